@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Device and image-file I/O with exclusive open and signature checks. */
+#include "config.h"
+
+#include <blkid.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsforge/dev.h"
+
+/* Is a loop device backed by this file?  Returns the loop name or NULL. */
+static char *loop_backing_user(const struct stat *st)
+{
+	DIR *d = opendir("/sys/block");
+	struct dirent *de;
+	char *found = NULL;
+
+	if (!d)
+		return NULL;
+	while (!found && (de = readdir(d)) != NULL) {
+		char p[512], backing[4096];
+		struct stat bst;
+		FILE *f;
+
+		if (strncmp(de->d_name, "loop", 4) != 0)
+			continue;
+		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file",
+			 de->d_name);
+		f = fopen(p, "re");
+		if (!f)
+			continue;
+		if (fgets(backing, sizeof(backing), f)) {
+			backing[strcspn(backing, "\n")] = '\0';
+			if (stat(backing, &bst) == 0 &&
+			    bst.st_dev == st->st_dev && bst.st_ino == st->st_ino)
+				found = strdup(de->d_name);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/* libblkid: refuse a device that holds a filesystem or partition table. */
+static int check_signatures(struct fsf_dev *dev)
+{
+	blkid_probe pr = blkid_new_probe();
+	const char *type = NULL, *what = "filesystem";
+	int ret = 0;
+
+	if (!pr)
+		return -ENOMEM;
+	if (blkid_probe_set_device(pr, dev->fd, 0, 0) != 0) {
+		blkid_free_probe(pr);
+		return -EIO;
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+	if (blkid_do_fullprobe(pr) == 0) {
+		if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) != 0) {
+			what = "partition table";
+			if (blkid_probe_lookup_value(pr, "PTTYPE", &type,
+						     NULL) != 0)
+				type = "unknown";
+		}
+		fsf_err(dev->log, "%s contains a %s %s; use --force to overwrite it",
+			dev->path, type, what);
+		ret = -EEXIST;
+	}
+	blkid_free_probe(pr);
+	return ret;
+}
+
+static int open_blkdev(struct fsf_dev *dev, unsigned flags)
+{
+	int oflags = (flags & FSF_DEV_DRY_RUN) ? O_RDONLY : O_RDWR;
+	uint64_t bytes = 0;
+
+	/* O_EXCL on a block device: the kernel refuses it while it is
+	 * mounted or held by anyone else (md, dm, another mkfs) */
+	dev->fd = open(dev->path, oflags | O_EXCL | O_CLOEXEC);
+	if (dev->fd < 0) {
+		int e = errno;
+
+		if (e == EBUSY)
+			fsf_err(dev->log, "%s is mounted or in use; refusing to touch it",
+				dev->path);
+		else
+			fsf_err(dev->log, "cannot open %s: %s", dev->path,
+				strerror(e));
+		return -e;
+	}
+	if (ioctl(dev->fd, BLKGETSIZE64, &bytes) != 0) {
+		int e = errno;
+
+		fsf_err(dev->log, "cannot get size of %s: %s", dev->path,
+			strerror(e));
+		return -e;
+	}
+	dev->size = bytes;
+	if (!(flags & FSF_DEV_FORCE))
+		return check_signatures(dev);
+	return 0;
+}
+
+static int open_file(struct fsf_dev *dev, unsigned flags)
+{
+	struct stat st;
+
+	if (stat(dev->path, &st) == 0) {
+		char *loop = loop_backing_user(&st);
+
+		if (!S_ISREG(st.st_mode)) {
+			fsf_err(dev->log, "%s is neither a regular file nor a block device",
+				dev->path);
+			free(loop);
+			return -EINVAL;
+		}
+		if (loop && !(flags & FSF_DEV_FORCE)) {
+			fsf_err(dev->log, "%s is attached to /dev/%s; detach it or use --force",
+				dev->path, loop);
+			free(loop);
+			return -EBUSY;
+		}
+		free(loop);
+	}
+	if (flags & FSF_DEV_DRY_RUN) {
+		dev->fd = -1;
+		return 0;
+	}
+	if (flags & FSF_DEV_REPLACE) {
+		size_t n = strlen(dev->path) + 16;
+
+		dev->tmp_path = malloc(n);
+		if (!dev->tmp_path)
+			return -ENOMEM;
+		snprintf(dev->tmp_path, n, "%s.tmpXXXXXX", dev->path);
+		dev->fd = mkostemp(dev->tmp_path, O_CLOEXEC);
+		if (dev->fd >= 0 && fchmod(dev->fd, 0644) != 0) {
+			/* the image is data, readable like any mkfs output */
+		}
+	} else {
+		dev->fd = open(dev->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	}
+	if (dev->fd < 0) {
+		int e = errno;
+
+		fsf_err(dev->log, "cannot create %s: %s", dev->path,
+			strerror(e));
+		free(dev->tmp_path);
+		dev->tmp_path = NULL;
+		return -e;
+	}
+	if (fstat(dev->fd, &st) == 0) {
+		dev->st_dev = st.st_dev;
+		dev->st_ino = st.st_ino;
+	}
+	return 0;
+}
+
+int fsf_dev_open_output(struct fsf_dev *dev, const char *path, unsigned flags,
+			const struct fsf_log *log)
+{
+	struct stat st;
+	int ret;
+
+	memset(dev, 0, sizeof(*dev));
+	dev->fd = -1;
+	dev->log = log;
+	dev->dry_run = flags & FSF_DEV_DRY_RUN;
+	dev->path = strdup(path);
+	if (!dev->path)
+		return -ENOMEM;
+	if (stat(path, &st) == 0 && S_ISBLK(st.st_mode)) {
+		dev->is_blkdev = true;
+		dev->st_dev = st.st_rdev;
+		ret = open_blkdev(dev, flags);
+	} else {
+		ret = open_file(dev, flags);
+	}
+	if (ret)
+		fsf_dev_close(dev);
+	return ret;
+}
+
+bool fsf_dev_is_same_file(const struct fsf_dev *dev, dev_t d, ino_t i)
+{
+	return !dev->is_blkdev && dev->fd >= 0 && dev->st_dev == d &&
+	       dev->st_ino == i;
+}
+
+int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
+		   uint64_t off)
+{
+	const char *p = buf;
+
+	if (dev->dry_run || dev->fd < 0)
+		return -EROFS;
+	if (dev->is_blkdev && (off > dev->size || len > dev->size - off)) {
+		fsf_err(dev->log, "%s: write beyond the end of the device",
+			dev->path);
+		return -ENOSPC;
+	}
+	while (len) {
+		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			int e = errno;
+
+			if (e == EINTR)
+				continue;
+			fsf_err(dev->log, "write to %s at offset %llu failed: %s",
+				dev->path, (unsigned long long)off,
+				strerror(e));
+			return -e;
+		}
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = pread(dev->fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int fsf_dev_set_size(struct fsf_dev *dev, uint64_t size)
+{
+	if (dev->is_blkdev) {
+		if (size > dev->size) {
+			fsf_err(dev->log, "%s is too small: %llu bytes needed, %llu available",
+				dev->path, (unsigned long long)size,
+				(unsigned long long)dev->size);
+			return -ENOSPC;
+		}
+		return 0;
+	}
+	if (dev->dry_run || dev->fd < 0)
+		return 0;
+	if (ftruncate(dev->fd, (off_t)size) != 0) {
+		int e = errno;
+
+		fsf_err(dev->log, "cannot size %s: %s", dev->path, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int fsf_dev_commit(struct fsf_dev *dev)
+{
+	if (dev->dry_run || dev->fd < 0)
+		return 0;
+	if (dev->is_blkdev && fsync(dev->fd) != 0) {
+		int e = errno;
+
+		fsf_err(dev->log, "flushing %s failed: %s", dev->path,
+			strerror(e));
+		return -e;
+	}
+	if (dev->tmp_path && rename(dev->tmp_path, dev->path) != 0) {
+		int e = errno;
+
+		fsf_err(dev->log, "cannot rename %s to %s: %s", dev->tmp_path,
+			dev->path, strerror(e));
+		return -e;
+	}
+	dev->committed = true;
+	return 0;
+}
+
+void fsf_dev_close(struct fsf_dev *dev)
+{
+	if (dev->fd >= 0)
+		close(dev->fd);
+	if (dev->tmp_path && !dev->committed)
+		unlink(dev->tmp_path);
+	free(dev->tmp_path);
+	free(dev->path);
+	dev->fd = -1;
+	dev->tmp_path = NULL;
+	dev->path = NULL;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * EROFS on-disk format, as read by Linux 7.x (fs/erofs).  Written for fsforge
+ * from the format documentation; every field is little-endian on disk and is
+ * converted with htole*() by the encoders in liberofs.
+ */
+#ifndef FSFORGE_EROFS_FS_H
+#define FSFORGE_EROFS_FS_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#define EROFS_SUPER_MAGIC	0xE0F5E1E2u
+#define EROFS_SUPER_OFFSET	1024u
+#define EROFS_SLOT_SIZE		32u	/* nid unit: inodes are 32-byte aligned */
+#define EROFS_NAME_LEN		255u
+
+/* feature_compat: a reader that does not know a bit may still mount */
+#define EROFS_COMPAT_SB_CHKSUM		0x00000001u
+#define EROFS_COMPAT_MTIME		0x00000002u	/* compact i_mtime valid */
+#define EROFS_COMPAT_XATTR_FILTER	0x00000004u
+#define EROFS_COMPAT_PLAIN_XATTR_PFX	0x00000010u
+#define EROFS_COMPAT_ISHARE_XATTRS	0x00000020u
+/* feature_incompat: a reader that does not know a bit must refuse */
+#define EROFS_INCOMPAT_XATTR_PREFIXES	0x00000040u
+
+struct erofs_super_block {
+	uint32_t magic;			/* 0x00 */
+	uint32_t checksum;		/* 0x04 crc32c of the superblock block */
+	uint32_t feature_compat;	/* 0x08 */
+	uint8_t blkszbits;		/* 0x0c */
+	uint8_t sb_extslots;		/* 0x0d */
+	uint16_t rootnid_2b;		/* 0x0e */
+	uint64_t inos;			/* 0x10 */
+	uint64_t epoch;			/* 0x18 base of compact inode mtimes */
+	uint32_t fixed_nsec;		/* 0x20 nsec of every compact inode */
+	uint32_t blocks_lo;		/* 0x24 */
+	uint32_t meta_blkaddr;		/* 0x28 */
+	uint32_t xattr_blkaddr;		/* 0x2c */
+	uint8_t uuid[16];		/* 0x30 */
+	uint8_t volume_name[16];	/* 0x40 */
+	uint32_t feature_incompat;	/* 0x50 */
+	uint16_t available_compr_algs;	/* 0x54 */
+	uint16_t extra_devices;		/* 0x56 */
+	uint16_t devt_slotoff;		/* 0x58 */
+	uint8_t dirblkbits;		/* 0x5a */
+	uint8_t xattr_prefix_count;	/* 0x5b */
+	uint32_t xattr_prefix_start;	/* 0x5c in 4-byte units */
+	uint64_t packed_nid;		/* 0x60 */
+	uint8_t xattr_filter_reserved;	/* 0x68 */
+	uint8_t ishare_xattr_prefix_id;	/* 0x69 */
+	uint8_t reserved[2];		/* 0x6a */
+	uint32_t build_time;		/* 0x6c seconds after epoch */
+	uint64_t rootnid_8b;		/* 0x70 */
+	uint64_t reserved2;		/* 0x78 */
+} __attribute__((packed));
+static_assert(sizeof(struct erofs_super_block) == 128, "superblock size");
+
+/* i_format: bit 0 version, bits 1-3 data layout */
+#define EROFS_INODE_COMPACT		0u
+#define EROFS_INODE_EXTENDED		1u
+#define EROFS_LAYOUT_FLAT_PLAIN		0u
+#define EROFS_LAYOUT_FLAT_INLINE	2u
+#define EROFS_I_LAYOUT_SHIFT		1u
+
+struct erofs_inode_compact {
+	uint16_t i_format;		/* 0x00 */
+	uint16_t i_xattr_icount;	/* 0x02 */
+	uint16_t i_mode;		/* 0x04 */
+	uint16_t i_nlink;		/* 0x06 */
+	uint32_t i_size;		/* 0x08 */
+	uint32_t i_mtime;		/* 0x0c seconds after sb epoch */
+	uint32_t i_u;			/* 0x10 start block or rdev */
+	uint32_t i_ino;			/* 0x14 */
+	uint16_t i_uid;			/* 0x18 */
+	uint16_t i_gid;			/* 0x1a */
+	uint32_t i_reserved;		/* 0x1c */
+} __attribute__((packed));
+static_assert(sizeof(struct erofs_inode_compact) == 32, "compact inode");
+
+struct erofs_inode_extended {
+	uint16_t i_format;		/* 0x00 */
+	uint16_t i_xattr_icount;	/* 0x02 */
+	uint16_t i_mode;		/* 0x04 */
+	uint16_t i_nb;			/* 0x06 start block high bits */
+	uint64_t i_size;		/* 0x08 */
+	uint32_t i_u;			/* 0x10 */
+	uint32_t i_ino;			/* 0x14 */
+	uint32_t i_uid;			/* 0x18 */
+	uint32_t i_gid;			/* 0x1c */
+	uint64_t i_mtime;		/* 0x20 */
+	uint32_t i_mtime_nsec;		/* 0x28 */
+	uint32_t i_nlink;		/* 0x2c */
+	uint8_t i_reserved2[16];	/* 0x30 */
+} __attribute__((packed));
+static_assert(sizeof(struct erofs_inode_extended) == 64, "extended inode");
+
+/* inline xattr body: header, shared ids, then entries */
+struct erofs_xattr_ibody_header {
+	uint32_t h_name_filter;		/* bloom filter, bit set = absent */
+	uint8_t h_shared_count;
+	uint8_t h_reserved2[7];
+} __attribute__((packed));
+static_assert(sizeof(struct erofs_xattr_ibody_header) == 12, "xattr header");
+
+struct erofs_xattr_entry {
+	uint8_t e_name_len;
+	uint8_t e_name_index;
+	uint16_t e_value_size;
+} __attribute__((packed));
+static_assert(sizeof(struct erofs_xattr_entry) == 4, "xattr entry");
+
+#define EROFS_XATTR_INDEX_USER			1u
+#define EROFS_XATTR_INDEX_POSIX_ACL_ACCESS	2u
+#define EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT	3u
+#define EROFS_XATTR_INDEX_TRUSTED		4u
+#define EROFS_XATTR_INDEX_LUSTRE		5u
+#define EROFS_XATTR_INDEX_SECURITY		6u
+#define EROFS_XATTR_LONG_PREFIX			0x80u
+#define EROFS_XATTR_LONG_PREFIX_MASK		0x7fu
+#define EROFS_XATTR_FILTER_BITS			32u
+#define EROFS_XATTR_FILTER_SEED			0x25BBE08Fu
+#define EROFS_XATTR_MAX_VALUE			0xffffu
+
+struct erofs_dirent {
+	uint64_t nid;
+	uint16_t nameoff;
+	uint8_t file_type;
+	uint8_t reserved;
+} __attribute__((packed));
+static_assert(sizeof(struct erofs_dirent) == 12, "dirent");
+
+enum {
+	EROFS_FT_UNKNOWN = 0,
+	EROFS_FT_REG_FILE = 1,
+	EROFS_FT_DIR = 2,
+	EROFS_FT_CHRDEV = 3,
+	EROFS_FT_BLKDEV = 4,
+	EROFS_FT_FIFO = 5,
+	EROFS_FT_SOCK = 6,
+	EROFS_FT_SYMLINK = 7,
+};
+
+static inline uint32_t erofs_xattr_ibody_size(uint16_t icount)
+{
+	return icount ? (uint32_t)sizeof(struct erofs_xattr_ibody_header) +
+			(uint32_t)(icount - 1) * 4u : 0u;
+}
+
+static inline uint32_t erofs_xattr_entry_size(uint32_t name_len,
+					      uint32_t value_len)
+{
+	return (uint32_t)(sizeof(struct erofs_xattr_entry) + name_len +
+			  value_len + 3u) & ~3u;
+}
+
+#endif

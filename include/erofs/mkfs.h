@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * liberofs image builder: everything mkfs.erofs does, as one call.
+ * The options are plain data filled by the tool; the library keeps no
+ * global state and reports through the caller's fsf_log.
+ */
+#ifndef FSFORGE_EROFS_MKFS_H
+#define FSFORGE_EROFS_MKFS_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fsforge/log.h"
+
+#define EROFS_DEFAULT_DIGEST_NAME "erofs.fingerprint.v1"
+
+struct erofs_mkfs_opts {
+	const char *image;		/* output file or block device */
+	const char *source;		/* source directory */
+	unsigned int blkszbits;		/* -b: log2 of the block size */
+	char label[17];			/* -L, NUL-terminated, <= 16 bytes */
+	uint8_t uuid[16];		/* -U (see uuid_mode) */
+	enum { EROFS_UUID_RANDOM, EROFS_UUID_GIVEN } uuid_mode;
+	int64_t build_time;		/* seconds since the epoch */
+	bool all_time;			/* every file takes build_time */
+	bool ignore_mtime;		/* --ignore-mtime */
+	bool all_root;			/* --all-root */
+	int64_t force_uid, force_gid;	/* -1 when not forced */
+	int64_t uid_offset, gid_offset;
+	const char *const *exclude_paths;	/* --exclude-path */
+	size_t n_exclude_paths;
+	const regex_t *exclude_regexes;		/* --exclude-regex */
+	size_t n_exclude_regexes;
+	int xattr_tolerance;		/* -x: shared when used by more inodes;
+					 * < 0 drops all xattrs */
+	const char *const *xattr_prefixes;	/* --xattr-prefix */
+	size_t n_xattr_prefixes;
+	const char *digest_name;	/* --xattr-inode-digest, NULL = off */
+	unsigned int workers;		/* threads reading/hashing files */
+	bool noinline_data;		/* -E noinline_data */
+	bool force_extended;		/* -E force-inode-extended */
+	bool force;			/* overwrite an existing signature */
+	bool dry_run;			/* plan only, write nothing */
+	bool progress;			/* progress line on a terminal */
+};
+
+struct erofs_mkfs_stats {
+	uint64_t blocks;		/* image size in blocks */
+	uint64_t inodes;
+	uint64_t meta_bytes;		/* superblock + inodes + xattrs */
+	uint64_t data_bytes;		/* file and directory data blocks */
+	uint64_t fingerprints;		/* regular files given a digest */
+	uint8_t uuid[16];
+};
+
+void erofs_mkfs_opts_init(struct erofs_mkfs_opts *o);
+/* Build the image.  0 on success, else a negative errno (already reported);
+ * on failure no image is left under opts->image (block devices excepted,
+ * whose superblock is never written). */
+int erofs_mkfs(const struct erofs_mkfs_opts *opts, const struct fsf_log *log,
+	       struct erofs_mkfs_stats *stats);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The one I/O layer through which every fsforge tool touches a device or an
+ * image file.  It owns the safety rules:
+ *  - block devices are opened O_EXCL, so a mounted or otherwise claimed
+ *    device is refused by the kernel itself;
+ *  - before formatting, libblkid must find no filesystem or partition table
+ *    on a block device unless the caller forces it;
+ *  - an image file attached to a loop device is refused unless forced;
+ *  - a dry run (-n) opens read-only and every write fails with EROFS, so no
+ *    byte can reach the disk even through a bug in the caller;
+ *  - a regular-file output can be written to a temporary file beside the
+ *    target and renamed into place on commit, so a failed run never leaves
+ *    a half-written image under the requested name.
+ */
+#ifndef FSFORGE_DEV_H
+#define FSFORGE_DEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fsforge/log.h"
+
+enum fsf_dev_flags {
+	FSF_DEV_FORCE = 1u << 0,	/* overwrite an existing signature */
+	FSF_DEV_DRY_RUN = 1u << 1,	/* never write */
+	FSF_DEV_REPLACE = 1u << 2,	/* regular file: temp file + rename */
+};
+
+struct fsf_dev {
+	int fd;
+	char *path;		/* the name the user gave */
+	char *tmp_path;		/* FSF_DEV_REPLACE: where we really write */
+	bool is_blkdev;
+	bool dry_run;
+	bool committed;
+	dev_t st_dev;		/* identity of what we write, to keep an */
+	ino_t st_ino;		/* output file out of its own source tree */
+	uint64_t size;		/* block device size in bytes, else 0 */
+	const struct fsf_log *log;
+};
+
+/* Open PATH to be formatted.  Returns 0 or a negative errno (reported). */
+int fsf_dev_open_output(struct fsf_dev *dev, const char *path, unsigned flags,
+			const struct fsf_log *log);
+/* Write all of BUF at OFF.  Returns 0 or a negative errno (reported). */
+int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
+		   uint64_t off);
+/* Read all of BUF at OFF (short read at end of device: -EIO). */
+int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off);
+/* Make the output exactly SIZE bytes (files) or check it fits (devices). */
+int fsf_dev_set_size(struct fsf_dev *dev, uint64_t size);
+/* Flush and, for FSF_DEV_REPLACE, rename the temporary file into place. */
+int fsf_dev_commit(struct fsf_dev *dev);
+/* Close; an uncommitted temporary file is removed. */
+void fsf_dev_close(struct fsf_dev *dev);
+/* Is (st_dev, st_ino) the file this device writes to? */
+bool fsf_dev_is_same_file(const struct fsf_dev *dev, dev_t d, ino_t i);
+
+#endif

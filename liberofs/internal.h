@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * liberofs private structures: the in-memory tree that mkfs builds from the
+ * source directory, and the build context that carries it through the
+ * passes (scan -> xattrs -> layout -> data -> metadata).
+ */
+#ifndef LIBEROFS_INTERNAL_H
+#define LIBEROFS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "erofs/format.h"
+#include "erofs/mkfs.h"
+#include "fsforge/dev.h"
+#include "fsforge/log.h"
+
+/* One distinct (name, value) pair; inodes share it by pointer. */
+struct erofs_xattr {
+	char *name;		/* full name, e.g. "user.mime" */
+	void *value;
+	uint16_t name_len;
+	uint16_t value_len;
+	uint8_t index;		/* e_name_index (0x80 | n for long prefixes) */
+	uint8_t base_index;	/* standard namespace, for the filter */
+	uint16_t suffix_off;	/* name bytes covered by index/prefix */
+	uint16_t filter_off;	/* name bytes covered by the namespace */
+	uint32_t refs;		/* inodes carrying it */
+	int64_t shared_id;	/* -1: stored inline */
+};
+
+struct erofs_node {
+	char *name;			/* entry name; "" for the root */
+	struct erofs_node *parent;
+	struct erofs_node **children;	/* directories: sorted by name */
+	uint32_t nchildren;
+	struct erofs_node *master;	/* hard link: node owning the inode */
+
+	/* attributes, after uid/gid/time options are applied */
+	uint32_t mode, uid, gid, nlink;
+	int64_t mtime;
+	uint32_t mtime_nsec;
+	uint64_t size;			/* file, directory or symlink bytes */
+	uint32_t rdev;			/* encoded device number */
+	dev_t src_dev;
+	ino_t src_ino;
+	uint32_t src_nlink;
+	uint16_t name_len;
+
+	char *symlink;			/* link target */
+	struct erofs_xattr **xattrs;	/* sorted by name */
+	uint16_t nxattrs;
+	uint8_t nshared;
+
+	/* layout */
+	bool extended;			/* 64-byte inode */
+	bool has_digest;		/* regular file with a fingerprint */
+	uint8_t datalayout;
+	uint32_t xattr_isize;
+	uint32_t inline_size;		/* tail bytes stored after the inode */
+	uint32_t ino;
+	uint64_t nid;
+	uint64_t blkaddr;		/* first data block */
+	uint64_t nblocks;		/* data blocks */
+
+	/* filled by the data pass */
+	uint8_t *tail;			/* inline tail bytes */
+	uint8_t digest[32];		/* SHA-256 of the content */
+};
+
+struct erofs_build {
+	const struct erofs_mkfs_opts *opts;
+	const struct fsf_log *log;
+	struct fsf_dev dev;
+	unsigned int blksz;
+	int64_t epoch;			/* compact inodes count from here */
+	uint8_t uuid[16];
+
+	int src_fd;			/* the source directory */
+	struct erofs_node *root;
+	struct erofs_node **order;	/* all nodes, breadth-first */
+	size_t count;
+	size_t ninodes;			/* nodes that own an inode */
+
+	struct erofs_xattr **xattrs;	/* distinct pairs, sorted */
+	size_t nxattrs;
+	struct erofs_long_prefix *prefixes;	/* long prefix table */
+	size_t nprefixes;
+	int digest_prefix;		/* index into prefixes, -1: none */
+	uint8_t digest_base_index;
+	const char *digest_filter_name;	/* digest name after its namespace */
+
+	uint64_t prefix_start;		/* byte offset of the prefix table */
+	uint64_t meta_end;		/* end of inodes (bytes) */
+	uint64_t xattr_blkaddr;		/* shared xattr area */
+	uint64_t shared_size;
+	uint64_t data_blkaddr;		/* first data block */
+	uint64_t total_blocks;
+};
+
+/* scan.c: read the source tree into b->root and b->order */
+int erofs_scan(struct erofs_build *b);
+/* xattr.c: intern pairs, choose shared ones, build the prefix table */
+int erofs_xattrs_prepare(struct erofs_build *b);
+uint32_t erofs_node_xattr_isize(const struct erofs_build *b,
+				const struct erofs_node *n);
+void erofs_node_xattr_encode(const struct erofs_build *b,
+			     const struct erofs_node *n, uint8_t *out);
+void erofs_shared_xattrs_encode(const struct erofs_build *b, uint8_t *out);
+/* layout.c: sizes, inode placement (nids) and data blocks */
+int erofs_layout(struct erofs_build *b);
+/* data.c: read, hash and write file contents (parallel) */
+int erofs_write_file_data(struct erofs_build *b);
+/* dir.c: directory and symlink contents */
+int erofs_write_dirs_and_symlinks(struct erofs_build *b);
+uint64_t erofs_node_dir_size(const struct erofs_build *b,
+			     const struct erofs_node *n);
+/* inode.c: inode records into the metadata buffer */
+void erofs_inode_encode(const struct erofs_build *b, const struct erofs_node *n,
+			uint8_t *meta);
+uint8_t erofs_file_type(uint32_t mode);
+/* super.c: the superblock */
+void erofs_super_encode(const struct erofs_build *b, uint8_t *meta);
+
+void erofs_tree_free(struct erofs_build *b);
+
+static inline uint64_t erofs_round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+#endif

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pass 1: read the source directory into memory.  Each directory is read
+ * completely and closed before its subdirectories are visited, so the scan
+ * holds one directory descriptor at a time whatever the depth.  Children are
+ * sorted bytewise, the order EROFS directories need, which also makes the
+ * whole build independent of readdir order.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "erofs/erofs_fs.h"
+#include "internal.h"
+
+struct scan_path {
+	char buf[PATH_MAX];	/* "<source>/<rel>" */
+	size_t src_len;		/* length of "<source>/" */
+	size_t len;
+};
+
+static const char *rel_of(const struct scan_path *p)
+{
+	return p->len > p->src_len ? p->buf + p->src_len : ".";
+}
+
+static bool is_excluded(const struct erofs_build *b, const char *rel)
+{
+	const struct erofs_mkfs_opts *o = b->opts;
+
+	for (size_t i = 0; i < o->n_exclude_paths; i++) {
+		const char *pat = o->exclude_paths[i];
+
+		while (*pat == '/')
+			pat++;
+		if (strcmp(pat, rel) == 0)
+			return true;
+	}
+	for (size_t i = 0; i < o->n_exclude_regexes; i++)
+		if (regexec(&o->exclude_regexes[i], rel, 0, NULL, 0) == 0)
+			return true;
+	return false;
+}
+
+static int apply_id(const struct erofs_build *b, const char *what,
+		    int64_t forced, int64_t offset, uint64_t id, uint32_t *out)
+{
+	int64_t v;
+
+	if (b->opts->all_root) {
+		*out = 0;
+		return 0;
+	}
+	v = forced >= 0 ? forced : (int64_t)id + offset;
+	if (v < 0 || v > (int64_t)UINT32_MAX) {
+		fsf_err(b->log, "%s out of range after offset: %lld", what,
+			(long long)v);
+		return -ERANGE;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Append one raw xattr, resolved to a namespace, to node N. */
+static int add_xattr(struct erofs_build *b, struct erofs_node *n,
+		     const char *path, const char *name, const void *value,
+		     size_t value_len)
+{
+	struct erofs_xattr *x, **grown;
+	uint8_t index;
+	size_t suffix;
+
+	if (erofs_xattr_std_prefix(name, &index, &suffix) != 0) {
+		fsf_warn(b->log, "%s: xattr %s has a namespace EROFS cannot store; skipped",
+			 path, name);
+		return 0;
+	}
+	if (value_len > EROFS_XATTR_MAX_VALUE) {
+		fsf_err(b->log, "%s: xattr %s value is %zu bytes, more than EROFS can store (%u)",
+			path, name, value_len, EROFS_XATTR_MAX_VALUE);
+		return -E2BIG;
+	}
+	x = calloc(1, sizeof(*x));
+	grown = realloc(n->xattrs, (n->nxattrs + 1u) * sizeof(*grown));
+	if (!x || !grown) {
+		free(x);
+		if (grown)
+			n->xattrs = grown;
+		return -ENOMEM;
+	}
+	n->xattrs = grown;
+	x->name = strdup(name);
+	x->value = malloc(value_len ? value_len : 1);
+	if (!x->name || !x->value) {
+		free(x->name);
+		free(x->value);
+		free(x);
+		return -ENOMEM;
+	}
+	memcpy(x->value, value, value_len);
+	x->name_len = (uint16_t)strlen(name);
+	x->value_len = (uint16_t)value_len;
+	x->index = index;
+	x->base_index = index;
+	x->suffix_off = (uint16_t)suffix;
+	x->filter_off = (uint16_t)suffix;
+	x->shared_id = -1;
+	n->xattrs[n->nxattrs++] = x;
+	return 0;
+}
+
+static int read_xattrs(struct erofs_build *b, struct erofs_node *n,
+		       const char *path)
+{
+	char *names = NULL, *value = NULL;
+	ssize_t len, vlen;
+	int ret = 0;
+
+	if (b->opts->xattr_tolerance < 0)
+		return 0;
+	len = llistxattr(path, NULL, 0);
+	if (len < 0) {
+		if (errno == ENOTSUP || errno == ENOSYS)
+			return 0;
+		ret = -errno;
+		fsf_err(b->log, "cannot list xattrs of %s: %s", path,
+			strerror(errno));
+		return ret;
+	}
+	if (len == 0)
+		return 0;
+	names = malloc((size_t)len);
+	value = malloc(EROFS_XATTR_MAX_VALUE + 1);
+	if (!names || !value) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	len = llistxattr(path, names, (size_t)len);
+	if (len < 0) {
+		ret = -errno;
+		fsf_err(b->log, "cannot list xattrs of %s: %s", path,
+			strerror(errno));
+		goto out;
+	}
+	for (char *k = names; k < names + len; k += strlen(k) + 1) {
+		/* the fingerprint is computed here, never copied */
+		if (b->opts->digest_name && !strcmp(k, b->opts->digest_name))
+			continue;
+		vlen = lgetxattr(path, k, value, EROFS_XATTR_MAX_VALUE + 1);
+		if (vlen < 0) {
+			ret = -errno;
+			fsf_err(b->log, "cannot read xattr %s of %s: %s", k,
+				path, strerror(errno));
+			goto out;
+		}
+		ret = add_xattr(b, n, path, k, value, (size_t)vlen);
+		if (ret)
+			goto out;
+	}
+out:
+	free(names);
+	free(value);
+	return ret;
+}
+
+static uint32_t encode_dev(dev_t d)
+{
+	unsigned int ma = major(d), mi = minor(d);
+
+	return (mi & 0xffu) | (ma << 8) | ((mi & ~0xffu) << 12);
+}
+
+/* Fill node N from its lstat result and the file itself. */
+static int fill_node(struct erofs_build *b, struct erofs_node *n,
+		     const struct stat *st, int dirfd, const char *name,
+		     const char *path)
+{
+	const struct erofs_mkfs_opts *o = b->opts;
+	int ret;
+
+	n->mode = st->st_mode;
+	n->src_dev = st->st_dev;
+	n->src_ino = st->st_ino;
+	n->src_nlink = (uint32_t)st->st_nlink;
+	n->nlink = 1;
+	ret = apply_id(b, "uid", o->force_uid, o->uid_offset, st->st_uid,
+		       &n->uid);
+	if (!ret)
+		ret = apply_id(b, "gid", o->force_gid, o->gid_offset,
+			       st->st_gid, &n->gid);
+	if (ret)
+		return ret;
+	if (o->all_time) {
+		n->mtime = o->build_time;
+		n->mtime_nsec = 0;
+	} else {
+		n->mtime = st->st_mtim.tv_sec;
+		n->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+	}
+
+	switch (st->st_mode & S_IFMT) {
+	case S_IFREG:
+		n->size = (uint64_t)st->st_size;
+		break;
+	case S_IFDIR:
+		break;
+	case S_IFLNK: {
+		char target[PATH_MAX + 1];
+		ssize_t l = readlinkat(dirfd, name, target, sizeof(target));
+
+		if (l < 0 || (size_t)l > PATH_MAX) {
+			fsf_err(b->log, "cannot read symlink %s: %s", path,
+				l < 0 ? strerror(errno) : "target too long");
+			return l < 0 ? -errno : -ENAMETOOLONG;
+		}
+		n->symlink = malloc((size_t)l + 1);
+		if (!n->symlink)
+			return -ENOMEM;
+		memcpy(n->symlink, target, (size_t)l);
+		n->symlink[l] = '\0';
+		n->size = (uint64_t)l;
+		break;
+	}
+	case S_IFCHR:
+	case S_IFBLK:
+		if (major(st->st_rdev) > 0xfffu || minor(st->st_rdev) > 0xfffffu) {
+			fsf_err(b->log, "%s: device number %u:%u cannot be stored",
+				path, major(st->st_rdev), minor(st->st_rdev));
+			return -EOVERFLOW;
+		}
+		n->rdev = encode_dev(st->st_rdev);
+		break;
+	case S_IFIFO:
+	case S_IFSOCK:
+		break;
+	default:
+		fsf_err(b->log, "%s: file type %o cannot be stored in EROFS",
+			path, (unsigned int)(st->st_mode & S_IFMT));
+		return -EINVAL;
+	}
+	return read_xattrs(b, n, path);
+}
+
+static int cmp_child(const void *a, const void *c)
+{
+	const struct erofs_node *x = *(struct erofs_node *const *)a;
+	const struct erofs_node *y = *(struct erofs_node *const *)c;
+	size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
+	int r = memcmp(x->name, y->name, n);
+
+	return r ? r : (int)x->name_len - (int)y->name_len;
+}
+
+static int path_push(struct erofs_build *b, struct scan_path *p,
+		     const char *name, size_t *saved)
+{
+	size_t nl = strlen(name);
+	size_t sep = p->len > p->src_len ? 1 : 0;
+
+	*saved = p->len;
+	if (p->len + sep + nl + 1 > sizeof(p->buf)) {
+		p->buf[p->len] = '\0';
+		fsf_err(b->log, "%s/%s: path too long", p->buf, name);
+		return -ENAMETOOLONG;
+	}
+	if (sep)
+		p->buf[p->len++] = '/';
+	memcpy(p->buf + p->len, name, nl + 1);
+	p->len += nl;
+	return 0;
+}
+
+static int scan_dir(struct erofs_build *b, struct erofs_node *dir,
+		    struct scan_path *p)
+{
+	const char *rel = rel_of(p);
+	int fd = openat(b->src_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+	int ret = 0;
+	size_t cap = 0;
+
+	if (fd < 0) {
+		fsf_err(b->log, "cannot open directory %s: %s", p->buf,
+			strerror(errno));
+		return -errno;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		struct erofs_node *c, **grown;
+		struct stat st;
+		size_t saved, nl;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		nl = strlen(de->d_name);
+		ret = path_push(b, p, de->d_name, &saved);
+		if (ret)
+			break;
+		if (nl > EROFS_NAME_LEN) {
+			fsf_err(b->log, "%s: name longer than %u bytes", p->buf,
+				EROFS_NAME_LEN);
+			ret = -ENAMETOOLONG;
+			break;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+			ret = -errno;
+			fsf_err(b->log, "cannot stat %s: %s", p->buf,
+				strerror(errno));
+			break;
+		}
+		if (is_excluded(b, rel_of(p)) ||
+		    fsf_dev_is_same_file(&b->dev, st.st_dev, st.st_ino)) {
+			p->len = saved;
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			ret = -ENOMEM;
+			break;
+		}
+		c->name = strdup(de->d_name);
+		c->name_len = (uint16_t)nl;
+		c->parent = dir;
+		if (dir->nchildren == cap) {
+			cap = cap ? cap * 2 : 16;
+			grown = realloc(dir->children, cap * sizeof(*grown));
+			if (!grown) {
+				free(c->name);
+				free(c);
+				ret = -ENOMEM;
+				break;
+			}
+			dir->children = grown;
+		}
+		dir->children[dir->nchildren++] = c;
+		if (!c->name) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = fill_node(b, c, &st, dirfd(d), de->d_name, p->buf);
+		if (ret)
+			break;
+		p->len = saved;
+		p->buf[p->len] = '\0';
+		b->count++;
+	}
+	if (!ret && errno) {
+		ret = -errno;
+		fsf_err(b->log, "cannot read directory %s: %s", p->buf,
+			strerror(errno));
+	}
+	closedir(d);
+	if (ret)
+		return ret;
+
+	qsort(dir->children, dir->nchildren, sizeof(*dir->children),
+	      cmp_child);
+	for (uint32_t i = 0; i < dir->nchildren; i++) {
+		struct erofs_node *c = dir->children[i];
+		size_t saved;
+
+		if (!S_ISDIR(c->mode))
+			continue;
+		ret = path_push(b, p, c->name, &saved);
+		if (!ret)
+			ret = scan_dir(b, c, p);
+		p->len = saved;
+		p->buf[p->len] = '\0';
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Breadth-first order: a directory's children sit together, root first. */
+static int order_nodes(struct erofs_build *b)
+{
+	size_t head = 0, tail = 0;
+
+	b->order = malloc(b->count * sizeof(*b->order));
+	if (!b->order)
+		return -ENOMEM;
+	b->order[tail++] = b->root;
+	while (head < tail) {
+		struct erofs_node *n = b->order[head++];
+
+		for (uint32_t i = 0; i < n->nchildren; i++)
+			b->order[tail++] = n->children[i];
+	}
+	return 0;
+}
+
+struct link_key {
+	dev_t dev;
+	ino_t ino;
+	size_t pos;
+};
+
+static int cmp_link(const void *a, const void *c)
+{
+	const struct link_key *x = a, *y = c;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Hard links: the first link in layout order owns the inode. */
+static int resolve_hardlinks(struct erofs_build *b)
+{
+	struct link_key *keys;
+	size_t n = 0;
+
+	keys = malloc(b->count * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->count; i++) {
+		struct erofs_node *x = b->order[i];
+
+		if (!S_ISDIR(x->mode) && x->src_nlink > 1)
+			keys[n++] = (struct link_key){ x->src_dev, x->src_ino, i };
+	}
+	qsort(keys, n, sizeof(*keys), cmp_link);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		struct erofs_node *m = b->order[keys[i].pos];
+
+		while (j < n && keys[j].dev == keys[i].dev &&
+		       keys[j].ino == keys[i].ino) {
+			b->order[keys[j].pos]->master = m;
+			j++;
+		}
+		m->nlink = (uint32_t)(j - i);
+		i = j;
+	}
+	free(keys);
+
+	b->ninodes = 0;
+	for (size_t i = 0; i < b->count; i++) {
+		struct erofs_node *x = b->order[i];
+
+		if (S_ISDIR(x->mode)) {
+			x->nlink = 2;
+			for (uint32_t c = 0; c < x->nchildren; c++)
+				if (S_ISDIR(x->children[c]->mode))
+					x->nlink++;
+		}
+		if (!x->master)
+			b->ninodes++;
+	}
+	return 0;
+}
+
+int erofs_scan(struct erofs_build *b)
+{
+	struct scan_path *p;
+	struct stat st;
+	int ret;
+
+	if (fstat(b->src_fd, &st) != 0)
+		return -errno;
+	p = malloc(sizeof(*p));
+	b->root = calloc(1, sizeof(*b->root));
+	if (!p || !b->root) {
+		free(p);
+		return -ENOMEM;
+	}
+	b->root->name = strdup("");
+	b->root->parent = b->root;
+	b->count = 1;
+	snprintf(p->buf, sizeof(p->buf), "%s", b->opts->source);
+	p->len = strlen(p->buf);
+	while (p->len > 1 && p->buf[p->len - 1] == '/')
+		p->len--;
+	p->buf[p->len] = '\0';
+	ret = fill_node(b, b->root, &st, b->src_fd, ".", p->buf);
+	if (!ret) {
+		p->buf[p->len++] = '/';
+		p->buf[p->len] = '\0';
+		p->src_len = p->len;
+		ret = scan_dir(b, b->root, p);
+	}
+	free(p);
+	if (!ret)
+		ret = order_nodes(b);
+	if (!ret)
+		ret = resolve_hardlinks(b);
+	return ret;
+}

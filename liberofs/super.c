@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The superblock, written last, once everything it describes is on disk. */
+#include "config.h"
+
+#include <endian.h>
+#include <string.h>
+
+#include "erofs/erofs_fs.h"
+#include "internal.h"
+
+void erofs_super_encode(const struct erofs_build *b, uint8_t *out)
+{
+	const struct erofs_mkfs_opts *o = b->opts;
+	struct erofs_super_block sb = {
+		.magic = htole32(EROFS_SUPER_MAGIC),
+		.feature_compat = EROFS_COMPAT_SB_CHKSUM | EROFS_COMPAT_MTIME |
+				  EROFS_COMPAT_XATTR_FILTER,
+		.blkszbits = (uint8_t)o->blkszbits,
+		.rootnid_2b = htole16((uint16_t)b->root->nid),
+		.inos = htole64(b->ninodes),
+		.epoch = htole64((uint64_t)b->epoch),
+		.fixed_nsec = 0,
+		.blocks_lo = htole32((uint32_t)b->total_blocks),
+		.meta_blkaddr = 0,
+		.xattr_blkaddr = htole32((uint32_t)b->xattr_blkaddr),
+		.xattr_prefix_count = (uint8_t)b->nprefixes,
+	};
+	uint32_t compat = sb.feature_compat, incompat = 0;
+
+	if (b->nprefixes) {
+		incompat |= EROFS_INCOMPAT_XATTR_PREFIXES;
+		compat |= EROFS_COMPAT_PLAIN_XATTR_PFX;
+		sb.xattr_prefix_start = htole32((uint32_t)(b->prefix_start / 4));
+	}
+	if (b->digest_prefix >= 0) {
+		compat |= EROFS_COMPAT_ISHARE_XATTRS;
+		sb.ishare_xattr_prefix_id = (uint8_t)b->digest_prefix;
+	}
+	sb.feature_compat = htole32(compat);
+	sb.feature_incompat = htole32(incompat);
+	memcpy(sb.uuid, b->uuid, sizeof(sb.uuid));
+	memcpy(sb.volume_name, o->label, strnlen(o->label, sizeof(sb.volume_name)));
+	memcpy(out, &sb, sizeof(sb));
+}

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * mkfs.erofs: parse the command line, call erofs_mkfs(), report.
+ * Option names follow erofs-utils' mkfs.erofs for everything implemented.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uuid.h>
+
+#include "erofs/mkfs.h"
+#include "fsforge/log.h"
+
+enum {
+	OPT_ALL_ROOT = 256, OPT_ALL_TIME, OPT_MKFS_TIME, OPT_FORCE_UID,
+	OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME,
+	OPT_PRESERVE_MTIME, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
+	OPT_XATTR_PREFIX, OPT_DIGEST, OPT_WORKERS, OPT_QUIET, OPT_FORCE,
+	OPT_DRY_RUN,
+};
+
+static const struct option long_opts[] = {
+	{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
+	{ "all-time", no_argument, NULL, OPT_ALL_TIME },
+	{ "mkfs-time", no_argument, NULL, OPT_MKFS_TIME },
+	{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
+	{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
+	{ "uid-offset", required_argument, NULL, OPT_UID_OFFSET },
+	{ "gid-offset", required_argument, NULL, OPT_GID_OFFSET },
+	{ "ignore-mtime", no_argument, NULL, OPT_IGNORE_MTIME },
+	{ "preserve-mtime", no_argument, NULL, OPT_PRESERVE_MTIME },
+	{ "exclude-path", required_argument, NULL, OPT_EXCLUDE_PATH },
+	{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
+	{ "xattr-prefix", required_argument, NULL, OPT_XATTR_PREFIX },
+	{ "xattr-inode-digest", optional_argument, NULL, OPT_DIGEST },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fputs(
+"Usage: mkfs.erofs [OPTIONS] IMAGE SOURCEDIR\n"
+"Build an uncompressed EROFS image in IMAGE (a file or block device) from\n"
+"the directory SOURCEDIR.\n"
+"\n"
+"  -b SIZE                 block size in bytes (512..65536, default: page size)\n"
+"  -L LABEL                volume label (at most 16 bytes)\n"
+"  -U UUID|clear|random    filesystem UUID (default: random)\n"
+"  -T SECONDS              image build time; also every file's time unless\n"
+"                          --mkfs-time (default: $SOURCE_DATE_EPOCH or now)\n"
+"      --mkfs-time         -T sets only the image build time\n"
+"      --all-time          give every file the build time\n"
+"      --ignore-mtime      use compact inodes even when that loses mtimes\n"
+"      --preserve-mtime    keep every mtime exactly (default)\n"
+"      --all-root          make every file owned by root\n"
+"      --force-uid=UID     set every file's owner to UID\n"
+"      --force-gid=GID     set every file's group to GID\n"
+"      --uid-offset=N      add N to every owner\n"
+"      --gid-offset=N      add N to every group\n"
+"      --exclude-path=PATH leave out PATH (relative to SOURCEDIR); repeatable\n"
+"      --exclude-regex=RE  leave out paths matching RE; repeatable\n"
+"  -x N                    share an xattr used by more than N inodes\n"
+"                          (default 2); N < 0 drops all xattrs\n"
+"      --xattr-prefix=P    store names starting with P through a long\n"
+"                          prefix (e.g. trusted.overlay.); repeatable\n"
+"      --xattr-inode-digest[=NAME]\n"
+"                          give every regular file a SHA-256 fingerprint\n"
+"                          xattr NAME (default " EROFS_DEFAULT_DIGEST_NAME ")\n"
+"                          for page-cache sharing (mount -o inode_share)\n"
+"  -E OPT[,OPT]            extended options: noinline_data,\n"
+"                          force-inode-extended\n"
+"      --workers=N         threads reading and hashing files (default: CPUs)\n"
+"      --force             overwrite a device holding a filesystem\n"
+"      --dry-run           scan and lay out, write nothing\n"
+"  -d N                    message level (0 errors .. 9 debug)\n"
+"      --quiet             print errors only\n"
+"  -V, --version           print the version and exit\n"
+"  -h, --help              print this help and exit\n"
+"\n"
+"Exit status: 0 success, 1 failure, 16 usage error.\n", f);
+}
+
+static int parse_i64(const char *s, const char *what, int64_t min,
+		     int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "mkfs.erofs: invalid %s '%s'\n", what, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+struct cli {
+	struct erofs_mkfs_opts o;
+	const char **exclude_paths;
+	regex_t *regexes;
+	const char **prefixes;
+	size_t nx, nr, np;
+	int level;
+};
+
+static int push_str(const char ***arr, size_t *n, const char *s)
+{
+	const char **g = realloc(*arr, (*n + 1) * sizeof(*g));
+
+	if (!g)
+		return -1;
+	g[(*n)++] = s;
+	*arr = g;
+	return 0;
+}
+
+static int parse_extended(struct erofs_mkfs_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return -1;
+	for (char *t = strtok_r(copy, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "noinline_data")) {
+			o->noinline_data = true;
+		} else if (!strcmp(t, "force-inode-extended")) {
+			o->force_extended = true;
+		} else {
+			fprintf(stderr, "mkfs.erofs: unsupported extended option '%s'\n", t);
+			ret = -1;
+		}
+	}
+	free(copy);
+	return ret;
+}
+
+static int parse_args(struct cli *c, int argc, char **argv)
+{
+	struct erofs_mkfs_opts *o = &c->o;
+	bool have_t = false, mkfs_time = false, all_time = false;
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	int64_t v;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "b:L:U:T:x:d:E:z:Vh", long_opts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 'b':
+			if (parse_i64(optarg, "block size", 512, 65536, &v) ||
+			    (v & (v - 1))) {
+				fprintf(stderr, "mkfs.erofs: block size must be a power of two from 512 to 65536\n");
+				return -1;
+			}
+			o->blkszbits = 0;
+			while ((1LL << o->blkszbits) < v)
+				o->blkszbits++;
+			break;
+		case 'L':
+			if (strlen(optarg) > 16) {
+				fprintf(stderr, "mkfs.erofs: volume label '%s' is longer than 16 bytes\n", optarg);
+				return -1;
+			}
+			snprintf(o->label, sizeof(o->label), "%s", optarg);
+			break;
+		case 'U':
+			if (!strcmp(optarg, "clear")) {
+				memset(o->uuid, 0, 16);
+				o->uuid_mode = EROFS_UUID_GIVEN;
+			} else if (!strcmp(optarg, "random")) {
+				o->uuid_mode = EROFS_UUID_RANDOM;
+			} else if (uuid_parse(optarg, o->uuid) == 0) {
+				o->uuid_mode = EROFS_UUID_GIVEN;
+			} else {
+				fprintf(stderr, "mkfs.erofs: invalid UUID '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'T':
+			if (parse_i64(optarg, "timestamp", 0, INT64_MAX / 2, &v))
+				return -1;
+			o->build_time = v;
+			have_t = true;
+			break;
+		case 'x':
+			if (parse_i64(optarg, "xattr tolerance", INT_MIN, INT_MAX, &v))
+				return -1;
+			o->xattr_tolerance = (int)v;
+			break;
+		case 'd':
+			if (parse_i64(optarg, "message level", 0, 9, &v))
+				return -1;
+			c->level = v >= 5 ? FSF_DEBUG : v >= 3 ? FSF_VERBOSE :
+				   v >= 1 ? FSF_NORMAL : FSF_QUIET;
+			break;
+		case 'E':
+			if (parse_extended(o, optarg))
+				return -1;
+			break;
+		case 'z':
+			fprintf(stderr, "mkfs.erofs: compression (-z) is not supported; images are uncompressed\n");
+			return -1;
+		case OPT_ALL_ROOT: o->all_root = true; break;
+		case OPT_ALL_TIME: all_time = true; break;
+		case OPT_MKFS_TIME: mkfs_time = true; break;
+		case OPT_IGNORE_MTIME: o->ignore_mtime = true; break;
+		case OPT_PRESERVE_MTIME: o->ignore_mtime = false; break;
+		case OPT_FORCE: o->force = true; break;
+		case OPT_DRY_RUN: o->dry_run = true; break;
+		case OPT_QUIET: c->level = FSF_QUIET; break;
+		case OPT_FORCE_UID:
+			if (parse_i64(optarg, "uid", 0, UINT32_MAX, &o->force_uid))
+				return -1;
+			break;
+		case OPT_FORCE_GID:
+			if (parse_i64(optarg, "gid", 0, UINT32_MAX, &o->force_gid))
+				return -1;
+			break;
+		case OPT_UID_OFFSET:
+			if (parse_i64(optarg, "uid offset", -(int64_t)UINT32_MAX,
+				      UINT32_MAX, &o->uid_offset))
+				return -1;
+			break;
+		case OPT_GID_OFFSET:
+			if (parse_i64(optarg, "gid offset", -(int64_t)UINT32_MAX,
+				      UINT32_MAX, &o->gid_offset))
+				return -1;
+			break;
+		case OPT_EXCLUDE_PATH:
+			if (push_str(&c->exclude_paths, &c->nx, optarg))
+				return -1;
+			break;
+		case OPT_EXCLUDE_REGEX: {
+			regex_t *g = realloc(c->regexes, (c->nr + 1) * sizeof(*g));
+			int e;
+
+			if (!g)
+				return -1;
+			c->regexes = g;
+			e = regcomp(&g[c->nr], optarg, REG_EXTENDED | REG_NOSUB);
+			if (e) {
+				char msg[256];
+
+				regerror(e, &g[c->nr], msg, sizeof(msg));
+				fprintf(stderr, "mkfs.erofs: invalid --exclude-regex '%s': %s\n", optarg, msg);
+				return -1;
+			}
+			c->nr++;
+			break;
+		}
+		case OPT_XATTR_PREFIX:
+			if (push_str(&c->prefixes, &c->np, optarg))
+				return -1;
+			break;
+		case OPT_DIGEST:
+			o->digest_name = optarg && *optarg ? optarg :
+					 EROFS_DEFAULT_DIGEST_NAME;
+			break;
+		case OPT_WORKERS:
+			if (parse_i64(optarg, "worker count", 1, 1024, &v))
+				return -1;
+			o->workers = (unsigned int)v;
+			break;
+		case 'V':
+			printf("mkfs.erofs (fsforge) %s\n", PACKAGE_VERSION);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "mkfs.erofs: expected IMAGE and SOURCEDIR\n");
+		usage(stderr);
+		return -1;
+	}
+	if (!have_t && sde && *sde) {
+		if (parse_i64(sde, "SOURCE_DATE_EPOCH", 0, INT64_MAX / 2, &v))
+			return -1;
+		o->build_time = v;
+		have_t = true;
+	}
+	/* erofs-utils semantics: -T also stamps every file unless
+	 * --mkfs-time says it is only the image's time */
+	o->all_time = all_time || (have_t && !mkfs_time);
+	o->image = argv[optind];
+	o->source = argv[optind + 1];
+	o->exclude_paths = c->exclude_paths;
+	o->n_exclude_paths = c->nx;
+	o->exclude_regexes = c->regexes;
+	o->n_exclude_regexes = c->nr;
+	o->xattr_prefixes = c->prefixes;
+	o->n_xattr_prefixes = c->np;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = { .level = FSF_NORMAL };
+	struct erofs_mkfs_stats st;
+	struct fsf_log log;
+	char uuid[37];
+	int ret;
+
+	erofs_mkfs_opts_init(&c.o);
+	if (parse_args(&c, argc, argv))
+		return 16;
+	log.prog = "mkfs.erofs";
+	log.level = c.level;
+	c.o.progress = c.level >= FSF_NORMAL;
+
+	ret = erofs_mkfs(&c.o, &log, &st);
+	for (size_t i = 0; i < c.nr; i++)
+		regfree(&c.regexes[i]);
+	free(c.regexes);
+	free(c.exclude_paths);
+	free(c.prefixes);
+	if (ret)
+		return 1;
+	uuid_unparse_lower(st.uuid, uuid);
+	fsf_out(&log, "%s%s: %" PRIu64 " blocks of %u bytes, %" PRIu64
+		" inodes, %" PRIu64 " fingerprints, uuid %s",
+		c.o.dry_run ? "(dry run) " : "", c.o.image, st.blocks,
+		1u << c.o.blkszbits, st.inodes, st.fingerprints, uuid);
+	return 0;
+}
