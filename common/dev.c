@@ -100,6 +100,18 @@ static int open_blkdev(struct fsf_dev *dev, unsigned flags)
 				strerror(e));
 		return -e;
 	}
+	if (!(flags & FSF_DEV_FORCE)) {
+		/* a loop device stacked on this one does not claim it */
+		struct stat st;
+		char *loop = fstat(dev->fd, &st) == 0 ? loop_backing_user(&st) : NULL;
+
+		if (loop) {
+			fsf_err(dev->log, "%s is attached to /dev/%s; detach it or use --force",
+				dev->path, loop);
+			free(loop);
+			return -EBUSY;
+		}
+	}
 	if (ioctl(dev->fd, BLKGETSIZE64, &bytes) != 0) {
 		int e = errno;
 

@@ -1,0 +1,126 @@
+#!/usr/bin/env bats
+# Bad input and unsafe outputs: a clear one-line error naming the object,
+# exit status 1, and never a partial image under the requested name.
+load ../lib/common
+
+setup() {
+	cd_tmp
+	SRC=$BATS_TEST_TMPDIR/src
+	mkdir -p "$SRC/d"
+	echo data > "$SRC/d/file"
+}
+
+teardown() {
+	umount_all
+	[ -z "${LOOPDEV:-}" ] || losetup -d "$LOOPDEV" 2>/dev/null || true
+}
+
+no_leftovers() {
+	[ ! -e "$1" ] || die "$1 exists"
+	! compgen -G "$1.tmp*" >/dev/null || die "temporary file left: $(compgen -G "$1.tmp*")"
+}
+
+@test "missing source directory is named" {
+	run "$MKFS_EROFS" out.img "$BATS_TEST_TMPDIR/nope"
+	[ "$status" -eq 1 ]
+	[[ $output == *"cannot open source directory $BATS_TEST_TMPDIR/nope"* ]]
+	no_leftovers out.img
+}
+
+# run mkfs.erofs as nobody in a world-reachable scratch tree
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+
+@test "an unreadable file fails the build, names the file and leaves no image" {
+	w=$(world_tmpdir)
+	cp -a "$SRC" "$w/src" && chmod 777 "$w" && chmod 000 "$w/src/d/file"
+	run as_nobody "$MKFS_EROFS" "$w/out.img" "$w/src"
+	[ "$status" -eq 1 ]
+	[[ $output == *"cannot open $w/src/d/file: Permission denied"* ]]
+	no_leftovers "$w/out.img"
+	rm -rf "$w"
+}
+
+@test "an unreadable directory fails the build and names it" {
+	w=$(world_tmpdir)
+	cp -a "$SRC" "$w/src" && chmod 777 "$w" && chmod 000 "$w/src/d"
+	run as_nobody "$MKFS_EROFS" "$w/out.img" "$w/src"
+	[ "$status" -eq 1 ]
+	[[ $output == *"cannot open directory $w/src/d: Permission denied"* ]]
+	no_leftovers "$w/out.img"
+	rm -rf "$w"
+}
+
+@test "an existing image is replaced only when the new one is complete" {
+	w=$(world_tmpdir)
+	cp -a "$SRC" "$w/src" && chmod 777 "$w" && chmod 000 "$w/src/d/file"
+	echo old > "$w/out.img" && chown 65534 "$w/out.img"
+	run as_nobody "$MKFS_EROFS" "$w/out.img" "$w/src"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$w/out.img")" = old ]
+	no_leftovers "$w/out.img.none"
+	chmod 644 "$w/src/d/file"
+	"$MKFS_EROFS" --quiet "$w/out.img" "$w/src"
+	mnt=$(mount_erofs "$w/out.img")
+	[ "$(cat "$mnt/d/file")" = data ]
+	umount "$mnt"
+	rm -rf "$w"
+}
+
+@test "the image file inside the source tree is not packed into itself" {
+	"$MKFS_EROFS" --quiet "$SRC/self.img" "$SRC"
+	mnt=$(mount_erofs "$SRC/self.img")
+	[ ! -e "$mnt/self.img" ] && [ -e "$mnt/d/file" ]
+	[ -z "$(ls "$mnt" | grep tmp)" ]
+}
+
+@test "--dry-run lays the image out and writes nothing" {
+	run "$MKFS_EROFS" --dry-run out.img "$SRC"
+	[ "$status" -eq 0 ] && [[ $output == "(dry run) out.img: "* ]]
+	no_leftovers out.img
+}
+
+@test "a block device with a filesystem is refused unless --force" {
+	truncate -s 16M disk.img
+	mkfs.ext4 -q disk.img
+	LOOPDEV=$(losetup -f --show disk.img)
+	run "$MKFS_EROFS" "$LOOPDEV" "$SRC"
+	[ "$status" -eq 1 ]
+	[[ $output == *"$LOOPDEV contains a ext4 filesystem; use --force"* ]]
+	blkid -p "$LOOPDEV" | grep -q ext4
+	run "$MKFS_EROFS" --force "$LOOPDEV" "$SRC"
+	[ "$status" -eq 0 ]
+	[ "$(blkid -p -o value -s TYPE "$LOOPDEV")" = erofs ]
+	mnt=$(mount_erofs "$LOOPDEV")
+	[ "$(cat "$mnt/d/file")" = data ]
+}
+
+@test "a mounted block device is refused even with --force" {
+	truncate -s 16M disk.img
+	"$MKFS_EROFS" --quiet disk.img "$SRC"
+	LOOPDEV=$(losetup -f --show disk.img)
+	mnt=$(mount_erofs "$LOOPDEV")
+	before=$(sha256sum < disk.img)
+	run "$MKFS_EROFS" --force "$LOOPDEV" "$SRC"
+	[ "$status" -eq 1 ]
+	[[ $output == *"$LOOPDEV is mounted or in use"* ]]
+	[ "$(sha256sum < disk.img)" = "$before" ]
+}
+
+@test "an image file attached to a loop device is refused unless --force" {
+	"$MKFS_EROFS" --quiet disk.img "$SRC"
+	LOOPDEV=$(losetup -f --show disk.img)
+	run "$MKFS_EROFS" disk.img "$SRC"
+	[ "$status" -eq 1 ]
+	[[ $output == *"disk.img is attached to $LOOPDEV"* ]]
+}
+
+@test "a block device too small for the image is refused before writing" {
+	head -c 1000000 /dev/urandom > "$SRC/big"
+	truncate -s 512K small.img
+	LOOPDEV=$(losetup -f --show small.img)
+	run "$MKFS_EROFS" --force "$LOOPDEV" "$SRC"
+	[ "$status" -eq 1 ]
+	[[ $output == *"is too small"* ]]
+}
