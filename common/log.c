@@ -6,6 +6,7 @@
 
 #include "fsforge/log.h"
 
+__attribute__((format(printf, 4, 0)))
 static void emit(FILE *f, const struct fsf_log *log, const char *tag,
 		 const char *fmt, va_list ap)
 {

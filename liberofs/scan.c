@@ -370,8 +370,9 @@ static int scan_dir(struct erofs_build *b, struct erofs_node *dir,
 	if (ret)
 		return ret;
 
-	qsort(dir->children, dir->nchildren, sizeof(*dir->children),
-	      cmp_child);
+	if (dir->nchildren > 1)
+		qsort(dir->children, dir->nchildren, sizeof(*dir->children),
+		      cmp_child);
 	for (uint32_t i = 0; i < dir->nchildren; i++) {
 		struct erofs_node *c = dir->children[i];
 		size_t saved;
@@ -439,7 +440,8 @@ static int resolve_hardlinks(struct erofs_build *b)
 		if (!S_ISDIR(x->mode) && x->src_nlink > 1)
 			keys[n++] = (struct link_key){ x->src_dev, x->src_ino, i };
 	}
-	qsort(keys, n, sizeof(*keys), cmp_link);
+	if (n > 1)
+		qsort(keys, n, sizeof(*keys), cmp_link);
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 		struct erofs_node *m = b->order[keys[i].pos];

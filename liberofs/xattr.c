@@ -147,7 +147,9 @@ int erofs_xattrs_prepare(struct erofs_build *b)
 	for (size_t i = 0; i < b->count; i++) {
 		struct erofs_node *n = b->order[i];
 
-		qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs), cmp_by_name);
+		if (n->nxattrs > 1)
+			qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs),
+			      cmp_by_name);
 		nrefs += n->nxattrs;
 		n->has_digest = o->digest_name && !n->master &&
 				S_ISREG(n->mode) && n->size > 0;

@@ -313,6 +313,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	return 0;
 }
 
+static void cli_free(struct cli *c)
+{
+	for (size_t i = 0; i < c->nr; i++)
+		regfree(&c->regexes[i]);
+	free(c->regexes);
+	free(c->exclude_paths);
+	free(c->prefixes);
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = { .level = FSF_NORMAL };
@@ -322,18 +331,16 @@ int main(int argc, char **argv)
 	int ret;
 
 	erofs_mkfs_opts_init(&c.o);
-	if (parse_args(&c, argc, argv))
+	if (parse_args(&c, argc, argv)) {
+		cli_free(&c);
 		return 16;
+	}
 	log.prog = "mkfs.erofs";
 	log.level = c.level;
 	c.o.progress = c.level >= FSF_NORMAL;
 
 	ret = erofs_mkfs(&c.o, &log, &st);
-	for (size_t i = 0; i < c.nr; i++)
-		regfree(&c.regexes[i]);
-	free(c.regexes);
-	free(c.exclude_paths);
-	free(c.prefixes);
+	cli_free(&c);
 	if (ret)
 		return 1;
 	uuid_unparse_lower(st.uuid, uuid);

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Runs inside the sid guest (Linux 7.x).  Disks, in order:
+#   vda  the rich test tree, with trusted.erofs.fingerprint
+#   vdb  version A of an application tree, fingerprinted
+#   vdc  version B of the same application (mostly identical files)
+# Results are written to /host for the host-side assertions.
+set -u
+out=/host/result
+mkdir -p "$out" /mnt/a /mnt/b /mnt/c
+
+# 1. the tree as the kernel sees it
+mount -t erofs -o ro /dev/vda /mnt/a || exit 10
+bash /host/manifest /mnt/a --drop-xattr trusted.erofs.fingerprint > "$out/tree.manifest"
+# fingerprints: "sha256:" + digest for every non-empty regular file
+find /mnt/a -type f -size +0 | while read -r f; do
+	want=7368613235363a$(sha256sum < "$f" | cut -c1-64)
+	got=$(getfattr -e hex -n trusted.erofs.fingerprint "$f" 2>/dev/null |
+		sed -n 's/^trusted.erofs.fingerprint=0x//p')
+	[ "$got" = "$want" ] && echo ok || echo "bad $f"
+done > "$out/fingerprints"
+umount /mnt/a
+
+# 2. erofs-utils' own checker, digests included
+fsck.erofs --version > "$out/fsck.version" 2>&1
+fsck.erofs --xattr-inode-digest=trusted.erofs.fingerprint /dev/vda > "$out/fsck.log" 2>&1
+echo $? > "$out/fsck.rc"
+
+# 3. page-cache sharing: read every file of A and B with read(2), with and
+#    without inode_share, and record how much the page cache grew
+cached() { awk '/^Cached:/ { print $2 }' /proc/meminfo; }
+read_all() { find "$1" -type f -exec dd of=/dev/null bs=1M status=none if={} \; ; }
+measure() {
+	sync; echo 3 > /proc/sys/vm/drop_caches
+	before=$(cached)
+	mount -t erofs -o "ro$1" /dev/vdb /mnt/b || exit 11
+	mount -t erofs -o "ro$1" /dev/vdc /mnt/c || exit 12
+	read_all /mnt/b; read_all /mnt/c
+	after=$(cached)
+	umount /mnt/b /mnt/c
+	echo $((after - before))
+}
+measure "" > "$out/cache.plain"
+measure ",inode_share,domain_id=fsforge" > "$out/cache.shared"
+dmesg > "$out/dmesg"
+exit 0
