@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Pass 4: file contents.  Worker threads take regular files in layout
- * order from a shared counter; each reads its file once, feeds SHA-256 (for
- * the fingerprint xattr) and writes whole blocks to the addresses fixed by
- * the layout.  An inline tail is written straight to its place after the
- * inode.  No position depends on which worker did what.
+ * Pass 4: file contents.  Regular files are cut, in layout order, into
+ * batches whose data blocks are contiguous (up to BATCH bytes, or one big
+ * file).  Worker threads take batches from a shared counter; a worker reads
+ * each file of its batch once, feeds SHA-256 for the fingerprint xattr and
+ * assembles the batch's blocks in memory, then writes them with a single
+ * pwrite.  Few large writes keep the workers from queueing on the image
+ * file's lock.  Inline tails are kept for the metadata pass.  Every address
+ * comes from the layout, so no byte depends on which worker did what.
  */
 #include "config.h"
 
@@ -24,14 +27,23 @@
 #include "fsforge/progress.h"
 #include "internal.h"
 
-#define CHUNK (1u << 20)
+#define BATCH (4u << 20)	/* bytes of data per batch */
+#define CHUNK (1u << 20)	/* read size for files larger than a batch */
+
+struct batch {
+	size_t first, end;	/* files[first..end) */
+	uint64_t blkaddr;	/* first data block of the batch */
+	uint64_t bytes;		/* data bytes (whole blocks) */
+};
 
 struct data_pass {
 	struct erofs_build *b;
 	struct erofs_node **files;
 	size_t nfiles;
+	struct batch *batches;
+	size_t nbatches;
 	atomic_size_t next;
-	atomic_size_t done;
+	atomic_size_t done;		/* files finished, for progress */
 	atomic_int error;		/* first negative errno */
 };
 
@@ -55,9 +67,7 @@ static int node_relpath(const struct erofs_node *n, char *buf, size_t size)
 		len += l;
 		buf[len++] = depth ? '/' : '\0';
 	}
-	if (!len)
-		return -EINVAL;
-	return 0;
+	return len ? 0 : -EINVAL;
 }
 
 static int fail(struct data_pass *dp, const char *path, const char *what,
@@ -71,92 +81,183 @@ static int fail(struct data_pass *dp, const char *path, const char *what,
 	return err;
 }
 
-static int copy_file(struct data_pass *dp, struct erofs_node *n, uint8_t *buf,
-		     EVP_MD_CTX *md)
+static int open_source(struct data_pass *dp, const struct erofs_node *n,
+		       char *path, size_t size)
 {
-	struct erofs_build *b = dp->b;
-	const unsigned int bs = b->blksz;
-	uint64_t total = 0, dst = n->blkaddr * bs;
-	char path[PATH_MAX];
-	int fd, ret = node_relpath(n, path, sizeof(path));
-	bool eof = false;
+	int fd, ret = node_relpath(n, path, size);
 
 	if (ret)
 		return fail(dp, n->name, "path too long:", ret);
-	fd = openat(b->src_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NOATIME: reading the tree should not change it */
+	fd = openat(dp->b->src_fd, path,
+		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = openat(dp->b->src_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return fail(dp, path, "cannot open", -errno);
+	return fd;
+}
+
+/* Read up to LEN bytes; returns bytes read (short only at EOF) or -errno. */
+static ssize_t read_full(int fd, uint8_t *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, buf + got, len - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/* After N->size bytes the file must be at its end. */
+static int check_eof(struct data_pass *dp, int fd, const char *path)
+{
+	uint8_t probe;
+	ssize_t r = read_full(fd, &probe, 1);
+
+	if (r < 0)
+		return fail(dp, path, "cannot read", (int)r);
+	return r ? fail(dp, path, "file grew while reading", -EAGAIN) : 0;
+}
+
+static int keep_tail(struct erofs_node *n, const uint8_t *src)
+{
+	if (!n->inline_size)
+		return 0;
+	n->tail = malloc(n->inline_size);
+	if (!n->tail)
+		return -ENOMEM;
+	memcpy(n->tail, src, n->inline_size);
+	return 0;
+}
+
+/* A file read whole into DST (its blocks, then its tail). */
+static int read_small(struct data_pass *dp, struct erofs_node *n, uint8_t *dst,
+		      EVP_MD_CTX *md)
+{
+	char path[PATH_MAX];
+	int fd = open_source(dp, n, path, sizeof(path)), ret = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return fd;
+	r = read_full(fd, dst, n->size);
+	if (r < 0)
+		ret = fail(dp, path, "cannot read", (int)r);
+	else if ((uint64_t)r != n->size)
+		ret = fail(dp, path, "file shrank while reading", -EAGAIN);
+	else
+		ret = check_eof(dp, fd, path);
+	close(fd);
+	if (ret)
+		return ret;
+	if (n->has_digest) {
+		EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+		EVP_DigestUpdate(md, dst, n->size);
+		EVP_DigestFinal_ex(md, n->digest, NULL);
+	}
+	if (keep_tail(n, dst + n->nblocks * dp->b->blksz))
+		return fail(dp, path, "out of memory for", -ENOMEM);
+	return 0;
+}
+
+/* A file bigger than a batch: streamed in CHUNK reads. */
+static int copy_large(struct data_pass *dp, struct erofs_node *n, uint8_t *buf,
+		      EVP_MD_CTX *md)
+{
+	struct erofs_build *b = dp->b;
+	const unsigned int bs = b->blksz;
+	uint64_t done = 0, dst = n->blkaddr * bs;
+	char path[PATH_MAX];
+	int fd = open_source(dp, n, path, sizeof(path)), ret = 0;
+
+	if (fd < 0)
+		return fd;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	if (n->has_digest)
 		EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+	while (done < n->size && !ret) {
+		size_t want = n->size - done < CHUNK ? (size_t)(n->size - done) : CHUNK;
+		ssize_t r = read_full(fd, buf, want);
+		size_t whole, rest;
 
-	while (!eof) {
-		size_t fill = 0;
-
-		while (fill < CHUNK) {
-			ssize_t r = read(fd, buf + fill, CHUNK - fill);
-
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0) {
-				ret = fail(dp, path, "cannot read", -errno);
-				goto out;
-			}
-			if (r == 0) {
-				eof = true;
-				break;
-			}
-			fill += (size_t)r;
+		if (r < 0) {
+			ret = fail(dp, path, "cannot read", (int)r);
+			break;
 		}
-		total += fill;
-		if (total > n->size) {
-			ret = fail(dp, path, "file grew while reading", -EAGAIN);
-			goto out;
+		if ((size_t)r != want) {
+			ret = fail(dp, path, "file shrank while reading", -EAGAIN);
+			break;
 		}
 		if (n->has_digest)
-			EVP_DigestUpdate(md, buf, fill);
-		if (!eof || total < n->size) {
-			/* a full chunk is whole blocks */
-			ret = fsf_dev_pwrite(&b->dev, buf, fill, dst);
-			dst += fill;
-		} else {
-			size_t whole = fill / bs * bs, rest = fill - whole;
-
-			ret = whole ? fsf_dev_pwrite(&b->dev, buf, whole, dst) : 0;
-			dst += whole;
-			if (!ret && rest && n->inline_size) {
-				uint64_t at = n->nid * EROFS_SLOT_SIZE +
-					      (n->extended ? 64u : 32u) +
-					      n->xattr_isize;
-
-				ret = fsf_dev_pwrite(&b->dev, buf + whole,
-						     rest, at);
-			} else if (!ret && rest) {
-				memset(buf + fill, 0, bs - rest);
-				ret = fsf_dev_pwrite(&b->dev, buf + whole, bs,
-						     dst);
-			}
+			EVP_DigestUpdate(md, buf, want);
+		done += want;
+		whole = want / bs * bs;
+		rest = want - whole;
+		if (rest && !n->inline_size) {	/* last block, zero-padded */
+			memset(buf + want, 0, bs - rest);
+			whole += bs;
+		} else if (rest && keep_tail(n, buf + whole)) {
+			ret = fail(dp, path, "out of memory for", -ENOMEM);
+			break;
 		}
-		if (ret) {
+		if (whole)
+			ret = fsf_dev_pwrite(&b->dev, buf, whole, dst);
+		dst += whole;
+		if (ret)
 			fail(dp, path, "cannot write data of", ret);
-			goto out;
-		}
 	}
-	if (total != n->size) {
-		ret = fail(dp, path, "file shrank while reading", -EAGAIN);
-		goto out;
-	}
-	if (n->has_digest)
+	if (!ret)
+		ret = check_eof(dp, fd, path);
+	if (!ret && n->has_digest)
 		EVP_DigestFinal_ex(md, n->digest, NULL);
-out:
 	close(fd);
+	return ret;
+}
+
+static int do_batch(struct data_pass *dp, const struct batch *bt, uint8_t *buf,
+		    EVP_MD_CTX *md)
+{
+	const unsigned int bs = dp->b->blksz;
+	int ret = 0;
+
+	if (bt->end - bt->first == 1 && bt->bytes > BATCH) {
+		ret = copy_large(dp, dp->files[bt->first], buf, md);
+		atomic_fetch_add(&dp->done, 1);
+		return ret;
+	}
+	for (size_t i = bt->first; i < bt->end && !ret; i++) {
+		struct erofs_node *n = dp->files[i];
+		uint8_t *dst = buf + (n->nblocks ? (n->blkaddr - bt->blkaddr) * bs : bt->bytes);
+		uint64_t padded = n->nblocks * bs;
+
+		ret = read_small(dp, n, dst, md);
+		/* a tail in a data block of its own is zero-padded */
+		if (!ret && !n->inline_size && padded > n->size)
+			memset(dst + n->size, 0, padded - n->size);
+		atomic_fetch_add(&dp->done, 1);
+	}
+	if (!ret && bt->bytes) {
+		ret = fsf_dev_pwrite(&dp->b->dev, buf, bt->bytes, bt->blkaddr * bs);
+		if (ret)
+			fail(dp, dp->files[bt->first]->name, "cannot write data of", ret);
+	}
 	return ret;
 }
 
 static void *worker(void *arg)
 {
 	struct data_pass *dp = arg;
-	uint8_t *buf = aligned_alloc(4096, CHUNK + 65536);
+	/* a batch, plus room for one inline-only file read behind it */
+	uint8_t *buf = aligned_alloc(4096, BATCH + 2u * 65536u);
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 
 	if (!buf || !md) {
@@ -166,16 +267,52 @@ static void *worker(void *arg)
 	for (;;) {
 		size_t i = atomic_fetch_add(&dp->next, 1);
 
-		if (i >= dp->nfiles || atomic_load(&dp->error))
+		if (i >= dp->nbatches || atomic_load(&dp->error))
 			break;
-		if (copy_file(dp, dp->files[i], buf, md))
+		if (do_batch(dp, &dp->batches[i], buf, md))
 			break;
-		atomic_fetch_add(&dp->done, 1);
 	}
 out:
 	EVP_MD_CTX_free(md);
 	free(buf);
 	return NULL;
+}
+
+/* Cut the files into batches of contiguous data blocks. */
+static int make_batches(struct data_pass *dp)
+{
+	const unsigned int bs = dp->b->blksz;
+	struct batch cur = { 0 };
+
+	dp->batches = malloc((dp->nfiles + 1) * sizeof(*dp->batches));
+	if (!dp->batches)
+		return -ENOMEM;
+	for (size_t i = 0; i < dp->nfiles; i++) {
+		struct erofs_node *n = dp->files[i];
+		uint64_t bytes = n->nblocks * bs;
+
+		/* close the batch if this file would overflow it; the
+		 * inline-only tail of a file is read behind the blocks */
+		if (cur.end > cur.first &&
+		    (cur.bytes + bytes > BATCH || cur.end - cur.first >= 4096 ||
+		     n->size > BATCH)) {
+			dp->batches[dp->nbatches++] = cur;
+			cur = (struct batch){ .first = i, .end = i };
+		}
+		if (cur.end == cur.first) {
+			cur.first = cur.end = i;
+			cur.bytes = 0;
+			cur.blkaddr = n->blkaddr;
+		}
+		if (bytes && !cur.bytes)
+			cur.blkaddr = n->blkaddr;
+		if (bytes)	/* the span up to the end of this file */
+			cur.bytes = (n->blkaddr + n->nblocks - cur.blkaddr) * bs;
+		cur.end = i + 1;
+	}
+	if (cur.end > cur.first)
+		dp->batches[dp->nbatches++] = cur;
+	return 0;
 }
 
 int erofs_write_file_data(struct erofs_build *b)
@@ -185,6 +322,7 @@ int erofs_write_file_data(struct erofs_build *b)
 	pthread_t *tids;
 	struct fsf_progress prog;
 	unsigned int started = 0;
+	int ret;
 
 	dp.files = malloc(b->count * sizeof(*dp.files));
 	tids = calloc(nw, sizeof(*tids));
@@ -199,6 +337,11 @@ int erofs_write_file_data(struct erofs_build *b)
 		if (!n->master && S_ISREG(n->mode) && n->size)
 			dp.files[dp.nfiles++] = n;
 	}
+	ret = make_batches(&dp);
+	if (ret)
+		goto out;
+	if (nw > dp.nbatches)
+		nw = dp.nbatches ? (unsigned int)dp.nbatches : 1;
 	atomic_init(&dp.next, 0);
 	atomic_init(&dp.done, 0);
 	atomic_init(&dp.error, 0);
@@ -211,7 +354,7 @@ int erofs_write_file_data(struct erofs_build *b)
 	}
 	if (!started)
 		worker(&dp);	/* no threads to be had: do it ourselves */
-	while (prog.enabled && atomic_load(&dp.done) < dp.nfiles &&
+	while (prog.enabled && atomic_load(&dp.next) < dp.nbatches &&
 	       !atomic_load(&dp.error)) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 
@@ -221,7 +364,10 @@ int erofs_write_file_data(struct erofs_build *b)
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	fsf_progress_done(&prog);
+	ret = atomic_load(&dp.error);
+out:
+	free(dp.batches);
 	free(tids);
 	free(dp.files);
-	return atomic_load(&dp.error);
+	return ret;
 }

@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "erofs/erofs_fs.h"
@@ -35,42 +37,152 @@ static bool want_compact(const struct erofs_build *b, const struct erofs_node *n
 	       n->mtime_nsec == 0;
 }
 
-/* Place one inode in the metadata stream at *pos; returns the new pos. */
-static uint64_t place_inode(struct erofs_build *b, struct erofs_node *n,
-			    uint64_t pos)
+/*
+ * Metadata placement, best fit: an inode with its xattrs and inline tail
+ * goes into the partly used metadata block with the least room that still
+ * holds it whole, else into a new block.  Blocks are bucketed by free
+ * 32-byte slots, so a placement costs at most blksz/32 probes.  Everything
+ * is decided in a fixed order, so the result is deterministic.
+ */
+struct meta_alloc {
+	unsigned int bs, slots;		/* block size, 32-byte slots per block */
+	uint64_t next_block;		/* first block never used */
+	uint32_t *fill;			/* bytes used, per block */
+	uint64_t nfill;
+	uint64_t **bucket;		/* bucket[k]: stack of blocks with k free slots */
+	size_t *blen, *bcap;
+};
+
+static int ma_push(struct meta_alloc *m, unsigned int k, uint64_t blk)
+{
+	if (m->blen[k] == m->bcap[k]) {
+		size_t cap = m->bcap[k] ? m->bcap[k] * 2 : 16;
+		uint64_t *g = realloc(m->bucket[k], cap * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		m->bucket[k] = g;
+		m->bcap[k] = cap;
+	}
+	m->bucket[k][m->blen[k]++] = blk;
+	return 0;
+}
+
+static int ma_note_fill(struct meta_alloc *m, uint64_t blk, uint32_t fill)
+{
+	if (blk >= m->nfill) {
+		uint64_t n = m->nfill ? m->nfill : 64;
+		uint32_t *g;
+
+		while (n <= blk)
+			n *= 2;
+		g = realloc(m->fill, n * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		memset(g + m->nfill, 0, (n - m->nfill) * sizeof(*g));
+		m->fill = g;
+		m->nfill = n;
+	}
+	m->fill[blk] = fill;
+	return 0;
+}
+
+static int ma_init(struct meta_alloc *m, unsigned int bs, uint64_t start)
+{
+	memset(m, 0, sizeof(*m));
+	m->bs = bs;
+	m->slots = bs / EROFS_SLOT_SIZE;
+	m->bucket = calloc(m->slots + 1, sizeof(*m->bucket));
+	m->blen = calloc(m->slots + 1, sizeof(*m->blen));
+	m->bcap = calloc(m->slots + 1, sizeof(*m->bcap));
+	if (!m->bucket || !m->blen || !m->bcap)
+		return -ENOMEM;
+	m->next_block = start / bs;
+	if (start % bs) {
+		/* the block holding the superblock and prefix table */
+		if (ma_note_fill(m, m->next_block, (uint32_t)(start % bs)))
+			return -ENOMEM;
+		if (ma_push(m, (unsigned int)((bs - start % bs) / EROFS_SLOT_SIZE),
+			    m->next_block))
+			return -ENOMEM;
+		m->next_block++;
+	}
+	return 0;
+}
+
+static void ma_free(struct meta_alloc *m)
+{
+	for (unsigned int k = 0; m->bucket && k <= m->slots; k++)
+		free(m->bucket[k]);
+	free(m->bucket);
+	free(m->blen);
+	free(m->bcap);
+	free(m->fill);
+}
+
+/* Room for BYTES inside one block; returns the byte offset or UINT64_MAX. */
+static uint64_t ma_alloc(struct meta_alloc *m, uint32_t bytes)
+{
+	unsigned int need = (bytes + EROFS_SLOT_SIZE - 1) / EROFS_SLOT_SIZE;
+	uint64_t blk = UINT64_MAX, at;
+	unsigned int left;
+
+	if (bytes > m->bs) {
+		/* a huge xattr body: whole fresh blocks, crossing allowed */
+		uint64_t nb = (bytes + m->bs - 1) / m->bs;
+
+		blk = m->next_block;
+		m->next_block += nb;
+		left = (unsigned int)((nb * m->bs - bytes) / EROFS_SLOT_SIZE);
+		at = blk * m->bs;
+		blk += nb - 1;
+		if (ma_note_fill(m, blk, m->bs - left * EROFS_SLOT_SIZE) ||
+		    (left && ma_push(m, left, blk)))
+			return UINT64_MAX;
+		return at;
+	}
+	for (unsigned int k = need; k <= m->slots && blk == UINT64_MAX; k++)
+		if (m->blen[k])
+			blk = m->bucket[k][--m->blen[k]];
+	if (blk == UINT64_MAX) {
+		blk = m->next_block++;
+		if (ma_note_fill(m, blk, 0))
+			return UINT64_MAX;
+	}
+	at = blk * m->bs + m->fill[blk];
+	m->fill[blk] += need * EROFS_SLOT_SIZE;
+	left = (m->bs - m->fill[blk]) / EROFS_SLOT_SIZE;
+	if (left && ma_push(m, left, blk))
+		return UINT64_MAX;
+	return at;
+}
+
+/* Choose the data layout of N and place its inode. */
+static int place_inode(struct erofs_build *b, struct meta_alloc *m,
+		       struct erofs_node *n)
 {
 	const unsigned int bs = b->blksz;
-	uint32_t isize = n->extended ? 64u : 32u;
-	uint32_t head = isize + n->xattr_isize;
+	uint32_t head = (n->extended ? 64u : 32u) + n->xattr_isize;
 	uint32_t tail = (uint32_t)(n->size % bs);
 	bool inlinable = tail && head + tail <= bs &&
 			 !(S_ISREG(n->mode) && b->opts->noinline_data);
+	uint64_t at;
 
-	n->datalayout = EROFS_LAYOUT_FLAT_PLAIN;
-	n->inline_size = 0;
-	if (inlinable && (pos + head) % bs + tail > bs) {
-		/* the tail may not cross a block: either pad to the next block
-		 * or give the tail a data block of its own, whichever wastes
-		 * less space */
-		uint64_t room = bs - pos % bs;
-
-		if (room < bs - tail)
-			pos += room;
-		else
-			inlinable = false;
-	}
-	if (inlinable) {
-		n->datalayout = EROFS_LAYOUT_FLAT_INLINE;
-		n->inline_size = tail;
-	}
+	n->datalayout = inlinable ? EROFS_LAYOUT_FLAT_INLINE :
+				    EROFS_LAYOUT_FLAT_PLAIN;
+	n->inline_size = inlinable ? tail : 0;
 	n->nblocks = inlinable ? n->size / bs : (n->size + bs - 1) / bs;
-	n->nid = pos / EROFS_SLOT_SIZE;
-	return erofs_round_up(pos + head + n->inline_size, EROFS_SLOT_SIZE);
+	at = ma_alloc(m, head + n->inline_size);
+	if (at == UINT64_MAX)
+		return -ENOMEM;
+	n->nid = at / EROFS_SLOT_SIZE;
+	return 0;
 }
 
 int erofs_layout(struct erofs_build *b)
 {
 	const unsigned int bs = b->blksz;
+	struct meta_alloc m;
 	uint64_t pos, next;
 	uint32_t ino = 0;
 
@@ -78,6 +190,10 @@ int erofs_layout(struct erofs_build *b)
 	pos = b->prefix_start +
 	      erofs_prefix_table_encode(b->prefixes, b->nprefixes, NULL);
 	pos = erofs_round_up(pos, EROFS_SLOT_SIZE);
+	if (ma_init(&m, bs, pos)) {
+		ma_free(&m);
+		return -ENOMEM;
+	}
 
 	for (size_t i = 0; i < b->count; i++) {
 		struct erofs_node *n = b->order[i];
@@ -90,12 +206,18 @@ int erofs_layout(struct erofs_build *b)
 		if (n->xattr_isize > 12u + 4u * 65534u) {
 			fsf_err(b->log, "%s: too many extended attributes for one inode",
 				n->name[0] ? n->name : "/");
+			ma_free(&m);
 			return -E2BIG;
 		}
 		n->extended = !want_compact(b, n);
 		n->ino = ++ino;
-		pos = place_inode(b, n, pos);
+		if (place_inode(b, &m, n)) {
+			ma_free(&m);
+			return -ENOMEM;
+		}
 	}
+	pos = m.next_block * bs;
+	ma_free(&m);
 	/* the root's nid must fit the superblock's 16-bit field */
 	if (b->root->nid > UINT16_MAX)
 		return -EFBIG;
@@ -105,13 +227,19 @@ int erofs_layout(struct erofs_build *b)
 	b->xattr_blkaddr = b->shared_size ? next : 0;
 	next += erofs_round_up(b->shared_size, bs) / bs;
 	b->data_blkaddr = next;
-	for (size_t i = 0; i < b->count; i++) {
-		struct erofs_node *n = b->order[i];
+	/* regular files first, so that their blocks are contiguous in layout
+	 * order (the data pass writes runs of files with one write), then
+	 * directories and symlinks */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < b->count; i++) {
+			struct erofs_node *n = b->order[i];
 
-		if (n->master || !n->nblocks)
-			continue;
-		n->blkaddr = next;
-		next += n->nblocks;
+			if (n->master || !n->nblocks ||
+			    (S_ISREG(n->mode) != (pass == 0)))
+				continue;
+			n->blkaddr = next;
+			next += n->nblocks;
+		}
 	}
 	if (next > UINT32_MAX) {
 		fsf_err(b->log, "image would need %llu blocks; EROFS without 48-bit addressing holds at most %u",

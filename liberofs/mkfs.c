@@ -70,98 +70,140 @@ void erofs_tree_free(struct erofs_build *b)
 	free(b->prefixes);
 }
 
-/* Block devices keep old bytes: zero the metadata range before filling it
- * so that the gaps between inodes read as zero, as in an image file. */
-static int zero_range(struct erofs_build *b, uint64_t from, uint64_t to)
+#define META_CHUNK (4u << 20)
+
+static int cmp_nid(const void *x, const void *y)
 {
-	static const size_t chunk = 1u << 20;
-	uint8_t *z;
-	int ret = 0;
+	const struct erofs_node *a = *(struct erofs_node *const *)x;
+	const struct erofs_node *c = *(struct erofs_node *const *)y;
 
-	if (!b->dev.is_blkdev || from >= to)
-		return 0;
-	z = calloc(1, chunk);
-	if (!z)
-		return -ENOMEM;
-	while (!ret && from < to) {
-		size_t n = to - from < chunk ? (size_t)(to - from) : chunk;
-
-		ret = fsf_dev_pwrite(&b->dev, z, n, from);
-		from += n;
-	}
-	free(z);
-	return ret;
+	return a->nid < c->nid ? -1 : a->nid > c->nid;
 }
 
+static size_t record_size(const struct erofs_node *n)
+{
+	return (n->extended ? 64u : 32u) + n->xattr_isize +
+	       (n->tail ? n->inline_size : 0);
+}
+
+/*
+ * Metadata: the inode area is assembled in memory chunk by chunk (inodes in
+ * nid order, each with its xattrs and inline tail) and written in large
+ * writes; every byte of it is written, gaps as zeroes.  The first chunk
+ * holds the superblock and the prefix table and is written last, so an
+ * interrupted run never leaves a valid superblock over incomplete data.
+ */
 static int write_metadata(struct erofs_build *b)
 {
-	uint8_t *buf = malloc(64 + 12 + 4u * 65535u + b->blksz);
+	struct erofs_node **by_nid = malloc(b->ninodes * sizeof(*by_nid));
+	uint8_t *chunk = calloc(1, META_CHUNK), *first = NULL;
+	uint64_t first_len = 0;
+	size_t n = 0, next = 0;
 	int ret = 0;
 
-	if (!buf)
-		return -ENOMEM;
-	for (size_t i = 0; i < b->count && !ret; i++) {
-		struct erofs_node *n = b->order[i];
-		size_t len;
-
-		if (n->master)
-			continue;
-		erofs_inode_encode(b, n, buf);
-		len = (n->extended ? 64u : 32u) + n->xattr_isize +
-		      (n->tail ? n->inline_size : 0);
-		ret = fsf_dev_pwrite(&b->dev, buf, len,
-				     n->nid * EROFS_SLOT_SIZE);
+	if (!by_nid || !chunk) {
+		ret = -ENOMEM;
+		goto out;
 	}
-	free(buf);
-	if (ret)
-		return ret;
+	for (size_t i = 0; i < b->count; i++)
+		if (!b->order[i]->master)
+			by_nid[n++] = b->order[i];
+	qsort(by_nid, n, sizeof(*by_nid), cmp_nid);
 
-	if (b->nprefixes) {
-		size_t len = erofs_prefix_table_encode(b->prefixes,
-						       b->nprefixes, NULL);
-		uint8_t *t = calloc(1, len);
+	for (uint64_t base = 0; base < b->meta_end && !ret; base += META_CHUNK) {
+		uint64_t len = b->meta_end - base < META_CHUNK ?
+			       b->meta_end - base : META_CHUNK;
 
-		if (!t)
-			return -ENOMEM;
-		erofs_prefix_table_encode(b->prefixes, b->nprefixes, t);
-		ret = fsf_dev_pwrite(&b->dev, t, len, b->prefix_start);
-		free(t);
+		memset(chunk, 0, len);
+		for (; next < n; next++) {
+			struct erofs_node *x = by_nid[next];
+			uint64_t at = x->nid * EROFS_SLOT_SIZE;
+			size_t sz = record_size(x);
+
+			if (at >= base + len)
+				break;
+			if (at + sz <= base + len) {
+				erofs_inode_encode(b, x, chunk + (at - base));
+				continue;
+			}
+			/* a record crossing the chunk end (huge xattrs) */
+			{
+				uint8_t *rec = malloc(sz);
+
+				if (!rec) {
+					ret = -ENOMEM;
+					break;
+				}
+				erofs_inode_encode(b, x, rec);
+				memcpy(chunk + (at - base), rec, base + len - at);
+				ret = fsf_dev_pwrite(&b->dev, rec + (base + len - at),
+						     sz - (base + len - at), base + len);
+				free(rec);
+				if (ret)
+					break;
+			}
+		}
 		if (ret)
-			return ret;
+			break;
+		if (base == 0) {
+			/* kept for last: superblock, prefix table */
+			erofs_prefix_table_encode(b->prefixes, b->nprefixes,
+						  chunk + b->prefix_start);
+			first = chunk;
+			first_len = len;
+			chunk = calloc(1, META_CHUNK);
+			if (!chunk)
+				ret = -ENOMEM;
+			continue;
+		}
+		ret = fsf_dev_pwrite(&b->dev, chunk, len, base);
 	}
-	if (b->shared_size) {
+	if (!ret && b->shared_size) {
 		uint64_t len = erofs_round_up(b->shared_size, b->blksz);
 		uint8_t *s = calloc(1, len);
 
-		if (!s)
-			return -ENOMEM;
+		if (!s) {
+			ret = -ENOMEM;
+			goto out;
+		}
 		erofs_shared_xattrs_encode(b, s);
-		ret = fsf_dev_pwrite(&b->dev, s, len,
-				     b->xattr_blkaddr * b->blksz);
+		ret = fsf_dev_pwrite(&b->dev, s, len, b->xattr_blkaddr * b->blksz);
 		free(s);
 	}
+	if (!ret && first) {
+		erofs_super_encode(b, first + EROFS_SUPER_OFFSET);
+		erofs_sb_set_checksum(first + EROFS_SUPER_OFFSET, b->blksz);
+		ret = fsf_dev_pwrite(&b->dev, first, first_len, 0);
+	}
+out:
+	free(first);
+	free(chunk);
+	free(by_nid);
 	return ret;
 }
 
-/* The superblock goes last: read its block back (inodes live there too),
- * encode it and checksum the lot. */
-static int write_superblock(struct erofs_build *b)
+static double now_s(void)
 {
-	unsigned int len = b->blksz > EROFS_SUPER_OFFSET ?
-			   b->blksz - EROFS_SUPER_OFFSET : b->blksz;
-	uint8_t *blk = calloc(1, len);
-	int ret;
+	struct timespec ts;
 
-	if (!blk)
-		return -ENOMEM;
-	ret = fsf_dev_pread(&b->dev, blk, len, EROFS_SUPER_OFFSET);
-	if (!ret) {
-		erofs_super_encode(b, blk);
-		erofs_sb_set_checksum(blk, b->blksz);
-		ret = fsf_dev_pwrite(&b->dev, blk, 128, EROFS_SUPER_OFFSET);
-	}
-	free(blk);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Run one pass and report its duration at the verbose level. */
+static int timed(struct erofs_build *b, const char *what,
+		 int (*pass)(struct erofs_build *))
+{
+	double t0 = now_s();
+	int ret = pass(b);
+
+	fsf_info(b->log, "%-24s %8.3f s", what, now_s() - t0);
 	return ret;
+}
+
+static int set_size(struct erofs_build *b)
+{
+	return fsf_dev_set_size(&b->dev, b->total_blocks * b->blksz);
 }
 
 static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log)
@@ -214,25 +256,21 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	if (ret)
 		goto out_src;
 
-	ret = erofs_scan(&b);
+	ret = timed(&b, "scan", erofs_scan);
 	if (!ret)
-		ret = erofs_xattrs_prepare(&b);
+		ret = timed(&b, "xattrs", erofs_xattrs_prepare);
 	if (!ret)
-		ret = erofs_layout(&b);
+		ret = timed(&b, "layout", erofs_layout);
 	if (ret || o->dry_run)
 		goto out;
 
-	ret = fsf_dev_set_size(&b.dev, b.total_blocks * b.blksz);
+	ret = set_size(&b);
 	if (!ret)
-		ret = zero_range(&b, 0, erofs_round_up(b.meta_end, b.blksz));
+		ret = timed(&b, "file data", erofs_write_file_data);
 	if (!ret)
-		ret = erofs_write_file_data(&b);
+		ret = timed(&b, "directories, symlinks", erofs_write_dirs_and_symlinks);
 	if (!ret)
-		ret = erofs_write_dirs_and_symlinks(&b);
-	if (!ret)
-		ret = write_metadata(&b);
-	if (!ret)
-		ret = write_superblock(&b);
+		ret = timed(&b, "metadata, superblock", write_metadata);
 	if (!ret)
 		ret = fsf_dev_commit(&b.dev);
 out:
