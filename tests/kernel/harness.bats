@@ -1,0 +1,116 @@
+#!/usr/bin/env bats
+# Tests of the QEMU kernel-tier harness itself (vm-run + setup).
+# Four boots in all: one default-mode boot whose results several tests
+# inspect, one for the kernel-log check, one --sid and one --systemd.
+# FSFORGE_SKIP_KERNEL=1 skips everything; otherwise a set-up that is missing
+# and cannot be built makes the tests fail (vm-run builds it on demand).
+
+KDIR=$BATS_TEST_DIRNAME
+
+skip_if_asked() {
+	if [ "${FSFORGE_SKIP_KERNEL:-0}" = 1 ]; then
+		skip "FSFORGE_SKIP_KERNEL=1: kernel tier disabled"
+	fi
+}
+
+# One boot of the busybox initramfs for the basic checks; its exit status,
+# console and share are kept for the tests below.
+setup_file() {
+	[ "${FSFORGE_SKIP_KERNEL:-0}" != 1 ] || return 0
+	local d=$BATS_FILE_TMPDIR/basic
+	mkdir -p "$d/share"
+	truncate -s 48M "$d/disk.img"
+	cat >"$d/basic.sh" <<'EOF'
+set -u
+echo "args=$#:$1:$2" >/host/args.txt
+pwd >/host/cwd.txt
+cat /proc/filesystems >/host/filesystems.txt
+blockdev --getsize64 /dev/vda >/host/vda-size.txt
+echo "from-guest $(uname -r)" >/host/roundtrip.txt
+cat /host/from-host.txt >/host/echo.txt
+exit 3
+EOF
+	echo "host-payload-$$" >"$d/share/from-host.txt"
+	local rc=0
+	"$KDIR/vm-run" --share "$d/share" --disk "$d/disk.img" --drivers erofs,xfs,ntfs \
+		--timeout 300 "$d/basic.sh" "one arg" "it's \$two" >"$d/out.txt" 2>&1 || rc=$?
+	echo "$rc" >"$d/rc"
+}
+
+setup() {
+	skip_if_asked
+	B=$BATS_FILE_TMPDIR/basic
+}
+
+@test "a failing script's status (3) is vm-run's status" {
+	cat "$B/out.txt"
+	[ "$(cat "$B/rc")" = 3 ]
+	grep -q 'FSFORGE-RESULT-[0-9a-f]* rc=3' "$B/share/console.log"
+}
+
+@test "arguments and cwd reach the guest script intact" {
+	[ "$(cat "$B/share/args.txt")" = "args=2:one arg:it's \$two" ]
+	[ "$(cat "$B/share/cwd.txt")" = /host ]
+}
+
+@test "share round-trip: host file read in guest, guest file read on host" {
+	grep -q '^from-guest [0-9]' "$B/share/roundtrip.txt"
+	[ "$(cat "$B/share/echo.txt")" = "$(cat "$B/share/from-host.txt")" ]
+}
+
+@test "virtio disk is /dev/vda with the right size" {
+	[ "$(cat "$B/share/vda-size.txt")" = $((48 * 1024 * 1024)) ]
+}
+
+@test "erofs, xfs and ntfs are registered filesystems" {
+	for fs in erofs xfs ntfs; do
+		grep -qw "$fs" "$B/share/filesystems.txt"
+	done
+}
+
+@test "dmesg check catches a driver warning (exit 98)" {
+	cat >"$BATS_TEST_TMPDIR/warn.sh" <<'EOF'
+echo '<4>erofs: test warning' >/dev/kmsg
+exit 0
+EOF
+	run "$KDIR/vm-run" --drivers erofs --timeout 300 "$BATS_TEST_TMPDIR/warn.sh"
+	echo "$output"
+	[ "$status" = 98 ]
+	[[ $output == *"erofs: test warning"* ]]
+}
+
+@test "--sid: script passes (exit 0) and sid tools run in the chroot" {
+	cat >"$BATS_TEST_TMPDIR/sid.sh" <<'EOF'
+set -e
+getfattr --version
+fsck.erofs --version
+xfs_io -V
+grep -q '^ID=debian' /etc/os-release
+touch /usr/fsforge-overlay-write   # the tree is writable (overlay)
+echo ok >/host/sid-ok
+EOF
+	local share=$BATS_TEST_TMPDIR/share
+	mkdir -p "$share"
+	run "$KDIR/vm-run" --sid --share "$share" --timeout 400 "$BATS_TEST_TMPDIR/sid.sh"
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$(cat "$share/sid-ok")" = ok ]
+	[[ $output == *"getfattr "* ]]
+	[[ $output == *"fsck.erofs (erofs-utils) 1."* ]]
+}
+
+@test "--systemd: script runs from a unit under systemd as PID 1" {
+	cat >"$BATS_TEST_TMPDIR/sd.sh" <<'EOF'
+set -e
+[ "$(cat /proc/1/comm)" = systemd ]
+[ "$(systemctl show -P ActiveState fsforge-test.service)" = activating ]
+systemctl show -P ActiveState multi-user.target >/host/multi-user
+echo ok >/host/systemd-ok
+EOF
+	local share=$BATS_TEST_TMPDIR/share
+	mkdir -p "$share"
+	run "$KDIR/vm-run" --systemd --share "$share" --timeout 500 "$BATS_TEST_TMPDIR/sd.sh"
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$(cat "$share/systemd-ok")" = ok ]
+}
