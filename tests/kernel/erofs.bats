@@ -22,10 +22,14 @@ setup_file() {
 	for i in $(seq 161 168); do head -c 262144 /dev/urandom > "$W/b/lib/f$i"; done
 	"$MKFS_EROFS" --quiet --xattr-inode-digest=trusted.erofs.fingerprint "$W/a.img" "$W/a"
 	"$MKFS_EROFS" --quiet --xattr-inode-digest=trusted.erofs.fingerprint "$W/b.img" "$W/b"
+	# one flipped byte in the middle of file data must fail fsck's digests
+	cp "$W/a.img" "$W/corrupt.img"
+	size=$(stat -c %s "$W/corrupt.img")
+	printf '\x5a' | dd of="$W/corrupt.img" bs=1 seek=$((size - 100000)) conv=notrunc status=none
 	cp "$LIB/manifest" "$W/share/manifest"
 	run "$FSFORGE_TOP/tests/kernel/vm-run" --sid --drivers erofs --timeout 900 \
 		--share "$W/share" --disk "$W/tree.img,ro" --disk "$W/a.img,ro" \
-		--disk "$W/b.img,ro" "$FSFORGE_TOP/tests/kernel/guest/erofs-check.sh"
+		--disk "$W/b.img,ro" --disk "$W/corrupt.img,ro" "$FSFORGE_TOP/tests/kernel/guest/erofs-check.sh"
 	echo "$output" > "$W/vm.log"
 	echo "$status" > "$W/vm.rc"
 }
@@ -50,10 +54,15 @@ setup_file() {
 	[ "$(cat "$W/share/result/fsck.rc")" -eq 0 ]
 }
 
+@test "reference: the same fsck.erofs rejects an image whose file data changed" {
+	cat "$W/share/result/fsck-corrupt.log"
+	[ "$(cat "$W/share/result/fsck-corrupt.rc")" -ne 0 ]
+}
+
 @test "kernel: inode_share caches identical files once (page cache growth)" {
 	plain=$(cat "$W/share/result/cache.plain")
 	shared=$(cat "$W/share/result/cache.shared")
-	echo "page cache growth: plain ${plain} kB, inode_share ${shared} kB"
+	echo "# page cache growth: plain ${plain} kB, inode_share ${shared} kB" >&3
 	# 40 MiB + 40 MiB read; 144 of the 168 files of B are shared with A
 	[ "$plain" -gt 70000 ]
 	[ "$shared" -lt $((plain * 70 / 100)) ]

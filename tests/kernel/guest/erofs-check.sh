@@ -3,6 +3,7 @@
 #   vda  the rich test tree, with trusted.erofs.fingerprint
 #   vdb  version A of an application tree, fingerprinted
 #   vdc  version B of the same application (mostly identical files)
+#   vdd  a copy of vdb with one byte of file data flipped
 # Results are written to /host for the host-side assertions.
 set -u
 out=/host/result
@@ -24,6 +25,8 @@ umount /mnt/a
 fsck.erofs --version > "$out/fsck.version" 2>&1
 fsck.erofs --xattr-inode-digest /dev/vda > "$out/fsck.log" 2>&1
 echo $? > "$out/fsck.rc"
+fsck.erofs --xattr-inode-digest /dev/vdd > "$out/fsck-corrupt.log" 2>&1
+echo $? > "$out/fsck-corrupt.rc"
 
 # 3. page-cache sharing: read every file of A and B with read(2), with and
 #    without inode_share, and record how much the page cache grew
