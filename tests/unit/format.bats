@@ -13,3 +13,20 @@ load ../lib/common
 	[[ $output == *"erofs-utils' superblock checksum reproduced"* ]]
 	! grep -q '^not ok' <<<"$output"
 }
+
+@test "problem table: -n/-y/-p/interactive answers, exit codes, JSON report" {
+	cd "$BATS_TEST_TMPDIR"
+	run "$FSFORGE_BUILDDIR/tests/unit/test_problem" report.json
+	echo "$output"
+	[ "$status" -eq 0 ]
+	! grep -q '^not ok' <<<"$output"
+	# the JSON must parse with an independent parser and keep the details
+	python3 - report.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["mode"] == "yes" and r["found"] == 1, r
+p = r["problems"][1]
+assert p["id"] == "index_order" and p["action"] == "fixed", p
+assert p["object"] == 'dir "q\\""' and p["message"] == 'index entry "tab\there" out of order', p
+PY
+}

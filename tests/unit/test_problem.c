@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The problem-table mechanism in every mode: answers, messages, counters,
+ * fsck(8) exit codes and the JSON report.  argv[1]: where to write a JSON
+ * report for the caller to validate with an independent parser. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsforge/problem.h"
+#include "tap.h"
+
+static const struct fsf_problem PR_BITMAP = {
+	0x040001, "cluster_bitmap_differs", "cluster bitmap differs at %u",
+	FSF_PROMPT_FIX, FSF_PR_PREEN_OK };
+static const struct fsf_problem PR_INDEX = {
+	0x030002, "index_order", "index entry \"%s\" out of order",
+	FSF_PROMPT_REBUILD, 0 };
+static const struct fsf_problem PR_DIRTY = {
+	0x050001, "volume_dirty", "volume is marked dirty",
+	FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK | FSF_PR_NOT_ERROR };
+static const struct fsf_problem PR_NOTE = {
+	0x000001, "note", "checking %s", FSF_PROMPT_NONE, 0 };
+
+static const struct fsf_log quiet = { "test", FSF_QUIET };
+
+struct run {
+	struct fsf_fix_ctx c;
+	char *outbuf;
+	size_t outlen;
+	FILE *in;
+};
+
+static void start(struct run *r, enum fsf_fix_mode m, const char *answers)
+{
+	fsf_fix_init(&r->c, &quiet, m, "/dev/test");
+	r->c.out = open_memstream(&r->outbuf, &r->outlen);
+	r->in = fmemopen((void *)answers, strlen(answers) + 1, "r");
+	r->c.in = r->in;
+}
+
+static void stop(struct run *r)
+{
+	fclose(r->c.out);
+	fclose(r->in);
+	fsf_fix_free(&r->c);
+	free(r->outbuf);
+}
+
+int main(int argc, char **argv)
+{
+	struct run r;
+	bool a, b;
+
+	start(&r, FSF_MODE_NO, "");
+	a = fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 7u);
+	fflush(r.c.out);
+	ok(!a && strstr(r.outbuf, "cluster bitmap differs at 7.  Fix? no"),
+	   "-n answers no and says so");
+	ok(fsf_fix_exit_code(&r.c) == FSF_EXIT_UNCORRECTED, "-n with a problem exits 4");
+	stop(&r);
+
+	start(&r, FSF_MODE_YES, "");
+	a = fsf_fix_ask(&r.c, &PR_INDEX, "MFT record 5 (/)", "b");
+	fflush(r.c.out);
+	ok(a && strstr(r.outbuf, "MFT record 5 (/): index entry \"b\" out of order.  Rebuild? yes"),
+	   "-y answers yes, names the object");
+	ok(fsf_fix_exit_code(&r.c) == FSF_EXIT_FIXED, "-y exits 1 after fixing");
+	fsf_fix_failed(&r.c);
+	ok(fsf_fix_exit_code(&r.c) == FSF_EXIT_UNCORRECTED, "a failed fix is left uncorrected");
+	stop(&r);
+
+	start(&r, FSF_MODE_PREEN, "");
+	a = fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 9u);
+	b = fsf_fix_ask(&r.c, &PR_INDEX, "MFT record 30", "x");
+	fflush(r.c.out);
+	ok(a && strstr(r.outbuf, "/dev/test: cluster bitmap differs at 9. FIXED."),
+	   "-p fixes a PREEN_OK problem with a one-line message");
+	ok(!b && strstr(r.outbuf, "UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY"),
+	   "-p stops at a problem it may not fix");
+	ok(!fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 10u), "and fixes nothing after that");
+	ok(fsf_fix_exit_code(&r.c) == (FSF_EXIT_FIXED | FSF_EXIT_UNCORRECTED),
+	   "exit code is the OR of fixed (1) and uncorrected (4)");
+	stop(&r);
+
+	start(&r, FSF_MODE_PREEN, "");
+	fsf_fix_ask(&r.c, &PR_DIRTY, NULL);
+	ok(fsf_fix_exit_code(&r.c) == 0, "housekeeping (clearing the dirty flag) exits 0");
+	stop(&r);
+
+	start(&r, FSF_MODE_INTERACTIVE, "y\nn\n\nmaybe\nn\na\n");
+	ok(fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 1u), "interactive y");
+	ok(!fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 2u), "interactive n");
+	ok(fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 3u), "interactive empty line takes the default");
+	ok(!fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 4u), "an unclear answer is asked again");
+	ok(fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 5u) && fsf_fix_ask(&r.c, &PR_INDEX, NULL, "z"),
+	   "a answers yes to this and every later question");
+	stop(&r);
+
+	start(&r, FSF_MODE_INTERACTIVE, "q\n");
+	ok(!fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 1u) && r.c.cancelled, "q cancels");
+	ok(fsf_fix_exit_code(&r.c) & FSF_EXIT_CANCELLED, "cancelled sets exit bit 32");
+	stop(&r);
+
+	start(&r, FSF_MODE_YES, "");
+	fsf_fix_ask(&r.c, &PR_NOTE, NULL, "indexes");
+	fsf_fix_ask(&r.c, &PR_INDEX, "dir \"q\\\"\"", "tab\there");
+	ok(r.c.found == 1, "informational rows are not problems");
+	if (argc > 1) {
+		FILE *f = fopen(argv[1], "w");
+
+		fsf_fix_json(&r.c, f);
+		fclose(f);
+	}
+	stop(&r);
+	return tap_done();
+}
