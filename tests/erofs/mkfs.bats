@@ -61,7 +61,7 @@ build() { run "$MKFS_EROFS" --quiet "$@"; }
 	n=0
 	while IFS= read -r -d '' f; do
 		want=7368613235363a$(sha256sum < "$f" | cut -c1-64)
-		got=$(getfattr -e hex -n trusted.erofs.fingerprint "$f" | sed -n 's/^trusted.erofs.fingerprint=0x//p')
+		got=$(getfattr --absolute-names -e hex -n trusted.erofs.fingerprint "$f" | sed -n 's/^trusted.erofs.fingerprint=0x//p')
 		[ "$got" = "$want" ] || die "$f: $got != $want"
 		n=$((n + 1))
 	done < <(find "$mnt" -type f -size +0 -print0)
