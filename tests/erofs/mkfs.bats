@@ -173,10 +173,8 @@ build() { run "$MKFS_EROFS" --quiet "$@"; }
 	build -T 1700000000 c.img "$SRC"
 	build -T 1700000000 -E force-inode-extended e.img "$SRC"
 	[ "$(stat -c %s c.img)" -lt "$(stat -c %s e.img)" ]
-	mnt=$(mount_erofs c.img)
-	# 32-bit ids and times after 2106 need the 64-byte form and survive
-	[ "$(stat -c %u:%g "$mnt/modes/bigids")" = "1700000000:1700000000" ] || true
-	umount "$mnt"
+	# 32-bit ids, times before the build time and nanoseconds need the
+	# 64-byte form and survive in it
 	build --mkfs-time -T 1700000000 m.img "$SRC"
 	mnt=$(mount_erofs m.img)
 	[ "$(stat -c %u:%g "$mnt/modes/bigids")" = "100000:200000" ]
