@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * xfs_healer's library: everything below the two tool mains, one file per
+ * concern.  No global mutable state: the tool's context travels by pointer.
+ *
+ *   decode.c   event -> one text line / one JSON object (names of masks)
+ *   capture.c  the capture file format (record and --replay)
+ *   policy.c   autofsck rules, what to do with each event
+ *   mount.c    mount point checks, file handle, fs properties, monitor open
+ *   repair.c   XFS_IOC_SCRUB_METADATA with the repair flag
+ *   service.c  unit name escaping, starting units over sd-bus
+ *   hook.c     --exec hooks: spawn with the event in the environment,
+ *              reap, kill on time limit; never waits
+ *   output.c   where lines go: stdout, stderr, or the journal
+ */
+#ifndef FSFORGE_HEALER_H
+#define FSFORGE_HEALER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "fsforge/log.h"
+#include "xfs/healthmon.h"
+
+/* ---- decode.c ------------------------------------------------------------ */
+const char *hm_domain_name(uint32_t domain);	/* NULL when unknown */
+const char *hm_type_name(uint32_t type);	/* NULL when unknown */
+/* is (domain, type) a combination this program knows how to decode? */
+bool hm_event_known(const struct xfs_health_monitor_event *ev);
+/* "bnobt, rmapbt, 0x8000" for the mask of a domain; returns buf */
+char *hm_mask_text(uint32_t domain, uint32_t mask, char *buf, size_t len);
+char *hm_shutdown_text(uint32_t reasons, char *buf, size_t len);
+/* the object an event is about: "agno 0x5", "ino 131 gen 0x2", "" (fs) */
+char *hm_object_text(const struct xfs_health_monitor_event *ev, char *buf,
+		     size_t len);
+/* one line without trailing newline, prefixed by the mount point label */
+int hm_format_text(const struct xfs_health_monitor_event *ev,
+		   const char *label, char *buf, size_t len);
+int hm_format_json(const struct xfs_health_monitor_event *ev,
+		   const char *label, char *buf, size_t len);
+
+/* ---- capture.c ----------------------------------------------------------- */
+/*
+ * Capture file: a 32-byte header then 64-byte little-endian event records
+ * exactly as the kernel's read(2) returns them.
+ *   0  8  magic "XFSHMCAP"
+ *   8  4  version (1)
+ *  12  4  record size (64; larger sizes are read, the tail ignored)
+ *  16  4  flags: bit 0 back-reference metadata, bit 1 autofsck recorded
+ *  20 12  autofsck property value, NUL-padded
+ */
+#define HM_CAPTURE_MAGIC "XFSHMCAP"
+#define HM_CAPTURE_HDR 32
+#define HM_CAP_BACKREFS (1U << 0)
+#define HM_CAP_AUTOFSCK (1U << 1)
+
+struct hm_fsinfo {
+	bool backrefs;		/* rmapbt or parent pointers */
+	bool has_autofsck;	/* the autofsck property is set */
+	char autofsck[12];
+};
+
+struct hm_capture {
+	FILE *f;
+	const char *path;
+	uint32_t recsize;
+	uint64_t offset;	/* of the next record */
+	struct hm_fsinfo info;
+};
+
+/* 0 or -1 with a message naming the file */
+int hm_capture_open(struct hm_capture *c, const char *path,
+		    const struct fsf_log *log);
+/* 1 = one event, 0 = end of file, -1 = malformed (message printed) */
+int hm_capture_next(struct hm_capture *c, struct xfs_health_monitor_event *ev,
+		    const struct fsf_log *log);
+void hm_capture_close(struct hm_capture *c);
+int hm_capture_create(struct hm_capture *c, const char *path,
+		      const struct hm_fsinfo *info, const struct fsf_log *log);
+int hm_capture_write(struct hm_capture *c,
+		     const struct xfs_health_monitor_event *ev,
+		     const struct fsf_log *log);
+/* byte order of records: little-endian on disk, native in memory */
+void hm_event_from_le(struct xfs_health_monitor_event *ev,
+		      const unsigned char *rec);
+void hm_event_to_le(unsigned char *rec,
+		    const struct xfs_health_monitor_event *ev);
+
+/* ---- policy.c ------------------------------------------------------------ */
+enum hm_mode {
+	HM_MODE_EXIT,		/* nothing to do on this filesystem */
+	HM_MODE_LOG,		/* report only */
+	HM_MODE_REPAIR,		/* repair what the kernel reports as sick */
+};
+
+struct hm_policy_in {
+	bool opt_repair;	/* --repair */
+	bool opt_no_autofsck;	/* --no-autofsck */
+	const struct hm_fsinfo *fs;
+};
+
+/* the mode for a filesystem and a short reason for the log */
+enum hm_mode hm_policy_mode(const struct hm_policy_in *in, const char **why);
+
+struct hm_repair {
+	uint32_t scrub_type;
+	uint32_t agno;
+	uint64_t ino;
+	uint32_t gen;
+	const char *what;	/* "bnobt", "directory", ... */
+};
+
+#define HM_MAX_REPAIRS 32
+struct hm_plan {
+	unsigned int nr;
+	struct hm_repair r[HM_MAX_REPAIRS];
+	bool full_scrub;	/* start the xfs_scrub service */
+	const char *full_scrub_why;
+	bool stop;		/* the stream ended (unmount) */
+};
+
+void hm_plan_event(const struct xfs_health_monitor_event *ev,
+		   enum hm_mode mode, struct hm_plan *plan);
+const char *hm_scrub_type_name(uint32_t type);
+
+/* ---- service.c ----------------------------------------------------------- */
+/* systemd-escape --path: "/mnt/a b" -> "mnt-a\x20b"; returns -1 if too long */
+int hm_escape_path(const char *path, char *buf, size_t len);
+/* "xfs_scrub@<escaped>.service" */
+int hm_unit_name(const char *tmpl, const char *path, char *buf, size_t len);
+/* StartUnit(name, "replace") on the system bus; 0 or -errno, msg filled */
+int hm_start_unit(const char *unit, char *msg, size_t msglen);
+
+/* ---- output.c ------------------------------------------------------------ */
+enum hm_prio { HM_ERR = 3, HM_WARNING = 4, HM_NOTICE = 5, HM_INFO = 6 };
+struct hm_out {
+	const struct fsf_log *log;
+	bool journal;		/* stderr is the journal: structured entries */
+	bool json;		/* events as JSON objects on stdout */
+	bool quiet;		/* no per-event lines */
+};
+/* is stderr connected to the journal (JOURNAL_STREAM matches)? */
+bool hm_stderr_is_journal(void);
+/* a message line: journal entry or "prog: line" on stderr/stdout */
+void hm_say(const struct hm_out *o, enum hm_prio prio, const char *fmt, ...)
+	FSF_PRINTF(3, 4);
+/* the decoded event (text or JSON) */
+void hm_emit_event(const struct hm_out *o,
+		   const struct xfs_health_monitor_event *ev, const char *label);
+
+/* ---- hook.c -------------------------------------------------------------- */
+#define HM_HOOK_MAX 16
+struct hm_hooks {
+	const char *path;		/* NULL: no hooks */
+	unsigned int timeout_s;		/* kill after this long */
+	unsigned int nr;
+	pid_t pid[HM_HOOK_MAX];
+	uint64_t deadline_ms[HM_HOOK_MAX];
+	uint64_t skipped;		/* events with no free slot */
+};
+void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
+		   const struct xfs_health_monitor_event *ev, const char *label);
+/* reap finished hooks, kill overdue ones; ms until the next deadline or -1 */
+int hm_hook_reap(struct hm_hooks *h, const struct hm_out *o);
+/* wait for all hooks (bounded by their deadlines) at exit */
+void hm_hook_drain(struct hm_hooks *h, const struct hm_out *o);
+uint64_t hm_now_ms(void);
+
+/* ---- mount.c ------------------------------------------------------------- */
+#define HM_HANDLE_MAX 128
+struct hm_handle {
+	int mount_id;
+	unsigned int len;
+	int type;
+	unsigned char bytes[HM_HANDLE_MAX];
+};
+/* open the mount point root of an XFS filesystem; -1 with one clear line */
+int hm_open_mountpoint(const char *path, const struct hm_out *o);
+int hm_get_handle(int fd, struct hm_handle *h);
+bool hm_handle_equal(const struct hm_handle *a, const struct hm_handle *b);
+void hm_read_fsinfo(int fd, struct hm_fsinfo *info);
+/* XFS_IOC_HEALTH_MONITOR; the new fd or -1 with errno and a message */
+int hm_open_monitor(int fd, bool verbose, const char *path,
+		    const struct hm_out *o);
+
+/* ---- repair.c ------------------------------------------------------------ */
+enum hm_repair_result {
+	HM_REPAIR_DONE,		/* repaired */
+	HM_REPAIR_CLEAN,	/* nothing needed */
+	HM_REPAIR_FAILED,	/* still corrupt or error: needs xfs_scrub */
+	HM_REPAIR_UNSUPPORTED,	/* the kernel cannot repair */
+	HM_REPAIR_MOVED,	/* mount point no longer this filesystem */
+};
+enum hm_repair_result hm_repair_one(const char *mountpoint,
+				    const struct hm_handle *expect,
+				    const struct hm_repair *r, char *msg,
+				    size_t msglen);
+
+#endif

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Where xfs_healer's lines go.  Run by systemd with stderr on the journal
+ * (JOURNAL_STREAM names stderr's device:inode), each line is a journal
+ * entry with a priority and the event's fields (XFS_HEALER_DOMAIN=, ...),
+ * so `journalctl -u xfs_healer@...` can filter on them.  Otherwise events
+ * and informational lines (repairs, mode) go to stdout, in order, and
+ * warnings and errors to stderr; with --json only JSON goes to stdout.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <systemd/sd-journal.h>
+
+#include "healer.h"
+
+bool hm_stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2)
+		return false;
+	if (fstat(2, &st) < 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
+
+void hm_say(const struct hm_out *o, enum hm_prio prio, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (o->journal) {
+		sd_journal_send("MESSAGE=%s", line, "PRIORITY=%d", (int)prio,
+				NULL);
+		return;
+	}
+	if (prio <= HM_WARNING)
+		fflush(stdout);	/* keep the order with the events */
+	if (prio <= HM_ERR)
+		fsf_err(o->log, "%s", line);
+	else if (prio == HM_WARNING)
+		fsf_warn(o->log, "%s", line);
+	else if (o->json)
+		fprintf(stderr, "%s: %s\n", o->log->prog, line);
+	else
+		/* in line with the events, so that the order is kept */
+		printf("%s\n", line);
+}
+
+void hm_emit_event(const struct hm_out *o,
+		   const struct xfs_health_monitor_event *ev, const char *label)
+{
+	char line[2048];
+
+	if (o->quiet)
+		return;
+	if (o->json) {
+		hm_format_json(ev, label, line, sizeof(line));
+		fputs(line, stdout);
+		fputc('\n', stdout);
+		return;
+	}
+	hm_format_text(ev, label, line, sizeof(line));
+	if (o->journal) {
+		int prio = HM_INFO;
+
+		if (ev->type == XFS_HM_TYPE_SICK ||
+		    ev->type == XFS_HM_TYPE_CORRUPT ||
+		    ev->type == XFS_HM_TYPE_LOST ||
+		    ev->type == XFS_HM_TYPE_SHUTDOWN ||
+		    ev->type >= XFS_HM_TYPE_MEDIA_ERROR)
+			prio = HM_WARNING;
+		sd_journal_send("MESSAGE=%s", line, "PRIORITY=%d", prio,
+				"XFS_HEALER_MOUNT=%s", label,
+				"XFS_HEALER_DOMAIN=%" PRIu32, ev->domain,
+				"XFS_HEALER_TYPE=%" PRIu32, ev->type, NULL);
+		return;
+	}
+	fputs(line, stdout);
+	fputc('\n', stdout);
+}
