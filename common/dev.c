@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,9 @@ static int open_blkdev(struct fsf_dev *dev, unsigned flags)
 
 	/* O_EXCL on a block device: the kernel refuses it while it is
 	 * mounted or held by anyone else (md, dm, another mkfs) */
-	dev->fd = open(dev->path, oflags | O_EXCL | O_CLOEXEC);
+	if (!(flags & FSF_DEV_NO_EXCL))
+		oflags |= O_EXCL;
+	dev->fd = open(dev->path, oflags | O_CLOEXEC);
 	if (dev->fd < 0) {
 		int e = errno;
 
@@ -257,6 +260,35 @@ int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off)
 		p += n;
 		off += (uint64_t)n;
 		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int fsf_dev_zero(struct fsf_dev *dev, uint64_t off, uint64_t len)
+{
+	static const char zeros[65536];
+	int mode = dev->is_blkdev ? FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE :
+		   FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+
+	if (dev->dry_run || dev->fd < 0)
+		return -EROFS;
+	if (len == 0)
+		return 0;
+	if (dev->is_blkdev && (off > dev->size || len > dev->size - off)) {
+		fsf_err(dev->log, "%s: write beyond the end of the device",
+			dev->path);
+		return -ENOSPC;
+	}
+	if (fallocate(dev->fd, mode, (off_t)off, (off_t)len) == 0)
+		return 0;
+	while (len) {
+		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
+		int ret = fsf_dev_pwrite(dev, zeros, n, off);
+
+		if (ret)
+			return ret;
+		off += n;
+		len -= n;
 	}
 	return 0;
 }

@@ -27,6 +27,8 @@ enum fsf_dev_flags {
 	FSF_DEV_FORCE = 1u << 0,	/* overwrite an existing signature */
 	FSF_DEV_DRY_RUN = 1u << 1,	/* never write */
 	FSF_DEV_REPLACE = 1u << 2,	/* regular file: temp file + rename */
+	FSF_DEV_NO_EXCL = 1u << 3,	/* block device: open without O_EXCL
+					 * (mke2fs-style -F -F; dangerous) */
 };
 
 struct fsf_dev {
@@ -50,6 +52,10 @@ int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 		   uint64_t off);
 /* Read all of BUF at OFF (short read at end of device: -EIO). */
 int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off);
+/* Make LEN bytes at OFF read back as zeros: a hole in a regular file, a
+ * zeroing request on a block device, or written zeros where neither is
+ * supported.  Returns 0 or a negative errno (reported). */
+int fsf_dev_zero(struct fsf_dev *dev, uint64_t off, uint64_t len);
 /* Make the output exactly SIZE bytes (files) or check it fits (devices). */
 int fsf_dev_set_size(struct fsf_dev *dev, uint64_t size);
 /* Flush and, for FSF_DEV_REPLACE, rename the temporary file into place. */

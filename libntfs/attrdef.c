@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* $AttrDef: the attribute types an NTFS 3.1 volume knows. */
+#include "config.h"
+
+#include <endian.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const struct {
+	const char *name;
+	uint32_t type, flags;
+	int64_t min, max;
+} defs[] = {
+	{ "$STANDARD_INFORMATION", NTFS_AT_STANDARD_INFORMATION, NTFS_ATTRDEF_RESIDENT, 0x30, 0x48 },
+	{ "$ATTRIBUTE_LIST", NTFS_AT_ATTRIBUTE_LIST, NTFS_ATTRDEF_LOG_NONRESIDENT, 0, -1 },
+	{ "$FILE_NAME", NTFS_AT_FILE_NAME, NTFS_ATTRDEF_RESIDENT | NTFS_ATTRDEF_INDEXABLE, 0x44, 0x242 },
+	{ "$OBJECT_ID", NTFS_AT_OBJECT_ID, NTFS_ATTRDEF_RESIDENT, 0, 0x100 },
+	{ "$SECURITY_DESCRIPTOR", NTFS_AT_SECURITY_DESCRIPTOR, NTFS_ATTRDEF_LOG_NONRESIDENT, 0, -1 },
+	{ "$VOLUME_NAME", NTFS_AT_VOLUME_NAME, NTFS_ATTRDEF_RESIDENT, 2, 0x100 },
+	{ "$VOLUME_INFORMATION", NTFS_AT_VOLUME_INFORMATION, NTFS_ATTRDEF_RESIDENT, 0xc, 0xc },
+	{ "$DATA", NTFS_AT_DATA, 0, 0, -1 },
+	{ "$INDEX_ROOT", NTFS_AT_INDEX_ROOT, NTFS_ATTRDEF_RESIDENT, 0, -1 },
+	{ "$INDEX_ALLOCATION", NTFS_AT_INDEX_ALLOCATION, NTFS_ATTRDEF_LOG_NONRESIDENT, 0, -1 },
+	{ "$BITMAP", NTFS_AT_BITMAP, NTFS_ATTRDEF_LOG_NONRESIDENT, 0, -1 },
+	{ "$REPARSE_POINT", NTFS_AT_REPARSE_POINT, NTFS_ATTRDEF_LOG_NONRESIDENT, 0, 0x4000 },
+	{ "$EA_INFORMATION", NTFS_AT_EA_INFORMATION, NTFS_ATTRDEF_RESIDENT, 8, 8 },
+	{ "$EA", NTFS_AT_EA, 0, 0, 0x10000 },
+	{ "$LOGGED_UTILITY_STREAM", NTFS_AT_LOGGED_UTILITY_STREAM, NTFS_ATTRDEF_LOG_NONRESIDENT, 0, 0x10000 },
+};
+
+void ntfs_attrdef_build(uint8_t *out)
+{
+	memset(out, 0, NTFS_ATTRDEF_SIZE);
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
+		struct ntfs_attrdef d;
+
+		memset(&d, 0, sizeof(d));
+		for (size_t k = 0; defs[i].name[k]; k++)
+			d.name[k] = htole16((uint16_t)defs[i].name[k]);
+		d.type = htole32(defs[i].type);
+		d.flags = htole32(defs[i].flags);
+		d.min_size = (int64_t)htole64((uint64_t)defs[i].min);
+		d.max_size = (int64_t)htole64((uint64_t)defs[i].max);
+		memcpy(out + i * sizeof(d), &d, sizeof(d));
+	}
+}

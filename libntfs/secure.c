@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * $Secure: the default security descriptors of a fresh volume, stored once
+ * in $SDS (each 256 KiB block followed by its mirror) and indexed by id in
+ * $SII and by hash in $SDH.
+ *
+ *   0x100  system files: SYSTEM and Administrators may read
+ *   0x101  $Secure, $Extend and its files: SYSTEM and Administrators modify
+ *   0x102  the root directory: Everyone, SYSTEM and Administrators have full
+ *          control, inherited by new files and directories
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <string.h>
+
+#include "internal.h"
+
+uint32_t ntfs_sd_hash(const uint8_t *sd, size_t len)
+{
+	uint32_t h = 0;
+
+	for (size_t i = 0; i + 4 <= len; i += 4) {
+		uint32_t w = (uint32_t)sd[i] | (uint32_t)sd[i + 1] << 8 |
+			     (uint32_t)sd[i + 2] << 16 | (uint32_t)sd[i + 3] << 24;
+
+		h = ((h >> 29) | (h << 3)) + w;
+	}
+	return h;
+}
+
+/* SIDs: revision, count, 6-byte authority (big-endian), sub-authorities */
+static const uint8_t sid_everyone[12] = { 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0 };
+static const uint8_t sid_system[12] = { 1, 1, 0, 0, 0, 0, 0, 5, 18, 0, 0, 0 };
+static const uint8_t sid_admins[16] = { 1, 2, 0, 0, 0, 0, 0, 5, 32, 0, 0, 0,
+					0x20, 0x02, 0, 0 };
+
+struct ace_spec {
+	const uint8_t *sid;
+	uint8_t sid_len;
+	uint8_t flags;		/* 0x01 object inherit, 0x02 container inherit */
+	uint32_t mask;
+};
+
+static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
+static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
+
+/* A self-relative descriptor: header, DACL, owner and group (both
+ * Administrators).  Returns its length. */
+static size_t build_sd(uint8_t *out, const struct ace_spec *aces, int n)
+{
+	size_t dacl = 20, pos = dacl + 8;
+
+	memset(out, 0, 512);
+	out[0] = 1;				/* revision */
+	put16(out + 2, 0x8004);			/* self-relative, DACL present */
+	for (int i = 0; i < n; i++) {
+		size_t sz = 8 + aces[i].sid_len;
+
+		out[pos] = 0;			/* ACCESS_ALLOWED */
+		out[pos + 1] = aces[i].flags;
+		put16(out + pos + 2, (uint16_t)sz);
+		put32(out + pos + 4, aces[i].mask);
+		memcpy(out + pos + 8, aces[i].sid, aces[i].sid_len);
+		pos += sz;
+	}
+	out[dacl] = 2;				/* ACL revision */
+	put16(out + dacl + 2, (uint16_t)(pos - dacl));
+	put16(out + dacl + 4, (uint16_t)n);
+	put32(out + 4, (uint32_t)pos);		/* owner */
+	memcpy(out + pos, sid_admins, sizeof(sid_admins));
+	pos += sizeof(sid_admins);
+	put32(out + 8, (uint32_t)pos);		/* group */
+	memcpy(out + pos, sid_admins, sizeof(sid_admins));
+	pos += sizeof(sid_admins);
+	put32(out + 16, (uint32_t)dacl);
+	return pos;
+}
+
+const uint8_t *ntfs_sid_admins(size_t *len)
+{
+	*len = sizeof(sid_admins);
+	return sid_admins;
+}
+
+void ntfs_secure_build(struct ntfs_secure *s)
+{
+	const struct ace_spec read_only[] = {
+		{ sid_system, 12, 0, 0x120089 }, { sid_admins, 16, 0, 0x120089 },
+	};
+	const struct ace_spec modify[] = {
+		{ sid_system, 12, 0, 0x12019f }, { sid_admins, 16, 0, 0x12019f },
+	};
+	const struct ace_spec root[] = {
+		{ sid_everyone, 12, 3, 0x1f01ff }, { sid_system, 12, 3, 0x1f01ff },
+		{ sid_admins, 16, 3, 0x1f01ff },
+	};
+	struct { const struct ace_spec *a; int n; } sds[NTFS_NR_SD] = {
+		{ read_only, 2 }, { modify, 2 }, { root, 3 },
+	};
+	struct ntfs_sds_header hdr[NTFS_NR_SD];
+	int order[NTFS_NR_SD];
+	uint8_t *p;
+	size_t pos = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (int i = 0; i < NTFS_NR_SD; i++) {
+		uint8_t *e = s->sds + pos;
+		size_t len = build_sd(e + sizeof(hdr[i]), sds[i].a, sds[i].n);
+
+		hdr[i].hash = htole32(ntfs_sd_hash(e + sizeof(hdr[i]), len));
+		hdr[i].security_id = htole32(NTFS_SECURITY_ID_FIRST + (uint32_t)i);
+		hdr[i].offset = htole64(pos);
+		hdr[i].length = htole32((uint32_t)(sizeof(hdr[i]) + len));
+		memcpy(e, &hdr[i], sizeof(hdr[i]));
+		s->sds_len = pos + sizeof(hdr[i]) + len;
+		pos = ntfs_align(s->sds_len, 16);
+		order[i] = i;
+	}
+	/* $SII: by id (creation order) */
+	p = s->sii;
+	for (int i = 0; i < NTFS_NR_SD; i++)
+		p += ntfs_ie_view(p, &hdr[i].security_id, 4, &hdr[i], sizeof(hdr[i]));
+	p += ntfs_ie_end(p, false, 0);
+	s->sii_len = (size_t)(p - s->sii);
+	/* $SDH: by hash, then id; each entry's data is padded with "II" */
+	for (int i = 1; i < NTFS_NR_SD; i++)
+		for (int j = i; j > 0; j--) {
+			uint32_t a = le32toh(hdr[order[j - 1]].hash), b = le32toh(hdr[order[j]].hash);
+
+			if (a < b || (a == b && order[j - 1] < order[j]))
+				break;
+			int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+		}
+	p = s->sdh;
+	for (int k = 0; k < NTFS_NR_SD; k++) {
+		const struct ntfs_sds_header *h = &hdr[order[k]];
+		uint8_t key[8], data[24];
+
+		memcpy(key, &h->hash, 4);
+		memcpy(key + 4, &h->security_id, 4);
+		memcpy(data, h, sizeof(*h));
+		memcpy(data + sizeof(*h), "I\0I\0", 4);
+		p += ntfs_ie_view(p, key, 8, data, sizeof(*h));
+		/* the padding lives after the data, inside the entry */
+		memcpy(p - 4, "I\0I\0", 4);
+	}
+	p += ntfs_ie_end(p, false, 0);
+	s->sdh_len = (size_t)(p - s->sdh);
+}
