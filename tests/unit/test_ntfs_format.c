@@ -1,1 +1,185 @@
-int main(void) { return 0; }
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of libntfs' pure format helpers against independent values:
+ * the $UpCase that ntfs-3g's mkntfs writes (argv[1], extracted with
+ * ntfscat), a security descriptor and its hash as stored by that mkntfs,
+ * and hand-computed byte layouts of boot sectors, MFT records, runlists,
+ * fixups and index entries.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs/format.h"
+#include "tap.h"
+
+static uint16_t rd16(const void *p) { uint16_t v; memcpy(&v, p, 2); return le16toh(v); }
+static uint32_t rd32(const void *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
+static uint64_t rd64(const void *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
+
+static void test_upcase(const char *ref)
+{
+	static uint16_t t[NTFS_UPCASE_LEN];
+	static uint8_t disk[NTFS_UPCASE_LEN * 2];
+
+	ntfs_upcase_build(t);
+	ok(t['a'] == 'A' && t['z'] == 'Z' && t['A'] == 'A' && t['0'] == '0',
+	   "upcase: ASCII letters fold, others stay");
+	ok(t[0xff] == 0x178 && t[0xe9] == 0xc9 && t[0xdf] == 0xdf,
+	   "upcase: y-diaeresis -> U+0178, e-acute -> E-acute, sharp s unchanged");
+	ok(t[0x3b1] == 0x391 && t[0x44f] == 0x42f && t[0xff41] == 0xff21,
+	   "upcase: Greek alpha, Cyrillic ya, fullwidth a");
+	ok(t[0x101] == 0x100 && t[0x100] == 0x100, "upcase: Latin Extended-A pairs");
+	if (ref) {
+		FILE *f = fopen(ref, "rb");
+		size_t n = f ? fread(disk, 1, sizeof(disk), f) : 0;
+		size_t diff = 0, first = 0;
+
+		if (f)
+			fclose(f);
+		for (size_t i = 0; n == sizeof(disk) && i < NTFS_UPCASE_LEN; i++)
+			if (rd16(disk + 2 * i) != t[i] && !diff++)
+				first = i;
+		ok(n == sizeof(disk) && diff == 0,
+		   "upcase: identical to the $UpCase written by ntfs-3g's mkntfs (%zu bytes, %zu differences, first at U+%04zX)",
+		   n, diff, first);
+	}
+}
+
+static void test_fixups(void)
+{
+	uint8_t rec[1024], copy[1024];
+	struct ntfs_rec r;
+
+	ntfs_rec_init(&r, rec, sizeof(rec), 7, 7, NTFS_MFT_IN_USE, 1);
+	rec[510] = 0x12; rec[511] = 0x34; rec[1022] = 0x56; rec[1023] = 0x78;
+	memcpy(copy, rec, sizeof(rec));
+	ntfs_fixup_apply(rec, sizeof(rec), 0x0203);
+	ok(rd16(rec + 0x30) == 0x0203 && rd16(rec + 510) == 0x0203 &&
+	   rd16(rec + 1022) == 0x0203, "fixup: usn in the array and at each stride end");
+	ok(rd16(rec + 0x32) == 0x3412 && rd16(rec + 0x34) == 0x7856,
+	   "fixup: original stride ends saved in the array");
+	ok(ntfs_fixup_remove(rec, sizeof(rec)) == 0 &&
+	   memcmp(rec + 0x38, copy + 0x38, sizeof(rec) - 0x38) == 0,
+	   "fixup: removal restores the record");
+	ntfs_fixup_apply(rec, sizeof(rec), 5);
+	rec[1022] ^= 1;
+	ok(ntfs_fixup_remove(rec, sizeof(rec)) == -1, "fixup: a torn stride is detected");
+}
+
+static void test_record(void)
+{
+	uint8_t rec[4096];
+	struct ntfs_rec r;
+	uint8_t v[8] = { 1, 2, 3 };
+
+	ntfs_rec_init(&r, rec, 1024, 5, 5, NTFS_MFT_IN_USE | NTFS_MFT_IS_DIRECTORY, 1);
+	ok(rd32(rec) == NTFS_MAGIC_FILE && rd16(rec + 4) == 0x30 && rd16(rec + 6) == 3,
+	   "record: FILE magic, USA at 0x30 with 3 entries (1024 bytes)");
+	ok(rd16(rec + 0x14) == 0x38 && rd32(rec + 0x18) == 0x40 && rd32(rec + 0x1c) == 1024 &&
+	   rd32(rec + 0x38) == 0xffffffff, "record: attributes at 0x38, 0x40 in use, end marker");
+	ok(rd16(rec + 0x10) == 5 && rd16(rec + 0x12) == 1 && rd16(rec + 0x16) == 3 &&
+	   rd32(rec + 0x2c) == 5, "record: sequence, links, flags, number");
+	ok(ntfs_rec_add_resident(&r, NTFS_AT_BITMAP, "$I30", v, 8, 0) != NULL &&
+	   rd32(rec + 0x38) == 0xb0 && rd32(rec + 0x3c) == 0x28 && rd16(rec + 0x38 + 0x14) == 0x20 &&
+	   rd16(rec + 0x38 + 0x18) == '$' && rd32(rec + 0x60) == 0xffffffff &&
+	   rd32(rec + 0x18) == 0x68, "record: named resident attribute layout");
+	ntfs_rec_init(&r, rec, 4096, 0, 1, NTFS_MFT_IN_USE, 1);
+	ok(rd16(rec + 6) == 9 && rd16(rec + 0x14) == 0x48,
+	   "record: 4096-byte record has 9 USA entries, attributes at 0x48");
+}
+
+static void test_runlist(void)
+{
+	struct ntfs_run a[3] = { { 4, 7 }, { -1, 16 }, { 2, 0x300 } }, d[4];
+	struct ntfs_run hole = { -1, 16383 };
+	uint8_t mp[64];
+	int n = ntfs_mp_encode(a, 3, mp, sizeof(mp));
+
+	ok(n == 10 && !memcmp(mp, "\x11\x07\x04\x01\x10\x12\x00\x03\xfe\x00", 10),
+	   "runlist: mapping pairs with a hole and a negative delta");
+	ok(ntfs_mp_decode(mp, (size_t)n, d, 4) == 3 && d[0].lcn == 4 && d[1].lcn == -1 &&
+	   d[2].lcn == 2 && d[2].len == 0x300, "runlist: decode round trip");
+	n = ntfs_mp_encode(&hole, 1, mp, sizeof(mp));
+	ok(n == 4 && !memcmp(mp, "\x02\xff\x3f\x00", 4), "runlist: $Bad's hole of 16383 clusters");
+	ok(ntfs_mp_encode(a, 3, mp, 5) == -1, "runlist: overflow is reported");
+}
+
+static void test_boot(void)
+{
+	struct ntfs_boot_sector bs;
+	struct ntfs_geometry g = { 512, 4096, 1024, 4096, 131072, 16383 };
+	const uint8_t *b = (const uint8_t *)&bs;
+
+	ok(sizeof(bs) == 512, "boot: 512-byte structure");
+	ntfs_boot_build(&bs, &g, 4, 8191, 0x1122334455667788ULL, 63, 255, 63);
+	ok(!memcmp(b, "\xeb\x52\x90NTFS    ", 11) && rd16(b + 0x0b) == 512 && b[0x0d] == 8 &&
+	   b[0x15] == 0xf8 && rd16(b + 0x1fe) == 0xaa55, "boot: jump, OEM id, geometry, signature");
+	ok(rd64(b + 0x28) == 131071 && rd64(b + 0x30) == 4 && rd64(b + 0x38) == 8191,
+	   "boot: sectors exclude the backup, MFT and mirror clusters");
+	ok((int8_t)b[0x40] == -10 && b[0x44] == 1 && rd64(b + 0x48) == 0x1122334455667788ULL,
+	   "boot: 1024-byte records as 2^10, one-cluster index blocks, serial");
+	ok(rd16(b + 0x18) == 63 && rd16(b + 0x1a) == 255 && rd32(b + 0x1c) == 63 &&
+	   b[0x24] == 0x80 && b[0x26] == 0x80, "boot: CHS, hidden sectors, drive, signature");
+	g.cluster_size = 2u << 20;
+	ntfs_boot_build(&bs, &g, 1, 2, 0, 0, 0, 0);
+	ok(b[0x0d] == 0xf4 && (int8_t)b[0x44] == -12,
+	   "boot: 2 MiB clusters of 512-byte sectors encoded as 2^12, index blocks as 2^-12");
+	g.sector_size = 4096; g.cluster_size = 4096; g.mft_record_size = 4096;
+	ntfs_boot_build(&bs, &g, 1, 2, 0, 0, 0, 0);
+	ok(rd16(b + 0x0b) == 4096 && b[0x0d] == 1 && b[0x40] == 1,
+	   "boot: 4096-byte sectors, one-sector clusters and one-cluster records");
+}
+
+static void test_collation_index(void)
+{
+	static uint16_t t[NTFS_UPCASE_LEN];
+	const uint16_t mft[] = { '$', 'M', 'F', 'T' }, mirr[] = { '$', 'M', 'F', 'T', 'M', 'i', 'r', 'r' };
+	const uint16_t dot[] = { '.' }, abc[] = { 'a', 'b', 'c' }, ABD[] = { 'A', 'B', 'D' };
+	const uint16_t Abc[] = { 'A', 'b', 'c' };
+	uint8_t e[64];
+
+	ntfs_upcase_build(t);
+	ok(ntfs_collate_file_name(t, mft, 4, mirr, 8) < 0, "collate: a prefix sorts first");
+	ok(ntfs_collate_file_name(t, mft, 4, dot, 1) < 0, "collate: '$' before '.'");
+	ok(ntfs_collate_file_name(t, abc, 3, ABD, 3) < 0 && ntfs_collate_file_name(t, ABD, 3, abc, 3) > 0,
+	   "collate: case-insensitive order");
+	ok(ntfs_collate_file_name(t, Abc, 3, abc, 3) < 0 && ntfs_collate_file_name(t, abc, 3, abc, 3) == 0,
+	   "collate: folded ties broken by exact units");
+	ok(ntfs_ie_end(e, true, 0) == 0x18 && rd16(e + 8) == 0x18 && rd16(e + 12) == 3,
+	   "index: end entry with a child node");
+	ok(ntfs_ie_view(e, "\x01\x01\0\0", 4, "abcdefghijklmnopqrst", 20) == 0x28 &&
+	   rd16(e) == 0x14 && rd16(e + 2) == 20 && rd16(e + 8) == 0x28 && rd16(e + 10) == 4,
+	   "index: $SII-style view entry layout");
+}
+
+static void test_sd_hash(void)
+{
+	/* a descriptor and its $SDH hash as stored by ntfs-3g's mkntfs */
+	static const uint8_t sd[] =
+		"\x01\x00\x04\x80\x48\x00\x00\x00\x58\x00\x00\x00\x00\x00\x00\x00"
+		"\x14\x00\x00\x00\x02\x00\x34\x00\x02\x00\x00\x00\x00\x00\x14\x00"
+		"\x89\x00\x12\x00\x01\x01\x00\x00\x00\x00\x00\x05\x12\x00\x00\x00"
+		"\x00\x00\x18\x00\x89\x00\x12\x00\x01\x02\x00\x00\x00\x00\x00\x05"
+		"\x20\x00\x00\x00\x20\x02\x00\x00\x01\x02\x00\x00\x00\x00\x00\x05"
+		"\x20\x00\x00\x00\x20\x02\x00\x00\x01\x02\x00\x00\x00\x00\x00\x05"
+		"\x20\x00\x00\x00\x20\x02\x00\x00";
+
+	ok(ntfs_sd_hash(sd, sizeof(sd) - 1) == 0xf80312f0u,
+	   "secure: descriptor hash matches mkntfs' $SDH key");
+}
+
+int main(int argc, char **argv)
+{
+	test_upcase(argc > 1 ? argv[1] : NULL);
+	test_fixups();
+	test_record();
+	test_runlist();
+	test_boot();
+	test_collation_index();
+	test_sd_hash();
+	return tap_done();
+}
