@@ -1,0 +1,120 @@
+#!/usr/bin/env bats
+# mkfs.ntfs command line: help, version, mkntfs-compatible options and
+# exit codes, -n writing nothing, impossible geometry named in the error,
+# and `yes | mkfs -t ntfs` (as fstests formats) never blocking.
+load ../lib/common
+load ntfs_helpers
+
+setup() { cd_tmp; }
+teardown() { umount_all; }
+
+@test "--help names every option and exits 0; -V prints the version" {
+	run "$MKFS_NTFS" --help
+	[ "$status" -eq 0 ]
+	for o in --fast --quick --full --label --enable-compression --no-action \
+		--cluster-size --sector-size --partition-start --heads \
+		--sectors-per-track --mft-zone-multiplier --zero-time --with-uuid \
+		--no-indexing --force --quiet --verbose --version --help; do
+		[[ $output == *"$o"* ]] || die "help lacks $o"
+	done
+	run "$MKFS_NTFS" -V
+	[ "$status" -eq 0 ]
+	[[ $output == *"mkfs.ntfs (fsforge)"* ]]
+}
+
+@test "usage errors exit 1 like mkntfs" {
+	run "$MKFS_NTFS" --bogus v.img
+	[ "$status" -eq 1 ]
+	run "$MKFS_NTFS"
+	[ "$status" -eq 1 ]
+	[[ $output == *"no device given"* ]]
+	run "$MKFS_NTFS" a b c
+	[ "$status" -eq 1 ]
+	run "$MKFS_NTFS" -z 5 v.img 1000
+	[ "$status" -eq 1 ]
+	[[ $output == *"'5'"* ]]
+}
+
+@test "-n writes nothing: existing image unchanged, missing image not created" {
+	head -c 4M /dev/urandom > v.img
+	before=$(sha256sum < v.img)
+	run "$MKFS_NTFS" -n v.img
+	[ "$status" -eq 0 ]
+	[[ $output == *"nothing written"* ]]
+	[ "$(sha256sum < v.img)" = "$before" ]
+	run "$MKFS_NTFS" -n new.img 100000
+	[ "$status" -eq 0 ]
+	[ ! -e new.img ]
+}
+
+@test "impossible geometry is rejected with the value named" {
+	truncate -s 64M v.img
+	run "$MKFS_NTFS" -c 3000 v.img
+	[ "$status" -eq 1 ]; [[ $output == *"cluster size 3000"* ]]
+	run "$MKFS_NTFS" -c 4M v.img
+	[ "$status" -eq 1 ]; [[ $output == *"cluster size 4194304"* ]]
+	run "$MKFS_NTFS" -s 4096 -c 1024 v.img
+	[ "$status" -eq 1 ]; [[ $output == *"cluster size 1024 is smaller than the sector size 4096"* ]]
+	run "$MKFS_NTFS" -s 300 v.img
+	[ "$status" -eq 1 ]; [[ $output == *"sector size 300"* ]]
+	truncate -s 256K small.img
+	run "$MKFS_NTFS" small.img
+	[ "$status" -eq 1 ]; [[ $output == *"262144 bytes is too small"* ]]
+	run "$MKFS_NTFS" -c 512 big.img $((4 * 1024 * 1024 * 1024 * 2))
+	[ "$status" -eq 1 ]; [[ $output == *"cluster size 512 gives"* ]]
+	run "$MKFS_NTFS" empty.img
+	[ "$status" -eq 1 ]; [[ $output == *"give the NUMBER-OF-SECTORS"* ]]
+}
+
+@test "NUMBER-OF-SECTORS creates or sizes a sparse image" {
+	"$MKFS_NTFS" -q new.img 204800
+	[ "$(stat -c %s new.img)" -eq $((204800 * 512)) ]
+	need_ntfs3g
+	ntfsfix_clean new.img
+}
+
+@test "-T: every time stamp is 1970-01-01; -U: the volume has an object id" {
+	need_ntfs3g
+	truncate -s 64M v.img
+	"$MKFS_NTFS" -q -T -U v.img
+	run ntfsinfo -i 5 v.img
+	echo "$output" | grep -i time | head -4
+	grep -qi 'Thu Jan  1 00:00:00 1970' <<<"$output"
+	run ntfsinfo -i 3 v.img
+	[[ $output == *"OBJECT_ID"* || $output == *"Object ID"* ]]
+	ntfsfix_clean v.img
+}
+
+@test "-C and -I set the root directory's compressed / not-indexed flags" {
+	need_ntfs3g
+	truncate -s 64M v.img
+	"$MKFS_NTFS" -q -C -I v.img
+	run ntfsinfo -i 5 v.img
+	echo "$output" | grep -i 'attributes' | head -3
+	[[ $output == *COMPRESSED* ]]
+	[[ $output == *NOT_CONTENT_INDEXED* ]]
+	run "$MKFS_NTFS" -C -c 8192 v.img
+	[ "$status" -eq 1 ]
+}
+
+@test "--full zeroes the volume; quick keeps the image sparse" {
+	head -c 8M /dev/urandom > v.img
+	"$MKFS_NTFS" -q --full v.img
+	# past the metadata, the random bytes are gone
+	[ "$(dd if=v.img bs=1M skip=1 count=1 status=none | tr -d '\0' | wc -c)" -eq 0 ]
+	truncate -s 1G q.img
+	"$MKFS_NTFS" -q -Q q.img
+	# $LogFile (10 MiB here, all 0xFF) is the only large allocation
+	[ "$(du -k q.img | cut -f1)" -lt $((16 * 1024)) ]
+}
+
+@test "yes | mkfs -t ntfs DEV runs our mkfs.ntfs without blocking" {
+	truncate -s 64M v.img
+	run timeout 60 unshare -m sh -c "mount --bind '$MKFS_NTFS' /sbin/mkfs.ntfs &&
+		yes | mkfs -t ntfs -Q v.img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"NTFS volume of"* ]]
+	need_ntfs3g
+	ntfsfix_clean v.img
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# Unsafe targets on real block devices (loop devices): mounted or busy
+# devices are refused even with -F (only -F -F overrides, as mke2fs does),
+# a filesystem or partition table needs -F, and -n never writes.
+load ../lib/common
+load ntfs_helpers
+
+setup() { cd_tmp; LOOPDEV=; }
+
+teardown() {
+	umount_all
+	[ -z "${LOOPDEV:-}" ] || losetup -d "$LOOPDEV" 2>/dev/null || true
+}
+
+loop() { truncate -s "${2:-64M}" "$1" && LOOPDEV=$(losetup -f --show "$1"); }
+
+@test "a mounted device is refused, even with -F; -F -F overrides" {
+	truncate -s 64M e.img && mkfs.ext4 -q e.img
+	loop e.img
+	m=$(mktemp -d "$BATS_TEST_TMPDIR/mnt.XXXXXX")
+	mount -o ro "$LOOPDEV" "$m"
+	run "$MKFS_NTFS" "$LOOPDEV"
+	[ "$status" -eq 1 ]; [[ $output == *"$LOOPDEV is mounted or in use"* ]]
+	run "$MKFS_NTFS" -F "$LOOPDEV"
+	[ "$status" -eq 1 ]; [[ $output == *"mounted or in use"* ]]
+	run "$MKFS_NTFS" -q -F -F "$LOOPDEV"
+	[ "$status" -eq 0 ]
+	umount "$m"
+	ntfsfix_clean "$LOOPDEV"
+}
+
+@test "a device holding a filesystem is refused without -F, formatted with -F" {
+	truncate -s 64M e.img && mkfs.ext4 -q e.img
+	loop e.img
+	run "$MKFS_NTFS" "$LOOPDEV"
+	[ "$status" -eq 1 ]; [[ $output == *"contains a ext4 filesystem"* ]]
+	run "$MKFS_NTFS" -q -F "$LOOPDEV"
+	[ "$status" -eq 0 ]
+	[ "$(blkid -o value -s TYPE "$LOOPDEV")" = ntfs ]
+	need_ntfs3g
+	ntfsfix_clean "$LOOPDEV"
+}
+
+@test "a device holding a partition table is refused without -F" {
+	loop p.img
+	# an MBR with one Linux partition at sector 2048 (written by hand:
+	# sfdisk may be missing)
+	printf '\x00\x20\x21\x00\x83\x00\x00\x00\x00\x08\x00\x00\x00\x10\x00\x00' |
+		dd of="$LOOPDEV" bs=1 seek=446 conv=notrunc status=none
+	printf '\x55\xaa' | dd of="$LOOPDEV" bs=1 seek=510 conv=notrunc status=none
+	blkid -p "$LOOPDEV" || true
+	run "$MKFS_NTFS" "$LOOPDEV"
+	[ "$status" -eq 1 ]; [[ $output == *"partition table"* ]]
+}
+
+@test "NUMBER-OF-SECTORS larger than the device is refused with the value" {
+	loop b.img 32M
+	run "$MKFS_NTFS" -F "$LOOPDEV" 100000
+	[ "$status" -eq 1 ]; [[ $output == *"number of sectors 100000 is larger than the device (65536 sectors"* ]]
+}
+
+@test "-n on a block device writes nothing" {
+	loop b.img 32M
+	head -c 32M /dev/urandom > "$LOOPDEV"
+	before=$(sha256sum < "$LOOPDEV")
+	run "$MKFS_NTFS" -n -F "$LOOPDEV"
+	[ "$status" -eq 0 ]
+	[ "$(sha256sum < "$LOOPDEV")" = "$before" ]
+}
+
+@test "a block device is formatted whole and checked by ntfs-3g" {
+	need_ntfs3g
+	loop b.img 96M
+	"$MKFS_NTFS" -q "$LOOPDEV"
+	ntfsfix_clean "$LOOPDEV"
+	m=$(mount_ntfs3g "$LOOPDEV")
+	echo ok > "$m/f" && umount "$m"
+}
