@@ -23,7 +23,7 @@
 
 #include "internal.h"
 
-#define CHUNK (1u << 20)
+#define CHUNK (128u << 10)	/* I/O buffer: small, RSS matters */
 
 struct writer {
 	struct fsf_dev *dev;
@@ -185,7 +185,7 @@ static int write_volume(struct writer *w, struct ntfs_build *b,
 	uint64_t vol_bytes = p->g.volume_sectors * p->g.sector_size;
 	uint8_t attrdef[NTFS_ATTRDEF_SIZE], mftbmp[4096];
 	uint16_t *up = (uint16_t *)b->upcase;
-	uint8_t *sds, *upcase_le;
+	uint8_t *sds, *upcase_le = (uint8_t *)up;	/* converted in place */
 	int ret;
 
 	if (!w->dev->is_blkdev && (ret = fsf_dev_set_size(w->dev, vol_bytes)))
@@ -199,12 +199,8 @@ static int write_volume(struct writer *w, struct ntfs_build *b,
 			mftbmp[i / 8] |= (uint8_t)(1u << (i % 8));
 	ntfs_attrdef_build(attrdef);
 	sds = calloc(1, NTFS_SDS_BLOCK + sec->sds_len);
-	upcase_le = malloc(NTFS_UPCASE_LEN * 2);
-	if (!sds || !upcase_le) {
-		free(sds);
-		free(upcase_le);
+	if (!sds)
 		return -ENOMEM;
-	}
 	memcpy(sds, sec->sds, sec->sds_len);
 	memcpy(sds + NTFS_SDS_BLOCK, sec->sds, sec->sds_len);
 	for (uint32_t i = 0; i < NTFS_UPCASE_LEN; i++) {
@@ -242,7 +238,6 @@ static int write_volume(struct writer *w, struct ntfs_build *b,
 	if (!ret)
 		ret = fsf_dev_pwrite(w->dev, w->buf, p->g.sector_size, 0);
 	free(sds);
-	free(upcase_le);
 	return ret;
 }
 
