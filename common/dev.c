@@ -74,9 +74,16 @@ static int check_signatures(struct fsf_dev *dev)
 						     NULL) != 0)
 				type = "unknown";
 		}
-		fsf_err(dev->log, "%s contains a %s %s; use --force to overwrite it",
-			dev->path, type, what);
-		ret = -EEXIST;
+		char q[512];
+
+		snprintf(q, sizeof(q), "%s contains a %s %s", dev->path, type,
+			 what);
+		if (dev->confirm && dev->confirm(q, dev->confirm_arg)) {
+			fsf_warn(dev->log, "%s: overwriting it as confirmed", q);
+		} else {
+			fsf_err(dev->log, "%s; use --force to overwrite it", q);
+			ret = -EEXIST;
+		}
 	}
 	blkid_free_probe(pr);
 	return ret;
@@ -103,14 +110,15 @@ static int open_blkdev(struct fsf_dev *dev, unsigned flags)
 				strerror(e));
 		return -e;
 	}
-	if (!(flags & FSF_DEV_FORCE)) {
+	if (!(flags & FSF_DEV_FORCE) || (flags & FSF_DEV_LOOP_STRICT)) {
 		/* a loop device stacked on this one does not claim it */
 		struct stat st;
 		char *loop = fstat(dev->fd, &st) == 0 ? loop_backing_user(&st) : NULL;
 
 		if (loop) {
-			fsf_err(dev->log, "%s is attached to /dev/%s; detach it or use --force",
-				dev->path, loop);
+			fsf_err(dev->log, "%s is attached to /dev/%s; detach it or use --force%s",
+				dev->path, loop,
+				(flags & FSF_DEV_LOOP_STRICT) ? " twice" : "");
 			free(loop);
 			return -EBUSY;
 		}
@@ -141,9 +149,11 @@ static int open_file(struct fsf_dev *dev, unsigned flags)
 			free(loop);
 			return -EINVAL;
 		}
-		if (loop && !(flags & FSF_DEV_FORCE)) {
-			fsf_err(dev->log, "%s is attached to /dev/%s; detach it or use --force",
-				dev->path, loop);
+		if (loop && (!(flags & FSF_DEV_FORCE) ||
+			     (flags & FSF_DEV_LOOP_STRICT))) {
+			fsf_err(dev->log, "%s is attached to /dev/%s; detach it or use --force%s",
+				dev->path, loop,
+				(flags & FSF_DEV_LOOP_STRICT) ? " twice" : "");
 			free(loop);
 			return -EBUSY;
 		}
@@ -186,10 +196,19 @@ static int open_file(struct fsf_dev *dev, unsigned flags)
 int fsf_dev_open_output(struct fsf_dev *dev, const char *path, unsigned flags,
 			const struct fsf_log *log)
 {
+	return fsf_dev_open_output_confirm(dev, path, flags, log, NULL, NULL);
+}
+
+int fsf_dev_open_output_confirm(struct fsf_dev *dev, const char *path,
+				unsigned flags, const struct fsf_log *log,
+				fsf_dev_confirm_fn confirm, void *arg)
+{
 	struct stat st;
 	int ret;
 
 	memset(dev, 0, sizeof(*dev));
+	dev->confirm = confirm;
+	dev->confirm_arg = arg;
 	dev->fd = -1;
 	dev->log = log;
 	dev->dry_run = flags & FSF_DEV_DRY_RUN;

@@ -268,17 +268,19 @@ int ntfs_mkfs(const struct ntfs_mkfs_opts *o)
 
 	if (o->no_action)
 		flags |= FSF_DEV_DRY_RUN;
-	if (o->force >= 1)
-		flags |= FSF_DEV_FORCE;
+	/* -F: signatures; a busy device or loop-attached image needs -F -F */
+	if (o->force == 1)
+		flags |= FSF_DEV_FORCE | FSF_DEV_LOOP_STRICT;
 	if (o->force >= 2)
-		flags |= FSF_DEV_NO_EXCL;
+		flags |= FSF_DEV_FORCE | FSF_DEV_NO_EXCL;
 	memset(&plan, 0, sizeof(plan));
 	size_t label_len;
 
 	ret = label_utf16(o->label, label, &label_len, log);
 	if (ret)
 		return ret;
-	ret = fsf_dev_open_output(&dev, o->device, flags, log);
+	ret = fsf_dev_open_output_confirm(&dev, o->device, flags, log,
+					  o->confirm, o->confirm_arg);
 	if (ret)
 		return ret;
 	ret = device_size(&dev, o, &dev_bytes, &dev_sector);

@@ -8,10 +8,12 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fsforge/log.h"
 #include "ntfs/mkfs.h"
@@ -47,6 +49,8 @@ static void usage(FILE *f)
 	fputs(
 "Usage: mkfs.ntfs [OPTIONS] DEVICE [NUMBER-OF-SECTORS]\n"
 "Create an NTFS 3.1 volume on DEVICE (a block device or an image file).\n"
+"A device holding a filesystem or partition table is only formatted with\n"
+"-F or after a 'y' answer on standard input (as `yes | mkfs -t ntfs`).\n"
 "NUMBER-OF-SECTORS defaults to the whole device; an image file is created\n"
 "or resized (sparse) when it is given.\n"
 "\n"
@@ -110,6 +114,36 @@ static int parse_u64(const char *s, const char *what, uint64_t min,
 	return 0;
 }
 
+/*
+ * A device holding a filesystem, without -F: ask as mke2fs does.  From a
+ * terminal the answer is awaited; otherwise (`yes | mkfs -t ntfs DEV`, as
+ * fstests formats) a line already on its way is read, and silence for two
+ * seconds or end of input means no, so nothing ever blocks for good.
+ */
+static bool ask_proceed(const char *question, void *arg)
+{
+	char buf[32];
+
+	(void)arg;
+	fprintf(stderr, "%s.\nProceed anyway? (y,N) ", question);
+	fflush(stderr);
+	if (!isatty(STDIN_FILENO)) {
+		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+
+		if (poll(&p, 1, 2000) <= 0) {
+			fputs("no answer\n", stderr);
+			return false;
+		}
+	}
+	if (!fgets(buf, sizeof(buf), stdin)) {
+		fputs("no answer\n", stderr);
+		return false;
+	}
+	if (!isatty(STDIN_FILENO))
+		fputs(buf, stderr);
+	return buf[0] == 'y' || buf[0] == 'Y';
+}
+
 int main(int argc, char **argv)
 {
 	struct fsf_log log = { "mkfs.ntfs", FSF_NORMAL };
@@ -120,6 +154,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.log = &log;
 	o.zone_multiplier = 1;
+	o.confirm = ask_proceed;
 	while ((c = getopt_long(argc, argv, "s:p:H:S:c:z:L:CfQInTUFqvVh",
 				long_opts, NULL)) != -1) {
 		switch (c) {

@@ -29,7 +29,13 @@ enum fsf_dev_flags {
 	FSF_DEV_REPLACE = 1u << 2,	/* regular file: temp file + rename */
 	FSF_DEV_NO_EXCL = 1u << 3,	/* block device: open without O_EXCL
 					 * (mke2fs-style -F -F; dangerous) */
+	FSF_DEV_LOOP_STRICT = 1u << 4,	/* refuse a loop-attached target even
+					 * with FSF_DEV_FORCE */
 };
+
+/* Asked, when set, before refusing a device that holds a signature:
+ * QUESTION names the device and what it holds; true means overwrite. */
+typedef bool (*fsf_dev_confirm_fn)(const char *question, void *arg);
 
 struct fsf_dev {
 	int fd;
@@ -42,11 +48,18 @@ struct fsf_dev {
 	ino_t st_ino;		/* output file out of its own source tree */
 	uint64_t size;		/* block device size in bytes, else 0 */
 	const struct fsf_log *log;
+	fsf_dev_confirm_fn confirm;	/* see fsf_dev_open_output_confirm */
+	void *confirm_arg;
 };
 
 /* Open PATH to be formatted.  Returns 0 or a negative errno (reported). */
 int fsf_dev_open_output(struct fsf_dev *dev, const char *path, unsigned flags,
 			const struct fsf_log *log);
+/* The same, but a filesystem or partition table found without
+ * FSF_DEV_FORCE is first put to CONFIRM (e.g. a y/N prompt). */
+int fsf_dev_open_output_confirm(struct fsf_dev *dev, const char *path,
+				unsigned flags, const struct fsf_log *log,
+				fsf_dev_confirm_fn confirm, void *arg);
 /* Write all of BUF at OFF.  Returns 0 or a negative errno (reported). */
 int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 		   uint64_t off);

@@ -26,6 +26,10 @@ struct ntfs_mkfs_opts {
 	uint32_t heads, sectors_per_track;	/* -H, -S */
 	int zone_multiplier;		/* -z 1..4 */
 	const struct fsf_log *log;
+	/* asked before overwriting a filesystem or partition table found
+	 * without -F (mkfs.ntfs: a y/N question); NULL refuses */
+	bool (*confirm)(const char *question, void *arg);
+	void *confirm_arg;
 };
 
 /* 0 on success, or a negative errno (already reported). */

@@ -32,8 +32,11 @@ loop() { truncate -s "${2:-64M}" "$1" && LOOPDEV=$(losetup -f --show "$1"); }
 @test "a device holding a filesystem is refused without -F, formatted with -F" {
 	truncate -s 64M e.img && mkfs.ext4 -q e.img
 	loop e.img
-	run "$MKFS_NTFS" "$LOOPDEV"
-	[ "$status" -eq 1 ]; [[ $output == *"contains a ext4 filesystem"* ]]
+	run "$MKFS_NTFS" "$LOOPDEV" </dev/null
+	[ "$status" -eq 1 ]; [[ $output == *"contains a ext4 filesystem; use --force"* ]]
+	run sh -c "echo n | '$MKFS_NTFS' '$LOOPDEV'"
+	[ "$status" -eq 1 ]; [[ $output == *"Proceed anyway? (y,N) n"* ]]
+	[ "$(blkid -o value -s TYPE "$LOOPDEV")" = ext4 ]
 	run "$MKFS_NTFS" -q -F "$LOOPDEV"
 	[ "$status" -eq 0 ]
 	[ "$(blkid -o value -s TYPE "$LOOPDEV")" = ntfs ]
@@ -49,8 +52,36 @@ loop() { truncate -s "${2:-64M}" "$1" && LOOPDEV=$(losetup -f --show "$1"); }
 		dd of="$LOOPDEV" bs=1 seek=446 conv=notrunc status=none
 	printf '\x55\xaa' | dd of="$LOOPDEV" bs=1 seek=510 conv=notrunc status=none
 	blkid -p "$LOOPDEV" || true
-	run "$MKFS_NTFS" "$LOOPDEV"
+	run "$MKFS_NTFS" "$LOOPDEV" </dev/null
 	[ "$status" -eq 1 ]; [[ $output == *"partition table"* ]]
+}
+
+@test "yes | mkfs.ntfs overwrites a filesystem (mke2fs-style question, as fstests formats)" {
+	truncate -s 64M e.img && mkfs.ext4 -q e.img
+	loop e.img
+	run sh -c "yes | '$MKFS_NTFS' '$LOOPDEV'"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"Proceed anyway? (y,N) y"* ]]
+	[ "$(blkid -o value -s TYPE "$LOOPDEV")" = ntfs ]
+}
+
+@test "yes | mkfs.ntfs still refuses a mounted device" {
+	truncate -s 64M e.img && mkfs.ext4 -q e.img
+	loop e.img
+	m=$(mktemp -d "$BATS_TEST_TMPDIR/mnt.XXXXXX")
+	mount -o ro "$LOOPDEV" "$m"
+	run sh -c "yes | '$MKFS_NTFS' -F '$LOOPDEV'"
+	[ "$status" -eq 1 ]; [[ $output == *"mounted or in use"* ]]
+}
+
+@test "an image attached to a loop device needs -F -F" {
+	truncate -s 64M i.img
+	loop i.img
+	run "$MKFS_NTFS" -F i.img </dev/null
+	[ "$status" -eq 1 ]; [[ $output == *"attached to $LOOPDEV; detach it or use --force twice"* ]]
+	run "$MKFS_NTFS" -q -F -F i.img
+	[ "$status" -eq 0 ]
 }
 
 @test "NUMBER-OF-SECTORS larger than the device is refused with the value" {
