@@ -102,11 +102,25 @@ struct healer {
 	struct hm_capture rec;
 	bool recording;
 	uint64_t events;
+	bool shut_down;			/* no repair can work any more */
+	bool scrub_started;
+	uint64_t scrub_time_ns;		/* event time of the last start */
 };
 
-static void start_full_scrub(struct healer *h, const char *why)
+/* one xfs_scrub@ start per minute of event time is plenty: a flood of
+ * lost events or failed repairs must not flood systemd */
+#define SCRUB_INTERVAL_NS (60ULL * 1000000000ULL)
+
+static void start_full_scrub(struct healer *h, const char *why,
+			     uint64_t time_ns)
 {
 	char unit[1200], msg[1400];
+
+	if (h->scrub_started && time_ns >= h->scrub_time_ns &&
+	    time_ns - h->scrub_time_ns < SCRUB_INTERVAL_NS)
+		return;
+	h->scrub_started = true;
+	h->scrub_time_ns = time_ns;
 
 	if (hm_unit_name("xfs_scrub", h->path, unit, sizeof(unit)) < 0) {
 		hm_say(&h->out, HM_ERR, "%s: mount point too long for a unit "
@@ -140,6 +154,15 @@ static bool handle_event(struct healer *h,
 		h->recording = false;
 	hm_hook_spawn(&h->hooks, &h->out, ev, h->path);
 	hm_plan_event(ev, h->mode, &plan);
+	if (ev->domain == XFS_HM_DOMAIN_MOUNT &&
+	    ev->type == XFS_HM_TYPE_SHUTDOWN && h->mode == HM_MODE_REPAIR &&
+	    !h->shut_down) {
+		h->shut_down = true;
+		hm_say(&h->out, HM_ERR, "%s: the filesystem is shut down; no "
+		       "more repairs: unmount it and run xfs_repair", h->path);
+	}
+	if (h->shut_down)
+		return plan.stop;
 	hm_object_text(ev, obj, sizeof(obj));
 	for (unsigned int i = 0; i < plan.nr; i++) {
 		const struct hm_repair *r = &plan.r[i];
@@ -165,7 +188,7 @@ static bool handle_event(struct healer *h,
 		why = plan.full_scrub_why;
 	}
 	if (scrub)
-		start_full_scrub(h, why);
+		start_full_scrub(h, why, ev->time_ns);
 	return plan.stop;
 }
 
