@@ -93,6 +93,7 @@ static int write_bitmap(struct writer *w)
 	uint64_t size = p->size[AREA_BITMAP];
 	uint64_t total = p->ext[AREA_BITMAP].clusters * p->g.cluster_size;
 	uint64_t off = lcn_off(p, p->ext[AREA_BITMAP].lcn);
+	uint64_t zero_from = 0, zero_len = 0;	/* pending all-zero span */
 	int ret = 0;
 
 	for (uint64_t pos = 0; pos < total && !ret; pos += CHUNK) {
@@ -115,11 +116,20 @@ static int write_bitmap(struct writer *w)
 			set_bits(w->buf, bit0, nbits, p->g.nr_clusters, size * 8 - p->g.nr_clusters);
 			any = true;
 		}
-		if (any)
+		if (!any) {
+			if (!zero_len)
+				zero_from = off + pos;
+			zero_len += n;
+			continue;
+		}
+		if (zero_len)
+			ret = fsf_dev_zero(w->dev, zero_from, zero_len);
+		zero_len = 0;
+		if (!ret)
 			ret = fsf_dev_pwrite(w->dev, w->buf, (size_t)n, off + pos);
-		else
-			ret = fsf_dev_zero(w->dev, off + pos, n);
 	}
+	if (!ret && zero_len)
+		ret = fsf_dev_zero(w->dev, zero_from, zero_len);
 	return ret;
 }
 

@@ -15,6 +15,7 @@
 
 #include "ntfs/format.h"
 #include "tap.h"
+#include "../../libntfs/internal.h"	/* the planner */
 
 static uint16_t rd16(const void *p) { uint16_t v; memcpy(&v, p, 2); return le16toh(v); }
 static uint32_t rd32(const void *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
@@ -172,6 +173,65 @@ static void test_sd_hash(void)
 	   "secure: descriptor hash matches mkntfs' $SDH key");
 }
 
+/* planner invariants over sizes and cluster sizes: every area inside the
+ * volume, no two overlapping, the MFT zone after the MFT, Windows-like
+ * $LogFile sizes, at most 2^32 - 1 clusters */
+static void test_planner(void)
+{
+	static const uint64_t sizes[] = { 1ULL << 20, 3ULL << 20, 100ULL << 20,
+		1ULL << 30, 100ULL << 30, 2ULL << 40, 256ULL << 40 };
+	static const uint32_t cls[] = { 0, 512, 4096, 65536, 2u << 20 };
+	struct fsf_log quiet = { "test", -1 };
+	int plans = 0, bad = 0, refused = 0;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (size_t j = 0; j < sizeof(cls) / sizeof(cls[0]); j++) {
+			struct ntfs_mkfs_opts o = { .cluster_size = cls[j], .log = &quiet };
+			struct ntfs_plan p;
+
+			memset(&p, 0, sizeof(p));
+			if (ntfs_plan_volume(&p, &o, sizes[i], 512)) {
+				refused++;
+				continue;
+			}
+			plans++;
+			for (int a = 0; a < AREA_COUNT; a++) {
+				const struct ntfs_extent *x = &p.ext[a];
+
+				if (x->lcn < 0 || x->clusters == 0 ||
+				    (uint64_t)x->lcn + x->clusters > p.g.nr_clusters)
+					bad++;
+				for (int b = a + 1; b < AREA_COUNT; b++) {
+					const struct ntfs_extent *y = &p.ext[b];
+
+					if (x->lcn < y->lcn + (int64_t)y->clusters &&
+					    y->lcn < x->lcn + (int64_t)x->clusters)
+						bad++;
+				}
+			}
+			if (p.g.nr_clusters > 0xffffffffULL || p.ext[AREA_BOOT].lcn != 0 ||
+			    p.mft_zone_end < (uint64_t)p.ext[AREA_MFT].lcn ||
+			    p.mirr_records * p.g.mft_record_size < 4096 ||
+			    (sizes[i] >= (12ULL << 30) && p.size[AREA_LOGFILE] != ntfs_align(64u << 20, p.g.cluster_size)))
+				bad++;
+		}
+	ok(plans >= 25 && bad == 0,
+	   "planner: %d plans (%d refused), areas inside the volume and disjoint", plans, refused);
+	{
+		struct ntfs_mkfs_opts o = { .log = &quiet };
+		struct ntfs_plan p;
+
+		memset(&p, 0, sizeof(p));
+		ok(ntfs_plan_volume(&p, &o, 64ULL << 20, 512) == 0 && p.g.nr_clusters == 16383 &&
+		   p.ext[AREA_MIRR].lcn == 8191 && p.size[AREA_LOGFILE] == (2u << 20) &&
+		   p.size[AREA_BITMAP] == 2048 && p.size[AREA_MFT] == 27 * 1024,
+		   "planner: 64 MiB volume: 16383 clusters, mirror in the middle, 2 MiB log");
+		memset(&p, 0, sizeof(p));
+		ok(ntfs_plan_volume(&p, &o, 256ULL << 40, 512) == 0 && p.g.cluster_size == 65536 &&
+		   p.g.nr_clusters == 0xffffffffULL, "planner: 256 TiB gets 64 KiB clusters");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	test_upcase(argc > 1 ? argv[1] : NULL);
@@ -181,5 +241,6 @@ int main(int argc, char **argv)
 	test_boot();
 	test_collation_index();
 	test_sd_hash();
+	test_planner();
 	return tap_done();
 }
