@@ -13,12 +13,16 @@
 #include <errno.h>
 #include <iconv.h>
 #include <linux/fs.h>
+#include <linux/hdreg.h>
+#include <stdio.h>
+#include <sys/sysmacros.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <uuid.h>
 
 #include "internal.h"
@@ -187,6 +191,43 @@ static int device_size(struct fsf_dev *dev, const struct ntfs_mkfs_opts *o,
 	return 0;
 }
 
+/* Boot-sector geometry of a partition: its start (hidden sectors) from
+ * sysfs and heads/sectors per track from the driver, unless given. */
+static void partition_geometry(const struct fsf_dev *dev,
+			       const struct ntfs_mkfs_opts *o,
+			       uint32_t sector_size, uint64_t *hidden,
+			       uint16_t *heads, uint16_t *spt)
+{
+	struct hd_geometry geo;
+	char path[96];
+	unsigned long long start;
+	FILE *f;
+
+	*hidden = o->part_start;
+	*heads = (uint16_t)o->heads;
+	*spt = (uint16_t)o->sectors_per_track;
+	if (!dev->is_blkdev)
+		return;
+	if (!o->part_start_set) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/start",
+			 major(dev->st_dev), minor(dev->st_dev));
+		f = fopen(path, "re");
+		if (f) {
+			/* sysfs counts 512-byte units */
+			if (fscanf(f, "%llu", &start) == 1)
+				*hidden = start * 512 / sector_size;
+			fclose(f);
+		}
+	}
+	if ((!o->heads || !o->sectors_per_track) &&
+	    ioctl(dev->fd, HDIO_GETGEO, &geo) == 0) {
+		if (!o->heads)
+			*heads = geo.heads;
+		if (!o->sectors_per_track)
+			*spt = geo.sectors;
+	}
+}
+
 static int write_volume(struct writer *w, struct ntfs_build *b,
 			const struct ntfs_secure *sec,
 			const struct ntfs_boot_sector *bs, bool full)
@@ -272,6 +313,9 @@ int ntfs_mkfs(const struct ntfs_mkfs_opts *o)
 	uint16_t label[128];
 	uint16_t *upcase = NULL;
 	uint64_t dev_bytes, serial, hidden;
+	uint16_t heads, spt;
+	struct stat st;
+	bool created;
 	uint32_t dev_sector;
 	unsigned flags = 0;
 	int ret;
@@ -289,6 +333,14 @@ int ntfs_mkfs(const struct ntfs_mkfs_opts *o)
 	ret = label_utf16(o->label, label, &label_len, log);
 	if (ret)
 		return ret;
+	/* a missing path becomes an image only when its size is given:
+	 * a mistyped device name must not create a file under /dev */
+	created = stat(o->device, &st) != 0;
+	if (created && (errno != ENOENT || !o->num_sectors)) {
+		fsf_err(log, "cannot open %s: %s%s", o->device, strerror(errno),
+			errno == ENOENT ? " (give NUMBER-OF-SECTORS to create an image file)" : "");
+		return -ENOENT;
+	}
 	ret = fsf_dev_open_output_confirm(&dev, o->device, flags, log,
 					  o->confirm, o->confirm_arg);
 	if (ret)
@@ -298,7 +350,7 @@ int ntfs_mkfs(const struct ntfs_mkfs_opts *o)
 		ret = ntfs_plan_volume(&plan, o, dev_bytes, dev_sector);
 	if (ret)
 		goto out;
-	hidden = o->part_start_set ? o->part_start : 0;
+	partition_geometry(&dev, o, plan.g.sector_size, &hidden, &heads, &spt);
 	if (hidden > 0xffffffffULL) {
 		fsf_err(log, "partition start %llu does not fit in 32 bits",
 			(unsigned long long)hidden);
@@ -339,7 +391,9 @@ int ntfs_mkfs(const struct ntfs_mkfs_opts *o)
 	serial = random_u64();
 	ntfs_boot_build(&bs, &plan.g, plan.ext[AREA_MFT].lcn,
 			plan.ext[AREA_MIRR].lcn, serial, (uint32_t)hidden,
-			(uint16_t)o->heads, (uint16_t)o->sectors_per_track);
+			heads, spt);
+	fsf_info(log, "boot sector: %llu hidden sectors, %u heads, %u sectors per track",
+		 (unsigned long long)hidden, heads, spt);
 	if (o->no_action) {
 		fsf_out(log, "%s: would create an NTFS volume of %llu bytes (-n: nothing written)",
 			o->device, (unsigned long long)(plan.g.nr_clusters * plan.g.cluster_size));
@@ -355,6 +409,8 @@ int ntfs_mkfs(const struct ntfs_mkfs_opts *o)
 			(unsigned long long)plan.g.nr_clusters, plan.g.cluster_size,
 			(unsigned long long)serial);
 out:
+	if (ret && created && !o->no_action)
+		unlink(o->device);	/* ours, and unusable */
 	if (b) {
 		free(b->mft);
 		free(b->root_indx);

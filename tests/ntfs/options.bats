@@ -118,3 +118,21 @@ teardown() { umount_all; }
 	need_ntfs3g
 	ntfsfix_clean v.img
 }
+
+@test "a missing path without NUMBER-OF-SECTORS creates nothing; a failed run removes the file it created" {
+	run "$MKFS_NTFS" nope.img
+	[ "$status" -eq 1 ]; [[ $output == *"cannot open nope.img: No such file or directory"* ]]
+	[ ! -e nope.img ]
+	run "$MKFS_NTFS" -c 3000 new.img 100000
+	[ "$status" -eq 1 ]
+	[ ! -e new.img ]
+}
+
+@test "-p, -H and -S are stored in the boot sector and its backup" {
+	truncate -s 64M v.img
+	"$MKFS_NTFS" -q -p 2048 -H 16 -S 32 v.img
+	# sectors per track at 0x18, heads at 0x1a, hidden sectors at 0x1c
+	[ "$(od -An -tu2 -j24 -N4 v.img | xargs)" = "32 16" ]
+	[ "$(od -An -tu4 -j28 -N4 v.img | xargs)" = 2048 ]
+	cmp <(head -c 512 v.img) <(tail -c 512 v.img)
+}
