@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fsforge/dev.h"
@@ -227,6 +228,105 @@ int fsf_dev_open_output_confirm(struct fsf_dev *dev, const char *path,
 	return ret;
 }
 
+int fsf_dev_mount_state(dev_t rdev, bool *mounted, bool *rw)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+
+	*mounted = *rw = false;
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int ma, mi;
+		char opts[1024];
+
+		/* id parent major:minor root mountpoint options ... */
+		if (sscanf(line, "%*d %*d %u:%u %*s %*s %1023s", &ma, &mi, opts) != 3)
+			continue;
+		if (makedev(ma, mi) != rdev)
+			continue;
+		*mounted = true;
+		if (!strncmp(opts, "rw", 2) && (opts[2] == ',' || !opts[2]))
+			*rw = true;
+	}
+	fclose(f);
+	return 0;
+}
+
+int fsf_dev_open_check(struct fsf_dev *dev, const char *path, unsigned flags,
+		       const struct fsf_log *log)
+{
+	bool ro = flags & FSF_DEV_DRY_RUN;
+	struct stat st;
+	int e;
+
+	memset(dev, 0, sizeof(*dev));
+	dev->fd = -1;
+	dev->log = log;
+	dev->dry_run = ro;
+	dev->path = strdup(path);
+	if (!dev->path)
+		return -ENOMEM;
+	if (stat(path, &st) != 0) {
+		e = errno;
+		fsf_err(log, "cannot open %s: %s", path, strerror(e));
+		fsf_dev_close(dev);
+		return -e;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		bool mounted, rw;
+
+		dev->is_blkdev = true;
+		if (fsf_dev_mount_state(st.st_rdev, &mounted, &rw) == 0 && rw) {
+			fsf_err(log, "%s is mounted read-write; unmount it first", path);
+			fsf_dev_close(dev);
+			return -EBUSY;
+		}
+	} else if (!S_ISREG(st.st_mode)) {
+		fsf_err(log, "%s is neither a block device nor an image file", path);
+		fsf_dev_close(dev);
+		return -EINVAL;
+	} else if (!ro && !(flags & FSF_DEV_FORCE)) {
+		char *loop = loop_backing_user(&st);
+
+		if (loop) {
+			fsf_err(log, "%s is attached to /dev/%s; detach it first",
+				path, loop);
+			free(loop);
+			fsf_dev_close(dev);
+			return -EBUSY;
+		}
+	}
+	dev->fd = open(path, (ro ? O_RDONLY : O_RDWR) |
+		       (dev->is_blkdev && !ro ? O_EXCL : 0) | O_CLOEXEC);
+	if (dev->fd < 0) {
+		e = errno;
+		if (e == EBUSY)
+			fsf_err(log, "%s is mounted or in use; refusing to touch it", path);
+		else
+			fsf_err(log, "cannot open %s: %s", path, strerror(e));
+		fsf_dev_close(dev);
+		return -e;
+	}
+	if (dev->is_blkdev) {
+		uint64_t bytes = 0;
+
+		if (ioctl(dev->fd, BLKGETSIZE64, &bytes) != 0) {
+			e = errno;
+			fsf_err(log, "cannot get size of %s: %s", path, strerror(e));
+			fsf_dev_close(dev);
+			return -e;
+		}
+		dev->size = bytes;
+	} else {
+		dev->size = (uint64_t)st.st_size;
+		dev->fixed_size = true;	/* a checker never grows an image */
+		dev->st_dev = st.st_dev;
+		dev->st_ino = st.st_ino;
+	}
+	return 0;
+}
+
 bool fsf_dev_is_same_file(const struct fsf_dev *dev, dev_t d, ino_t i)
 {
 	return !dev->is_blkdev && dev->fd >= 0 && dev->st_dev == d &&
@@ -240,7 +340,8 @@ int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 
 	if (dev->dry_run || dev->fd < 0)
 		return -EROFS;
-	if (dev->is_blkdev && (off > dev->size || len > dev->size - off)) {
+	if ((dev->is_blkdev || dev->fixed_size) &&
+	    (off > dev->size || len > dev->size - off)) {
 		fsf_err(dev->log, "%s: write beyond the end of the device",
 			dev->path);
 		return -ENOSPC;
@@ -293,7 +394,8 @@ int fsf_dev_zero(struct fsf_dev *dev, uint64_t off, uint64_t len)
 		return -EROFS;
 	if (len == 0)
 		return 0;
-	if (dev->is_blkdev && (off > dev->size || len > dev->size - off)) {
+	if ((dev->is_blkdev || dev->fixed_size) &&
+	    (off > dev->size || len > dev->size - off)) {
 		fsf_err(dev->log, "%s: write beyond the end of the device",
 			dev->path);
 		return -ENOSPC;
@@ -338,7 +440,7 @@ int fsf_dev_commit(struct fsf_dev *dev)
 {
 	if (dev->dry_run || dev->fd < 0)
 		return 0;
-	if (dev->is_blkdev && fsync(dev->fd) != 0) {
+	if ((dev->is_blkdev || dev->fixed_size) && fsync(dev->fd) != 0) {
 		int e = errno;
 
 		fsf_err(dev->log, "flushing %s failed: %s", dev->path,

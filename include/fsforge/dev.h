@@ -44,6 +44,7 @@ struct fsf_dev {
 	bool is_blkdev;
 	bool dry_run;
 	bool committed;
+	bool fixed_size;	/* writes past size are refused (checkers) */
 	dev_t st_dev;		/* identity of what we write, to keep an */
 	ino_t st_ino;		/* output file out of its own source tree */
 	uint64_t size;		/* block device size in bytes, else 0 */
@@ -60,6 +61,18 @@ int fsf_dev_open_output(struct fsf_dev *dev, const char *path, unsigned flags,
 int fsf_dev_open_output_confirm(struct fsf_dev *dev, const char *path,
 				unsigned flags, const struct fsf_log *log,
 				fsf_dev_confirm_fn confirm, void *arg);
+/*
+ * Open PATH to be checked (fsck): read-only with FSF_DEV_DRY_RUN, else
+ * read-write.  A block device mounted read-write is refused in both cases
+ * (its contents move under the checker); a read-write open is exclusive,
+ * so any mount or holder is refused.  An image file attached to a loop
+ * device is refused for read-write unless FSF_DEV_FORCE.  dev->size is the
+ * device or file size in bytes.  Returns 0 or a negative errno (reported).
+ */
+int fsf_dev_open_check(struct fsf_dev *dev, const char *path, unsigned flags,
+		       const struct fsf_log *log);
+/* Is the block device DEV (st_rdev) mounted, and read-write? */
+int fsf_dev_mount_state(dev_t rdev, bool *mounted, bool *rw);
 /* Write all of BUF at OFF.  Returns 0 or a negative errno (reported). */
 int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 		   uint64_t off);

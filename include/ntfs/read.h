@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libntfs read side: the parsers a checker runs over untrusted bytes.
+ * Every function is bounded by the lengths it is given, never trusts an
+ * on-disk offset or length before checking it, and explains a rejection in
+ * WHY (a short phrase for the problem message).  No I/O here except in the
+ * ntfs_vol_* functions, which go through the fsforge device layer.
+ */
+#ifndef NTFS_READ_H
+#define NTFS_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fsforge/dev.h"
+#include "ntfs/format.h"
+#include "ntfs/layout.h"
+
+#define NTFS_WHY 128		/* size of a WHY buffer */
+
+/* Geometry and system file locations read from a boot sector. */
+struct ntfs_boot_info {
+	struct ntfs_geometry g;
+	int64_t mft_lcn;
+	int64_t mftmirr_lcn;
+	uint64_t serial;
+	uint64_t backup_offset;		/* byte offset of the backup sector */
+};
+
+/* Validate a boot sector against a device of DEV_BYTES (0: unknown).
+ * Returns 0 and fills INFO, or -1 with WHY. */
+int ntfs_boot_check(const struct ntfs_boot_sector *bs, uint64_t dev_bytes,
+		    struct ntfs_boot_info *info, char *why);
+
+enum ntfs_rec_state {
+	NTFS_REC_OK,		/* FILE/INDX record, fixups removed */
+	NTFS_REC_UNUSED,	/* all zeroes: never formatted */
+	NTFS_REC_BAD_MAGIC,
+	NTFS_REC_BAAD,		/* "BAAD": marked bad by a previous check */
+	NTFS_REC_BAD_USA,	/* update sequence array out of bounds */
+	NTFS_REC_TORN,		/* a stride's check value does not match */
+	NTFS_REC_BAD_HEADER,	/* FILE header fields inconsistent */
+};
+/* Check a multi-sector record of SIZE bytes in place (fixups removed when
+ * valid).  MAGIC is NTFS_MAGIC_FILE or NTFS_MAGIC_INDX. */
+enum ntfs_rec_state ntfs_record_check(uint8_t *rec, uint32_t size,
+				      uint32_t magic, char *why);
+
+/* Walk the attributes of a checked FILE record. */
+struct ntfs_attr_cursor {
+	const uint8_t *rec;
+	uint32_t used;		/* bytes_in_use */
+	uint32_t off;		/* offset of the next attribute */
+	uint32_t last_type;
+	unsigned int count;
+};
+void ntfs_attr_cursor_init(struct ntfs_attr_cursor *c, const uint8_t *rec);
+/* 1: *A is the next valid attribute; 0: end marker; -1: corrupt (WHY). */
+int ntfs_attr_next(struct ntfs_attr_cursor *c,
+		   const struct ntfs_attr_header **a, char *why);
+/* A resident attribute's value (after ntfs_attr_next accepted it). */
+const void *ntfs_attr_value(const struct ntfs_attr_header *a, uint32_t *len);
+/* Decode a non-resident attribute's runs into a malloc'ed array, checking
+ * every cluster is inside NR_CLUSTERS.  Returns the count or -1 (WHY). */
+long ntfs_attr_runs(const struct ntfs_attr_header *a, uint64_t nr_clusters,
+		    struct ntfs_run **runs, char *why);
+
+/* A volume opened for checking. */
+struct ntfs_vol {
+	struct fsf_dev *dev;
+	struct ntfs_boot_info boot;
+	struct ntfs_run *mft_runs;	/* $MFT's $DATA */
+	long nmft_runs;
+	uint64_t mft_records;		/* records in $MFT's data */
+};
+/* Byte offset of MFT record RECNO, or UINT64_MAX if outside $MFT. */
+uint64_t ntfs_vol_record_offset(const struct ntfs_vol *v, uint64_t recno);
+
+#endif

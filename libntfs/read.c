@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Bounded parsers for boot sectors, multi-sector records, attributes and
+ * runlists, as a checker meets them on a possibly damaged volume. */
+#include "config.h"
+
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs/read.h"
+
+#define WHY(...) snprintf(why, NTFS_WHY, __VA_ARGS__)
+
+static bool pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+/* "clusters per record" byte: > 0 clusters, < 0 log2 of bytes */
+static uint32_t record_bytes(int8_t v, uint32_t cluster)
+{
+	if (v > 0)
+		return (uint32_t)v * cluster <= (1u << 21) ? (uint32_t)v * cluster : 0;
+	if (v < -31 || v == 0)
+		return 0;
+	return 1u << -v;
+}
+
+int ntfs_boot_check(const struct ntfs_boot_sector *bs, uint64_t dev_bytes,
+		    struct ntfs_boot_info *info, char *why)
+{
+	uint32_t bps = le16toh(bs->bytes_per_sector), spc = bs->sectors_per_cluster;
+	uint64_t sectors = (uint64_t)le64toh((uint64_t)bs->number_of_sectors);
+	uint32_t cluster;
+
+	memset(info, 0, sizeof(*info));
+	if (memcmp(bs->oem_id, "NTFS    ", 8) != 0)
+		return WHY("no NTFS signature"), -1;
+	if (le16toh(bs->end_marker) != 0xAA55)
+		return WHY("end marker is 0x%04x, not 0xaa55", le16toh(bs->end_marker)), -1;
+	if (!pow2(bps) || bps < 256 || bps > 4096)
+		return WHY("invalid bytes per sector %u", bps), -1;
+	if (spc > 0x80) {
+		if (256 - spc > 31)
+			return WHY("invalid sectors per cluster 0x%02x", spc), -1;
+		spc = 1u << (256 - spc);
+	}
+	if (!pow2(spc))
+		return WHY("invalid sectors per cluster %u", spc), -1;
+	if ((uint64_t)bps * spc > (2u << 20))
+		return WHY("cluster size %llu is over 2 MiB",
+			   (unsigned long long)bps * spc), -1;
+	cluster = bps * spc;
+	if (sectors == 0 || sectors > (UINT64_MAX / bps) - 1)
+		return WHY("invalid number of sectors %llu", (unsigned long long)sectors), -1;
+	if (dev_bytes && (sectors + 1) * bps > dev_bytes &&
+	    sectors * bps > dev_bytes)
+		return WHY("volume (%llu sectors) is larger than the device (%llu bytes)",
+			   (unsigned long long)sectors, (unsigned long long)dev_bytes), -1;
+	info->g.sector_size = bps;
+	info->g.cluster_size = cluster;
+	info->g.volume_sectors = sectors + 1;
+	info->g.nr_clusters = sectors / spc;
+	info->g.mft_record_size = record_bytes(bs->clusters_per_mft_record, cluster);
+	info->g.index_block_size = record_bytes(bs->clusters_per_index_record, cluster);
+	if (!pow2(info->g.mft_record_size) || info->g.mft_record_size < 256 ||
+	    info->g.mft_record_size > 65536 || info->g.mft_record_size < bps)
+		return WHY("invalid MFT record size (clusters per record %d)",
+			   bs->clusters_per_mft_record), -1;
+	if (!pow2(info->g.index_block_size) || info->g.index_block_size < 256 ||
+	    info->g.index_block_size > 65536)
+		return WHY("invalid index block size (clusters per index block %d)",
+			   bs->clusters_per_index_record), -1;
+	info->mft_lcn = (int64_t)le64toh((uint64_t)bs->mft_lcn);
+	info->mftmirr_lcn = (int64_t)le64toh((uint64_t)bs->mftmirr_lcn);
+	if (info->mft_lcn <= 0 || (uint64_t)info->mft_lcn >= info->g.nr_clusters)
+		return WHY("$MFT cluster %lld is outside the volume",
+			   (long long)info->mft_lcn), -1;
+	if (info->mftmirr_lcn <= 0 ||
+	    (uint64_t)info->mftmirr_lcn >= info->g.nr_clusters)
+		return WHY("$MFTMirr cluster %lld is outside the volume",
+			   (long long)info->mftmirr_lcn), -1;
+	info->serial = le64toh(bs->volume_serial);
+	info->backup_offset = sectors * bps;
+	return 0;
+}
+
+enum ntfs_rec_state ntfs_record_check(uint8_t *rec, uint32_t size,
+				      uint32_t magic, char *why)
+{
+	struct ntfs_record_header h;
+	uint32_t strides = size / NTFS_USA_STRIDE;
+	uint16_t usa_ofs, usa_count;
+	size_t i;
+
+	if (size < NTFS_USA_STRIDE || size % NTFS_USA_STRIDE)
+		return WHY("record size %u", size), NTFS_REC_BAD_USA;
+	memcpy(&h, rec, sizeof(h));
+	if (le32toh(h.magic) != magic) {
+		for (i = 0; i < size && !rec[i]; i++)
+			;
+		if (i == size)
+			return WHY("never used"), NTFS_REC_UNUSED;
+		if (!memcmp(rec, "BAAD", 4))
+			return WHY("marked bad (BAAD)"), NTFS_REC_BAAD;
+		return WHY("bad magic 0x%08x", le32toh(h.magic)), NTFS_REC_BAD_MAGIC;
+	}
+	usa_ofs = le16toh(h.usa_ofs);
+	usa_count = le16toh(h.usa_count);
+	if (usa_ofs & 1 || usa_ofs < sizeof(h) || usa_count != strides + 1 ||
+	    (uint32_t)usa_ofs + 2u * usa_count > NTFS_USA_STRIDE - 2)
+		return WHY("update sequence array at %u with %u entries is invalid",
+			   usa_ofs, usa_count), NTFS_REC_BAD_USA;
+	if (ntfs_fixup_remove(rec, size) != 0)
+		return WHY("update sequence mismatch (torn write)"), NTFS_REC_TORN;
+	if (magic == NTFS_MAGIC_FILE) {
+		struct ntfs_mft_record m;
+		uint32_t used, alloc, aofs;
+
+		memcpy(&m, rec, sizeof(m));
+		used = le32toh(m.bytes_in_use);
+		alloc = le32toh(m.bytes_allocated);
+		aofs = le16toh(m.attrs_offset);
+		if (alloc != size)
+			return WHY("allocated size %u is not the record size %u",
+				   alloc, size), NTFS_REC_BAD_HEADER;
+		if (used > size || used & 7 || used < aofs + 8)
+			return WHY("bytes in use %u is invalid", used), NTFS_REC_BAD_HEADER;
+		if (aofs & 7 || aofs < usa_ofs + 2u * usa_count)
+			return WHY("attribute offset %u is invalid", aofs), NTFS_REC_BAD_HEADER;
+	}
+	return NTFS_REC_OK;
+}
+
+void ntfs_attr_cursor_init(struct ntfs_attr_cursor *c, const uint8_t *rec)
+{
+	struct ntfs_mft_record m;
+
+	memcpy(&m, rec, sizeof(m));
+	c->rec = rec;
+	c->used = le32toh(m.bytes_in_use);
+	c->off = le16toh(m.attrs_offset);
+	c->last_type = 0;
+	c->count = 0;
+}
+
+int ntfs_attr_next(struct ntfs_attr_cursor *c,
+		   const struct ntfs_attr_header **out, char *why)
+{
+	const struct ntfs_attr_header *a;
+	uint32_t type, len, off = c->off;
+
+	if (off + 4 > c->used)
+		return WHY("attributes run past bytes in use without an end marker"), -1;
+	a = (const void *)(c->rec + off);
+	memcpy(&type, &a->type, 4);
+	type = le32toh(type);
+	if (type == NTFS_AT_END)
+		return 0;
+	if (off + sizeof(*a) > c->used)
+		return WHY("attribute at %u is cut off", off), -1;
+	memcpy(&len, &a->length, 4);
+	len = le32toh(len);
+	if (len < sizeof(struct ntfs_attr_resident) || len & 7 || len > c->used - off)
+		return WHY("attribute 0x%x at %u has invalid length %u", type, off, len), -1;
+	if (type < c->last_type)
+		return WHY("attribute 0x%x at %u is out of order", type, off), -1;
+	if (a->name_length &&
+	    (uint32_t)le16toh(a->name_offset) + 2u * a->name_length > len)
+		return WHY("attribute 0x%x at %u: name outside the attribute", type, off), -1;
+	if (!a->non_resident) {
+		struct ntfs_attr_resident r;
+
+		memcpy(&r, a, sizeof(r));
+		/* 64-bit sum: a hostile length must not wrap around */
+		if ((uint64_t)le16toh(r.value_offset) + le32toh(r.value_length) > len)
+			return WHY("attribute 0x%x at %u: value outside the attribute",
+				   type, off), -1;
+	} else {
+		struct ntfs_attr_nonresident n;
+
+		if (len < sizeof(n))
+			return WHY("non-resident attribute 0x%x at %u is too short", type, off), -1;
+		memcpy(&n, a, sizeof(n));
+		if (le16toh(n.mapping_pairs_offset) >= len ||
+		    le16toh(n.mapping_pairs_offset) < sizeof(n))
+			return WHY("attribute 0x%x at %u: mapping pairs offset %u invalid",
+				   type, off, le16toh(n.mapping_pairs_offset)), -1;
+		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) < 0 ||
+		    (int64_t)le64toh((uint64_t)n.highest_vcn) < -1 ||
+		    (int64_t)le64toh((uint64_t)n.lowest_vcn) >
+			    (int64_t)le64toh((uint64_t)n.highest_vcn) + 1)
+			return WHY("attribute 0x%x at %u: invalid VCN range", type, off), -1;
+		if ((int64_t)le64toh((uint64_t)n.data_size) < 0 ||
+		    (int64_t)le64toh((uint64_t)n.initialized_size) < 0 ||
+		    (n.lowest_vcn == 0 &&
+		     ((int64_t)le64toh((uint64_t)n.allocated_size) <
+			      (int64_t)le64toh((uint64_t)n.data_size) ||
+		      (int64_t)le64toh((uint64_t)n.data_size) <
+			      (int64_t)le64toh((uint64_t)n.initialized_size))))
+			return WHY("attribute 0x%x at %u: inconsistent sizes", type, off), -1;
+	}
+	if (++c->count > 4096)
+		return WHY("too many attributes"), -1;
+	c->last_type = type;
+	c->off = off + len;
+	*out = a;
+	return 1;
+}
+
+const void *ntfs_attr_value(const struct ntfs_attr_header *a, uint32_t *len)
+{
+	struct ntfs_attr_resident r;
+
+	memcpy(&r, a, sizeof(r));
+	*len = le32toh(r.value_length);
+	return (const uint8_t *)a + le16toh(r.value_offset);
+}
+
+long ntfs_attr_runs(const struct ntfs_attr_header *a, uint64_t nr_clusters,
+		    struct ntfs_run **runs, char *why)
+{
+	struct ntfs_attr_nonresident n;
+	uint32_t len, mpo;
+	size_t max;
+	int cnt;
+
+	memcpy(&n, a, sizeof(n));
+	memcpy(&len, &a->length, 4);
+	len = le32toh(len);
+	mpo = le16toh(n.mapping_pairs_offset);
+	max = (len - mpo) / 2 + 1;	/* every run takes at least 2 bytes */
+	*runs = calloc(max, sizeof(**runs));
+	if (!*runs)
+		return WHY("out of memory"), -1;
+	cnt = ntfs_mp_decode((const uint8_t *)a + mpo, len - mpo, *runs, max);
+	if (cnt < 0) {
+		free(*runs);
+		*runs = NULL;
+		return WHY("mapping pairs do not decode"), -1;
+	}
+	for (int i = 0; i < cnt; i++) {
+		const struct ntfs_run *r = &(*runs)[i];
+
+		if (r->lcn < 0)
+			continue;	/* sparse hole */
+		if ((uint64_t)r->lcn >= nr_clusters || r->len > nr_clusters ||
+		    (uint64_t)r->lcn + r->len > nr_clusters) {
+			WHY("run at cluster %lld of %llu clusters is outside the volume",
+			    (long long)r->lcn, (unsigned long long)r->len);
+			free(*runs);
+			*runs = NULL;
+			return -1;
+		}
+	}
+	return cnt;
+}
+
+uint64_t ntfs_vol_record_offset(const struct ntfs_vol *v, uint64_t recno)
+{
+	uint64_t byte = recno * v->boot.g.mft_record_size, vcn_bytes = 0;
+	uint32_t cs = v->boot.g.cluster_size;
+
+	if (recno >= v->mft_records)
+		return UINT64_MAX;
+	for (long i = 0; i < v->nmft_runs; i++) {
+		uint64_t run_bytes = v->mft_runs[i].len * cs;
+
+		if (byte < vcn_bytes + run_bytes) {
+			if (v->mft_runs[i].lcn < 0)
+				return UINT64_MAX;
+			return (uint64_t)v->mft_runs[i].lcn * cs + (byte - vcn_bytes);
+		}
+		vcn_bytes += run_bytes;
+	}
+	return UINT64_MAX;
+}
