@@ -119,7 +119,11 @@ bool fsf_fix_ask(struct fsf_fix_ctx *c, const struct fsf_problem *p,
 	va_list ap;
 
 	va_start(ap, object);
+	/* the format is a row of the caller's const problem table */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	vsnprintf(msg, sizeof(msg), p->msg, ap);
+#pragma GCC diagnostic pop
 	va_end(ap);
 	r = add_record(c, p, object, msg);
 	if (!r)
