@@ -107,3 +107,13 @@ loop() { truncate -s "${2:-64M}" "$1" && LOOPDEV=$(losetup -f --show "$1"); }
 	m=$(mount_ntfs3g "$LOOPDEV")
 	echo ok > "$m/f" && umount "$m"
 }
+
+@test "--full on a block device zeroes it (zero-range request or written zeros)" {
+	need_ntfs3g
+	loop b.img 32M
+	head -c 32M /dev/urandom > "$LOOPDEV"
+	"$MKFS_NTFS" -q -F --full "$LOOPDEV"
+	# a stretch of free space past the MFT zone holds no random bytes now
+	[ "$(dd if="$LOOPDEV" bs=1M skip=6 count=2 status=none | tr -d '\0' | wc -c)" -eq 0 ]
+	ntfsfix_clean "$LOOPDEV"
+}
