@@ -136,3 +136,14 @@ teardown() { umount_all; }
 	[ "$(od -An -tu4 -j28 -N4 v.img | xargs)" = 2048 ]
 	cmp <(head -c 512 v.img) <(tail -c 512 v.img)
 }
+
+@test "-L: 128 UTF-16 units at most, valid UTF-8 only" {
+	truncate -s 64M v.img
+	run "$MKFS_NTFS" -L "$(printf 'x%.0s' $(seq 1 129))" v.img
+	[ "$status" -eq 1 ]; [[ $output == *"is too long: at most 128 UTF-16 units"* ]]
+	run "$MKFS_NTFS" -L "$(printf 'bad\xff')" v.img
+	[ "$status" -eq 1 ]; [[ $output == *"is not valid UTF-8"* ]]
+	"$MKFS_NTFS" -q -L "$(printf 'y%.0s' $(seq 1 128))" v.img
+	need_ntfs3g
+	[ "$(ntfslabel v.img)" = "$(printf 'y%.0s' $(seq 1 128))" ]
+}
