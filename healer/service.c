@@ -74,6 +74,32 @@ int hm_unit_name(const char *tmpl, const char *path, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+/*
+ * The system bus when there is one; otherwise (minimal systems without a
+ * D-Bus daemon) systemd's own private socket, which root may use, as
+ * systemctl does.
+ */
+#define SYSTEMD_PRIVATE "/run/systemd/private"
+
+static int open_manager_bus(sd_bus **bus)
+{
+	int r = sd_bus_open_system(bus);
+
+	if (r >= 0)
+		return r;
+	r = sd_bus_new(bus);
+	if (r < 0)
+		return r;
+	r = sd_bus_set_address(*bus, "unix:path=" SYSTEMD_PRIVATE);
+	if (r >= 0)
+		r = sd_bus_start(*bus);
+	if (r < 0) {
+		*bus = sd_bus_unref(*bus);
+		return r;
+	}
+	return 0;
+}
+
 int hm_start_unit(const char *unit, char *msg, size_t msglen)
 {
 	sd_bus *bus = NULL;
@@ -81,10 +107,10 @@ int hm_start_unit(const char *unit, char *msg, size_t msglen)
 	sd_bus_message *reply = NULL;
 	int r;
 
-	r = sd_bus_open_system(&bus);
+	r = open_manager_bus(&bus);
 	if (r < 0) {
-		snprintf(msg, msglen, "cannot connect to the system bus: %s",
-			 strerror(-r));
+		snprintf(msg, msglen, "cannot reach systemd (system bus or "
+			 "%s): %s", SYSTEMD_PRIVATE, strerror(-r));
 		return r;
 	}
 	r = sd_bus_call_method(bus, "org.freedesktop.systemd1",
