@@ -168,8 +168,8 @@ bool fsf_fix_ask(struct fsf_fix_ctx *c, const struct fsf_problem *p,
 			c->housekeeping++;
 		else
 			c->fixed++;
-	} else {
-		c->left++;
+	} else if (!(p->flags & FSF_PR_NOT_ERROR)) {
+		c->left++;	/* declined housekeeping leaves nothing wrong */
 	}
 	if (r)
 		r->action = fix ? REC_FIXED : REC_NOT_FIXED;

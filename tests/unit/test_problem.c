@@ -88,6 +88,11 @@ int main(int argc, char **argv)
 	ok(fsf_fix_exit_code(&r.c) == 0, "housekeeping (clearing the dirty flag) exits 0");
 	stop(&r);
 
+	start(&r, FSF_MODE_NO, "");
+	fsf_fix_ask(&r.c, &PR_DIRTY, NULL);
+	ok(fsf_fix_exit_code(&r.c) == 0, "declining housekeeping under -n exits 0");
+	stop(&r);
+
 	start(&r, FSF_MODE_INTERACTIVE, "y\nn\n\nmaybe\nn\na\n");
 	ok(fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 1u), "interactive y");
 	ok(!fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 2u), "interactive n");

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* fsck.ntfs: MFT records and attribute data, through the device layer. */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs_check.h"
+
+int ntfs_check_read_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf)
+{
+	uint64_t off = ntfs_vol_record_offset(&c->vol, recno);
+
+	if (off == UINT64_MAX)
+		return -ERANGE;
+	return fsf_dev_pread(&c->dev, buf, c->vol.boot.g.mft_record_size, off);
+}
+
+int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf)
+{
+	const struct ntfs_boot_info *b = &c->vol.boot;
+	uint32_t size = b->g.mft_record_size;
+	uint64_t off = ntfs_vol_record_offset(&c->vol, recno);
+	struct ntfs_record_header h;
+	uint16_t usn;
+	int ret;
+
+	if (off == UINT64_MAX)
+		return -ERANGE;
+	memcpy(&h, buf, sizeof(h));
+	memcpy(&usn, buf + le16toh(h.usa_ofs), 2);
+	usn = (uint16_t)(le16toh(usn) + 1);
+	ntfs_fixup_apply(buf, size, usn);
+	ret = fsf_dev_pwrite(&c->dev, buf, size, off);
+	if (!ret && recno < c->mirr_records)
+		ret = fsf_dev_pwrite(&c->dev, buf, size,
+				     (uint64_t)b->mftmirr_lcn * b->g.cluster_size +
+				     recno * size);
+	ntfs_fixup_remove(buf, size);
+	return ret;
+}
+
+int ntfs_check_read_attr(struct ntfs_check *c, const uint8_t *rec,
+			 uint32_t type, uint8_t **data, uint64_t *len,
+			 struct ntfs_run **runs, long *nruns)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	uint32_t cs = c->vol.boot.g.cluster_size;
+	int r;
+
+	*data = NULL;
+	*len = 0;
+	*runs = NULL;
+	*nruns = 0;
+	ntfs_attr_cursor_init(&cur, rec);
+	while ((r = ntfs_attr_next(&cur, &a, why)) == 1) {
+		struct ntfs_attr_nonresident n;
+		uint64_t pos = 0;
+		uint32_t vlen;
+
+		if (le32toh(a->type) != type || a->name_length)
+			continue;
+		if (!a->non_resident) {
+			const void *v = ntfs_attr_value(a, &vlen);
+
+			*data = malloc(vlen ? vlen : 1);
+			if (!*data)
+				return -ENOMEM;
+			memcpy(*data, v, vlen);
+			*len = vlen;
+			return 0;
+		}
+		memcpy(&n, a, sizeof(n));
+		*nruns = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, runs, why);
+		if (*nruns < 0)
+			return -EUCLEAN;
+		*len = (uint64_t)le64toh((uint64_t)n.data_size);
+		if (*len > (1ull << 32))
+			return -EFBIG;	/* bitmaps of up to 32 Ti clusters */
+		*data = calloc(1, *len ? *len : 1);
+		if (!*data)
+			return -ENOMEM;
+		for (long i = 0; i < *nruns && pos < *len; i++) {
+			uint64_t bytes = (*runs)[i].len * cs;
+
+			if (bytes > *len - pos)
+				bytes = *len - pos;
+			if ((*runs)[i].lcn >= 0) {
+				int ret = fsf_dev_pread(&c->dev, *data + pos, bytes,
+							(uint64_t)(*runs)[i].lcn * cs);
+
+				if (ret)
+					return ret;
+			}
+			pos += bytes;
+		}
+		return 0;
+	}
+	return r < 0 ? -EUCLEAN : -ENOENT;
+}
+
+int ntfs_check_write_runs(struct ntfs_check *c, const struct ntfs_run *runs,
+			  long nruns, const uint8_t *data, uint64_t len)
+{
+	uint32_t cs = c->vol.boot.g.cluster_size;
+	uint64_t pos = 0;
+
+	for (long i = 0; i < nruns && pos < len; i++) {
+		uint64_t bytes = runs[i].len * cs;
+		int ret;
+
+		if (bytes > len - pos)
+			bytes = len - pos;
+		if (runs[i].lcn >= 0) {
+			ret = fsf_dev_pwrite(&c->dev, data + pos, bytes,
+					     (uint64_t)runs[i].lcn * cs);
+			if (ret)
+				return ret;
+		}
+		pos += bytes;
+	}
+	return 0;
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The problem table of fsck.ntfs: code (0xPPNNNN, PP = pass), stable id,
+ * message, prompt and flags.  PREEN_OK marks what `fsck.ntfs -a` repairs
+ * unattended at boot: every repair here either restores a copy the volume
+ * keeps for that purpose (boot sector backup, $MFTMirr) or recomputes
+ * derived data (bitmaps), except clearing an unreadable record, which
+ * loses only what was already lost.
+ */
+#include "config.h"
+
+#include "ntfs_problems.h"
+
+#define ROW(name, code, id, msg, prompt, flags) \
+	const struct fsf_problem name = { code, id, msg, prompt, flags }
+
+/* pass 0: boot sector */
+ROW(PR_BOOT_BOTH_BAD, 0x000001, "boot_sector_unusable",
+    "no valid NTFS boot sector (primary: %s; backup: %s)",
+    FSF_PROMPT_NONE, FSF_PR_FATAL);
+ROW(PR_BOOT_PRIMARY_BAD, 0x000002, "boot_sector_bad",
+    "boot sector is invalid (%s); the backup is valid",
+    FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
+ROW(PR_BOOT_BACKUP_BAD, 0x000003, "boot_backup_bad",
+    "backup boot sector is invalid (%s)",
+    FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
+ROW(PR_BOOT_BACKUP_DIFFERS, 0x000004, "boot_backup_differs",
+    "backup boot sector differs from the boot sector",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+
+/* pass 1: $MFT and its records */
+ROW(PR_MFT_UNREADABLE, 0x010001, "mft_unreadable",
+    "$MFT record 0 is unusable (%s) and so is its mirror (%s)",
+    FSF_PROMPT_NONE, FSF_PR_FATAL);
+ROW(PR_MFT_FROM_MIRROR, 0x010002, "mft_record_from_mirror",
+    "record is unusable (%s); $MFTMirr holds a valid copy",
+    FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
+ROW(PR_MIRROR_DIFFERS, 0x010003, "mftmirr_differs",
+    "$MFTMirr copy differs from $MFT",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_MFT_DATA_BAD, 0x010004, "mft_data_bad",
+    "$MFT's data attribute is unusable (%s)",
+    FSF_PROMPT_NONE, FSF_PR_FATAL);
+ROW(PR_RECORD_CORRUPT, 0x010010, "record_corrupt",
+    "record is in use but corrupt (%s); its file is lost",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+ROW(PR_RECORD_ATTR_CORRUPT, 0x010011, "record_attribute_corrupt",
+    "attribute list is corrupt (%s); the file is lost",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+ROW(PR_RECORD_RUNS_BAD, 0x010012, "record_runlist_bad",
+    "attribute 0x%x has a bad runlist (%s); the file is lost",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+ROW(PR_RECORD_NUMBER, 0x010013, "record_number_wrong",
+    "record says it is number %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_SYSTEM_FILE_MISSING, 0x010020, "system_file_missing",
+    "system file is not in use",
+    FSF_PROMPT_NONE, FSF_PR_FATAL);
+ROW(PR_SYSTEM_RECORD_CORRUPT, 0x010021, "system_record_corrupt",
+    "system file record is corrupt (%s) and has no valid mirror copy",
+    FSF_PROMPT_NONE, FSF_PR_FATAL);
+ROW(PR_CROSSLINK, 0x010030, "clusters_crosslinked",
+    "clusters %llu-%llu are also used by another file",
+    FSF_PROMPT_NONE, 0);
+
+/* pass 4: bitmaps */
+ROW(PR_CLUSTER_BITMAP, 0x040001, "cluster_bitmap_differs",
+    "$Bitmap differs from the clusters in use (%llu used but marked free, %llu free but marked used)",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_MFT_BITMAP, 0x040002, "mft_bitmap_differs",
+    "$MFT bitmap differs from the records in use (%llu in use but marked free, %llu free but marked in use)",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+
+/* pass 5: volume state */
+ROW(PR_VOLUME_DIRTY, 0x050001, "volume_dirty",
+    "volume is marked dirty",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK | FSF_PR_NOT_ERROR);

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pass 1: every MFT record.  $MFT is located from record 0 (or its copy in
+ * $MFTMirr); each record's header, update sequence, attributes and
+ * runlists are checked; records of the mirrored range are compared with
+ * $MFTMirr; the clusters and records really in use are collected for the
+ * bitmap pass.  A record beyond repair is cleared (its content is already
+ * lost); a system record beyond repair stops the check.
+ */
+#include "config.h"
+
+#include <assert.h>
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs_check.h"
+#include "ntfs_problems.h"
+
+static uint64_t mirror_offset(const struct ntfs_check *c, uint64_t recno)
+{
+	const struct ntfs_boot_info *b = &c->vol.boot;
+
+	return (uint64_t)b->mftmirr_lcn * b->g.cluster_size +
+	       recno * b->g.mft_record_size;
+}
+
+/*
+ * A system record that $MFTMirr can vouch for must be more than a valid
+ * header: its attributes must parse and it must have what the driver needs
+ * ($STANDARD_INFORMATION, $FILE_NAME; record 0 also $DATA with a runlist
+ * and $BITMAP).  Returns 0 or -1 with WHY.
+ */
+static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
+				uint64_t recno, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	bool si = false, fn = false, data = false, bitmap = false;
+	int r;
+
+	if (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return -1;
+	ntfs_attr_cursor_init(&cur, rec);
+	while ((r = ntfs_attr_next(&cur, &a, why)) == 1) {
+		uint32_t type = le32toh(a->type);
+
+		si |= type == NTFS_AT_STANDARD_INFORMATION;
+		fn |= type == NTFS_AT_FILE_NAME;
+		bitmap |= type == NTFS_AT_BITMAP && !a->name_length;
+		if (type == NTFS_AT_DATA && !a->name_length && a->non_resident) {
+			struct ntfs_run *runs;
+			long n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters,
+						&runs, why);
+
+			free(runs);
+			if (n <= 0)
+				return -1;
+			data = true;
+		}
+	}
+	if (r < 0)
+		return -1;
+	if (!si || !fn) {
+		snprintf(why, NTFS_WHY, "no %s attribute",
+			 si ? "$FILE_NAME" : "$STANDARD_INFORMATION");
+		return -1;
+	}
+	if (recno == NTFS_FILE_MFT && (!data || !bitmap)) {
+		snprintf(why, NTFS_WHY, "no usable %s attribute",
+			 data ? "$BITMAP" : "$DATA");
+		return -1;
+	}
+	return 0;
+}
+
+/* Record 0 from $MFT, or from $MFTMirr when $MFT's copy is unusable. */
+static int load_record0(struct ntfs_check *c, uint8_t *rec)
+{
+	const struct ntfs_boot_info *b = &c->vol.boot;
+	uint32_t rs = b->g.mft_record_size;
+	uint8_t *raw = malloc(rs), *mir = malloc(rs);
+	char why[NTFS_WHY], mwhy[NTFS_WHY];
+	uint64_t off = (uint64_t)b->mft_lcn * b->g.cluster_size;
+	int ret = 0;
+
+	if (!raw || !mir) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (fsf_dev_pread(&c->dev, rec, rs, off) ||
+	    fsf_dev_pread(&c->dev, mir, rs, mirror_offset(c, 0))) {
+		ret = -EIO;
+		goto out;
+	}
+	memcpy(raw, mir, rs);
+	if (system_record_usable(c, rec, 0, why) == 0)
+		goto out;
+	if (system_record_usable(c, mir, 0, mwhy) != 0) {
+		fsf_fix_ask(&c->fix, &PR_MFT_UNREADABLE, NULL, why, mwhy);
+		ret = -EUCLEAN;
+		goto out;
+	}
+	memcpy(rec, mir, rs);
+	if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, "$MFT record 0", why) &&
+	    fsf_dev_pwrite(&c->dev, raw, rs, off))
+		fsf_fix_failed(&c->fix);
+out:
+	free(raw);
+	free(mir);
+	return ret;
+}
+
+/* $MFT's data runs and size, and the count of mirrored records. */
+static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
+		      uint8_t **mft_bitmap, uint64_t *bitmap_len,
+		      struct ntfs_run **bitmap_runs, long *bitmap_nruns)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *data;
+	uint64_t len;
+	int ret;
+
+	ret = ntfs_check_read_attr(c, rec0, NTFS_AT_DATA, &data, &len,
+				   &c->vol.mft_runs, &c->vol.nmft_runs);
+	free(data);
+	if (ret || c->vol.nmft_runs <= 0 || len < 16ull * rs) {
+		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT",
+			    ret ? strerror(-ret) : "fewer than 16 records");
+		return ret ? ret : -EUCLEAN;
+	}
+	c->vol.mft_records = len / rs;
+	ret = ntfs_check_read_attr(c, rec0, NTFS_AT_BITMAP, mft_bitmap,
+				   bitmap_len, bitmap_runs, bitmap_nruns);
+	if (ret) {
+		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT bitmap", strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/* Make a record free: header kept, no attributes, sequence number bumped. */
+static void clear_record(uint8_t *rec, uint32_t rs, uint64_t recno)
+{
+	struct ntfs_mft_record m;
+	uint16_t seq;
+
+	memcpy(&m, rec, sizeof(m));
+	seq = (uint16_t)(le16toh(m.sequence_number) + 1);
+	if (!seq)
+		seq = 1;
+	memset(rec, 0, rs);
+	ntfs_rec_init_free(rec, rs, (uint32_t)recno, seq);
+}
+
+static void mark_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
+			  long n, uint64_t recno)
+{
+	for (long i = 0; i < n; i++) {
+		uint64_t first = 0, last = 0;
+		bool clash = false;
+
+		if (runs[i].lcn < 0)
+			continue;
+		for (uint64_t k = 0; k < runs[i].len; k++) {
+			uint64_t lcn = (uint64_t)runs[i].lcn + k;
+
+			if (bit_get(c->cluster_used, lcn)) {
+				if (!clash)
+					first = lcn;
+				clash = true;
+				last = lcn;
+				c->crosslinked++;
+			}
+			bit_set(c->cluster_used, lcn);
+		}
+		if (clash) {
+			char obj[64];
+
+			snprintf(obj, sizeof(obj), "MFT record %llu",
+				 (unsigned long long)recno);
+			fsf_fix_ask(&c->fix, &PR_CROSSLINK, obj,
+				    (unsigned long long)first,
+				    (unsigned long long)last);
+		}
+	}
+}
+
+/* Attributes of an in-use record: clusters, volume flags.  Returns 0, or
+ * -1 when the record had to be cleared. */
+static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+			   const char *obj)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	int r;
+
+	/* runlists first, all of them, before any cluster is claimed */
+	ntfs_attr_cursor_init(&cur, rec);
+	while ((r = ntfs_attr_next(&cur, &a, why)) == 1) {
+		struct ntfs_run *runs;
+		long n;
+
+		if (!a->non_resident)
+			continue;
+		n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
+		if (n < 0) {
+			if (recno < NTFS_FILE_FIRST_USER) {
+				fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
+				return -1;
+			}
+			if (fsf_fix_ask(&c->fix, &PR_RECORD_RUNS_BAD, obj,
+					le32toh(a->type), why)) {
+				clear_record(rec, c->vol.boot.g.mft_record_size, recno);
+				if (ntfs_check_write_record(c, recno, rec))
+					fsf_fix_failed(&c->fix);
+			}
+			return -1;
+		}
+		free(runs);
+	}
+	if (r < 0) {
+		if (recno < NTFS_FILE_FIRST_USER) {
+			fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
+			return -1;
+		}
+		if (fsf_fix_ask(&c->fix, &PR_RECORD_ATTR_CORRUPT, obj, why)) {
+			clear_record(rec, c->vol.boot.g.mft_record_size, recno);
+			if (ntfs_check_write_record(c, recno, rec))
+				fsf_fix_failed(&c->fix);
+		}
+		return -1;
+	}
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		if (a->non_resident) {
+			struct ntfs_run *runs;
+			long n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters,
+						&runs, why);
+
+			if (n > 0)
+				mark_clusters(c, runs, n, recno);
+			free(runs);
+		} else if (recno == NTFS_FILE_VOLUME &&
+			   le32toh(a->type) == NTFS_AT_VOLUME_INFORMATION) {
+			uint32_t len;
+			const void *v = ntfs_attr_value(a, &len);
+			struct ntfs_volume_information vi;
+
+			if (len >= sizeof(vi)) {
+				memcpy(&vi, v, sizeof(vi));
+				c->volume_flags = le16toh(vi.flags);
+				c->volume_flags_found = true;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Equal apart from the update sequence number, which each write bumps. */
+static bool same_record(const uint8_t *a, const uint8_t *b, uint32_t rs)
+{
+	struct ntfs_record_header h;
+	uint32_t usn_at;
+
+	memcpy(&h, a, sizeof(h));
+	usn_at = le16toh(h.usa_ofs);
+	if (usn_at + 2 > rs)
+		return false;
+	return !memcmp(a, b, usn_at) &&
+	       !memcmp(a + usn_at + 2, b + usn_at + 2, rs - usn_at - 2);
+}
+
+/* Records 0..mirr-1 must equal their $MFTMirr copies. */
+static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+			 enum ntfs_rec_state *state, const char *obj,
+			 const char *mft_why)
+{
+	char swhy[NTFS_WHY];
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *mir = malloc(rs), *raw = malloc(rs);
+	char why[NTFS_WHY];
+	enum ntfs_rec_state ms;
+
+	if (!mir || !raw || fsf_dev_pread(&c->dev, mir, rs, mirror_offset(c, recno)))
+		goto out;
+	memcpy(raw, mir, rs);
+	ms = system_record_usable(c, mir, recno, why) == 0 ? NTFS_REC_OK :
+							     NTFS_REC_BAD_HEADER;
+	if (*state == NTFS_REC_OK) {
+		/* a valid header is not enough for a mirrored system file */
+		uint8_t *copy = malloc(rs);
+		static_assert(NTFS_WHY > 0, "");
+
+		if (copy) {
+			memcpy(copy, rec, rs);
+			/* rec has its fixups removed: re-check a protected copy */
+			ntfs_fixup_apply(copy, rs, 1);
+			if (system_record_usable(c, copy, recno, swhy) != 0) {
+				*state = NTFS_REC_BAD_HEADER;
+				mft_why = swhy;
+			}
+			free(copy);
+		}
+	}
+	if (*state != NTFS_REC_OK && ms == NTFS_REC_OK) {
+		if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, obj, mft_why) &&
+		    fsf_dev_pwrite(&c->dev, raw, rs, ntfs_vol_record_offset(&c->vol, recno)))
+			fsf_fix_failed(&c->fix);
+		memcpy(rec, mir, rs);
+		*state = NTFS_REC_OK;
+	} else if (*state == NTFS_REC_OK &&
+		   (ms != NTFS_REC_OK || !same_record(rec, mir, rs))) {
+		if (fsf_fix_ask(&c->fix, &PR_MIRROR_DIFFERS, obj)) {
+			memcpy(mir, rec, rs);
+			/* write our record's bytes, fixups applied, to the mirror */
+			if (ntfs_check_write_record(c, recno, mir))
+				fsf_fix_failed(&c->fix);
+		}
+	}
+out:
+	free(mir);
+	free(raw);
+}
+
+int ntfs_pass1_mft(struct ntfs_check *c)
+{
+	const struct ntfs_boot_info *b = &c->vol.boot;
+	uint32_t rs = b->g.mft_record_size;
+	uint8_t *rec = malloc(rs), *bitmap = NULL;
+	struct ntfs_run *bruns = NULL;
+	long bnruns = 0;
+	uint64_t blen = 0;
+	struct fsf_progress prog;
+	int ret;
+
+	if (!rec)
+		return -ENOMEM;
+	ret = load_record0(c, rec);
+	if (!ret)
+		ret = locate_mft(c, rec, &bitmap, &blen, &bruns, &bnruns);
+	if (ret)
+		goto out;
+	c->cluster_used = calloc(1, b->g.nr_clusters / 8 + 1);
+	c->record_used = calloc(1, c->vol.mft_records / 8 + 1);
+	if (!c->cluster_used || !c->record_used) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* $MFTMirr mirrors at least 4 records, a cluster's worth if more */
+	c->mirr_records = b->g.cluster_size / rs > 4 ? b->g.cluster_size / rs : 4;
+	if (c->mirr_records > c->vol.mft_records)
+		c->mirr_records = (uint32_t)c->vol.mft_records;
+
+	fsf_progress_init(&prog, "pass 1: MFT records", c->progress);
+	for (uint64_t i = 0; i < c->vol.mft_records; i++) {
+		enum ntfs_rec_state st;
+		struct ntfs_mft_record m;
+		char why[NTFS_WHY], obj[48];
+		bool marked = i / 8 < blen && bit_get(bitmap, i);
+
+		fsf_progress_update(&prog, i, c->vol.mft_records);
+		snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)i);
+		if (ntfs_check_read_record(c, i, rec)) {
+			snprintf(why, sizeof(why), "unreadable");
+			st = NTFS_REC_BAD_MAGIC;
+		} else {
+			st = ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why);
+		}
+		if (i < c->mirr_records)
+			check_mirror(c, i, rec, &st, obj, why);
+		if (st == NTFS_REC_UNUSED && !marked && i >= NTFS_FILE_FIRST_USER)
+			continue;
+		if (st != NTFS_REC_OK) {
+			if (i < NTFS_FILE_FIRST_USER) {
+				fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
+				ret = -EUCLEAN;
+				break;
+			}
+			if (!marked)
+				continue;	/* free anyway: the bitmap pass fixes it */
+			if (fsf_fix_ask(&c->fix, &PR_RECORD_CORRUPT, obj, why)) {
+				clear_record(rec, rs, i);
+				if (ntfs_check_write_record(c, i, rec))
+					fsf_fix_failed(&c->fix);
+			}
+			continue;
+		}
+		memcpy(&m, rec, sizeof(m));
+		if (!(le16toh(m.flags) & NTFS_MFT_IN_USE)) {
+			if (i < 12) {
+				fsf_fix_ask(&c->fix, &PR_SYSTEM_FILE_MISSING, obj);
+				ret = -EUCLEAN;
+				break;
+			}
+			continue;
+		}
+		if (le16toh(m.h.usa_ofs) >= 0x30 &&
+		    le32toh(m.mft_record_number) != (uint32_t)i) {
+			if (fsf_fix_ask(&c->fix, &PR_RECORD_NUMBER, obj,
+					le32toh(m.mft_record_number))) {
+				m.mft_record_number = htole32((uint32_t)i);
+				memcpy(rec, &m, sizeof(m));
+				if (ntfs_check_write_record(c, i, rec))
+					fsf_fix_failed(&c->fix);
+			}
+		}
+		if (scan_attributes(c, i, rec, obj) == 0)
+			bit_set(c->record_used, i);
+		else if (i < NTFS_FILE_FIRST_USER) {
+			ret = -EUCLEAN;
+			break;
+		}
+	}
+	fsf_progress_done(&prog);
+out:
+	free(rec);
+	free(bitmap);
+	free(bruns);
+	return ret;
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""damage.py CASE IMAGE: apply one scripted damage to an NTFS volume made by
+mkfs.ntfs; damage.py --list names the cases.  Independent of libntfs: the
+few structures needed are parsed here from the format documentation."""
+import struct
+import sys
+
+
+def boot(img):
+    bps, = struct.unpack_from("<H", img, 11)
+    spc = img[13]
+    if spc > 0x80:
+        spc = 1 << (256 - spc)
+    sectors, mft, mirr = struct.unpack_from("<qqq", img, 0x28)
+    cpr = struct.unpack_from("<b", img, 0x40)[0]
+    cs = bps * spc
+    rs = cpr * cs if cpr > 0 else 1 << -cpr
+    return bps, cs, rs, sectors, mft * cs, mirr * cs
+
+
+def unfix(rec):
+    """Remove the update sequence fixups of a record copy."""
+    rec = bytearray(rec)
+    ofs, cnt = struct.unpack_from("<HH", rec, 4)
+    for i in range(1, cnt):
+        rec[i * 512 - 2:i * 512] = rec[ofs + 2 * i:ofs + 2 * i + 2]
+    return rec
+
+
+def attr(rec, atype):
+    """(offset, header bytes) of the first unnamed attribute ATYPE."""
+    rec = unfix(rec)
+    off, = struct.unpack_from("<H", rec, 0x14)
+    while True:
+        t, ln = struct.unpack_from("<II", rec, off)
+        if t == 0xFFFFFFFF:
+            raise KeyError(hex(atype))
+        if t == atype and rec[off + 9] == 0:
+            return off, rec
+        off += ln
+
+
+def first_lcn(rec, atype):
+    off, rec = attr(rec, atype)
+    mpo, = struct.unpack_from("<H", rec, off + 0x20)
+    p = off + mpo
+    h = rec[p]
+    lb, ob = h & 15, h >> 4
+    return int.from_bytes(rec[p + 1 + lb:p + 1 + lb + ob], "little", signed=True)
+
+
+def record(img, base, rs, n):
+    return img[base + n * rs:base + (n + 1) * rs]
+
+
+def patch_value(img, base, rs, n, atype, vofs, data):
+    """Write DATA into resident attribute ATYPE of record N, at VOFS bytes
+    into its value, keeping fixups valid (the bytes must not be a stride
+    end)."""
+    rec = record(img, base, rs, n)
+    off, plain = attr(rec, atype)
+    voff, = struct.unpack_from("<H", plain, off + 0x14)
+    at = base + n * rs + off + voff + vofs
+    assert (at - base - n * rs + len(data) - 1) % 512 < 510
+    img[at:at + len(data)] = data
+
+
+CASES = {}
+
+
+def case(f):
+    CASES[f.__name__] = f
+    return f
+
+
+@case
+def boot_primary(img, g):
+    img[3:11] = b"XXXXXXXX"            # no NTFS signature
+
+
+@case
+def boot_backup(img, g):
+    bps, cs, rs, sectors, mft, mirr = g
+    img[sectors * bps + 510] = 0       # backup loses its 0xAA55 marker
+
+
+@case
+def cluster_bitmap(img, g):
+    bps, cs, rs, sectors, mft, mirr = g
+    lcn = first_lcn(record(img, mft, rs, 6), 0x80)
+    at = lcn * cs
+    img[at] &= 0xFE                    # cluster 0 ($Boot) marked free
+    last = (sectors // (cs // bps)) - 1
+    img[at + last // 8] |= 1 << (last % 8)  # last cluster marked used
+
+
+@case
+def mft_bitmap(img, g):
+    bps, cs, rs, sectors, mft, mirr = g
+    rec0 = record(img, mft, rs, 0)
+    off, plain = attr(rec0, 0xB0)
+    if plain[off + 8]:                 # non-resident
+        lcn = first_lcn(rec0, 0xB0)
+        img[lcn * cs] &= ~(1 << 5) & 0xFF
+    else:
+        byte = record(img, mft, rs, 0)
+        voff, = struct.unpack_from("<H", plain, off + 0x14)
+        at = mft + off + voff
+        img[at] &= ~(1 << 5) & 0xFF    # root directory marked free
+
+
+@case
+def mirror_differs(img, g):
+    bps, cs, rs, sectors, mft, mirr = g
+    img[mirr + 2 * rs + 8] ^= 0xFF     # $LogFile's mirror copy: LSN changed
+
+
+@case
+def mft_record_torn(img, g):
+    bps, cs, rs, sectors, mft, mirr = g
+    img[mft + 1 * rs + 510] ^= 0x55    # $MFTMirr's record: torn write
+
+
+@case
+def mft_record0_bad(img, g):
+    bps, cs, rs, sectors, mft, mirr = g
+    img[mft:mft + 4] = b"BAAD"         # $MFT's own record marked bad
+
+
+@case
+def volume_dirty(img, g):
+    bps, cs, rs, sectors, mft, mirr = g
+    for base in (mft, mirr):           # $Volume is mirrored: both copies
+        patch_value(img, base, rs, 3, 0x70, 10, b"\x01")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--list":
+        print("\n".join(CASES))
+        sys.exit(0)
+    with open(sys.argv[2], "r+b") as f:
+        data = bytearray(f.read())
+        CASES[sys.argv[1]](data, boot(data))
+        f.seek(0)
+        f.write(data)

@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# fsck.ntfs on the host: e2fsprogs-style damaged-volume cases
+# (tests/ntfs/cases/f_*: image, expected output of -a, expected output of
+# the following -n), the public corpus protocol, bad input, -C, --json.
+# Repaired volumes must also be accepted by an independent implementation
+# (ntfs-3g mounts and walks them read-only).
+load ../lib/common
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+CASES=$FSFORGE_TOP/tests/ntfs/cases
+CORPUS=${FSFORGE_CORPUS:-$FSFORGE_TOP/../shared/corpus/ntfs}
+
+setup() { cd_tmp; }
+teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
+
+run_fsck() {
+	local rc=0
+	"$FSCK" "$1" image 2>&1 || rc=$?
+	echo "Exit status is $rc"
+}
+
+# mount with ntfs-3g read-only, list and read everything
+walk_ntfs3g() {
+	mkdir -p mnt
+	ntfs-3g -o ro "$1" mnt
+	ls -lR mnt > /dev/null
+	find mnt -type f -exec cat {} + > /dev/null
+	umount mnt
+}
+
+@test "f_ cases: -a output and exit status, then -n finds nothing and writes nothing" {
+	n=0
+	for d in "$CASES"/f_*/; do
+		name=$(basename "$d")
+		xz -dc "$d/image.xz" > image
+		run_fsck -a > out.1
+		diff -u "$d/expect.1" out.1 || die "$name: first run differs"
+		before=$(sha256sum < image)
+		run_fsck -n > out.2
+		diff -u "$d/expect.2" out.2 || die "$name: second run differs"
+		[ "$(sha256sum < image)" = "$before" ] || die "$name: -n wrote to the image"
+		# idempotent: another -a changes nothing either
+		"$FSCK" -a image > /dev/null
+		[ "$(sha256sum < image)" = "$before" ] || die "$name: second -a changed the image"
+		walk_ntfs3g image || die "$name: ntfs-3g cannot walk the repaired volume"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 8 ]
+}
+
+@test "every f_ case is found by -n before repair (exit 4) and -n changes nothing" {
+	for d in "$CASES"/f_*/; do
+		name=$(basename "$d")
+		xz -dc "$d/image.xz" > image
+		before=$(sha256sum < image)
+		run "$FSCK" -n image
+		# the dirty flag alone is housekeeping: nothing is wrong yet
+		if [ "$name" = f_volume_dirty ]; then
+			[ "$status" -eq 0 ] || die "$name: -n exit $status"
+		else
+			[ "$status" -eq 4 ] || die "$name: -n exit $status"
+			[[ $output == *"? no"* ]] || die "$name: -n did not report"
+		fi
+		[ "$(sha256sum < image)" = "$before" ] || die "$name: -n wrote"
+	done
+}
+
+@test "public corpus: -a exits 0 or 1, then -n exits 0; -n alone never writes" {
+	[ -d "$CORPUS/created_manually" ] || die "corpus not found at $CORPUS"
+	n=0
+	for t in "$CORPUS"/created_manually/*/ntfs.img.tar.xz; do
+		name=$(basename "$(dirname "$t")")
+		rm -f ntfs.img
+		tar -xJf "$t"
+		before=$(sha256sum < ntfs.img)
+		"$FSCK" -n -q ntfs.img > /dev/null 2>&1 || true
+		[ "$(sha256sum < ntfs.img)" = "$before" ] || die "$name: -n wrote"
+		rc=0; "$FSCK" -a -q ntfs.img > a.log 2>&1 || rc=$?
+		[ "$rc" -le 1 ] || { cat a.log; die "$name: -a exit $rc"; }
+		rc=0; "$FSCK" -n -q ntfs.img > n.log 2>&1 || rc=$?
+		[ "$rc" -eq 0 ] || { cat n.log; die "$name: -n after -a exit $rc"; }
+		n=$((n + 1))
+	done
+	[ "$n" -ge 20 ]
+}
+
+@test "a clean volume: exit 0, --json report, -C says clean" {
+	truncate -s 16M image
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F image
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ]
+	run "$FSCK" -C image
+	[ "$status" -eq 0 ] && [[ $output == *clean* ]]
+	"$FSCK" -n --json image > r.json
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["found"]==0 and r["exit_code"]==0, r' r.json
+	xz -dc "$CASES/f_volume_dirty/image.xz" > image
+	run "$FSCK" -C image
+	[ "$status" -eq 1 ] && [[ $output == *dirty* ]]
+}
+
+@test "--json lists each problem with code, id, object and action" {
+	xz -dc "$CASES/f_cluster_bitmap/image.xz" > image
+	rc=0; "$FSCK" -y --json image > r.json 2> msgs || rc=$?
+	[ "$rc" -eq 1 ]
+	python3 - r.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = r["problems"]
+assert r["mode"] == "yes" and r["fixed"] == 1 and r["exit_code"] == 1, r
+assert p[0]["id"] == "cluster_bitmap_differs" and p[0]["code"] == "0x040001", p
+assert p[0]["object"] == "$Bitmap" and p[0]["action"] == "fixed", p
+PY
+}
+
+@test "bad input: garbage, other filesystems, truncated, missing: exit 8, one clear line" {
+	head -c 4M /dev/zero > image
+	run "$FSCK" -n image
+	[ "$status" -eq 8 ] && [[ $output == *"no valid NTFS boot sector"* ]]
+	truncate -s 8M image && mkfs.ext4 -q -F image
+	run "$FSCK" -n image
+	[ "$status" -eq 8 ] && [[ $output == *"no NTFS signature"* ]]
+	xz -dc "$CASES/f_boot_backup/image.xz" | head -c 1M > image
+	run "$FSCK" -n image
+	[ "$status" -eq 8 ] && [[ $output == *"larger than the device"* ]]
+	run "$FSCK" -n nonexistent.img
+	[ "$status" -eq 8 ] && [[ $output == *"cannot open nonexistent.img"* ]]
+	: > image
+	run "$FSCK" -n image
+	[ "$status" -eq 8 ]
+}
+
+@test "usage: exclusive modes and missing device are usage errors (16)" {
+	run "$FSCK" -a -n image
+	[ "$status" -eq 16 ]
+	run "$FSCK"
+	[ "$status" -eq 16 ]
+	run "$FSCK" --help
+	[ "$status" -eq 0 ] && [[ $output == *"--repair-auto"* ]]
+	run "$FSCK" -V
+	[ "$status" -eq 0 ] && [[ $output == "fsck.ntfs (fsforge) "* ]]
+}
+
+@test "a mounted volume is refused for repair" {
+	truncate -s 16M image
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F image
+	LOOP=$(losetup -f --show image)
+	mkdir -p mnt && ntfs-3g "$LOOP" mnt
+	run "$FSCK" -a "$LOOP"
+	umount mnt; losetup -d "$LOOP"
+	[ "$status" -eq 8 ] && [[ $output == *"mounted"* ]]
+}
