@@ -62,8 +62,9 @@ teardown() { umount_all; }
 	[ "$status" -eq 1 ]; [[ $output == *"262144 bytes is too small"* ]]
 	run "$MKFS_NTFS" -c 512 big.img $((4 * 1024 * 1024 * 1024 * 2))
 	[ "$status" -eq 1 ]; [[ $output == *"cluster size 512 gives"* ]]
+	: > empty.img
 	run "$MKFS_NTFS" empty.img
-	[ "$status" -eq 1 ]; [[ $output == *"give the NUMBER-OF-SECTORS"* ]]
+	[ "$status" -eq 1 ]; [[ $output == *"empty.img is empty or missing: give the NUMBER-OF-SECTORS"* ]]
 }
 
 @test "NUMBER-OF-SECTORS creates or sizes a sparse image" {
