@@ -8,7 +8,8 @@
  *   policy.c   autofsck rules, what to do with each event
  *   mount.c    mount point checks, file handle, fs properties, monitor open
  *   repair.c   XFS_IOC_SCRUB_METADATA with the repair flag
- *   service.c  unit name escaping, starting units over sd-bus
+ *   service.c  unit name escaping
+ *   sd.c       sd_notify, journal, StartUnit (libsystemd only via dlopen)
  *   hook.c     --exec hooks: spawn with the event in the environment,
  *              reap, kill on time limit; never waits
  *   output.c   where lines go: stdout, stderr, or the journal
@@ -131,8 +132,15 @@ const char *hm_scrub_type_name(uint32_t type);
 int hm_escape_path(const char *path, char *buf, size_t len);
 /* "xfs_scrub@<escaped>.service" */
 int hm_unit_name(const char *tmpl, const char *path, char *buf, size_t len);
-/* StartUnit(name, "replace") on the system bus; 0 or -errno, msg filled */
+
+/* ---- sd.c ------------------------------------------------------------------ */
+/* StartUnit(name, "replace") over the system bus or systemd's private
+ * socket; 0 or -errno, msg filled */
 int hm_start_unit(const char *unit, char *msg, size_t msglen);
+/* sd_notify protocol; 0 when not run by systemd */
+int hm_notify(const char *state);
+/* one journal entry; kv: NULL-terminated KEY, value pairs */
+int hm_journal(int prio, const char *msg, const char *const *kv);
 
 /* ---- output.c ------------------------------------------------------------ */
 enum hm_prio { HM_ERR = 3, HM_WARNING = 4, HM_NOTICE = 5, HM_INFO = 6 };

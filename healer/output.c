@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <systemd/sd-journal.h>
 
 #include "healer.h"
 
@@ -41,8 +40,7 @@ void hm_say(const struct hm_out *o, enum hm_prio prio, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	if (o->journal) {
-		sd_journal_send("MESSAGE=%s", line, "PRIORITY=%d", (int)prio,
-				NULL);
+		hm_journal((int)prio, line, NULL);
 		return;
 	}
 	if (prio <= HM_WARNING)
@@ -81,10 +79,15 @@ void hm_emit_event(const struct hm_out *o,
 		    ev->type == XFS_HM_TYPE_SHUTDOWN ||
 		    ev->type >= XFS_HM_TYPE_MEDIA_ERROR)
 			prio = HM_WARNING;
-		sd_journal_send("MESSAGE=%s", line, "PRIORITY=%d", prio,
-				"XFS_HEALER_MOUNT=%s", label,
-				"XFS_HEALER_DOMAIN=%" PRIu32, ev->domain,
-				"XFS_HEALER_TYPE=%" PRIu32, ev->type, NULL);
+char dom[16], typ[16];
+		const char *kv[] = {
+			"XFS_HEALER_MOUNT", label, "XFS_HEALER_DOMAIN", dom,
+			"XFS_HEALER_TYPE", typ, NULL,
+		};
+
+		snprintf(dom, sizeof(dom), "%" PRIu32, ev->domain);
+		snprintf(typ, sizeof(typ), "%" PRIu32, ev->type);
+		hm_journal(prio, line, kv);
 		return;
 	}
 	fputs(line, stdout);

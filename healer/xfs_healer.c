@@ -21,7 +21,6 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
-#include <systemd/sd-daemon.h>
 
 #include "healer.h"
 
@@ -357,9 +356,9 @@ static int run_live(struct healer *h)
 		close(mfd);
 		return 1;
 	}
-	sd_notify(0, "READY=1\nSTATUS=watching for health events");
+	hm_notify("READY=1\nSTATUS=watching for health events");
 	ret = monitor_loop(h, mfd, sfd);
-	sd_notify(0, "STOPPING=1");
+	hm_notify("STOPPING=1");
 	close(mfd);
 	close(sfd);
 	hm_hook_drain(&h->hooks, &h->out);

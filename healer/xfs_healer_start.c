@@ -20,7 +20,6 @@
 #include <sys/fanotify.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
-#include <systemd/sd-daemon.h>
 
 #include "healer.h"
 
@@ -289,9 +288,9 @@ int main(int argc, char **argv)
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0 || scan(&s) < 0)
 		return 1;
-	sd_notify(0, "READY=1\nSTATUS=watching for XFS mounts");
+	hm_notify("READY=1\nSTATUS=watching for XFS mounts");
 	ret = watch(&s, fan, sfd);
-	sd_notify(0, "STOPPING=1");
+	hm_notify("STOPPING=1");
 	close(sfd);
 	close(nsfd);
 	close(fan);

@@ -89,3 +89,13 @@ obj() { sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" "$W/share/result/objects"; }
 	! grep -qiE 'corrupt|error|repairs? (needed|required)' "$W/share/result/scrub-after.out"
 	[ "$(R after.dirents)" -eq 300 ]
 }
+
+@test "kernel: idle CPU and peak RSS, ours against the reference (printed)" {
+	for n in ours-log ref-log; do
+		read -r ticks hz < "$W/share/result/$n.idle"
+		echo "# $n: idle CPU $ticks ticks (1/$hz s) over 5 s, peak RSS $(R $n.hwm) KiB" >&3
+	done
+	read -r ticks hz < "$W/share/result/ours-log.idle"
+	[ "$ticks" -eq 0 ]
+	[ "$(R ours-log.hwm)" -le "$(R ref-log.hwm)" ]
+}

@@ -64,8 +64,14 @@ run() {
 	"$@" /mnt/x > "$R/$name.out" 2> "$R/$name.err" &
 	pid=$!
 	sleep 2
+	# idle CPU (clock ticks) over 5 s with no events, then peak RSS
+	t0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+	sleep 5
+	t1=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+	echo "$((t1 - t0)) $(getconf CLK_TCK)" > "$R/$name.idle"
 	touch_damage
 	sleep 8
+	awk '/VmHWM/ { print $2 }' /proc/$pid/status > "$R/$name.hwm"
 	umount /mnt/x; echo $? > "$R/$name.umount"
 	# the daemon must end by itself after the unmount
 	n=0; while kill -0 $pid 2>/dev/null && [ $n -lt 20 ]; do sleep 1; n=$((n+1)); done
