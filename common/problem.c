@@ -136,6 +136,17 @@ bool fsf_fix_ask(struct fsf_fix_ctx *c, const struct fsf_problem *p,
 		return false;
 	}
 	c->found++;
+	if (p->flags & FSF_PR_NO_FIX) {
+		/* found and left: say so instead of asking */
+		fprintf(c->out, "%s%s%s%s%s.  Not repaired (no repair for this yet).\n",
+			c->mode == FSF_MODE_PREEN ? c->device : "",
+			c->mode == FSF_MODE_PREEN ? ": " : "",
+			object ? object : "", object ? ": " : "", msg);
+		c->left++;
+		if (r)
+			r->action = REC_NOT_FIXED;
+		return false;
+	}
 	if (c->cancelled || c->preen_halted) {
 		fix = false;
 	} else if (c->mode == FSF_MODE_PREEN) {

@@ -107,6 +107,11 @@ static void check_free(struct ntfs_check *c)
 	free(c->cluster_used);
 	free(c->cluster_owner_bad);
 	free(c->record_used);
+	free(c->record_dir);
+	free(c->record_seq);
+	for (size_t i = 0; i < c->nnames; i++)
+		free(c->names[i].name);
+	free(c->names);
 	fsf_fix_free(&c->fix);
 	fsf_dev_close(&c->dev);
 }
@@ -152,6 +157,8 @@ int main(int argc, char **argv)
 		check_free(&c);
 		return ret ? FSF_EXIT_ERROR : dirty ? 1 : 0;
 	}
+	if (!ret)
+		ret = ntfs_pass3_indexes(&c);
 	if (!ret)
 		ret = ntfs_pass4_bitmaps(&c);
 	if (!ret)

@@ -17,6 +17,17 @@
 #include "fsforge/progress.h"
 #include "ntfs/read.h"
 
+/* a $FILE_NAME found in pass 1 (name in host-order UTF-16) */
+struct ntfs_fn_ref {
+	uint64_t recno;
+	uint64_t parent;		/* parent record number */
+	uint16_t parent_seq;
+	uint8_t name_len;
+	uint8_t name_type;
+	uint16_t *name;
+	bool indexed;			/* an index entry was found for it */
+};
+
 struct ntfs_check {
 	const struct fsf_log *log;
 	struct fsf_dev dev;
@@ -30,6 +41,12 @@ struct ntfs_check {
 	uint8_t *cluster_owner_bad;	/* clusters claimed twice */
 	uint8_t *record_used;		/* one bit per MFT record */
 	uint64_t crosslinked;
+
+	/* per record, for the index pass */
+	uint16_t *record_seq;		/* sequence numbers */
+	uint8_t *record_dir;		/* one bit per record: a directory */
+	struct ntfs_fn_ref *names;	/* every $FILE_NAME of a base record */
+	size_t nnames, cap_names;
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
 	bool volume_flags_found;
 };
@@ -59,6 +76,7 @@ static inline void bit_set(uint8_t *map, uint64_t i)
 
 int ntfs_pass0_boot(struct ntfs_check *c);
 int ntfs_pass1_mft(struct ntfs_check *c);
+int ntfs_pass3_indexes(struct ntfs_check *c);
 int ntfs_pass4_bitmaps(struct ntfs_check *c);
 int ntfs_pass5_volume(struct ntfs_check *c);
 

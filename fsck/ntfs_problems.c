@@ -59,9 +59,30 @@ ROW(PR_SYSTEM_FILE_MISSING, 0x010020, "system_file_missing",
 ROW(PR_SYSTEM_RECORD_CORRUPT, 0x010021, "system_record_corrupt",
     "system file record is corrupt (%s) and has no valid mirror copy",
     FSF_PROMPT_NONE, FSF_PR_FATAL);
+ROW(PR_SYSTEM_SEQUENCE, 0x010022, "system_record_sequence",
+    "sequence number is %u, should be %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_CROSSLINK, 0x010030, "clusters_crosslinked",
     "clusters %llu-%llu are also used by another file",
     FSF_PROMPT_NONE, 0);
+
+/* pass 3: directory indexes ($I30).  Found and reported; rebuilding an
+ * index is not implemented yet, so these are left for now. */
+ROW(PR_UPCASE_BAD, 0x030001, "upcase_unreadable",
+    "$UpCase is unreadable (%s); index order is not checked",
+    FSF_PROMPT_NONE, 0);
+ROW(PR_INDEX_CORRUPT, 0x030002, "index_corrupt",
+    "directory index is corrupt (%s)",
+    FSF_PROMPT_REBUILD, FSF_PR_NO_FIX);
+ROW(PR_INDEX_ORDER, 0x030003, "index_order",
+    "index entries \"%s\" and \"%s\" are out of order",
+    FSF_PROMPT_REBUILD, FSF_PR_NO_FIX);
+ROW(PR_INDEX_STALE, 0x030004, "index_entry_stale",
+    "index entry \"%s\" points to MFT record %llu, which %s",
+    FSF_PROMPT_REBUILD, FSF_PR_NO_FIX);
+ROW(PR_INDEX_MISSING, 0x030005, "index_entry_missing",
+    "\"%s\" (MFT record %llu) has no entry in its directory's index",
+    FSF_PROMPT_REBUILD, FSF_PR_NO_FIX);
 
 /* pass 4: bitmaps */
 ROW(PR_CLUSTER_BITMAP, 0x040001, "cluster_bitmap_differs",

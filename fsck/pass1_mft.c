@@ -42,8 +42,21 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 	bool si = false, fn = false, data = false, bitmap = false;
 	int r;
 
+	struct ntfs_mft_record m;
+
 	if (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return -1;
+	/* system files are base records */
+	memcpy(&m, rec, sizeof(m));
+	if (le64toh(m.base_mft_record)) {
+		snprintf(why, NTFS_WHY, "claims to extend record %llu",
+			 (unsigned long long)(le64toh(m.base_mft_record) & 0xffffffffffffULL));
+		return -1;
+	}
+	if (!(le16toh(m.flags) & NTFS_MFT_IN_USE)) {
+		snprintf(why, NTFS_WHY, "not marked in use");
+		return -1;
+	}
 	ntfs_attr_cursor_init(&cur, rec);
 	while ((r = ntfs_attr_next(&cur, &a, why)) == 1) {
 		uint32_t type = le32toh(a->type);
@@ -189,16 +202,60 @@ static void mark_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
 	}
 }
 
+/* Remember a $FILE_NAME of a base record for the index pass. */
+static void note_file_name(struct ntfs_check *c, uint64_t recno,
+			   const uint8_t *v, uint32_t len)
+{
+	struct ntfs_file_name fn;
+	struct ntfs_fn_ref *r;
+
+	if (len < sizeof(fn))
+		return;
+	memcpy(&fn, v, sizeof(fn));
+	if (!fn.name_length || sizeof(fn) + 2u * fn.name_length > len)
+		return;
+	if (c->nnames == c->cap_names) {
+		size_t cap = c->cap_names ? c->cap_names * 2 : 256;
+		struct ntfs_fn_ref *g = realloc(c->names, cap * sizeof(*g));
+
+		if (!g)
+			return;
+		c->names = g;
+		c->cap_names = cap;
+	}
+	r = &c->names[c->nnames];
+	r->name = malloc(2u * fn.name_length);
+	if (!r->name)
+		return;
+	for (unsigned int i = 0; i < fn.name_length; i++) {
+		uint16_t u;
+
+		memcpy(&u, v + sizeof(fn) + 2 * i, 2);
+		r->name[i] = le16toh(u);
+	}
+	r->recno = recno;
+	r->parent = le64toh(fn.parent_directory) & 0xffffffffffffULL;
+	r->parent_seq = (uint16_t)(le64toh(fn.parent_directory) >> 48);
+	r->name_len = fn.name_length;
+	r->name_type = fn.name_type;
+	r->indexed = false;
+	c->nnames++;
+}
+
 /* Attributes of an in-use record: clusters, volume flags.  Returns 0, or
  * -1 when the record had to be cleared. */
 static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			   const char *obj)
 {
+	struct ntfs_mft_record m;
+	bool base;
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
 	char why[NTFS_WHY];
 	int r;
 
+	memcpy(&m, rec, sizeof(m));
+	base = le64toh(m.base_mft_record) == 0;
 	/* runlists first, all of them, before any cluster is claimed */
 	ntfs_attr_cursor_init(&cur, rec);
 	while ((r = ntfs_attr_next(&cur, &a, why)) == 1) {
@@ -245,6 +302,14 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			if (n > 0)
 				mark_clusters(c, runs, n, recno);
 			free(runs);
+		} else if (le32toh(a->type) == NTFS_AT_FILE_NAME) {
+			/* a name in an extension record belongs to its base */
+			uint32_t len;
+			const void *v = ntfs_attr_value(a, &len);
+
+			note_file_name(c, base ? recno :
+				       le64toh(m.base_mft_record) & 0xffffffffffffULL,
+				       v, len);
 		} else if (recno == NTFS_FILE_VOLUME &&
 			   le32toh(a->type) == NTFS_AT_VOLUME_INFORMATION) {
 			uint32_t len;
@@ -347,7 +412,10 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		goto out;
 	c->cluster_used = calloc(1, b->g.nr_clusters / 8 + 1);
 	c->record_used = calloc(1, c->vol.mft_records / 8 + 1);
-	if (!c->cluster_used || !c->record_used) {
+	c->record_dir = calloc(1, c->vol.mft_records / 8 + 1);
+	c->record_seq = calloc(c->vol.mft_records, sizeof(*c->record_seq));
+	if (!c->cluster_used || !c->record_used || !c->record_dir ||
+	    !c->record_seq) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -399,6 +467,17 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			}
 			continue;
 		}
+		if (i < 12 && le16toh(m.sequence_number) != (i ? i : 1)) {
+			/* a system file's sequence number is its record
+			 * number ($MFT: 1); index entries rely on it */
+			if (fsf_fix_ask(&c->fix, &PR_SYSTEM_SEQUENCE, obj,
+					le16toh(m.sequence_number), (unsigned)(i ? i : 1))) {
+				m.sequence_number = htole16((uint16_t)(i ? i : 1));
+				memcpy(rec, &m, sizeof(m));
+				if (ntfs_check_write_record(c, i, rec))
+					fsf_fix_failed(&c->fix);
+			}
+		}
 		if (le16toh(m.h.usa_ofs) >= 0x30 &&
 		    le32toh(m.mft_record_number) != (uint32_t)i) {
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_NUMBER, obj,
@@ -409,8 +488,13 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 					fsf_fix_failed(&c->fix);
 			}
 		}
-		if (scan_attributes(c, i, rec, obj) == 0)
+		if (scan_attributes(c, i, rec, obj) == 0) {
 			bit_set(c->record_used, i);
+			c->record_seq[i] = le16toh(m.sequence_number);
+			if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY &&
+			    !le64toh(m.base_mft_record))
+				bit_set(c->record_dir, i);
+		}
 		else if (i < NTFS_FILE_FIRST_USER) {
 			ret = -EUCLEAN;
 			break;

@@ -34,6 +34,8 @@ enum fsf_problem_flags {
 	FSF_PR_FATAL = 1u << 3,		/* the check cannot go on */
 	FSF_PR_NOT_ERROR = 1u << 4,	/* fixing it is housekeeping, not an
 					 * error correction (no exit bit 1) */
+	FSF_PR_NO_FIX = 1u << 5,	/* found, but this checker cannot
+					 * repair it yet: always left */
 };
 
 struct fsf_problem {

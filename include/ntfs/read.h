@@ -66,6 +66,32 @@ const void *ntfs_attr_value(const struct ntfs_attr_header *a, uint32_t *len);
 long ntfs_attr_runs(const struct ntfs_attr_header *a, uint64_t nr_clusters,
 		    struct ntfs_run **runs, char *why);
 
+/* One index entry as a checker sees it (pointers into the node). */
+struct ntfs_ie_view {
+	uint64_t mref;			/* indexed file (directory indexes) */
+	uint16_t flags;			/* NTFS_IE_NODE, NTFS_IE_END */
+	const uint8_t *key;
+	uint16_t key_len;
+	int64_t child_vcn;		/* NTFS_IE_NODE: sub-node, else -1 */
+	/* directory ($I30) keys: the $FILE_NAME they carry */
+	uint64_t parent;
+	uint8_t name_len;
+	const uint8_t *name;		/* little-endian UTF-16, unaligned */
+};
+/* The entries area of an index node: NODE (LEN bytes) holds entries
+ * starting at *OFF.  Returns 1 (entry), 0 (end entry, IE filled), -1
+ * (corrupt, WHY).  FILE_NAME_KEYS: keys must be $FILE_NAME values. */
+int ntfs_ie_next(const uint8_t *node, uint32_t len, uint32_t *off,
+		 bool file_name_keys, struct ntfs_ie_view *ie, char *why);
+/* A resident $INDEX_ROOT value: where its entries are.  Returns 0 or -1. */
+int ntfs_index_root_parse(const uint8_t *val, uint32_t len,
+			  struct ntfs_index_root *root, const uint8_t **entries,
+			  uint32_t *elen, char *why);
+/* An INDX block of SIZE bytes (fixups already removed) that should be at
+ * VCN: where its entries are.  Returns 0 or -1. */
+int ntfs_index_block_parse(const uint8_t *blk, uint32_t size, int64_t vcn,
+			   const uint8_t **entries, uint32_t *elen, char *why);
+
 /* A volume opened for checking. */
 struct ntfs_vol {
 	struct fsf_dev *dev;

@@ -33,6 +33,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 	memset(rec, 0, sizeof(rec));
 	memcpy(rec, data, size < rsize ? size : rsize);
+	/* the same bytes as an index root value and as an INDX block */
+	{
+		struct ntfs_index_root root;
+		const uint8_t *ents;
+		uint32_t elen, off = 0;
+		struct ntfs_ie_view ie;
+		uint8_t blk[4096];
+
+		if (!ntfs_index_root_parse(rec, rsize, &root, &ents, &elen, why))
+			while (ntfs_ie_next(ents, elen, &off, true, &ie, why) == 1)
+				;
+		memcpy(blk, rec, rsize);
+		if (ntfs_record_check(blk, rsize, NTFS_MAGIC_INDX, why) == NTFS_REC_OK &&
+		    !ntfs_index_block_parse(blk, rsize, 0, &ents, &elen, why)) {
+			off = 0;
+			while (ntfs_ie_next(ents, elen, &off, true, &ie, why) == 1) {
+				volatile uint8_t sum = 0;
+
+				for (unsigned int i = 0; i < 2u * ie.name_len; i++)
+					sum ^= ie.name[i];	/* inside blk */
+			}
+		}
+	}
 	if (ntfs_record_check(rec, rsize, NTFS_MAGIC_FILE, why) == NTFS_REC_OK) {
 		struct ntfs_attr_cursor c;
 		const struct ntfs_attr_header *a;

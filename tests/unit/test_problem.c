@@ -19,6 +19,9 @@ static const struct fsf_problem PR_INDEX = {
 static const struct fsf_problem PR_DIRTY = {
 	0x050001, "volume_dirty", "volume is marked dirty",
 	FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK | FSF_PR_NOT_ERROR };
+static const struct fsf_problem PR_NOFIX = {
+	0x030009, "index_stale", "entry \"%s\" is stale",
+	FSF_PROMPT_REBUILD, FSF_PR_NO_FIX };
 static const struct fsf_problem PR_NOTE = {
 	0x000001, "note", "checking %s", FSF_PROMPT_NONE, 0 };
 
@@ -86,6 +89,14 @@ int main(int argc, char **argv)
 	start(&r, FSF_MODE_PREEN, "");
 	fsf_fix_ask(&r.c, &PR_DIRTY, NULL);
 	ok(fsf_fix_exit_code(&r.c) == 0, "housekeeping (clearing the dirty flag) exits 0");
+	stop(&r);
+
+	start(&r, FSF_MODE_YES, "");
+	a = fsf_fix_ask(&r.c, &PR_NOFIX, "dir 5", "x");
+	fflush(r.c.out);
+	ok(!a && strstr(r.outbuf, "dir 5: entry \"x\" is stale.  Not repaired") &&
+	   fsf_fix_exit_code(&r.c) == FSF_EXIT_UNCORRECTED,
+	   "a problem with no repair yet is reported and left, even with -y");
 	stop(&r);
 
 	start(&r, FSF_MODE_NO, "");

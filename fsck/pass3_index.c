@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pass 3: every directory's $I30 index.  The B+tree is walked from the
+ * index root through the INDX blocks (each visited once, depth bounded, so
+ * a looping tree cannot hang the check); entries must be in $UpCase
+ * collation order; every entry must name a record in use, of the same
+ * sequence number, that has that name in this directory; every name a
+ * record gives itself must have its entry.  Problems are reported with
+ * the directory's record number; rebuilding an index is not implemented
+ * yet, so they are left uncorrected (exit 4).
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs_check.h"
+#include "ntfs_problems.h"
+
+#define MAX_DEPTH 32
+
+static const uint8_t I30[8] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
+
+/* UTF-16 (host order) to printable UTF-8 for messages */
+static void to_utf8(const uint16_t *u, unsigned int n, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (unsigned int i = 0; i < n && o + 5 < size; i++) {
+		uint32_t cp = u[i];
+
+		if (cp >= 0xd800 && cp < 0xdc00 && i + 1 < n &&
+		    u[i + 1] >= 0xdc00 && u[i + 1] < 0xe000)
+			cp = 0x10000 + ((cp - 0xd800) << 10) + (u[++i] - 0xdc00);
+		else if (cp >= 0xd800 && cp < 0xe000)
+			cp = 0xfffd;
+		if (cp < 0x20)
+			cp = '?';
+		if (cp < 0x80) {
+			out[o++] = (char)cp;
+		} else if (cp < 0x800) {
+			out[o++] = (char)(0xc0 | cp >> 6);
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		} else if (cp < 0x10000) {
+			out[o++] = (char)(0xe0 | cp >> 12);
+			out[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		} else {
+			out[o++] = (char)(0xf0 | cp >> 18);
+			out[o++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+			out[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		}
+	}
+	out[o] = '\0';
+}
+
+static void name_of(const struct ntfs_ie_view *ie, uint16_t *u)
+{
+	for (unsigned int i = 0; i < ie->name_len; i++) {
+		uint16_t v;
+
+		memcpy(&v, ie->name + 2 * i, 2);
+		u[i] = le16toh(v);
+	}
+}
+
+static int cmp_ref(const struct ntfs_fn_ref *a, uint64_t parent, uint64_t recno,
+		   const uint16_t *name, unsigned int len)
+{
+	if (a->parent != parent)
+		return a->parent < parent ? -1 : 1;
+	if (a->recno != recno)
+		return a->recno < recno ? -1 : 1;
+	if (a->name_len != len)
+		return a->name_len < len ? -1 : 1;
+	return memcmp(a->name, name, 2u * len);
+}
+
+static int cmp_names(const void *x, const void *y)
+{
+	const struct ntfs_fn_ref *b = y;
+
+	return cmp_ref(x, b->parent, b->recno, b->name, b->name_len);
+}
+
+static struct ntfs_fn_ref *find_name(struct ntfs_check *c, uint64_t parent,
+				     uint64_t recno, const uint16_t *name,
+				     unsigned int len)
+{
+	size_t lo = 0, hi = c->nnames;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int r = cmp_ref(&c->names[mid], parent, recno, name, len);
+
+		if (!r)
+			return &c->names[mid];
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+struct dir_walk {
+	struct ntfs_check *c;
+	uint64_t dir;
+	const uint16_t *upcase;
+	char obj[48];
+	/* $INDEX_ALLOCATION */
+	struct ntfs_run *runs;
+	long nruns;
+	uint32_t block_size, vcn_unit;
+	uint64_t alloc_bytes;
+	uint8_t *visited;
+	uint8_t *block;
+	bool reported;			/* one corruption report per index */
+	uint8_t *unchecked;		/* directories whose names are not judged */
+};
+
+static void corrupt(struct dir_walk *w, const char *why)
+{
+	if (!w->reported)
+		fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, w->obj, why);
+	w->reported = true;
+	/* its missing entries follow from the corruption: not reported */
+	bit_set(w->unchecked, w->dir);
+}
+
+/* Byte offset on disk of the index block at VCN, or UINT64_MAX. */
+static uint64_t block_offset(const struct dir_walk *w, int64_t vcn)
+{
+	uint64_t byte = (uint64_t)vcn * w->vcn_unit, pos = 0;
+	uint32_t cs = w->c->vol.boot.g.cluster_size;
+
+	if (byte + w->block_size > w->alloc_bytes)
+		return UINT64_MAX;
+	for (long i = 0; i < w->nruns; i++) {
+		uint64_t len = w->runs[i].len * cs;
+
+		if (byte < pos + len)
+			return w->runs[i].lcn < 0 || byte + w->block_size > pos + len ?
+			       UINT64_MAX : (uint64_t)w->runs[i].lcn * cs + (byte - pos);
+		pos += len;
+	}
+	return UINT64_MAX;
+}
+
+static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
+			const uint16_t *name)
+{
+	struct ntfs_check *c = w->c;
+	uint64_t recno = ie->mref & 0xffffffffffffULL;
+	uint16_t seq = (uint16_t)(ie->mref >> 48);
+	struct ntfs_fn_ref *ref;
+	char n8[1024], why[96];
+
+	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno))
+		snprintf(why, sizeof(why), "is not in use");
+	else if (seq && c->record_seq[recno] != seq)
+		snprintf(why, sizeof(why), "was reused (sequence %u, the entry says %u)",
+			 c->record_seq[recno], seq);
+	else if (!(ref = find_name(c, w->dir, recno, name, ie->name_len)))
+		snprintf(why, sizeof(why), "has no such name in this directory");
+	else {
+		ref->indexed = true;
+		return;
+	}
+	to_utf8(name, ie->name_len, n8, sizeof(n8));
+	fsf_fix_ask(&c->fix, &PR_INDEX_STALE, w->obj, n8,
+		    (unsigned long long)recno, why);
+}
+
+/* Walk one node; child VCNs go onto STACK. */
+static int walk_node(struct dir_walk *w, const uint8_t *entries, uint32_t len,
+		     int64_t *stack, int *sp, int depth)
+{
+	uint16_t prev[255], cur[255];
+	unsigned int prev_len = 0;
+	bool have_prev = false;
+	struct ntfs_ie_view ie;
+	char why[NTFS_WHY];
+	uint32_t off = 0;
+	int r;
+
+	for (;;) {
+		r = ntfs_ie_next(entries, len, &off, true, &ie, why);
+		if (r < 0) {
+			corrupt(w, why);
+			return -1;
+		}
+		if (ie.child_vcn >= 0) {
+			if (depth + 1 > MAX_DEPTH || *sp >= 4096) {
+				corrupt(w, "index tree too deep");
+				return -1;
+			}
+			stack[(*sp)++] = ie.child_vcn;
+			stack[(*sp)++] = depth + 1;
+		}
+		if (r == 0)
+			return 0;
+		name_of(&ie, cur);
+		if (have_prev && w->upcase &&
+		    ntfs_collate_file_name(w->upcase, prev, prev_len, cur,
+					   ie.name_len) >= 0) {
+			char a[1024], b[1024];
+
+			to_utf8(prev, prev_len, a, sizeof(a));
+			to_utf8(cur, ie.name_len, b, sizeof(b));
+			fsf_fix_ask(&w->c->fix, &PR_INDEX_ORDER, w->obj, a, b);
+		}
+		check_entry(w, &ie, cur);
+		memcpy(prev, cur, 2u * ie.name_len);
+		prev_len = ie.name_len;
+		have_prev = true;
+	}
+}
+
+static void walk_blocks(struct dir_walk *w, int64_t *stack, int sp)
+{
+	struct ntfs_check *c = w->c;
+	char why[NTFS_WHY];
+
+	while (sp > 0) {
+		int depth = (int)stack[--sp];
+		int64_t vcn = stack[--sp];
+		uint64_t off = block_offset(w, vcn), blk;
+		const uint8_t *entries;
+		uint32_t elen;
+
+		if (off == UINT64_MAX) {
+			snprintf(why, sizeof(why), "sub-node VCN %lld is outside the allocation",
+				 (long long)vcn);
+			corrupt(w, why);
+			continue;
+		}
+		blk = (uint64_t)vcn * w->vcn_unit / w->block_size;
+		if (bit_get(w->visited, blk)) {
+			snprintf(why, sizeof(why), "index block VCN %lld is reached twice",
+				 (long long)vcn);
+			corrupt(w, why);
+			continue;
+		}
+		bit_set(w->visited, blk);
+		if (fsf_dev_pread(&c->dev, w->block, w->block_size, off) ||
+		    ntfs_record_check(w->block, w->block_size, NTFS_MAGIC_INDX,
+				      why) != NTFS_REC_OK ||
+		    ntfs_index_block_parse(w->block, w->block_size, vcn, &entries,
+					   &elen, why)) {
+			corrupt(w, why);
+			continue;
+		}
+		walk_node(w, entries, elen, stack, &sp, depth);
+	}
+}
+
+/* The named $I30 attribute of TYPE in the checked record REC. */
+static const struct ntfs_attr_header *find_i30_in(const uint8_t *rec,
+						  uint32_t type)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if (le32toh(a->type) == type && a->name_length == 4 &&
+		    !memcmp((const uint8_t *)a + le16toh(a->name_offset), I30, 8))
+			return a;
+	return NULL;
+}
+
+/*
+ * The $I30 attribute of TYPE of directory D: in its base record REC, or
+ * through its $ATTRIBUTE_LIST in an extension record read into EXT.
+ * *SPLIT is set when the attribute has extents in several records (not
+ * walked yet).
+ */
+static const struct ntfs_attr_header *find_i30(struct ntfs_check *c, uint64_t d,
+					       const uint8_t *rec, uint8_t *ext,
+					       uint32_t type, bool *split)
+{
+	const struct ntfs_attr_header *a = find_i30_in(rec, type);
+	struct ntfs_run *runs = NULL;
+	uint8_t *list = NULL;
+	char why[NTFS_WHY];
+	uint64_t len = 0, off = 0, where = UINT64_MAX;
+	long nruns;
+
+	if (a)
+		return a;
+	/* resident or not, the list is read whole */
+	if (ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+				 &runs, &nruns)) {
+		free(list);
+		free(runs);
+		return NULL;
+	}
+	free(runs);
+	/* entries: type, length, name length/offset, lowest VCN, record */
+	while (off + 26 <= len) {
+		uint32_t t;
+		uint16_t elen;
+		uint8_t nlen = list[off + 6], noff = list[off + 7];
+		uint64_t lvcn, mref;
+
+		memcpy(&t, list + off, 4);
+		memcpy(&elen, list + off + 4, 2);
+		memcpy(&lvcn, list + off + 8, 8);
+		memcpy(&mref, list + off + 16, 8);
+		elen = le16toh(elen);
+		if (elen < 26 || off + elen > len || noff + 2u * nlen > elen)
+			break;
+		if (le32toh(t) == type && nlen == 4 && !memcmp(list + off + noff, I30, 8)) {
+			if (le64toh(lvcn))
+				*split = true;
+			else
+				where = le64toh(mref) & 0xffffffffffffULL;
+		}
+		off += elen;
+	}
+	free(list);
+	if (where == UINT64_MAX || where == d || ntfs_check_read_record(c, where, ext) ||
+	    ntfs_record_check(ext, c->vol.boot.g.mft_record_size, NTFS_MAGIC_FILE,
+			      why) != NTFS_REC_OK)
+		return NULL;
+	return find_i30_in(ext, type);
+}
+
+static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
+		      uint8_t *rec, uint8_t *ext_root, uint8_t *ext_alloc,
+		      uint8_t *unchecked)
+{
+	bool split = false;
+	struct dir_walk w = { .c = c, .dir = d, .upcase = upcase,
+			      .unchecked = unchecked };
+	const struct ntfs_attr_header *ra, *ia;
+	struct ntfs_index_root root;
+	const uint8_t *entries;
+	uint32_t elen, vlen;
+	const uint8_t *val;
+	char why[NTFS_WHY];
+	int64_t *stack = NULL;
+	int sp = 0;
+
+	snprintf(w.obj, sizeof(w.obj), "directory MFT record %llu",
+		 (unsigned long long)d);
+	if (ntfs_check_read_record(c, d, rec) ||
+	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
+			      NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return;		/* pass 1 dealt with it */
+	ra = find_i30(c, d, rec, ext_root, NTFS_AT_INDEX_ROOT, &split);
+	if (!ra || ra->non_resident) {
+		corrupt(&w, "no $I30 index root");
+		return;
+	}
+	val = ntfs_attr_value(ra, &vlen);
+	if (ntfs_index_root_parse(val, vlen, &root, &entries, &elen, why)) {
+		corrupt(&w, why);
+		return;
+	}
+	if (le32toh(root.type) != NTFS_AT_FILE_NAME ||
+	    le32toh(root.collation_rule) != NTFS_COLLATION_FILE_NAME) {
+		corrupt(&w, "index root is not a file name index");
+		return;
+	}
+	stack = malloc(4096 * sizeof(*stack) + 16);
+	if (!stack)
+		return;
+	if (root.ih.flags & 1) {
+		struct ntfs_attr_nonresident n;
+
+		ia = find_i30(c, d, rec, ext_alloc, NTFS_AT_INDEX_ALLOCATION, &split);
+		if (split) {
+			/* extents in several records: not walked yet, and
+			 * so its names are not judged either */
+			bit_set(unchecked, d);
+			goto out;
+		}
+		w.block_size = le32toh(root.index_block_size);
+		if (!ia || !ia->non_resident || w.block_size < 512 ||
+		    w.block_size > 65536 || w.block_size & (w.block_size - 1)) {
+			corrupt(&w, "large index without a usable index allocation");
+			goto out;
+		}
+		memcpy(&n, ia, sizeof(n));
+		w.nruns = ntfs_attr_runs(ia, c->vol.boot.g.nr_clusters, &w.runs, why);
+		if (w.nruns < 0) {
+			corrupt(&w, why);
+			goto out;
+		}
+		w.alloc_bytes = (uint64_t)le64toh((uint64_t)n.data_size);
+		w.vcn_unit = w.block_size >= c->vol.boot.g.cluster_size ?
+			     c->vol.boot.g.cluster_size : 512;
+		w.visited = calloc(1, w.alloc_bytes / w.block_size / 8 + 1);
+		w.block = malloc(w.block_size);
+		if (!w.visited || !w.block)
+			goto out;
+	}
+	if (walk_node(&w, entries, elen, stack, &sp, 0) == 0 && sp && !w.block)
+		corrupt(&w, "small index has sub-nodes");
+	else if (sp && w.block)
+		walk_blocks(&w, stack, sp);
+out:
+	free(stack);
+	free(w.runs);
+	free(w.visited);
+	free(w.block);
+}
+
+static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
+{
+	struct ntfs_run *runs;
+	uint8_t *data = NULL;
+	uint16_t *up = NULL;
+	uint64_t len = 0;
+	char why[NTFS_WHY] = "unreadable";
+	long nruns;
+
+	if (!ntfs_check_read_record(c, NTFS_FILE_UPCASE, rec) &&
+	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
+			      NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
+	    !ntfs_check_read_attr(c, rec, NTFS_AT_DATA, &data, &len, &runs, &nruns)) {
+		free(runs);
+		if (len == 2u * NTFS_UPCASE_LEN && (up = malloc(len))) {
+			for (uint32_t i = 0; i < NTFS_UPCASE_LEN; i++) {
+				uint16_t v;
+
+				memcpy(&v, data + 2 * i, 2);
+				up[i] = le16toh(v);
+			}
+		} else {
+			snprintf(why, sizeof(why), "%llu bytes", (unsigned long long)len);
+		}
+	}
+	free(data);
+	if (!up)
+		fsf_fix_ask(&c->fix, &PR_UPCASE_BAD, "$UpCase", why);
+	return up;
+}
+
+int ntfs_pass3_indexes(struct ntfs_check *c)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs), *ext1 = malloc(rs), *ext2 = malloc(rs);
+	uint8_t *unchecked = calloc(1, c->vol.mft_records / 8 + 1);
+	uint16_t *upcase;
+	struct fsf_progress prog;
+
+	if (!rec || !ext1 || !ext2 || !unchecked) {
+		free(rec);
+		free(ext1);
+		free(ext2);
+		free(unchecked);
+		return -ENOMEM;
+	}
+	upcase = load_upcase(c, rec);
+	if (c->nnames > 1)
+		qsort(c->names, c->nnames, sizeof(*c->names), cmp_names);
+	fsf_progress_init(&prog, "pass 3: directory indexes", c->progress);
+	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
+		fsf_progress_update(&prog, d, c->vol.mft_records);
+		if (bit_get(c->record_dir, d) && bit_get(c->record_used, d))
+			check_dir(c, d, upcase, rec, ext1, ext2, unchecked);
+	}
+	fsf_progress_done(&prog);
+	/* names without entries, in directories that exist */
+	for (size_t i = 0; i < c->nnames; i++) {
+		struct ntfs_fn_ref *r = &c->names[i];
+		char n8[1024], obj[48];
+
+		if (r->indexed || r->parent >= c->vol.mft_records ||
+		    !bit_get(c->record_dir, r->parent) ||
+		    bit_get(unchecked, r->parent) ||
+		    !bit_get(c->record_used, r->recno))
+			continue;
+		to_utf8(r->name, r->name_len, n8, sizeof(n8));
+		snprintf(obj, sizeof(obj), "directory MFT record %llu",
+			 (unsigned long long)r->parent);
+		fsf_fix_ask(&c->fix, &PR_INDEX_MISSING, obj, n8,
+			    (unsigned long long)r->recno);
+	}
+	free(upcase);
+	free(rec);
+	free(ext1);
+	free(ext2);
+	free(unchecked);
+	return 0;
+}
