@@ -62,6 +62,12 @@ ROW(PR_SYSTEM_RECORD_CORRUPT, 0x010021, "system_record_corrupt",
 ROW(PR_SYSTEM_SEQUENCE, 0x010022, "system_record_sequence",
     "sequence number is %u, should be %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_MIRROR_LOCATION, 0x010023, "boot_mftmirr_location",
+    "boot sector puts $MFTMirr at cluster %lld, its data is at cluster %lld",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_LINK_COUNT, 0x010024, "record_link_count",
+    "link count is %u, the record has %u names",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_CROSSLINK, 0x010030, "clusters_crosslinked",
     "clusters %llu-%llu are also used by another file",
     FSF_PROMPT_NONE, 0);

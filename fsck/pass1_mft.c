@@ -12,6 +12,7 @@
 #include <assert.h>
 #include <endian.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,74 @@ static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
 		return ret;
 	}
 	return 0;
+}
+
+/*
+ * $MFTMirr's location: the boot sector's word against $MFTMirr's own
+ * runlist (record 1 in $MFT).  Checked before any mirror copy is read or
+ * written, so that a corrupt field never sends writes to a wrong cluster.
+ */
+static void check_mirror_location(struct ntfs_check *c)
+{
+	struct ntfs_boot_info *b = &c->vol.boot;
+	uint32_t rs = b->g.mft_record_size;
+	uint8_t *rec = malloc(rs), *data = NULL, sector[512];
+	struct ntfs_run *runs = NULL;
+	char why[NTFS_WHY];
+	uint64_t len;
+	long nruns;
+
+	if (!rec || ntfs_check_read_record(c, NTFS_FILE_MFTMIRR, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+	    ntfs_check_read_attr(c, rec, NTFS_AT_DATA, &data, &len, &runs, &nruns) ||
+	    nruns < 1 || runs[0].lcn < 0 || runs[0].lcn == b->mftmirr_lcn)
+		goto out;
+	if (fsf_fix_ask(&c->fix, &PR_MIRROR_LOCATION, "boot sector",
+			(long long)b->mftmirr_lcn, (long long)runs[0].lcn)) {
+		int64_t le = (int64_t)htole64((uint64_t)runs[0].lcn);
+		int ret = fsf_dev_pread(&c->dev, sector, sizeof(sector), 0);
+
+		memcpy(sector + offsetof(struct ntfs_boot_sector, mftmirr_lcn), &le, 8);
+		if (!ret)
+			ret = fsf_dev_pwrite(&c->dev, sector, sizeof(sector), 0);
+		if (!ret)
+			ret = fsf_dev_pwrite(&c->dev, sector, sizeof(sector),
+					     b->backup_offset);
+		if (ret)
+			fsf_fix_failed(&c->fix);
+	}
+	/* from here on the runlist is believed, fixed or not */
+	b->mftmirr_lcn = runs[0].lcn;
+out:
+	free(rec);
+	free(data);
+	free(runs);
+}
+
+/* Names that count as links: all but the DOS half of a name pair. */
+static int count_links(const uint8_t *rec, bool *has_list)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	int n = 0;
+
+	*has_list = false;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		uint32_t len;
+		const uint8_t *v;
+
+		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
+			*has_list = true;
+		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
+			continue;
+		v = ntfs_attr_value(a, &len);
+		if (len >= sizeof(struct ntfs_file_name) &&
+		    v[offsetof(struct ntfs_file_name, name_type)] != NTFS_NS_DOS)
+			n++;
+	}
+	return n;
 }
 
 /* Make a record free: header kept, no attributes, sequence number bumped. */
@@ -419,6 +488,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		ret = -ENOMEM;
 		goto out;
 	}
+	check_mirror_location(c);
 	/* $MFTMirr mirrors at least 4 records, a cluster's worth if more */
 	c->mirr_records = b->g.cluster_size / rs > 4 ? b->g.cluster_size / rs : 4;
 	if (c->mirr_records > c->vol.mft_records)
@@ -483,6 +553,20 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_NUMBER, obj,
 					le32toh(m.mft_record_number))) {
 				m.mft_record_number = htole32((uint32_t)i);
+				memcpy(rec, &m, sizeof(m));
+				if (ntfs_check_write_record(c, i, rec))
+					fsf_fix_failed(&c->fix);
+			}
+		}
+		if (!le64toh(m.base_mft_record)) {
+			bool list;
+			int links = count_links(rec, &list);
+
+			/* names in extension records are not counted here */
+			if (!list && links > 0 && links != le16toh(m.link_count) &&
+			    fsf_fix_ask(&c->fix, &PR_LINK_COUNT, obj,
+					le16toh(m.link_count), (unsigned)links)) {
+				m.link_count = htole16((uint16_t)links);
 				memcpy(rec, &m, sizeof(m));
 				if (ntfs_check_write_record(c, i, rec))
 					fsf_fix_failed(&c->fix);

@@ -8,6 +8,14 @@
 # For every disk: ntfsck -n on the fresh volume, mount, work, unmount,
 # remount and verify, ntfsck -n again.  Results go to /host/result/NAME.*
 set -u
+# mount with the kernel's ntfs driver: -i keeps mount(8) from running
+# /sbin/mount.ntfs, which in this tree is ntfs-3g (FUSE); the type in
+# /proc/mounts proves which driver it was
+kmount() {
+	mount -i -t ntfs "$@" || return 1
+	eval "last=\${$#}"
+	grep -q " $last ntfs " /proc/mounts || { echo "not the kernel ntfs driver: $(grep " $last " /proc/mounts)" >&2; umount "$last"; return 1; }
+}
 out=/host/result
 mkdir -p "$out" /mnt/v
 letters=abcdefghijklmnop
@@ -25,7 +33,7 @@ exercise() {	# NAME MODE
 	big=/tmp/big.bin
 	[ "$mode" = tiny ] && big=/tmp/small.bin
 	bigsum=$(sha256sum < $big | cut -c1-64)
-	mount -t ntfs "$dev" /mnt/v || return 11
+	kmount "$dev" /mnt/v || return 11
 	echo hello > /mnt/v/hello.txt || return 12
 	echo gone > /mnt/v/deleted.txt && rm /mnt/v/deleted.txt || return 13
 	echo moved > /mnt/v/before.txt && mv /mnt/v/before.txt /mnt/v/after.txt || return 14
@@ -48,7 +56,7 @@ exercise() {	# NAME MODE
 		done
 	fi
 	umount /mnt/v || return 19
-	mount -t ntfs "$dev" /mnt/v || return 20
+	kmount "$dev" /mnt/v || return 20
 	[ "$(cat /mnt/v/hello.txt)" = hello ] || return 21
 	[ ! -e /mnt/v/deleted.txt ] && [ ! -e /mnt/v/before.txt ] || return 22
 	[ "$(cat /mnt/v/after.txt)" = moved ] || return 23
@@ -65,7 +73,7 @@ exercise() {	# NAME MODE
 }
 
 readonly_check() {
-	mount -t ntfs -o ro "$dev" /mnt/v || return 31
+	kmount -o ro "$dev" /mnt/v || return 31
 	ls -la /mnt/v > "$out/$1.ls" 2>&1 || return 32
 	df -k /mnt/v | tail -1 > "$out/$1.df"
 	umount /mnt/v || return 33

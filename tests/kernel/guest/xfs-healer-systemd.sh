@@ -41,8 +41,15 @@ n=0
 until systemctl -q is-active xfs_healer@mnt-x.service || [ $n -ge 30 ]; do sleep 1; n=$((n+1)); done
 systemctl show -p ActiveState,SubState,Type,ExecMainPID xfs_healer@mnt-x.service > "$R/healer.show"
 xfs_io -f -c "pwrite 0 4m" -c fsync /mnt/x/ag/new > /dev/null 2>&1
+# the write found the damage; let the repair land before freeing extents
+# through the same btree, or the filesystem may shut down first (a race
+# that a loaded machine loses)
+n=0
+until journalctl -b --no-pager -o cat -u xfs_healer@mnt-x.service 2>/dev/null |
+	grep -q 'Repairs successful' || [ $n -ge 90 ]; do sleep 1; n=$((n+1)); done
+echo "$n" > "$R/repair-wait-seconds"
 rm -f /mnt/x/ag/seed1 /mnt/x/ag/seed3; sync
-sleep 8
+sleep 3
 umount /mnt/x; echo $? > "$R/umount.rc"
 n=0
 while systemctl -q is-active xfs_healer@mnt-x.service && [ $n -lt 20 ]; do sleep 1; n=$((n+1)); done

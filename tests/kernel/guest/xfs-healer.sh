@@ -53,6 +53,15 @@ touch_damage() {
 	stat /mnt/x/victim > /dev/null 2>&1
 	cat /mnt/x/victim > /dev/null 2>&1
 	xfs_io -f -c "pwrite 0 4m" -c fsync /mnt/x/ag/new > /dev/null 2>&1
+	# a repairing run: let the repair land before freeing extents through
+	# the damaged btree, or a loaded machine may lose the race and see
+	# the filesystem shut down first
+	case $name in *repair*)
+		n=0
+		until grep -q 'Repairs successful' "$R/$name.out" 2>/dev/null ||
+			[ $n -ge 60 ]; do sleep 1; n=$((n+1)); done
+		echo "$n" > "$R/$name.repair-wait" ;;
+	esac
 	rm -f /mnt/x/ag/seed1 /mnt/x/ag/seed3 /mnt/x/ag/seed5; sync
 	xfs_io -f -c "pwrite 0 2m" -c fsync /mnt/x/ag/new2 > /dev/null 2>&1
 }
