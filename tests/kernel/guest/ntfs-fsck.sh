@@ -7,9 +7,10 @@
 set -u
 # mount with the kernel's ntfs driver: -i keeps mount(8) from running
 # /sbin/mount.ntfs, which in this tree is ntfs-3g (FUSE); the type in
-# /proc/mounts proves which driver it was
+# /proc/mounts proves which driver it was.  Names are UTF-8 (nls_utf8): the
+# driver's default character set would store other UTF-16 than ntfs-3g reads
 kmount() {
-	mount -i -t ntfs "$@" || return 1
+	mount -i -t ntfs -o iocharset=utf8 "$@" || return 1
 	eval "last=\${$#}"
 	grep -q " $last ntfs " /proc/mounts || { echo "not the kernel ntfs driver: $(grep " $last " /proc/mounts)" >&2; umount "$last"; return 1; }
 }
