@@ -105,7 +105,6 @@ static void check_free(struct ntfs_check *c)
 {
 	free(c->vol.mft_runs);
 	free(c->cluster_used);
-	free(c->cluster_owner_bad);
 	free(c->record_used);
 	free(c->record_dir);
 	free(c->record_seq);

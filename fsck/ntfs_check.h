@@ -38,7 +38,6 @@ struct ntfs_check {
 
 	/* what the volume really uses, built by pass 1 */
 	uint8_t *cluster_used;		/* one bit per cluster */
-	uint8_t *cluster_owner_bad;	/* clusters claimed twice */
 	uint8_t *record_used;		/* one bit per MFT record */
 	uint64_t crosslinked;
 

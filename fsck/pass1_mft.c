@@ -9,7 +9,6 @@
  */
 #include "config.h"
 
-#include <assert.h>
 #include <endian.h>
 #include <errno.h>
 #include <stddef.h>
@@ -428,7 +427,6 @@ static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	if (*state == NTFS_REC_OK) {
 		/* a valid header is not enough for a mirrored system file */
 		uint8_t *copy = malloc(rs);
-		static_assert(NTFS_WHY > 0, "");
 
 		if (copy) {
 			memcpy(copy, rec, rs);
