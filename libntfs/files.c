@@ -335,7 +335,7 @@ static int root_dir(struct ntfs_build *b)
 	add_fn(b, &r, NTFS_FILE_ROOT, NTFS_FILE_ROOT, ".", root_fa(b) | FA_DIR, 0, 0);
 	n = dir_entries(b, all, 12, ents);
 	n += ntfs_ie_end(ents + n, false, 0);
-	if (ntfs_index_block(b->root_indx, p->g.index_block_size, 0, ents, n, 1))
+	if (ntfs_index_block(b->root_indx, p->g.index_block_size, 0, ents, n, 1, false))
 		return -ENOSPC;
 	n = ntfs_ie_end(ents, true, 0);
 	n = ntfs_index_root(ir, NTFS_AT_FILE_NAME, NTFS_COLLATION_FILE_NAME,

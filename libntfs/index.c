@@ -80,7 +80,7 @@ size_t ntfs_index_root(uint8_t *out, uint32_t type, uint32_t collation,
 }
 
 int ntfs_index_block(uint8_t *out, uint32_t block_size, int64_t vcn,
-		     const uint8_t *entries, size_t elen, uint16_t usn)
+		     const uint8_t *entries, size_t elen, uint16_t usn, bool node)
 {
 	struct ntfs_index_block *b = (struct ntfs_index_block *)out;
 	uint16_t cnt = (uint16_t)(block_size / NTFS_USA_STRIDE + 1);
@@ -96,6 +96,7 @@ int ntfs_index_block(uint8_t *out, uint32_t block_size, int64_t vcn,
 	b->ih.entries_offset = htole32(eoff - offsetof(struct ntfs_index_block, ih));
 	b->ih.index_length = htole32((uint32_t)(eoff + elen - offsetof(struct ntfs_index_block, ih)));
 	b->ih.allocated_size = htole32(block_size - offsetof(struct ntfs_index_block, ih));
+	b->ih.flags = node ? 1 : 0;	/* entries have sub-nodes */
 	memcpy(out + eoff, entries, elen);
 	ntfs_fixup_apply(out, block_size, usn);
 	return 0;

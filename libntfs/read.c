@@ -146,7 +146,7 @@ int ntfs_attr_next(struct ntfs_attr_cursor *c,
 		   const struct ntfs_attr_header **out, char *why)
 {
 	const struct ntfs_attr_header *a;
-	uint32_t type, len, off = c->off;
+	uint32_t type, len, off = c->off, name_end;
 
 	if (off + 4 > c->used)
 		return WHY("attributes run past bytes in use without an end marker"), -1;
@@ -163,15 +163,25 @@ int ntfs_attr_next(struct ntfs_attr_cursor *c,
 		return WHY("attribute 0x%x at %u has invalid length %u", type, off, len), -1;
 	if (type < c->last_type)
 		return WHY("attribute 0x%x at %u is out of order", type, off), -1;
+	name_end = a->name_length ? le16toh(a->name_offset) + 2u * a->name_length : 0;
 	if (a->name_length &&
-	    (uint32_t)le16toh(a->name_offset) + 2u * a->name_length > len)
+	    (name_end > len || le16toh(a->name_offset) <
+	     (a->non_resident ? sizeof(struct ntfs_attr_nonresident) :
+				sizeof(struct ntfs_attr_resident))))
 		return WHY("attribute 0x%x at %u: name outside the attribute", type, off), -1;
+	/* compression method (low byte) 0 or 1, encrypted, sparse: no other
+	 * bits exist */
+	if (le16toh(a->flags) & ~0xc0ffu || (le16toh(a->flags) & 0xff) > 1)
+		return WHY("attribute 0x%x at %u has unknown flags 0x%x", type, off,
+			   le16toh(a->flags)), -1;
 	if (!a->non_resident) {
 		struct ntfs_attr_resident r;
 
 		memcpy(&r, a, sizeof(r));
 		/* 64-bit sum: a hostile length must not wrap around */
-		if ((uint64_t)le16toh(r.value_offset) + le32toh(r.value_length) > len)
+		if ((uint64_t)le16toh(r.value_offset) + le32toh(r.value_length) > len ||
+		    le16toh(r.value_offset) < sizeof(r) ||
+		    (le32toh(r.value_length) && le16toh(r.value_offset) < name_end))
 			return WHY("attribute 0x%x at %u: value outside the attribute",
 				   type, off), -1;
 	} else {
@@ -181,7 +191,8 @@ int ntfs_attr_next(struct ntfs_attr_cursor *c,
 			return WHY("non-resident attribute 0x%x at %u is too short", type, off), -1;
 		memcpy(&n, a, sizeof(n));
 		if (le16toh(n.mapping_pairs_offset) >= len ||
-		    le16toh(n.mapping_pairs_offset) < sizeof(n))
+		    le16toh(n.mapping_pairs_offset) < sizeof(n) ||
+		    le16toh(n.mapping_pairs_offset) < name_end)
 			return WHY("attribute 0x%x at %u: mapping pairs offset %u invalid",
 				   type, off, le16toh(n.mapping_pairs_offset)), -1;
 		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) < 0 ||

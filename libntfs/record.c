@@ -139,3 +139,31 @@ int ntfs_rec_add_nonresident(struct ntfs_rec *r, uint32_t type,
 	memcpy((uint8_t *)a + mpo, mp, (size_t)mplen);
 	return 0;
 }
+
+void *ntfs_rec_add_raw(struct ntfs_rec *r, const void *attr, uint32_t len)
+{
+	struct ntfs_mft_record *m = (struct ntfs_mft_record *)r->buf;
+	uint32_t end = htole32(NTFS_AT_END);
+	uint8_t *at;
+
+	if (len & 7 || r->end + len + 8 > r->size)
+		return NULL;
+	at = r->buf + r->end;
+	memcpy(at, attr, len);
+	r->end += len;
+	memcpy(r->buf + r->end, &end, 4);
+	m->bytes_in_use = htole32(r->end + 8);
+	return at;
+}
+
+void ntfs_rec_reopen(struct ntfs_rec *r, uint8_t *buf, uint32_t size)
+{
+	struct ntfs_mft_record *m = (struct ntfs_mft_record *)buf;
+	uint32_t end = htole32(NTFS_AT_END);
+
+	r->buf = buf;
+	r->size = size;
+	r->end = le16toh(m->attrs_offset);
+	memcpy(buf + r->end, &end, 4);
+	m->bytes_in_use = htole32(r->end + 8);
+}

@@ -50,6 +50,11 @@ int ntfs_rec_add_nonresident(struct ntfs_rec *r, uint32_t type,
 			     const char *name, const struct ntfs_run *runs,
 			     size_t n, uint64_t alloc, uint64_t size,
 			     uint64_t init);
+/* An existing record's header kept, its attributes dropped, so that they
+ * can be added again (ATTRS_OFFSET must be valid). */
+void ntfs_rec_reopen(struct ntfs_rec *r, uint8_t *buf, uint32_t size);
+/* Append a whole attribute as it is (instance kept); NULL if full. */
+void *ntfs_rec_add_raw(struct ntfs_rec *r, const void *attr, uint32_t len);
 /* Empty, unused record (formatted, not in use). */
 void ntfs_rec_init_free(uint8_t *buf, uint32_t size, uint32_t recno,
 			uint16_t seq);
@@ -67,9 +72,11 @@ size_t ntfs_ie_end(uint8_t *out, bool node, int64_t vcn);
 size_t ntfs_index_root(uint8_t *out, uint32_t type, uint32_t collation,
 		       uint32_t block_size, uint32_t cluster_size,
 		       const uint8_t *entries, size_t elen, bool large);
-/* one INDX block of BLOCK_SIZE bytes, fixups applied */
+/* one INDX block of BLOCK_SIZE bytes, fixups applied; NODE: its entries
+ * have sub-nodes */
 int ntfs_index_block(uint8_t *out, uint32_t block_size, int64_t vcn,
-		     const uint8_t *entries, size_t elen, uint16_t usn);
+		     const uint8_t *entries, size_t elen, uint16_t usn,
+		     bool node);
 
 /* secure.c: security descriptor hash used by $SDH */
 uint32_t ntfs_sd_hash(const uint8_t *sd, size_t len);

@@ -131,6 +131,12 @@ struct ntfs_attr_resident {
 	uint8_t reserved;
 } NTFS_PACKED;
 
+/* attribute record flags */
+enum {
+	NTFS_ATTR_COMPRESSION_MASK = 0x00ff, NTFS_ATTR_ENCRYPTED = 0x4000,
+	NTFS_ATTR_SPARSE = 0x8000,
+};
+
 struct ntfs_attr_nonresident {
 	struct ntfs_attr_header h;
 	int64_t lowest_vcn;

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libntfs: build a whole directory index ($I30) from its entries, bottom
+ * up: leaves filled in collation order, one separator entry promoted per
+ * node boundary, levels added until the top level fits in the index root.
+ * Pure (no I/O); fsck.ntfs uses it to rebuild a damaged directory index.
+ */
+#ifndef NTFS_INDEX_BUILD_H
+#define NTFS_INDEX_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One entry: the indexed file and its $FILE_NAME value (the key). */
+struct ntfs_ib_entry {
+	uint64_t mref;
+	const uint8_t *key;
+	uint16_t key_len;
+};
+
+struct ntfs_ib_result {
+	uint8_t *root;			/* the whole $INDEX_ROOT value */
+	uint32_t root_len;
+	bool large;			/* blocks exist */
+	uint8_t *blocks;		/* nblocks * block_size, fixups applied */
+	uint32_t nblocks;		/* block i is at VCN i * block_size / vcn unit */
+	uint32_t depth;			/* levels below the root */
+};
+
+/*
+ * ENTRIES (N of them) must already be in collation order.  ROOT_ROOM is the
+ * most bytes the $INDEX_ROOT value may take; BLOCK_SIZE and CLUSTER_SIZE
+ * give the INDX geometry.  Returns 0, -EINVAL when an entry cannot fit a
+ * block (or an argument is impossible), -ENOMEM.
+ */
+int ntfs_index_build(const struct ntfs_ib_entry *entries, size_t n,
+		     uint32_t root_room, uint32_t block_size,
+		     uint32_t cluster_size, struct ntfs_ib_result *out);
+void ntfs_index_build_free(struct ntfs_ib_result *r);
+
+/* The VCN of index block I for this geometry. */
+static inline int64_t ntfs_index_block_vcn(uint32_t i, uint32_t block_size,
+					   uint32_t cluster_size)
+{
+	uint32_t unit = block_size >= cluster_size ? cluster_size : 512;
+
+	return (int64_t)i * (block_size / unit);
+}
+
+#endif
