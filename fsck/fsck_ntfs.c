@@ -108,9 +108,12 @@ static void check_free(struct ntfs_check *c)
 	free(c->record_used);
 	free(c->record_dir);
 	free(c->record_seq);
+	free(c->data);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i].name);
 	free(c->names);
+	free(c->rebuild);
+	free(c->exts);
 	fsf_fix_free(&c->fix);
 	fsf_dev_close(&c->dev);
 }

@@ -25,7 +25,24 @@ struct ntfs_fn_ref {
 	uint8_t name_len;
 	uint8_t name_type;
 	uint16_t *name;
+	uint8_t *fn;			/* the $FILE_NAME value (index key),
+					 * in the same allocation as NAME */
+	uint16_t fn_len;
+	uint64_t from;			/* the record holding the attribute */
 	bool indexed;			/* an index entry was found for it */
+	bool dropped;			/* its extension record was freed */
+};
+
+/* the sizes of a file's unnamed $DATA, which the $FILE_NAME keys of its
+ * index entries repeat */
+struct ntfs_data_sizes {
+	uint64_t alloc, size;
+	bool known;
+};
+
+/* an extension record and the base it claims */
+struct ntfs_ext_ref {
+	uint64_t recno, base;
 };
 
 struct ntfs_check {
@@ -44,8 +61,12 @@ struct ntfs_check {
 	/* per record, for the index pass */
 	uint16_t *record_seq;		/* sequence numbers */
 	uint8_t *record_dir;		/* one bit per record: a directory */
+	struct ntfs_data_sizes *data;	/* per base record: unnamed $DATA */
 	struct ntfs_fn_ref *names;	/* every $FILE_NAME of a base record */
 	size_t nnames, cap_names;
+	struct ntfs_ext_ref *exts;	/* extension records in use */
+	size_t nexts, cap_exts;
+	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
 	bool volume_flags_found;
 };
@@ -73,9 +94,25 @@ static inline void bit_set(uint8_t *map, uint64_t i)
 	map[i >> 3] |= (uint8_t)(1u << (i & 7));
 }
 
+/* pass1_record.c */
+void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
+			     uint8_t *rec, const char *obj);
+void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
+			     uint8_t *rec, const char *obj);
+void ntfs_check_extensions(struct ntfs_check *c);
+/* Make REC a free record (sequence number bumped). */
+void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
+
 int ntfs_pass0_boot(struct ntfs_check *c);
 int ntfs_pass1_mft(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);
+/* Rebuild directory D's $I30 from the names that point to it (sorted
+ * c->names); 0, or -1 with WHY. */
+int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
+			   const uint16_t *upcase, char *why);
+/* UTF-16 (host order) to printable UTF-8 for messages */
+void ntfs_name_to_utf8(const uint16_t *u, unsigned int n, char *out,
+		       size_t size);
 int ntfs_pass4_bitmaps(struct ntfs_check *c);
 int ntfs_pass5_volume(struct ntfs_check *c);
 

@@ -45,7 +45,7 @@ ROW(PR_RECORD_CORRUPT, 0x010010, "record_corrupt",
     "record is in use but corrupt (%s); its file is lost",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
 ROW(PR_RECORD_ATTR_CORRUPT, 0x010011, "record_attribute_corrupt",
-    "attribute list is corrupt (%s); the file is lost",
+    "attributes are corrupt (%s); the file is lost",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
 ROW(PR_RECORD_RUNS_BAD, 0x010012, "record_runlist_bad",
     "attribute 0x%x has a bad runlist (%s); the file is lost",
@@ -68,27 +68,46 @@ ROW(PR_MIRROR_LOCATION, 0x010023, "boot_mftmirr_location",
 ROW(PR_LINK_COUNT, 0x010024, "record_link_count",
     "link count is %u, the record has %u names",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_RECORD_FLAGS, 0x010025, "record_flags_unknown",
+    "record flags 0x%x have bits that do not belong to this record",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+ROW(PR_RECORD_NOT_DIRECTORY, 0x010026, "record_directory_flag",
+    "record is marked as a directory but has no index and its names are a file's",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_EXTENT, 0x010027, "attribute_extent_sizes",
+    "attribute 0x%x: its runs hold %llu clusters, its header says VCNs %lld-%lld and %llu bytes allocated",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_EXTENSION_ORPHAN, 0x010028, "extension_record_orphan",
+    "extension record of MFT record %llu, which %s",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
 ROW(PR_CROSSLINK, 0x010030, "clusters_crosslinked",
     "clusters %llu-%llu are also used by another file",
     FSF_PROMPT_NONE, 0);
 
-/* pass 3: directory indexes ($I30).  Found and reported; rebuilding an
- * index is not implemented yet, so these are left for now. */
+/* pass 3: directory indexes ($I30).  Each problem asks to rebuild the
+ * directory's index from the $FILE_NAME attributes of its files (the
+ * index is derived data, so -a may); the rebuild follows the check. */
 ROW(PR_UPCASE_BAD, 0x030001, "upcase_unreadable",
     "$UpCase is unreadable (%s); index order is not checked",
     FSF_PROMPT_NONE, 0);
 ROW(PR_INDEX_CORRUPT, 0x030002, "index_corrupt",
     "directory index is corrupt (%s)",
-    FSF_PROMPT_REBUILD, FSF_PR_NO_FIX);
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
 ROW(PR_INDEX_ORDER, 0x030003, "index_order",
     "index entries \"%s\" and \"%s\" are out of order",
-    FSF_PROMPT_REBUILD, FSF_PR_NO_FIX);
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
 ROW(PR_INDEX_STALE, 0x030004, "index_entry_stale",
     "index entry \"%s\" points to MFT record %llu, which %s",
-    FSF_PROMPT_REBUILD, FSF_PR_NO_FIX);
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
 ROW(PR_INDEX_MISSING, 0x030005, "index_entry_missing",
     "\"%s\" (MFT record %llu) has no entry in its directory's index",
-    FSF_PROMPT_REBUILD, FSF_PR_NO_FIX);
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_INDEX_SIZES, 0x030007, "index_entry_sizes",
+    "index entry \"%s\" says %llu bytes (%llu allocated), the file has %llu (%llu)",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_INDEX_REBUILD_FAILED, 0x030006, "index_rebuild_failed",
+    "directory index cannot be rebuilt (%s)",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 
 /* pass 4: bitmaps */
 ROW(PR_CLUSTER_BITMAP, 0x040001, "cluster_bitmap_differs",

@@ -224,7 +224,7 @@ static int count_links(const uint8_t *rec, bool *has_list)
 }
 
 /* Make a record free: header kept, no attributes, sequence number bumped. */
-static void clear_record(uint8_t *rec, uint32_t rs, uint64_t recno)
+void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno)
 {
 	struct ntfs_mft_record m;
 	uint16_t seq;
@@ -272,7 +272,7 @@ static void mark_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
 
 /* Remember a $FILE_NAME of a base record for the index pass. */
 static void note_file_name(struct ntfs_check *c, uint64_t recno,
-			   const uint8_t *v, uint32_t len)
+			   uint64_t from, const uint8_t *v, uint32_t len)
 {
 	struct ntfs_file_name fn;
 	struct ntfs_fn_ref *r;
@@ -292,9 +292,13 @@ static void note_file_name(struct ntfs_check *c, uint64_t recno,
 		c->cap_names = cap;
 	}
 	r = &c->names[c->nnames];
-	r->name = malloc(2u * fn.name_length);
+	/* the name in host order, then the value as it is (the index key) */
+	r->fn_len = (uint16_t)(sizeof(fn) + 2u * fn.name_length);
+	r->name = malloc(2u * fn.name_length + r->fn_len);
 	if (!r->name)
 		return;
+	r->fn = (uint8_t *)(r->name + fn.name_length);
+	memcpy(r->fn, v, r->fn_len);
 	for (unsigned int i = 0; i < fn.name_length; i++) {
 		uint16_t u;
 
@@ -302,12 +306,63 @@ static void note_file_name(struct ntfs_check *c, uint64_t recno,
 		r->name[i] = le16toh(u);
 	}
 	r->recno = recno;
+	r->from = from;
+	r->dropped = false;
 	r->parent = le64toh(fn.parent_directory) & 0xffffffffffffULL;
 	r->parent_seq = (uint16_t)(le64toh(fn.parent_directory) >> 48);
 	r->name_len = fn.name_length;
 	r->name_type = fn.name_type;
 	r->indexed = false;
 	c->nnames++;
+}
+
+/* Unnamed $DATA: its sizes as index entries must repeat them (resident
+ * values count as allocated in 8-byte units). */
+static void note_data_sizes(struct ntfs_data_sizes *d,
+			    const struct ntfs_attr_header *a)
+{
+	if (!a->non_resident) {
+		uint32_t len;
+
+		ntfs_attr_value(a, &len);
+		d->size = len;
+		d->alloc = ntfs_align(len, 8);
+		d->known = true;
+	} else {
+		struct ntfs_attr_nonresident n;
+
+		memcpy(&n, a, sizeof(n));
+		if (n.lowest_vcn)
+			return;
+		d->size = le64toh((uint64_t)n.data_size);
+		d->alloc = le64toh((uint64_t)n.allocated_size);
+		/* compressed or sparse: the clusters really allocated */
+		if (le16toh(a->flags) & (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE)) {
+			uint64_t csize;
+
+			if (le16toh(n.mapping_pairs_offset) < sizeof(n) + 8)
+				return;
+			memcpy(&csize, (const uint8_t *)a + sizeof(n), 8);
+			d->alloc = le64toh(csize);
+		}
+		d->known = true;
+	}
+}
+
+static int note_extension(struct ntfs_check *c, uint64_t recno, uint64_t base)
+{
+	if (c->nexts == c->cap_exts) {
+		size_t cap = c->cap_exts ? c->cap_exts * 2 : 64;
+		struct ntfs_ext_ref *g = realloc(c->exts, cap * sizeof(*g));
+
+		if (!g)
+			return -1;
+		c->exts = g;
+		c->cap_exts = cap;
+	}
+	c->exts[c->nexts].recno = recno;
+	c->exts[c->nexts++].base = base;
+	return 0;
 }
 
 /* Attributes of an in-use record: clusters, volume flags.  Returns 0, or
@@ -340,7 +395,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			}
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_RUNS_BAD, obj,
 					le32toh(a->type), why)) {
-				clear_record(rec, c->vol.boot.g.mft_record_size, recno);
+				ntfs_clear_record(rec, c->vol.boot.g.mft_record_size, recno);
 				if (ntfs_check_write_record(c, recno, rec))
 					fsf_fix_failed(&c->fix);
 			}
@@ -354,7 +409,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			return -1;
 		}
 		if (fsf_fix_ask(&c->fix, &PR_RECORD_ATTR_CORRUPT, obj, why)) {
-			clear_record(rec, c->vol.boot.g.mft_record_size, recno);
+			ntfs_clear_record(rec, c->vol.boot.g.mft_record_size, recno);
 			if (ntfs_check_write_record(c, recno, rec))
 				fsf_fix_failed(&c->fix);
 		}
@@ -362,6 +417,12 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	}
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		uint64_t owner = base ? recno :
+				 le64toh(m.base_mft_record) & 0xffffffffffffULL;
+
+		if (le32toh(a->type) == NTFS_AT_DATA && !a->name_length &&
+		    owner < c->vol.mft_records)
+			note_data_sizes(&c->data[owner], a);
 		if (a->non_resident) {
 			struct ntfs_run *runs;
 			long n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters,
@@ -377,7 +438,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 
 			note_file_name(c, base ? recno :
 				       le64toh(m.base_mft_record) & 0xffffffffffffULL,
-				       v, len);
+				       recno, v, len);
 		} else if (recno == NTFS_FILE_VOLUME &&
 			   le32toh(a->type) == NTFS_AT_VOLUME_INFORMATION) {
 			uint32_t len;
@@ -481,8 +542,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->record_used = calloc(1, c->vol.mft_records / 8 + 1);
 	c->record_dir = calloc(1, c->vol.mft_records / 8 + 1);
 	c->record_seq = calloc(c->vol.mft_records, sizeof(*c->record_seq));
+	c->data = calloc(c->vol.mft_records, sizeof(*c->data));
 	if (!c->cluster_used || !c->record_used || !c->record_dir ||
-	    !c->record_seq) {
+	    !c->record_seq || !c->data) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -520,7 +582,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			if (!marked)
 				continue;	/* free anyway: the bitmap pass fixes it */
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_CORRUPT, obj, why)) {
-				clear_record(rec, rs, i);
+				ntfs_clear_record(rec, rs, i);
 				if (ntfs_check_write_record(c, i, rec))
 					fsf_fix_failed(&c->fix);
 			}
@@ -556,6 +618,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 					fsf_fix_failed(&c->fix);
 			}
 		}
+		ntfs_check_record_flags(c, i, rec, obj);
+		ntfs_check_attr_extents(c, i, rec, obj);
+		memcpy(&m, rec, sizeof(m));
 		if (!le64toh(m.base_mft_record)) {
 			bool list;
 			int links = count_links(rec, &list);
@@ -576,6 +641,12 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY &&
 			    !le64toh(m.base_mft_record))
 				bit_set(c->record_dir, i);
+			if (le64toh(m.base_mft_record) &&
+			    note_extension(c, i, le64toh(m.base_mft_record) &
+					   0xffffffffffffULL)) {
+				ret = -ENOMEM;
+				break;
+			}
 		}
 		else if (i < NTFS_FILE_FIRST_USER) {
 			ret = -EUCLEAN;
@@ -583,6 +654,8 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 	}
 	fsf_progress_done(&prog);
+	if (!ret)
+		ntfs_check_extensions(c);
 out:
 	free(rec);
 	free(bitmap);

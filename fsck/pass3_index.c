@@ -6,8 +6,8 @@
  * collation order; every entry must name a record in use, of the same
  * sequence number, that has that name in this directory; every name a
  * record gives itself must have its entry.  Problems are reported with
- * the directory's record number; rebuilding an index is not implemented
- * yet, so they are left uncorrected (exit 4).
+ * the directory's record number, and each asks to rebuild the index
+ * (pass3_rebuild.c), which is done once per directory after the check.
  */
 #include "config.h"
 
@@ -23,40 +23,6 @@
 #define MAX_DEPTH 32
 
 static const uint8_t I30[8] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
-
-/* UTF-16 (host order) to printable UTF-8 for messages */
-static void to_utf8(const uint16_t *u, unsigned int n, char *out, size_t size)
-{
-	size_t o = 0;
-
-	for (unsigned int i = 0; i < n && o + 5 < size; i++) {
-		uint32_t cp = u[i];
-
-		if (cp >= 0xd800 && cp < 0xdc00 && i + 1 < n &&
-		    u[i + 1] >= 0xdc00 && u[i + 1] < 0xe000)
-			cp = 0x10000 + ((cp - 0xd800) << 10) + (u[++i] - 0xdc00);
-		else if (cp >= 0xd800 && cp < 0xe000)
-			cp = 0xfffd;
-		if (cp < 0x20)
-			cp = '?';
-		if (cp < 0x80) {
-			out[o++] = (char)cp;
-		} else if (cp < 0x800) {
-			out[o++] = (char)(0xc0 | cp >> 6);
-			out[o++] = (char)(0x80 | (cp & 0x3f));
-		} else if (cp < 0x10000) {
-			out[o++] = (char)(0xe0 | cp >> 12);
-			out[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-			out[o++] = (char)(0x80 | (cp & 0x3f));
-		} else {
-			out[o++] = (char)(0xf0 | cp >> 18);
-			out[o++] = (char)(0x80 | ((cp >> 12) & 0x3f));
-			out[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-			out[o++] = (char)(0x80 | (cp & 0x3f));
-		}
-	}
-	out[o] = '\0';
-}
 
 static void name_of(const struct ntfs_ie_view *ie, uint16_t *u)
 {
@@ -98,7 +64,7 @@ static struct ntfs_fn_ref *find_name(struct ntfs_check *c, uint64_t parent,
 		int r = cmp_ref(&c->names[mid], parent, recno, name, len);
 
 		if (!r)
-			return &c->names[mid];
+			return c->names[mid].dropped ? NULL : &c->names[mid];
 		if (r < 0)
 			lo = mid + 1;
 		else
@@ -125,8 +91,8 @@ struct dir_walk {
 
 static void corrupt(struct dir_walk *w, const char *why)
 {
-	if (!w->reported)
-		fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, w->obj, why);
+	if (!w->reported && fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, w->obj, why))
+		bit_set(w->c->rebuild, w->dir);
 	w->reported = true;
 	/* its missing entries follow from the corruption: not reported */
 	bit_set(w->unchecked, w->dir);
@@ -168,12 +134,30 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	else if (!(ref = find_name(c, w->dir, recno, name, ie->name_len)))
 		snprintf(why, sizeof(why), "has no such name in this directory");
 	else {
+		const struct ntfs_data_sizes *d = &c->data[recno];
+		struct ntfs_file_name fn;
+
 		ref->indexed = true;
+		memcpy(&fn, ie->key, sizeof(fn));
+		/* system files' entries keep zero sizes */
+		if (!d->known || bit_get(c->record_dir, recno) ||
+		    recno < NTFS_FILE_FIRST_USER ||
+		    (le64toh((uint64_t)fn.data_size) == d->size &&
+		     le64toh((uint64_t)fn.allocated_size) == d->alloc))
+			return;
+		ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+		if (fsf_fix_ask(&c->fix, &PR_INDEX_SIZES, w->obj, n8,
+				(unsigned long long)le64toh((uint64_t)fn.data_size),
+				(unsigned long long)le64toh((uint64_t)fn.allocated_size),
+				(unsigned long long)d->size,
+				(unsigned long long)d->alloc))
+			bit_set(c->rebuild, w->dir);
 		return;
 	}
-	to_utf8(name, ie->name_len, n8, sizeof(n8));
-	fsf_fix_ask(&c->fix, &PR_INDEX_STALE, w->obj, n8,
-		    (unsigned long long)recno, why);
+	ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+	if (fsf_fix_ask(&c->fix, &PR_INDEX_STALE, w->obj, n8,
+			(unsigned long long)recno, why))
+		bit_set(c->rebuild, w->dir);
 }
 
 /* Walk one node; child VCNs go onto STACK. */
@@ -210,9 +194,10 @@ static int walk_node(struct dir_walk *w, const uint8_t *entries, uint32_t len,
 					   ie.name_len) >= 0) {
 			char a[1024], b[1024];
 
-			to_utf8(prev, prev_len, a, sizeof(a));
-			to_utf8(cur, ie.name_len, b, sizeof(b));
-			fsf_fix_ask(&w->c->fix, &PR_INDEX_ORDER, w->obj, a, b);
+			ntfs_name_to_utf8(prev, prev_len, a, sizeof(a));
+			ntfs_name_to_utf8(cur, ie.name_len, b, sizeof(b));
+			if (fsf_fix_ask(&w->c->fix, &PR_INDEX_ORDER, w->obj, a, b))
+				bit_set(w->c->rebuild, w->dir);
 		}
 		check_entry(w, &ie, cur);
 		memcpy(prev, cur, 2u * ie.name_len);
@@ -449,10 +434,12 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs), *ext1 = malloc(rs), *ext2 = malloc(rs);
 	uint8_t *unchecked = calloc(1, c->vol.mft_records / 8 + 1);
+
+	c->rebuild = calloc(1, c->vol.mft_records / 8 + 1);
 	uint16_t *upcase;
 	struct fsf_progress prog;
 
-	if (!rec || !ext1 || !ext2 || !unchecked) {
+	if (!rec || !ext1 || !ext2 || !unchecked || !c->rebuild) {
 		free(rec);
 		free(ext1);
 		free(ext2);
@@ -474,16 +461,28 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 		struct ntfs_fn_ref *r = &c->names[i];
 		char n8[1024], obj[48];
 
-		if (r->indexed || r->parent >= c->vol.mft_records ||
+		if (r->indexed || r->dropped || r->parent >= c->vol.mft_records ||
 		    !bit_get(c->record_dir, r->parent) ||
 		    bit_get(unchecked, r->parent) ||
+		    r->recno >= c->vol.mft_records ||
 		    !bit_get(c->record_used, r->recno))
 			continue;
-		to_utf8(r->name, r->name_len, n8, sizeof(n8));
+		ntfs_name_to_utf8(r->name, r->name_len, n8, sizeof(n8));
 		snprintf(obj, sizeof(obj), "directory MFT record %llu",
 			 (unsigned long long)r->parent);
-		fsf_fix_ask(&c->fix, &PR_INDEX_MISSING, obj, n8,
-			    (unsigned long long)r->recno);
+		if (fsf_fix_ask(&c->fix, &PR_INDEX_MISSING, obj, n8,
+				(unsigned long long)r->recno))
+			bit_set(c->rebuild, r->parent);
+	}
+	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
+		char why[NTFS_WHY], obj[48];
+
+		if (!bit_get(c->rebuild, d) ||
+		    !ntfs_rebuild_dir_index(c, d, upcase, why))
+			continue;
+		snprintf(obj, sizeof(obj), "directory MFT record %llu",
+			 (unsigned long long)d);
+		fsf_fix_ask(&c->fix, &PR_INDEX_REBUILD_FAILED, obj, why);
 	}
 	free(upcase);
 	free(rec);

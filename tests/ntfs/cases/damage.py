@@ -65,11 +65,72 @@ def patch_value(img, base, rs, n, atype, vofs, data):
     img[at:at + len(data)] = data
 
 
+def records(img, g):
+    """(number, fixed-up copy) of every FILE record in use."""
+    bps, cs, rs, sectors, mft, mirr = g
+    n = 0
+    while True:
+        rec = record(img, mft, rs, n)
+        if rec[:4] != b"FILE":
+            if n > 64:
+                return
+        elif struct.unpack_from("<H", rec, 0x16)[0] & 1:
+            yield n, unfix(rec)
+        n += 1
+
+
+def attrs(rec):
+    """(offset, type, name) of each attribute of a fixed-up record."""
+    off, = struct.unpack_from("<H", rec, 0x14)
+    while True:
+        t, ln = struct.unpack_from("<II", rec, off)
+        if t == 0xFFFFFFFF:
+            return
+        nlen, noff = rec[off + 9], struct.unpack_from("<H", rec, off + 10)[0]
+        yield off, t, rec[off + noff:off + noff + 2 * nlen].decode("utf-16-le")
+        off += ln
+
+
+def find_file(img, g, name):
+    """Record number of the file called NAME (a $FILE_NAME)."""
+    for n, rec in records(img, g):
+        for off, t, _ in attrs(rec):
+            if t == 0x30:
+                voff, = struct.unpack_from("<H", rec, off + 0x14)
+                ln = rec[off + voff + 0x40]
+                fn = rec[off + voff + 0x42:off + voff + 0x42 + 2 * ln]
+                if fn.decode("utf-16-le") == name:
+                    return n
+    raise KeyError(name)
+
+
+def set_record_bytes(img, g, n, at, data):
+    """Change bytes AT.. of record N (fixed-up view), keeping its fixups."""
+    bps, cs, rs, sectors, mft, mirr = g
+    base = mft + n * rs
+    rec = unfix(record(img, mft, rs, n))
+    rec[at:at + len(data)] = data
+    ofs, cnt = struct.unpack_from("<HH", rec, 4)
+    usn = rec[ofs:ofs + 2]
+    for i in range(1, cnt):
+        rec[ofs + 2 * i:ofs + 2 * i + 2] = rec[i * 512 - 2:i * 512]
+        rec[i * 512 - 2:i * 512] = usn
+    img[base:base + rs] = rec
+
+
 CASES = {}
+# cases whose volume is first populated through ntfs-3g (make-cases):
+# /small/{aa,bb,cc}, /big/f000..f299 (a multi-block index), /data (3 clusters)
+NEEDS_FILES = set()
 
 
 def case(f):
     CASES[f.__name__] = f
+    return f
+
+
+def with_files(f):
+    NEEDS_FILES.add(f.__name__)
     return f
 
 
@@ -134,10 +195,69 @@ def volume_dirty(img, g):
         patch_value(img, base, rs, 3, 0x70, 10, b"\x01")
 
 
+@case
+@with_files
+def index_entry_stale(img, g):
+    n = find_file(img, g, "bb")
+    set_record_bytes(img, g, n, 0x16, b"\x00\x00")  # "bb" deleted, entry kept
+
+
+@case
+@with_files
+def index_order(img, g):
+    n = find_file(img, g, "small")
+    rec = unfix(record(img, g[4], g[2], n))
+    for off, t, name in attrs(rec):
+        if t == 0x90 and name == "$I30":
+            voff, = struct.unpack_from("<H", rec, off + 0x14)
+            ents = off + voff + 0x10 + struct.unpack_from("<I", rec, off + voff + 0x10)[0]
+            ln, = struct.unpack_from("<H", rec, ents + 8)
+            a, b = bytes(rec[ents:ents + ln]), bytes(rec[ents + ln:ents + 2 * ln])
+            set_record_bytes(img, g, n, ents, b + a)  # "bb" before "aa"
+            return
+    raise KeyError("small's index root")
+
+
+@case
+@with_files
+def index_block_torn(img, g):
+    bps, cs, rs, sectors, mft, mirr = g
+    n = find_file(img, g, "big")
+    rec = unfix(record(img, mft, rs, n))
+    for off, t, name in attrs(rec):
+        if t == 0xA0 and name == "$I30":
+            mpo, = struct.unpack_from("<H", rec, off + 0x20)
+            p = off + mpo
+            lb, ob = rec[p] & 15, rec[p] >> 4
+            lcn = int.from_bytes(rec[p + 1 + lb:p + 1 + lb + ob], "little")
+            img[lcn * cs + 1022] ^= 0x5A  # first INDX block: torn sector
+            return
+    raise KeyError("big's index allocation")
+
+
+@case
+@with_files
+def attr_extent(img, g):
+    n = find_file(img, g, "data")
+    rec = unfix(record(img, g[4], g[2], n))
+    off, _ = attr(record(img, g[4], g[2], n), 0x80)
+    hv, = struct.unpack_from("<q", rec, off + 0x18)
+    set_record_bytes(img, g, n, off + 0x18, struct.pack("<q", hv + 5))
+
+
+@case
+@with_files
+def record_flags(img, g):
+    n = find_file(img, g, "cc")
+    set_record_bytes(img, g, n, 0x16, b"\x83\x00")  # unknown bit + directory
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--list":
         print("\n".join(CASES))
         sys.exit(0)
+    if sys.argv[1] == "--needs-files":
+        sys.exit(0 if sys.argv[2] in NEEDS_FILES else 1)
     with open(sys.argv[2], "r+b") as f:
         data = bytearray(f.read())
         CASES[sys.argv[1]](data, boot(data))

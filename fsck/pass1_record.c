@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pass 1, per record: header flags against what the record holds, the VCN
+ * range and allocated size of each non-resident attribute against its
+ * runs, and (after all records are read) every extension record against
+ * the base record it claims: the base must be in use and list it in its
+ * $ATTRIBUTE_LIST, or the extension is debris and is freed.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs_check.h"
+#include "ntfs_problems.h"
+
+static const uint8_t I30[8] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
+
+#define KNOWN_RECORD_FLAGS (NTFS_MFT_IN_USE | NTFS_MFT_IS_DIRECTORY | \
+			    NTFS_MFT_IS_4 | NTFS_MFT_IS_VIEW_INDEX)
+
+static int write_back(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
+{
+	if (ntfs_check_write_record(c, recno, rec)) {
+		fsf_fix_failed(&c->fix);
+		return -1;
+	}
+	return 0;
+}
+
+void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
+			     uint8_t *rec, const char *obj)
+{
+	struct ntfs_mft_record m;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	bool list = false, root = false, fn_dir = false;
+	uint16_t flags, known = KNOWN_RECORD_FLAGS;
+
+	memcpy(&m, rec, sizeof(m));
+	flags = le16toh(m.flags);
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		uint32_t t = le32toh(a->type), len;
+
+		if (t == NTFS_AT_ATTRIBUTE_LIST) {
+			list = true;
+		} else if (t == NTFS_AT_INDEX_ROOT) {
+			root |= a->name_length == 4 &&
+				!memcmp((const uint8_t *)a + le16toh(a->name_offset),
+					I30, 8);
+		} else if (t == NTFS_AT_FILE_NAME) {
+			const uint8_t *v = ntfs_attr_value(a, &len);
+			struct ntfs_file_name fn;
+
+			if (len >= sizeof(fn)) {
+				memcpy(&fn, v, sizeof(fn));
+				fn_dir |= !!(le32toh(fn.file_attributes) &
+					     NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT);
+			}
+		}
+	}
+	if (flags & ~known &&
+	    fsf_fix_ask(&c->fix, &PR_RECORD_FLAGS, obj, flags)) {
+		flags &= known;
+		m.flags = htole16(flags);
+		memcpy(rec, &m, sizeof(m));
+		write_back(c, recno, rec);
+	}
+	if (!(flags & NTFS_MFT_IS_DIRECTORY) || le64toh(m.base_mft_record) ||
+	    recno < NTFS_FILE_FIRST_USER)
+		return;
+	/* no index, and its names say "file": the flag is the damage */
+	if (!list && !root && !fn_dir &&
+	    fsf_fix_ask(&c->fix, &PR_RECORD_NOT_DIRECTORY, obj)) {
+		m.flags = htole16(flags & ~NTFS_MFT_IS_DIRECTORY);
+		memcpy(rec, &m, sizeof(m));
+		write_back(c, recno, rec);
+	}
+}
+
+void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
+			     uint8_t *rec, const char *obj)
+{
+	uint32_t cs = c->vol.boot.g.cluster_size;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_mft_record m;
+	char why[NTFS_WHY];
+	bool list = false;
+
+	memcpy(&m, rec, sizeof(m));
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		list |= le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_attr_nonresident n;
+		struct ntfs_run *runs;
+		uint64_t clusters = 0, want_alloc;
+		int64_t lvcn, hvcn;
+		bool whole, vcn_bad, alloc_bad;
+		long nr;
+
+		if (!a->non_resident)
+			continue;
+		nr = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
+		if (nr < 0)
+			continue;	/* scan_attributes reports it */
+		for (long i = 0; i < nr; i++)
+			clusters += runs[i].len;
+		free(runs);
+		memcpy(&n, a, sizeof(n));
+		lvcn = (int64_t)le64toh((uint64_t)n.lowest_vcn);
+		hvcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
+		/* the one extent of an attribute of a record without a list:
+		 * its allocation is exactly its runs (compressed ones aside) */
+		whole = lvcn == 0 && !list && !le64toh(m.base_mft_record);
+		want_alloc = clusters * cs;
+		vcn_bad = (uint64_t)(hvcn - lvcn + 1) != clusters;
+		alloc_bad = whole && !(le16toh(n.h.flags) & 0xff) &&
+			    (uint64_t)le64toh((uint64_t)n.allocated_size) != want_alloc;
+		if (!vcn_bad && !alloc_bad)
+			continue;
+		if (!fsf_fix_ask(&c->fix, &PR_ATTR_EXTENT, obj, le32toh(a->type),
+				 (unsigned long long)clusters, (long long)lvcn,
+				 (long long)hvcn,
+				 (unsigned long long)le64toh((uint64_t)n.allocated_size)))
+			continue;
+		n.highest_vcn = (int64_t)htole64((uint64_t)(lvcn + (int64_t)clusters - 1));
+		if (whole && !(le16toh(n.h.flags) & 0xff)) {
+			uint64_t size = le64toh((uint64_t)n.data_size);
+			uint64_t init = le64toh((uint64_t)n.initialized_size);
+
+			if (size > want_alloc)
+				size = want_alloc;
+			if (init > size)
+				init = size;
+			n.allocated_size = (int64_t)htole64(want_alloc);
+			n.data_size = (int64_t)htole64(size);
+			n.initialized_size = (int64_t)htole64(init);
+		}
+		memcpy((uint8_t *)a, &n, sizeof(n));
+		if (write_back(c, recno, rec))
+			return;
+	}
+}
+
+/* Does base record REC list extension record EXT in its attribute list? */
+static bool lists(struct ntfs_check *c, const uint8_t *rec, uint64_t ext)
+{
+	struct ntfs_run *runs = NULL;
+	uint8_t *list = NULL;
+	uint64_t len = 0, off = 0;
+	long nruns;
+	bool found = false;
+
+	if (!ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+				  &runs, &nruns)) {
+		while (!found && off + 26 <= len) {
+			uint16_t elen;
+			uint64_t mref;
+
+			memcpy(&elen, list + off + 4, 2);
+			memcpy(&mref, list + off + 16, 8);
+			elen = le16toh(elen);
+			if (elen < 26)
+				break;
+			found = (le64toh(mref) & 0xffffffffffffULL) == ext;
+			off += elen;
+		}
+	}
+	free(list);
+	free(runs);
+	return found;
+}
+
+void ntfs_check_extensions(struct ntfs_check *c)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs), *base = malloc(rs);
+	char why[NTFS_WHY];
+
+	for (size_t i = 0; rec && base && i < c->nexts; i++) {
+		uint64_t e = c->exts[i].recno, b = c->exts[i].base;
+		struct ntfs_mft_record bm;
+		const char *what = NULL;
+		char obj[48];
+
+		if (b >= c->vol.mft_records || !bit_get(c->record_used, b))
+			what = "is not in use";
+		else if (ntfs_check_read_record(c, b, base) ||
+			 ntfs_record_check(base, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			what = "is unreadable";
+		else if (memcpy(&bm, base, sizeof(bm)), le64toh(bm.base_mft_record))
+			what = "is itself an extension";
+		else if (!lists(c, base, e))
+			what = "does not list it";
+		if (!what)
+			continue;
+		snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)e);
+		if (!fsf_fix_ask(&c->fix, &PR_EXTENSION_ORPHAN, obj,
+				 (unsigned long long)b, what))
+			continue;
+		/* its names and clusters go with it */
+		for (size_t k = 0; k < c->nnames; k++)
+			if (c->names[k].from == e)
+				c->names[k].dropped = true;
+		if (!ntfs_check_read_record(c, e, rec) &&
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK) {
+			struct ntfs_attr_cursor cur;
+			const struct ntfs_attr_header *a;
+
+			ntfs_attr_cursor_init(&cur, rec);
+			while (!c->crosslinked && ntfs_attr_next(&cur, &a, why) == 1) {
+				struct ntfs_run *runs;
+				long n;
+
+				if (!a->non_resident ||
+				    (n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters,
+							&runs, why)) < 0)
+					continue;
+				for (long r = 0; r < n; r++)
+					for (uint64_t k = 0; runs[r].lcn >= 0 && k < runs[r].len; k++) {
+						uint64_t l = (uint64_t)runs[r].lcn + k;
+
+						c->cluster_used[l >> 3] &= (uint8_t)~(1u << (l & 7));
+					}
+				free(runs);
+			}
+			ntfs_clear_record(rec, rs, e);
+			if (ntfs_check_write_record(c, e, rec))
+				fsf_fix_failed(&c->fix);
+		}
+		c->record_used[e >> 3] &= (uint8_t)~(1u << (e & 7));
+	}
+	free(rec);
+	free(base);
+}
