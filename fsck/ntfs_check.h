@@ -80,6 +80,10 @@ int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf);
 int ntfs_check_read_attr(struct ntfs_check *c, const uint8_t *rec,
 			 uint32_t type, uint8_t **data, uint64_t *len,
 			 struct ntfs_run **runs, long *nruns);
+/* Only the runs and data size of non-resident attribute TYPE. */
+int ntfs_check_attr_runs(struct ntfs_check *c, const uint8_t *rec,
+			 uint32_t type, uint64_t *len, struct ntfs_run **runs,
+			 long *nruns);
 /* Write LEN bytes of DATA back into the clusters of RUNS. */
 int ntfs_check_write_runs(struct ntfs_check *c, const struct ntfs_run *runs,
 			  long nruns, const uint8_t *data, uint64_t len);

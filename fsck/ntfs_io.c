@@ -42,9 +42,10 @@ int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf)
 	return ret;
 }
 
-int ntfs_check_read_attr(struct ntfs_check *c, const uint8_t *rec,
-			 uint32_t type, uint8_t **data, uint64_t *len,
-			 struct ntfs_run **runs, long *nruns)
+/* DATA NULL: only the runs and the size of a non-resident attribute */
+static int get_attr(struct ntfs_check *c, const uint8_t *rec, uint32_t type,
+		    uint8_t **data, uint64_t *len, struct ntfs_run **runs,
+		    long *nruns)
 {
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
@@ -52,7 +53,8 @@ int ntfs_check_read_attr(struct ntfs_check *c, const uint8_t *rec,
 	uint32_t cs = c->vol.boot.g.cluster_size;
 	int r;
 
-	*data = NULL;
+	if (data)
+		*data = NULL;
 	*len = 0;
 	*runs = NULL;
 	*nruns = 0;
@@ -67,6 +69,8 @@ int ntfs_check_read_attr(struct ntfs_check *c, const uint8_t *rec,
 		if (!a->non_resident) {
 			const void *v = ntfs_attr_value(a, &vlen);
 
+			if (!data)
+				return -EINVAL;
 			*data = malloc(vlen ? vlen : 1);
 			if (!*data)
 				return -ENOMEM;
@@ -79,6 +83,8 @@ int ntfs_check_read_attr(struct ntfs_check *c, const uint8_t *rec,
 		if (*nruns < 0)
 			return -EUCLEAN;
 		*len = (uint64_t)le64toh((uint64_t)n.data_size);
+		if (!data)
+			return 0;
 		if (*len > (1ull << 32))
 			return -EFBIG;	/* bitmaps of up to 32 Ti clusters */
 		*data = calloc(1, *len ? *len : 1);
@@ -101,6 +107,20 @@ int ntfs_check_read_attr(struct ntfs_check *c, const uint8_t *rec,
 		return 0;
 	}
 	return r < 0 ? -EUCLEAN : -ENOENT;
+}
+
+int ntfs_check_read_attr(struct ntfs_check *c, const uint8_t *rec,
+			 uint32_t type, uint8_t **data, uint64_t *len,
+			 struct ntfs_run **runs, long *nruns)
+{
+	return get_attr(c, rec, type, data, len, runs, nruns);
+}
+
+int ntfs_check_attr_runs(struct ntfs_check *c, const uint8_t *rec,
+			 uint32_t type, uint64_t *len, struct ntfs_run **runs,
+			 long *nruns)
+{
+	return get_attr(c, rec, type, NULL, len, runs, nruns);
 }
 
 int ntfs_check_write_runs(struct ntfs_check *c, const struct ntfs_run *runs,

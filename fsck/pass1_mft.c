@@ -133,13 +133,11 @@ static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
 		      struct ntfs_run **bitmap_runs, long *bitmap_nruns)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint8_t *data;
 	uint64_t len;
 	int ret;
 
-	ret = ntfs_check_read_attr(c, rec0, NTFS_AT_DATA, &data, &len,
+	ret = ntfs_check_attr_runs(c, rec0, NTFS_AT_DATA, &len,
 				   &c->vol.mft_runs, &c->vol.nmft_runs);
-	free(data);
 	if (ret || c->vol.nmft_runs <= 0 || len < 16ull * rs) {
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT",
 			    ret ? strerror(-ret) : "fewer than 16 records");
