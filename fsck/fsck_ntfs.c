@@ -107,8 +107,9 @@ static void check_free(struct ntfs_check *c)
 	free(c->cluster_used);
 	free(c->record_used);
 	free(c->record_dir);
-	free(c->record_seq);
-	free(c->data);
+	free(c->cache.mem);
+	free(c->fn_pending);
+	free(c->ext_bad);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i].name);
 	free(c->names);

@@ -17,20 +17,17 @@
 #include "fsforge/progress.h"
 #include "ntfs/read.h"
 
-/* a $FILE_NAME found in pass 1 (name in host-order UTF-16) */
+/* a $FILE_NAME naming a directory whose index is rebuilt (name in host
+ * order UTF-16) */
 struct ntfs_fn_ref {
-	uint64_t recno;
+	uint64_t recno;			/* the file (its base record) */
+	uint16_t seq;			/* ... and its sequence number */
 	uint64_t parent;		/* parent record number */
-	uint16_t parent_seq;
 	uint8_t name_len;
-	uint8_t name_type;
 	uint16_t *name;
 	uint8_t *fn;			/* the $FILE_NAME value (index key),
 					 * in the same allocation as NAME */
 	uint16_t fn_len;
-	uint64_t from;			/* the record holding the attribute */
-	bool indexed;			/* an index entry was found for it */
-	bool dropped;			/* its extension record was freed */
 };
 
 /* the sizes of a file's unnamed $DATA, which the $FILE_NAME keys of its
@@ -45,11 +42,22 @@ struct ntfs_ext_ref {
 	uint64_t recno, base;
 };
 
+/* chunks of consecutive MFT records as on disk (ntfs_io.c) */
+#define NTFS_CACHE_SLOTS 8
+struct ntfs_rec_cache {
+	uint8_t *mem;
+	uint64_t chunk[NTFS_CACHE_SLOTS];	/* UINT64_MAX: empty */
+	uint64_t stamp[NTFS_CACHE_SLOTS];	/* last use */
+	uint64_t clock;
+	uint32_t per_chunk;			/* records per chunk */
+};
+
 struct ntfs_check {
 	const struct fsf_log *log;
 	struct fsf_dev dev;
 	struct fsf_fix_ctx fix;
 	struct ntfs_vol vol;
+	struct ntfs_rec_cache cache;
 	bool verbose, progress;
 	uint32_t mirr_records;		/* records mirrored in $MFTMirr */
 
@@ -59,10 +67,12 @@ struct ntfs_check {
 	uint64_t crosslinked;
 
 	/* per record, for the index pass */
-	uint16_t *record_seq;		/* sequence numbers */
 	uint8_t *record_dir;		/* one bit per record: a directory */
-	struct ntfs_data_sizes *data;	/* per base record: unnamed $DATA */
-	struct ntfs_fn_ref *names;	/* every $FILE_NAME of a base record */
+	/* per base record: its $FILE_NAMEs (pass 1) less the index entries
+	 * found for it (pass 3); 255: too many to count, not judged */
+	uint8_t *fn_pending;
+	uint8_t *ext_bad;		/* one bit per record: orphan extension */
+	struct ntfs_fn_ref *names;	/* names of the directories rebuilt */
 	size_t nnames, cap_names;
 	struct ntfs_ext_ref *exts;	/* extension records in use */
 	size_t nexts, cap_exts;
@@ -71,8 +81,10 @@ struct ntfs_check {
 	bool volume_flags_found;
 };
 
-/* I/O of MFT records (fixups removed on read, applied on write; records
- * of the mirrored range also go to $MFTMirr). */
+/* I/O of MFT records (raw on read, fixups applied on write; records of
+ * the mirrored range also go to $MFTMirr).  Any other write to the MFT's
+ * clusters must be followed by ntfs_check_cache_drop(). */
+void ntfs_check_cache_drop(struct ntfs_check *c);
 int ntfs_check_read_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf);
 int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf);
 /* The non-resident or resident value of attribute TYPE (unnamed) of a
@@ -98,6 +110,16 @@ static inline void bit_set(uint8_t *map, uint64_t i)
 	map[i >> 3] |= (uint8_t)(1u << (i & 7));
 }
 
+/* ntfs_file.c: every attribute of file BASE (base record, then the
+ * extension records of its attribute list), BUF a record-sized scratch;
+ * FN returning nonzero stops the walk.  -1 if the base is unreadable. */
+typedef int (*ntfs_attr_visit)(const struct ntfs_attr_header *a, void *arg);
+int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
+		      ntfs_attr_visit fn, void *arg);
+/* A's sizes if it is the first extent of the unnamed $DATA. */
+bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
+			struct ntfs_data_sizes *d);
+
 /* pass1_record.c */
 void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 			     uint8_t *rec, const char *obj);
@@ -110,8 +132,11 @@ void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
 int ntfs_pass0_boot(struct ntfs_check *c);
 int ntfs_pass1_mft(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);
-/* Rebuild directory D's $I30 from the names that point to it (sorted
- * c->names); 0, or -1 with WHY. */
+/* Rebuild every directory marked in c->rebuild (names collected from all
+ * records); failures are reported. */
+int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase);
+/* Rebuild directory D's $I30 from the names that point to it (c->names
+ * sorted by parent); 0, or -1 with WHY. */
 int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 			   const uint16_t *upcase, char *why);
 /* UTF-16 (host order) to printable UTF-8 for messages */

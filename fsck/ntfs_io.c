@@ -9,13 +9,80 @@
 
 #include "ntfs_check.h"
 
+/*
+ * MFT records are read through a small cache of whole chunks (16 KiB of
+ * consecutive records): pass 1 reads the MFT in order and the index pass
+ * mostly meets the files of one directory close together, so this turns
+ * one read per record into one per chunk while keeping memory flat.
+ */
+#define CHUNK_BYTES 16384u
+
+static uint8_t *cached(struct ntfs_check *c, uint64_t recno)
+{
+	struct ntfs_rec_cache *rc = &c->cache;
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint64_t k, first, off0;
+	uint32_t n;
+	int victim = 0;
+
+	if (!rc->mem) {
+		rc->per_chunk = CHUNK_BYTES / rs ? CHUNK_BYTES / rs : 1;
+		rc->mem = malloc((size_t)NTFS_CACHE_SLOTS * rc->per_chunk * rs);
+		if (!rc->mem)
+			return NULL;
+		for (int i = 0; i < NTFS_CACHE_SLOTS; i++)
+			rc->chunk[i] = UINT64_MAX;
+	}
+	k = recno / rc->per_chunk;
+	for (int i = 0; i < NTFS_CACHE_SLOTS; i++) {
+		if (rc->chunk[i] == k) {
+			rc->stamp[i] = ++rc->clock;
+			return rc->mem + ((size_t)i * rc->per_chunk +
+					  recno % rc->per_chunk) * rs;
+		}
+		if (rc->stamp[i] < rc->stamp[victim])
+			victim = i;
+	}
+	/* only a chunk that lies in one piece on disk is cached */
+	first = k * rc->per_chunk;
+	n = (uint32_t)(c->vol.mft_records - first < rc->per_chunk ?
+		       c->vol.mft_records - first : rc->per_chunk);
+	off0 = ntfs_vol_record_offset(&c->vol, first);
+	if (off0 == UINT64_MAX ||
+	    ntfs_vol_record_offset(&c->vol, first + n - 1) != off0 + (uint64_t)(n - 1) * rs)
+		return NULL;
+	for (uint32_t i = 1; i + 1 < n; i++)
+		if (ntfs_vol_record_offset(&c->vol, first + i) != off0 + (uint64_t)i * rs)
+			return NULL;
+	rc->chunk[victim] = UINT64_MAX;
+	if (fsf_dev_pread(&c->dev, rc->mem + (size_t)victim * rc->per_chunk * rs,
+			  (size_t)n * rs, off0))
+		return NULL;	/* read record by record: errors stay local */
+	rc->chunk[victim] = k;
+	rc->stamp[victim] = ++rc->clock;
+	return rc->mem + ((size_t)victim * rc->per_chunk + recno % rc->per_chunk) * rs;
+}
+
+void ntfs_check_cache_drop(struct ntfs_check *c)
+{
+	for (int i = 0; i < NTFS_CACHE_SLOTS; i++)
+		c->cache.chunk[i] = UINT64_MAX;
+}
+
 int ntfs_check_read_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf)
 {
 	uint64_t off = ntfs_vol_record_offset(&c->vol, recno);
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	const uint8_t *hit;
 
 	if (off == UINT64_MAX)
 		return -ERANGE;
-	return fsf_dev_pread(&c->dev, buf, c->vol.boot.g.mft_record_size, off);
+	hit = cached(c, recno);
+	if (hit) {
+		memcpy(buf, hit, rs);
+		return 0;
+	}
+	return fsf_dev_pread(&c->dev, buf, rs, off);
 }
 
 int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf)
@@ -34,6 +101,14 @@ int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf)
 	usn = (uint16_t)(le16toh(usn) + 1);
 	ntfs_fixup_apply(buf, size, usn);
 	ret = fsf_dev_pwrite(&c->dev, buf, size, off);
+	if (c->cache.mem) {
+		uint32_t per = c->cache.per_chunk;
+
+		for (int i = 0; i < NTFS_CACHE_SLOTS; i++)
+			if (c->cache.chunk[i] == recno / per)
+				memcpy(c->cache.mem + ((size_t)i * per + recno % per) * size,
+				       buf, size);
+	}
 	if (!ret && recno < c->mirr_records)
 		ret = fsf_dev_pwrite(&c->dev, buf, size,
 				     (uint64_t)b->mftmirr_lcn * b->g.cluster_size +
@@ -129,6 +204,7 @@ int ntfs_check_write_runs(struct ntfs_check *c, const struct ntfs_run *runs,
 	uint32_t cs = c->vol.boot.g.cluster_size;
 	uint64_t pos = 0;
 
+	ntfs_check_cache_drop(c);	/* whatever the clusters were */
 	for (long i = 0; i < nruns && pos < len; i++) {
 		uint64_t bytes = runs[i].len * cs;
 		int ret;

@@ -268,83 +268,11 @@ static void mark_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
 	}
 }
 
-/* Remember a $FILE_NAME of a base record for the index pass. */
-static void note_file_name(struct ntfs_check *c, uint64_t recno,
-			   uint64_t from, const uint8_t *v, uint32_t len)
+/* Count a $FILE_NAME of file OWNER for the index pass. */
+static void note_file_name(struct ntfs_check *c, uint64_t owner)
 {
-	struct ntfs_file_name fn;
-	struct ntfs_fn_ref *r;
-
-	if (len < sizeof(fn))
-		return;
-	memcpy(&fn, v, sizeof(fn));
-	if (!fn.name_length || sizeof(fn) + 2u * fn.name_length > len)
-		return;
-	if (c->nnames == c->cap_names) {
-		size_t cap = c->cap_names ? c->cap_names * 2 : 256;
-		struct ntfs_fn_ref *g = realloc(c->names, cap * sizeof(*g));
-
-		if (!g)
-			return;
-		c->names = g;
-		c->cap_names = cap;
-	}
-	r = &c->names[c->nnames];
-	/* the name in host order, then the value as it is (the index key) */
-	r->fn_len = (uint16_t)(sizeof(fn) + 2u * fn.name_length);
-	r->name = malloc(2u * fn.name_length + r->fn_len);
-	if (!r->name)
-		return;
-	r->fn = (uint8_t *)(r->name + fn.name_length);
-	memcpy(r->fn, v, r->fn_len);
-	for (unsigned int i = 0; i < fn.name_length; i++) {
-		uint16_t u;
-
-		memcpy(&u, v + sizeof(fn) + 2 * i, 2);
-		r->name[i] = le16toh(u);
-	}
-	r->recno = recno;
-	r->from = from;
-	r->dropped = false;
-	r->parent = le64toh(fn.parent_directory) & 0xffffffffffffULL;
-	r->parent_seq = (uint16_t)(le64toh(fn.parent_directory) >> 48);
-	r->name_len = fn.name_length;
-	r->name_type = fn.name_type;
-	r->indexed = false;
-	c->nnames++;
-}
-
-/* Unnamed $DATA: its sizes as index entries must repeat them (resident
- * values count as allocated in 8-byte units). */
-static void note_data_sizes(struct ntfs_data_sizes *d,
-			    const struct ntfs_attr_header *a)
-{
-	if (!a->non_resident) {
-		uint32_t len;
-
-		ntfs_attr_value(a, &len);
-		d->size = len;
-		d->alloc = ntfs_align(len, 8);
-		d->known = true;
-	} else {
-		struct ntfs_attr_nonresident n;
-
-		memcpy(&n, a, sizeof(n));
-		if (n.lowest_vcn)
-			return;
-		d->size = le64toh((uint64_t)n.data_size);
-		d->alloc = le64toh((uint64_t)n.allocated_size);
-		/* compressed or sparse: the clusters really allocated */
-		if (le16toh(a->flags) & (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE)) {
-			uint64_t csize;
-
-			if (le16toh(n.mapping_pairs_offset) < sizeof(n) + 8)
-				return;
-			memcpy(&csize, (const uint8_t *)a + sizeof(n), 8);
-			d->alloc = le64toh(csize);
-		}
-		d->known = true;
-	}
+	if (owner < c->vol.mft_records && c->fn_pending[owner] < 255)
+		c->fn_pending[owner]++;
 }
 
 static int note_extension(struct ntfs_check *c, uint64_t recno, uint64_t base)
@@ -415,12 +343,6 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	}
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		uint64_t owner = base ? recno :
-				 le64toh(m.base_mft_record) & 0xffffffffffffULL;
-
-		if (le32toh(a->type) == NTFS_AT_DATA && !a->name_length &&
-		    owner < c->vol.mft_records)
-			note_data_sizes(&c->data[owner], a);
 		if (a->non_resident) {
 			struct ntfs_run *runs;
 			long n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters,
@@ -431,12 +353,8 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			free(runs);
 		} else if (le32toh(a->type) == NTFS_AT_FILE_NAME) {
 			/* a name in an extension record belongs to its base */
-			uint32_t len;
-			const void *v = ntfs_attr_value(a, &len);
-
 			note_file_name(c, base ? recno :
-				       le64toh(m.base_mft_record) & 0xffffffffffffULL,
-				       recno, v, len);
+				       le64toh(m.base_mft_record) & 0xffffffffffffULL);
 		} else if (recno == NTFS_FILE_VOLUME &&
 			   le32toh(a->type) == NTFS_AT_VOLUME_INFORMATION) {
 			uint32_t len;
@@ -502,6 +420,7 @@ static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, obj, mft_why) &&
 		    fsf_dev_pwrite(&c->dev, raw, rs, ntfs_vol_record_offset(&c->vol, recno)))
 			fsf_fix_failed(&c->fix);
+		ntfs_check_cache_drop(c);
 		memcpy(rec, mir, rs);
 		*state = NTFS_REC_OK;
 	} else if (*state == NTFS_REC_OK &&
@@ -539,10 +458,10 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->cluster_used = calloc(1, b->g.nr_clusters / 8 + 1);
 	c->record_used = calloc(1, c->vol.mft_records / 8 + 1);
 	c->record_dir = calloc(1, c->vol.mft_records / 8 + 1);
-	c->record_seq = calloc(c->vol.mft_records, sizeof(*c->record_seq));
-	c->data = calloc(c->vol.mft_records, sizeof(*c->data));
+	c->fn_pending = calloc(c->vol.mft_records, 1);
+	c->ext_bad = calloc(1, c->vol.mft_records / 8 + 1);
 	if (!c->cluster_used || !c->record_used || !c->record_dir ||
-	    !c->record_seq || !c->data) {
+	    !c->fn_pending || !c->ext_bad) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -635,7 +554,6 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 		if (scan_attributes(c, i, rec, obj) == 0) {
 			bit_set(c->record_used, i);
-			c->record_seq[i] = le16toh(m.sequence_number);
 			if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY &&
 			    !le64toh(m.base_mft_record))
 				bit_set(c->record_dir, i);

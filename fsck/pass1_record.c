@@ -202,14 +202,24 @@ void ntfs_check_extensions(struct ntfs_check *c)
 			what = "does not list it";
 		if (!what)
 			continue;
+		/* its names are not the base's, whatever is done with it */
+		bit_set(c->ext_bad, e);
+		if (b < c->vol.mft_records && !ntfs_check_read_record(c, e, rec) &&
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK) {
+			struct ntfs_attr_cursor cur;
+			const struct ntfs_attr_header *a;
+
+			ntfs_attr_cursor_init(&cur, rec);
+			while (ntfs_attr_next(&cur, &a, why) == 1)
+				if (le32toh(a->type) == NTFS_AT_FILE_NAME &&
+				    c->fn_pending[b] && c->fn_pending[b] < 255)
+					c->fn_pending[b]--;
+		}
 		snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)e);
 		if (!fsf_fix_ask(&c->fix, &PR_EXTENSION_ORPHAN, obj,
 				 (unsigned long long)b, what))
 			continue;
-		/* its names and clusters go with it */
-		for (size_t k = 0; k < c->nnames; k++)
-			if (c->names[k].from == e)
-				c->names[k].dropped = true;
+		/* its clusters go with it */
 		if (!ntfs_check_read_record(c, e, rec) &&
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK) {
 			struct ntfs_attr_cursor cur;

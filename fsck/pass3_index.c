@@ -34,43 +34,25 @@ static void name_of(const struct ntfs_ie_view *ie, uint16_t *u)
 	}
 }
 
-static int cmp_ref(const struct ntfs_fn_ref *a, uint64_t parent, uint64_t recno,
-		   const uint16_t *name, unsigned int len)
+/* a name whose entry was not met: looked up in its directory's index */
+struct suspect {
+	uint64_t dir, recno;
+	uint8_t len;
+	bool found;
+	const uint8_t *name;		/* little-endian UTF-16 */
+};
+
+static int cmp_suspect(const void *x, const void *y)
 {
-	if (a->parent != parent)
-		return a->parent < parent ? -1 : 1;
-	if (a->recno != recno)
-		return a->recno < recno ? -1 : 1;
-	if (a->name_len != len)
-		return a->name_len < len ? -1 : 1;
-	return memcmp(a->name, name, 2u * len);
-}
+	const struct suspect *a = x, *b = y;
 
-static int cmp_names(const void *x, const void *y)
-{
-	const struct ntfs_fn_ref *b = y;
-
-	return cmp_ref(x, b->parent, b->recno, b->name, b->name_len);
-}
-
-static struct ntfs_fn_ref *find_name(struct ntfs_check *c, uint64_t parent,
-				     uint64_t recno, const uint16_t *name,
-				     unsigned int len)
-{
-	size_t lo = 0, hi = c->nnames;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int r = cmp_ref(&c->names[mid], parent, recno, name, len);
-
-		if (!r)
-			return c->names[mid].dropped ? NULL : &c->names[mid];
-		if (r < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	if (a->dir != b->dir)
+		return a->dir < b->dir ? -1 : 1;
+	if (a->recno != b->recno)
+		return a->recno < b->recno ? -1 : 1;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	return memcmp(a->name, b->name, 2u * a->len);
 }
 
 struct dir_walk {
@@ -87,10 +69,16 @@ struct dir_walk {
 	uint8_t *block;
 	bool reported;			/* one corruption report per index */
 	uint8_t *unchecked;		/* directories whose names are not judged */
+	uint8_t *fbuf;			/* a record of an indexed file */
+	/* lookup mode: only mark which of these entries exist */
+	struct suspect *lookup;
+	size_t nlookup;
 };
 
 static void corrupt(struct dir_walk *w, const char *why)
 {
+	if (w->lookup)
+		return;
 	if (!w->reported && fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, w->obj, why))
 		bit_set(w->c->rebuild, w->dir);
 	w->reported = true;
@@ -117,29 +105,71 @@ static uint64_t block_offset(const struct dir_walk *w, int64_t vcn)
 	return UINT64_MAX;
 }
 
+/* Does the file have the entry's name in this directory?  Its data sizes
+ * come along. */
+struct entry_match {
+	uint64_t dir;
+	const uint8_t *name;		/* little-endian UTF-16 */
+	uint8_t len;
+	bool found;
+	struct ntfs_data_sizes data;
+};
+
+static int match_name(const struct ntfs_attr_header *a, void *arg)
+{
+	struct entry_match *m = arg;
+	struct ntfs_file_name fn;
+	const uint8_t *v;
+	uint32_t len;
+
+	if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident) {
+		if (!m->data.known)
+			ntfs_data_sizes_of(a, &m->data);
+		return 0;
+	}
+	v = ntfs_attr_value(a, &len);
+	if (len < sizeof(fn))
+		return 0;
+	memcpy(&fn, v, sizeof(fn));
+	if ((le64toh(fn.parent_directory) & 0xffffffffffffULL) == m->dir &&
+	    fn.name_length == m->len && sizeof(fn) + 2u * m->len <= len &&
+	    !memcmp(v + sizeof(fn), m->name, 2u * m->len))
+		m->found = true;
+	return 0;
+}
+
 static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 			const uint16_t *name)
 {
 	struct ntfs_check *c = w->c;
 	uint64_t recno = ie->mref & 0xffffffffffffULL;
 	uint16_t seq = (uint16_t)(ie->mref >> 48);
-	struct ntfs_fn_ref *ref;
+	struct entry_match m = { .dir = w->dir, .name = ie->name, .len = ie->name_len };
+	struct ntfs_file_name fn;
+	struct ntfs_mft_record hdr;
 	char n8[1024], why[96];
 
+	if (recno < c->vol.mft_records && bit_get(c->record_used, recno) &&
+	    !ntfs_check_read_record(c, recno, w->fbuf))
+		memcpy(&hdr, w->fbuf, sizeof(hdr));
+	else
+		hdr.sequence_number = 0;
 	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno))
 		snprintf(why, sizeof(why), "is not in use");
-	else if (seq && c->record_seq[recno] != seq)
+	else if (seq && le16toh(hdr.sequence_number) != seq)
 		snprintf(why, sizeof(why), "was reused (sequence %u, the entry says %u)",
-			 c->record_seq[recno], seq);
-	else if (!(ref = find_name(c, w->dir, recno, name, ie->name_len)))
+			 le16toh(hdr.sequence_number), seq);
+	else if (ntfs_file_foreach(c, recno, w->fbuf, match_name, &m) < 0 ||
+		 !m.found)
 		snprintf(why, sizeof(why), "has no such name in this directory");
 	else {
-		const struct ntfs_data_sizes *d = &c->data[recno];
-		struct ntfs_file_name fn;
+		const struct ntfs_data_sizes *d = &m.data;
 
-		ref->indexed = true;
+		if (c->fn_pending[recno] && c->fn_pending[recno] < 255)
+			c->fn_pending[recno]--;
 		memcpy(&fn, ie->key, sizeof(fn));
-		/* system files' entries keep zero sizes */
+		/* a file's entry repeats its data sizes; system files' and
+		 * directories' entries keep zeroes */
 		if (!d->known || bit_get(c->record_dir, recno) ||
 		    recno < NTFS_FILE_FIRST_USER ||
 		    (le64toh((uint64_t)fn.data_size) == d->size &&
@@ -158,6 +188,21 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	if (fsf_fix_ask(&c->fix, &PR_INDEX_STALE, w->obj, n8,
 			(unsigned long long)recno, why))
 		bit_set(c->rebuild, w->dir);
+}
+
+/* lookup mode: mark the suspect this entry is, if any */
+static void lookup_entry(struct dir_walk *w, const struct ntfs_ie_view *ie)
+{
+	struct suspect key;
+	struct suspect *hit;
+
+	key.dir = w->dir;
+	key.recno = ie->mref & 0xffffffffffffULL;
+	key.len = ie->name_len;
+	key.name = ie->name;
+	hit = bsearch(&key, w->lookup, w->nlookup, sizeof(key), cmp_suspect);
+	if (hit)
+		hit->found = true;
 }
 
 /* Walk one node; child VCNs go onto STACK. */
@@ -188,6 +233,10 @@ static int walk_node(struct dir_walk *w, const uint8_t *entries, uint32_t len,
 		}
 		if (r == 0)
 			return 0;
+		if (w->lookup) {
+			lookup_entry(w, &ie);
+			continue;
+		}
 		name_of(&ie, cur);
 		if (have_prev && w->upcase &&
 		    ntfs_collate_file_name(w->upcase, prev, prev_len, cur,
@@ -317,13 +366,21 @@ static const struct ntfs_attr_header *find_i30(struct ntfs_check *c, uint64_t d,
 	return find_i30_in(ext, type);
 }
 
+struct bufs {
+	uint8_t *rec, *ext_root, *ext_alloc, *file;
+};
+
+/* Check directory D's index, or with LOOKUP only mark which of the
+ * LOOKUP entries (all of D) it has. */
 static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
-		      uint8_t *rec, uint8_t *ext_root, uint8_t *ext_alloc,
-		      uint8_t *unchecked)
+		      const struct bufs *b, uint8_t *unchecked,
+		      struct suspect *lookup, size_t nlookup)
 {
 	bool split = false;
 	struct dir_walk w = { .c = c, .dir = d, .upcase = upcase,
-			      .unchecked = unchecked };
+			      .unchecked = unchecked, .fbuf = b->file,
+			      .lookup = lookup, .nlookup = nlookup };
+	uint8_t *rec = b->rec, *ext_root = b->ext_root, *ext_alloc = b->ext_alloc;
 	const struct ntfs_attr_header *ra, *ia;
 	struct ntfs_index_root root;
 	const uint8_t *entries;
@@ -364,7 +421,8 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 		if (split) {
 			/* extents in several records: not walked yet, and
 			 * so its names are not judged either */
-			bit_set(unchecked, d);
+			if (!lookup)
+				bit_set(unchecked, d);
 			goto out;
 		}
 		w.block_size = le32toh(root.index_block_size);
@@ -429,65 +487,142 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 	return up;
 }
 
+/* The names of file R (all its records) whose directory's index was
+ * walked: candidates for a missing entry. */
+struct suspects {
+	struct ntfs_check *c;
+	const uint8_t *unchecked;
+	uint64_t recno;
+	struct suspect *v;
+	size_t n, cap;
+	bool nomem;
+};
+
+static int add_suspect(const struct ntfs_attr_header *a, void *arg)
+{
+	struct suspects *s = arg;
+	struct ntfs_check *c = s->c;
+	struct ntfs_file_name fn;
+	const uint8_t *v;
+	uint8_t *name;
+	uint64_t p;
+	uint32_t len;
+
+	if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
+		return 0;
+	v = ntfs_attr_value(a, &len);
+	if (len < sizeof(fn))
+		return 0;
+	memcpy(&fn, v, sizeof(fn));
+	p = le64toh(fn.parent_directory) & 0xffffffffffffULL;
+	if (!fn.name_length || sizeof(fn) + 2u * fn.name_length > len ||
+	    p >= c->vol.mft_records || !bit_get(c->record_dir, p) ||
+	    !bit_get(c->record_used, p) || bit_get(s->unchecked, p))
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct suspect *g = realloc(s->v, cap * sizeof(*g));
+
+		if (!g) {
+			s->nomem = true;
+			return 1;
+		}
+		s->v = g;
+		s->cap = cap;
+	}
+	name = malloc(2u * fn.name_length);
+	if (!name) {
+		s->nomem = true;
+		return 1;
+	}
+	memcpy(name, v + sizeof(fn), 2u * fn.name_length);
+	s->v[s->n++] = (struct suspect){ .dir = p, .recno = s->recno,
+					 .len = fn.name_length, .name = name };
+	return 0;
+}
+
+/*
+ * Names without entries.  Pass 1 counted each file's names, the walk
+ * counted the entries that name it; only files with fewer entries than
+ * names are looked at again, and each directory concerned is walked once
+ * more looking for just those names.
+ */
+static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
+			const struct bufs *b, uint8_t *unchecked)
+{
+	struct suspects s = { .c = c, .unchecked = unchecked };
+	int ret = 0;
+
+	for (uint64_t r = 0; r < c->vol.mft_records && !s.nomem; r++) {
+		if (!bit_get(c->record_used, r) || !c->fn_pending[r] ||
+		    c->fn_pending[r] == 255)
+			continue;
+		s.recno = r;
+		ntfs_file_foreach(c, r, b->file, add_suspect, &s);
+	}
+	if (s.nomem)
+		ret = -ENOMEM;
+	qsort(s.v, s.n, sizeof(*s.v), cmp_suspect);
+	for (size_t i = 0, j; i < s.n; i = j) {
+		for (j = i; j < s.n && s.v[j].dir == s.v[i].dir; j++)
+			;
+		check_dir(c, s.v[i].dir, upcase, b, unchecked, s.v + i, j - i);
+		for (size_t k = i; k < j; k++) {
+			uint16_t u[255];
+			char n8[1024], obj[48];
+
+			if (s.v[k].found)
+				continue;
+			for (unsigned int x = 0; x < s.v[k].len; x++)
+				u[x] = (uint16_t)(s.v[k].name[2 * x] |
+						  s.v[k].name[2 * x + 1] << 8);
+			ntfs_name_to_utf8(u, s.v[k].len, n8, sizeof(n8));
+			snprintf(obj, sizeof(obj), "directory MFT record %llu",
+				 (unsigned long long)s.v[k].dir);
+			if (fsf_fix_ask(&c->fix, &PR_INDEX_MISSING, obj, n8,
+					(unsigned long long)s.v[k].recno))
+				bit_set(c->rebuild, s.v[k].dir);
+		}
+	}
+	for (size_t i = 0; i < s.n; i++)
+		free((void *)s.v[i].name);
+	free(s.v);
+	return ret;
+}
+
 int ntfs_pass3_indexes(struct ntfs_check *c)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint8_t *rec = malloc(rs), *ext1 = malloc(rs), *ext2 = malloc(rs);
+	struct bufs b = { malloc(rs), malloc(rs), malloc(rs), malloc(rs) };
 	uint8_t *unchecked = calloc(1, c->vol.mft_records / 8 + 1);
+	uint16_t *upcase = NULL;
+	struct fsf_progress prog;
+	bool any = false;
+	int ret = -ENOMEM;
 
 	c->rebuild = calloc(1, c->vol.mft_records / 8 + 1);
-	uint16_t *upcase;
-	struct fsf_progress prog;
-
-	if (!rec || !ext1 || !ext2 || !unchecked || !c->rebuild) {
-		free(rec);
-		free(ext1);
-		free(ext2);
-		free(unchecked);
-		return -ENOMEM;
-	}
-	upcase = load_upcase(c, rec);
-	if (c->nnames > 1)
-		qsort(c->names, c->nnames, sizeof(*c->names), cmp_names);
+	if (!b.rec || !b.ext_root || !b.ext_alloc || !b.file || !unchecked ||
+	    !c->rebuild)
+		goto out;
+	upcase = load_upcase(c, b.rec);
 	fsf_progress_init(&prog, "pass 3: directory indexes", c->progress);
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
 		fsf_progress_update(&prog, d, c->vol.mft_records);
 		if (bit_get(c->record_dir, d) && bit_get(c->record_used, d))
-			check_dir(c, d, upcase, rec, ext1, ext2, unchecked);
+			check_dir(c, d, upcase, &b, unchecked, NULL, 0);
 	}
 	fsf_progress_done(&prog);
-	/* names without entries, in directories that exist */
-	for (size_t i = 0; i < c->nnames; i++) {
-		struct ntfs_fn_ref *r = &c->names[i];
-		char n8[1024], obj[48];
-
-		if (r->indexed || r->dropped || r->parent >= c->vol.mft_records ||
-		    !bit_get(c->record_dir, r->parent) ||
-		    bit_get(unchecked, r->parent) ||
-		    r->recno >= c->vol.mft_records ||
-		    !bit_get(c->record_used, r->recno))
-			continue;
-		ntfs_name_to_utf8(r->name, r->name_len, n8, sizeof(n8));
-		snprintf(obj, sizeof(obj), "directory MFT record %llu",
-			 (unsigned long long)r->parent);
-		if (fsf_fix_ask(&c->fix, &PR_INDEX_MISSING, obj, n8,
-				(unsigned long long)r->recno))
-			bit_set(c->rebuild, r->parent);
-	}
-	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
-		char why[NTFS_WHY], obj[48];
-
-		if (!bit_get(c->rebuild, d) ||
-		    !ntfs_rebuild_dir_index(c, d, upcase, why))
-			continue;
-		snprintf(obj, sizeof(obj), "directory MFT record %llu",
-			 (unsigned long long)d);
-		fsf_fix_ask(&c->fix, &PR_INDEX_REBUILD_FAILED, obj, why);
-	}
+	ret = find_missing(c, upcase, &b, unchecked);
+	for (uint64_t d = 0; d < c->vol.mft_records && !any; d++)
+		any = bit_get(c->rebuild, d);
+	if (any && !ret)
+		ret = ntfs_rebuild_indexes(c, upcase);
+out:
 	free(upcase);
-	free(rec);
-	free(ext1);
-	free(ext2);
+	free(b.rec);
+	free(b.ext_root);
+	free(b.ext_alloc);
+	free(b.file);
 	free(unchecked);
-	return 0;
+	return ret;
 }

@@ -20,6 +20,7 @@
 
 #include "ntfs/index_build.h"
 #include "ntfs_check.h"
+#include "ntfs_problems.h"
 
 #define MP_MAX 256			/* mapping pairs we are ready to write */
 #define RESIDENT_HDR 0x20		/* resident header + "$I30" */
@@ -72,8 +73,7 @@ static long gather(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 	for (size_t i = lo; i < hi; i++) {
 		uint64_t r = c->names[i].recno;
 
-		if (!c->names[i].dropped && r < c->vol.mft_records &&
-		    bit_get(c->record_used, r))
+		if (r < c->vol.mft_records && bit_get(c->record_used, r))
 			v[k++] = &c->names[i];
 	}
 	qsort_r(v, k, sizeof(*v), cmp_by_collation, (void *)upcase);
@@ -167,6 +167,13 @@ static int place(struct ntfs_check *c, struct plan *p,
 	return ntfs_mp_encode(p->runs, 1, mp, sizeof(mp));
 }
 
+static int data_sizes(const struct ntfs_attr_header *a, void *arg)
+{
+	struct ntfs_data_sizes *d = arg;
+
+	return !d->known && ntfs_data_sizes_of(a, d);
+}
+
 static int build(struct ntfs_check *c, struct plan *p,
 		 struct ntfs_fn_ref **v, long n, uint32_t other,
 		 const struct ntfs_run *old, long nold, char *why)
@@ -174,6 +181,7 @@ static int build(struct ntfs_check *c, struct plan *p,
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint32_t bs = c->vol.boot.g.index_block_size, cs = c->vol.boot.g.cluster_size;
 	struct ntfs_ib_entry *e = malloc(((size_t)n + 1) * sizeof(*e));
+	uint8_t *scratch = malloc(rs);
 	uint32_t room = rs > other + RESIDENT_HDR ? rs - other - RESIDENT_HDR : 0;
 	int ret = -1;
 
@@ -182,17 +190,19 @@ static int build(struct ntfs_check *c, struct plan *p,
 		return -1;
 	}
 	for (long i = 0; i < n; i++) {
-		const struct ntfs_data_sizes *d = &c->data[v[i]->recno];
+		struct ntfs_data_sizes sizes = { 0 }, *d = &sizes;
 
 		/* a file's entry repeats its data sizes */
-		if (d->known && !bit_get(c->record_dir, v[i]->recno) &&
-		    v[i]->recno >= NTFS_FILE_FIRST_USER) {
+		if (!bit_get(c->record_dir, v[i]->recno) &&
+		    v[i]->recno >= NTFS_FILE_FIRST_USER && scratch)
+			ntfs_file_foreach(c, v[i]->recno, scratch, data_sizes, d);
+		if (d->known) {
 			uint64_t al = htole64(d->alloc), sz = htole64(d->size);
 
 			memcpy(v[i]->fn + offsetof(struct ntfs_file_name, allocated_size), &al, 8);
 			memcpy(v[i]->fn + offsetof(struct ntfs_file_name, data_size), &sz, 8);
 		}
-		e[i].mref = v[i]->recno | (uint64_t)c->record_seq[v[i]->recno] << 48;
+		e[i].mref = v[i]->recno | (uint64_t)v[i]->seq << 48;
 		e[i].key = v[i]->fn;
 		e[i].key_len = v[i]->fn_len;
 	}
@@ -237,6 +247,7 @@ static int build(struct ntfs_check *c, struct plan *p,
 	snprintf(why, NTFS_WHY, "the index does not fit the directory record");
 out:
 	free(e);
+	free(scratch);
 	return ret;
 }
 
@@ -381,4 +392,117 @@ out:
 	free(rec);
 	free(out);
 	return ret;
+}
+
+/* Every $FILE_NAME that names a directory to rebuild, from one pass over
+ * all records in use (extension records counted for their base). */
+static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	char why[NTFS_WHY];
+
+	for (uint64_t r = 0; r < c->vol.mft_records; r++) {
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *a;
+		struct ntfs_mft_record m;
+		uint64_t owner;
+		uint16_t seq;
+
+		if (!bit_get(c->record_used, r) || bit_get(c->ext_bad, r) ||
+		    ntfs_check_read_record(c, r, rec) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			continue;
+		memcpy(&m, rec, sizeof(m));
+		owner = le64toh(m.base_mft_record) & 0xffffffffffffULL;
+		seq = le16toh(m.sequence_number);
+		if (!owner)
+			owner = r;
+		if (owner >= c->vol.mft_records || !bit_get(c->record_used, owner))
+			continue;
+		if (owner != r) {
+			/* the entry names the base record, with its sequence */
+			if (ntfs_check_read_record(c, owner, base))
+				continue;
+			memcpy(&m, base, sizeof(m));
+			seq = le16toh(m.sequence_number);
+			if (ntfs_check_read_record(c, r, rec) ||
+			    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+				continue;
+		}
+		ntfs_attr_cursor_init(&cur, rec);
+		while (ntfs_attr_next(&cur, &a, why) == 1) {
+			struct ntfs_file_name fn;
+			struct ntfs_fn_ref *n;
+			const uint8_t *v;
+			uint32_t len;
+			uint64_t p;
+
+			if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
+				continue;
+			v = ntfs_attr_value(a, &len);
+			if (len < sizeof(fn))
+				continue;
+			memcpy(&fn, v, sizeof(fn));
+			p = le64toh(fn.parent_directory) & 0xffffffffffffULL;
+			if (!fn.name_length || sizeof(fn) + 2u * fn.name_length > len ||
+			    p >= c->vol.mft_records || !bit_get(c->rebuild, p))
+				continue;
+			if (c->nnames == c->cap_names) {
+				size_t cap = c->cap_names ? c->cap_names * 2 : 256;
+				struct ntfs_fn_ref *g = realloc(c->names, cap * sizeof(*g));
+
+				if (!g)
+					return -ENOMEM;
+				c->names = g;
+				c->cap_names = cap;
+			}
+			n = &c->names[c->nnames];
+			/* the name in host order, then the value (the key) */
+			n->fn_len = (uint16_t)(sizeof(fn) + 2u * fn.name_length);
+			n->name = malloc(2u * fn.name_length + n->fn_len);
+			if (!n->name)
+				return -ENOMEM;
+			n->fn = (uint8_t *)(n->name + fn.name_length);
+			memcpy(n->fn, v, n->fn_len);
+			for (unsigned int i = 0; i < fn.name_length; i++)
+				n->name[i] = (uint16_t)(v[sizeof(fn) + 2 * i] |
+							v[sizeof(fn) + 2 * i + 1] << 8);
+			n->recno = owner;
+			n->seq = seq;
+			n->parent = p;
+			n->name_len = fn.name_length;
+			c->nnames++;
+		}
+	}
+	return 0;
+}
+
+static int cmp_parent(const void *x, const void *y)
+{
+	const struct ntfs_fn_ref *a = x, *b = y;
+
+	return a->parent < b->parent ? -1 : a->parent > b->parent;
+}
+
+int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase)
+{
+	uint8_t *rec = malloc(c->vol.boot.g.mft_record_size);
+	uint8_t *base = malloc(c->vol.boot.g.mft_record_size);
+	int ret = rec && base ? collect_names(c, rec, base) : -ENOMEM;
+
+	free(rec);
+	free(base);
+	if (ret)
+		return ret;
+	qsort(c->names, c->nnames, sizeof(*c->names), cmp_parent);
+	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
+		char why[NTFS_WHY], obj[48];
+
+		if (!bit_get(c->rebuild, d) || !ntfs_rebuild_dir_index(c, d, upcase, why))
+			continue;
+		snprintf(obj, sizeof(obj), "directory MFT record %llu",
+			 (unsigned long long)d);
+		fsf_fix_ask(&c->fix, &PR_INDEX_REBUILD_FAILED, obj, why);
+	}
+	return 0;
 }

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * fsck.ntfs: a file's attributes wherever they are -- its base record and
+ * the extension records its $ATTRIBUTE_LIST names -- read on demand, so
+ * that the index pass can check an entry against the file it names
+ * without pass 1 keeping every name in memory.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs_check.h"
+
+#define MAX_EXTENSIONS 64
+
+static int visit(const uint8_t *rec, ntfs_attr_visit fn, void *arg)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	int r;
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if ((r = fn(a, arg)))
+			return r;
+	return 0;
+}
+
+static bool has_list(const uint8_t *rec)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
+			return true;
+	return false;
+}
+
+int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
+		      ntfs_attr_visit fn, void *arg)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint64_t ext[MAX_EXTENSIONS], len = 0;
+	struct ntfs_run *runs = NULL;
+	uint8_t *list = NULL;
+	char why[NTFS_WHY];
+	int n = 0, r;
+	long nruns;
+
+	if (base >= c->vol.mft_records || ntfs_check_read_record(c, base, buf) ||
+	    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return -1;
+	if ((r = visit(buf, fn, arg)) || !has_list(buf))
+		return r;
+	if (ntfs_check_read_attr(c, buf, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+				 &runs, &nruns)) {
+		free(list);
+		free(runs);
+		return 0;
+	}
+	for (uint64_t off = 0; off + 26 <= len && n < MAX_EXTENSIONS;) {
+		uint16_t elen;
+		uint64_t mref, e;
+		bool seen = false;
+
+		memcpy(&elen, list + off + 4, 2);
+		memcpy(&mref, list + off + 16, 8);
+		elen = le16toh(elen);
+		if (elen < 26)
+			break;
+		off += elen;
+		e = le64toh(mref) & 0xffffffffffffULL;
+		for (int i = 0; i < n; i++)
+			seen |= ext[i] == e;
+		if (e != base && !seen)
+			ext[n++] = e;
+	}
+	free(list);
+	free(runs);
+	for (int i = 0; i < n; i++) {
+		struct ntfs_mft_record m;
+
+		if (ext[i] >= c->vol.mft_records || !bit_get(c->record_used, ext[i]) ||
+		    ntfs_check_read_record(c, ext[i], buf) ||
+		    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			continue;
+		memcpy(&m, buf, sizeof(m));
+		if ((le64toh(m.base_mft_record) & 0xffffffffffffULL) != base)
+			continue;
+		if ((r = visit(buf, fn, arg)))
+			return r;
+	}
+	return 0;
+}
+
+bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
+			struct ntfs_data_sizes *d)
+{
+	if (le32toh(a->type) != NTFS_AT_DATA || a->name_length)
+		return false;
+	if (!a->non_resident) {
+		uint32_t len;
+
+		ntfs_attr_value(a, &len);
+		d->size = len;
+		d->alloc = ntfs_align(len, 8);
+	} else {
+		struct ntfs_attr_nonresident n;
+
+		memcpy(&n, a, sizeof(n));
+		if (n.lowest_vcn)
+			return false;
+		d->size = le64toh((uint64_t)n.data_size);
+		d->alloc = le64toh((uint64_t)n.allocated_size);
+		/* compressed or sparse: the clusters really allocated */
+		if (le16toh(a->flags) & (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE)) {
+			uint64_t csize;
+
+			if (le16toh(n.mapping_pairs_offset) < sizeof(n) + 8)
+				return false;
+			memcpy(&csize, (const uint8_t *)a + sizeof(n), 8);
+			d->alloc = le64toh(csize);
+		}
+	}
+	d->known = true;
+	return true;
+}
