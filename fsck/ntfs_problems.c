@@ -118,6 +118,9 @@ ROW(PR_MFT_BITMAP, 0x040002, "mft_bitmap_differs",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 
 /* pass 5: volume state */
+ROW(PR_LOGFILE_RESET, 0x050002, "logfile_reset",
+    "journal is emptied after the repair (no driver may replay it now)",
+    FSF_PROMPT_RESET, FSF_PR_PREEN_OK | FSF_PR_NOT_ERROR);
 ROW(PR_VOLUME_DIRTY, 0x050001, "volume_dirty",
     "volume is marked dirty",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK | FSF_PR_NOT_ERROR);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Pass 5: the volume's dirty flag.  It is cleared only when nothing was
- * left uncorrected, so that a volume that still needs attention keeps
- * saying so.
+ * Pass 5: the journal and the volume's dirty flag.  After repairs the
+ * journal ($LogFile) is emptied (filled with 0xff, as a fresh volume has
+ * it) so that no driver replays records written against the metadata as
+ * it was before the repair; the Linux driver cannot replay it anyway.
+ * Both happen only when nothing was left uncorrected, so that a volume
+ * that still needs attention keeps saying so.
  */
 #include "config.h"
 
@@ -16,6 +19,71 @@
 
 #define NTFS_VOLUME_IS_DIRTY 0x0001
 
+#define CHUNK (1u << 20)
+
+/* Is every byte of the journal 0xff already?  1 yes, 0 no, <0 error. */
+static int journal_empty(struct ntfs_check *c, const struct ntfs_run *runs,
+			 long n, uint8_t *buf)
+{
+	uint32_t cs = c->vol.boot.g.cluster_size;
+
+	for (long i = 0; i < n; i++) {
+		uint64_t off = (uint64_t)runs[i].lcn * cs, left = runs[i].len * cs;
+
+		while (runs[i].lcn >= 0 && left) {
+			uint32_t len = left < CHUNK ? (uint32_t)left : CHUNK;
+			int ret = fsf_dev_pread(&c->dev, buf, len, off);
+
+			if (ret)
+				return ret;
+			for (uint32_t k = 0; k < len; k++)
+				if (buf[k] != 0xff)
+					return 0;
+			off += len;
+			left -= len;
+		}
+	}
+	return 1;
+}
+
+static void reset_journal(struct ntfs_check *c)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
+	uint8_t *rec = malloc(rs), *buf = malloc(CHUNK);
+	struct ntfs_run *runs = NULL;
+	char why[NTFS_WHY];
+	uint64_t len;
+	long n = 0;
+	int ret = -ENOMEM;
+
+	if (!rec || !buf || ntfs_check_read_record(c, NTFS_FILE_LOGFILE, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+	    ntfs_check_attr_runs(c, rec, NTFS_AT_DATA, &len, &runs, &n) ||
+	    journal_empty(c, runs, n, buf) != 0)
+		goto out;
+	if (!fsf_fix_ask(&c->fix, &PR_LOGFILE_RESET, "$LogFile"))
+		goto out;
+	memset(buf, 0xff, CHUNK);
+	ret = 0;
+	for (long i = 0; i < n && !ret; i++) {
+		uint64_t off = (uint64_t)runs[i].lcn * cs, left = runs[i].len * cs;
+
+		while (runs[i].lcn >= 0 && left && !ret) {
+			uint32_t l = left < CHUNK ? (uint32_t)left : CHUNK;
+
+			ret = fsf_dev_pwrite(&c->dev, buf, l, off);
+			off += l;
+			left -= l;
+		}
+	}
+	if (ret)
+		fsf_fix_failed(&c->fix);
+out:
+	free(rec);
+	free(buf);
+	free(runs);
+}
+
 int ntfs_pass5_volume(struct ntfs_check *c)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
@@ -25,8 +93,12 @@ int ntfs_pass5_volume(struct ntfs_check *c)
 	uint8_t *rec;
 	int ret = 0;
 
-	if (!(c->volume_flags & NTFS_VOLUME_IS_DIRTY) || c->fix.left ||
-	    c->fix.preen_halted || c->fix.fatal)
+	if (c->fix.left || c->fix.preen_halted || c->fix.fatal)
+		return 0;
+	if (c->fix.fixed || (c->volume_flags & NTFS_VOLUME_IS_DIRTY &&
+			     c->fix.mode != FSF_MODE_NO))
+		reset_journal(c);
+	if (!(c->volume_flags & NTFS_VOLUME_IS_DIRTY))
 		return 0;
 	if (!fsf_fix_ask(&c->fix, &PR_VOLUME_DIRTY, "$Volume"))
 		return 0;

@@ -60,7 +60,7 @@ walk_ntfs3g() {
 		before=$(sha256sum < image)
 		run "$FSCK" -n image
 		# the dirty flag alone is housekeeping: nothing is wrong yet
-		if [ "$name" = f_volume_dirty ]; then
+		if [ "$name" = f_volume_dirty ] || [ "$name" = f_logfile_dirty ]; then
 			[ "$status" -eq 0 ] || die "$name: -n exit $status"
 		else
 			[ "$status" -eq 4 ] || die "$name: -n exit $status"

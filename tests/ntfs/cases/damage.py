@@ -196,6 +196,16 @@ def volume_dirty(img, g):
 
 
 @case
+def logfile_dirty(img, g):
+    """A crash with the journal in use: dirty flag set, restart area in
+    $LogFile (its content is not parsed by fsck.ntfs)."""
+    bps, cs, rs, sectors, mft, mirr = g
+    volume_dirty(img, g)
+    lcn = first_lcn(record(img, mft, rs, 2), 0x80)
+    img[lcn * cs:lcn * cs + 8] = b"RSTR\x1e\x00\x09\x00"
+
+
+@case
 @with_files
 def index_entry_stale(img, g):
     n = find_file(img, g, "bb")
