@@ -133,6 +133,13 @@ bool fsf_fix_ask(struct fsf_fix_ctx *c, const struct fsf_problem *p,
 	if (p->prompt == FSF_PROMPT_NONE) {
 		fprintf(c->out, "%s%s%s\n", object ? object : "",
 			object ? ": " : "", msg);
+		/* nothing to ask, but an error all the same: found and left */
+		if (p->flags & (FSF_PR_FATAL | FSF_PR_NO_FIX)) {
+			c->found++;
+			c->left++;
+			if (r)
+				r->action = REC_NOT_FIXED;
+		}
 		return false;
 	}
 	c->found++;

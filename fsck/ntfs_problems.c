@@ -80,16 +80,19 @@ ROW(PR_ATTR_EXTENT, 0x010027, "attribute_extent_sizes",
 ROW(PR_EXTENSION_ORPHAN, 0x010028, "extension_record_orphan",
     "extension record of MFT record %llu, which %s",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+ROW(PR_SYSTEM_BASE, 0x010029, "system_record_extension",
+    "system file record claims to extend MFT record %llu",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_CROSSLINK, 0x010030, "clusters_crosslinked",
     "clusters %llu-%llu are also used by another file",
-    FSF_PROMPT_NONE, 0);
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 
 /* pass 3: directory indexes ($I30).  Each problem asks to rebuild the
  * directory's index from the $FILE_NAME attributes of its files (the
  * index is derived data, so -a may); the rebuild follows the check. */
 ROW(PR_UPCASE_BAD, 0x030001, "upcase_unreadable",
     "$UpCase is unreadable (%s); index order is not checked",
-    FSF_PROMPT_NONE, 0);
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_INDEX_CORRUPT, 0x030002, "index_corrupt",
     "directory index is corrupt (%s)",
     FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);

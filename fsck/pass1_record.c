@@ -43,6 +43,14 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 
 	memcpy(&m, rec, sizeof(m));
 	flags = le16toh(m.flags);
+	/* system files are base records, always */
+	if (recno < NTFS_FILE_FIRST_USER && m.base_mft_record &&
+	    fsf_fix_ask(&c->fix, &PR_SYSTEM_BASE, obj,
+			(unsigned long long)(le64toh(m.base_mft_record) & 0xffffffffffffULL))) {
+		m.base_mft_record = 0;
+		memcpy(rec, &m, sizeof(m));
+		write_back(c, recno, rec);
+	}
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
 		uint32_t t = le32toh(a->type), len;
@@ -191,6 +199,8 @@ void ntfs_check_extensions(struct ntfs_check *c)
 		const char *what = NULL;
 		char obj[48];
 
+		if (e < NTFS_FILE_FIRST_USER)
+			continue;	/* a system record: pass 1 made it a base */
 		if (b >= c->vol.mft_records || !bit_get(c->record_used, b))
 			what = "is not in use";
 		else if (ntfs_check_read_record(c, b, base) ||

@@ -26,15 +26,14 @@
 #define RESIDENT_HDR 0x20		/* resident header + "$I30" */
 #define NONRESIDENT_HDR 0x48		/* non-resident header + "$I30" */
 
-static const uint8_t I30[8] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
-
-static bool is_i30_index_attr(const struct ntfs_attr_header *a)
+/* A directory has one index, $I30: every index attribute of its record
+ * is replaced, whatever its (possibly damaged) name. */
+static bool is_index_attr(const struct ntfs_attr_header *a)
 {
 	uint32_t t = le32toh(a->type);
 
-	return (t == NTFS_AT_INDEX_ROOT || t == NTFS_AT_INDEX_ALLOCATION ||
-		t == NTFS_AT_BITMAP) && a->name_length == 4 &&
-	       !memcmp((const uint8_t *)a + le16toh(a->name_offset), I30, 8);
+	return t == NTFS_AT_INDEX_ROOT || t == NTFS_AT_INDEX_ALLOCATION ||
+	       t == NTFS_AT_BITMAP;
 }
 
 static int cmp_by_collation(const void *x, const void *y, void *upcase)
@@ -287,7 +286,7 @@ static int rewrite_record(struct ntfs_check *c, const uint8_t *rec,
 		}
 		if (!more || !ok)
 			break;
-		if (!is_i30_index_attr(a))
+		if (!is_index_attr(a))
 			ok = ntfs_rec_add_raw(&r, a, le32toh(a->length)) != NULL;
 	}
 	if (!ok)
@@ -332,7 +331,7 @@ int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 			snprintf(why, NTFS_WHY, "its attributes continue in other records");
 			goto out;
 		}
-		if (!is_i30_index_attr(a)) {
+		if (!is_index_attr(a)) {
 			other += le32toh(a->length);
 			continue;
 		}

@@ -35,7 +35,9 @@ enum fsf_problem_flags {
 	FSF_PR_NOT_ERROR = 1u << 4,	/* fixing it is housekeeping, not an
 					 * error correction (no exit bit 1) */
 	FSF_PR_NO_FIX = 1u << 5,	/* found, but this checker cannot
-					 * repair it yet: always left */
+					 * repair it (yet): always left; with
+					 * FSF_PROMPT_NONE, an error reported
+					 * without a question */
 };
 
 struct fsf_problem {
