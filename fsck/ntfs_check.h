@@ -142,6 +142,13 @@ int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 /* UTF-16 (host order) to printable UTF-8 for messages */
 void ntfs_name_to_utf8(const uint16_t *u, unsigned int n, char *out,
 		       size_t size);
+/* "WHAT MFT record N (/path/of/it)" for messages; the path is left out
+ * when it cannot be followed to the root. */
+void ntfs_object_name(struct ntfs_check *c, const char *what, uint64_t recno,
+		      char *out, size_t size);
+/* Is directory DIR $Extend or inside it (metadata files, whose index
+ * entries keep whatever sizes Windows left)?  BUF: a record's scratch. */
+bool ntfs_in_extend(struct ntfs_check *c, uint64_t dir, uint8_t *buf);
 int ntfs_pass4_bitmaps(struct ntfs_check *c);
 int ntfs_pass5_volume(struct ntfs_check *c);
 

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* fsck.ntfs: file names as messages print them. */
+/* fsck.ntfs: file names and paths as messages print them. */
 #include "config.h"
+
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ntfs_check.h"
 
@@ -37,4 +42,89 @@ void ntfs_name_to_utf8(const uint16_t *u, unsigned int n, char *out,
 		}
 	}
 	out[o] = '\0';
+}
+
+/* the name a path shows for a file: its first non-DOS $FILE_NAME */
+struct first_name {
+	uint64_t parent;
+	uint16_t name[255];
+	uint8_t len;
+	bool found;
+};
+
+static int take_name(const struct ntfs_attr_header *a, void *arg)
+{
+	struct first_name *f = arg;
+	struct ntfs_file_name fn;
+	const uint8_t *v;
+	uint32_t len;
+
+	if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
+		return 0;
+	v = ntfs_attr_value(a, &len);
+	if (len < sizeof(fn))
+		return 0;
+	memcpy(&fn, v, sizeof(fn));
+	if (fn.name_type == NTFS_NS_DOS || sizeof(fn) + 2u * fn.name_length > len)
+		return 0;
+	f->parent = le64toh(fn.parent_directory) & 0xffffffffffffULL;
+	f->len = fn.name_length;
+	for (unsigned int i = 0; i < fn.name_length; i++)
+		f->name[i] = (uint16_t)(v[sizeof(fn) + 2 * i] | v[sizeof(fn) + 2 * i + 1] << 8);
+	f->found = true;
+	return 1;
+}
+
+void ntfs_object_name(struct ntfs_check *c, const char *what, uint64_t recno,
+		      char *out, size_t size)
+{
+	uint8_t *buf = malloc(c->vol.boot.g.mft_record_size);
+	char path[1024] = "", tmp[1024], part[1024];
+	uint64_t r = recno;
+
+	/* up the parents to the root, at most 32 levels, never in a loop */
+	for (int depth = 0; buf && r != NTFS_FILE_ROOT && depth < 32; depth++) {
+		struct first_name f = { 0 };
+
+		if (ntfs_file_foreach(c, r, buf, take_name, &f) < 0 || !f.found ||
+		    f.parent == r) {
+			path[0] = '\0';
+			break;
+		}
+		ntfs_name_to_utf8(f.name, f.len, part, sizeof(part));
+		if (strlen(part) + strlen(path) + 2 > sizeof(path)) {
+			path[0] = '\0';
+			break;
+		}
+		tmp[0] = '/';
+		strcpy(tmp + 1, part);
+		strcat(tmp, path);
+		strcpy(path, tmp);
+		r = f.parent;
+	}
+	free(buf);
+	if (recno == NTFS_FILE_ROOT)
+		snprintf(out, size, "%s MFT record %llu (/)", what, (unsigned long long)recno);
+	else if (r == NTFS_FILE_ROOT && path[0])
+		snprintf(out, size, "%s MFT record %llu (%s)", what,
+			 (unsigned long long)recno, path);
+	else
+		snprintf(out, size, "%s MFT record %llu", what, (unsigned long long)recno);
+}
+
+bool ntfs_in_extend(struct ntfs_check *c, uint64_t dir, uint8_t *buf)
+{
+	uint64_t r = dir;
+
+	for (int depth = 0; r != NTFS_FILE_ROOT && depth < 32; depth++) {
+		struct first_name f = { 0 };
+
+		if (r == NTFS_FILE_EXTEND)
+			return true;
+		if (ntfs_file_foreach(c, r, buf, take_name, &f) < 0 || !f.found ||
+		    f.parent == r)
+			return false;
+		r = f.parent;
+	}
+	return false;
 }

@@ -59,7 +59,7 @@ struct dir_walk {
 	struct ntfs_check *c;
 	uint64_t dir;
 	const uint16_t *upcase;
-	char obj[48];
+	char obj[1200];			/* named on the first report */
 	/* $INDEX_ALLOCATION */
 	struct ntfs_run *runs;
 	long nruns;
@@ -70,16 +70,24 @@ struct dir_walk {
 	bool reported;			/* one corruption report per index */
 	uint8_t *unchecked;		/* directories whose names are not judged */
 	uint8_t *fbuf;			/* a record of an indexed file */
+	bool metadata;			/* $Extend or below: sizes not judged */
 	/* lookup mode: only mark which of these entries exist */
 	struct suspect *lookup;
 	size_t nlookup;
 };
 
+static const char *wobj(struct dir_walk *w)
+{
+	if (!w->obj[0])
+		ntfs_object_name(w->c, "directory", w->dir, w->obj, sizeof(w->obj));
+	return w->obj;
+}
+
 static void corrupt(struct dir_walk *w, const char *why)
 {
 	if (w->lookup)
 		return;
-	if (!w->reported && fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, w->obj, why))
+	if (!w->reported && fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, wobj(w), why))
 		bit_set(w->c->rebuild, w->dir);
 	w->reported = true;
 	/* its missing entries follow from the corruption: not reported */
@@ -171,12 +179,12 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		/* a file's entry repeats its data sizes; system files' and
 		 * directories' entries keep zeroes */
 		if (!d->known || bit_get(c->record_dir, recno) ||
-		    recno < NTFS_FILE_FIRST_USER ||
+		    recno < NTFS_FILE_FIRST_USER || w->metadata ||
 		    (le64toh((uint64_t)fn.data_size) == d->size &&
 		     le64toh((uint64_t)fn.allocated_size) == d->alloc))
 			return;
 		ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
-		if (fsf_fix_ask(&c->fix, &PR_INDEX_SIZES, w->obj, n8,
+		if (fsf_fix_ask(&c->fix, &PR_INDEX_SIZES, wobj(w), n8,
 				(unsigned long long)le64toh((uint64_t)fn.data_size),
 				(unsigned long long)le64toh((uint64_t)fn.allocated_size),
 				(unsigned long long)d->size,
@@ -185,7 +193,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		return;
 	}
 	ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
-	if (fsf_fix_ask(&c->fix, &PR_INDEX_STALE, w->obj, n8,
+	if (fsf_fix_ask(&c->fix, &PR_INDEX_STALE, wobj(w), n8,
 			(unsigned long long)recno, why))
 		bit_set(c->rebuild, w->dir);
 }
@@ -245,7 +253,7 @@ static int walk_node(struct dir_walk *w, const uint8_t *entries, uint32_t len,
 
 			ntfs_name_to_utf8(prev, prev_len, a, sizeof(a));
 			ntfs_name_to_utf8(cur, ie.name_len, b, sizeof(b));
-			if (fsf_fix_ask(&w->c->fix, &PR_INDEX_ORDER, w->obj, a, b))
+			if (fsf_fix_ask(&w->c->fix, &PR_INDEX_ORDER, wobj(w), a, b))
 				bit_set(w->c->rebuild, w->dir);
 		}
 		check_entry(w, &ie, cur);
@@ -390,8 +398,7 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 	int64_t *stack = NULL;
 	int sp = 0;
 
-	snprintf(w.obj, sizeof(w.obj), "directory MFT record %llu",
-		 (unsigned long long)d);
+	w.metadata = !lookup && ntfs_in_extend(c, d, b->file);
 	if (ntfs_check_read_record(c, d, rec) ||
 	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
 			      NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
@@ -562,14 +569,15 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 	}
 	if (s.nomem)
 		ret = -ENOMEM;
-	qsort(s.v, s.n, sizeof(*s.v), cmp_suspect);
+	if (s.n)
+		qsort(s.v, s.n, sizeof(*s.v), cmp_suspect);
 	for (size_t i = 0, j; i < s.n; i = j) {
 		for (j = i; j < s.n && s.v[j].dir == s.v[i].dir; j++)
 			;
 		check_dir(c, s.v[i].dir, upcase, b, unchecked, s.v + i, j - i);
 		for (size_t k = i; k < j; k++) {
 			uint16_t u[255];
-			char n8[1024], obj[48];
+			char n8[1024], obj[1200];
 
 			if (s.v[k].found)
 				continue;
@@ -577,8 +585,7 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 				u[x] = (uint16_t)(s.v[k].name[2 * x] |
 						  s.v[k].name[2 * x + 1] << 8);
 			ntfs_name_to_utf8(u, s.v[k].len, n8, sizeof(n8));
-			snprintf(obj, sizeof(obj), "directory MFT record %llu",
-				 (unsigned long long)s.v[k].dir);
+			ntfs_object_name(c, "directory", s.v[k].dir, obj, sizeof(obj));
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_MISSING, obj, n8,
 					(unsigned long long)s.v[k].recno))
 				bit_set(c->rebuild, s.v[k].dir);

@@ -493,14 +493,14 @@ int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase)
 	free(base);
 	if (ret)
 		return ret;
-	qsort(c->names, c->nnames, sizeof(*c->names), cmp_parent);
+	if (c->nnames)
+		qsort(c->names, c->nnames, sizeof(*c->names), cmp_parent);
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
-		char why[NTFS_WHY], obj[48];
+		char why[NTFS_WHY], obj[1200];
 
 		if (!bit_get(c->rebuild, d) || !ntfs_rebuild_dir_index(c, d, upcase, why))
 			continue;
-		snprintf(obj, sizeof(obj), "directory MFT record %llu",
-			 (unsigned long long)d);
+		ntfs_object_name(c, "directory", d, obj, sizeof(obj));
 		fsf_fix_ask(&c->fix, &PR_INDEX_REBUILD_FAILED, obj, why);
 	}
 	return 0;
