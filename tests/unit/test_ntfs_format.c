@@ -9,11 +9,15 @@
 #include "config.h"
 
 #include <endian.h>
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ntfs/format.h"
+#include "ntfs/index_build.h"
+#include "ntfs/read.h"
 #include "tap.h"
 #include "../../libntfs/internal.h"	/* the planner */
 
@@ -232,6 +236,122 @@ static void test_planner(void)
 	}
 }
 
+/* index_build.c, checked with the read side: every name comes back once,
+ * in order, from a tree whose leaves are all at the same depth */
+struct ib_walk {
+	const struct ntfs_ib_result *r;
+	uint32_t next;			/* the next name expected */
+	int leaf_depth, bad;
+	uint8_t seen[512];
+};
+
+static void ib_visit(struct ib_walk *w, const uint8_t *ents, uint32_t len, int depth)
+{
+	struct ntfs_ie_view ie;
+	char why[NTFS_WHY];
+	uint32_t off = 0;
+	int r;
+
+	do {
+		r = ntfs_ie_next(ents, len, &off, true, &ie, why);
+		if (r < 0) {
+			w->bad++;
+			return;
+		}
+		if (ie.child_vcn >= 0) {
+			uint32_t b = (uint32_t)ie.child_vcn;	/* 4 KiB blocks, 4 KiB clusters */
+			uint8_t blk[4096];
+			const uint8_t *e;
+			uint32_t el;
+
+			if (b >= w->r->nblocks || w->seen[b]++) {
+				w->bad++;
+				return;
+			}
+			memcpy(blk, w->r->blocks + (size_t)b * 4096, 4096);
+			if (ntfs_record_check(blk, 4096, NTFS_MAGIC_INDX, why) != NTFS_REC_OK ||
+			    ntfs_index_block_parse(blk, 4096, b, &e, &el, why)) {
+				w->bad++;
+				return;
+			}
+			ib_visit(w, e, el, depth + 1);
+		} else if (r == 0) {
+			if (w->leaf_depth < 0)
+				w->leaf_depth = depth;
+			else if (w->leaf_depth != depth)
+				w->bad++;
+		}
+		if (r == 1) {
+			char want[8];
+
+			snprintf(want, sizeof(want), "n%05u", w->next++);
+			for (int i = 0; i < 6; i++)
+				if (ie.name_len != 6 || ie.name[2 * i] != (uint8_t)want[i])
+					w->bad++;
+			if ((ie.mref & 0xffffffffffffULL) != 100u + w->next - 1)
+				w->bad++;
+		}
+	} while (r == 1);
+}
+
+static void test_index_build(void)
+{
+	static uint8_t keys[3000][sizeof(struct ntfs_file_name) + 12];
+	static struct ntfs_ib_entry e[3000];
+	const uint32_t counts[] = { 0, 3, 3000 };
+	const uint32_t rooms[] = { 480, 480, 200 };
+
+	for (uint32_t i = 0; i < 3000; i++) {
+		struct ntfs_file_name fn;
+		char name[8];
+
+		memset(&fn, 0, sizeof(fn));
+		fn.parent_directory = htole64(5);
+		fn.name_length = 6;
+		fn.name_type = NTFS_NS_WIN32;
+		memcpy(keys[i], &fn, sizeof(fn));
+		snprintf(name, sizeof(name), "n%05u", i);
+		for (int k = 0; k < 6; k++) {
+			keys[i][sizeof(fn) + 2 * k] = (uint8_t)name[k];
+			keys[i][sizeof(fn) + 2 * k + 1] = 0;
+		}
+		e[i].mref = 100u + i;
+		e[i].key = keys[i];
+		e[i].key_len = sizeof(keys[i]);
+	}
+	for (int t = 0; t < 3; t++) {
+		struct ntfs_ib_result r;
+		struct ntfs_index_root root;
+		struct ib_walk w = { .r = &r, .leaf_depth = -1 };
+		const uint8_t *ents;
+		uint32_t elen;
+		char why[NTFS_WHY];
+		int ret = ntfs_index_build(e, counts[t], rooms[t], 4096, 4096, &r);
+
+		ok(ret == 0 && r.root_len <= rooms[t] &&
+		   !ntfs_index_root_parse(r.root, r.root_len, &root, &ents, &elen, why),
+		   "index build: %u entries, a %u-byte root", counts[t], rooms[t]);
+		if (ret)
+			continue;
+		ib_visit(&w, ents, elen, 0);
+		ok(!w.bad && w.next == counts[t] && (r.nblocks > 0) == r.large &&
+		   (counts[t] < 3000 || (r.depth >= 2 && r.nblocks > 40)),
+		   "index build: %u names back in order, balanced (depth %u, %u blocks)",
+		   w.next, r.depth, r.nblocks);
+		ntfs_index_build_free(&r);
+	}
+	{
+		struct ntfs_ib_result r;
+		static uint8_t big[sizeof(struct ntfs_file_name) + 510];
+		struct ntfs_ib_entry one = { 1, big, sizeof(big) };
+
+		memset(big, 0, sizeof(big));
+		big[offsetof(struct ntfs_file_name, name_length)] = 255;
+		ok(ntfs_index_build(&one, 1, 100, 512, 4096, &r) == -EINVAL,
+		   "index build: an entry larger than a block is refused");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	test_upcase(argc > 1 ? argv[1] : NULL);
@@ -242,5 +362,6 @@ int main(int argc, char **argv)
 	test_collation_index();
 	test_sd_hash();
 	test_planner();
+	test_index_build();
 	return tap_done();
 }
