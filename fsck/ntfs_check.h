@@ -132,6 +132,10 @@ void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
 int ntfs_pass0_boot(struct ntfs_check *c);
 int ntfs_pass1_mft(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);
+/* pass3_orphans.c: reconnect files in no directory to /lost+found
+ * (asked one by one; directories to rebuild are marked). */
+void ntfs_reconnect_orphans(struct ntfs_check *c, const uint64_t *orphans,
+			    size_t n);
 /* Rebuild every directory marked in c->rebuild (names collected from all
  * records); failures are reported. */
 int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase);

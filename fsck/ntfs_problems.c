@@ -108,6 +108,12 @@ ROW(PR_INDEX_MISSING, 0x030005, "index_entry_missing",
 ROW(PR_INDEX_SIZES, 0x030007, "index_entry_sizes",
     "index entry \"%s\" says %llu bytes (%llu allocated), the file has %llu (%llu)",
     FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_ORPHAN, 0x030008, "file_orphaned",
+    "file is in no directory",
+    FSF_PROMPT_RECONNECT, FSF_PR_PREEN_OK);
+ROW(PR_ORPHAN_FAILED, 0x030009, "file_orphan_not_reconnected",
+    "file cannot be reconnected to /lost+found (%s)",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_INDEX_REBUILD_FAILED, 0x030006, "index_rebuild_failed",
     "directory index cannot be rebuilt (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

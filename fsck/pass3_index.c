@@ -500,6 +500,7 @@ struct suspects {
 	struct ntfs_check *c;
 	const uint8_t *unchecked;
 	uint64_t recno;
+	unsigned int names, placed;	/* of this file: names, in a directory */
 	struct suspect *v;
 	size_t n, cap;
 	bool nomem;
@@ -522,9 +523,13 @@ static int add_suspect(const struct ntfs_attr_header *a, void *arg)
 		return 0;
 	memcpy(&fn, v, sizeof(fn));
 	p = le64toh(fn.parent_directory) & 0xffffffffffffULL;
+	s->names++;
 	if (!fn.name_length || sizeof(fn) + 2u * fn.name_length > len ||
 	    p >= c->vol.mft_records || !bit_get(c->record_dir, p) ||
-	    !bit_get(c->record_used, p) || bit_get(s->unchecked, p))
+	    !bit_get(c->record_used, p))
+		return 0;
+	s->placed++;
+	if (bit_get(s->unchecked, p))
 		return 0;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
@@ -558,6 +563,8 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 			const struct bufs *b, uint8_t *unchecked)
 {
 	struct suspects s = { .c = c, .unchecked = unchecked };
+	uint64_t *orphans = NULL;
+	size_t norphans = 0;
 	int ret = 0;
 
 	for (uint64_t r = 0; r < c->vol.mft_records && !s.nomem; r++) {
@@ -565,7 +572,20 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 		    c->fn_pending[r] == 255)
 			continue;
 		s.recno = r;
+		s.names = s.placed = 0;
 		ntfs_file_foreach(c, r, b->file, add_suspect, &s);
+		/* no name indexed anywhere, no name in a directory */
+		if (r >= NTFS_FILE_FIRST_USER && !s.placed && s.names &&
+		    s.names == c->fn_pending[r]) {
+			uint64_t *g = realloc(orphans, (norphans + 1) * sizeof(*g));
+
+			if (!g) {
+				s.nomem = true;
+				break;
+			}
+			orphans = g;
+			orphans[norphans++] = r;
+		}
 	}
 	if (s.nomem)
 		ret = -ENOMEM;
@@ -594,6 +614,9 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 	for (size_t i = 0; i < s.n; i++)
 		free((void *)s.v[i].name);
 	free(s.v);
+	if (norphans && !ret)
+		ntfs_reconnect_orphans(c, orphans, norphans);
+	free(orphans);
 	return ret;
 }
 

@@ -134,6 +134,21 @@ sid_ntfsck_rw() {
 	sid_ntfsck_rw -n image || { cat ntfsck.log; false; }
 }
 
+@test "orphans: files of a lost directory are reconnected to /lost+found with their data" {
+	xz -dc "$CASES/f_orphans/image.xz" > image
+	mkdir -p mnt
+	rc=0; "$FSCK" -a image > a.log 2>&1 || rc=$?
+	[ "$rc" -eq 1 ] && [ "$(grep -c RECONNECTED a.log)" -eq 3 ]
+	ntfs-3g -o ro image mnt
+	ls mnt > top
+	ls mnt/lost+found > lf
+	cat mnt/lost+found/* > data
+	umount mnt
+	grep -qx 'lost+found' top && ! grep -qx small top
+	[ "$(wc -l < lf)" -eq 3 ] && [ "$(tr '\n' ' ' < data)" = "aa bb cc " ]
+	sid_ntfsck_rw -n image || { cat ntfsck.log; false; }
+}
+
 @test "a clean volume: exit 0, --json report, -C says clean" {
 	truncate -s 16M image
 	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F image

@@ -214,6 +214,13 @@ def index_entry_stale(img, g):
 
 @case
 @with_files
+def orphans(img, g):
+    n = find_file(img, g, "small")
+    set_record_bytes(img, g, n, 0x16, b"\x00\x00")  # /small lost: aa bb cc orphaned
+
+
+@case
+@with_files
 def index_order(img, g):
     n = find_file(img, g, "small")
     rec = unfix(record(img, g[4], g[2], n))

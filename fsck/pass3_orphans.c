@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pass 3, orphans: a file in use whose names are in no index and whose
+ * names' parents are no directories (the directory was lost, or reused)
+ * is reconnected to /lost+found, made when missing, under the name
+ * "#<record number>" (unique, so two orphans never collide); its other
+ * names go.  The indexes of /lost+found (and of the root, when
+ * /lost+found is new) are then rebuilt with the rest.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ntfs/index_build.h"
+#include "ntfs_check.h"
+#include "ntfs_problems.h"
+
+#define MASK48 0xffffffffffffULL
+
+static const char LOST_FOUND[] = "lost+found";
+
+static bool is_lost_found(const uint8_t *v, uint32_t len)
+{
+	struct ntfs_file_name fn;
+
+	memcpy(&fn, v, sizeof(fn));
+	if ((le64toh(fn.parent_directory) & MASK48) != NTFS_FILE_ROOT ||
+	    fn.name_length != sizeof(LOST_FOUND) - 1 ||
+	    sizeof(fn) + 2u * fn.name_length > len)
+		return false;
+	for (unsigned int i = 0; i < fn.name_length; i++)
+		if (v[sizeof(fn) + 2 * i] != (uint8_t)LOST_FOUND[i] ||
+		    v[sizeof(fn) + 2 * i + 1])
+			return false;
+	return true;
+}
+
+/* /lost+found's record number, 0 when there is none, -1 when the name is
+ * taken by something that is not a directory */
+static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	char why[NTFS_WHY];
+
+	for (uint64_t r = NTFS_FILE_FIRST_USER; r < c->vol.mft_records; r++) {
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *a;
+
+		if (!bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			continue;
+		ntfs_attr_cursor_init(&cur, rec);
+		while (ntfs_attr_next(&cur, &a, why) == 1) {
+			uint32_t len;
+			const uint8_t *v;
+
+			if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
+				continue;
+			v = ntfs_attr_value(a, &len);
+			if (len >= sizeof(struct ntfs_file_name) && is_lost_found(v, len))
+				return bit_get(c->record_dir, r) ? (int64_t)r : -1;
+		}
+	}
+	return 0;
+}
+
+static int64_t now_ntfs(void)
+{
+	return ntfs_time((int64_t)time(NULL));
+}
+
+/* the resident value of TYPE in checked record REC, or NULL */
+static const uint8_t *value_of(const uint8_t *rec, uint32_t type, uint32_t *len)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if (le32toh(a->type) == type && !a->non_resident && !a->name_length)
+			return ntfs_attr_value(a, len);
+	return NULL;
+}
+
+/* Make /lost+found in a free record; returns its number or -1 (WHY). */
+static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
+			       char *why)
+{
+	const struct ntfs_geometry *g = &c->vol.boot.g;
+	uint32_t rs = g->mft_record_size, len = 0;
+	struct ntfs_standard_information si;
+	struct ntfs_ib_result ir;
+	struct ntfs_mft_record m;
+	struct ntfs_file_name fn;
+	uint8_t fnv[sizeof(fn) + 2 * (sizeof(LOST_FOUND) - 1)];
+	const uint8_t *v;
+	uint16_t root_seq, seq = 1;
+	uint64_t r;
+	struct ntfs_rec nr;
+	char w[NTFS_WHY];
+
+	/* the root's $STANDARD_INFORMATION (security id, attributes) */
+	if (ntfs_check_read_record(c, NTFS_FILE_ROOT, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, w) != NTFS_REC_OK ||
+	    !(v = value_of(rec, NTFS_AT_STANDARD_INFORMATION, &len)) || len < 48) {
+		snprintf(why, NTFS_WHY, "the root directory's record is unusable");
+		return -1;
+	}
+	memset(&si, 0, sizeof(si));
+	memcpy(&si, v, len < sizeof(si) ? len : sizeof(si));
+	memcpy(&m, rec, sizeof(m));
+	root_seq = le16toh(m.sequence_number);
+	/* a record free on disk as well as in our view; 16..23 stay reserved */
+	for (r = 24; r < c->vol.mft_records; r++) {
+		if (bit_get(c->record_used, r) || ntfs_check_read_record(c, r, buf))
+			continue;
+		memcpy(&m, buf, sizeof(m));
+		if (le32toh(m.h.magic) != NTFS_MAGIC_FILE)
+			break;
+		if (!(le16toh(m.flags) & NTFS_MFT_IN_USE)) {
+			seq = (uint16_t)(le16toh(m.sequence_number) + 1);
+			seq = seq ? seq : 1;
+			break;
+		}
+	}
+	if (r >= c->vol.mft_records) {
+		snprintf(why, NTFS_WHY, "the MFT has no free record for /lost+found");
+		return -1;
+	}
+	si.creation_time = si.last_data_change_time = si.last_mft_change_time =
+		si.last_access_time = (int64_t)htole64((uint64_t)now_ntfs());
+	memset(&fn, 0, sizeof(fn));
+	fn.parent_directory = htole64(NTFS_FILE_ROOT | (uint64_t)root_seq << 48);
+	fn.creation_time = fn.last_data_change_time = fn.last_mft_change_time =
+		fn.last_access_time = si.creation_time;
+	fn.file_attributes = htole32(le32toh(si.file_attributes) |
+				     NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT);
+	fn.name_length = sizeof(LOST_FOUND) - 1;
+	fn.name_type = NTFS_NS_POSIX;
+	memcpy(fnv, &fn, sizeof(fn));
+	for (size_t i = 0; i < sizeof(LOST_FOUND) - 1; i++) {
+		fnv[sizeof(fn) + 2 * i] = (uint8_t)LOST_FOUND[i];
+		fnv[sizeof(fn) + 2 * i + 1] = 0;
+	}
+	if (ntfs_index_build(NULL, 0, 256, g->index_block_size, g->cluster_size, &ir)) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		return -1;
+	}
+	ntfs_rec_init(&nr, buf, rs, (uint32_t)r, seq,
+		      NTFS_MFT_IN_USE | NTFS_MFT_IS_DIRECTORY, 1);
+	if (!ntfs_rec_add_resident(&nr, NTFS_AT_STANDARD_INFORMATION, NULL, &si,
+				   sizeof(si), 0) ||
+	    !ntfs_rec_add_resident(&nr, NTFS_AT_FILE_NAME, NULL, fnv, sizeof(fnv), 1) ||
+	    !ntfs_rec_add_resident(&nr, NTFS_AT_INDEX_ROOT, "$I30", ir.root,
+				   ir.root_len, 0)) {
+		ntfs_index_build_free(&ir);
+		snprintf(why, NTFS_WHY, "the new record overflows");
+		return -1;
+	}
+	ntfs_index_build_free(&ir);
+	if (ntfs_check_write_record(c, r, buf)) {
+		snprintf(why, NTFS_WHY, "writing the new record failed");
+		return -1;
+	}
+	bit_set(c->record_used, r);
+	bit_set(c->record_dir, r);
+	bit_set(c->rebuild, NTFS_FILE_ROOT);
+	return (int64_t)r;
+}
+
+/* Orphan O keeps one name, "#O" in LF; 0 or -1 (WHY). */
+static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
+		     uint16_t lf_seq, uint8_t *rec, uint8_t *out, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_file_name fn;
+	struct ntfs_mft_record m;
+	uint8_t fnv[sizeof(fn) + 2 * 24];
+	bool have = false, added = false;
+	char name[24];
+	struct ntfs_rec r;
+	int n, more;
+
+	if (ntfs_check_read_record(c, o, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return -1;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		uint32_t len;
+		const uint8_t *v;
+
+		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST) {
+			snprintf(why, NTFS_WHY, "its attributes continue in other records");
+			return -1;
+		}
+		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
+			continue;
+		v = ntfs_attr_value(a, &len);
+		if (len >= sizeof(fn) && (!have || v[offsetof(struct ntfs_file_name,
+							     name_type)] != NTFS_NS_DOS)) {
+			memcpy(&fn, v, sizeof(fn));
+			have = true;
+		}
+	}
+	if (!have)
+		memset(&fn, 0, sizeof(fn));
+	n = snprintf(name, sizeof(name), "#%llu", (unsigned long long)o);
+	fn.parent_directory = htole64(lf | (uint64_t)lf_seq << 48);
+	fn.name_length = (uint8_t)n;
+	fn.name_type = NTFS_NS_POSIX;
+	memcpy(fnv, &fn, sizeof(fn));
+	for (int i = 0; i < n; i++) {
+		fnv[sizeof(fn) + 2 * i] = (uint8_t)name[i];
+		fnv[sizeof(fn) + 2 * i + 1] = 0;
+	}
+	memcpy(out, rec, rs);
+	ntfs_rec_reopen(&r, out, rs);
+	ntfs_attr_cursor_init(&cur, rec);
+	do {
+		more = ntfs_attr_next(&cur, &a, why);
+		if (more < 0)
+			return -1;
+		if (!added && (!more || le32toh(a->type) > NTFS_AT_FILE_NAME)) {
+			if (!ntfs_rec_add_resident(&r, NTFS_AT_FILE_NAME, NULL, fnv,
+						   (uint32_t)(sizeof(fn) + 2u * n), 1)) {
+				snprintf(why, NTFS_WHY, "the record is full");
+				return -1;
+			}
+			added = true;
+		}
+		if (more && le32toh(a->type) != NTFS_AT_FILE_NAME &&
+		    !ntfs_rec_add_raw(&r, a, le32toh(a->length))) {
+			snprintf(why, NTFS_WHY, "the record is full");
+			return -1;
+		}
+	} while (more);
+	memcpy(&m, out, sizeof(m));
+	m.link_count = htole16(1);
+	memcpy(out, &m, sizeof(m));
+	if (ntfs_check_write_record(c, o, out)) {
+		snprintf(why, NTFS_WHY, "writing the record failed");
+		return -1;
+	}
+	return 0;
+}
+
+void ntfs_reconnect_orphans(struct ntfs_check *c, const uint64_t *orphans,
+			    size_t n)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs), *buf = malloc(rs);
+	int64_t lf = -2;
+	uint16_t lf_seq = 0;
+	char why[NTFS_WHY], obj[1200];
+
+	for (size_t i = 0; rec && buf && i < n; i++) {
+		ntfs_object_name(c, "file", orphans[i], obj, sizeof(obj));
+		if (!fsf_fix_ask(&c->fix, &PR_ORPHAN, obj))
+			continue;
+		if (lf == -2) {
+			struct ntfs_mft_record m;
+
+			lf = find_lost_found(c, rec);
+			if (lf < 0)
+				snprintf(why, NTFS_WHY, "/lost+found is not a directory");
+			else if (lf == 0)
+				lf = make_lost_found(c, rec, buf, why);
+			if (lf > 0 && !ntfs_check_read_record(c, (uint64_t)lf, rec)) {
+				memcpy(&m, rec, sizeof(m));
+				lf_seq = le16toh(m.sequence_number);
+			}
+		}
+		if (lf <= 0 || reconnect(c, orphans[i], (uint64_t)lf, lf_seq, rec, buf, why)) {
+			fsf_fix_failed(&c->fix);
+			fsf_fix_ask(&c->fix, &PR_ORPHAN_FAILED, obj, why);
+			continue;
+		}
+		bit_set(c->rebuild, (uint64_t)lf);
+	}
+	free(rec);
+	free(buf);
+}
