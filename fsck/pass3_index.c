@@ -374,6 +374,39 @@ static const struct ntfs_attr_header *find_i30(struct ntfs_check *c, uint64_t d,
 	return find_i30_in(ext, type);
 }
 
+/* The $I30 $BITMAP must mark exactly the blocks the tree reached. */
+static void check_index_bitmap(struct dir_walk *w, const uint8_t *rec,
+			       uint8_t *ext)
+{
+	bool split = false;
+	const struct ntfs_attr_header *ba =
+		find_i30(w->c, w->dir, rec, ext, NTFS_AT_BITMAP, &split);
+	uint64_t blocks = w->alloc_bytes / w->block_size;
+	const uint8_t *bm;
+	uint32_t len;
+	char why[NTFS_WHY];
+
+	if (split || (ba && ba->non_resident))
+		return;		/* not judged */
+	if (!ba) {
+		corrupt(w, "large index without its $BITMAP");
+		return;
+	}
+	bm = ntfs_attr_value(ba, &len);
+	for (uint64_t b = 0; b < blocks; b++) {
+		bool used = b / 8 < len && (bm[b / 8] >> (b % 8) & 1);
+
+		if (used != bit_get(w->visited, b)) {
+			snprintf(why, sizeof(why),
+				 "index bitmap says block %llu is %s, the tree says %s",
+				 (unsigned long long)b, used ? "used" : "free",
+				 used ? "unused" : "used");
+			corrupt(w, why);
+			return;
+		}
+	}
+}
+
 struct bufs {
 	uint8_t *rec, *ext_root, *ext_alloc, *file;
 };
@@ -456,6 +489,8 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 		corrupt(&w, "small index has sub-nodes");
 	else if (sp && w.block)
 		walk_blocks(&w, stack, sp);
+	if (w.block && !w.reported)
+		check_index_bitmap(&w, rec, b->file);
 out:
 	free(stack);
 	free(w.runs);

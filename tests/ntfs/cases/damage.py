@@ -254,6 +254,19 @@ def index_block_torn(img, g):
 
 @case
 @with_files
+def index_bitmap(img, g):
+    n = find_file(img, g, "big")
+    rec = unfix(record(img, g[4], g[2], n))
+    for off, t, name in attrs(rec):
+        if t == 0xB0 and name == "$I30":
+            voff, = struct.unpack_from("<H", rec, off + 0x14)
+            set_record_bytes(img, g, n, off + voff, bytes([rec[off + voff] ^ 0x02]))
+            return                     # block 1 marked free, still in the tree
+    raise KeyError("big's index bitmap")
+
+
+@case
+@with_files
 def attr_extent(img, g):
     n = find_file(img, g, "data")
     rec = unfix(record(img, g[4], g[2], n))
