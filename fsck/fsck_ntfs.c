@@ -167,6 +167,8 @@ int main(int argc, char **argv)
 	if (!ret)
 		ret = ntfs_pass3_indexes(&c);
 	if (!ret)
+		ret = ntfs_pass3_secure(&c);
+	if (!ret)
 		ret = ntfs_pass4_bitmaps(&c);
 	if (!ret)
 		ret = ntfs_pass5_volume(&c);

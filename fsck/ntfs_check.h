@@ -132,6 +132,7 @@ void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
 int ntfs_pass0_boot(struct ntfs_check *c);
 int ntfs_pass1_mft(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);
+int ntfs_pass3_secure(struct ntfs_check *c);
 /* pass3_orphans.c: reconnect files in no directory to /lost+found
  * (asked one by one; directories to rebuild are marked). */
 void ntfs_reconnect_orphans(struct ntfs_check *c, const uint64_t *orphans,

@@ -114,6 +114,9 @@ ROW(PR_ORPHAN, 0x030008, "file_orphaned",
 ROW(PR_ORPHAN_FAILED, 0x030009, "file_orphan_not_reconnected",
     "file cannot be reconnected to /lost+found (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_SECURE_INDEX, 0x03000a, "secure_index_corrupt",
+    "security index is inconsistent: %s",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_INDEX_REBUILD_FAILED, 0x030006, "index_rebuild_failed",
     "directory index cannot be rebuilt (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

@@ -149,6 +149,35 @@ sid_ntfsck_rw() {
 	sid_ntfsck_rw -n image || { cat ntfsck.log; false; }
 }
 
+@test "\$Secure: a descriptor changed under its \$SII/\$SDH entries is reported (not repaired yet: exit 4)" {
+	truncate -s 16M image
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F image
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ]
+	# one byte of the first descriptor in $SDS (record 9's stream)
+	python3 - image <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[0] and __import__("os").environ["FSFORGE_TOP"] + "/tests/ntfs/cases")
+import damage
+f = open(sys.argv[1], "r+b"); img = bytearray(f.read())
+g = damage.boot(img)
+bps, cs, rs, sectors, mft, mirr = g
+rec = damage.unfix(damage.record(img, mft, rs, 9))
+for off, t, name in damage.attrs(rec):
+    if t == 0x80 and name == "$SDS":
+        mpo, = struct.unpack_from("<H", rec, off + 0x20)
+        p = off + mpo
+        lb, ob = rec[p] & 15, rec[p] >> 4
+        lcn = int.from_bytes(rec[p + 1 + lb:p + 1 + lb + ob], "little")
+        img[lcn * cs + 20 + 16] ^= 0xFF
+f.seek(0); f.write(img)
+PY
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] && [[ $output == *"security index is inconsistent"*"hash"* ]]
+	run "$FSCK" -a image
+	[ "$status" -eq 4 ]
+}
+
 @test "a clean volume: exit 0, --json report, -C says clean" {
 	truncate -s 16M image
 	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F image
