@@ -105,7 +105,7 @@ static void check_entry(struct secure_walk *w, const struct ntfs_ie_view *ie,
 	uint16_t doff = (uint16_t)(ie->mref & 0xffff), dlen = (uint16_t)(ie->mref >> 16);
 	const uint8_t *entry = ie->key - sizeof(struct ntfs_index_entry);
 	struct ntfs_sds_header h, disk;
-	uint8_t sd[65536];
+	uint8_t *sd = NULL;
 	uint64_t key;
 	uint32_t k[2];
 
@@ -132,20 +132,24 @@ static void check_entry(struct secure_walk *w, const struct ntfs_ie_view *ie,
 	}
 	w->prev_key = key;
 	w->have_prev = true;
-	if (le32toh(h.length) < sizeof(h) || le32toh(h.length) - sizeof(h) > sizeof(sd) ||
+	if (le32toh(h.length) < sizeof(h) || le32toh(h.length) - sizeof(h) > 65536 ||
+	    !(sd = malloc(le32toh(h.length))) ||
 	    sds_read(w, le64toh(h.offset), &disk, sizeof(disk)) ||
 	    memcmp(&disk, &h, sizeof(h)) ||
 	    sds_read(w, le64toh(h.offset) + sizeof(h), sd,
 		     le32toh(h.length) - (uint32_t)sizeof(h))) {
+		free(sd);
 		PROBLEM(w, "security id %u points to $SDS offset %llu, which does not hold it",
 			le32toh(h.security_id), (unsigned long long)le64toh(h.offset));
 		return;
 	}
 	if (ntfs_sd_hash(sd, le32toh(h.length) - sizeof(h)) != le32toh(h.hash)) {
+		free(sd);
 		PROBLEM(w, "the descriptor of security id %u does not have hash 0x%x",
 			le32toh(h.security_id), le32toh(h.hash));
 		return;
 	}
+	free(sd);
 	if (w->nids == w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 64;
 		uint32_t *g = realloc(w->ids, cap * sizeof(*g));
