@@ -116,6 +116,13 @@ static inline void bit_set(uint8_t *map, uint64_t i)
 typedef int (*ntfs_attr_visit)(const struct ntfs_attr_header *a, void *arg);
 int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 		      ntfs_attr_visit fn, void *arg);
+/* A's value if it is a resident $FILE_NAME whose name fits (header in FN). */
+const uint8_t *ntfs_file_name_of(const struct ntfs_attr_header *a,
+				 struct ntfs_file_name *fn);
+/* Where bytes BYTE..BYTE+LEN of a non-resident stream are on disk, if in
+ * one run; UINT64_MAX otherwise. */
+uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
+			  uint64_t byte, uint64_t len);
 /* A's sizes if it is the first extent of the unnamed $DATA. */
 bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
 			struct ntfs_data_sizes *d);

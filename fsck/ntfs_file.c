@@ -131,3 +131,34 @@ bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
 	d->known = true;
 	return true;
 }
+
+const uint8_t *ntfs_file_name_of(const struct ntfs_attr_header *a,
+				 struct ntfs_file_name *fn)
+{
+	const uint8_t *v;
+	uint32_t len;
+
+	if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
+		return NULL;
+	v = ntfs_attr_value(a, &len);
+	if (len < sizeof(*fn))
+		return NULL;
+	memcpy(fn, v, sizeof(*fn));
+	return sizeof(*fn) + 2u * fn->name_length <= len ? v : NULL;
+}
+
+uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
+			  uint64_t byte, uint64_t len)
+{
+	uint64_t pos = 0;
+
+	for (long i = 0; i < n; i++) {
+		uint64_t run = runs[i].len * cs;
+
+		if (byte < pos + run)
+			return runs[i].lcn < 0 || byte + len > pos + run ?
+			       UINT64_MAX : (uint64_t)runs[i].lcn * cs + (byte - pos);
+		pos += run;
+	}
+	return UINT64_MAX;
+}

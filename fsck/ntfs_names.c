@@ -56,16 +56,9 @@ static int take_name(const struct ntfs_attr_header *a, void *arg)
 {
 	struct first_name *f = arg;
 	struct ntfs_file_name fn;
-	const uint8_t *v;
-	uint32_t len;
+	const uint8_t *v = ntfs_file_name_of(a, &fn);
 
-	if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
-		return 0;
-	v = ntfs_attr_value(a, &len);
-	if (len < sizeof(fn))
-		return 0;
-	memcpy(&fn, v, sizeof(fn));
-	if (fn.name_type == NTFS_NS_DOS || sizeof(fn) + 2u * fn.name_length > len)
+	if (!v || fn.name_type == NTFS_NS_DOS)
 		return 0;
 	f->parent = le64toh(fn.parent_directory) & 0xffffffffffffULL;
 	f->len = fn.name_length;

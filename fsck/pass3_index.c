@@ -97,20 +97,12 @@ static void corrupt(struct dir_walk *w, const char *why)
 /* Byte offset on disk of the index block at VCN, or UINT64_MAX. */
 static uint64_t block_offset(const struct dir_walk *w, int64_t vcn)
 {
-	uint64_t byte = (uint64_t)vcn * w->vcn_unit, pos = 0;
-	uint32_t cs = w->c->vol.boot.g.cluster_size;
+	uint64_t byte = (uint64_t)vcn * w->vcn_unit;
 
-	if (byte + w->block_size > w->alloc_bytes)
+	if (vcn < 0 || byte + w->block_size > w->alloc_bytes)
 		return UINT64_MAX;
-	for (long i = 0; i < w->nruns; i++) {
-		uint64_t len = w->runs[i].len * cs;
-
-		if (byte < pos + len)
-			return w->runs[i].lcn < 0 || byte + w->block_size > pos + len ?
-			       UINT64_MAX : (uint64_t)w->runs[i].lcn * cs + (byte - pos);
-		pos += len;
-	}
-	return UINT64_MAX;
+	return ntfs_runs_offset(w->runs, w->nruns, w->c->vol.boot.g.cluster_size,
+				byte, w->block_size);
 }
 
 /* Does the file have the entry's name in this directory?  Its data sizes
@@ -546,20 +538,15 @@ static int add_suspect(const struct ntfs_attr_header *a, void *arg)
 	struct suspects *s = arg;
 	struct ntfs_check *c = s->c;
 	struct ntfs_file_name fn;
-	const uint8_t *v;
+	const uint8_t *v = ntfs_file_name_of(a, &fn);
 	uint8_t *name;
 	uint64_t p;
-	uint32_t len;
 
-	if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
+	if (!v)
 		return 0;
-	v = ntfs_attr_value(a, &len);
-	if (len < sizeof(fn))
-		return 0;
-	memcpy(&fn, v, sizeof(fn));
 	p = le64toh(fn.parent_directory) & 0xffffffffffffULL;
 	s->names++;
-	if (!fn.name_length || sizeof(fn) + 2u * fn.name_length > len ||
+	if (!fn.name_length ||
 	    p >= c->vol.mft_records || !bit_get(c->record_dir, p) ||
 	    !bit_get(c->record_used, p))
 		return 0;

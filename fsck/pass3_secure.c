@@ -82,21 +82,12 @@ static const uint8_t *attr_named(const uint8_t *rec, uint32_t type, const char *
 /* Read LEN bytes at OFF of $SDS. */
 static int sds_read(struct secure_walk *w, uint64_t off, void *buf, uint32_t len)
 {
-	uint32_t cs = w->c->vol.boot.g.cluster_size;
-	uint64_t pos = 0;
+	uint64_t at;
 
 	if (off + len > w->sds_size)
 		return -1;
-	for (long i = 0; i < w->nsds; i++) {
-		uint64_t bytes = w->sds[i].len * cs;
-
-		if (off >= pos && off + len <= pos + bytes)
-			return w->sds[i].lcn < 0 ? -1 :
-			       fsf_dev_pread(&w->c->dev, buf, len,
-					     (uint64_t)w->sds[i].lcn * cs + off - pos);
-		pos += bytes;
-	}
-	return -1;
+	at = ntfs_runs_offset(w->sds, w->nsds, w->c->vol.boot.g.cluster_size, off, len);
+	return at == UINT64_MAX ? -1 : fsf_dev_pread(&w->c->dev, buf, len, at);
 }
 
 static void check_entry(struct secure_walk *w, const struct ntfs_ie_view *ie,
@@ -164,20 +155,12 @@ static void check_entry(struct secure_walk *w, const struct ntfs_ie_view *ie,
 
 static uint64_t block_offset(const struct secure_walk *w, int64_t vcn)
 {
-	uint64_t byte = (uint64_t)vcn * w->vcn_unit, pos = 0;
-	uint32_t cs = w->c->vol.boot.g.cluster_size;
+	uint64_t byte = (uint64_t)vcn * w->vcn_unit;
 
 	if (vcn < 0 || byte + w->block_size > w->alloc_bytes)
 		return UINT64_MAX;
-	for (long i = 0; i < w->nruns; i++) {
-		uint64_t len = w->runs[i].len * cs;
-
-		if (byte < pos + len)
-			return w->runs[i].lcn < 0 || byte + w->block_size > pos + len ?
-			       UINT64_MAX : (uint64_t)w->runs[i].lcn * cs + (byte - pos);
-		pos += len;
-	}
-	return UINT64_MAX;
+	return ntfs_runs_offset(w->runs, w->nruns, w->c->vol.boot.g.cluster_size,
+				byte, w->block_size);
 }
 
 /* In-order walk (keys must come out sorted), depth-bounded, each block once. */
