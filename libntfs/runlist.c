@@ -86,7 +86,11 @@ int ntfs_mp_decode(const uint8_t *mp, size_t len, struct ntfs_run *runs,
 			return -1;
 		runs[n].len = (uint64_t)l;
 		if (ob) {
-			lcn += get_sle(mp + pos, ob);
+			/* hostile deltas must not overflow; a negative LCN is
+			 * no cluster either */
+			if (__builtin_add_overflow(lcn, get_sle(mp + pos, ob), &lcn) ||
+			    lcn < 0)
+				return -1;
 			pos += (size_t)ob;
 			runs[n].lcn = lcn;
 		} else {
