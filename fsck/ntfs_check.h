@@ -10,6 +10,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <endian.h>
+#include <string.h>
 
 #include "fsforge/dev.h"
 #include "fsforge/log.h"
@@ -108,6 +110,34 @@ static inline bool bit_get(const uint8_t *map, uint64_t i)
 static inline void bit_set(uint8_t *map, uint64_t i)
 {
 	map[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+static inline void bit_clear(uint8_t *map, uint64_t i)
+{
+	map[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+
+/* The next entry of an $ATTRIBUTE_LIST value: 1 with its type and the
+ * record holding it, 0 at the end or at a malformed entry. */
+static inline int ntfs_list_next(const uint8_t *list, uint64_t len,
+				 uint64_t *off, uint32_t *type, uint64_t *recno)
+{
+	uint32_t t;
+	uint16_t elen;
+	uint64_t mref;
+
+	if (*off + 26 > len)
+		return 0;
+	memcpy(&t, list + *off, 4);
+	memcpy(&elen, list + *off + 4, 2);
+	memcpy(&mref, list + *off + 16, 8);
+	elen = le16toh(elen);
+	if (elen < 26)
+		return 0;
+	*off += elen;
+	*type = le32toh(t);
+	*recno = le64toh(mref) & 0xffffffffffffULL;
+	return 1;
 }
 
 /* ntfs_file.c: every attribute of file BASE (base record, then the

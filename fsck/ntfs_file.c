@@ -64,18 +64,12 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 		free(runs);
 		return 0;
 	}
-	for (uint64_t off = 0; off + 26 <= len && n < MAX_EXTENSIONS;) {
-		uint16_t elen;
-		uint64_t mref, e;
+	for (uint64_t off = 0, e; n < MAX_EXTENSIONS;) {
+		uint32_t type;
 		bool seen = false;
 
-		memcpy(&elen, list + off + 4, 2);
-		memcpy(&mref, list + off + 16, 8);
-		elen = le16toh(elen);
-		if (elen < 26)
+		if (!ntfs_list_next(list, len, &off, &type, &e))
 			break;
-		off += elen;
-		e = le64toh(mref) & 0xffffffffffffULL;
 		for (int i = 0; i < n; i++)
 			seen |= ext[i] == e;
 		if (e != base && !seen)

@@ -169,18 +169,11 @@ static bool lists(struct ntfs_check *c, const uint8_t *rec, uint64_t ext)
 
 	if (!ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
 				  &runs, &nruns)) {
-		while (!found && off + 26 <= len) {
-			uint16_t elen;
-			uint64_t mref;
+		uint32_t type;
+		uint64_t r;
 
-			memcpy(&elen, list + off + 4, 2);
-			memcpy(&mref, list + off + 16, 8);
-			elen = le16toh(elen);
-			if (elen < 26)
-				break;
-			found = (le64toh(mref) & 0xffffffffffffULL) == ext;
-			off += elen;
-		}
+		while (!found && ntfs_list_next(list, len, &off, &type, &r))
+			found = r == ext;
 	}
 	free(list);
 	free(runs);
@@ -248,7 +241,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 					for (uint64_t k = 0; runs[r].lcn >= 0 && k < runs[r].len; k++) {
 						uint64_t l = (uint64_t)runs[r].lcn + k;
 
-						c->cluster_used[l >> 3] &= (uint8_t)~(1u << (l & 7));
+						bit_clear(c->cluster_used, l);
 					}
 				free(runs);
 			}
@@ -256,7 +249,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 			if (ntfs_check_write_record(c, e, rec))
 				fsf_fix_failed(&c->fix);
 		}
-		c->record_used[e >> 3] &= (uint8_t)~(1u << (e & 7));
+		bit_clear(c->record_used, e);
 	}
 	free(rec);
 	free(base);

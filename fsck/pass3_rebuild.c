@@ -110,7 +110,7 @@ static void set_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
 			if (used)
 				bit_set(c->cluster_used, l);
 			else
-				c->cluster_used[l >> 3] &= (uint8_t)~(1u << (l & 7));
+				bit_clear(c->cluster_used, l);
 		}
 }
 
