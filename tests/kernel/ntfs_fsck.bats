@@ -12,11 +12,7 @@ FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
 
 setup_file() {
 	export W=$BATS_FILE_TMPDIR
-	local corpus
-	for corpus in "${FSFORGE_CORPUS:-}" "$FSFORGE_TOP/../shared/corpus/ntfs" \
-		/work/shared/corpus/ntfs; do
-		[ -n "$corpus" ] && [ -d "$corpus/created_manually" ] && break
-	done
+	local corpus=$FSFORGE_TOP/tests/ntfs/corpus
 	mkdir -p "$W/share/imgs" "$W/x"
 	for d in "$CASES"/f_*/; do
 		xz -dc "$d/image.xz" > "$W/share/imgs/$(basename "$d").img"

@@ -9,11 +9,8 @@ load ../lib/common
 FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
 source "$FSFORGE_TOP/tests/ntfs/ntfs_helpers.bash"
 CASES=$FSFORGE_TOP/tests/ntfs/cases
-# CI lays shared/ beside the checkout; a developer's tree has it at /work
-for CORPUS in "${FSFORGE_CORPUS:-}" "$FSFORGE_TOP/../shared/corpus/ntfs" \
-	/work/shared/corpus/ntfs; do
-	[ -n "$CORPUS" ] && [ -d "$CORPUS/created_manually" ] && break
-done
+# the public damaged-volume corpus (GPL-2.0, see its README) is in the tree
+CORPUS=$FSFORGE_TOP/tests/ntfs/corpus
 
 setup() { cd_tmp; }
 teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
