@@ -6,7 +6,10 @@ load ../lib/common
 load ntfs_helpers
 
 setup() { cd_tmp; }
-teardown() { umount_all; }
+teardown() {
+	umount_all
+	! mountpoint -q "$BATS_TEST_TMPDIR/root/proc" || umount "$BATS_TEST_TMPDIR/root/proc"
+}
 
 @test "--help names every option and exits 0; -V prints the version" {
 	run "$MKFS_NTFS" --help
@@ -109,15 +112,36 @@ teardown() { umount_all; }
 	[ "$(du -k q.img | cut -f1)" -lt $((16 * 1024)) ]
 }
 
+# A root tree of our own in which /sbin/mkfs.ntfs is ours: util-linux's mkfs
+# looks in /sbin before $PATH, and on the host /sbin/mkfs.ntfs is ntfs-3g's
+# mkntfs.  chroot needs no mount namespace, so the test does not depend on how
+# / is mounted (unshare -m cannot make / private where / is no mount point,
+# as in a chroot); only /proc is mounted, for the sanitizer runtime.
+mkfs_root() {
+	local r=$1 b lib
+	mkdir -p "$r/bin" "$r/sbin" "$r/proc"
+	for b in mkfs sh yes; do
+		cp "$(command -v "$b")" "$r/bin/"
+	done
+	cp "$MKFS_NTFS" "$r/sbin/mkfs.ntfs"
+	for lib in $(ldd "$r"/bin/* "$r/sbin/mkfs.ntfs" |
+		awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $1 !~ /:$/ { print $1 }' | sort -u); do
+		mkdir -p "$r$(dirname "$lib")"
+		cp -L "$lib" "$r$lib"
+	done
+	mount -t proc proc "$r/proc"
+}
+
 @test "yes | mkfs -t ntfs DEV runs our mkfs.ntfs without blocking" {
-	truncate -s 64M v.img
-	run timeout 60 unshare -m sh -c "mount --bind '$MKFS_NTFS' /sbin/mkfs.ntfs &&
-		yes | mkfs -t ntfs -Q v.img"
+	mkfs_root root
+	truncate -s 64M root/v.img
+	run timeout 60 chroot root /bin/sh -c 'yes | mkfs -t ntfs -Q /v.img'
+	umount root/proc
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output == *"NTFS volume of"* ]]
 	need_ntfs3g
-	ntfsfix_clean v.img
+	ntfsfix_clean root/v.img
 }
 
 @test "a missing path without NUMBER-OF-SECTORS creates nothing; a failed run removes the file it created" {
