@@ -17,19 +17,25 @@ build() { run "$MKFS_EROFS" --quiet "$@"; }
 
 @test "--help, --version and usage errors" {
 	run "$MKFS_EROFS" --help
-	[ "$status" -eq 0 ] && [[ $output == *"--xattr-inode-digest"* ]]
+	[ "$status" -eq 0 ]
+	[[ $output == *"--xattr-inode-digest"* ]]
 	run "$MKFS_EROFS" -V
-	[ "$status" -eq 0 ] && [[ $output == "mkfs.erofs (fsforge) "* ]]
+	[ "$status" -eq 0 ]
+	[[ $output == "mkfs.erofs (fsforge) "* ]]
 	run "$MKFS_EROFS" only-one-arg
 	[ "$status" -eq 16 ]
 	run "$MKFS_EROFS" -b 3000 x.img "$SRC"
-	[ "$status" -eq 16 ] && [[ $output == *"power of two"* ]]
+	[ "$status" -eq 16 ]
+	[[ $output == *"power of two"* ]]
 	run "$MKFS_EROFS" -U not-a-uuid x.img "$SRC"
-	[ "$status" -eq 16 ] && [[ $output == *"invalid UUID"* ]]
+	[ "$status" -eq 16 ]
+	[[ $output == *"invalid UUID"* ]]
 	run "$MKFS_EROFS" -L 12345678901234567 x.img "$SRC"
-	[ "$status" -eq 16 ] && [[ $output == *"longer than 16"* ]]
+	[ "$status" -eq 16 ]
+	[[ $output == *"longer than 16"* ]]
 	run "$MKFS_EROFS" -z lz4 x.img "$SRC"
-	[ "$status" -eq 16 ] && [[ $output == *"not supported"* ]]
+	[ "$status" -eq 16 ]
+	[[ $output == *"not supported"* ]]
 	[ ! -e x.img ]
 }
 
@@ -137,15 +143,19 @@ build() { run "$MKFS_EROFS" --quiet "$@"; }
 	[ "$(stat -c %u:%g "$mnt/sizes/f1")" = "1000:2000" ]
 	umount "$mnt"
 	run "$MKFS_EROFS" --uid-offset=-5 x.img "$SRC"
-	[ "$status" -eq 1 ] && [[ $output == *"uid out of range"* ]]
+	[ "$status" -eq 1 ]
+	[[ $output == *"uid out of range"* ]]
 	[ ! -e x.img ]
 }
 
 @test "--exclude-path and --exclude-regex leave files and subtrees out" {
 	build --exclude-path=bigdir --exclude-path=/types/fifo --exclude-regex='^sizes/f[0-9]*5$' x.img "$SRC"
 	mnt=$(mount_erofs x.img)
-	[ ! -e "$mnt/bigdir" ] && [ ! -e "$mnt/types/fifo" ] && [ -e "$mnt/types/file" ]
-	[ ! -e "$mnt/sizes/f65535" ] && [ -e "$mnt/sizes/f65536" ]
+	[ ! -e "$mnt/bigdir" ]
+	[ ! -e "$mnt/types/fifo" ]
+	[ -e "$mnt/types/file" ]
+	[ ! -e "$mnt/sizes/f65535" ]
+	[ -e "$mnt/sizes/f65536" ]
 	run "$MKFS_EROFS" --exclude-regex='(' x.img "$SRC"
 	[ "$status" -eq 16 ]
 }

@@ -12,7 +12,7 @@ setup() {
 
 teardown() {
 	umount_all
-	[ -z "${LOOPDEV:-}" ] || losetup -d "$LOOPDEV" 2>/dev/null || true
+	if [ -n "${LOOPDEV:-}" ]; then losetup -d "$LOOPDEV" 2>/dev/null || true; fi
 }
 
 no_leftovers() {
@@ -34,7 +34,9 @@ as_nobody() {
 
 @test "an unreadable file fails the build, names the file and leaves no image" {
 	w=$(world_tmpdir)
-	cp -a "$SRC" "$w/src" && chmod 777 "$w" && chmod 000 "$w/src/d/file"
+	cp -a "$SRC" "$w/src"
+	chmod 777 "$w"
+	chmod 000 "$w/src/d/file"
 	run as_nobody "$MKFS_EROFS" "$w/out.img" "$w/src"
 	[ "$status" -eq 1 ]
 	[[ $output == *"cannot open $w/src/d/file: Permission denied"* ]]
@@ -44,7 +46,9 @@ as_nobody() {
 
 @test "an unreadable directory fails the build and names it" {
 	w=$(world_tmpdir)
-	cp -a "$SRC" "$w/src" && chmod 777 "$w" && chmod 000 "$w/src/d"
+	cp -a "$SRC" "$w/src"
+	chmod 777 "$w"
+	chmod 000 "$w/src/d"
 	run as_nobody "$MKFS_EROFS" "$w/out.img" "$w/src"
 	[ "$status" -eq 1 ]
 	[[ $output == *"cannot open directory $w/src/d: Permission denied"* ]]
@@ -54,8 +58,11 @@ as_nobody() {
 
 @test "an existing image is replaced only when the new one is complete" {
 	w=$(world_tmpdir)
-	cp -a "$SRC" "$w/src" && chmod 777 "$w" && chmod 000 "$w/src/d/file"
-	echo old > "$w/out.img" && chown 65534 "$w/out.img"
+	cp -a "$SRC" "$w/src"
+	chmod 777 "$w"
+	chmod 000 "$w/src/d/file"
+	echo old > "$w/out.img"
+	chown 65534 "$w/out.img"
 	run as_nobody "$MKFS_EROFS" "$w/out.img" "$w/src"
 	[ "$status" -eq 1 ]
 	[ "$(cat "$w/out.img")" = old ]
@@ -71,13 +78,15 @@ as_nobody() {
 @test "the image file inside the source tree is not packed into itself" {
 	"$MKFS_EROFS" --quiet "$SRC/self.img" "$SRC"
 	mnt=$(mount_erofs "$SRC/self.img")
-	[ ! -e "$mnt/self.img" ] && [ -e "$mnt/d/file" ]
+	[ ! -e "$mnt/self.img" ]
+	[ -e "$mnt/d/file" ]
 	[ -z "$(ls "$mnt" | grep tmp)" ]
 }
 
 @test "--dry-run lays the image out and writes nothing" {
 	run "$MKFS_EROFS" --dry-run out.img "$SRC"
-	[ "$status" -eq 0 ] && [[ $output == "(dry run) out.img: "* ]]
+	[ "$status" -eq 0 ]
+	[[ $output == "(dry run) out.img: "* ]]
 	no_leftovers out.img
 }
 

@@ -46,8 +46,8 @@ teardown() { umount_all; }
 }
 
 xfs_mount() {
-	command -v mkfs.xfs >/dev/null || skip "mkfs.xfs (xfsprogs) not installed"
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	command -v mkfs.xfs >/dev/null || need_or_skip "mkfs.xfs (xfsprogs) not installed"
+	[ "$(id -u)" -eq 0 ] || need_or_skip "needs root"
 	truncate -s 300M x.img
 	mkfs.xfs -q x.img
 	mkdir -p mnt.xfs

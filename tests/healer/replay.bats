@@ -54,7 +54,7 @@ mode_of() {
 	for v in check optimize; do
 		mode_of "autofsck=$v"
 		[[ ${lines[0]} == "/mnt: reporting events (autofsck=$v)" ]]
-		! grep -q 'would' <<<"$output"
+		! grep -q 'would' <<<"$output" || false
 		[[ $output == *"/mnt: 3 events lost"* ]]
 	done
 }
@@ -71,7 +71,7 @@ mode_of() {
 @test "--no-autofsck ignores autofsck=repair; --repair overrides everything" {
 	mode_of "autofsck=repair" --no-autofsck
 	[[ ${lines[0]} == "/mnt: reporting events (--no-autofsck)" ]]
-	! grep -q would <<<"$output"
+	! grep -q would <<<"$output" || false
 	mode_of "autofsck=none backrefs=0" --repair
 	[[ ${lines[0]} == "/mnt: repairing sick metadata (--repair)" ]]
 	grep -q 'would repair' <<<"$output"
@@ -136,10 +136,15 @@ mode_of() {
 	# 5000 random records (the unmount type avoided so all are read)
 	{ printf 'XFSHMCAP\1\0\0\0\x40\0\0\0\1\0\0\0'; head -c 12 /dev/zero
 	  head -c $((5000 * 64)) /dev/urandom; } > r.cap
+	# (an unmount record needs domain 0 and type 2 in two random 32-bit
+	# fields: it does not happen, so all 5000 records are read; a domain
+	# below 9 is as rare, hence 4990 and not 5000 unknown ones)
 	run "$HEALER" --repair --replay r.cap /mnt
-	[ "$status" -eq 0 ] || [[ $output == *"filesystem unmounted"* ]]
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'unknown event domain' <<<"$output")" -ge 4990 ]
 	run --separate-stderr "$HEALER" --json --replay r.cap /mnt
-	echo "$output" | jq -c . > /dev/null
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -c . | wc -l)" -eq 5000 ]
 }
 
 @test "--exec: the hook gets the event in its environment, and a slow hook is killed at the time limit" {
@@ -159,7 +164,8 @@ HOOK
 	grep -qx 'XFS_HEALER_OBJECT=ino 131 gen 0x2' hook.env
 	grep -qx 'XFS_HEALER_MESSAGE=/mnt ino 131 gen 0x2 directory: sick' hook.env
 	grep '^XFS_HEALER_JSON=' hook.env | cut -d= -f2- | jq -e '.ino == 131'
-	printf '#!/bin/sh\nsleep 60\n' > slow && chmod +x slow
+	printf '#!/bin/sh\nsleep 60\n' > slow
+	chmod +x slow
 	start=$(date +%s)
 	run "$HEALER" --exec ./slow --exec-timeout 1 --replay h.cap /mnt
 	[ $(($(date +%s) - start)) -lt 10 ]
@@ -168,7 +174,8 @@ HOOK
 }
 
 @test "--exec: events are decoded while hooks run; at most 16 at once, the rest counted" {
-	printf '#!/bin/sh\nsleep 2\n' > slow && chmod +x slow
+	printf '#!/bin/sh\nsleep 2\n' > slow
+	chmod +x slow
 	for i in $(seq 1 40); do echo "ag sick mask=0x10 gno=$i"; done | cap many.cap
 	start=$(date +%s)
 	run "$HEALER" --exec ./slow --replay many.cap /mnt

@@ -24,14 +24,15 @@ unitdir() { dirname "$(find "$INST" -name system-xfs_healer.slice)"; }
 	[ "$d" = "$INST$want" ]
 	for u in 'xfs_healer@.service' xfs_healer_start.service system-xfs_healer.slice; do
 		[ -f "$d/$u" ]
-		! grep -q '@sbindir@' "$d/$u"
+		! grep -q '@sbindir@' "$d/$u" || false
 	done
 	sbindir=$(sed -n 's/^sbindir = //p' "$FSFORGE_BUILDDIR/Makefile")
 	prefix=$(sed -n 's/^prefix = //p' "$FSFORGE_BUILDDIR/Makefile")
 	sbindir=${sbindir//\$\{exec_prefix\}/$prefix}
 	grep -qx "ExecStart=$sbindir/xfs_healer %f" "$d/xfs_healer@.service"
-	[ -x "$INST$sbindir/xfs_healer" ] && [ -x "$INST$sbindir/xfs_healer_start" ]
-	! grep -q '^CPUAccounting' "$d"/*
+	[ -x "$INST$sbindir/xfs_healer" ]
+	[ -x "$INST$sbindir/xfs_healer_start" ]
+	! grep -q '^CPUAccounting' "$d"/* || false
 	grep -qx 'CPUQuota=200%' "$d/system-xfs_healer.slice"
 }
 
@@ -55,8 +56,8 @@ unitdir() { dirname "$(find "$INST" -name system-xfs_healer.slice)"; }
 
 # run systemd-analyze of Debian sid on our units, in an overlay of the tree
 sid_analyze() {
-	[ -d "$SID/usr/lib/systemd" ] || skip "sid root tree not cached (tests/kernel/setup --sid)"
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	[ -d "$SID/usr/lib/systemd" ] || need_or_skip "sid root tree not cached (tests/kernel/setup --sid)"
+	[ "$(id -u)" -eq 0 ] || need_or_skip "needs root"
 	local ov=$BATS_TEST_TMPDIR/ov
 	mkdir -p "$ov/up" "$ov/work" "$ov/root"
 	mount -t overlay overlay -o "lowerdir=$SID,upperdir=$ov/up,workdir=$ov/work" "$ov/root"
@@ -75,7 +76,7 @@ sid_analyze() {
 	sed -i "s|^\(Exec[A-Za-z]*=\)[^ ]*/xfs_healer|\1/usr/local/sbin/xfs_healer|" "$OV"/etc/systemd/system/xfs_healer* "$OV"/tmp/ours/xfs_healer*
 }
 
-sid_cleanup() { [ -z "${OV:-}" ] || umount "$OV" 2>/dev/null || true; }
+sid_cleanup() { if [ -n "${OV:-}" ]; then umount "$OV" 2>/dev/null || true; fi; }
 teardown() { sid_cleanup; }
 
 @test "sid's systemd-analyze verify: no message for any of our units" {
@@ -86,7 +87,7 @@ teardown() { sid_cleanup; }
 		echo "$output"
 		[ "$status" -eq 0 ]
 		# xfsprogs' own xfs_scrub units, still in the tree, may complain
-		! grep -v 'xfs_scrub' <<<"$output" | grep -q .
+		! grep -v 'xfs_scrub' <<<"$output" | grep -q . || false
 	done
 }
 
@@ -99,7 +100,8 @@ teardown() { sid_cleanup; }
 	ours_start=$(score /etc/systemd/system/xfs_healer_start.service)
 	ref_start=$(score /tmp/ref/xfs_healer_start.service)
 	echo "# xfs_healer@: ours $ours, xfsprogs $ref; xfs_healer_start: ours $ours_start, xfsprogs $ref_start" >&3
-	[ -n "$ours" ] && [ -n "$ref" ]
+	[ -n "$ours" ]
+	[ -n "$ref" ]
 	awk -v a="$ours" -v b="$ref" 'BEGIN { exit !(a <= b) }'
 	awk -v a="$ours_start" -v b="$ref_start" 'BEGIN { exit !(a <= b) }'
 }
@@ -117,7 +119,7 @@ teardown() { sid_cleanup; }
 }
 
 @test "xfs_healer_start on a kernel without mount notifications: one line, status 1" {
-	if [ "$(id -u)" -ne 0 ]; then skip "needs root"; fi
+	if [ "$(id -u)" -ne 0 ]; then need_or_skip "needs root"; fi
 	run "$START" --supported
 	if [ "$status" -eq 0 ]; then skip "this kernel has fanotify mount events"; fi
 	[ "$status" -eq 1 ]
@@ -125,12 +127,13 @@ teardown() { sid_cleanup; }
 }
 
 @test "xfs_healer_start --dry-run: existing and new XFS mounts, escaped; other filesystems ignored" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	command -v mkfs.xfs >/dev/null || skip "mkfs.xfs (xfsprogs) not installed"
+	[ "$(id -u)" -eq 0 ] || need_or_skip "needs root"
+	command -v mkfs.xfs >/dev/null || need_or_skip "mkfs.xfs (xfsprogs) not installed"
 	"$START" --supported 2>/dev/null || skip "no fanotify mount events on this kernel"
 	cd "$BATS_TEST_TMPDIR"
 	truncate -s 300M a.img b.img
-	mkfs.xfs -q a.img && mkfs.xfs -q b.img
+	mkfs.xfs -q a.img
+	mkfs.xfs -q b.img
 	mkdir -p "mnt.a" "mnt.b with space" mnt.tmpfs
 	mount -o loop a.img mnt.a
 	"$START" --dry-run > out 2> err &

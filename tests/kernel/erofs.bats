@@ -44,7 +44,7 @@ setup_file() {
 
 @test "kernel: fingerprint xattr is sha256: + SHA-256 of each file" {
 	[ -s "$W/share/result/fingerprints" ]
-	! grep -v '^ok$' "$W/share/result/fingerprints"
+	! grep -v '^ok$' "$W/share/result/fingerprints" || false
 	[ "$(wc -l < "$W/share/result/fingerprints")" -gt 30 ]
 }
 

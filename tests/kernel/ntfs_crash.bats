@@ -11,7 +11,7 @@ load ../ntfs/ntfs_helpers
 
 FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
 
-teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
+teardown() { if mountpoint -q mnt 2>/dev/null; then umount mnt; fi; }
 
 setup_file() {
 	export W=$BATS_FILE_TMPDIR
@@ -44,7 +44,8 @@ setup_file() {
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	sum=$(sha256sum < "$W/v.img")
 	run "$FSCK" -a "$W/v.img"
-	[ "$status" -eq 0 ] && [ "$(sha256sum < "$W/v.img")" = "$sum" ]
+	[ "$status" -eq 0 ]
+	[ "$(sha256sum < "$W/v.img")" = "$sum" ]
 	cd_tmp
 	cp --sparse=always "$W/v.img" image
 	run sid_ntfsck image

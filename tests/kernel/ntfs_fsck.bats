@@ -19,10 +19,16 @@ setup_file() {
 	done
 	for t in "$corpus"/created_manually/*/ntfs.img.tar.xz; do
 		n=$(basename "$(dirname "$t")")
-		tar -xJf "$t" -C "$W/x" && mv "$W/x/ntfs.img" "$W/share/imgs/$n.img"
+		tar -xJf "$t" -C "$W/x"
+		mv "$W/x/ntfs.img" "$W/share/imgs/$n.img"
 	done
+	# every exit status of -a is kept: the test below requires 0 or 1
+	: > "$W/a.rc"
 	for img in "$W"/share/imgs/*.img; do
-		"$FSCK" -a -q "$img" > /dev/null 2>&1 || true
+		rc=0
+		"$FSCK" -a -q "$img" > "$W/x/a.log" 2>&1 || rc=$?
+		echo "$(basename "$img" .img) $rc" >> "$W/a.rc"
+		if [ "$rc" -gt 1 ]; then cat "$W/x/a.log" >> "$W/a.unrepaired.log"; fi
 	done
 	ls "$W"/share/imgs | wc -l > "$W/count"
 	cp "$FSCK" "$W/share/fsck.ntfs"
@@ -31,6 +37,14 @@ setup_file() {
 		"$FSFORGE_TOP/tests/kernel/guest/ntfs-fsck.sh"
 	echo "$output" > "$W/vm.log"
 	echo "$status" > "$W/vm.rc"
+}
+
+@test "fsck.ntfs -a repaired every volume before the boot (exit 0 or 1)" {
+	cat "$W/a.rc"
+	[ "$(wc -l < "$W/a.rc")" -eq "$(cat "$W/count")" ]
+	run awk '$2 != 0 && $2 != 1' "$W/a.rc"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ] || { cat "$W/a.unrepaired.log"; false; }
 }
 
 @test "kernel: repaired volumes were used with no ntfs warning in the kernel log" {

@@ -72,7 +72,7 @@ obj() { sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" "$W/share/result/objects"; }
 	for n in ours-log ours-repair ref-log; do
 		[ "$(R $n.umount)" -eq 0 ]
 		[ "$(R $n.rc)" -eq 0 ] || { R $n.err; false; }
-		! grep -q 'still running' "$W/share/result/$n.err"
+		! grep -q 'still running' "$W/share/result/$n.err" || false
 	done
 	[ "$(R ours-log.out | tail -1)" = "/mnt/x: filesystem unmounted" ]
 	[ "$(R ours-repair.out | tail -1)" = "/mnt/x: filesystem unmounted" ]
@@ -83,10 +83,10 @@ obj() { sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" "$W/share/result/objects"; }
 	ag=$(printf '0x%x' "$(obj ag)")
 	grep -A1 -x "/mnt/x agno $ag bnobt: sick" <<<"$(R ours-repair.out)" |
 		grep -qx "/mnt/x agno $ag bnobt: Repairs successful."
-	! grep -q 'error' "$W/share/result/ours-repair.err"
+	! grep -q 'error' "$W/share/result/ours-repair.err" || false
 	R scrub-after.out
 	[ "$(R scrub-after.rc)" -eq 0 ]
-	! grep -qiE 'corrupt|error|repairs? (needed|required)' "$W/share/result/scrub-after.out"
+	! grep -qiE 'corrupt|error|repairs? (needed|required)' "$W/share/result/scrub-after.out" || false
 	[ "$(R after.dirents)" -eq 300 ]
 }
 
@@ -98,7 +98,17 @@ obj() { sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" "$W/share/result/objects"; }
 	read -r ticks hz < "$W/share/result/ours-log.idle"
 	# an idle daemon must not poll: no CPU at all while nothing happens
 	[ "$ticks" -eq 0 ]
-	# the RSS comparison is a measurement (bench/), not an assertion: the
-	# suite also runs sanitizer builds, whose shadow memory dwarfs it
-	[ "$(R ours-log.hwm)" -gt 0 ] && [ "$(R ref-log.hwm)" -gt 0 ]
+	# peak RSS: both were measured; a sanitizer build (shadow memory and
+	# quarantine: about 15 MiB for a replay on the host, 1.5 MiB plain) is
+	# only held to a bound that catches runaway growth; a plain build uses
+	# at most what the reference daemon uses, give or take 4 MiB
+	ours=$(R ours-log.hwm)
+	ref=$(R ref-log.hwm)
+	[ "$ours" -gt 0 ]
+	[ "$ref" -gt 0 ]
+	if grep -q __asan_init "$FSFORGE_BUILDDIR/healer/xfs_healer"; then
+		[ "$ours" -lt 65536 ]
+	else
+		[ "$ours" -le $((ref + 4096)) ]
+	fi
 }

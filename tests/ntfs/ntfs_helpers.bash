@@ -44,6 +44,13 @@ write_and_verify() {
 	umount "$m"
 }
 
+# the sid tree with ntfsprogs-plus' ntfsck (tests/kernel/setup --sid)
+need_sid() {
+	if [ ! -d "$SID_ROOT/tmp" ] || ! chroot "$SID_ROOT" sh -c 'command -v ntfsck' >/dev/null 2>&1; then
+		need_or_skip "sid tree not cached (tests/kernel/setup --sid)"
+	fi
+}
+
 # ntfsprogs-plus ntfsck -n from the sid tree (chroot), on a temporary copy
 # of the image inside the tree (no bind mounts are left behind)
 sid_ntfsck() {

@@ -9,13 +9,14 @@ setup() { cd_tmp; LOOPDEV=; }
 
 teardown() {
 	umount_all
-	[ -z "${LOOPDEV:-}" ] || losetup -d "$LOOPDEV" 2>/dev/null || true
+	if [ -n "${LOOPDEV:-}" ]; then losetup -d "$LOOPDEV" 2>/dev/null || true; fi
 }
 
 loop() { truncate -s "${2:-64M}" "$1" && LOOPDEV=$(losetup -f --show "$1"); }
 
 @test "a mounted device is refused, even with -F; -F -F overrides" {
-	truncate -s 64M e.img && mkfs.ext4 -q e.img
+	truncate -s 64M e.img
+	mkfs.ext4 -q e.img
 	loop e.img
 	m=$(mktemp -d "$BATS_TEST_TMPDIR/mnt.XXXXXX")
 	mount -o ro "$LOOPDEV" "$m"
@@ -30,7 +31,8 @@ loop() { truncate -s "${2:-64M}" "$1" && LOOPDEV=$(losetup -f --show "$1"); }
 }
 
 @test "a device holding a filesystem is refused without -F, formatted with -F" {
-	truncate -s 64M e.img && mkfs.ext4 -q e.img
+	truncate -s 64M e.img
+	mkfs.ext4 -q e.img
 	loop e.img
 	run "$MKFS_NTFS" "$LOOPDEV" </dev/null
 	[ "$status" -eq 1 ]; [[ $output == *"contains a ext4 filesystem; use --force"* ]]
@@ -57,7 +59,8 @@ loop() { truncate -s "${2:-64M}" "$1" && LOOPDEV=$(losetup -f --show "$1"); }
 }
 
 @test "yes | mkfs.ntfs overwrites a filesystem (mke2fs-style question, as fstests formats)" {
-	truncate -s 64M e.img && mkfs.ext4 -q e.img
+	truncate -s 64M e.img
+	mkfs.ext4 -q e.img
 	loop e.img
 	run sh -c "yes | '$MKFS_NTFS' '$LOOPDEV'"
 	echo "$output"
@@ -67,7 +70,8 @@ loop() { truncate -s "${2:-64M}" "$1" && LOOPDEV=$(losetup -f --show "$1"); }
 }
 
 @test "yes | mkfs.ntfs still refuses a mounted device" {
-	truncate -s 64M e.img && mkfs.ext4 -q e.img
+	truncate -s 64M e.img
+	mkfs.ext4 -q e.img
 	loop e.img
 	m=$(mktemp -d "$BATS_TEST_TMPDIR/mnt.XXXXXX")
 	mount -o ro "$LOOPDEV" "$m"
