@@ -2,6 +2,8 @@
 # shellcheck shell=bash
 : "${FSFORGE_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${FSFORGE_BUILDDIR:=$FSFORGE_TOP/build}"
+# for the helper scripts the tests run (tests/run exports them too)
+export FSFORGE_TOP FSFORGE_BUILDDIR
 MKFS_EROFS=$FSFORGE_BUILDDIR/mkfs/mkfs.erofs
 LIB=$FSFORGE_TOP/tests/lib
 
