@@ -137,6 +137,25 @@ static int open_blkdev(struct fsf_dev *dev, unsigned flags)
 	return 0;
 }
 
+/* An existing image file is probed exactly as a block device (as mkfs.xfs
+ * does): a filesystem or partition table in it needs FSF_DEV_FORCE or a
+ * "yes" from the confirm callback.  Read-only, before anything is opened
+ * for writing; an empty file holds nothing to lose. */
+static int check_file_signatures(struct fsf_dev *dev, const struct stat *st)
+{
+	int ret;
+
+	if (st->st_size == 0)
+		return 0;
+	dev->fd = open(dev->path, O_RDONLY | O_CLOEXEC);
+	if (dev->fd < 0)
+		return 0;	/* the open for writing reports the error */
+	ret = check_signatures(dev);
+	close(dev->fd);
+	dev->fd = -1;
+	return ret;
+}
+
 static int open_file(struct fsf_dev *dev, unsigned flags)
 {
 	struct stat st;
@@ -159,6 +178,14 @@ static int open_file(struct fsf_dev *dev, unsigned flags)
 			return -EBUSY;
 		}
 		free(loop);
+		/* a replaced image (temp file + rename, as erofs-utils does)
+		 * is a new file: what the old one held is not overwritten */
+		if (!(flags & (FSF_DEV_FORCE | FSF_DEV_REPLACE))) {
+			int ret = check_file_signatures(dev, &st);
+
+			if (ret)
+				return ret;
+		}
 	}
 	if (flags & FSF_DEV_DRY_RUN) {
 		dev->fd = -1;

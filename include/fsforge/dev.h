@@ -57,7 +57,9 @@ struct fsf_dev {
 int fsf_dev_open_output(struct fsf_dev *dev, const char *path, unsigned flags,
 			const struct fsf_log *log);
 /* The same, but a filesystem or partition table found without
- * FSF_DEV_FORCE is first put to CONFIRM (e.g. a y/N prompt). */
+ * FSF_DEV_FORCE is first put to CONFIRM (e.g. a y/N prompt).  Block devices
+ * and existing image files are probed alike, except with FSF_DEV_REPLACE
+ * (the image is replaced by a new file, not overwritten). */
 int fsf_dev_open_output_confirm(struct fsf_dev *dev, const char *path,
 				unsigned flags, const struct fsf_log *log,
 				fsf_dev_confirm_fn confirm, void *arg);
