@@ -20,14 +20,17 @@ unitdir() { dirname "$(find "$INST" -name system-xfs_healer.slice)"; }
 	[ "$(cat "$BATS_FILE_TMPDIR/install.rc")" -eq 0 ] || cat "$BATS_FILE_TMPDIR/install.log"
 	d=$(unitdir)
 	[ -n "$d" ]
+	prefix=$(sed -n 's/^prefix = //p' "$FSFORGE_BUILDDIR/Makefile")
+	# systemd.pc's directory, or one under the prefix (no systemd.pc, or
+	# --with-systemdsystemunitdir='${prefix}/...' as make distcheck gives)
 	want=$(sed -n 's/^systemdsystemunitdir = //p' "$FSFORGE_BUILDDIR/Makefile")
+	want=${want//\$\{prefix\}/$prefix}
 	[ "$d" = "$INST$want" ]
 	for u in 'xfs_healer@.service' xfs_healer_start.service system-xfs_healer.slice; do
 		[ -f "$d/$u" ]
 		! grep -q '@sbindir@' "$d/$u" || false
 	done
 	sbindir=$(sed -n 's/^sbindir = //p' "$FSFORGE_BUILDDIR/Makefile")
-	prefix=$(sed -n 's/^prefix = //p' "$FSFORGE_BUILDDIR/Makefile")
 	sbindir=${sbindir//\$\{exec_prefix\}/$prefix}
 	grep -qx "ExecStart=$sbindir/xfs_healer %f" "$d/xfs_healer@.service"
 	[ -x "$INST$sbindir/xfs_healer" ]
