@@ -31,6 +31,7 @@ all_test_files() {
 	cp a b && chmod 600 b
 	[ -e nowhere ] || true
 	grep -q x /dev/null || :
+	[ "$rc" -eq 1 ] && grep -q REBUILT a.log
 	[ "$status" -eq 0 ]
 }
 
@@ -43,13 +44,14 @@ EOF
 	run "$LINT" t.bats
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[ "${#lines[@]}" -eq 6 ]
+	[ "${#lines[@]}" -eq 7 ]
 	[[ ${lines[0]} == "t.bats:4: negated: "* ]]
 	[[ ${lines[1]} == "t.bats:5: and-list: "* ]]
 	[[ ${lines[2]} == "t.bats:6: and-list: "* ]]
 	[[ ${lines[3]} == "t.bats:7: or-true: "* ]]
 	[[ ${lines[4]} == "t.bats:8: or-true: "* ]]
-	[[ ${lines[5]} == "t.bats:13: negated: "* ]]
+	[[ ${lines[5]} == "t.bats:9: and-list: "* ]]
+	[[ ${lines[6]} == "t.bats:14: negated: "* ]]
 }
 
 @test "checks that can fail are not reported" {
@@ -74,6 +76,9 @@ teardown() { if mountpoint -q mnt; then umount mnt; fi; }
 ! this && is || true python, not shell
 PY
 	cmd="a && b"
+	mountpoint -q mnt 2>/dev/null && umount mnt
+	cmp -s a.img b.img && die "the images should differ"
+	grep -v '^#' known | sed 's/^/# /' >&3 || true
 	losetup -d /dev/loop9 2>/dev/null || true
 	echo "! not a command" && true || false
 	[ 1 -eq 1 ] && [ 2 -eq 2 ]
