@@ -7,6 +7,12 @@
  *  - before formatting, libblkid must find no filesystem or partition table
  *    on a block device unless the caller forces it;
  *  - an image file attached to a loop device is refused unless forced;
+ *  - an image file written in place is refused while it is in use: the
+ *    source of a mount (ntfs-3g and other FUSE drivers name the image as
+ *    the mount source in /proc/self/mountinfo), or open for writing by
+ *    another process (its /proc/PID/fd and fdinfo flags name it; a read
+ *    lease, refused by the kernel while anyone has the file open for
+ *    writing, finds writers /proc does not show);
  *  - a dry run (-n) opens read-only and every write fails with EROFS, so no
  *    byte can reach the disk even through a bug in the caller;
  *  - a regular-file output can be written to a temporary file beside the
@@ -66,7 +72,9 @@ int fsf_dev_open_output_confirm(struct fsf_dev *dev, const char *path,
  * read-write.  A block device mounted read-write is refused in both cases
  * (its contents move under the checker); a read-write open is exclusive,
  * so any mount or holder is refused.  An image file attached to a loop
- * device is refused for read-write unless FSF_DEV_FORCE.  dev->size is the
+ * device is refused for read-write unless FSF_DEV_FORCE; one that is
+ * mounted (FUSE) or open for writing by another process is refused for
+ * read-write and only warned about read-only.  dev->size is the
  * device or file size in bytes.  Returns 0 or a negative errno (reported).
  */
 int fsf_dev_open_check(struct fsf_dev *dev, const char *path, unsigned flags,
