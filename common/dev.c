@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fsforge/dev.h"
+#include "fsforge/undo.h"
 
 /* Is a loop device backed by this file?  Returns the loop name or NULL. */
 static char *loop_backing_user(const struct stat *st)
@@ -535,6 +536,12 @@ int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 			dev->path);
 		return -ENOSPC;
 	}
+	if (dev->undo) {
+		int ret = fsf_undo_save(dev, off, len);
+
+		if (ret)
+			return ret;
+	}
 	while (len) {
 		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
 
@@ -589,6 +596,12 @@ int fsf_dev_zero(struct fsf_dev *dev, uint64_t off, uint64_t len)
 			dev->path);
 		return -ENOSPC;
 	}
+	if (dev->undo) {
+		int ret = fsf_undo_save(dev, off, len);
+
+		if (ret)
+			return ret;
+	}
 	if (fallocate(dev->fd, mode, (off_t)off, (off_t)len) == 0)
 		return 0;
 	while (len) {
@@ -616,6 +629,16 @@ int fsf_dev_set_size(struct fsf_dev *dev, uint64_t size)
 	}
 	if (dev->dry_run || dev->fd < 0)
 		return 0;
+	if (dev->undo) {
+		/* a shrink drops the tail: save it first */
+		struct stat st;
+		int ret = 0;
+
+		if (fstat(dev->fd, &st) == 0 && (uint64_t)st.st_size > size)
+			ret = fsf_undo_save(dev, size, (uint64_t)st.st_size - size);
+		if (ret)
+			return ret;
+	}
 	if (ftruncate(dev->fd, (off_t)size) != 0) {
 		int e = errno;
 
@@ -636,6 +659,12 @@ int fsf_dev_commit(struct fsf_dev *dev)
 			strerror(e));
 		return -e;
 	}
+	if (dev->undo) {
+		int ret = fsf_undo_finish(dev);
+
+		if (ret)
+			return ret;
+	}
 	if (dev->tmp_path && rename(dev->tmp_path, dev->path) != 0) {
 		int e = errno;
 
@@ -649,6 +678,11 @@ int fsf_dev_commit(struct fsf_dev *dev)
 
 void fsf_dev_close(struct fsf_dev *dev)
 {
+	/* a run that ends without commit still leaves a usable undo file:
+	 * what it wrote is on the device once flushed */
+	if (dev->undo && dev->fd >= 0 && fsync(dev->fd) == 0)
+		fsf_undo_finish(dev);
+	fsf_undo_free(dev);
 	if (dev->fd >= 0)
 		close(dev->fd);
 	if (dev->tmp_path && !dev->committed)

@@ -43,6 +43,8 @@ enum fsf_dev_flags {
  * QUESTION names the device and what it holds; true means overwrite. */
 typedef bool (*fsf_dev_confirm_fn)(const char *question, void *arg);
 
+struct fsf_undo;
+
 struct fsf_dev {
 	int fd;
 	char *path;		/* the name the user gave */
@@ -57,6 +59,8 @@ struct fsf_dev {
 	const struct fsf_log *log;
 	fsf_dev_confirm_fn confirm;	/* see fsf_dev_open_output_confirm */
 	void *confirm_arg;
+	struct fsf_undo *undo;	/* fsforge/undo.h: blocks saved before
+				 * their first overwrite */
 };
 
 /* Open PATH to be formatted.  Returns 0 or a negative errno (reported). */
@@ -81,7 +85,9 @@ int fsf_dev_open_check(struct fsf_dev *dev, const char *path, unsigned flags,
 		       const struct fsf_log *log);
 /* Is the block device DEV (st_rdev) mounted, and read-write? */
 int fsf_dev_mount_state(dev_t rdev, bool *mounted, bool *rw);
-/* Write all of BUF at OFF.  Returns 0 or a negative errno (reported). */
+/* Write all of BUF at OFF (with an undo file attached, the blocks it
+ * changes are saved and synced first).  Returns 0 or a negative errno
+ * (reported). */
 int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 		   uint64_t off);
 /* Read all of BUF at OFF (short read at end of device: -EIO). */
@@ -92,7 +98,8 @@ int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off);
 int fsf_dev_zero(struct fsf_dev *dev, uint64_t off, uint64_t len);
 /* Make the output exactly SIZE bytes (files) or check it fits (devices). */
 int fsf_dev_set_size(struct fsf_dev *dev, uint64_t size);
-/* Flush and, for FSF_DEV_REPLACE, rename the temporary file into place. */
+/* Flush and, for FSF_DEV_REPLACE, rename the temporary file into place;
+ * an attached undo file records the state the run left. */
 int fsf_dev_commit(struct fsf_dev *dev);
 /* Close; an uncommitted temporary file is removed. */
 void fsf_dev_close(struct fsf_dev *dev);
