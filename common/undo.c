@@ -190,7 +190,7 @@ int fsf_undo_start(struct fsf_dev *dev, const char *path, const char *tool)
 			"is the device being repaired" : "is not a regular file");
 		return -EINVAL;
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		ret = -errno;
 		fsf_err(dev->log, "cannot create undo file %s: %s", path,
@@ -219,9 +219,14 @@ int fsf_undo_start(struct fsf_dev *dev, const char *path, const char *tool)
 	header_encode(h, u->bs, u->size_before, u->size_before, 0, 0, 0, 0, 0,
 		      u->tool);
 	/* an empty, unfinished undo file is on disk before any write */
-	if (ftruncate(fd, 0) != 0 || (ret = undo_pwrite_all(fd, h, sizeof(h), 0)) ||
-	    fsync(fd) != 0 || (ret = sync_dir_of(path))) {
-		ret = ret ? ret : -errno;
+	ret = ftruncate(fd, 0) != 0 ? -errno : 0;
+	if (!ret)
+		ret = undo_pwrite_all(fd, h, sizeof(h), 0);
+	if (!ret && fsync(fd) != 0)
+		ret = -errno;
+	if (!ret)
+		ret = sync_dir_of(path);
+	if (ret) {
 		fsf_err(dev->log, "cannot write undo file %s: %s", path,
 			strerror(-ret));
 		free(u->path);
