@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,15 +186,21 @@ static bool file_writer(const struct stat *st, char *why, size_t n)
 static bool file_open_for_write(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
 	bool busy = false;
 
 	if (fd < 0)
 		return false;
+	/* someone opening the file for writing while we hold the lease
+	 * makes the kernel send us SIGIO, whose default action kills */
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGIO, &ign, &old);
 	if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0)
 		fcntl(fd, F_SETLEASE, F_UNLCK);
 	else
 		busy = errno == EAGAIN;
 	close(fd);
+	sigaction(SIGIO, &old, NULL);
 	return busy;
 }
 
