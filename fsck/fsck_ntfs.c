@@ -64,7 +64,9 @@ static void usage(FILE *f)
 "Checks and repairs the boot sector and its backup, MFT records and\n"
 "$MFTMirr, runlists, link counts, directory indexes (rebuilt when damaged),\n"
 "the cluster and MFT bitmaps, the journal and the dirty flag; see\n"
-"fsck.ntfs(8).\n\n"
+"fsck.ntfs(8).  A repair refuses a device or image that is mounted\n"
+"(ntfs-3g included) or open for writing elsewhere; -n checks an image\n"
+"in use, with a warning.\n\n"
 "Exit status (fsck(8)): 0 clean, 1 errors corrected, 4 errors left,\n"
 "8 operational error, 16 usage error, 32 cancelled; sums combine.\n", f);
 }
