@@ -37,6 +37,30 @@ unpack() { xz -dc "$CASES/$1/image.xz" > "$2"; }
 	[ "$n" -ge 8 ]
 }
 
+@test "public corpus: -a -z then --undo restores every image byte for byte" {
+	corpus=
+	for c in "${FSFORGE_CORPUS:-}" "$FSFORGE_TOP/../shared/corpus/ntfs" \
+		/work/shared/corpus/ntfs; do
+		[ -n "$c" ] && [ -d "$c/created_manually" ] && corpus=$c && break
+	done
+	[ -n "$corpus" ] || skip "public corpus not found"
+	n=0
+	for t in "$corpus"/created_manually/*/ntfs.img.tar.xz; do
+		name=$(basename "$(dirname "$t")")
+		rm -f ntfs.img v.undo
+		tar -xJf "$t"
+		before=$(sha256sum < ntfs.img)
+		rc=0; "$FSCK" -a -q -z v.undo ntfs.img > /dev/null 2>&1 || rc=$?
+		[ "$rc" -le 1 ] || die "$name: -a exit $rc"
+		[ "$(sha256sum < ntfs.img)" != "$before" ] || die "$name: -a changed nothing"
+		run "$FSCK" --undo v.undo ntfs.img
+		[ "$status" -eq 0 ] || die "$name: --undo exit $status: $output"
+		[ "$(sha256sum < ntfs.img)" = "$before" ] || die "$name: not restored"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 20 ]
+}
+
 @test "an undo file applied to another image is refused and that image is unchanged" {
 	unpack f_orphans a.img
 	unpack f_logfile_dirty b.img
