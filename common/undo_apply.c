@@ -158,12 +158,14 @@ int fsf_undo_apply(const char *path, const char *device, unsigned flags,
 			if (read_record(fd, fsize, off, bs, &e, buf) ||
 			    e.blk >= (before + bs - 1) / bs)
 				break;
-			m = realloc(ents, (n + 1) * sizeof(*ents));
-			if (!m) {
-				ret = -ENOMEM;
-				goto out;
+			if ((n & (n - 1)) == 0) {	/* 0, 1, 2, 4...: double */
+				m = realloc(ents, (n ? 2 * n : 1) * sizeof(*ents));
+				if (!m) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				ents = m;
 			}
-			ents = m;
 			ents[n++] = e;
 			off += REC_HDR + e.len;
 		}
