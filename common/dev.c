@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "fsforge/dev.h"
+#include "fsforge/undo.h"
 
 /* Is a loop device backed by this file?  Returns the loop name or NULL. */
 static char *loop_backing_user(const struct stat *st)
@@ -49,6 +51,180 @@ static char *loop_backing_user(const struct stat *st)
 	}
 	closedir(d);
 	return found;
+}
+
+/* mountinfo escapes blanks and backslashes as \ooo */
+static void unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+				      (s[3] - '0'));
+			s += 3;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = '\0';
+}
+
+/* dev and inode of PATH without asking the filesystem for fresh
+ * attributes: a hung FUSE daemon must not hang the checker */
+static bool same_file(const char *path, const struct stat *st)
+{
+	struct statx sx;
+
+	if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO,
+		  &sx) != 0 || !S_ISREG(sx.stx_mode))
+		return false;
+	return makedev(sx.stx_dev_major, sx.stx_dev_minor) == st->st_dev &&
+	       sx.stx_ino == st->st_ino;
+}
+
+/* Is the image file (ST, REAL = its canonical path) the source of a
+ * mount (ntfs-3g and other FUSE drivers record the image path)?  Writes
+ * the mount point and type into WHY. */
+static bool file_mounted(const struct stat *st, const char *real, char *why,
+			 size_t n)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && getline(&line, &cap, f) > 0) {
+		char mnt[4096], type[64], src[4096];
+		char *sep = strstr(line, " - ");
+
+		/* id parent maj:min root MOUNTPOINT opts [tags] - TYPE SOURCE */
+		if (!sep || sscanf(line, "%*d %*d %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(sep + 3, "%63s %4095s", type, src) != 2)
+			continue;
+		unescape(src);
+		unescape(mnt);
+		if (src[0] != '/')
+			continue;
+		if ((real && strcmp(src, real) == 0) || same_file(src, st)) {
+			snprintf(why, n, "mounted on %s (%s)", mnt, type);
+			found = true;
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* Another process holding the file open for writing: its pid and name
+ * into WHY.  Only processes we may inspect are seen (all, as root). */
+static bool file_writer(const struct stat *st, char *why, size_t n)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *pe;
+	pid_t self = getpid();
+	bool found = false;
+
+	if (!proc)
+		return false;
+	while (!found && (pe = readdir(proc)) != NULL) {
+		char p[600], comm[64] = "?";
+		struct dirent *fe;
+		DIR *fds;
+		FILE *f;
+
+		if (pe->d_name[0] < '1' || pe->d_name[0] > '9' ||
+		    atoi(pe->d_name) == self)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/fd", pe->d_name);
+		fds = opendir(p);
+		if (!fds)
+			continue;
+		while (!found && (fe = readdir(fds)) != NULL) {
+			unsigned int flags = 0;
+			char line[128];
+
+			if (fe->d_name[0] < '0' || fe->d_name[0] > '9')
+				continue;
+			snprintf(p, sizeof(p), "/proc/%s/fd/%s", pe->d_name,
+				 fe->d_name);
+			if (!same_file(p, st))
+				continue;
+			snprintf(p, sizeof(p), "/proc/%s/fdinfo/%s", pe->d_name,
+				 fe->d_name);
+			f = fopen(p, "re");
+			if (!f)
+				continue;
+			while (fgets(line, sizeof(line), f))
+				if (sscanf(line, "flags: %o", &flags) == 1)
+					break;
+			fclose(f);
+			found = (flags & O_ACCMODE) != O_RDONLY;
+		}
+		closedir(fds);
+		if (!found)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/comm", pe->d_name);
+		f = fopen(p, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		snprintf(why, n, "open for writing by pid %s (%s)", pe->d_name,
+			 comm);
+	}
+	closedir(proc);
+	return found;
+}
+
+/* A read lease is refused while anyone, in any namespace, has the file
+ * open for writing: it sees the writers /proc does not show us. */
+static bool file_open_for_write(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	bool busy = false;
+
+	if (fd < 0)
+		return false;
+	/* someone opening the file for writing while we hold the lease
+	 * makes the kernel send us SIGIO, whose default action kills */
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGIO, &ign, &old);
+	if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0)
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+	else
+		busy = errno == EAGAIN;
+	close(fd);
+	sigaction(SIGIO, &old, NULL);
+	return busy;
+}
+
+/* Is the image file PATH (ST) in use: attached to a loop device (unless
+ * ALLOW_LOOP), the source of a mount, open for writing by another
+ * process?  WHY says how (one phrase naming the loop device, mount point
+ * or process). */
+static bool file_in_use(const char *path, const struct stat *st,
+			bool allow_loop, char *why, size_t n)
+{
+	char *real = realpath(path, NULL), *loop = loop_backing_user(st);
+	bool busy = true;
+
+	if (loop && !allow_loop)
+		snprintf(why, n, "attached to /dev/%s", loop);
+	else if (file_mounted(st, real, why, n) || file_writer(st, why, n))
+		busy = true;
+	else if (!loop && file_open_for_write(path))	/* loop: its driver */
+		snprintf(why, n, "open for writing by another process");
+	else
+		busy = false;
+	free(loop);
+	free(real);
+	return busy;
 }
 
 /* libblkid: refuse a device that holds a filesystem or partition table. */
@@ -178,6 +354,18 @@ static int open_file(struct fsf_dev *dev, unsigned flags)
 			return -EBUSY;
 		}
 		free(loop);
+		/* written in place: a mounted or open image is refused like
+		 * a mounted device (only FSF_DEV_NO_EXCL, -F -F, overrides) */
+		if (!(flags & (FSF_DEV_DRY_RUN | FSF_DEV_REPLACE |
+			       FSF_DEV_NO_EXCL))) {
+			char why[4200];
+
+			if (file_in_use(dev->path, &st, true, why, sizeof(why))) {
+				fsf_err(dev->log, "%s is %s; refusing to overwrite it",
+					dev->path, why);
+				return -EBUSY;
+			}
+		}
 		/* a replaced image (temp file + rename, as erofs-utils does)
 		 * is a new file: what the old one held is not overwritten */
 		if (!(flags & (FSF_DEV_FORCE | FSF_DEV_REPLACE))) {
@@ -313,15 +501,24 @@ int fsf_dev_open_check(struct fsf_dev *dev, const char *path, unsigned flags,
 		fsf_err(log, "%s is neither a block device nor an image file", path);
 		fsf_dev_close(dev);
 		return -EINVAL;
-	} else if (!ro && !(flags & FSF_DEV_FORCE)) {
-		char *loop = loop_backing_user(&st);
+	} else {
+		/* an image in use moves under the checker like a mounted
+		 * device: refused for writing, a warning for reading */
+		char why[4200];
 
-		if (loop) {
-			fsf_err(log, "%s is attached to /dev/%s; detach it first",
-				path, loop);
-			free(loop);
-			fsf_dev_close(dev);
-			return -EBUSY;
+		if (file_in_use(path, &st, ro || (flags & FSF_DEV_FORCE), why,
+				sizeof(why))) {
+			if (ro) {
+				fsf_warn(log, "%s is %s; checking it read-only, results may be inconsistent",
+					 path, why);
+			} else {
+				fsf_err(log, "%s is %s; %s first", path, why,
+					!strncmp(why, "attached", 8) ? "detach it" :
+					!strncmp(why, "mounted", 7) ? "unmount it" :
+					"close it");
+				fsf_dev_close(dev);
+				return -EBUSY;
+			}
 		}
 	}
 	dev->fd = open(path, (ro ? O_RDONLY : O_RDWR) |
@@ -372,6 +569,12 @@ int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 		fsf_err(dev->log, "%s: write beyond the end of the device",
 			dev->path);
 		return -ENOSPC;
+	}
+	if (dev->undo) {
+		int ret = fsf_undo_save(dev, off, len);
+
+		if (ret)
+			return ret;
 	}
 	while (len) {
 		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
@@ -427,6 +630,12 @@ int fsf_dev_zero(struct fsf_dev *dev, uint64_t off, uint64_t len)
 			dev->path);
 		return -ENOSPC;
 	}
+	if (dev->undo) {
+		int ret = fsf_undo_save(dev, off, len);
+
+		if (ret)
+			return ret;
+	}
 	if (fallocate(dev->fd, mode, (off_t)off, (off_t)len) == 0)
 		return 0;
 	while (len) {
@@ -454,6 +663,16 @@ int fsf_dev_set_size(struct fsf_dev *dev, uint64_t size)
 	}
 	if (dev->dry_run || dev->fd < 0)
 		return 0;
+	if (dev->undo) {
+		/* a shrink drops the tail: save it first */
+		struct stat st;
+		int ret = 0;
+
+		if (fstat(dev->fd, &st) == 0 && (uint64_t)st.st_size > size)
+			ret = fsf_undo_save(dev, size, (uint64_t)st.st_size - size);
+		if (ret)
+			return ret;
+	}
 	if (ftruncate(dev->fd, (off_t)size) != 0) {
 		int e = errno;
 
@@ -474,6 +693,12 @@ int fsf_dev_commit(struct fsf_dev *dev)
 			strerror(e));
 		return -e;
 	}
+	if (dev->undo) {
+		int ret = fsf_undo_finish(dev);
+
+		if (ret)
+			return ret;
+	}
 	if (dev->tmp_path && rename(dev->tmp_path, dev->path) != 0) {
 		int e = errno;
 
@@ -487,6 +712,11 @@ int fsf_dev_commit(struct fsf_dev *dev)
 
 void fsf_dev_close(struct fsf_dev *dev)
 {
+	/* a run that ends without commit still leaves a usable undo file:
+	 * what it wrote is on the device once flushed */
+	if (dev->undo && dev->fd >= 0 && fsync(dev->fd) == 0)
+		fsf_undo_finish(dev);
+	fsf_undo_free(dev);
 	if (dev->fd >= 0)
 		close(dev->fd);
 	if (dev->tmp_path && !dev->committed)

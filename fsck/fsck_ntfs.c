@@ -13,10 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fsforge/undo.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
-enum { OPT_JSON = 256 };
+enum { OPT_JSON = 256, OPT_UNDO, OPT_FORCE };
 
 static const struct option long_opts[] = {
 	{ "repair-auto", no_argument, NULL, 'a' },
@@ -26,6 +27,9 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "undo-file", required_argument, NULL, 'z' },
+	{ "undo", required_argument, NULL, OPT_UNDO },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -34,7 +38,8 @@ static const struct option long_opts[] = {
 static void usage(FILE *f)
 {
 	fputs(
-"Usage: fsck.ntfs [-a|-p|-n|-y|-r] [-C] [-f] [-q] [-v] [--json] DEVICE\n"
+"Usage: fsck.ntfs [-a|-p|-n|-y|-r] [-C] [-f] [-q] [-v] [--json] [-z UNDO] DEVICE\n"
+"       fsck.ntfs --undo UNDO [-n] [--force] DEVICE\n"
 "Check an NTFS volume (block device or image file) and repair it.\n"
 "\n"
 "  -a, -p, --repair-auto  repair automatically (for boot: fsck -a)\n"
@@ -45,6 +50,12 @@ static void usage(FILE *f)
 "                         (exit 0 clean, 1 dirty)\n"
 "  -f                     accepted for fsck(8); the check is always full\n"
 "      --json             print a JSON report of every problem on stdout\n"
+"  -z, --undo-file UNDO   save every block before its first overwrite in\n"
+"                         the file UNDO (not on DEVICE); see --undo\n"
+"      --undo UNDO        put back on DEVICE the blocks saved in UNDO;\n"
+"                         refused when DEVICE is not as the run left it\n"
+"                         (with -n: only verify)\n"
+"      --force            with --undo: restore despite a mismatch\n"
 "  -q, --quiet            no progress and no summary\n"
 "  -v, --verbose          more detail\n"
 "  -V, --version          print the version\n"
@@ -53,7 +64,9 @@ static void usage(FILE *f)
 "Checks and repairs the boot sector and its backup, MFT records and\n"
 "$MFTMirr, runlists, link counts, directory indexes (rebuilt when damaged),\n"
 "the cluster and MFT bitmaps, the journal and the dirty flag; see\n"
-"fsck.ntfs(8).\n\n"
+"fsck.ntfs(8).  A repair refuses a device or image that is mounted\n"
+"(ntfs-3g included) or open for writing elsewhere; -n checks an image\n"
+"in use, with a warning.\n\n"
 "Exit status (fsck(8)): 0 clean, 1 errors corrected, 4 errors left,\n"
 "8 operational error, 16 usage error, 32 cancelled; sums combine.\n", f);
 }
@@ -61,8 +74,8 @@ static void usage(FILE *f)
 struct cli {
 	enum fsf_fix_mode mode;
 	int modes;
-	bool dirty_only, json, quiet, verbose;
-	const char *device;
+	bool dirty_only, json, quiet, verbose, force;
+	const char *device, *undo_file, *undo_apply;
 };
 
 static int parse(struct cli *cl, int argc, char **argv)
@@ -70,7 +83,7 @@ static int parse(struct cli *cl, int argc, char **argv)
 	int opt;
 
 	cl->mode = isatty(STDIN_FILENO) ? FSF_MODE_INTERACTIVE : FSF_MODE_NO;
-	while ((opt = getopt_long(argc, argv, "apnyrCfqvVh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "apnyrCfqvVhz:", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'a': case 'p': cl->mode = FSF_MODE_PREEN; cl->modes++; break;
 		case 'n': cl->mode = FSF_MODE_NO; cl->modes++; break;
@@ -81,6 +94,9 @@ static int parse(struct cli *cl, int argc, char **argv)
 		case 'q': cl->quiet = true; break;
 		case 'v': cl->verbose = true; break;
 		case OPT_JSON: cl->json = true; break;
+		case 'z': cl->undo_file = optarg; break;
+		case OPT_UNDO: cl->undo_apply = optarg; break;
+		case OPT_FORCE: cl->force = true; break;
 		case 'V':
 			printf("fsck.ntfs (fsforge) %s\n", PACKAGE_VERSION);
 			exit(0);
@@ -94,6 +110,15 @@ static int parse(struct cli *cl, int argc, char **argv)
 	}
 	if (cl->modes > 1) {
 		fputs("fsck.ntfs: -a/-p, -n, -y and -r are mutually exclusive\n", stderr);
+		return -1;
+	}
+	if (cl->undo_apply && (cl->undo_file || cl->dirty_only || cl->json ||
+			       (cl->modes && cl->mode != FSF_MODE_NO))) {
+		fputs("fsck.ntfs: --undo takes only -n, --force, -q and -v\n", stderr);
+		return -1;
+	}
+	if (cl->force && !cl->undo_apply) {
+		fputs("fsck.ntfs: --force goes with --undo\n", stderr);
 		return -1;
 	}
 	if (argc - optind != 1) {
@@ -137,6 +162,11 @@ int main(int argc, char **argv)
 		log.level = FSF_QUIET;
 	else if (cl.verbose)
 		log.level = FSF_VERBOSE;
+	if (cl.undo_apply)
+		return fsf_undo_apply(cl.undo_apply, cl.device,
+				      (cl.force ? FSF_UNDO_FORCE : 0) |
+				      (cl.modes ? FSF_UNDO_DRY_RUN : 0), &log) ?
+		       FSF_EXIT_ERROR : 0;
 	memset(&c, 0, sizeof(c));
 	c.log = &log;
 	c.verbose = cl.verbose;
@@ -149,6 +179,14 @@ int main(int argc, char **argv)
 	c.vol.dev = &c.dev;
 	if (fsf_dev_open_check(&c.dev, cl.device, flags, &log)) {
 		fsf_fix_free(&c.fix);
+		return FSF_EXIT_ERROR;
+	}
+	if (cl.undo_file && (flags & FSF_DEV_DRY_RUN)) {
+		fsf_warn(&log, "nothing is written in this mode: no undo file %s",
+			 cl.undo_file);
+	} else if (cl.undo_file &&
+		   fsf_undo_start(&c.dev, cl.undo_file, "fsck.ntfs")) {
+		check_free(&c);
 		return FSF_EXIT_ERROR;
 	}
 
@@ -178,6 +216,10 @@ int main(int argc, char **argv)
 		c.fix.operational_error = true;
 	if (fsf_dev_commit(&c.dev) != 0)
 		c.fix.operational_error = true;
+	else if (fsf_undo_blocks(&c.dev))
+		(cl.json ? fsf_info : fsf_out)(&log, "%s: %llu blocks saved; undo with: fsck.ntfs --undo %s %s",
+			 cl.device, (unsigned long long)fsf_undo_blocks(&c.dev),
+			 cl.undo_file, cl.device);
 	code = fsf_fix_exit_code(&c.fix);
 	if (ret == -EINVAL)	/* not an NTFS volume: nothing was checked */
 		code = FSF_EXIT_ERROR;

@@ -7,6 +7,12 @@
  *  - before formatting, libblkid must find no filesystem or partition table
  *    on a block device unless the caller forces it;
  *  - an image file attached to a loop device is refused unless forced;
+ *  - an image file written in place is refused while it is in use: the
+ *    source of a mount (ntfs-3g and other FUSE drivers name the image as
+ *    the mount source in /proc/self/mountinfo), or open for writing by
+ *    another process (its /proc/PID/fd and fdinfo flags name it; a read
+ *    lease, refused by the kernel while anyone has the file open for
+ *    writing, finds writers /proc does not show);
  *  - a dry run (-n) opens read-only and every write fails with EROFS, so no
  *    byte can reach the disk even through a bug in the caller;
  *  - a regular-file output can be written to a temporary file beside the
@@ -37,6 +43,8 @@ enum fsf_dev_flags {
  * QUESTION names the device and what it holds; true means overwrite. */
 typedef bool (*fsf_dev_confirm_fn)(const char *question, void *arg);
 
+struct fsf_undo;
+
 struct fsf_dev {
 	int fd;
 	char *path;		/* the name the user gave */
@@ -51,6 +59,8 @@ struct fsf_dev {
 	const struct fsf_log *log;
 	fsf_dev_confirm_fn confirm;	/* see fsf_dev_open_output_confirm */
 	void *confirm_arg;
+	struct fsf_undo *undo;	/* fsforge/undo.h: blocks saved before
+				 * their first overwrite */
 };
 
 /* Open PATH to be formatted.  Returns 0 or a negative errno (reported). */
@@ -68,14 +78,18 @@ int fsf_dev_open_output_confirm(struct fsf_dev *dev, const char *path,
  * read-write.  A block device mounted read-write is refused in both cases
  * (its contents move under the checker); a read-write open is exclusive,
  * so any mount or holder is refused.  An image file attached to a loop
- * device is refused for read-write unless FSF_DEV_FORCE.  dev->size is the
+ * device is refused for read-write unless FSF_DEV_FORCE; one that is
+ * mounted (FUSE) or open for writing by another process is refused for
+ * read-write and only warned about read-only.  dev->size is the
  * device or file size in bytes.  Returns 0 or a negative errno (reported).
  */
 int fsf_dev_open_check(struct fsf_dev *dev, const char *path, unsigned flags,
 		       const struct fsf_log *log);
 /* Is the block device DEV (st_rdev) mounted, and read-write? */
 int fsf_dev_mount_state(dev_t rdev, bool *mounted, bool *rw);
-/* Write all of BUF at OFF.  Returns 0 or a negative errno (reported). */
+/* Write all of BUF at OFF (with an undo file attached, the blocks it
+ * changes are saved and synced first).  Returns 0 or a negative errno
+ * (reported). */
 int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 		   uint64_t off);
 /* Read all of BUF at OFF (short read at end of device: -EIO). */
@@ -86,7 +100,8 @@ int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off);
 int fsf_dev_zero(struct fsf_dev *dev, uint64_t off, uint64_t len);
 /* Make the output exactly SIZE bytes (files) or check it fits (devices). */
 int fsf_dev_set_size(struct fsf_dev *dev, uint64_t size);
-/* Flush and, for FSF_DEV_REPLACE, rename the temporary file into place. */
+/* Flush and, for FSF_DEV_REPLACE, rename the temporary file into place;
+ * an attached undo file records the state the run left. */
 int fsf_dev_commit(struct fsf_dev *dev);
 /* Close; an uncommitted temporary file is removed. */
 void fsf_dev_close(struct fsf_dev *dev);

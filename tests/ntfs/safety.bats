@@ -121,3 +121,84 @@ loop() { truncate -s "${2:-64M}" "$1" && LOOPDEV=$(losetup -f --show "$1"); }
 	[ "$(dd if="$LOOPDEV" bs=1M skip=6 count=2 status=none | tr -d '\0' | wc -c)" -eq 0 ]
 	ntfsfix_clean "$LOOPDEV"
 }
+
+# An image file has no O_EXCL: fsck.ntfs and mkfs.ntfs look for its users
+# themselves (issue 10 item 9).
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+
+@test "fsck.ntfs refuses -a/-y on an image mounted by ntfs-3g, -n warns and checks" {
+	need_ntfs3g
+	xz -dc "$FSFORGE_TOP/tests/ntfs/cases/f_orphans/image.xz" > v.img
+	m=$(mount_ntfs3g v.img)
+	before=$(sha256sum < v.img)
+	run "$FSCK" -a v.img
+	[ "$status" -eq 8 ]
+	[[ $output == *"v.img is mounted on $m (fuse"* ]]
+	run "$FSCK" -y v.img
+	[ "$status" -eq 8 ]
+	[[ $output == *"mounted on $m"* ]]
+	run "$MKFS_NTFS" -q -F v.img
+	[ "$status" -eq 1 ]
+	[[ $output == *"mounted on $m"* ]]
+	umount "$m"
+	[ "$(sha256sum < v.img)" = "$before" ]
+	# read-only FUSE mount: the image is not open for writing, still refused
+	m=$(mktemp -d "$BATS_TEST_TMPDIR/mnt.XXXXXX")
+	ntfs-3g -o ro v.img "$m"
+	run "$FSCK" -a v.img
+	[ "$status" -eq 8 ]
+	[[ $output == *"mounted on $m"* ]]
+	run "$FSCK" -n v.img
+	[ "$status" -eq 4 ]
+	[[ $output == *"warning: v.img is mounted on $m"* ]]
+	[[ $output == *"problems:"* ]]
+	umount "$m"
+	[ "$(sha256sum < v.img)" = "$before" ]
+}
+
+@test "fsck.ntfs refuses an image another process holds open for writing" {
+	xz -dc "$FSFORGE_TOP/tests/ntfs/cases/f_orphans/image.xz" > v.img
+	before=$(sha256sum < v.img)
+	mkfifo go
+	# the holder opens read-write, says so, and waits for us
+	( exec 3<>v.img; echo held > held; read -r _ < go ) &
+	holder=$!
+	while [ ! -s held ]; do sleep 0.05; done
+	run "$FSCK" -a v.img
+	[ "$status" -eq 8 ]
+	[[ $output == *"v.img is open for writing by pid "* ]]
+	run "$FSCK" -n v.img
+	[ "$status" -eq 4 ]
+	[[ $output == *"warning: v.img is open for writing"* ]]
+	echo > go
+	wait "$holder"
+	[ "$(sha256sum < v.img)" = "$before" ]
+	# a reader alone does not block a repair
+	( exec 3<v.img; echo held > held2; read -r _ < go ) &
+	holder=$!
+	while [ ! -s held2 ]; do sleep 0.05; done
+	run "$FSCK" -a v.img
+	echo > go
+	wait "$holder"
+	[ "$status" -eq 1 ]
+}
+
+@test "a writer fsck.ntfs may not inspect (another user's process) is found by a lease" {
+	command -v setpriv >/dev/null || skip "setpriv missing"
+	d=$(world_tmpdir)
+	xz -dc "$FSFORGE_TOP/tests/ntfs/cases/f_orphans/image.xz" > "$d/v.img"
+	chown 65534 "$d/v.img"
+	before=$(sha256sum < "$d/v.img")
+	mkfifo go
+	( exec 3<>"$d/v.img"; echo held > held; read -r _ < go ) &
+	holder=$!
+	while [ ! -s held ]; do sleep 0.05; done
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$FSCK" -a "$d/v.img"
+	echo > go
+	wait "$holder"
+	after=$(sha256sum < "$d/v.img")
+	rm -rf "$d"
+	[ "$status" -eq 8 ]
+	[[ $output == *"v.img is open for writing by another process"* ]]
+	[ "$after" = "$before" ]
+}

@@ -31,3 +31,13 @@ assert p["id"] == "index_order" and p["action"] == "fixed", p
 assert p["object"] == 'dir "q\\""' and p["message"] == 'index entry "tab\there" out of order', p
 PY
 }
+
+@test "undo files: CRC-32C check value, save and restore byte for byte" {
+	run "$FSFORGE_BUILDDIR/tests/unit/test_undo"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"ok 2 - crc32c of nothing"* ]]
+	[[ $output == *"the image is back byte for byte"* ]]
+	run grep -c '^not ok' <<<"$output"
+	[ "$output" -eq 0 ]
+}
