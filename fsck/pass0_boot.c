@@ -1,70 +1,158 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Pass 0: the boot sector and its backup in the volume's last sector.  A
- * broken one is rebuilt from the other; if neither is valid the volume
- * cannot be checked at all.
+ * Pass 0: the boot sector and its backup in the volume's last sector.
+ * Each one that parses is a candidate geometry; pass0_geometry.c checks
+ * every candidate against the FILE records on disk, and only the one the
+ * records confirm is used.  Nothing is written before that decision: then
+ * a wrong or broken boot sector is rewritten from the verified one.  If no
+ * candidate is confirmed, the volume is not touched at all.  A volume
+ * larger than its device is checked as far as the device goes.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
-/* Try a boot sector at OFF; 0 and INFO when it is valid NTFS. */
+/* Try a boot sector at OFF; 0 and INFO when it is valid NTFS.  The
+ * device size is not held against it: a truncated volume is checked. */
 static int try_sector(struct ntfs_check *c, uint64_t off, uint8_t *buf,
 		      struct ntfs_boot_info *info, char *why)
 {
-	if (off + 512 > c->dev.size || fsf_dev_pread(&c->dev, buf, 512, off)) {
+	if (off > c->dev.size || c->dev.size - off < 512 ||
+	    fsf_dev_pread(&c->dev, buf, 512, off)) {
 		snprintf(why, NTFS_WHY, "unreadable at offset %llu",
 			 (unsigned long long)off);
 		return -1;
 	}
-	return ntfs_boot_check((const void *)buf, c->dev.size, info, why);
+	return ntfs_boot_check((const void *)buf, 0, info, why);
+}
+
+/* 2: $MFT and $MFTMirr where it says; 1: $MFT only; 0: neither; -1: no
+ * boot sector */
+static int rank(bool ok, const struct ntfs_candidate *k)
+{
+	if (!ok)
+		return -1;
+	if (!k->mft_ok)
+		return 0;
+	return k->mirr_lcn >= 0 && k->mirr_lcn == k->b.mftmirr_lcn ? 2 : 1;
+}
+
+/* Why candidate K is worse than the chosen one. */
+static const char *worse(const struct ntfs_candidate *k, char *why)
+{
+	if (!k->mft_ok)
+		return k->why;
+	snprintf(why, NTFS_WHY, "$MFTMirr is not at its cluster %lld",
+		 (long long)k->b.mftmirr_lcn);
+	return why;
+}
+
+static void use_geometry(struct ntfs_check *c, const struct ntfs_candidate *k)
+{
+	const struct ntfs_geometry *g = &k->b.g;
+	uint64_t vol_bytes = g->volume_sectors * g->sector_size;
+
+	c->vol.boot = k->b;
+	c->mirr_records = k->mirr_records;
+	c->geo.mft_bad = k->mft_bad;
+	memcpy(c->geo.mft_why, k->mft_why, sizeof(c->geo.mft_why));
+	if (k->mirr_lcn >= 0) {
+		c->vol.boot.mftmirr_lcn = k->mirr_lcn;
+		c->geo.mirr_ok = true;
+	}
+	c->geo.dev_clusters = c->dev.size / g->cluster_size;
+	if (c->geo.dev_clusters > g->nr_clusters)
+		c->geo.dev_clusters = g->nr_clusters;
+	if (vol_bytes > c->dev.size)
+		fsf_fix_ask(&c->fix, &PR_VOLUME_TRUNCATED, c->dev.path,
+			    (unsigned long long)vol_bytes,
+			    (unsigned long long)c->dev.size,
+			    (unsigned long long)(vol_bytes - c->dev.size));
 }
 
 int ntfs_pass0_boot(struct ntfs_check *c)
 {
-	uint8_t primary[512], backup[512];
-	struct ntfs_boot_info pi, bi;
-	char pwhy[NTFS_WHY], bwhy[NTFS_WHY] = "not found";
-	int pok = try_sector(c, 0, primary, &pi, pwhy) == 0;
+	uint8_t sec[2][512], good[512];
+	struct ntfs_candidate k[2];
+	char why[2][NTFS_WHY] = { "", "not found" }, w[NTFS_WHY];
+	bool ok[2] = { false, false }, backup_gone = false;
+	bool put_primary = false, put_backup = false;
 	uint64_t boff = 0;
-	int bok = 0;
+	int best, r0, r1;
 
-	if (pok) {
-		boff = pi.backup_offset;
-		bok = try_sector(c, boff, backup, &bi, bwhy) == 0;
+	memset(k, 0, sizeof(k));
+	ok[0] = try_sector(c, 0, sec[0], &k[0].b, why[0]) == 0;
+	if (ok[0]) {
+		boff = k[0].b.backup_offset;
+		backup_gone = boff > c->dev.size || c->dev.size - boff < 512;
+		if (backup_gone)
+			snprintf(why[1], NTFS_WHY, "past the end of the device");
+		else
+			ok[1] = try_sector(c, boff, sec[1], &k[1].b, why[1]) == 0;
 	} else {
 		/* where the backup would be: the last sector (512 or 4096) */
 		static const uint32_t sizes[] = { 512, 4096 };
 
-		for (size_t i = 0; i < 2 && !bok && c->dev.size >= sizes[i]; i++) {
+		for (size_t i = 0; i < 2 && !ok[1] && c->dev.size >= sizes[i]; i++) {
 			boff = c->dev.size - sizes[i];
-			bok = try_sector(c, boff, backup, &bi, bwhy) == 0;
+			ok[1] = try_sector(c, boff, sec[1], &k[1].b, why[1]) == 0;
 		}
 	}
-	if (!pok && !bok) {
-		fsf_fix_ask(&c->fix, &PR_BOOT_BOTH_BAD, c->dev.path, pwhy, bwhy);
+	if (!ok[0] && !ok[1]) {
+		fsf_fix_ask(&c->fix, &PR_BOOT_BOTH_BAD, c->dev.path, why[0], why[1]);
 		return -EINVAL;
 	}
-	if (!pok) {
-		c->vol.boot = bi;
-		if (fsf_fix_ask(&c->fix, &PR_BOOT_PRIMARY_BAD, "boot sector", pwhy) &&
-		    fsf_dev_pwrite(&c->dev, backup, 512, 0))
-			fsf_fix_failed(&c->fix);
-		return 0;
+	/* every candidate is judged by the records before anything is
+	 * written */
+	for (int i = 0; i < 2; i++)
+		if (ok[i])
+			ntfs_geometry_verify(c, &k[i]);
+	r0 = rank(ok[0], &k[0]);
+	r1 = rank(ok[1], &k[1]);
+	best = r1 > r0 ? 1 : 0;
+	if ((best ? r1 : r0) <= 0) {
+		fsf_fix_ask(&c->fix, &PR_GEOMETRY_UNCONFIRMED, "$MFT",
+			    ok[0] ? k[0].why : why[0], ok[1] ? k[1].why : why[1]);
+		return -EUCLEAN;
 	}
-	c->vol.boot = pi;
-	if (!bok) {
-		if (fsf_fix_ask(&c->fix, &PR_BOOT_BACKUP_BAD, "backup boot sector", bwhy) &&
-		    fsf_dev_pwrite(&c->dev, primary, 512, boff))
-			fsf_fix_failed(&c->fix);
-	} else if (memcmp(primary, backup, 512) != 0) {
-		if (fsf_fix_ask(&c->fix, &PR_BOOT_BACKUP_DIFFERS, "backup boot sector") &&
-		    fsf_dev_pwrite(&c->dev, primary, 512, boff))
-			fsf_fix_failed(&c->fix);
+	use_geometry(c, &k[best]);
+	memcpy(good, sec[best], 512);
+
+	if (!c->geo.mirr_ok) {
+		fsf_fix_ask(&c->fix, &PR_MIRROR_UNVERIFIED, "$MFTMirr",
+			    (long long)k[best].b.mftmirr_lcn);
+	} else if (c->vol.boot.mftmirr_lcn != k[best].b.mftmirr_lcn &&
+		   fsf_fix_ask(&c->fix, &PR_MIRROR_LOCATION, "boot sector",
+			       (long long)k[best].b.mftmirr_lcn,
+			       (long long)c->vol.boot.mftmirr_lcn)) {
+		int64_t le = (int64_t)htole64((uint64_t)c->vol.boot.mftmirr_lcn);
+
+		memcpy(good + offsetof(struct ntfs_boot_sector, mftmirr_lcn), &le, 8);
+		put_primary = put_backup = true;
 	}
+	if (best == 1) {
+		put_primary |= fsf_fix_ask(&c->fix, &PR_BOOT_PRIMARY_BAD, "boot sector",
+					   ok[0] ? worse(&k[0], w) : why[0]);
+		put_backup = false;	/* the one the records confirmed */
+		if (memcmp(good, sec[1], 512))
+			put_backup = true;	/* ... with its mirror field fixed */
+	} else if (!backup_gone) {
+		if (!ok[1] || r1 < r0)
+			put_backup |= fsf_fix_ask(&c->fix, &PR_BOOT_BACKUP_BAD,
+						  "backup boot sector",
+						  ok[1] ? worse(&k[1], w) : why[1]);
+		else if (memcmp(sec[0], sec[1], 512))
+			put_backup |= fsf_fix_ask(&c->fix, &PR_BOOT_BACKUP_DIFFERS,
+						  "backup boot sector");
+	}
+	if (put_primary && fsf_dev_pwrite(&c->dev, good, 512, 0))
+		fsf_fix_failed(&c->fix);
+	if (put_backup && !backup_gone && fsf_dev_pwrite(&c->dev, good, 512, boff))
+		fsf_fix_failed(&c->fix);
 	return 0;
 }

@@ -281,6 +281,8 @@ static void walk_blocks(struct dir_walk *w, int64_t *stack, int sp)
 			continue;
 		}
 		bit_set(w->visited, blk);
+		snprintf(why, sizeof(why), "index block VCN %lld is unreadable",
+			 (long long)vcn);
 		if (fsf_dev_pread(&c->dev, w->block, w->block_size, off) ||
 		    ntfs_record_check(w->block, w->block_size, NTFS_MAGIC_INDX,
 				      why) != NTFS_REC_OK ||
@@ -492,7 +494,7 @@ out:
 
 static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 {
-	struct ntfs_run *runs;
+	struct ntfs_run *runs = NULL;
 	uint8_t *data = NULL;
 	uint16_t *up = NULL;
 	uint64_t len = 0;
@@ -503,7 +505,6 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
 			      NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
 	    !ntfs_check_read_attr(c, rec, NTFS_AT_DATA, &data, &len, &runs, &nruns)) {
-		free(runs);
 		if (len == 2u * NTFS_UPCASE_LEN && (up = malloc(len))) {
 			for (uint32_t i = 0; i < NTFS_UPCASE_LEN; i++) {
 				uint16_t v;
@@ -516,6 +517,7 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 		}
 	}
 	free(data);
+	free(runs);	/* also when the data could not be read */
 	if (!up)
 		fsf_fix_ask(&c->fix, &PR_UPCASE_BAD, "$UpCase", why);
 	return up;
