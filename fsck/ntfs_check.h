@@ -198,6 +198,10 @@ void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
 /* pass0_geometry.c: check candidate K against the records on disk
  * (reads only). */
 void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k);
+/* Where the $MFTMirr copy of record 0 at K's mirror cluster puts $MFT's
+ * data, or -1. */
+int64_t ntfs_geometry_mft_from_mirror(struct ntfs_check *c,
+				      const struct ntfs_candidate *k);
 int ntfs_pass0_boot(struct ntfs_check *c);
 int ntfs_pass1_mft(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);

@@ -30,6 +30,9 @@ ROW(PR_BOOT_BACKUP_DIFFERS, 0x000004, "boot_backup_differs",
 ROW(PR_GEOMETRY_UNCONFIRMED, 0x000005, "mft_location_unconfirmed",
     "location is not confirmed by the records there (boot sector: %s; backup: %s); nothing was written",
     FSF_PROMPT_NONE, FSF_PR_FATAL);
+ROW(PR_MFT_LOCATION, 0x000008, "boot_mft_location",
+    "boot sector puts $MFT at cluster %lld, its records are at cluster %lld",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_VOLUME_TRUNCATED, 0x000006, "volume_truncated",
     "volume is %llu bytes but the device holds %llu: the last %llu bytes are missing and are checked as unreadable",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

@@ -83,6 +83,7 @@ int ntfs_pass0_boot(struct ntfs_check *c)
 	bool ok[2] = { false, false }, backup_gone = false;
 	bool put_primary = false, put_backup = false;
 	uint64_t boff = 0;
+	int64_t moved = -1;	/* $MFT cluster both boot sectors got wrong */
 	int best, r0, r1;
 
 	memset(k, 0, sizeof(k));
@@ -116,12 +117,42 @@ int ntfs_pass0_boot(struct ntfs_check *c)
 	r1 = rank(ok[1], &k[1]);
 	best = r1 > r0 ? 1 : 0;
 	if ((best ? r1 : r0) <= 0) {
-		fsf_fix_ask(&c->fix, &PR_GEOMETRY_UNCONFIRMED, "$MFT",
-			    ok[0] ? k[0].why : why[0], ok[1] ? k[1].why : why[1]);
-		return -EUCLEAN;
+		/* both wrong about $MFT: where the mirror's record 0 puts it,
+		 * if the records there confirm it */
+		for (best = 0; best < 2; best++) {
+			struct ntfs_candidate d;
+
+			if (!ok[best])
+				continue;
+			d = k[best];
+			d.b.mft_lcn = ntfs_geometry_mft_from_mirror(c, &k[best]);
+			if (d.b.mft_lcn <= 0 || d.b.mft_lcn == k[best].b.mft_lcn ||
+			    (uint64_t)d.b.mft_lcn >= d.b.g.nr_clusters)
+				continue;
+			ntfs_geometry_verify(c, &d);
+			if (rank(true, &d) <= 0)
+				continue;
+			moved = k[best].b.mft_lcn;
+			k[best] = d;
+			r0 = r1 = 0;	/* every sector gets the correction */
+			break;
+		}
+		if (best == 2) {
+			fsf_fix_ask(&c->fix, &PR_GEOMETRY_UNCONFIRMED, "$MFT",
+				    ok[0] ? k[0].why : why[0], ok[1] ? k[1].why : why[1]);
+			return -EUCLEAN;
+		}
 	}
 	use_geometry(c, &k[best]);
 	memcpy(good, sec[best], 512);
+	if (moved >= 0 &&
+	    fsf_fix_ask(&c->fix, &PR_MFT_LOCATION, "boot sector", (long long)moved,
+			(long long)c->vol.boot.mft_lcn)) {
+		int64_t le = (int64_t)htole64((uint64_t)c->vol.boot.mft_lcn);
+
+		memcpy(good + offsetof(struct ntfs_boot_sector, mft_lcn), &le, 8);
+		put_primary = put_backup = true;
+	}
 
 	if (!c->geo.mirr_ok) {
 		fsf_fix_ask(&c->fix, &PR_MIRROR_UNVERIFIED, "$MFTMirr",

@@ -230,3 +230,23 @@ out:
 	free(runs);
 	free(r1runs);
 }
+
+int64_t ntfs_geometry_mft_from_mirror(struct ntfs_check *c,
+				      const struct ntfs_candidate *k)
+{
+	const struct ntfs_geometry *g = &k->b.g;
+	uint8_t *buf = malloc(g->mft_record_size);
+	struct ntfs_run *runs = NULL;
+	char why[NTFS_WHY];
+	uint64_t size;
+	int64_t lcn = -1;
+	long n;
+
+	if (buf && get_rec(c, g, (uint64_t)k->b.mftmirr_lcn * g->cluster_size,
+			   0, buf, why) == REC_OK &&
+	    data_runs(buf, g->nr_clusters, &runs, &n, &size, why) == 0)
+		lcn = runs[0].lcn;
+	free(buf);
+	free(runs);
+	return lcn;
+}

@@ -89,6 +89,10 @@ def main():
         elif case == "mft-lcn-both":
             bump_lcn(img, 0, 0x30, 1)
             bump_lcn(img, backup, 0x30, 1)
+        elif case == "mft-lcn-both-no-mirror":
+            bump_lcn(img, 0, 0x30, 1)
+            bump_lcn(img, backup, 0x30, 1)
+            img[mirr:mirr + rs] = bytes(rs)
         elif case == "mirr-lcn-both":
             bump_lcn(img, 0, 0x38, 1)
             bump_lcn(img, backup, 0x38, 1)

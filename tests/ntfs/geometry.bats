@@ -108,18 +108,24 @@ damage_repair() {
 	[[ $repaired == *"MFT record 1: record is unusable"* ]]
 }
 
-# Both boot sectors put $MFT on record 4: no boot sector is confirmed by
-# the records, so the volume's geometry is unknown and nothing may be
-# written: exit 4, the image unchanged by -n and by -a.
-@test "both boot sectors with the same wrong \$MFT cluster: reported, exit 4, not a byte written" {
+@test "both boot sectors with the same wrong \$MFT cluster: fixed to where \$MFTMirr's record 0 and the records agree" {
+	damage_repair mft-lcn-both
+	[[ $repaired == *"puts \$MFT at cluster 4, its records are at cluster 3"* ]]
+}
+
+# Both boot sectors put $MFT on record 4 and the mirror's record 0 is
+# gone: nothing confirms where $MFT is, so the geometry is unknown and
+# nothing may be written: exit 4, the image unchanged by -n and by -a.
+@test "both boot sectors wrong about \$MFT and no mirror copy of record 0: reported, exit 4, not a byte written" {
 	cp "$BATS_FILE_TMPDIR/base.img" image
-	python3 "$DAMAGE" mft-lcn-both image
+	python3 "$DAMAGE" mft-lcn-both-no-mirror image
 	sum=$(sha256sum < image)
 	run "$FSCK" -n image
 	[ "$status" -eq 4 ]
 	[[ $output == *"\$MFT: location is not confirmed"* ]]
 	run "$FSCK" -a image
 	[ "$status" -eq 4 ]
+	[[ $output == *"nothing was written"* ]]
 	[ "$(sha256sum < image)" = "$sum" ]
 }
 
