@@ -135,12 +135,12 @@ void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k)
 	const struct ntfs_geometry *g = &k->b.g;
 	uint32_t rs = g->mft_record_size, cs = g->cluster_size;
 	uint8_t *buf = malloc(rs);
-	struct ntfs_run *runs = NULL, *r1runs = NULL;
-	long nruns = 0, nr1 = 0;
+	struct ntfs_run *runs = NULL, *r1runs = NULL, *oruns = NULL;
+	long nruns = 0, nr1 = 0, noruns = 0;
 	uint64_t size, mirr_size = 0;
 	int64_t l1 = -1, lb = k->b.mftmirr_lcn;
 	char why[NTFS_WHY], why0[NTFS_WHY];
-	int found = 0, r, sb, s1 = -1;
+	int found = 0, other = 0, r, sb, s1 = -1;
 
 	k->mft_ok = false;
 	k->mirr_lcn = -1;
@@ -151,41 +151,50 @@ void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k)
 		return;
 	}
 	/* record 0: $MFT's copy, else the mirror's, if its $DATA starts
-	 * where this boot sector puts $MFT */
+	 * where this boot sector puts $MFT; last, $MFT's copy with a wrong
+	 * self-reference (pass 1 fixes the number) */
 	r = get_rec(c, g, (uint64_t)k->b.mft_lcn * cs, 0, buf, why0);
-	if (r == REC_OTHER) {
-		snprintf(k->why, NTFS_WHY, "its $MFT cluster %lld %.80s",
-			 (long long)k->b.mft_lcn, why0);
-		goto out;
-	}
-	if (r == REC_OK && data_runs(buf, g->nr_clusters, &runs, &nruns, &size, why0) == 0 &&
-	    runs[0].lcn != k->b.mft_lcn) {
-		snprintf(why0, NTFS_WHY, "its $DATA starts at cluster %lld, $MFT is at cluster %lld",
-			 (long long)runs[0].lcn, (long long)k->b.mft_lcn);
+	if ((r == REC_OK || r == REC_OTHER) &&
+	    data_runs(buf, g->nr_clusters, &runs, &nruns, &size, why) != 0) {
+		if (r == REC_OK)
+			snprintf(why0, NTFS_WHY, "%s", why);
+	} else if (runs && runs[0].lcn != k->b.mft_lcn) {
+		if (r == REC_OK)
+			snprintf(why0, NTFS_WHY, "its $DATA starts at cluster %lld, $MFT is at cluster %lld",
+				 (long long)runs[0].lcn, (long long)k->b.mft_lcn);
 		free(runs);
 		runs = NULL;
 	}
+	if (runs && r == REC_OTHER) {
+		oruns = runs;
+		noruns = nruns;
+		runs = NULL;
+	}
 	if (!runs) {
-		if (get_rec(c, g, (uint64_t)lb * cs, 0, buf, why) != REC_OK ||
-		    data_runs(buf, g->nr_clusters, &runs, &nruns, &size, why) ||
-		    runs[0].lcn != k->b.mft_lcn) {
-			snprintf(k->why, NTFS_WHY, "record 0 at its $MFT cluster %lld: %.80s",
+		if (get_rec(c, g, (uint64_t)lb * cs, 0, buf, why) == REC_OK &&
+		    data_runs(buf, g->nr_clusters, &runs, &nruns, &size, why) == 0 &&
+		    runs[0].lcn == k->b.mft_lcn) {
+			k->mft_bad |= 1;
+			snprintf(k->mft_why[0], NTFS_WHY, "%s", why0);
+		} else if (oruns) {
+			free(runs);
+			runs = oruns;
+			nruns = noruns;
+			oruns = NULL;
+		} else {
+			snprintf(k->why, NTFS_WHY, "its $MFT cluster %lld: %.80s",
 				 (long long)k->b.mft_lcn, why0);
 			goto out;
 		}
-		k->mft_bad |= 1;
-		snprintf(k->mft_why[0], NTFS_WHY, "%s", why0);
 	}
-	/* records 1-3 where that runlist puts them */
+	/* records 1-3 where that runlist puts them: most of those that are
+	 * valid FILE records must say they are 1-3 */
 	for (uint32_t i = 1; i < 4; i++) {
 		uint64_t off = ntfs_runs_offset(runs, nruns, cs, (uint64_t)i * rs, rs);
 
 		r = off == UINT64_MAX ? REC_BAD : get_rec(c, g, off, i, buf, why);
-		if (r == REC_OTHER) {
-			snprintf(k->why, NTFS_WHY, "$MFT at cluster %lld: %.80s",
-				 (long long)k->b.mft_lcn, why);
-			goto out;
-		}
+		if (r == REC_OTHER)
+			other++;
 		if (r != REC_OK)
 			continue;
 		found++;
@@ -193,7 +202,7 @@ void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k)
 		    data_runs(buf, g->nr_clusters, &r1runs, &nr1, &mirr_size, why) == 0)
 			l1 = r1runs[0].lcn;
 	}
-	if (!found) {
+	if (!found || other >= found) {
 		snprintf(k->why, NTFS_WHY, "records 1-3 are not at $MFT cluster %lld",
 			 (long long)k->b.mft_lcn);
 		goto out;
@@ -228,6 +237,7 @@ void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k)
 out:
 	free(buf);
 	free(runs);
+	free(oruns);
 	free(r1runs);
 }
 

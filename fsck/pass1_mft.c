@@ -389,6 +389,15 @@ static int mirrored_usable(const struct ntfs_check *c, const uint8_t *raw,
 	return ret;
 }
 
+/* The record number a record's header gives (RECNO if it has none). */
+static uint64_t self_ref(const uint8_t *rec, uint64_t recno)
+{
+	struct ntfs_mft_record m;
+
+	memcpy(&m, rec, sizeof(m));
+	return le16toh(m.h.usa_ofs) >= 0x30 ? le32toh(m.mft_record_number) : recno;
+}
+
 /*
  * Records 0..mirr-1 must equal their $MFTMirr copies (at the location
  * pass 0 verified; nothing is read or written there otherwise).  WHY says
@@ -427,6 +436,13 @@ static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 				*state = NTFS_REC_BAD_HEADER;
 			free(copy);
 		}
+	}
+	if (*state == NTFS_REC_OK && ms == NTFS_REC_OK &&
+	    self_ref(rec, recno) != recno && self_ref(mir, recno) == recno) {
+		/* the mirror's copy is the one that knows its number */
+		*state = NTFS_REC_BAD_HEADER;
+		snprintf(why, NTFS_WHY, "says it is MFT record %llu",
+			 (unsigned long long)self_ref(rec, recno));
 	}
 	if (*state != NTFS_REC_OK && ms == NTFS_REC_OK) {
 		if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, obj, why) &&

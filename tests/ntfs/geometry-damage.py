@@ -70,6 +70,12 @@ def past_end(img, end):
     return sorted(names)
 
 
+def set_selfref(img, recno, value):
+    """Record RECNO's self-reference (header offset 0x2c) set to VALUE."""
+    bps, cs, rs, sectors, mft, mirr = damage.boot(img)
+    struct.pack_into("<I", img, mft + recno * rs + 0x2c, value)
+
+
 def main():
     if sys.argv[1] == "past-end":
         with open(sys.argv[2], "rb") as f:
@@ -96,6 +102,10 @@ def main():
         elif case == "mirr-lcn-both":
             bump_lcn(img, 0, 0x38, 1)
             bump_lcn(img, backup, 0x38, 1)
+        elif case == "selfref-0":
+            set_selfref(img, 0, 4)
+        elif case == "selfref-3":
+            set_selfref(img, 3, 7)
         elif case == "mft-run-moved":
             move_run(img, 0, 3)
         elif case == "mirr-run-moved":

@@ -103,6 +103,16 @@ damage_repair() {
 	[[ $repaired == *"\$MFT record 0: record is unusable"* ]]
 }
 
+@test "record 0's self-reference changed: the boot sectors still confirmed, record 0 restored from \$MFTMirr" {
+	damage_repair selfref-0
+	[[ $repaired == *"\$MFT record 0: record is unusable (holds MFT record 4, not 0)"* ]]
+}
+
+@test "record 3's self-reference changed: geometry still confirmed, record 3 restored from \$MFTMirr" {
+	damage_repair selfref-3
+	[[ $repaired == *"MFT record 3: record is unusable (says it is MFT record 7)"* ]]
+}
+
 @test "record 1's \$DATA run moved 3 clusters: record 1 restored, boot sectors untouched" {
 	damage_repair mirr-run-moved
 	[[ $repaired == *"MFT record 1: record is unusable"* ]]
