@@ -62,8 +62,13 @@ static void use_geometry(struct ntfs_check *c, const struct ntfs_candidate *k)
 	c->geo.mft_bad = k->mft_bad;
 	memcpy(c->geo.mft_why, k->mft_why, sizeof(c->geo.mft_why));
 	if (k->mirr_lcn >= 0) {
+		uint64_t end = (uint64_t)k->mirr_lcn * g->cluster_size +
+			       (uint64_t)k->mirr_records * g->mft_record_size;
+
 		c->vol.boot.mftmirr_lcn = k->mirr_lcn;
-		c->geo.mirr_ok = true;
+		/* a mirror in a truncated device's missing tail is neither
+		 * read nor written (the truncation is reported) */
+		c->geo.mirr_ok = end <= c->dev.size;
 	}
 	c->geo.dev_clusters = c->dev.size / g->cluster_size;
 	if (c->geo.dev_clusters > g->nr_clusters)
@@ -154,10 +159,10 @@ int ntfs_pass0_boot(struct ntfs_check *c)
 		put_primary = put_backup = true;
 	}
 
-	if (!c->geo.mirr_ok) {
+	if (k[best].mirr_lcn < 0) {
 		fsf_fix_ask(&c->fix, &PR_MIRROR_UNVERIFIED, "$MFTMirr",
 			    (long long)k[best].b.mftmirr_lcn);
-	} else if (c->vol.boot.mftmirr_lcn != k[best].b.mftmirr_lcn &&
+	} else if (k[best].mirr_lcn != k[best].b.mftmirr_lcn &&
 		   fsf_fix_ask(&c->fix, &PR_MIRROR_LOCATION, "boot sector",
 			       (long long)k[best].b.mftmirr_lcn,
 			       (long long)c->vol.boot.mftmirr_lcn)) {
