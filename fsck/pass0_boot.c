@@ -31,6 +31,27 @@ static int try_sector(struct ntfs_check *c, uint64_t off, uint8_t *buf,
 	return ntfs_boot_check((const void *)buf, 0, info, why);
 }
 
+/* A boot sector in the device's last sector (512 or 4096 bytes): a
+ * backup found where the primary cannot say. */
+static bool backup_at_end(struct ntfs_check *c, uint8_t *sec,
+			  struct ntfs_candidate *k, char *why, uint64_t *off)
+{
+	static const uint32_t sizes[] = { 512, 4096 };
+
+	for (size_t i = 0; i < 2 && c->dev.size >= sizes[i]; i++) {
+		*off = c->dev.size - sizes[i];
+		if (try_sector(c, *off, sec, &k->b, why) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Does candidate K's volume, backup sector included, fit on the device? */
+static bool fits(const struct ntfs_check *c, const struct ntfs_candidate *k)
+{
+	return k->b.g.volume_sectors * k->b.g.sector_size <= c->dev.size;
+}
+
 /* 2: $MFT and $MFTMirr where it says; 1: $MFT only; 0: neither; -1: no
  * boot sector */
 static int rank(bool ok, const struct ntfs_candidate *k)
@@ -101,13 +122,7 @@ int ntfs_pass0_boot(struct ntfs_check *c)
 		else
 			ok[1] = try_sector(c, boff, sec[1], &k[1].b, why[1]) == 0;
 	} else {
-		/* where the backup would be: the last sector (512 or 4096) */
-		static const uint32_t sizes[] = { 512, 4096 };
-
-		for (size_t i = 0; i < 2 && !ok[1] && c->dev.size >= sizes[i]; i++) {
-			boff = c->dev.size - sizes[i];
-			ok[1] = try_sector(c, boff, sec[1], &k[1].b, why[1]) == 0;
-		}
+		ok[1] = backup_at_end(c, sec[1], &k[1], why[1], &boff);
 	}
 	if (!ok[0] && !ok[1]) {
 		fsf_fix_ask(&c->fix, &PR_BOOT_BOTH_BAD, c->dev.path, why[0], why[1]);
@@ -121,6 +136,33 @@ int ntfs_pass0_boot(struct ntfs_check *c)
 	r0 = rank(ok[0], &k[0]);
 	r1 = rank(ok[1], &k[1]);
 	best = r1 > r0 ? 1 : 0;
+	if (ok[0] && !ok[1] && !fits(c, &k[0])) {
+		/* a primary larger than the device and no backup where it
+		 * says: its size may be the damage, and a backup at the
+		 * device's end that fits, with the same records, the truth */
+		struct ntfs_candidate t;
+		uint64_t toff;
+		char twhy[NTFS_WHY];
+
+		memset(&t, 0, sizeof(t));
+		if (backup_at_end(c, sec[1], &t, twhy, &toff) &&
+		    t.b.backup_offset == toff && fits(c, &t)) {
+			ntfs_geometry_verify(c, &t);
+			if (rank(true, &t) > 0 && rank(true, &t) >= r0) {
+				k[1] = t;
+				ok[1] = true;
+				r1 = rank(true, &t);
+				boff = toff;
+				backup_gone = false;
+				best = 1;
+				snprintf(k[0].why, NTFS_WHY,
+					 "its volume of %llu bytes is larger than the device",
+					 (unsigned long long)(k[0].b.g.volume_sectors *
+							      k[0].b.g.sector_size));
+				k[0].mft_ok = false;	/* for worse() */
+			}
+		}
+	}
 	if ((best ? r1 : r0) <= 0) {
 		/* both wrong about $MFT: where the mirror's record 0 puts it,
 		 * if the records there confirm it */

@@ -90,6 +90,8 @@ def main():
             bump_lcn(img, 0, 0x30, 1)
         elif case == "mft-lcn-backup":
             bump_lcn(img, backup, 0x30, 1)
+        elif case == "size-primary":
+            img[0x2a] = (img[0x2a] + 1) & 0xFF  # +65536 sectors
         elif case == "mirr-lcn-primary":
             bump_lcn(img, 0, 0x38, 1)
         elif case == "mft-lcn-both":

@@ -88,6 +88,14 @@ damage_repair() {
 	[[ $repaired == *"backup boot sector is invalid"* ]]
 }
 
+# The primary claims 65536 more sectors than the device holds: that is
+# not a truncated volume (the backup at the device's end fits and the
+# records confirm it), so the primary is what is wrong.
+@test "primary boot sector claiming a volume larger than the device: rewritten from the backup" {
+	damage_repair size-primary
+	[[ $repaired == *"boot sector: boot sector is invalid (its volume of 50331648 bytes is larger than the device)"* ]]
+}
+
 @test "primary boot sector with its \$MFTMirr cluster changed: rewritten from the backup" {
 	damage_repair mirr-lcn-primary
 	[[ $repaired == *"boot sector: boot sector is invalid"* ]]
