@@ -612,6 +612,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 	}
 	fsf_progress_done(&prog);
+	if (c->geo.lost_records)
+		fsf_info(c->log, "%llu in-use MFT records lie past the end of the device and are not checked",
+			 (unsigned long long)c->geo.lost_records);
 	if (!ret)
 		ntfs_check_extensions(c);
 out:

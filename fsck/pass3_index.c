@@ -149,11 +149,15 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	struct ntfs_mft_record hdr;
 	char n8[1024], why[96];
 
-	if (recno < c->vol.mft_records && bit_get(c->record_used, recno) &&
-	    !ntfs_check_read_record(c, recno, w->fbuf))
+	if (recno < c->vol.mft_records && bit_get(c->record_used, recno)) {
+		/* in use but unreadable: past a truncated device's end
+		 * (pass 1 kept it), so it cannot be judged */
+		if (ntfs_check_read_record(c, recno, w->fbuf))
+			return;
 		memcpy(&hdr, w->fbuf, sizeof(hdr));
-	else
+	} else {
 		hdr.sequence_number = 0;
+	}
 	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno))
 		snprintf(why, sizeof(why), "is not in use");
 	else if (seq && le16toh(hdr.sequence_number) != seq)
