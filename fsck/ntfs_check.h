@@ -54,6 +54,34 @@ struct ntfs_rec_cache {
 	uint32_t per_chunk;			/* records per chunk */
 };
 
+/*
+ * The geometry pass 0 verified before anything is written (e2fsck checks
+ * its superblock first): where $MFT and $MFTMirr are, agreed by a boot
+ * sector and the FILE records found there (pass0_geometry.c).
+ */
+struct ntfs_geom {
+	bool mirr_ok;		/* vol.boot.mftmirr_lcn holds $MFTMirr: the
+				 * only place mirror copies are read or
+				 * written */
+	uint8_t mft_bad;	/* bit i (records 0-3): $MFT's copy contradicts
+				 * the verified geometry (restore it from the
+				 * mirror) */
+	char mft_why[4][NTFS_WHY];
+	uint64_t dev_clusters;	/* clusters wholly on the device */
+	uint64_t lost_records;	/* in-use MFT records past the device's end */
+};
+
+/* A boot sector as a candidate for the volume's geometry. */
+struct ntfs_candidate {
+	struct ntfs_boot_info b;
+	bool mft_ok;		/* records 0-3 found where it puts $MFT */
+	int64_t mirr_lcn;	/* where $MFTMirr verifiably is, -1: unknown */
+	uint32_t mirr_records;	/* records mirrored there */
+	uint8_t mft_bad;	/* see struct ntfs_geom */
+	char mft_why[4][NTFS_WHY];
+	char why[NTFS_WHY];	/* !mft_ok: why not */
+};
+
 struct ntfs_check {
 	const struct fsf_log *log;
 	struct fsf_dev dev;
@@ -62,6 +90,7 @@ struct ntfs_check {
 	struct ntfs_rec_cache cache;
 	bool verbose, progress;
 	uint32_t mirr_records;		/* records mirrored in $MFTMirr */
+	struct ntfs_geom geo;
 
 	/* what the volume really uses, built by pass 1 */
 	uint8_t *cluster_used;		/* one bit per cluster */
@@ -166,6 +195,13 @@ void ntfs_check_extensions(struct ntfs_check *c);
 /* Make REC a free record (sequence number bumped). */
 void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
 
+/* pass0_geometry.c: check candidate K against the records on disk
+ * (reads only). */
+void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k);
+/* Where the $MFTMirr copy of record 0 at K's mirror cluster puts $MFT's
+ * data, or -1. */
+int64_t ntfs_geometry_mft_from_mirror(struct ntfs_check *c,
+				      const struct ntfs_candidate *k);
 int ntfs_pass0_boot(struct ntfs_check *c);
 int ntfs_pass1_mft(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);

@@ -109,7 +109,8 @@ int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf)
 				memcpy(c->cache.mem + ((size_t)i * per + recno % per) * size,
 				       buf, size);
 	}
-	if (!ret && recno < c->mirr_records)
+	/* mirror copies go only where pass 0 verified $MFTMirr to be */
+	if (!ret && c->geo.mirr_ok && recno < c->mirr_records)
 		ret = fsf_dev_pwrite(&c->dev, buf, size,
 				     (uint64_t)b->mftmirr_lcn * b->g.cluster_size +
 				     recno * size);

@@ -27,6 +27,18 @@ ROW(PR_BOOT_BACKUP_BAD, 0x000003, "boot_backup_bad",
 ROW(PR_BOOT_BACKUP_DIFFERS, 0x000004, "boot_backup_differs",
     "backup boot sector differs from the boot sector",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_GEOMETRY_UNCONFIRMED, 0x000005, "mft_location_unconfirmed",
+    "location is not confirmed by the records there (boot sector: %s; backup: %s); nothing was written",
+    FSF_PROMPT_NONE, FSF_PR_FATAL);
+ROW(PR_MFT_LOCATION, 0x000008, "boot_mft_location",
+    "boot sector puts $MFT at cluster %lld, its records are at cluster %lld",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_VOLUME_TRUNCATED, 0x000006, "volume_truncated",
+    "volume is %llu bytes but the device holds %llu: the last %llu bytes are missing and are checked as unreadable",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_MIRROR_UNVERIFIED, 0x000007, "mftmirr_location_unverified",
+    "location is not verified (no mirror records at the boot sector's cluster %lld or where its own runlist says); the mirror is neither used nor written",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 
 /* pass 1: $MFT and its records */
 ROW(PR_MFT_UNREADABLE, 0x010001, "mft_unreadable",

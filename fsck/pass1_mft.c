@@ -90,13 +90,15 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 	return 0;
 }
 
-/* Record 0 from $MFT, or from $MFTMirr when $MFT's copy is unusable. */
+/* Record 0 from $MFT, or from $MFTMirr when $MFT's copy is unusable.
+ * Both locations were verified by pass 0. */
 static int load_record0(struct ntfs_check *c, uint8_t *rec)
 {
 	const struct ntfs_boot_info *b = &c->vol.boot;
 	uint32_t rs = b->g.mft_record_size;
 	uint8_t *raw = malloc(rs), *mir = malloc(rs);
-	char why[NTFS_WHY], mwhy[NTFS_WHY];
+	char why[NTFS_WHY], mwhy[NTFS_WHY] = "no verified $MFTMirr";
+	bool mir_ok = false;
 	uint64_t off = (uint64_t)b->mft_lcn * b->g.cluster_size;
 	int ret = 0;
 
@@ -104,23 +106,30 @@ static int load_record0(struct ntfs_check *c, uint8_t *rec)
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (fsf_dev_pread(&c->dev, rec, rs, off) ||
-	    fsf_dev_pread(&c->dev, mir, rs, mirror_offset(c, 0))) {
+	if (fsf_dev_pread(&c->dev, rec, rs, off)) {
 		ret = -EIO;
 		goto out;
 	}
-	memcpy(raw, mir, rs);
-	if (system_record_usable(c, rec, 0, why) == 0)
+	if (c->geo.mft_bad & 1)
+		snprintf(why, sizeof(why), "%s", c->geo.mft_why[0]);
+	else if (system_record_usable(c, rec, 0, why) == 0)
 		goto out;
-	if (system_record_usable(c, mir, 0, mwhy) != 0) {
+	if (c->geo.mirr_ok && !fsf_dev_pread(&c->dev, mir, rs, mirror_offset(c, 0))) {
+		memcpy(raw, mir, rs);
+		mir_ok = system_record_usable(c, mir, 0, mwhy) == 0;
+	}
+	if (!mir_ok) {
 		fsf_fix_ask(&c->fix, &PR_MFT_UNREADABLE, NULL, why, mwhy);
 		ret = -EUCLEAN;
 		goto out;
 	}
 	memcpy(rec, mir, rs);
-	if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, "$MFT record 0", why) &&
-	    fsf_dev_pwrite(&c->dev, raw, rs, off))
-		fsf_fix_failed(&c->fix);
+	if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, "$MFT record 0", why)) {
+		if (fsf_dev_pwrite(&c->dev, raw, rs, off))
+			fsf_fix_failed(&c->fix);
+		else
+			c->geo.mft_bad &= (uint8_t)~1u;	/* it is the mirror's now */
+	}
 out:
 	free(raw);
 	free(mir);
@@ -143,6 +152,15 @@ static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
 			    ret ? strerror(-ret) : "fewer than 16 records");
 		return ret ? ret : -EUCLEAN;
 	}
+	if (c->vol.mft_runs[0].lcn != c->vol.boot.mft_lcn) {
+		/* only the mirror's copy could disagree: pass 0 checked */
+		char why[NTFS_WHY];
+
+		snprintf(why, sizeof(why), "it starts at cluster %lld, $MFT is at cluster %lld",
+			 (long long)c->vol.mft_runs[0].lcn, (long long)c->vol.boot.mft_lcn);
+		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT", why);
+		return -EUCLEAN;
+	}
 	c->vol.mft_records = len / rs;
 	ret = ntfs_check_read_attr(c, rec0, NTFS_AT_BITMAP, mft_bitmap,
 				   bitmap_len, bitmap_runs, bitmap_nruns);
@@ -151,48 +169,6 @@ static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
 		return ret;
 	}
 	return 0;
-}
-
-/*
- * $MFTMirr's location: the boot sector's word against $MFTMirr's own
- * runlist (record 1 in $MFT).  Checked before any mirror copy is read or
- * written, so that a corrupt field never sends writes to a wrong cluster.
- */
-static void check_mirror_location(struct ntfs_check *c)
-{
-	struct ntfs_boot_info *b = &c->vol.boot;
-	uint32_t rs = b->g.mft_record_size;
-	uint8_t *rec = malloc(rs), *data = NULL, sector[512];
-	struct ntfs_run *runs = NULL;
-	char why[NTFS_WHY];
-	uint64_t len;
-	long nruns;
-
-	if (!rec || ntfs_check_read_record(c, NTFS_FILE_MFTMIRR, rec) ||
-	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-	    ntfs_check_read_attr(c, rec, NTFS_AT_DATA, &data, &len, &runs, &nruns) ||
-	    nruns < 1 || runs[0].lcn < 0 || runs[0].lcn == b->mftmirr_lcn)
-		goto out;
-	if (fsf_fix_ask(&c->fix, &PR_MIRROR_LOCATION, "boot sector",
-			(long long)b->mftmirr_lcn, (long long)runs[0].lcn)) {
-		int64_t le = (int64_t)htole64((uint64_t)runs[0].lcn);
-		int ret = fsf_dev_pread(&c->dev, sector, sizeof(sector), 0);
-
-		memcpy(sector + offsetof(struct ntfs_boot_sector, mftmirr_lcn), &le, 8);
-		if (!ret)
-			ret = fsf_dev_pwrite(&c->dev, sector, sizeof(sector), 0);
-		if (!ret)
-			ret = fsf_dev_pwrite(&c->dev, sector, sizeof(sector),
-					     b->backup_offset);
-		if (ret)
-			fsf_fix_failed(&c->fix);
-	}
-	/* from here on the runlist is believed, fixed or not */
-	b->mftmirr_lcn = runs[0].lcn;
-out:
-	free(rec);
-	free(data);
-	free(runs);
 }
 
 /* Names that count as links: all but the DOS half of a name pair. */
@@ -385,39 +361,91 @@ static bool same_record(const uint8_t *a, const uint8_t *b, uint32_t rs)
 	       !memcmp(a + usn_at + 2, b + usn_at + 2, rs - usn_at - 2);
 }
 
-/* Records 0..mirr-1 must equal their $MFTMirr copies. */
-static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
-			 enum ntfs_rec_state *state, const char *obj,
-			 const char *mft_why)
+/*
+ * Is RAW (a record as on disk) a usable copy of mirrored record RECNO?
+ * System files (0-11) must be usable system records; the rest of the
+ * mirrored range (12-15: reserved, free or $MFT's extension records;
+ * user files when a cluster holds more than 16 records) only a valid
+ * record.  Checks a copy; 0 or -1 with WHY.
+ */
+static int mirrored_usable(const struct ntfs_check *c, const uint8_t *raw,
+			   uint64_t recno, char *why)
 {
-	char swhy[NTFS_WHY];
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *copy = malloc(rs);
+	int ret;
+
+	if (!copy) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		return -1;
+	}
+	memcpy(copy, raw, rs);
+	if (recno <= NTFS_FILE_EXTEND)
+		ret = system_record_usable(c, copy, recno, why);
+	else
+		ret = ntfs_record_check(copy, rs, NTFS_MAGIC_FILE, why) ==
+		      NTFS_REC_OK ? 0 : -1;
+	free(copy);
+	return ret;
+}
+
+/* The record number a record's header gives (RECNO if it has none). */
+static uint64_t self_ref(const uint8_t *rec, uint64_t recno)
+{
+	struct ntfs_mft_record m;
+
+	memcpy(&m, rec, sizeof(m));
+	return le16toh(m.h.usa_ofs) >= 0x30 ? le32toh(m.mft_record_number) : recno;
+}
+
+/*
+ * Records 0..mirr-1 must equal their $MFTMirr copies (at the location
+ * pass 0 verified; nothing is read or written there otherwise).  WHY says
+ * why $MFT's copy is not usable, and is updated when this finds out more.
+ */
+static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+			 enum ntfs_rec_state *state, const char *obj, char *why)
+{
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *mir = malloc(rs), *raw = malloc(rs);
-	char why[NTFS_WHY];
+	char mwhy[NTFS_WHY];
 	enum ntfs_rec_state ms;
 
-	if (!mir || !raw || fsf_dev_pread(&c->dev, mir, rs, mirror_offset(c, recno)))
+	if (recno < 4 && c->geo.mft_bad & (1u << recno)) {
+		/* it contradicts the geometry pass 0 verified */
+		*state = NTFS_REC_BAD_HEADER;
+		snprintf(why, NTFS_WHY, "%s", c->geo.mft_why[recno]);
+	}
+	if (!c->geo.mirr_ok || !mir || !raw ||
+	    fsf_dev_pread(&c->dev, raw, rs, mirror_offset(c, recno)))
 		goto out;
-	memcpy(raw, mir, rs);
-	ms = system_record_usable(c, mir, recno, why) == 0 ? NTFS_REC_OK :
-							     NTFS_REC_BAD_HEADER;
+	ms = mirrored_usable(c, raw, recno, mwhy) == 0 ? NTFS_REC_OK :
+							 NTFS_REC_BAD_HEADER;
+	memcpy(mir, raw, rs);
+	if (ms == NTFS_REC_OK)
+		ntfs_record_check(mir, rs, NTFS_MAGIC_FILE, mwhy);
 	if (*state == NTFS_REC_OK) {
-		/* a valid header is not enough for a mirrored system file */
+		/* a valid header is not enough for a mirrored system file;
+		 * rec has its fixups removed: check a protected copy */
 		uint8_t *copy = malloc(rs);
 
 		if (copy) {
 			memcpy(copy, rec, rs);
-			/* rec has its fixups removed: re-check a protected copy */
 			ntfs_fixup_apply(copy, rs, 1);
-			if (system_record_usable(c, copy, recno, swhy) != 0) {
+			if (mirrored_usable(c, copy, recno, why) != 0)
 				*state = NTFS_REC_BAD_HEADER;
-				mft_why = swhy;
-			}
 			free(copy);
 		}
 	}
+	if (*state == NTFS_REC_OK && ms == NTFS_REC_OK &&
+	    self_ref(rec, recno) != recno && self_ref(mir, recno) == recno) {
+		/* the mirror's copy is the one that knows its number */
+		*state = NTFS_REC_BAD_HEADER;
+		snprintf(why, NTFS_WHY, "says it is MFT record %llu",
+			 (unsigned long long)self_ref(rec, recno));
+	}
 	if (*state != NTFS_REC_OK && ms == NTFS_REC_OK) {
-		if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, obj, mft_why) &&
+		if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, obj, why) &&
 		    fsf_dev_pwrite(&c->dev, raw, rs, ntfs_vol_record_offset(&c->vol, recno)))
 			fsf_fix_failed(&c->fix);
 		ntfs_check_cache_drop(c);
@@ -465,9 +493,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		ret = -ENOMEM;
 		goto out;
 	}
-	check_mirror_location(c);
-	/* $MFTMirr mirrors at least 4 records, a cluster's worth if more */
-	c->mirr_records = b->g.cluster_size / rs > 4 ? b->g.cluster_size / rs : 4;
+	/* pass 0 counted the mirrored records; none without a mirror */
+	if (!c->geo.mirr_ok)
+		c->mirr_records = 0;
 	if (c->mirr_records > c->vol.mft_records)
 		c->mirr_records = (uint32_t)c->vol.mft_records;
 
@@ -481,8 +509,22 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		fsf_progress_update(&prog, i, c->vol.mft_records);
 		snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)i);
 		if (ntfs_check_read_record(c, i, rec)) {
-			snprintf(why, sizeof(why), "unreadable");
+			uint64_t off = ntfs_vol_record_offset(&c->vol, i);
+
 			st = NTFS_REC_BAD_MAGIC;
+			snprintf(why, sizeof(why), "unreadable");
+			if (off > c->dev.size || c->dev.size - off < rs) {
+				/* past the end of a truncated device:
+				 * unknown, so kept as the bitmap says */
+				snprintf(why, sizeof(why), "past the end of the device");
+				if (i >= NTFS_FILE_FIRST_USER) {
+					if (marked) {
+						bit_set(c->record_used, i);
+						c->geo.lost_records++;
+					}
+					continue;
+				}
+			}
 		} else {
 			st = ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why);
 		}
@@ -570,6 +612,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 	}
 	fsf_progress_done(&prog);
+	if (c->geo.lost_records)
+		fsf_info(c->log, "%llu in-use MFT records lie past the end of the device and are not checked",
+			 (unsigned long long)c->geo.lost_records);
 	if (!ret)
 		ntfs_check_extensions(c);
 out:

@@ -149,11 +149,15 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	struct ntfs_mft_record hdr;
 	char n8[1024], why[96];
 
-	if (recno < c->vol.mft_records && bit_get(c->record_used, recno) &&
-	    !ntfs_check_read_record(c, recno, w->fbuf))
+	if (recno < c->vol.mft_records && bit_get(c->record_used, recno)) {
+		/* in use but unreadable: past a truncated device's end
+		 * (pass 1 kept it), so it cannot be judged */
+		if (ntfs_check_read_record(c, recno, w->fbuf))
+			return;
 		memcpy(&hdr, w->fbuf, sizeof(hdr));
-	else
+	} else {
 		hdr.sequence_number = 0;
+	}
 	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno))
 		snprintf(why, sizeof(why), "is not in use");
 	else if (seq && le16toh(hdr.sequence_number) != seq)
@@ -281,6 +285,8 @@ static void walk_blocks(struct dir_walk *w, int64_t *stack, int sp)
 			continue;
 		}
 		bit_set(w->visited, blk);
+		snprintf(why, sizeof(why), "index block VCN %lld is unreadable",
+			 (long long)vcn);
 		if (fsf_dev_pread(&c->dev, w->block, w->block_size, off) ||
 		    ntfs_record_check(w->block, w->block_size, NTFS_MAGIC_INDX,
 				      why) != NTFS_REC_OK ||
@@ -492,7 +498,7 @@ out:
 
 static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 {
-	struct ntfs_run *runs;
+	struct ntfs_run *runs = NULL;
 	uint8_t *data = NULL;
 	uint16_t *up = NULL;
 	uint64_t len = 0;
@@ -503,7 +509,6 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
 			      NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
 	    !ntfs_check_read_attr(c, rec, NTFS_AT_DATA, &data, &len, &runs, &nruns)) {
-		free(runs);
 		if (len == 2u * NTFS_UPCASE_LEN && (up = malloc(len))) {
 			for (uint32_t i = 0; i < NTFS_UPCASE_LEN; i++) {
 				uint16_t v;
@@ -516,6 +521,7 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 		}
 	}
 	free(data);
+	free(runs);	/* also when the data could not be read */
 	if (!up)
 		fsf_fix_ask(&c->fix, &PR_UPCASE_BAD, "$UpCase", why);
 	return up;

@@ -92,7 +92,11 @@ static int64_t find_free(const struct ntfs_check *c, uint64_t count)
 {
 	uint64_t run = 0;
 
-	for (uint64_t l = 0; l < c->vol.boot.g.nr_clusters; l++) {
+	/* on a truncated device: only clusters on it, and none at all when
+	 * records lost past its end may own any of them */
+	if (c->geo.lost_records)
+		return -1;
+	for (uint64_t l = 0; l < c->geo.dev_clusters; l++) {
 		run = bit_get(c->cluster_used, l) ? 0 : run + 1;
 		if (run == count)
 			return (int64_t)(l + 1 - count);

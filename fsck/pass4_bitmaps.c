@@ -84,9 +84,13 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 		ret = -EUCLEAN;
 	if (!ret)
 		ret = ntfs_check_read_attr(c, rec, type, &disk, &len, &runs, &nruns);
-	if (!ret && len * 8 < count)
+	if (ret == -EIO && c->geo.dev_clusters < c->vol.boot.g.nr_clusters) {
+		ret = 0;	/* in the missing tail: pass 0 reported it */
+		count = 0;	/* ... and nothing can be compared */
+	} else if (!ret && len * 8 < count) {
 		ret = -EUCLEAN;
-	if (!ret && reconcile(disk, want, count, skip_from, skip_to, &missing, &extra) &&
+	}
+	if (!ret && count && reconcile(disk, want, count, skip_from, skip_to, &missing, &extra) &&
 	    fsf_fix_ask(&c->fix, pr, obj, missing, extra) &&
 	    write_back(c, recno, rec, type, disk, len, runs, nruns))
 		fsf_fix_failed(&c->fix);
@@ -98,9 +102,12 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 
 int ntfs_pass4_bitmaps(struct ntfs_check *c)
 {
+	/* a truncated device: clusters past its end are unreadable, and
+	 * are not judged; if MFT records were lost there, no cluster is */
 	int ret = check_one(c, NTFS_FILE_BITMAP, NTFS_AT_DATA, &PR_CLUSTER_BITMAP,
 			    "$Bitmap", c->cluster_used, c->vol.boot.g.nr_clusters,
-			    0, 0);
+			    c->geo.lost_records ? 0 : c->geo.dev_clusters,
+			    c->vol.boot.g.nr_clusters);
 
 	if (ret)
 		return ret;

@@ -212,7 +212,7 @@ assert p[0]["object"] == "$Bitmap" and p[0]["action"] == "fixed", p
 PY
 }
 
-@test "bad input: garbage, other filesystems, truncated, missing: exit 8, one clear line" {
+@test "bad input: garbage, other filesystems, missing: exit 8, one clear line; truncated: exit 4" {
 	head -c 4M /dev/zero > image
 	run "$FSCK" -n image
 	[ "$status" -eq 8 ]
@@ -222,10 +222,12 @@ PY
 	run "$FSCK" -n image
 	[ "$status" -eq 8 ]
 	[[ $output == *"no NTFS signature"* ]]
+	# a volume larger than its device is checked, not refused
+	# (tests/ntfs/geometry.bats): its missing tail is an error left
 	xz -dc "$CASES/f_boot_backup/image.xz" | head -c 1M > image
 	run "$FSCK" -n image
-	[ "$status" -eq 8 ]
-	[[ $output == *"larger than the device"* ]]
+	[ "$status" -eq 4 ] || die "truncated: exit $status"
+	[[ $output == *"bytes are missing"* ]] || die "truncated: $output"
 	run "$FSCK" -n nonexistent.img
 	[ "$status" -eq 8 ]
 	[[ $output == *"cannot open nonexistent.img"* ]]

@@ -38,12 +38,8 @@ unpack() { xz -dc "$CASES/$1/image.xz" > "$2"; }
 }
 
 @test "public corpus: -a -z then --undo restores every image byte for byte" {
-	corpus=
-	for c in "${FSFORGE_CORPUS:-}" "$FSFORGE_TOP/../shared/corpus/ntfs" \
-		/work/shared/corpus/ntfs; do
-		[ -n "$c" ] && [ -d "$c/created_manually" ] && corpus=$c && break
-	done
-	[ -n "$corpus" ] || skip "public corpus not found"
+	corpus=$FSFORGE_TOP/tests/ntfs/corpus
+	[ -d "$corpus/created_manually" ] || die "public corpus missing from the tree"
 	n=0
 	for t in "$corpus"/created_manually/*/ntfs.img.tar.xz; do
 		name=$(basename "$(dirname "$t")")

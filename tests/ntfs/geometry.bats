@@ -1,0 +1,210 @@
+#!/usr/bin/env bats
+# fsck.ntfs establishes where $MFT and $MFTMirr are before it writes
+# anything (issue 10): a boot sector or runlist that points a few clusters
+# off is repaired from what the records confirm, never followed; a volume
+# larger than its device is checked, not refused; fresh volumes of every
+# cluster size are clean.  Judged by things that are not fsck.ntfs: the
+# volume as it was before the damage (bytes and a content manifest read
+# through ntfs-3g), ntfsprogs-plus ntfsck -n (sid), ntfs-3g mounting it.
+load ../lib/common
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+source "$FSFORGE_TOP/tests/ntfs/ntfs_helpers.bash"
+DAMAGE=$FSFORGE_TOP/tests/ntfs/geometry-damage.py
+
+# One populated 16 MiB volume for every damage: mkfs.ntfs, then ntfs-3g
+# writes a directory of 50 files, a 2 MB file and one that fills the
+# volume to within 1 MiB (so that data lies in the last 10%).
+setup_file() {
+	local m=$BATS_FILE_TMPDIR/mnt free
+	cd "$BATS_FILE_TMPDIR" || return 1
+	truncate -s 16M base.img
+	"$MKFS_NTFS" -q -F base.img
+	mkdir -p "$m"
+	ntfs-3g base.img "$m"
+	mkdir "$m/d"
+	for i in $(seq 1 50); do head -c $((i * 997)) /dev/urandom > "$m/d/f$i"; done
+	head -c 2000000 /dev/urandom > "$m/big"
+	free=$(df -B1 --output=avail "$m" | tail -1)
+	head -c $((free - 1048576)) /dev/urandom > "$m/fill"
+	umount "$m"
+	ntfs-3g -o ro base.img "$m"
+	"$LIB/manifest" "$m" --no-xattrs > base.manifest
+	umount "$m"
+}
+
+setup() { cd_tmp; }
+teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
+
+need_sid() {
+	chroot "$SID_ROOT" sh -c 'command -v ntfsck' >/dev/null 2>&1 ||
+		die "sid tree with ntfsck missing: run tests/kernel/setup --sid"
+}
+
+# the volume's content through ntfs-3g, read-only
+manifest_of() {
+	mkdir -p mnt
+	ntfs-3g -o ro "$1" mnt || return 1
+	"$LIB/manifest" mnt --no-xattrs
+	umount mnt
+}
+
+# Damage CASE; -n must find it and write nothing; -a must repair it (exit
+# 1); then -n exits 0, a second -a changes no byte, ntfsck -n accepts the
+# volume, and it is the volume from before the damage, byte for byte and
+# file for file.  $repaired: what -a said.
+damage_repair() {
+	local case=$1 sum
+	need_sid
+	cp "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$DAMAGE" "$case" image
+	sum=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || die "$case: -n exit $status: $output"
+	[ "$(sha256sum < image)" = "$sum" ] || die "$case: -n wrote"
+	run "$FSCK" -a image
+	repaired=$output
+	echo "$output"
+	[ "$status" -eq 1 ] || die "$case: -a exit $status"
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || die "$case: -n after -a exit $status: $output"
+	sum=$(sha256sum < image)
+	run "$FSCK" -a image
+	[ "$status" -eq 0 ] || die "$case: second -a exit $status: $output"
+	[ "$(sha256sum < image)" = "$sum" ] || die "$case: second -a wrote"
+	sid_ntfsck image > ntfsck.log 2>&1 || { cat ntfsck.log; die "$case: ntfsck -n"; }
+	manifest_of image > after.manifest || die "$case: ntfs-3g cannot mount it"
+	diff -u "$BATS_FILE_TMPDIR/base.manifest" after.manifest || die "$case: content differs"
+	cmp image "$BATS_FILE_TMPDIR/base.img" || die "$case: not the volume from before the damage"
+}
+
+@test "primary boot sector with its \$MFT cluster one off: rewritten from the backup, nothing else touched" {
+	damage_repair mft-lcn-primary
+	[[ $repaired == *"boot sector: boot sector is invalid"* ]]
+}
+
+@test "backup boot sector with its \$MFT cluster one off: rewritten from the primary" {
+	damage_repair mft-lcn-backup
+	[[ $repaired == *"backup boot sector is invalid"* ]]
+}
+
+# The primary claims 65536 more sectors than the device holds: that is
+# not a truncated volume (the backup at the device's end fits and the
+# records confirm it), so the primary is what is wrong.
+@test "primary boot sector claiming a volume larger than the device: rewritten from the backup" {
+	damage_repair size-primary
+	[[ $repaired == *"boot sector: boot sector is invalid (its volume of 50331648 bytes is larger than the device)"* ]]
+}
+
+@test "primary boot sector with its \$MFTMirr cluster changed: rewritten from the backup" {
+	damage_repair mirr-lcn-primary
+	[[ $repaired == *"boot sector: boot sector is invalid"* ]]
+}
+
+@test "both boot sectors with the same wrong \$MFTMirr cluster: fixed to where \$MFTMirr's data is" {
+	damage_repair mirr-lcn-both
+	[[ $repaired == *"puts \$MFTMirr at cluster"* ]]
+}
+
+@test "record 0's \$DATA run moved 3 clusters: record 0 restored from \$MFTMirr, no mirror write elsewhere" {
+	damage_repair mft-run-moved
+	[[ $repaired == *"\$MFT record 0: record is unusable"* ]]
+}
+
+@test "record 0's self-reference changed: the boot sectors still confirmed, record 0 restored from \$MFTMirr" {
+	damage_repair selfref-0
+	[[ $repaired == *"\$MFT record 0: record is unusable (holds MFT record 4, not 0)"* ]]
+}
+
+@test "record 3's self-reference changed: geometry still confirmed, record 3 restored from \$MFTMirr" {
+	damage_repair selfref-3
+	[[ $repaired == *"MFT record 3: record is unusable (says it is MFT record 7)"* ]]
+}
+
+@test "record 1's \$DATA run moved 3 clusters: record 1 restored, boot sectors untouched" {
+	damage_repair mirr-run-moved
+	[[ $repaired == *"MFT record 1: record is unusable"* ]]
+}
+
+@test "both boot sectors with the same wrong \$MFT cluster: fixed to where \$MFTMirr's record 0 and the records agree" {
+	damage_repair mft-lcn-both
+	[[ $repaired == *"puts \$MFT at cluster 4, its records are at cluster 3"* ]]
+}
+
+# Both boot sectors put $MFT on record 4 and the mirror's record 0 is
+# gone: nothing confirms where $MFT is, so the geometry is unknown and
+# nothing may be written: exit 4, the image unchanged by -n and by -a.
+@test "both boot sectors wrong about \$MFT and no mirror copy of record 0: reported, exit 4, not a byte written" {
+	cp "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$DAMAGE" mft-lcn-both-no-mirror image
+	sum=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ]
+	[[ $output == *"\$MFT: location is not confirmed"* ]]
+	run "$FSCK" -a image
+	[ "$status" -eq 4 ]
+	[[ $output == *"nothing was written"* ]]
+	[ "$(sha256sum < image)" = "$sum" ]
+}
+
+# The last 10% cut off: the backup boot sector and the tail of "fill" are
+# gone.  That cannot be repaired (exit 4) and nothing else is wrong, so
+# neither -n nor -a writes a byte or grows the image; every file whose
+# clusters all lie on what is left reads back as before (ntfs-3g mounts
+# such a volume read-only).
+@test "truncated image (last 10% cut): checked, the missing tail reported, nothing written" {
+	cp "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$DAMAGE" truncated image
+	size=$(stat -c %s image)
+	sum=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ]
+	[[ $output == *"bytes are missing"* ]]
+	[ "$(sha256sum < image)" = "$sum" ]
+	run "$FSCK" -a image
+	[ "$status" -eq 4 ]
+	[[ $output == *"bytes are missing"* ]]
+	[ "$(stat -c %s image)" -eq "$size" ]
+	[ "$(sha256sum < image)" = "$sum" ]
+	# the files with data past the cut, found by an independent parser
+	python3 "$DAMAGE" past-end "$BATS_FILE_TMPDIR/base.img" "$size" > lost
+	[ "$(cat lost)" = fill ]
+	grep -v -e '^fill	' "$BATS_FILE_TMPDIR/base.manifest" > want
+	manifest_of image | grep -v -e '^fill	' > got
+	diff -u want got
+	[ "$(wc -l < got)" -ge 100 ]
+}
+
+# Fresh volumes of every cluster size from 512 B to 64 KiB, made by our
+# mkfs.ntfs and by mkntfs (sid), with a 3,000-entry directory and a small
+# file written by ntfs-3g: -n finds nothing and writes nothing.
+@test "no false positive: every cluster size, mkfs.ntfs and mkntfs, 3,000-entry directory" {
+	need_sid
+	t=$(mktemp -d "$SID_ROOT/tmp/fsforge-geometry.XXXXXX")
+	mkdir -p mnt
+	fails=()
+	for cs in 512 1024 2048 4096 8192 16384 32768 65536; do
+		for tool in mkfs.ntfs mkntfs; do
+			rm -f "$t/v.img"
+			truncate -s 32M "$t/v.img"
+			if [ "$tool" = mkfs.ntfs ]; then
+				"$MKFS_NTFS" -q -F -c "$cs" "$t/v.img"
+			else
+				chroot "$SID_ROOT" mkntfs -q -F -f -c "$cs" "/tmp/${t##*/}/v.img" > /dev/null
+			fi
+			ntfs-3g "$t/v.img" mnt
+			mkdir mnt/big
+			(cd mnt/big && seq -f 'entry_%05g' 1 3000 | xargs touch)
+			echo small > mnt/small
+			umount mnt
+			sum=$(sha256sum < "$t/v.img")
+			rc=0
+			"$FSCK" -n "$t/v.img" > out 2>&1 || rc=$?
+			[ "$rc" -eq 0 ] || { cat out; fails+=("$tool -c $cs: exit $rc"); }
+			[ "$(sha256sum < "$t/v.img")" = "$sum" ] || fails+=("$tool -c $cs: -n wrote")
+		done
+	done
+	rm -rf "$t"
+	printf '%s\n' "${fails[@]}"
+	[ "${#fails[@]}" -eq 0 ]
+}
