@@ -165,6 +165,8 @@ int main(int argc, char **argv)
 		return ret ? FSF_EXIT_ERROR : dirty ? 1 : 0;
 	}
 	if (!ret)
+		ret = ntfs_pass1b_crosslinks(&c);
+	if (!ret)
 		ret = ntfs_pass3_indexes(&c);
 	if (!ret)
 		ret = ntfs_pass3_secure(&c);

@@ -168,6 +168,10 @@ void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
 
 int ntfs_pass0_boot(struct ntfs_check *c);
 int ntfs_pass1_mft(struct ntfs_check *c);
+/* pass1b_crosslinks.c: clusters claimed twice (pass 1 counted them in
+ * c->crosslinked) resolved by copies; leaves the unresolved count there
+ * and c->cluster_used exact. */
+int ntfs_pass1b_crosslinks(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);
 int ntfs_pass3_secure(struct ntfs_check *c);
 /* pass3_orphans.c: reconnect files in no directory to /lost+found
