@@ -381,9 +381,15 @@ static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	if (!mir || !raw || fsf_dev_pread(&c->dev, mir, rs, mirror_offset(c, recno)))
 		goto out;
 	memcpy(raw, mir, rs);
-	ms = system_record_usable(c, mir, recno, why) == 0 ? NTFS_REC_OK :
-							     NTFS_REC_BAD_HEADER;
-	if (*state == NTFS_REC_OK) {
+	/* records 12 on are no system files: with clusters over 4 records
+	 * the mirror holds a cluster's worth, reserved and user records
+	 * too, which need be no more than valid records */
+	if (recno >= 12)
+		ms = ntfs_record_check(mir, rs, NTFS_MAGIC_FILE, why);
+	else
+		ms = system_record_usable(c, mir, recno, why) == 0 ?
+		     NTFS_REC_OK : NTFS_REC_BAD_HEADER;
+	if (*state == NTFS_REC_OK && recno < 12) {
 		/* a valid header is not enough for a mirrored system file */
 		uint8_t *copy = malloc(rs);
 
