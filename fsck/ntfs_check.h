@@ -153,6 +153,11 @@ const uint8_t *ntfs_file_name_of(const struct ntfs_attr_header *a,
  * one run; UINT64_MAX otherwise. */
 uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
 			  uint64_t byte, uint64_t len);
+/* Read LEN bytes at BYTE of a non-resident stream, across as many runs
+ * as they span (an index block may straddle two): 0, or -1 for a hole,
+ * bytes past the runs or a read error. */
+int ntfs_runs_pread(struct ntfs_check *c, const struct ntfs_run *runs, long n,
+		    uint64_t byte, uint64_t len, void *buf);
 /* A's sizes if it is the first extent of the unnamed $DATA. */
 bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
 			struct ntfs_data_sizes *d);
