@@ -39,7 +39,7 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
-	bool si = false, fn = false, data = false, bitmap = false;
+	bool si = false, fn = false, data = false, bitmap = false, list = false;
 	int r;
 
 	struct ntfs_mft_record m;
@@ -62,6 +62,7 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 		uint32_t type = le32toh(a->type);
 
 		si |= type == NTFS_AT_STANDARD_INFORMATION;
+		list |= type == NTFS_AT_ATTRIBUTE_LIST;
 		fn |= type == NTFS_AT_FILE_NAME;
 		bitmap |= type == NTFS_AT_BITMAP && !a->name_length;
 		if (type == NTFS_AT_DATA && !a->name_length && a->non_resident) {
@@ -77,7 +78,9 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 	}
 	if (r < 0)
 		return -1;
-	if (!si || !fn) {
+	/* with an attribute list (a fragmented $MFT: ntfs-3g moves
+	 * attributes out when record 0 fills) the name may be elsewhere */
+	if (!si || (!fn && !list)) {
 		snprintf(why, NTFS_WHY, "no %s attribute",
 			 si ? "$FILE_NAME" : "$STANDARD_INFORMATION");
 		return -1;
