@@ -8,6 +8,10 @@ documentation).
                       first clusters; prints "LCN COUNT CLUSTER_SIZE"
   flip IMAGE bitmap N SEED     flip N bits of $Bitmap (clusters in range)
   flip IMAGE mftbitmap N SEED  flip N bits of $MFT's bitmap (records >= 27)
+  setbits IMAGE bitmap|mftbitmap FROM TO VALUE
+                      bits FROM..TO-1 set to VALUE; FROM/TO may be "end"
+                      (the last cluster or record + 1) or "len" (the
+                      bitmap's last bit + 1)
 A and B are file names (a $FILE_NAME) in the root or anywhere."""
 import random
 import struct
@@ -183,38 +187,64 @@ def share(v, a, b):
     print(la, k, v.cs)
 
 
-def flip(v, what, count, seed):
-    rnd = random.Random(seed)
+def bitmap_of(v, what):
+    """(resident (record, offset) or None, runs, length in bytes, items)"""
     if what == "bitmap":
         rec = v.read_record(6)
         off = v.attr(rec, 0x80)
-        mpo, = struct.unpack_from("<H", rec, off + 0x20)
-        runs = decode(rec[off + mpo:])
-        lo, hi = 0, v.nr
+        items = v.nr
     else:
         rec = v.read_record(0)
         off = v.attr(rec, 0xB0)
-        nrec = sum(ln for _, ln in v.mft_runs) * v.cs // v.rs
-        lo, hi = 27, nrec
-        if not rec[off + 8]:
-            vl, vo = struct.unpack_from("<IH", rec, off + 0x10)
-            for bit in rnd.sample(range(lo, hi), count):
-                rec[off + vo + bit // 8] ^= 1 << (bit % 8)
-            v.write_record(0, rec)
-            return
-        mpo, = struct.unpack_from("<H", rec, off + 0x20)
-        runs = decode(rec[off + mpo:])
-    for bit in rnd.sample(range(lo, hi), count):
-        byte, vcn = bit // 8, 0
-        for lcn, ln in runs:
-            if byte < (vcn + ln) * v.cs:
-                at = lcn * v.cs + byte - vcn * v.cs
-                break
-            vcn += ln
-        v.f.seek(at)
-        x = v.f.read(1)[0] ^ (1 << (bit % 8))
-        v.f.seek(at)
-        v.f.write(bytes([x]))
+        items = sum(ln for _, ln in v.mft_runs) * v.cs // v.rs
+    if not rec[off + 8]:
+        vl, vo = struct.unpack_from("<IH", rec, off + 0x10)
+        return (rec, off + vo), None, vl, items
+    mpo, = struct.unpack_from("<H", rec, off + 0x20)
+    size, = struct.unpack_from("<q", rec, off + 0x30)
+    return None, decode(rec[off + mpo:]), size, items
+
+
+def set_bits(v, what, bits, value=None):
+    """Flip BITS of bitmap WHAT, or set them to VALUE."""
+    res, runs, _, _ = bitmap_of(v, what)
+    for bit in bits:
+        mask = 1 << (bit % 8)
+        if res:
+            rec, at = res
+            old = rec[at + bit // 8]
+        else:
+            byte, vcn = bit // 8, 0
+            for lcn, ln in runs:
+                if byte < (vcn + ln) * v.cs:
+                    at = lcn * v.cs + byte - vcn * v.cs
+                    break
+                vcn += ln
+            v.f.seek(at)
+            old = v.f.read(1)[0]
+        new = old ^ mask if value is None else (old | mask if value else old & ~mask)
+        if res:
+            rec[at + bit // 8] = new
+        else:
+            v.f.seek(at)
+            v.f.write(bytes([new]))
+    if res:
+        v.write_record(6 if what == "bitmap" else 0, res[0])
+
+
+def flip(v, what, count, seed):
+    rnd = random.Random(seed)
+    _, _, _, items = bitmap_of(v, what)
+    lo = 0 if what == "bitmap" else 27
+    set_bits(v, what, rnd.sample(range(lo, items), count))
+
+
+def setbits(v, what, lo, hi, value):
+    _, _, size, items = bitmap_of(v, what)
+    pos = {"end": items, "len": size * 8}
+    lo, hi = pos.get(lo) or int(lo), pos.get(hi) or int(hi)
+    set_bits(v, what, range(lo, hi), value)
+    print(hi - lo)
 
 
 def main():
@@ -224,6 +254,8 @@ def main():
         share(v, sys.argv[3], sys.argv[4])
     elif op == "flip":
         flip(v, sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif op == "setbits":
+        setbits(v, sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
     else:
         sys.exit("unknown operation " + op)
     v.f.close()
