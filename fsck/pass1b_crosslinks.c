@@ -331,8 +331,8 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 	size_t count = 0, cap_need = 0, nfresh = 0;
 	struct ntfs_run *out = NULL;
 	long nout = 0, cap = 0;
-	uint8_t *mp = NULL;
-	char obj[1100], owner[1100], why[NTFS_WHY];
+	uint8_t *mp = NULL, *nrec = NULL;
+	char obj[1100], owner[1100];
 	int len;
 
 	/* which of its clusters an earlier owner keeps (by extent index) */
@@ -378,15 +378,15 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 		p->left += count;
 		goto out;
 	}
-	if (!fsf_fix_ask(&c->fix, &PR_CROSSLINK, obj, le32toh(a->type),
-			 (unsigned long long)count, (unsigned long long)first,
-			 (unsigned long long)last, owner)) {
-		p->left += count;
-		goto out;
-	}
+	/* the plan first (new clusters, new runlist in a copy of the
+	 * record), so that what cannot be done is said instead of asked */
 	fresh = malloc(count * sizeof(*fresh));
-	if (!fresh)
-		goto nomem;
+	mp = malloc(rs);
+	nrec = malloc(rs);
+	if (!fresh || !mp || !nrec) {
+		fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj, "out of memory");
+		goto undo;
+	}
 	for (nfresh = 0; nfresh < count; nfresh++) {
 		fresh[nfresh] = alloc_cluster(p);
 		if (fresh[nfresh] == UINT64_MAX) {
@@ -403,18 +403,23 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 
 			if ((size_t)q < count && need[q] == j)
 				to = (int64_t)fresh[q++];
-			if (push(&out, &nout, &cap, to))
-				goto nomem;
+			if (push(&out, &nout, &cap, to)) {
+				fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj,
+					    "out of memory");
+				goto undo;
+			}
 		}
-	mp = malloc(rs);
-	if (!mp)
-		goto nomem;
+	memcpy(nrec, rec, rs);
 	len = ntfs_mp_encode(out, (size_t)nout, mp, rs);
-	if (len < 0 || store_pairs(rec, rs, aoff, mp, (uint32_t)len)) {
+	if (len < 0 || store_pairs(nrec, rs, aoff, mp, (uint32_t)len)) {
 		fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj,
-			    "its new runlist does not fit in the record");
+			    "its new runlist would not fit in its MFT record");
 		goto undo;
 	}
+	if (!fsf_fix_ask(&c->fix, &PR_CROSSLINK, obj, le32toh(a->type),
+			 (unsigned long long)count, (unsigned long long)first,
+			 (unsigned long long)last, owner))
+		goto undo;
 	/* the data first, then the record that points to it */
 	j = 0;
 	for (long i = 0, q = 0; i < n && (size_t)q < count; i++)
@@ -424,20 +429,18 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 				fsf_fix_failed(&c->fix);
 				goto undo;
 			}
+	memcpy(rec, nrec, rs);
 	if (ntfs_check_write_record(c, recno, rec))
 		fsf_fix_failed(&c->fix);
 	goto out;
-nomem:
-	fsf_fix_failed(&c->fix);
 undo:
-	/* give back what was allocated; the record as it was on disk */
+	/* give back what was allocated */
 	for (size_t i = 0; i < nfresh; i++)
 		bit_clear(c->cluster_used, fresh[i]);
 	p->left += count;
-	if (!ntfs_check_read_record(c, recno, rec))
-		ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why);
 out:
 	free(need);
+	free(nrec);
 	free(fresh);
 	free(out);
 	free(mp);

@@ -94,6 +94,43 @@ converged() {
 	[ "$(sha256sum < image)" = "$before" ] || die "-n wrote"
 }
 
+@test "cross-links: a runlist that would not fit its record is reported and left (exit 4); the rest is repaired" {
+	truncate -s 24M image
+	"$MKFS_NTFS" -q -F -c 1024 image
+	mkdir -p mnt
+	ntfs-3g image mnt
+	head -c 65536 /dev/urandom > mnt/A
+	head -c 65536 /dev/urandom > mnt/B
+	# a record nearly full of names: two long hard links
+	long=$(printf 'L%.0s' $(seq 1 250))
+	head -c 65536 /dev/urandom > "mnt/$long"
+	ln "mnt/$long" "mnt/${long:0:150}"
+	# free space only in single clusters: copies need many runs
+	mkdir mnt/fill
+	avail=$(df -B1 --output=avail mnt | tail -1)
+	head -c $((avail - 1024 * 1024)) /dev/zero > mnt/filler
+	head -c 500000 /dev/zero | split -b 1000 - mnt/fill/ 2> /dev/null || true
+	rm -f mnt/fill/*[acegikmoqsuwy]
+	cp mnt/A A
+	umount mnt
+	python3 "$DAMAGE" share image A B > /dev/null
+	python3 "$DAMAGE" share image A "$long" > /dev/null
+	run "$FSCK" -a image
+	# B is repaired (1), the long-named file is left (4)
+	[ "$status" -eq 5 ] || die "-a: exit $status: $output"
+	[[ $output == *"(/B): attribute 0x80 shares 64 clusters"*RELOCATED* ]] || die "B: $output"
+	[[ $output == *"(/$long): shared clusters cannot be copied: its new runlist would not fit"* ]] ||
+		die "long: $output"
+	[[ $output != *"(/$long): attribute 0x80"* ]] || die "long was asked: $output"
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || die "-n after: exit $status"
+	[[ $output == *"problems: 1 found"* ]] || die "-n after: $output"
+	ntfs-3g -o ro image mnt
+	cmp mnt/A A || die "A changed"
+	cmp mnt/B A || die "B is not a copy of A's clusters"
+	umount mnt
+}
+
 @test "\$Bitmap with 300 bits flipped and its tail cleared: rebuilt as ntfsck wants, files intact" {
 	populate 4096
 	python3 "$DAMAGE" flip image bitmap 300 7
