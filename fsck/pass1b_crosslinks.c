@@ -51,7 +51,7 @@ struct pass1b {
 
 /* Does base record BASE list the extent (TYPE, NAME, LOWEST) in record
  * EXT?  Extents an attribute list does not reference are stale. */
-static bool listed(struct ntfs_check *c, uint8_t *base, uint64_t ext,
+static bool listed(struct ntfs_check *c, const uint8_t *base, uint64_t ext,
 		   const struct ntfs_attr_header *a, uint64_t lowest)
 {
 	struct ntfs_run *runs = NULL;
@@ -114,9 +114,23 @@ static bool extent_owns(struct pass1b *p, uint64_t recno, const uint8_t *rec,
 
 	memcpy(&m, rec, sizeof(m));
 	base = le64toh(m.base_mft_record) & 0xffffffffffffULL;
-	if (!base)
-		return true;
 	memcpy(&n, a, sizeof(n));
+	if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
+		return !base;	/* never in itself; only a base has one */
+	if (!base) {
+		/* with an attribute list, the list says which extent is
+		 * where (the base's own ones too): a copy left behind in
+		 * the base when a driver moved it out owns nothing */
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *l;
+		bool has_list = false;
+
+		ntfs_attr_cursor_init(&cur, rec);
+		while (!has_list && ntfs_attr_next(&cur, &l, why) == 1)
+			has_list = le32toh(l->type) == NTFS_AT_ATTRIBUTE_LIST;
+		return !has_list ||
+		       listed(c, rec, recno, a, le64toh((uint64_t)n.lowest_vcn));
+	}
 	return !ntfs_check_read_record(c, base, p->base) &&
 	       ntfs_record_check(p->base, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
 	       listed(c, p->base, recno, a, le64toh((uint64_t)n.lowest_vcn));

@@ -131,6 +131,48 @@ converged() {
 	umount mnt
 }
 
+@test "cross-links on a volume whose \$MFT has an attribute list: only the copy changes" {
+	truncate -s 40M image
+	"$MKFS_NTFS" -q -F -c 2048 image
+	mkdir -p mnt
+	ntfs-3g image mnt
+	head -c 65536 /dev/urandom > mnt/A
+	head -c 65536 /dev/urandom > mnt/B
+	# a nearly full volume: $MFT grows in pieces and record 0 gets an
+	# attribute list (its $FILE_NAME moves to an extension record)
+	mkdir mnt/fill mnt/big
+	avail=$(df -B1 --output=avail mnt | tail -1)
+	head -c $((avail - 2 * 1024 * 1024)) /dev/zero > mnt/filler
+	head -c 400000 /dev/zero | split -b 1000 - mnt/fill/ 2> /dev/null || true
+	rm -f mnt/fill/*[acegikmoqsuwy]
+	(cd mnt/big && touch $(seq -f 'entry with a long name number %g' 1 1200 | tr ' ' _)) 2> /dev/null || true
+	cp mnt/A A
+	manifest | grep -v ' ./B$' > manifest.0
+	umount mnt
+	python3 -c '
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+from crosslink_damage import Vol
+v = Vol(sys.argv[2])
+r = v.read_record(0)
+off, = struct.unpack_from("<H", r, 0x14)
+while struct.unpack_from("<I", r, off)[0] not in (0x20, 0xFFFFFFFF):
+    off += struct.unpack_from("<I", r, off + 4)[0]
+sys.exit(struct.unpack_from("<I", r, off)[0] != 0x20)' "$FSFORGE_TOP/tests/ntfs" image ||
+		die "record 0 has no attribute list: the volume does not test what it should"
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || die "clean: $output"
+	python3 "$DAMAGE" share image A B > /dev/null
+	run "$FSCK" -a image
+	[ "$status" -eq 1 ] || die "-a: exit $status: $output"
+	converged || return 1
+	ntfs-3g -o ro image mnt
+	cmp mnt/B A || die "B is not a copy of A's clusters"
+	manifest | grep -v ' ./B$' > manifest.1
+	umount mnt
+	diff manifest.0 manifest.1
+}
+
 @test "\$Bitmap with 300 bits flipped and its tail cleared: rebuilt as ntfsck wants, files intact" {
 	populate 4096
 	python3 "$DAMAGE" flip image bitmap 300 7
