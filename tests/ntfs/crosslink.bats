@@ -94,6 +94,25 @@ converged() {
 	[ "$(sha256sum < image)" = "$before" ] || die "-n wrote"
 }
 
+@test "no false cross-link: an extension record of a record not in use claiming a file's clusters" {
+	populate 4096
+	# a copy of /A's record as an in-use extension record of a free
+	# record: its runs are A's, but it owns nothing
+	slot=$(python3 "$DAMAGE" ghost image A)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ]
+	[[ $output == *"MFT record $slot: extension record of MFT record"*"not in use"* ]] || die "$output"
+	[[ $output != *shares* ]] || die "false cross-link: $output"
+	run "$FSCK" -a image
+	[ "$status" -eq 1 ] || die "-a: exit $status: $output"
+	[[ $output != *shares* ]] || die "false cross-link: $output"
+	converged || return 1
+	ntfs-3g -o ro image mnt
+	manifest > manifest.1
+	umount mnt
+	diff manifest.0 manifest.1
+}
+
 @test "cross-links: a runlist that would not fit its record is reported and left (exit 4); the rest is repaired" {
 	truncate -s 24M image
 	"$MKFS_NTFS" -q -F -c 1024 image

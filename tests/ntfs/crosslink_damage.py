@@ -8,6 +8,10 @@ documentation).
                       first clusters; prints "LCN COUNT CLUSTER_SIZE"
   flip IMAGE bitmap N SEED     flip N bits of $Bitmap (clusters in range)
   flip IMAGE mftbitmap N SEED  flip N bits of $MFT's bitmap (records >= 27)
+  ghost IMAGE A       a copy of A's record in a free record slot, in use,
+                      as an extension record of a record that is not in
+                      use (the clusters of A claimed a second time by a
+                      record that owns nothing); prints the slot
   setbits IMAGE bitmap|mftbitmap FROM TO VALUE
                       bits FROM..TO-1 set to VALUE; FROM/TO may be "end"
                       (the last cluster or record + 1) or "len" (the
@@ -247,6 +251,19 @@ def setbits(v, what, lo, hi, value):
     print(hi - lo)
 
 
+def ghost(v, a):
+    ra = v.find(a)
+    rec = v.read_record(ra)
+    nrec = sum(ln for _, ln in v.mft_runs) * v.cs // v.rs
+    free = [n for n in range(27, nrec)
+            if not struct.unpack_from("<H", v.read_record(n), 0x16)[0] & 1]
+    slot, base = free[0], free[1]
+    struct.pack_into("<Q", rec, 0x20, base | 1 << 48)
+    struct.pack_into("<I", rec, 0x2C, slot)
+    v.write_record(slot, rec)
+    print(slot)
+
+
 def main():
     op, path = sys.argv[1], sys.argv[2]
     v = Vol(path)
@@ -254,6 +271,8 @@ def main():
         share(v, sys.argv[3], sys.argv[4])
     elif op == "flip":
         flip(v, sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif op == "ghost":
+        ghost(v, sys.argv[3])
     elif op == "setbits":
         setbits(v, sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
     else:
