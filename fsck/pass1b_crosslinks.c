@@ -12,8 +12,9 @@
  *      is also all of $BadClus:$Bad but its bad clusters).  The clusters
  *      claimed twice or more are the real cross-links, and the claims make
  *      the cluster map pass 4 writes to $Bitmap.
- *   2. the owners of each shared cluster, in record order: the lowest
- *      record (so a system file before any user file) keeps the clusters;
+ *   2. the owners of each shared cluster, in record order (the records
+ *      of system files first, their extension records included): the
+ *      first owner keeps the clusters;
  *      every other owner gets a private copy in newly allocated free space
  *      (data copied first, then its runlist re-encoded and its record
  *      written).  A runlist that no longer fits in its record is reported
@@ -90,6 +91,28 @@ static bool listed(struct ntfs_check *c, const uint8_t *base, uint64_t ext,
 	return found;
 }
 
+/* The file a record belongs to: its base record, or itself. */
+static uint64_t file_of(uint64_t recno, const uint8_t *rec)
+{
+	struct ntfs_mft_record m;
+	uint64_t base;
+
+	memcpy(&m, rec, sizeof(m));
+	base = le64toh(m.base_mft_record) & 0xffffffffffffULL;
+	return base ? base : recno;
+}
+
+/*
+ * The walks go over the system files' records first (their extension
+ * records may be anywhere in the MFT), then every other record, each in
+ * record order: the first owner met keeps a shared cluster, so a system
+ * file always keeps, and among the others the lowest record.
+ */
+static bool in_phase(int phase, uint64_t recno, const uint8_t *rec)
+{
+	return (file_of(recno, rec) < NTFS_FILE_FIRST_USER) == (phase == 0);
+}
+
 /* Can the extents of in-use record RECNO own clusters? */
 static bool record_owns(struct ntfs_check *c, uint64_t recno, const uint8_t *rec)
 {
@@ -150,14 +173,16 @@ static int for_each_extent(struct pass1b *p, extent_fn fn)
 
 	if (!rec)
 		return -ENOMEM;
-	for (uint64_t i = 0; i < c->vol.mft_records; i++) {
+	for (uint64_t j = 0; j < 2 * c->vol.mft_records; j++) {
+		uint64_t i = j % c->vol.mft_records;
 		struct ntfs_attr_cursor cur;
 		const struct ntfs_attr_header *a;
 
 		if (!bit_get(c->record_used, i) || bit_get(c->ext_bad, i) ||
 		    ntfs_check_read_record(c, i, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-		    !record_owns(c, i, rec))
+		    !record_owns(c, i, rec) ||
+		    !in_phase(j >= c->vol.mft_records, i, rec))
 			continue;
 		ntfs_attr_cursor_init(&cur, rec);
 		while (ntfs_attr_next(&cur, &a, why) == 1) {
@@ -325,6 +350,8 @@ static int copy_cluster(struct pass1b *p, uint64_t from, uint64_t to)
 	return ret;
 }
 
+/* Files whose clusters have a meaning of their own (where the boot
+ * sector says, the MFT being read, the bad clusters) */
 static bool unmovable(uint64_t recno)
 {
 	return recno == NTFS_FILE_MFT || recno == NTFS_FILE_MFTMIRR ||
@@ -385,7 +412,7 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 		ntfs_object_name(c, "file", other, owner, sizeof(owner));
 	else
 		snprintf(owner, sizeof(owner), "another file");
-	if (unmovable(recno)) {
+	if (unmovable(file_of(recno, rec))) {
 		fsf_fix_ask(&c->fix, &PR_CROSSLINK_KEPT, obj, le32toh(a->type),
 			    (unsigned long long)count, (unsigned long long)first,
 			    (unsigned long long)last, owner);
@@ -475,14 +502,16 @@ static int relocate_all(struct pass1b *p)
 
 	if (!rec)
 		return -ENOMEM;
-	for (uint64_t i = 0; i < c->vol.mft_records; i++) {
+	for (uint64_t j = 0; j < 2 * c->vol.mft_records; j++) {
+		uint64_t i = j % c->vol.mft_records;
 		struct ntfs_attr_cursor cur;
 		const struct ntfs_attr_header *a;
 
 		if (!bit_get(c->record_used, i) || bit_get(c->ext_bad, i) ||
 		    ntfs_check_read_record(c, i, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-		    !record_owns(c, i, rec))
+		    !record_owns(c, i, rec) ||
+		    !in_phase(j >= c->vol.mft_records, i, rec))
 			continue;
 		ntfs_attr_cursor_init(&cur, rec);
 		while (ntfs_attr_next(&cur, &a, why) == 1) {
