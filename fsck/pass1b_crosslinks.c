@@ -32,9 +32,10 @@
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
-/* who kept a shared cluster (for the messages) */
+/* who kept a stretch of shared clusters (for the messages); stretches,
+ * not clusters, so that two big files laid over each other cost little */
 struct keeper {
-	uint64_t lcn, recno;
+	uint64_t lcn, len, recno;
 };
 
 struct pass1b {
@@ -44,6 +45,7 @@ struct pass1b {
 	struct keeper *keepers;
 	size_t nkeepers, cap_keepers;
 	uint64_t next_free;		/* allocation cursor */
+	uint64_t nfree;			/* free clusters left */
 	uint64_t shared;		/* clusters claimed twice or more */
 	uint64_t left;			/* shared clusters not resolved */
 	uint8_t *base;			/* scratch record */
@@ -228,11 +230,20 @@ static int keeper_cmp(const void *x, const void *y)
 
 static uint64_t keeper_of(const struct pass1b *p, uint64_t lcn)
 {
-	struct keeper key = { lcn, 0 };
-	const struct keeper *k = bsearch(&key, p->keepers, p->nkeepers,
-					 sizeof(key), keeper_cmp);
+	size_t lo = 0, hi = p->nkeepers;
 
-	return k ? k->recno : UINT64_MAX;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct keeper *k = &p->keepers[mid];
+
+		if (lcn < k->lcn)
+			hi = mid;
+		else if (lcn >= k->lcn + k->len)
+			lo = mid + 1;
+		else
+			return k->recno;
+	}
+	return UINT64_MAX;
 }
 
 /* The first owner of each shared cluster keeps it. */
@@ -244,10 +255,16 @@ static void note_keepers(struct pass1b *p, uint64_t recno, uint8_t *rec,
 	for (long i = 0; i < n; i++)
 		for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
 			uint64_t l = (uint64_t)runs[i].lcn + k;
+			struct keeper *last = p->nkeepers ?
+					      &p->keepers[p->nkeepers - 1] : NULL;
 
 			if (!bit_get(p->dup, l) || bit_get(p->claimed, l))
 				continue;
 			bit_set(p->claimed, l);
+			if (last && last->recno == recno && last->lcn + last->len == l) {
+				last->len++;
+				continue;
+			}
 			if (p->nkeepers == p->cap_keepers) {
 				size_t cap = p->cap_keepers ? 2 * p->cap_keepers : 256;
 				struct keeper *g = realloc(p->keepers, cap * sizeof(*g));
@@ -258,6 +275,7 @@ static void note_keepers(struct pass1b *p, uint64_t recno, uint8_t *rec,
 				p->cap_keepers = cap;
 			}
 			p->keepers[p->nkeepers].lcn = l;
+			p->keepers[p->nkeepers].len = 1;
 			p->keepers[p->nkeepers++].recno = recno;
 		}
 }
@@ -274,6 +292,7 @@ static uint64_t alloc_cluster(struct pass1b *p)
 			p->next_free = 0;
 		if (!bit_get(p->c->cluster_used, l)) {
 			bit_set(p->c->cluster_used, l);
+			p->nfree--;
 			return l;
 		}
 	}
@@ -421,6 +440,12 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 	}
 	/* the plan first (new clusters, new runlist in a copy of the
 	 * record), so that what cannot be done is said instead of asked */
+	if (count > p->nfree) {
+		fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj,
+			    "no free clusters are left");
+		p->left += count;
+		goto out;
+	}
 	fresh = malloc(count * sizeof(*fresh));
 	mp = malloc(rs);
 	nrec = malloc(rs);
@@ -476,8 +501,10 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 	goto out;
 undo:
 	/* give back what was allocated */
-	for (size_t i = 0; i < nfresh; i++)
+	for (size_t i = 0; i < nfresh; i++) {
 		bit_clear(c->cluster_used, fresh[i]);
+		p->nfree++;
+	}
 	p->left += count;
 out:
 	free(need);
@@ -564,6 +591,8 @@ int ntfs_pass1b_crosslinks(struct ntfs_check *c)
 	if (ret)
 		goto out;
 	qsort(p.keepers, p.nkeepers, sizeof(*p.keepers), keeper_cmp);
+	for (uint64_t l = 0; l < c->vol.boot.g.nr_clusters; l++)
+		p.nfree += !bit_get(c->cluster_used, l);
 	/* the same walk again: the first owner keeps, the others copy */
 	memset(p.claimed, 0, bytes);
 	ret = relocate_all(&p);
