@@ -63,9 +63,9 @@ static void usage(FILE *f)
 "\n"
 "Verifies where $MFT and $MFTMirr are before writing anything, then\n"
 "checks and repairs the boot sector and its backup, MFT records and\n"
-"$MFTMirr, runlists, link counts, directory indexes (rebuilt when damaged),\n"
-"the cluster and MFT bitmaps, the journal and the dirty flag; see\n"
-"fsck.ntfs(8).  A repair refuses a device or image that is mounted\n"
+"$MFTMirr, runlists, cross-linked clusters (copied), link counts,\n"
+"directory indexes (rebuilt when damaged), the cluster and MFT bitmaps,\n"
+"the journal and the dirty flag; see fsck.ntfs(8).  A repair refuses a device or image that is mounted\n"
 "(ntfs-3g included) or open for writing elsewhere; -n checks an image\n"
 "in use, with a warning.\n\n"
 "Exit status (fsck(8)): 0 clean, 1 errors corrected, 4 errors left,\n"
@@ -203,6 +203,8 @@ int main(int argc, char **argv)
 		check_free(&c);
 		return ret ? FSF_EXIT_ERROR : dirty ? 1 : 0;
 	}
+	if (!ret)
+		ret = ntfs_pass1b_crosslinks(&c);
 	if (!ret)
 		ret = ntfs_pass3_indexes(&c);
 	if (!ret)

@@ -182,6 +182,11 @@ const uint8_t *ntfs_file_name_of(const struct ntfs_attr_header *a,
  * one run; UINT64_MAX otherwise. */
 uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
 			  uint64_t byte, uint64_t len);
+/* Read LEN bytes at BYTE of a non-resident stream, across as many runs
+ * as they span (an index block may straddle two): 0, or -1 for a hole,
+ * bytes past the runs or a read error. */
+int ntfs_runs_pread(struct ntfs_check *c, const struct ntfs_run *runs, long n,
+		    uint64_t byte, uint64_t len, void *buf);
 /* A's sizes if it is the first extent of the unnamed $DATA. */
 bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
 			struct ntfs_data_sizes *d);
@@ -204,6 +209,10 @@ int64_t ntfs_geometry_mft_from_mirror(struct ntfs_check *c,
 				      const struct ntfs_candidate *k);
 int ntfs_pass0_boot(struct ntfs_check *c);
 int ntfs_pass1_mft(struct ntfs_check *c);
+/* pass1b_crosslinks.c: clusters claimed twice (pass 1 counted them in
+ * c->crosslinked) resolved by copies; leaves the unresolved count there
+ * and c->cluster_used exact. */
+int ntfs_pass1b_crosslinks(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);
 int ntfs_pass3_secure(struct ntfs_check *c);
 /* pass3_orphans.c: reconnect files in no directory to /lost+found

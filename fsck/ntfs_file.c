@@ -156,3 +156,31 @@ uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
 	}
 	return UINT64_MAX;
 }
+
+int ntfs_runs_pread(struct ntfs_check *c, const struct ntfs_run *runs, long n,
+		    uint64_t byte, uint64_t len, void *buf)
+{
+	uint32_t cs = c->vol.boot.g.cluster_size;
+	uint8_t *out = buf;
+	uint64_t pos = 0;
+
+	for (long i = 0; i < n && len; i++) {
+		uint64_t run = runs[i].len * cs, part;
+
+		if (byte >= pos + run) {
+			pos += run;
+			continue;
+		}
+		if (runs[i].lcn < 0)
+			return -1;
+		part = pos + run - byte < len ? pos + run - byte : len;
+		if (fsf_dev_pread(&c->dev, out, part,
+				  (uint64_t)runs[i].lcn * cs + (byte - pos)))
+			return -1;
+		out += part;
+		byte += part;
+		len -= part;
+		pos += run;
+	}
+	return len ? -1 : 0;
+}

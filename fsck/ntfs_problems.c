@@ -96,7 +96,13 @@ ROW(PR_SYSTEM_BASE, 0x010029, "system_record_extension",
     "system file record claims to extend MFT record %llu",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_CROSSLINK, 0x010030, "clusters_crosslinked",
-    "clusters %llu-%llu are also used by another file",
+    "attribute 0x%x shares %llu clusters (%llu-%llu) with %s; it gets a copy of them",
+    FSF_PROMPT_RELOCATE, FSF_PR_PREEN_OK);
+ROW(PR_CROSSLINK_KEPT, 0x010031, "clusters_crosslinked_system",
+    "attribute 0x%x shares %llu clusters (%llu-%llu) with %s; this system file's clusters cannot move",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_CROSSLINK_FAILED, 0x010032, "clusters_crosslinked_not_copied",
+    "shared clusters cannot be copied: %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 
 /* pass 3: directory indexes ($I30).  Each problem asks to rebuild the

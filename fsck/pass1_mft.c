@@ -39,7 +39,7 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
-	bool si = false, fn = false, data = false, bitmap = false;
+	bool si = false, fn = false, data = false, bitmap = false, list = false;
 	int r;
 
 	struct ntfs_mft_record m;
@@ -62,6 +62,7 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 		uint32_t type = le32toh(a->type);
 
 		si |= type == NTFS_AT_STANDARD_INFORMATION;
+		list |= type == NTFS_AT_ATTRIBUTE_LIST;
 		fn |= type == NTFS_AT_FILE_NAME;
 		bitmap |= type == NTFS_AT_BITMAP && !a->name_length;
 		if (type == NTFS_AT_DATA && !a->name_length && a->non_resident) {
@@ -77,7 +78,9 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 	}
 	if (r < 0)
 		return -1;
-	if (!si || !fn) {
+	/* with an attribute list (a fragmented $MFT: ntfs-3g moves
+	 * attributes out when record 0 fills) the name may be elsewhere */
+	if (!si || (!fn && !list)) {
 		snprintf(why, NTFS_WHY, "no %s attribute",
 			 si ? "$FILE_NAME" : "$STANDARD_INFORMATION");
 		return -1;
@@ -211,37 +214,19 @@ void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno)
 	ntfs_rec_init_free(rec, rs, (uint32_t)recno, seq);
 }
 
+/* Claim the clusters of RUNS; a cluster claimed twice is only counted
+ * here: pass 1B finds every owner and resolves it. */
 static void mark_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
-			  long n, uint64_t recno)
+			  long n)
 {
-	for (long i = 0; i < n; i++) {
-		uint64_t first = 0, last = 0;
-		bool clash = false;
-
-		if (runs[i].lcn < 0)
-			continue;
-		for (uint64_t k = 0; k < runs[i].len; k++) {
+	for (long i = 0; i < n; i++)
+		for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
 			uint64_t lcn = (uint64_t)runs[i].lcn + k;
 
-			if (bit_get(c->cluster_used, lcn)) {
-				if (!clash)
-					first = lcn;
-				clash = true;
-				last = lcn;
+			if (bit_get(c->cluster_used, lcn))
 				c->crosslinked++;
-			}
 			bit_set(c->cluster_used, lcn);
 		}
-		if (clash) {
-			char obj[64];
-
-			snprintf(obj, sizeof(obj), "MFT record %llu",
-				 (unsigned long long)recno);
-			fsf_fix_ask(&c->fix, &PR_CROSSLINK, obj,
-				    (unsigned long long)first,
-				    (unsigned long long)last);
-		}
-	}
 }
 
 /* Count a $FILE_NAME of file OWNER for the index pass. */
@@ -325,7 +310,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 						&runs, why);
 
 			if (n > 0)
-				mark_clusters(c, runs, n, recno);
+				mark_clusters(c, runs, n);
 			free(runs);
 		} else if (le32toh(a->type) == NTFS_AT_FILE_NAME) {
 			/* a name in an extension record belongs to its base */

@@ -94,15 +94,16 @@ static void corrupt(struct dir_walk *w, const char *why)
 	bit_set(w->unchecked, w->dir);
 }
 
-/* Byte offset on disk of the index block at VCN, or UINT64_MAX. */
+/* Byte offset in the allocation of the index block at VCN, or
+ * UINT64_MAX.  A block may lie in several runs (clusters smaller than
+ * blocks): it is read with ntfs_runs_pread. */
 static uint64_t block_offset(const struct dir_walk *w, int64_t vcn)
 {
 	uint64_t byte = (uint64_t)vcn * w->vcn_unit;
 
 	if (vcn < 0 || byte + w->block_size > w->alloc_bytes)
 		return UINT64_MAX;
-	return ntfs_runs_offset(w->runs, w->nruns, w->c->vol.boot.g.cluster_size,
-				byte, w->block_size);
+	return byte;
 }
 
 /* Does the file have the entry's name in this directory?  Its data sizes
@@ -285,10 +286,14 @@ static void walk_blocks(struct dir_walk *w, int64_t *stack, int sp)
 			continue;
 		}
 		bit_set(w->visited, blk);
-		snprintf(why, sizeof(why), "index block VCN %lld is unreadable",
-			 (long long)vcn);
-		if (fsf_dev_pread(&c->dev, w->block, w->block_size, off) ||
-		    ntfs_record_check(w->block, w->block_size, NTFS_MAGIC_INDX,
+		if (ntfs_runs_pread(c, w->runs, w->nruns, off, w->block_size,
+				    w->block)) {
+			snprintf(why, sizeof(why), "index block VCN %lld is in no clusters",
+				 (long long)vcn);
+			corrupt(w, why);
+			continue;
+		}
+		if (ntfs_record_check(w->block, w->block_size, NTFS_MAGIC_INDX,
 				      why) != NTFS_REC_OK ||
 		    ntfs_index_block_parse(w->block, w->block_size, vcn, &entries,
 					   &elen, why)) {

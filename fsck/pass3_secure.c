@@ -82,12 +82,9 @@ static const uint8_t *attr_named(const uint8_t *rec, uint32_t type, const char *
 /* Read LEN bytes at OFF of $SDS. */
 static int sds_read(struct secure_walk *w, uint64_t off, void *buf, uint32_t len)
 {
-	uint64_t at;
-
 	if (off + len > w->sds_size)
 		return -1;
-	at = ntfs_runs_offset(w->sds, w->nsds, w->c->vol.boot.g.cluster_size, off, len);
-	return at == UINT64_MAX ? -1 : fsf_dev_pread(&w->c->dev, buf, len, at);
+	return ntfs_runs_pread(w->c, w->sds, w->nsds, off, len, buf);
 }
 
 static void check_entry(struct secure_walk *w, const struct ntfs_ie_view *ie,
@@ -159,8 +156,7 @@ static uint64_t block_offset(const struct secure_walk *w, int64_t vcn)
 
 	if (vcn < 0 || byte + w->block_size > w->alloc_bytes)
 		return UINT64_MAX;
-	return ntfs_runs_offset(w->runs, w->nruns, w->c->vol.boot.g.cluster_size,
-				byte, w->block_size);
+	return byte;		/* read with ntfs_runs_pread: may span runs */
 }
 
 /* In-order walk (keys must come out sorted), depth-bounded, each block once. */
@@ -194,7 +190,7 @@ static void walk(struct secure_walk *w, const uint8_t *ents, uint32_t len, int d
 			blk = malloc(w->block_size);
 			if (!blk)
 				return;
-			if (fsf_dev_pread(&w->c->dev, blk, w->block_size, at) ||
+			if (ntfs_runs_pread(w->c, w->runs, w->nruns, at, w->block_size, blk) ||
 			    ntfs_record_check(blk, w->block_size, NTFS_MAGIC_INDX, why) != NTFS_REC_OK ||
 			    ntfs_index_block_parse(blk, w->block_size, ie.child_vcn, &e, &el, why)) {
 				PROBLEM(w, "index block VCN %lld is unusable (%s)",

@@ -14,25 +14,52 @@
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
-/* Compare COUNT bits; count both kinds of difference; make DISK right. */
-static bool reconcile(uint8_t *disk, const uint8_t *want, uint64_t count,
-		      uint64_t skip_from, uint64_t skip_to,
+/*
+ * What each bit of a bitmap must be, as the formatters (mkntfs, our
+ * mkfs.ntfs) write it and ntfsck checks it:
+ *   $Bitmap: a cluster's bit is set when it is in use; the bits past the
+ *     last cluster (the bitmap is a multiple of 8 bytes) are set, so that
+ *     no allocator hands out a cluster the volume does not have;
+ *   $MFT's bitmap: a record's bit is set when it is in use; records 12-15
+ *     (reserved for future system files, formatted but not in use) are
+ *     set; 16-23 (reserved for $MFT's own extension records) only when in
+ *     use; the bits past the last record are clear (an allocator extends
+ *     $MFT's data before it uses them).
+ */
+struct bit_rules {
+	const uint8_t *want;		/* in use, one bit per item */
+	uint64_t count;			/* items */
+	bool tail;			/* value of the bits past COUNT */
+	uint64_t set_from, set_to;	/* always set */
+	uint64_t skip_from, skip_to;	/* not judged (a missing tail) */
+};
+
+static bool wanted(const struct bit_rules *r, uint64_t i)
+{
+	if (i >= r->count)
+		return r->tail;
+	return bit_get(r->want, i) || (i >= r->set_from && i < r->set_to);
+}
+
+/* Compare the LEN bytes of DISK with the rules; count both kinds of
+ * difference; make DISK right. */
+static bool reconcile(uint8_t *disk, uint64_t len, const struct bit_rules *r,
 		      unsigned long long *missing, unsigned long long *extra)
 {
 	*missing = *extra = 0;
-	for (uint64_t i = 0; i < count; i++) {
-		bool d = bit_get(disk, i), w = bit_get(want, i);
+	for (uint64_t i = 0; i < len * 8; i++) {
+		bool d = bit_get(disk, i), w = wanted(r, i);
 
-		if (i >= skip_from && i < skip_to)
-			continue;	/* reserved: either answer is right */
+		if (i >= r->skip_from && i < r->skip_to)
+			continue;
 		if (d == w)
 			continue;
 		if (w) {
 			(*missing)++;
-			disk[i >> 3] |= (uint8_t)(1u << (i & 7));
+			bit_set(disk, i);
 		} else {
 			(*extra)++;
-			disk[i >> 3] &= (uint8_t)~(1u << (i & 7));
+			bit_clear(disk, i);
 		}
 	}
 	return *missing || *extra;
@@ -65,8 +92,7 @@ static int write_back(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 
 static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 		     const struct fsf_problem *pr, const char *obj,
-		     const uint8_t *want, uint64_t count, uint64_t skip_from,
-		     uint64_t skip_to)
+		     const struct bit_rules *rules)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs), *disk = NULL;
@@ -85,12 +111,16 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 	if (!ret)
 		ret = ntfs_check_read_attr(c, rec, type, &disk, &len, &runs, &nruns);
 	if (ret == -EIO && c->geo.dev_clusters < c->vol.boot.g.nr_clusters) {
-		ret = 0;	/* in the missing tail: pass 0 reported it */
-		count = 0;	/* ... and nothing can be compared */
-	} else if (!ret && len * 8 < count) {
-		ret = -EUCLEAN;
+		/* in the missing tail: pass 0 reported it, and nothing
+		 * can be compared */
+		free(rec);
+		free(disk);
+		free(runs);
+		return 0;
 	}
-	if (!ret && count && reconcile(disk, want, count, skip_from, skip_to, &missing, &extra) &&
+	if (!ret && len * 8 < rules->count)
+		ret = -EUCLEAN;
+	if (!ret && reconcile(disk, len, rules, &missing, &extra) &&
 	    fsf_fix_ask(&c->fix, pr, obj, missing, extra) &&
 	    write_back(c, recno, rec, type, disk, len, runs, nruns))
 		fsf_fix_failed(&c->fix);
@@ -102,17 +132,24 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 
 int ntfs_pass4_bitmaps(struct ntfs_check *c)
 {
-	/* a truncated device: clusters past its end are unreadable, and
-	 * are not judged; if MFT records were lost there, no cluster is */
+	struct bit_rules clusters = {
+		.want = c->cluster_used, .count = c->vol.boot.g.nr_clusters,
+		.tail = true,
+		/* a truncated device: clusters past its end are unreadable
+		 * and not judged; if MFT records were lost there, none is */
+		.skip_from = c->geo.lost_records ? 0 : c->geo.dev_clusters,
+		.skip_to = c->geo.dev_clusters < c->vol.boot.g.nr_clusters ?
+			   UINT64_MAX : 0,
+	};
+	struct bit_rules records = {
+		.want = c->record_used, .count = c->vol.mft_records,
+		.tail = false, .set_from = 12, .set_to = NTFS_FILE_FIRST_USER,
+	};
 	int ret = check_one(c, NTFS_FILE_BITMAP, NTFS_AT_DATA, &PR_CLUSTER_BITMAP,
-			    "$Bitmap", c->cluster_used, c->vol.boot.g.nr_clusters,
-			    c->geo.lost_records ? 0 : c->geo.dev_clusters,
-			    c->vol.boot.g.nr_clusters);
+			    "$Bitmap", &clusters);
 
 	if (ret)
 		return ret;
-	/* records 12-23 are reserved: formatters mark them either way */
 	return check_one(c, NTFS_FILE_MFT, NTFS_AT_BITMAP, &PR_MFT_BITMAP,
-			 "$MFT bitmap", c->record_used, c->vol.mft_records,
-			 12, NTFS_FILE_QUOTA);
+			 "$MFT bitmap", &records);
 }

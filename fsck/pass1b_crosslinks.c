@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pass 1B: clusters claimed by more than one attribute (cross-links), as
+ * e2fsck's pass 1B-1D resolves duplicate blocks.  Pass 1 only counts the
+ * clashes; this pass runs when it found any, after the extension records
+ * have been judged, and works from what is really in use:
+ *
+ *   1. every in-use record's attribute extents are claimed again, skipping
+ *      what cannot own clusters: orphan extension records, extents that the
+ *      base's attribute list does not reference (a stale copy of an extent
+ *      left behind in an extension record) and sparse runs (lcn < 0, which
+ *      is also all of $BadClus:$Bad but its bad clusters).  The clusters
+ *      claimed twice or more are the real cross-links, and the claims make
+ *      the cluster map pass 4 writes to $Bitmap.
+ *   2. the owners of each shared cluster, in record order (the records
+ *      of system files first, their extension records included): the
+ *      first owner keeps the clusters;
+ *      every other owner gets a private copy in newly allocated free space
+ *      (data copied first, then its runlist re-encoded and its record
+ *      written).  A runlist that no longer fits in its record is reported
+ *      and left alone.  Records whose clusters have a meaning of their own
+ *      ($MFT, $MFTMirr, $Boot, $BadClus) are never moved.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs_check.h"
+#include "ntfs_problems.h"
+
+/* who kept a stretch of shared clusters (for the messages); stretches,
+ * not clusters, so that two big files laid over each other cost little */
+struct keeper {
+	uint64_t lcn, len, recno;
+};
+
+struct pass1b {
+	struct ntfs_check *c;
+	uint8_t *dup;			/* clusters claimed twice or more */
+	uint8_t *claimed;		/* shared clusters given to an owner */
+	struct keeper *keepers;
+	size_t nkeepers, cap_keepers;
+	uint64_t next_free;		/* allocation cursor */
+	uint64_t nfree;			/* free clusters left */
+	uint64_t shared;		/* clusters claimed twice or more */
+	uint64_t left;			/* shared clusters not resolved */
+	uint8_t *base;			/* scratch record */
+	uint8_t *copy;			/* one cluster of data */
+};
+
+/* Does base record BASE list the extent (TYPE, NAME, LOWEST) in record
+ * EXT?  Extents an attribute list does not reference are stale. */
+static bool listed(struct ntfs_check *c, const uint8_t *base, uint64_t ext,
+		   const struct ntfs_attr_header *a, uint64_t lowest)
+{
+	struct ntfs_run *runs = NULL;
+	uint8_t *list = NULL;
+	uint64_t len = 0, off = 0;
+	long nruns;
+	bool found = false;
+
+	if (ntfs_check_read_attr(c, base, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+				 &runs, &nruns))
+		return false;
+	while (!found && off + 26 <= len) {
+		uint32_t type;
+		uint16_t elen;
+		uint64_t vcn, mref;
+		uint8_t nlen = list[off + 6], noff = list[off + 7];
+
+		memcpy(&type, list + off, 4);
+		memcpy(&elen, list + off + 4, 2);
+		memcpy(&vcn, list + off + 8, 8);
+		memcpy(&mref, list + off + 16, 8);
+		elen = le16toh(elen);
+		if (elen < 26 || off + elen > len)
+			break;
+		found = le32toh(type) == le32toh(a->type) &&
+			(le64toh(mref) & 0xffffffffffffULL) == ext &&
+			le64toh(vcn) == lowest && nlen == a->name_length &&
+			(uint64_t)noff + 2u * nlen <= elen &&
+			!memcmp(list + off + noff,
+				(const uint8_t *)a + le16toh(a->name_offset),
+				2u * nlen);
+		off += elen;
+	}
+	free(list);
+	free(runs);
+	return found;
+}
+
+/* The file a record belongs to: its base record, or itself. */
+static uint64_t file_of(uint64_t recno, const uint8_t *rec)
+{
+	struct ntfs_mft_record m;
+	uint64_t base;
+
+	memcpy(&m, rec, sizeof(m));
+	base = le64toh(m.base_mft_record) & 0xffffffffffffULL;
+	return base ? base : recno;
+}
+
+/*
+ * The walks go over the system files' records first (their extension
+ * records may be anywhere in the MFT), then every other record, each in
+ * record order: the first owner met keeps a shared cluster, so a system
+ * file always keeps, and among the others the lowest record.
+ */
+static bool in_phase(int phase, uint64_t recno, const uint8_t *rec)
+{
+	return (file_of(recno, rec) < NTFS_FILE_FIRST_USER) == (phase == 0);
+}
+
+/* Can the extents of in-use record RECNO own clusters? */
+static bool record_owns(struct ntfs_check *c, uint64_t recno, const uint8_t *rec)
+{
+	struct ntfs_mft_record m;
+
+	if (!bit_get(c->record_used, recno) || bit_get(c->ext_bad, recno))
+		return false;
+	memcpy(&m, rec, sizeof(m));
+	return le16toh(m.flags) & NTFS_MFT_IN_USE;
+}
+
+/* Does attribute A of record REC (number RECNO) own its runs? */
+static bool extent_owns(struct pass1b *p, uint64_t recno, const uint8_t *rec,
+			const struct ntfs_attr_header *a)
+{
+	struct ntfs_check *c = p->c;
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_attr_nonresident n;
+	struct ntfs_mft_record m;
+	uint64_t base;
+	char why[NTFS_WHY];
+
+	memcpy(&m, rec, sizeof(m));
+	base = le64toh(m.base_mft_record) & 0xffffffffffffULL;
+	memcpy(&n, a, sizeof(n));
+	if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
+		return !base;	/* never in itself; only a base has one */
+	if (!base) {
+		/* with an attribute list, the list says which extent is
+		 * where (the base's own ones too): a copy left behind in
+		 * the base when a driver moved it out owns nothing */
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *l;
+		bool has_list = false;
+
+		ntfs_attr_cursor_init(&cur, rec);
+		while (!has_list && ntfs_attr_next(&cur, &l, why) == 1)
+			has_list = le32toh(l->type) == NTFS_AT_ATTRIBUTE_LIST;
+		return !has_list ||
+		       listed(c, rec, recno, a, le64toh((uint64_t)n.lowest_vcn));
+	}
+	return !ntfs_check_read_record(c, base, p->base) &&
+	       ntfs_record_check(p->base, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
+	       listed(c, p->base, recno, a, le64toh((uint64_t)n.lowest_vcn));
+}
+
+typedef void (*extent_fn)(struct pass1b *p, uint64_t recno, uint8_t *rec,
+			  const struct ntfs_attr_header *a,
+			  const struct ntfs_run *runs, long n);
+
+/* Every owning extent of every in-use record, in record order. */
+static int for_each_extent(struct pass1b *p, extent_fn fn)
+{
+	struct ntfs_check *c = p->c;
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs);
+	char why[NTFS_WHY];
+
+	if (!rec)
+		return -ENOMEM;
+	for (uint64_t j = 0; j < 2 * c->vol.mft_records; j++) {
+		uint64_t i = j % c->vol.mft_records;
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *a;
+
+		if (!bit_get(c->record_used, i) || bit_get(c->ext_bad, i) ||
+		    ntfs_check_read_record(c, i, rec) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+		    !record_owns(c, i, rec) ||
+		    !in_phase(j >= c->vol.mft_records, i, rec))
+			continue;
+		ntfs_attr_cursor_init(&cur, rec);
+		while (ntfs_attr_next(&cur, &a, why) == 1) {
+			struct ntfs_run *runs;
+			long n;
+
+			if (!a->non_resident || !extent_owns(p, i, rec, a))
+				continue;
+			n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
+			if (n > 0)
+				fn(p, i, rec, a, runs, n);
+			free(runs);
+		}
+	}
+	free(rec);
+	return 0;
+}
+
+static void claim(struct pass1b *p, uint64_t recno, uint8_t *rec,
+		  const struct ntfs_attr_header *a, const struct ntfs_run *runs,
+		  long n)
+{
+	(void)recno; (void)rec; (void)a;
+	for (long i = 0; i < n; i++)
+		for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
+			uint64_t l = (uint64_t)runs[i].lcn + k;
+
+			if (bit_get(p->c->cluster_used, l)) {
+				if (!bit_get(p->dup, l))
+					p->shared++;
+				bit_set(p->dup, l);
+			}
+			bit_set(p->c->cluster_used, l);
+		}
+}
+
+static int keeper_cmp(const void *x, const void *y)
+{
+	const struct keeper *a = x, *b = y;
+
+	return a->lcn < b->lcn ? -1 : a->lcn > b->lcn;
+}
+
+static uint64_t keeper_of(const struct pass1b *p, uint64_t lcn)
+{
+	size_t lo = 0, hi = p->nkeepers;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct keeper *k = &p->keepers[mid];
+
+		if (lcn < k->lcn)
+			hi = mid;
+		else if (lcn >= k->lcn + k->len)
+			lo = mid + 1;
+		else
+			return k->recno;
+	}
+	return UINT64_MAX;
+}
+
+/* The first owner of each shared cluster keeps it. */
+static void note_keepers(struct pass1b *p, uint64_t recno, uint8_t *rec,
+			 const struct ntfs_attr_header *a,
+			 const struct ntfs_run *runs, long n)
+{
+	(void)rec; (void)a;
+	for (long i = 0; i < n; i++)
+		for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
+			uint64_t l = (uint64_t)runs[i].lcn + k;
+			struct keeper *last = p->nkeepers ?
+					      &p->keepers[p->nkeepers - 1] : NULL;
+
+			if (!bit_get(p->dup, l) || bit_get(p->claimed, l))
+				continue;
+			bit_set(p->claimed, l);
+			if (last && last->recno == recno && last->lcn + last->len == l) {
+				last->len++;
+				continue;
+			}
+			if (p->nkeepers == p->cap_keepers) {
+				size_t cap = p->cap_keepers ? 2 * p->cap_keepers : 256;
+				struct keeper *g = realloc(p->keepers, cap * sizeof(*g));
+
+				if (!g)
+					continue;	/* named "another file" */
+				p->keepers = g;
+				p->cap_keepers = cap;
+			}
+			p->keepers[p->nkeepers].lcn = l;
+			p->keepers[p->nkeepers].len = 1;
+			p->keepers[p->nkeepers++].recno = recno;
+		}
+}
+
+/* A free cluster, or UINT64_MAX when the volume is full. */
+static uint64_t alloc_cluster(struct pass1b *p)
+{
+	uint64_t nr = p->c->vol.boot.g.nr_clusters;
+
+	for (uint64_t tries = 0; tries < nr; tries++) {
+		uint64_t l = p->next_free++;
+
+		if (p->next_free >= nr)
+			p->next_free = 0;
+		if (!bit_get(p->c->cluster_used, l)) {
+			bit_set(p->c->cluster_used, l);
+			p->nfree--;
+			return l;
+		}
+	}
+	return UINT64_MAX;
+}
+
+/* Append cluster LCN (or a hole, LCN < 0) to the run list being built. */
+static int push(struct ntfs_run **out, long *n, long *cap, int64_t lcn)
+{
+	struct ntfs_run *r = *n ? &(*out)[*n - 1] : NULL;
+
+	if (r && ((lcn < 0 && r->lcn < 0) ||
+		  (lcn >= 0 && r->lcn >= 0 && r->lcn + (int64_t)r->len == lcn))) {
+		r->len++;
+		return 0;
+	}
+	if (*n == *cap) {
+		long c2 = *cap ? 2 * *cap : 16;
+		struct ntfs_run *g = realloc(*out, (size_t)c2 * sizeof(*g));
+
+		if (!g)
+			return -1;
+		*out = g;
+		*cap = c2;
+	}
+	(*out)[*n].lcn = lcn;
+	(*out)[(*n)++].len = 1;
+	return 0;
+}
+
+/*
+ * Put mapping pairs MP (LEN bytes) into attribute at offset AOFF of REC,
+ * growing the attribute (and moving what follows) when the record has
+ * room.  0, or -1 when it does not fit.
+ */
+static int store_pairs(uint8_t *rec, uint32_t rs, uint32_t aoff,
+		       const uint8_t *mp, uint32_t len)
+{
+	struct ntfs_mft_record m;
+	struct ntfs_attr_nonresident n;
+	uint32_t alen, mpo, used, grow = 0;
+
+	memcpy(&m, rec, sizeof(m));
+	memcpy(&n, rec + aoff, sizeof(n));
+	alen = le32toh(n.h.length);
+	mpo = le16toh(n.mapping_pairs_offset);
+	used = le32toh(m.bytes_in_use);
+	if (len > alen - mpo)
+		grow = (len - (alen - mpo) + 7) & ~7u;
+	if (grow) {
+		if (used + grow > le32toh(m.bytes_allocated) || used + grow > rs)
+			return -1;
+		memmove(rec + aoff + alen + grow, rec + aoff + alen,
+			used - aoff - alen);
+		alen += grow;
+		n.h.length = htole32(alen);
+		memcpy(rec + aoff, &n, sizeof(n));
+		m.bytes_in_use = htole32(used + grow);
+		memcpy(rec, &m, sizeof(m));
+	}
+	memset(rec + aoff + mpo, 0, alen - mpo);
+	memcpy(rec + aoff + mpo, mp, len);
+	return 0;
+}
+
+/* Copy cluster FROM to cluster TO. */
+static int copy_cluster(struct pass1b *p, uint64_t from, uint64_t to)
+{
+	uint32_t cs = p->c->vol.boot.g.cluster_size;
+	int ret = fsf_dev_pread(&p->c->dev, p->copy, cs, from * cs);
+
+	if (!ret)
+		ret = fsf_dev_pwrite(&p->c->dev, p->copy, cs, to * cs);
+	return ret;
+}
+
+/* Files whose clusters have a meaning of their own (where the boot
+ * sector says, the MFT being read, the bad clusters) */
+static bool unmovable(uint64_t recno)
+{
+	return recno == NTFS_FILE_MFT || recno == NTFS_FILE_MFTMIRR ||
+	       recno == NTFS_FILE_BOOT || recno == NTFS_FILE_BADCLUS;
+}
+
+/* Give extent A of record RECNO private copies of the shared clusters
+ * that an earlier owner (lower record, or earlier in this one) keeps. */
+static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
+		     const struct ntfs_attr_header *a,
+		     const struct ntfs_run *runs, long n)
+{
+	struct ntfs_check *c = p->c;
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint64_t first = UINT64_MAX, last = 0, other = UINT64_MAX, j = 0;
+	uint32_t aoff = (uint32_t)((const uint8_t *)a - rec);
+	uint64_t *need = NULL, *fresh = NULL;
+	size_t count = 0, cap_need = 0, nfresh = 0;
+	struct ntfs_run *out = NULL;
+	long nout = 0, cap = 0;
+	uint8_t *mp = NULL, *nrec = NULL;
+	char obj[1100], owner[1100];
+	int len;
+
+	/* which of its clusters an earlier owner keeps (by extent index) */
+	for (long i = 0; i < n; i++)
+		for (uint64_t k = 0; k < runs[i].len; k++, j++) {
+			uint64_t l = (uint64_t)runs[i].lcn + k;
+
+			if (runs[i].lcn < 0 || !bit_get(p->dup, l))
+				continue;
+			if (!bit_get(p->claimed, l)) {
+				bit_set(p->claimed, l);	/* ours to keep */
+				continue;
+			}
+			if (count == cap_need) {
+				size_t c2 = cap_need ? 2 * cap_need : 64;
+				uint64_t *g = realloc(need, c2 * sizeof(*g));
+
+				if (!g) {
+					fsf_fix_failed(&c->fix);
+					goto out;
+				}
+				need = g;
+				cap_need = c2;
+			}
+			need[count++] = j;
+			if (other == UINT64_MAX)
+				other = keeper_of(p, l);
+			if (first == UINT64_MAX)
+				first = l;
+			last = l;
+		}
+	if (!count)
+		goto out;
+	ntfs_object_name(c, "file", recno, obj, sizeof(obj));
+	if (other != UINT64_MAX)
+		ntfs_object_name(c, "file", other, owner, sizeof(owner));
+	else
+		snprintf(owner, sizeof(owner), "another file");
+	if (unmovable(file_of(recno, rec))) {
+		fsf_fix_ask(&c->fix, &PR_CROSSLINK_KEPT, obj, le32toh(a->type),
+			    (unsigned long long)count, (unsigned long long)first,
+			    (unsigned long long)last, owner);
+		p->left += count;
+		goto out;
+	}
+	/* the plan first (new clusters, new runlist in a copy of the
+	 * record), so that what cannot be done is said instead of asked */
+	if (count > p->nfree) {
+		fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj,
+			    "no free clusters are left");
+		p->left += count;
+		goto out;
+	}
+	fresh = malloc(count * sizeof(*fresh));
+	mp = malloc(rs);
+	nrec = malloc(rs);
+	if (!fresh || !mp || !nrec) {
+		fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj, "out of memory");
+		goto undo;
+	}
+	for (nfresh = 0; nfresh < count; nfresh++) {
+		fresh[nfresh] = alloc_cluster(p);
+		if (fresh[nfresh] == UINT64_MAX) {
+			fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj,
+				    "no free clusters are left");
+			goto undo;
+		}
+	}
+	/* the new runlist: those clusters replaced by the new ones */
+	j = 0;
+	for (long i = 0, q = 0; i < n; i++)
+		for (uint64_t k = 0; k < runs[i].len; k++, j++) {
+			int64_t to = runs[i].lcn < 0 ? -1 : runs[i].lcn + (int64_t)k;
+
+			if ((size_t)q < count && need[q] == j)
+				to = (int64_t)fresh[q++];
+			if (push(&out, &nout, &cap, to)) {
+				fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj,
+					    "out of memory");
+				goto undo;
+			}
+		}
+	memcpy(nrec, rec, rs);
+	len = ntfs_mp_encode(out, (size_t)nout, mp, rs);
+	if (len < 0 || store_pairs(nrec, rs, aoff, mp, (uint32_t)len)) {
+		fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj,
+			    "its new runlist would not fit in its MFT record");
+		goto undo;
+	}
+	if (!fsf_fix_ask(&c->fix, &PR_CROSSLINK, obj, le32toh(a->type),
+			 (unsigned long long)count, (unsigned long long)first,
+			 (unsigned long long)last, owner))
+		goto undo;
+	/* the data first, then the record that points to it */
+	j = 0;
+	for (long i = 0, q = 0; i < n && (size_t)q < count; i++)
+		for (uint64_t k = 0; k < runs[i].len && (size_t)q < count; k++, j++)
+			if (need[q] == j &&
+			    copy_cluster(p, (uint64_t)runs[i].lcn + k, fresh[q++])) {
+				fsf_fix_failed(&c->fix);
+				goto undo;
+			}
+	memcpy(rec, nrec, rs);
+	if (ntfs_check_write_record(c, recno, rec))
+		fsf_fix_failed(&c->fix);
+	goto out;
+undo:
+	/* give back what was allocated */
+	for (size_t i = 0; i < nfresh; i++) {
+		bit_clear(c->cluster_used, fresh[i]);
+		p->nfree++;
+	}
+	p->left += count;
+out:
+	free(need);
+	free(nrec);
+	free(fresh);
+	free(out);
+	free(mp);
+}
+
+/*
+ * The pass walks the records twice more, so the relocation of one extent
+ * may rewrite its record: the walk re-reads each record, and only the
+ * extent being handled is changed (the other extents' offsets shift when
+ * it grows, which the cursor sees as it goes on from the changed record).
+ */
+static int relocate_all(struct pass1b *p)
+{
+	struct ntfs_check *c = p->c;
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs);
+	char why[NTFS_WHY];
+
+	if (!rec)
+		return -ENOMEM;
+	for (uint64_t j = 0; j < 2 * c->vol.mft_records; j++) {
+		uint64_t i = j % c->vol.mft_records;
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *a;
+
+		if (!bit_get(c->record_used, i) || bit_get(c->ext_bad, i) ||
+		    ntfs_check_read_record(c, i, rec) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+		    !record_owns(c, i, rec) ||
+		    !in_phase(j >= c->vol.mft_records, i, rec))
+			continue;
+		ntfs_attr_cursor_init(&cur, rec);
+		while (ntfs_attr_next(&cur, &a, why) == 1) {
+			struct ntfs_run *runs;
+			long n;
+
+			if (!a->non_resident || !extent_owns(p, i, rec, a))
+				continue;
+			n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
+			if (n > 0)
+				relocate(p, i, rec, a, runs, n);
+			free(runs);
+			/* the attribute may have grown: its end moved */
+			{
+				struct ntfs_mft_record m;
+				uint32_t alen;
+
+				memcpy(&m, rec, sizeof(m));
+				memcpy(&alen, &a->length, 4);
+				cur.used = le32toh(m.bytes_in_use);
+				cur.off = (uint32_t)((const uint8_t *)a - rec) +
+					  le32toh(alen);
+			}
+		}
+	}
+	free(rec);
+	return 0;
+}
+
+int ntfs_pass1b_crosslinks(struct ntfs_check *c)
+{
+	uint64_t bytes = c->vol.boot.g.nr_clusters / 8 + 1;
+	struct pass1b p = { .c = c };
+	int ret = -ENOMEM;
+
+	if (!c->crosslinked)
+		return 0;
+	p.dup = calloc(1, bytes);
+	p.claimed = calloc(1, bytes);
+	p.base = malloc(c->vol.boot.g.mft_record_size);
+	p.copy = malloc(c->vol.boot.g.cluster_size);
+	if (!p.dup || !p.claimed || !p.base || !p.copy)
+		goto out;
+	/* what is really in use, claimed again from scratch */
+	memset(c->cluster_used, 0, bytes);
+	ret = for_each_extent(&p, claim);
+	if (ret || !p.shared)
+		goto out;
+	ret = for_each_extent(&p, note_keepers);
+	if (ret)
+		goto out;
+	qsort(p.keepers, p.nkeepers, sizeof(*p.keepers), keeper_cmp);
+	for (uint64_t l = 0; l < c->vol.boot.g.nr_clusters; l++)
+		p.nfree += !bit_get(c->cluster_used, l);
+	/* the same walk again: the first owner keeps, the others copy */
+	memset(p.claimed, 0, bytes);
+	ret = relocate_all(&p);
+out:
+	c->crosslinked = p.left;
+	free(p.dup);
+	free(p.claimed);
+	free(p.keepers);
+	free(p.base);
+	free(p.copy);
+	return ret;
+}
