@@ -488,6 +488,14 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 		if (i < c->mirr_records)
 			check_mirror(c, i, rec, &st, obj, why);
+		if (st == NTFS_REC_TORN && (marked || i < NTFS_FILE_FIRST_USER)) {
+			int s = ntfs_salvage_torn(c, i, rec, obj);
+
+			if (s == 0)
+				st = NTFS_REC_OK;
+			else if (s > 0 && i >= NTFS_FILE_FIRST_USER)
+				continue;	/* declined: left alone */
+		}
 		if (st == NTFS_REC_UNUSED && !marked && i >= NTFS_FILE_FIRST_USER)
 			continue;
 		if (st != NTFS_REC_OK) {
@@ -535,6 +543,8 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 					fsf_fix_failed(&c->fix);
 			}
 		}
+		if (ntfs_salvage_attrs(c, i, rec, obj) > 0)
+			continue;	/* declined: left alone */
 		ntfs_check_record_flags(c, i, rec, obj);
 		ntfs_check_attr_extents(c, i, rec, obj);
 		memcpy(&m, rec, sizeof(m));

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libntfs repair side: the smallest in-place changes a checker makes to
+ * one attribute or one FILE record (fixups removed) so that it parses
+ * again.  Each function changes only the bytes it names; the caller has
+ * already decided, with ntfs_attr_frame() and ntfs_attr_fault(), that the
+ * attribute is framed (its length keeps the walk inside the record).
+ */
+#ifndef NTFS_REPAIR_H
+#define NTFS_REPAIR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ntfs/format.h"
+
+struct ntfs_sizes {
+	uint64_t alloc, data, init;
+};
+
+/* Clear the flag bits of attribute A that do not exist (NTFS_ATTR_KNOWN_FLAGS
+ * kept); returns the flags as they were. */
+uint16_t ntfs_attr_clear_unknown_flags(uint8_t *a);
+
+/* The sizes of non-resident attribute A, read as unsigned. */
+void ntfs_attr_sizes(const uint8_t *a, struct ntfs_sizes *sz);
+/* Make initialized <= data <= allocated: ALLOC replaces the allocated size
+ * unless it is UINT64_MAX; the data size is clamped to the allocated size
+ * and the initialized size to the data size (a negative size, read as
+ * unsigned, is clamped too).  An extent other than the first (lowest VCN
+ * not 0) carries no sizes: negative ones become 0.  Returns whether
+ * anything changed; *NOW gets the result. */
+bool ntfs_attr_clamp_sizes(uint8_t *a, uint64_t alloc, struct ntfs_sizes *now);
+
+/* Resident attribute A: the bytes its value may take (length less value
+ * offset), or UINT32_MAX when the value offset itself is impossible. */
+uint32_t ntfs_attr_value_room(const uint8_t *a);
+/* The length a resident value of TYPE must have, judged from its own
+ * content (for $STANDARD_INFORMATION and $FILE_NAME), within ROOM bytes;
+ * 0 when the content does not say. */
+uint32_t ntfs_attr_value_length_of(const uint8_t *a, uint32_t room);
+void ntfs_attr_set_value_length(uint8_t *a, uint32_t len);
+
+/* End the mapping pairs of non-resident attribute A at STOP (offset in the
+ * attribute) where its valid runs RUNS (N of them) end: the end marker is
+ * written there and the bytes after it zeroed, the highest VCN follows the
+ * runs kept and, for a first extent (lowest VCN 0), the allocated (and
+ * compressed) size follow them too and the other sizes are clamped. */
+void ntfs_attr_cut_runs(uint8_t *a, uint32_t stop, const struct ntfs_run *runs,
+			size_t n, uint32_t cluster_size);
+/* The VCN range and sizes of the single extent of an attribute (lowest VCN
+ * 0) from its runs.  Returns whether anything changed. */
+bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
+			  uint32_t cluster_size);
+
+/* Remove the attribute at OFF (framed) from record REC of SIZE bytes: the
+ * attributes after it move down, bytes in use shrink, the freed tail is
+ * zeroed. */
+void ntfs_rec_remove_attr(uint8_t *rec, uint32_t size, uint32_t off);
+/* End record REC at OFF (8-aligned, inside bytes in use): an end marker
+ * there, bytes in use follow, what was after is zeroed. */
+void ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off);
+
+#endif

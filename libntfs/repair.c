@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* In-place repairs of one attribute or one FILE record (see ntfs/repair.h). */
+#include "config.h"
+
+#include <endian.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "ntfs/read.h"
+#include "ntfs/repair.h"
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return le64toh(v);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return le32toh(v);
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return le16toh(v);
+}
+
+#define NR_LOWEST offsetof(struct ntfs_attr_nonresident, lowest_vcn)
+#define NR_HIGHEST offsetof(struct ntfs_attr_nonresident, highest_vcn)
+#define NR_MPO offsetof(struct ntfs_attr_nonresident, mapping_pairs_offset)
+#define NR_ALLOC offsetof(struct ntfs_attr_nonresident, allocated_size)
+#define NR_DATA offsetof(struct ntfs_attr_nonresident, data_size)
+#define NR_INIT offsetof(struct ntfs_attr_nonresident, initialized_size)
+#define NR_COMPRESSED sizeof(struct ntfs_attr_nonresident)	/* 8 bytes */
+#define R_VLEN offsetof(struct ntfs_attr_resident, value_length)
+#define R_VOFS offsetof(struct ntfs_attr_resident, value_offset)
+
+uint16_t ntfs_attr_clear_unknown_flags(uint8_t *a)
+{
+	uint16_t old = get16(a + offsetof(struct ntfs_attr_header, flags));
+	uint16_t now = htole16(old & NTFS_ATTR_KNOWN_FLAGS);
+
+	memcpy(a + offsetof(struct ntfs_attr_header, flags), &now, 2);
+	return old;
+}
+
+void ntfs_attr_sizes(const uint8_t *a, struct ntfs_sizes *sz)
+{
+	sz->alloc = get64(a + NR_ALLOC);
+	sz->data = get64(a + NR_DATA);
+	sz->init = get64(a + NR_INIT);
+}
+
+bool ntfs_attr_clamp_sizes(uint8_t *a, uint64_t alloc, struct ntfs_sizes *now)
+{
+	struct ntfs_sizes old;
+
+	ntfs_attr_sizes(a, &old);
+	*now = old;
+	if (get64(a + NR_LOWEST)) {
+		if (now->data >> 63)
+			now->data = 0;
+		if (now->init >> 63)
+			now->init = 0;
+	} else {
+		if (alloc != UINT64_MAX)
+			now->alloc = alloc;
+		if (now->data > now->alloc)
+			now->data = now->alloc;
+		if (now->init > now->data)
+			now->init = now->data;
+	}
+	put64(a + NR_ALLOC, now->alloc);
+	put64(a + NR_DATA, now->data);
+	put64(a + NR_INIT, now->init);
+	return memcmp(&old, now, sizeof(old)) != 0;
+}
+
+uint32_t ntfs_attr_value_room(const uint8_t *a)
+{
+	uint32_t len = get32(a + offsetof(struct ntfs_attr_header, length));
+	uint16_t vofs = get16(a + R_VOFS);
+	uint8_t nlen = a[offsetof(struct ntfs_attr_header, name_length)];
+	uint32_t name_end = nlen ? get16(a + offsetof(struct ntfs_attr_header, name_offset)) +
+				   2u * nlen : 0;
+
+	if (vofs < sizeof(struct ntfs_attr_resident) || vofs < name_end || vofs > len)
+		return UINT32_MAX;
+	return len - vofs;
+}
+
+uint32_t ntfs_attr_value_length_of(const uint8_t *a, uint32_t room)
+{
+	uint32_t type = get32(a);
+	const uint8_t *v = a + get16(a + R_VOFS);
+
+	if (type == NTFS_AT_STANDARD_INFORMATION)
+		return room >= 72 ? 72 : room >= 48 ? 48 : 0;
+	if (type == NTFS_AT_FILE_NAME && room >= sizeof(struct ntfs_file_name)) {
+		uint32_t want = sizeof(struct ntfs_file_name) +
+				2u * v[offsetof(struct ntfs_file_name, name_length)];
+
+		return want <= room ? want : 0;
+	}
+	return 0;
+}
+
+void ntfs_attr_set_value_length(uint8_t *a, uint32_t len)
+{
+	uint32_t le = htole32(len);
+
+	memcpy(a + R_VLEN, &le, 4);
+}
+
+static void runs_total(const struct ntfs_run *runs, size_t n, uint64_t *span,
+		       uint64_t *real)
+{
+	*span = *real = 0;
+	for (size_t i = 0; i < n; i++) {
+		*span += runs[i].len;
+		if (runs[i].lcn >= 0)
+			*real += runs[i].len;
+	}
+}
+
+void ntfs_attr_cut_runs(uint8_t *a, uint32_t stop, const struct ntfs_run *runs,
+			size_t n, uint32_t cluster_size)
+{
+	uint32_t len = get32(a + offsetof(struct ntfs_attr_header, length));
+	uint16_t mpo = get16(a + NR_MPO);
+	uint64_t span, real;
+	struct ntfs_sizes sz;
+
+	memset(a + stop, 0, len - stop);
+	runs_total(runs, n, &span, &real);
+	put64(a + NR_HIGHEST, get64(a + NR_LOWEST) + span - 1);
+	if (get64(a + NR_LOWEST))
+		return;
+	if (get16(a + offsetof(struct ntfs_attr_header, flags)) &
+	    (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE) &&
+	    mpo >= NR_COMPRESSED + 8)
+		put64(a + NR_COMPRESSED, real * cluster_size);
+	ntfs_attr_clamp_sizes(a, span * cluster_size, &sz);
+}
+
+bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
+			  uint32_t cluster_size)
+{
+	uint64_t span, real, lo = get64(a + NR_LOWEST), hi = get64(a + NR_HIGHEST);
+	struct ntfs_sizes sz;
+	bool changed = lo != 0;
+
+	runs_total(runs, n, &span, &real);
+	changed |= hi != span - 1;
+	put64(a + NR_LOWEST, 0);
+	put64(a + NR_HIGHEST, span - 1);
+	/* compressed attributes allocate by compression unit */
+	if (get16(a + offsetof(struct ntfs_attr_header, flags)) & NTFS_ATTR_COMPRESSION_MASK)
+		changed |= ntfs_attr_clamp_sizes(a, UINT64_MAX, &sz);
+	else
+		changed |= ntfs_attr_clamp_sizes(a, span * cluster_size, &sz);
+	return changed;
+}
+
+void ntfs_rec_remove_attr(uint8_t *rec, uint32_t size, uint32_t off)
+{
+	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t len = get32(rec + off + offsetof(struct ntfs_attr_header, length));
+	uint32_t le;
+
+	memmove(rec + off, rec + off + len, used - off - len);
+	memset(rec + used - len, 0, len);
+	le = htole32(used - len);
+	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+	(void)size;
+}
+
+void ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off)
+{
+	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t end = htole32(NTFS_AT_END), le = htole32(off + 8);
+
+	if (used > size)
+		used = size;
+	memset(rec + off, 0, used - off);
+	memcpy(rec + off, &end, 4);
+	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""minrepair.py IMAGE RECORD DAMAGE: one field of MFT record RECORD of an
+NTFS image is made inconsistent, the record's fixups kept valid (unless the
+damage is a torn stride).  Parsed from the format documentation with the
+helpers of cases/damage.py, independently of libntfs.
+
+DAMAGE:
+  init_gt_data   unnamed $DATA: initialized size = data size + 8 KiB
+  data_gt_alloc  unnamed $DATA: data size = allocated size + 4 KiB
+  flag_bit       unnamed $DATA: attribute flag 0x0100 (no such flag)
+  torn:STRIDE    the check value at the end of 512-byte stride STRIDE flipped
+  stream_header  the first named $DATA: name offset beyond the attribute
+  used           print bytes in use of the record (nothing changed)
+"""
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases"))
+import damage  # noqa: E402
+
+
+def main():
+    path, n, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    with open(path, "r+b") as f:
+        img = bytearray(f.read())
+        g = damage.boot(img)
+        bps, cs, rs, sectors, mft, mirr = g
+        rec = damage.unfix(damage.record(img, mft, rs, n))
+        assert rec[:4] == b"FILE", "not a FILE record"
+        used, = struct.unpack_from("<I", rec, 0x18)
+        if what == "used":
+            print(used)
+            return
+        if what.startswith("torn:"):
+            stride = int(what[5:])
+            img[mft + n * rs + (stride + 1) * 512 - 2] ^= 0x5A
+        elif what == "stream_header":
+            for off, t, name in damage.attrs(rec):
+                if t == 0x80 and name:
+                    damage.set_record_bytes(img, g, n, off + 10, struct.pack("<H", 0xFFF0))
+                    break
+            else:
+                raise KeyError("no named $DATA")
+        else:
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            assert rec[off + 8] == 1, "$DATA is resident"
+            alloc, size, init = struct.unpack_from("<qqq", rec, off + 0x28)
+            if what == "init_gt_data":
+                damage.set_record_bytes(img, g, n, off + 0x38, struct.pack("<q", size + 8192))
+            elif what == "data_gt_alloc":
+                damage.set_record_bytes(img, g, n, off + 0x30, struct.pack("<q", alloc + 4096))
+            elif what == "flag_bit":
+                fl, = struct.unpack_from("<H", rec, off + 12)
+                damage.set_record_bytes(img, g, n, off + 12, struct.pack("<H", fl | 0x0100))
+            else:
+                raise SystemExit("unknown damage " + what)
+        f.seek(0)
+        f.write(img)
+
+
+if __name__ == "__main__":
+    main()
