@@ -103,7 +103,7 @@ ROW(PR_RECORD_TORN_ATTRS, 0x010041, "record_torn_stride",
     "update sequence mismatch (torn write) in stride %u, inside the attributes, which still parse; its saved bytes are restored",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_FLAGS, 0x010042, "attribute_flags_unknown",
-    "attribute 0x%x at %u has unknown flags 0x%x",
+    "attribute 0x%x at %u has unknown flags 0x%x (0x%x kept)",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_SIZES, 0x010043, "attribute_sizes",
     "attribute 0x%x sizes are inconsistent (allocated %llu, data %llu, initialized %llu; should be %llu, %llu, %llu)",

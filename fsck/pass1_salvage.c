@@ -118,7 +118,11 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 		ntfs_attr_cut_runs(a, (uint32_t)(le16toh(n.mapping_pairs_offset) + stop),
 				   runs, nruns, g->cluster_size);
 	free(runs);
-	return 0;
+	if (s->declined)
+		return 0;
+	r = ntfs_attr_runs((const void *)a, g->nr_clusters, &runs, why);
+	free(runs);
+	return r < 0 ? -1 : 0;
 }
 
 /* A whole attribute (the one extent of a record in no list): the
@@ -197,7 +201,8 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 		case NTFS_AF_FLAGS:
 			memcpy(&flags, a + offsetof(struct ntfs_attr_header, flags), 2);
 			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_FLAGS, s->obj,
-						 type, off, le16toh(flags))))
+						 type, off, le16toh(flags),
+						 ntfs_attr_known_flags(a))))
 				ntfs_attr_clear_unknown_flags(a);
 			break;
 		case NTFS_AF_SIZES:
@@ -231,6 +236,9 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 			memcpy(&vlen, a + offsetof(struct ntfs_attr_resident, value_length), 4);
 			vlen = le32toh(vlen);
 			want = ntfs_attr_value_length_of(a, room);
+			if (!want && (type == NTFS_AT_STANDARD_INFORMATION ||
+				      type == NTFS_AT_FILE_NAME))
+				return 1;	/* its content does not fit */
 			if (want) {
 				if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_VALUE_LENGTH,
 							 s->obj, type, vlen, want)))
@@ -259,14 +267,16 @@ static int salvage_walk(struct salvage *s)
 	uint8_t *rec = s->rec;
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct ntfs_mft_record m;
-	uint32_t off, len, last_type = 0;
+	uint32_t off, len, last_type = 0, before_last = 0, first_type = 0;
 	unsigned int kept = 0;
+	bool data = false, dir, removed = false;
 	char why[NTFS_WHY];
 	int r;
 
 	memcpy(&m, rec, sizeof(m));
 	s->structural = !le64toh(m.base_mft_record) &&
 			s->recno >= NTFS_FILE_FIRST_USER && !has_list(rec);
+	dir = le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY;
 	off = le16toh(m.attrs_offset);
 	for (;;) {
 		const struct ntfs_attr_header *a;
@@ -281,8 +291,10 @@ static int salvage_walk(struct salvage *s)
 			if (!s->structural || last_type <= NTFS_AT_ATTRIBUTE_LIST)
 				return -1;
 			if (asked(s, fsf_fix_ask(&c->fix, &PR_ATTR_CHAIN_CUT, s->obj,
-						 why, kept)))
+						 why, kept))) {
 				ntfs_rec_end_at(rec, rs, off);
+				removed = true;
+			}
 			break;
 		}
 		a = (const void *)(rec + off);
@@ -293,22 +305,66 @@ static int salvage_walk(struct salvage *s)
 		if (s->declined)
 			break;
 		if (r > 0) {
-			ntfs_attr_fault(a, off, last_type, why);
+			enum ntfs_attr_fault f = ntfs_attr_fault(a, off, last_type, why);
+
 			if (!s->structural || type == NTFS_AT_STANDARD_INFORMATION ||
 			    type == NTFS_AT_ATTRIBUTE_LIST)
+				return -1;
+			/* out of order but in order after the one before the
+			 * previous: which of the two is wrong is not known */
+			if (f == NTFS_AF_ORDER && type >= before_last)
 				return -1;
 			if (!asked(s, fsf_fix_ask(&c->fix, &PR_ATTR_DROPPED, s->obj, why)))
 				break;
 			ntfs_rec_remove_attr(rec, rs, off);
+			removed = true;
 			continue;
 		}
+		if (!kept)
+			first_type = type;
+		data |= type == NTFS_AT_DATA && !a->name_length;
+		dir |= type == NTFS_AT_INDEX_ROOT;
+		before_last = last_type;
 		last_type = type;
 		kept++;
 		off += len;
 	}
 	if (s->declined)
 		return 1;
-	return kept ? 0 : -1;	/* nothing left to keep: cleared as before */
+	/* a base record begins with its $STANDARD_INFORMATION */
+	if (!kept || (s->structural && first_type != NTFS_AT_STANDARD_INFORMATION))
+		return -1;	/* nothing usable left: cleared as before */
+	/* a file whose $DATA went is a file of 0 bytes, not a broken one */
+	if (removed && !data && !dir && ntfs_rec_add_empty_data(rec, rs))
+		return -1;
+	return 0;
+}
+
+/* Does every attribute parse and every runlist decode inside the volume?
+ * (the common case, without allocating) */
+static bool record_sound(const struct ntfs_check *c, const uint8_t *rec)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	int r;
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while ((r = ntfs_attr_next(&cur, &a, why)) == 1) {
+		struct ntfs_attr_nonresident n;
+		size_t nruns, stop, room;
+
+		if (!a->non_resident)
+			continue;
+		memcpy(&n, a, sizeof(n));
+		room = le32toh(n.h.length) - le16toh(n.mapping_pairs_offset);
+		stop = ntfs_mp_valid_prefix((const uint8_t *)a +
+					    le16toh(n.mapping_pairs_offset), room,
+					    c->vol.boot.g.nr_clusters, NULL, 0, &nruns);
+		if (((const uint8_t *)a)[le16toh(n.mapping_pairs_offset) + stop])
+			return false;
+	}
+	return r == 0;
 }
 
 int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
@@ -317,6 +373,9 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct salvage s = { c, recno, NULL, obj, false, false, false };
 	int ret;
+
+	if (record_sound(c, rec))
+		return 0;
 
 	/* repaired on a copy: a record given up on stays as it was read */
 	s.rec = malloc(rs);

@@ -49,12 +49,34 @@ static uint16_t get16(const uint8_t *p)
 #define R_VLEN offsetof(struct ntfs_attr_resident, value_length)
 #define R_VOFS offsetof(struct ntfs_attr_resident, value_offset)
 
+uint16_t ntfs_attr_known_flags(const uint8_t *a)
+{
+	uint16_t f = get16(a + offsetof(struct ntfs_attr_header, flags)) &
+		     NTFS_ATTR_KNOWN_FLAGS;
+	uint32_t type = get32(a);
+	uint32_t len = get32(a + offsetof(struct ntfs_attr_header, length));
+	bool nonres = a[offsetof(struct ntfs_attr_header, non_resident)];
+	size_t cu = offsetof(struct ntfs_attr_nonresident, compression_unit);
+
+	/* bits beside garbage are suspect too: keep only what this
+	 * attribute can be (a non-resident $DATA may be compressed, with a
+	 * compression unit, or sparse) */
+	/* encrypted: beside garbage bits, believing it would hide a
+	 * stream's bytes from every reader; its bytes stay as they are */
+	f &= (uint16_t)~NTFS_ATTR_ENCRYPTED;
+	if (type != NTFS_AT_DATA || !nonres)
+		f &= (uint16_t)~(NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE);
+	else if (len <= cu || !a[cu])
+		f &= (uint16_t)~NTFS_ATTR_COMPRESSION_MASK;
+	return f;
+}
+
 uint16_t ntfs_attr_clear_unknown_flags(uint8_t *a)
 {
 	uint16_t old = get16(a + offsetof(struct ntfs_attr_header, flags));
-	uint16_t now = htole16(old & NTFS_ATTR_KNOWN_FLAGS);
+	uint16_t f = htole16(ntfs_attr_known_flags(a));
 
-	memcpy(a + offsetof(struct ntfs_attr_header, flags), &now, 2);
+	memcpy(a + offsetof(struct ntfs_attr_header, flags), &f, 2);
 	return old;
 }
 
@@ -199,4 +221,34 @@ void ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off)
 	memset(rec + off, 0, used - off);
 	memcpy(rec + off, &end, 4);
 	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+}
+
+int ntfs_rec_add_empty_data(uint8_t *rec, uint32_t size)
+{
+	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t off = get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
+	uint32_t len = sizeof(struct ntfs_attr_resident), le;
+	uint16_t inst = get16(rec + offsetof(struct ntfs_mft_record, next_attr_instance));
+	struct ntfs_attr_resident a;
+
+	if (used + len > size)
+		return -1;
+	/* after the attributes that sort before an unnamed $DATA */
+	while (off + 8 <= used && get32(rec + off) < NTFS_AT_DATA)
+		off += get32(rec + off + 4);
+	if (off + 8 > used)
+		return -1;
+	memmove(rec + off + len, rec + off, used - off);
+	memset(&a, 0, sizeof(a));
+	a.h.type = htole32(NTFS_AT_DATA);
+	a.h.length = htole32(len);
+	a.h.name_offset = htole16(sizeof(a));
+	a.h.instance = htole16(inst);
+	a.value_offset = htole16(sizeof(a));
+	memcpy(rec + off, &a, sizeof(a));
+	inst = htole16((uint16_t)(inst + 1));
+	memcpy(rec + offsetof(struct ntfs_mft_record, next_attr_instance), &inst, 2);
+	le = htole32(used + len);
+	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+	return 0;
 }

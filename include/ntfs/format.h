@@ -40,7 +40,9 @@ int ntfs_mp_decode(const uint8_t *mp, size_t len, struct ntfs_run *runs,
 
 /* The longest prefix of mapping pairs MP (LEN bytes) whose runs decode and
  * lie inside NR_CLUSTERS: its runs in RUNS (at most MAX, *NRUNS of them);
- * returns the offset where it stops (the end marker when all is valid). */
+ * returns the offset where it stops (the end marker when all is valid;
+ * always < LEN when LEN > 0, so that an end marker fits there).  RUNS may
+ * be NULL (only counted). */
 size_t ntfs_mp_valid_prefix(const uint8_t *mp, size_t len, uint64_t nr_clusters,
 			    struct ntfs_run *runs, size_t max, size_t *nruns);
 

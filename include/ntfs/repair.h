@@ -18,9 +18,14 @@ struct ntfs_sizes {
 	uint64_t alloc, data, init;
 };
 
-/* Clear the flag bits of attribute A that do not exist (NTFS_ATTR_KNOWN_FLAGS
- * kept); returns the flags as they were. */
+/* Clear the flag bits of attribute A that do not exist, and the known ones
+ * that are suspect beside them (compressed or sparse: kept on a
+ * non-resident $DATA, compressed with a compression unit; encrypted:
+ * never kept, it would hide the bytes from every reader); returns the
+ * flags as they were. */
 uint16_t ntfs_attr_clear_unknown_flags(uint8_t *a);
+/* The flags ntfs_attr_clear_unknown_flags() would leave. */
+uint16_t ntfs_attr_known_flags(const uint8_t *a);
 
 /* The sizes of non-resident attribute A, read as unsigned. */
 void ntfs_attr_sizes(const uint8_t *a, struct ntfs_sizes *sz);
@@ -60,5 +65,9 @@ void ntfs_rec_remove_attr(uint8_t *rec, uint32_t size, uint32_t off);
 /* End record REC at OFF (8-aligned, inside bytes in use): an end marker
  * there, bytes in use follow, what was after is zeroed. */
 void ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off);
+
+/* Insert an empty resident unnamed $DATA in its place in REC (a file
+ * whose $DATA was removed is a file of 0 bytes).  0, or -1 if no room. */
+int ntfs_rec_add_empty_data(uint8_t *rec, uint32_t size);
 
 #endif
