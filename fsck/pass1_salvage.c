@@ -16,11 +16,13 @@
  *  - a length that breaks the walk ends the record there, the attributes
  *    before it kept.
  *
- * A record in an attribute list (a base with $ATTRIBUTE_LIST or an
- * extension record) only gets the in-place repairs: removing or cutting
- * would leave the list naming what is gone, so such a record falls back to
- * the old treatment (cleared).  So do system records, and a record that
- * would keep nothing, or lose its $STANDARD_INFORMATION.
+ * In a record of an attribute list (a base with $ATTRIBUTE_LIST or an
+ * extension record) an attribute is removed only together with its entry
+ * in the list, and only when it has no other extent and is not the
+ * unnamed $DATA; nothing is cut there.  What cannot be done that way falls
+ * back to the old treatment (record cleared), as do system records beyond
+ * the in-place repairs and a record that would keep nothing or lose its
+ * $STANDARD_INFORMATION.  A file whose $DATA went gets an empty one.
  *
  * A torn record (one stride's check value differs from the update
  * sequence number) gets its saved stride ends back when the attributes
@@ -45,6 +47,8 @@ struct salvage {
 	const char *obj;
 	bool structural;	/* attributes may be removed or cut */
 	bool changed, declined;
+	uint8_t *base;		/* an extension's base record, when edited */
+	uint64_t base_recno;
 };
 
 static bool asked(struct salvage *s, bool yes)
@@ -260,6 +264,92 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 	       s->declined ? 0 : 1;
 }
 
+/* The same in the base record's non-resident $ATTRIBUTE_LIST: its
+ * clusters rewritten, its sizes follow (allocation kept). */
+static int unlist_nonresident(struct salvage *s, uint32_t type, uint16_t inst,
+			      bool do_it)
+{
+	struct ntfs_check *c = s->c;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *la;
+	struct ntfs_run *runs = NULL;
+	uint8_t *list = NULL;
+	uint64_t len = 0;
+	long nruns;
+	char why[NTFS_WHY];
+	int nv = -1;
+
+	if (ntfs_check_read_attr(c, s->base, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+				 &runs, &nruns) || nruns <= 0 || len > UINT32_MAX)
+		goto out;
+	nv = ntfs_list_drop_entry(list, (uint32_t)len, type, inst, s->recno);
+	if (nv < 0 || !do_it)
+		goto out;
+	if (ntfs_check_write_runs(c, runs, nruns, list, len)) {
+		fsf_fix_failed(&c->fix);
+		nv = -1;
+		goto out;
+	}
+	ntfs_attr_cursor_init(&cur, s->base);
+	while (ntfs_attr_next(&cur, &la, why) == 1)
+		if (le32toh(la->type) == NTFS_AT_ATTRIBUTE_LIST && la->non_resident)
+			ntfs_attr_set_data_size((uint8_t *)la, (uint64_t)nv);
+out:
+	free(list);
+	free(runs);
+	return nv < 0 ? -1 : 0;
+}
+
+/*
+ * In a file with an attribute list, an attribute (TYPE, INST) of this
+ * record can be removed only with its entry in the list (the attribute
+ * must have no other extent).  Returns the bytes the record shrinks by
+ * before the attribute (its own list), 0, or -1 when it cannot be done.
+ * DO: really do it (otherwise only find out on a copy).
+ */
+static int unlist(struct salvage *s, uint32_t type, uint16_t inst, bool do_it)
+{
+	uint32_t rs = s->c->vol.boot.g.mft_record_size;
+	struct ntfs_mft_record m;
+	uint8_t *tmp = malloc(rs);
+	char why[NTFS_WHY];
+	int d = -1;
+
+	if (!tmp)
+		return -1;
+	memcpy(&m, s->rec, sizeof(m));
+	if (!m.base_mft_record) {
+		memcpy(tmp, s->rec, rs);
+		d = ntfs_rec_unlist_attr(do_it ? s->rec : tmp, rs, type, inst,
+					 s->recno);
+		goto out;
+	}
+	if (!s->base) {
+		struct ntfs_mft_record bm;
+
+		s->base_recno = le64toh(m.base_mft_record) & 0xffffffffffffULL;
+		s->base = malloc(rs);
+		if (!s->base || s->base_recno >= s->c->vol.mft_records ||
+		    ntfs_check_read_record(s->c, s->base_recno, s->base) ||
+		    ntfs_record_check(s->base, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+		    (memcpy(&bm, s->base, sizeof(bm)), bm.base_mft_record)) {
+			free(s->base);
+			s->base = NULL;
+			goto out;
+		}
+	}
+	memcpy(tmp, s->base, rs);
+	d = ntfs_rec_unlist_attr(do_it ? s->base : tmp, rs, type, inst,
+				 s->recno);
+	if (d < 0)
+		d = unlist_nonresident(s, type, inst, do_it);
+	else
+		d = 0;	/* the shift is in the base record */
+out:
+	free(tmp);
+	return d;
+}
+
 /* The walk of ntfs_salvage_attrs over S->rec.  0, 1 (declined), -1. */
 static int salvage_walk(struct salvage *s)
 {
@@ -307,16 +397,32 @@ static int salvage_walk(struct salvage *s)
 		if (r > 0) {
 			enum ntfs_attr_fault f = ntfs_attr_fault(a, off, last_type, why);
 
-			if (!s->structural || type == NTFS_AT_STANDARD_INFORMATION ||
+			bool listed = !s->structural;
+			uint16_t inst = le16toh(a->instance);
+
+			if (type == NTFS_AT_STANDARD_INFORMATION ||
 			    type == NTFS_AT_ATTRIBUTE_LIST)
 				return -1;
 			/* out of order but in order after the one before the
 			 * previous: which of the two is wrong is not known */
 			if (f == NTFS_AF_ORDER && type >= before_last)
 				return -1;
+			/* in an attribute list: its entry goes too, never the
+			 * unnamed $DATA (the file's content) */
+			if (listed && (s->recno < NTFS_FILE_FIRST_USER ||
+				       (type == NTFS_AT_DATA && !a->name_length) ||
+				       unlist(s, type, inst, false) < 0))
+				return -1;
 			if (!asked(s, fsf_fix_ask(&c->fix, &PR_ATTR_DROPPED, s->obj, why)))
 				break;
 			ntfs_rec_remove_attr(rec, rs, off);
+			if (listed) {
+				int d = unlist(s, type, inst, true);
+
+				if (d < 0)
+					return -1;
+				off -= (uint32_t)d;
+			}
 			removed = true;
 			continue;
 		}
@@ -371,7 +477,7 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		       const char *obj)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	struct salvage s = { c, recno, NULL, obj, false, false, false };
+	struct salvage s = { c, recno, NULL, obj, false, false, false, NULL, 0 };
 	int ret;
 
 	if (record_sound(c, rec))
@@ -385,9 +491,11 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	ret = salvage_walk(&s);
 	if (ret >= 0 && s.changed) {
 		memcpy(rec, s.rec, rs);
-		if (ntfs_check_write_record(c, recno, rec))
+		if (ntfs_check_write_record(c, recno, rec) ||
+		    (s.base && ntfs_check_write_record(c, s.base_recno, s.base)))
 			fsf_fix_failed(&c->fix);
 	}
+	free(s.base);
 	free(s.rec);
 	return ret;
 }

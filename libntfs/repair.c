@@ -252,3 +252,88 @@ int ntfs_rec_add_empty_data(uint8_t *rec, uint32_t size)
 	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
 	return 0;
 }
+
+int ntfs_list_drop_entry(uint8_t *v, uint32_t vlen, uint32_t type,
+			 uint16_t instance, uint64_t recno)
+{
+	uint32_t eoff = 0, elen = 0;
+	const uint8_t *ename = NULL;
+	uint8_t enlen = 0;
+	unsigned int hits = 0;
+
+	for (uint32_t p = 0; p + 26 <= vlen;) {
+		uint16_t l = get16(v + p + 4);
+
+		if (l < 26 || p + l > vlen)
+			return -1;
+		if (get32(v + p) == type && get16(v + p + 24) == instance &&
+		    (get64(v + p + 16) & 0xffffffffffffULL) == recno) {
+			hits++;
+			eoff = p;
+			elen = l;
+			enlen = v[p + 6];
+			ename = v + p + v[p + 7];
+			if (v[p + 7] + 2u * enlen > l)
+				return -1;
+		}
+		p += l;
+	}
+	if (hits != 1)
+		return -1;
+	/* another extent of the same attribute: removing one breaks it */
+	for (uint32_t p = 0; p + 26 <= vlen; p += get16(v + p + 4))
+		if (p != eoff && get32(v + p) == type && v[p + 6] == enlen &&
+		    v[p + 7] + 2u * enlen <= get16(v + p + 4) &&
+		    !memcmp(v + p + v[p + 7], ename, 2u * enlen))
+			return -1;
+	memmove(v + eoff, v + eoff + elen, vlen - eoff - elen);
+	memset(v + vlen - elen, 0, elen);
+	return (int)(vlen - elen);
+}
+
+int ntfs_rec_unlist_attr(uint8_t *rec, uint32_t size, uint32_t type,
+			 uint16_t instance, uint64_t recno)
+{
+	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t off = get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
+	uint32_t len, vlen, voff, newlen, delta, le;
+	uint8_t *a;
+	char why[NTFS_WHY];
+	int nv;
+
+	if (used > size)
+		return -1;
+	for (;; off += len) {
+		if (ntfs_attr_frame(rec, used, off, &len, why) != 1)
+			return -1;
+		if (get32(rec + off) == NTFS_AT_ATTRIBUTE_LIST)
+			break;
+	}
+	a = rec + off;
+	if (a[offsetof(struct ntfs_attr_header, non_resident)] ||
+	    ntfs_attr_fault((const void *)a, off, 0, why) != NTFS_AF_NONE)
+		return -1;	/* only a resident list is edited here */
+	vlen = get32(a + R_VLEN);
+	voff = get16(a + R_VOFS);
+	nv = ntfs_list_drop_entry(a + voff, vlen, type, instance, recno);
+	if (nv < 0)
+		return -1;
+	vlen = (uint32_t)nv;
+	newlen = (uint32_t)ntfs_align(voff + vlen, 8);
+	delta = len - newlen;
+	le = htole32(vlen);
+	memcpy(a + R_VLEN, &le, 4);
+	le = htole32(newlen);
+	memcpy(a + offsetof(struct ntfs_attr_header, length), &le, 4);
+	memmove(a + newlen, a + len, used - off - len);
+	memset(rec + used - delta, 0, delta);
+	le = htole32(used - delta);
+	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+	return (int)delta;
+}
+
+void ntfs_attr_set_data_size(uint8_t *a, uint64_t size)
+{
+	put64(a + NR_DATA, size);
+	put64(a + NR_INIT, size);
+}

@@ -69,5 +69,19 @@ void ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off);
 /* Insert an empty resident unnamed $DATA in its place in REC (a file
  * whose $DATA was removed is a file of 0 bytes).  0, or -1 if no room. */
 int ntfs_rec_add_empty_data(uint8_t *rec, uint32_t size);
+/* Remove from base record REC's resident $ATTRIBUTE_LIST the one entry
+ * naming attribute TYPE with INSTANCE in record RECNO, when that attribute
+ * has no other extent.  Returns the bytes the record shrank by (what
+ * followed the list moved down), or -1 (no such single entry, or the list
+ * is not resident). */
+int ntfs_rec_unlist_attr(uint8_t *rec, uint32_t size, uint32_t type,
+			 uint16_t instance, uint64_t recno);
+/* The same on a list's value V of VLEN bytes (wherever it is stored):
+ * the entry is removed, the rest moves down, the tail is zeroed.  Returns
+ * the new length or -1. */
+int ntfs_list_drop_entry(uint8_t *v, uint32_t vlen, uint32_t type,
+			 uint16_t instance, uint64_t recno);
+/* Data and initialized size of non-resident attribute A. */
+void ntfs_attr_set_data_size(uint8_t *a, uint64_t size);
 
 #endif

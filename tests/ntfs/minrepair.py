@@ -10,6 +10,9 @@ DAMAGE:
   flag_bit       unnamed $DATA: attribute flag 0x0100 (no such flag)
   torn:STRIDE    the check value at the end of 512-byte stride STRIDE flipped
   stream_header  the first named $DATA: name offset beyond the attribute
+  stream_flag_bit  the first named $DATA: attribute flag 0x0100
+                 (both print the stream's name)
+  ext_DAMAGE     DAMAGE in the first extension record of file RECORD
   used           print bytes in use of the record (nothing changed)
 """
 import os
@@ -35,10 +38,29 @@ def main():
         if what.startswith("torn:"):
             stride = int(what[5:])
             img[mft + n * rs + (stride + 1) * 512 - 2] ^= 0x5A
-        elif what == "stream_header":
+        elif what.startswith("ext_"):
+            # the same damage in the first extension record of file N
+            for e, erec in damage.records(img, g):
+                base, = struct.unpack_from("<Q", erec, 0x20)
+                if base & 0xFFFFFFFFFFFF == n:
+                    f.seek(0)
+                    f.write(img)
+                    f.flush()
+                    sys.argv[2:4] = [str(e), what[4:]]
+                    return main()
+            raise KeyError("no extension record")
+        elif what in ("stream_header", "stream_flag_bit"):
             for off, t, name in damage.attrs(rec):
                 if t == 0x80 and name:
-                    damage.set_record_bytes(img, g, n, off + 10, struct.pack("<H", 0xFFF0))
+                    if what == "stream_header":
+                        data = struct.pack("<H", 0xFFF0)
+                        at = off + 10
+                    else:
+                        fl, = struct.unpack_from("<H", rec, off + 12)
+                        data = struct.pack("<H", fl | 0x0100)
+                        at = off + 12
+                    damage.set_record_bytes(img, g, n, at, data)
+                    print(name)
                     break
             else:
                 raise KeyError("no named $DATA")
