@@ -43,6 +43,7 @@ setup_file() {
 	stat -c %i "$m/big" > "$d/big.rec"
 	stat -c %i "$m/dir" > "$d/dir.rec"
 	stat -c %i "$m/noted" > "$d/noted.rec"
+	stat -c %i "$m/s1" > "$d/s1.rec"
 	stat -c %i "$m/listed" > "$d/listed.rec"
 	manifest "$m" > "$d/manifest"
 	umount "$m"
@@ -132,4 +133,49 @@ repair_case() {
 	grep -v "^user.$(cat damaged)=" "$BATS_FILE_TMPDIR/listed.xattrs" > want
 	[ "$(grep -c '^user.attr' want)" -eq 39 ]
 	diff -u want xattrs
+}
+
+@test "a length that breaks the walk (named stream): the record ends there, the file keeps its data" {
+	repair_case noted stream_length "the 4 attributes before it are kept"
+}
+
+# Repairs that are not certain: -a must stop and ask (exit 4, nothing
+# written); -y repairs; then the usual oracles, the damaged file excepted
+# from the manifest (FILE: its path in it).
+asked_case() {
+	local file=$1 damage=$2 expect=$3 path=$4 rec before after
+	rec=$(cat "$BATS_FILE_TMPDIR/$file.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" "$damage"
+	before=$(sha256sum < image)
+	run "$FSCK" -a image
+	[ "$status" -eq 4 ] || die "-a on an uncertain repair: exit $status"
+	[[ $output == *"$expect"*"RUN fsck MANUALLY"* ]] || die "-a did not stop at: $expect"
+	[ "$(sha256sum < image)" = "$before" ] || die "-a wrote before stopping"
+	run "$FSCK" -y image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-y exit $status"
+	[[ $output != *"is lost"* ]] || die "-y cleared the record"
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -y: exit $status"; }
+	[ "$(sha256sum < image)" = "$after" ] || die "-n after -y wrote"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	grep -v "  ./$path\$" "$BATS_FILE_TMPDIR/manifest" > want
+	grep -v "  ./$path\$" manifest > got
+	diff -u want got || die "manifest differs beyond $path"
+	grep -q "  ./$path\$" manifest || die "$path is gone"
+}
+
+@test "a resident value longer than its attribute: asked, then cut to the bytes there" {
+	asked_case s1 value_length "value of 512 bytes runs past the attribute; only 8 are there" s1
+}
+
+@test "a runlist that leaves the volume: asked, then cut before the bad run, the file kept" {
+	asked_case big runs_outside "has a bad runlist" big
 }

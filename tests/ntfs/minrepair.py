@@ -13,6 +13,9 @@ DAMAGE:
   stream_flag_bit  the first named $DATA: attribute flag 0x0100
                  (both print the stream's name)
   ext_DAMAGE     DAMAGE in the first extension record of file RECORD
+  stream_length  the first named $DATA: length that breaks the walk
+  value_length   resident unnamed $DATA: value length 512 (past the record's room)
+  runs_outside   unnamed $DATA: first run's LCN past the end of the volume
   used           print bytes in use of the record (nothing changed)
 """
 import os
@@ -64,6 +67,25 @@ def main():
                     break
             else:
                 raise KeyError("no named $DATA")
+        elif what == "stream_length":
+            for off, t, name in damage.attrs(rec):
+                if t == 0x80 and name:
+                    damage.set_record_bytes(img, g, n, off + 4, struct.pack("<I", 0x7FF8))
+                    print(name)
+                    break
+            else:
+                raise KeyError("no named $DATA")
+        elif what == "value_length":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            assert rec[off + 8] == 0, "$DATA is not resident"
+            damage.set_record_bytes(img, g, n, off + 0x10, struct.pack("<I", 0x200))
+        elif what == "runs_outside":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            mpo, = struct.unpack_from("<H", rec, off + 0x20)
+            p = off + mpo
+            lb, ob = rec[p] & 15, rec[p] >> 4
+            # the first run's LCN far past the end of the volume
+            damage.set_record_bytes(img, g, n, p + 1 + lb + ob - 1, b"\x7f")
         else:
             off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
             assert rec[off + 8] == 1, "$DATA is resident"
