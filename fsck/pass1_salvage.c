@@ -49,6 +49,13 @@ struct salvage {
 	bool changed, declined;
 	uint8_t *base;		/* an extension's base record, when edited */
 	uint64_t base_recno;
+	/* the base's non-resident $ATTRIBUTE_LIST, when edited: written
+	 * with the records, never before */
+	uint8_t *list;
+	uint64_t list_len;	/* as read (the clusters rewritten) */
+	uint32_t list_vlen;	/* as edited */
+	struct ntfs_run *list_runs;
+	long list_nruns;
 };
 
 static bool asked(struct salvage *s, bool yes)
@@ -264,40 +271,48 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 	       s->declined ? 0 : 1;
 }
 
-/* The same in the base record's non-resident $ATTRIBUTE_LIST: its
- * clusters rewritten, its sizes follow (allocation kept). */
+/* The same in the base record's non-resident $ATTRIBUTE_LIST: edited in
+ * memory (its sizes follow, allocation kept), written at the end. */
 static int unlist_nonresident(struct salvage *s, uint32_t type, uint16_t inst,
 			      bool do_it)
 {
 	struct ntfs_check *c = s->c;
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *la;
-	struct ntfs_run *runs = NULL;
-	uint8_t *list = NULL;
-	uint64_t len = 0;
-	long nruns;
+	uint8_t *buf;
 	char why[NTFS_WHY];
-	int nv = -1;
+	int nv;
 
-	if (ntfs_check_read_attr(c, s->base, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
-				 &runs, &nruns) || nruns <= 0 || len > UINT32_MAX)
-		goto out;
-	nv = ntfs_list_drop_entry(list, (uint32_t)len, type, inst, s->recno);
-	if (nv < 0 || !do_it)
-		goto out;
-	if (ntfs_check_write_runs(c, runs, nruns, list, len)) {
-		fsf_fix_failed(&c->fix);
-		nv = -1;
-		goto out;
+	if (!s->list) {
+		if (ntfs_check_read_attr(c, s->base, NTFS_AT_ATTRIBUTE_LIST, &s->list,
+					 &s->list_len, &s->list_runs, &s->list_nruns) ||
+		    s->list_nruns <= 0 || s->list_len > UINT32_MAX) {
+			free(s->list);
+			free(s->list_runs);
+			s->list = NULL;
+			s->list_runs = NULL;
+			return -1;
+		}
+		s->list_vlen = (uint32_t)s->list_len;
 	}
+	buf = do_it ? s->list : malloc(s->list_vlen ? s->list_vlen : 1);
+	if (!buf)
+		return -1;
+	if (!do_it)
+		memcpy(buf, s->list, s->list_vlen);
+	nv = ntfs_list_drop_entry(buf, s->list_vlen, type, inst, s->recno);
+	if (!do_it) {
+		free(buf);
+		return nv < 0 ? -1 : 0;
+	}
+	if (nv < 0)
+		return -1;
+	s->list_vlen = (uint32_t)nv;
 	ntfs_attr_cursor_init(&cur, s->base);
 	while (ntfs_attr_next(&cur, &la, why) == 1)
 		if (le32toh(la->type) == NTFS_AT_ATTRIBUTE_LIST && la->non_resident)
 			ntfs_attr_set_data_size((uint8_t *)la, (uint64_t)nv);
-out:
-	free(list);
-	free(runs);
-	return nv < 0 ? -1 : 0;
+	return 0;
 }
 
 /*
@@ -477,7 +492,7 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		       const char *obj)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	struct salvage s = { c, recno, NULL, obj, false, false, false, NULL, 0 };
+	struct salvage s = { .c = c, .recno = recno, .obj = obj };
 	int ret;
 
 	if (record_sound(c, rec))
@@ -491,10 +506,16 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	ret = salvage_walk(&s);
 	if (ret >= 0 && s.changed) {
 		memcpy(rec, s.rec, rs);
-		if (ntfs_check_write_record(c, recno, rec) ||
+		/* the list first: a record never names what it lost */
+		if ((s.list && s.list_vlen != s.list_len &&
+		     ntfs_check_write_runs(c, s.list_runs, s.list_nruns, s.list,
+					   s.list_len)) ||
+		    ntfs_check_write_record(c, recno, rec) ||
 		    (s.base && ntfs_check_write_record(c, s.base_recno, s.base)))
 			fsf_fix_failed(&c->fix);
 	}
+	free(s.list);
+	free(s.list_runs);
 	free(s.base);
 	free(s.rec);
 	return ret;
