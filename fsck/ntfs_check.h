@@ -74,6 +74,7 @@ struct ntfs_check {
 	 * found for it (pass 3); 255: too many to count, not judged */
 	uint8_t *fn_pending;
 	uint8_t *ext_bad;		/* one bit per record: orphan extension */
+	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
 	struct ntfs_fn_ref *names;	/* names of the directories rebuilt */
 	size_t nnames, cap_names;
 	struct ntfs_ext_ref *exts;	/* extension records in use */
@@ -180,6 +181,13 @@ int ntfs_pass0_boot(struct ntfs_check *c);
 int ntfs_pass1_mft(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);
 int ntfs_pass3_secure(struct ntfs_check *c);
+/* pass3_recreate.c: the entry IE of directory PARENT names a directory
+ * whose record pass 1 found unusable: make it again from the entry's
+ * $FILE_NAME (asked; its index marked for the rebuild and in UNCHECKED).
+ * 0 when made, 1 declined, -1 when it does not apply or failed. */
+int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
+		      const struct ntfs_ie_view *ie, const char *name8,
+		      uint8_t *unchecked, const char *obj);
 /* pass3_orphans.c: reconnect files in no directory to /lost+found
  * (asked one by one; directories to rebuild are marked). */
 void ntfs_reconnect_orphans(struct ntfs_check *c, const uint64_t *orphans,

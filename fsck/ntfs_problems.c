@@ -157,6 +157,9 @@ ROW(PR_ORPHAN_FAILED, 0x030009, "file_orphan_not_reconnected",
 ROW(PR_SECURE_INDEX, 0x03000a, "secure_index_corrupt",
     "security index is inconsistent: %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_DIR_RECREATED, 0x030020, "directory_recreated",
+    "entry \"%s\" names directory MFT record %llu, which was unusable and cleared; it is made again from the entry, its files keep their names",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_INDEX_REBUILD_FAILED, 0x030006, "index_rebuild_failed",
     "directory index cannot be rebuilt (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

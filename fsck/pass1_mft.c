@@ -319,6 +319,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 				fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
 				return -1;
 			}
+			bit_set(c->record_lost, recno);
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_RUNS_BAD, obj,
 					le32toh(a->type), why)) {
 				ntfs_clear_record(rec, c->vol.boot.g.mft_record_size, recno);
@@ -334,6 +335,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
 			return -1;
 		}
+		bit_set(c->record_lost, recno);
 		if (fsf_fix_ask(&c->fix, &PR_RECORD_ATTR_CORRUPT, obj, why)) {
 			ntfs_clear_record(rec, c->vol.boot.g.mft_record_size, recno);
 			if (ntfs_check_write_record(c, recno, rec))
@@ -460,8 +462,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->record_dir = calloc(1, c->vol.mft_records / 8 + 1);
 	c->fn_pending = calloc(c->vol.mft_records, 1);
 	c->ext_bad = calloc(1, c->vol.mft_records / 8 + 1);
+	c->record_lost = calloc(1, c->vol.mft_records / 8 + 1);
 	if (!c->cluster_used || !c->record_used || !c->record_dir ||
-	    !c->fn_pending || !c->ext_bad) {
+	    !c->fn_pending || !c->ext_bad || !c->record_lost) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -506,6 +509,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			}
 			if (!marked)
 				continue;	/* free anyway: the bitmap pass fixes it */
+			bit_set(c->record_lost, i);
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_CORRUPT, obj, why)) {
 				ntfs_clear_record(rec, rs, i);
 				if (ntfs_check_write_record(c, i, rec))

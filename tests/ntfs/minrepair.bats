@@ -179,3 +179,33 @@ asked_case() {
 @test "a runlist that leaves the volume: asked, then cut before the bad run, the file kept" {
 	asked_case big runs_outside "has a bad runlist" big
 }
+
+@test "a directory record beyond use: cleared, made again from its parent's entry, all 700 names kept" {
+	local rec before after
+	rec=$(cat "$BATS_FILE_TMPDIR/dir.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" magic
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec: record is in use but corrupt"* ]] || die "not cleared"
+	[[ $output == *"names directory MFT record $rec, which was unusable and cleared; it is made again"* ]] ||
+		die "not made again"
+	[[ $output != *"no directory"* ]] || die "-a orphaned files"
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
+	[ "$(sha256sum < image)" = "$after" ] || die "-n after -a wrote"
+	run "$FSCK" -a image
+	[ "$status" -eq 0 ] || die "second -a: exit $status"
+	[ "$(sha256sum < image)" = "$after" ] || die "second -a changed the image"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	ls mnt/dir > names
+	umount mnt
+	diff -u "$BATS_FILE_TMPDIR/manifest" manifest || die "manifest differs"
+	[ "$(wc -l < names)" -eq 700 ] || die "dir has $(wc -l < names) names"
+}

@@ -13,6 +13,7 @@ DAMAGE:
   stream_flag_bit  the first named $DATA: attribute flag 0x0100
                  (both print the stream's name)
   ext_DAMAGE     DAMAGE in the first extension record of file RECORD
+  magic          the record's magic "XXXX": nothing in it can be used
   stream_length  the first named $DATA: length that breaks the walk
   value_length   resident unnamed $DATA: value length 512 (past the record's room)
   runs_outside   unnamed $DATA: first run's LCN past the end of the volume
@@ -67,6 +68,8 @@ def main():
                     break
             else:
                 raise KeyError("no named $DATA")
+        elif what == "magic":
+            img[mft + n * rs:mft + n * rs + 4] = b"XXXX"
         elif what == "stream_length":
             for off, t, name in damage.attrs(rec):
                 if t == 0x80 and name:
