@@ -133,7 +133,9 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 		return 0;
 	r = ntfs_attr_runs((const void *)a, g->nr_clusters, &runs, why);
 	free(runs);
-	return r < 0 ? -1 : 0;
+	/* the cut must leave an attribute that parses (VCNs near 2^63) */
+	return r < 0 || ntfs_attr_fault((const void *)a, 0, 0, why) != NTFS_AF_NONE ?
+	       -1 : 0;
 }
 
 /* A whole attribute (the one extent of a record in no list): the
@@ -393,7 +395,8 @@ static int salvage_walk(struct salvage *s)
 		if (r < 0) {
 			/* a list may hide behind the break: only cut after
 			 * the types that come before $ATTRIBUTE_LIST's place */
-			if (!s->structural || last_type <= NTFS_AT_ATTRIBUTE_LIST)
+			if (!s->structural || last_type <= NTFS_AT_ATTRIBUTE_LIST ||
+			    off > rs - 8)
 				return -1;
 			if (asked(s, fsf_fix_ask(&c->fix, &PR_ATTR_CHAIN_CUT, s->obj,
 						 why, kept))) {

@@ -211,16 +211,19 @@ void ntfs_rec_remove_attr(uint8_t *rec, uint32_t size, uint32_t off)
 	(void)size;
 }
 
-void ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off)
+int ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off)
 {
 	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
 	uint32_t end = htole32(NTFS_AT_END), le = htole32(off + 8);
 
+	if (off > size || size - off < 8)
+		return -1;
 	if (used > size)
 		used = size;
-	memset(rec + off, 0, used - off);
+	memset(rec + off, 0, used > off ? used - off : 0);
 	memcpy(rec + off, &end, 4);
 	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+	return 0;
 }
 
 int ntfs_rec_add_empty_data(uint8_t *rec, uint32_t size)
@@ -234,8 +237,11 @@ int ntfs_rec_add_empty_data(uint8_t *rec, uint32_t size)
 	if (used + len > size)
 		return -1;
 	/* after the attributes that sort before an unnamed $DATA */
-	while (off + 8 <= used && get32(rec + off) < NTFS_AT_DATA)
+	while (off + 8 <= used && get32(rec + off) < NTFS_AT_DATA) {
+		if (get32(rec + off + 4) < 24 || get32(rec + off + 4) > used - off)
+			return -1;
 		off += get32(rec + off + 4);
+	}
 	if (off + 8 > used)
 		return -1;
 	memmove(rec + off + len, rec + off, used - off);

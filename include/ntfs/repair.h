@@ -62,9 +62,9 @@ bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
  * attributes after it move down, bytes in use shrink, the freed tail is
  * zeroed. */
 void ntfs_rec_remove_attr(uint8_t *rec, uint32_t size, uint32_t off);
-/* End record REC at OFF (8-aligned, inside bytes in use): an end marker
- * there, bytes in use follow, what was after is zeroed. */
-void ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off);
+/* End record REC at OFF (8-aligned): an end marker there, bytes in use
+ * follow, what was after is zeroed.  -1 if the marker does not fit. */
+int ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off);
 
 /* Insert an empty resident unnamed $DATA in its place in REC (a file
  * whose $DATA was removed is a file of 0 bytes).  0, or -1 if no room. */
