@@ -102,6 +102,9 @@ ROW(PR_RECORD_TORN_UNUSED, 0x010040, "record_torn_unused_stride",
 ROW(PR_RECORD_TORN_ATTRS, 0x010041, "record_torn_stride",
     "update sequence mismatch (torn write) in stride %u, inside the attributes, which still parse; its saved bytes are restored",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_RECORD_HEADER, 0x010049, "record_header_fields",
+    "record header is invalid (%s%s%s); the strides and attribute frames say where things are",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_FLAGS, 0x010042, "attribute_flags_unknown",
     "attribute 0x%x at %u has unknown flags 0x%x (0x%x kept)",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);

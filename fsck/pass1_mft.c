@@ -499,6 +499,15 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			else if (s > 0 && i >= NTFS_FILE_FIRST_USER)
 				continue;	/* declined: left alone */
 		}
+		if ((st == NTFS_REC_BAD_USA || st == NTFS_REC_BAD_HEADER) &&
+		    (marked || i < NTFS_FILE_FIRST_USER)) {
+			int s = ntfs_salvage_header(c, i, rec, st, obj);
+
+			if (s == 0)
+				st = NTFS_REC_OK;
+			else if (s > 0 && i >= NTFS_FILE_FIRST_USER)
+				continue;	/* declined: left alone */
+		}
 		if (st == NTFS_REC_UNUSED && !marked && i >= NTFS_FILE_FIRST_USER)
 			continue;
 		if (st != NTFS_REC_OK) {

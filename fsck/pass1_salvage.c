@@ -574,3 +574,48 @@ out:
 	free(copy);
 	return r < 0 ? -1 : r;
 }
+
+int ntfs_salvage_header(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+			enum ntfs_rec_state st, const char *obj)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *copy = malloc(rs);
+	char usa[NTFS_WHY] = "", hdr[NTFS_WHY] = "", why[NTFS_WHY];
+	int r = -1;
+
+	if (!copy)
+		return -1;
+	/* REC as read for a bad array; fixups removed for a bad header */
+	memcpy(copy, rec, rs);
+	if (st == NTFS_REC_BAD_USA && ntfs_usa_repair(copy, rs, usa))
+		goto out;
+	if (ntfs_file_header_repair(copy, rs, hdr) ||
+	    ntfs_file_header_check(copy, rs, why) != NTFS_REC_OK)
+		goto out;
+	/* believed only when every attribute frame leads to the end marker */
+	{
+		struct ntfs_mft_record m;
+		uint32_t off, len;
+
+		memcpy(&m, copy, sizeof(m));
+		for (off = le16toh(m.attrs_offset);
+		     (r = ntfs_attr_frame(copy, le32toh(m.bytes_in_use), off, &len, why)) == 1;
+		     off += len)
+			;
+		if (r < 0 || off == le16toh(m.attrs_offset))
+			goto out;
+	}
+	if (fsf_fix_ask(&c->fix, &PR_RECORD_HEADER, obj,
+			usa[0] ? usa : hdr, usa[0] && hdr[0] ? "; " : "",
+			usa[0] ? hdr : "")) {
+		memcpy(rec, copy, rs);
+		if (ntfs_check_write_record(c, recno, rec))
+			fsf_fix_failed(&c->fix);
+		r = 0;
+	} else {
+		r = 1;
+	}
+out:
+	free(copy);
+	return r < 0 ? -1 : r;
+}

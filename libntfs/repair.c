@@ -4,6 +4,7 @@
 
 #include <endian.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ntfs/read.h"
@@ -342,4 +343,93 @@ void ntfs_attr_set_data_size(uint8_t *a, uint64_t size)
 {
 	put64(a + NR_DATA, size);
 	put64(a + NR_INIT, size);
+}
+
+/* do all stride ends hold the number at OFS? */
+static bool strides_agree(const uint8_t *rec, uint32_t size, uint32_t ofs)
+{
+	for (uint32_t i = 1; i <= size / NTFS_USA_STRIDE; i++)
+		if (memcmp(rec + i * NTFS_USA_STRIDE - 2, rec + ofs, 2))
+			return false;
+	return true;
+}
+
+int ntfs_usa_repair(uint8_t *rec, uint32_t size, char *what)
+{
+	struct ntfs_record_header h;
+	uint16_t cnt = (uint16_t)(size / NTFS_USA_STRIDE + 1);
+	/* where it was, where NTFS 3.1 and 3.0 put it */
+	uint32_t cand[3], ofs = UINT32_MAX;
+
+	if (size < NTFS_USA_STRIDE || size % NTFS_USA_STRIDE)
+		return -1;
+	memcpy(&h, rec, sizeof(h));
+	cand[0] = le16toh(h.usa_ofs);
+	cand[1] = 0x30;
+	cand[2] = 0x2a;
+	for (int i = 0; i < 3 && ofs == UINT32_MAX; i++)
+		if (!(cand[i] & 1) && cand[i] >= sizeof(struct ntfs_record_header) &&
+		    cand[i] + 2u * cnt <= NTFS_USA_STRIDE - 2 &&
+		    strides_agree(rec, size, cand[i]))
+			ofs = cand[i];
+	if (ofs == UINT32_MAX)
+		return -1;
+	snprintf(what, NTFS_WHY, "update sequence array at %u with %u entries, the strides say at %u with %u",
+		 le16toh(h.usa_ofs), le16toh(h.usa_count), ofs, cnt);
+	h.usa_ofs = htole16((uint16_t)ofs);
+	h.usa_count = htole16(cnt);
+	memcpy(rec, &h, sizeof(h));
+	return ntfs_fixup_remove(rec, size);
+}
+
+/* the end marker's offset walking frames from AOFS within LIMIT, or 0 */
+static uint32_t chain_end(const uint8_t *rec, uint32_t limit, uint32_t aofs)
+{
+	uint32_t off = aofs, len;
+	char why[NTFS_WHY];
+	int r;
+
+	while ((r = ntfs_attr_frame(rec, limit, off, &len, why)) == 1)
+		off += len;
+	return r == 0 && off + 8 <= limit ? off : 0;
+}
+
+int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what)
+{
+	struct ntfs_mft_record m;
+	uint32_t aofs, used, end, first;
+	size_t n = 0;
+
+	memcpy(&m, rec, sizeof(m));
+	what[0] = 0;
+	first = (uint32_t)ntfs_align(le16toh(m.h.usa_ofs) + 2u * le16toh(m.h.usa_count), 8);
+	if (le32toh(m.bytes_allocated) != size) {
+		n += (size_t)snprintf(what + n, NTFS_WHY - n, "allocated size %u, not %u; ",
+				      le32toh(m.bytes_allocated), size);
+		m.bytes_allocated = htole32(size);
+	}
+	aofs = le16toh(m.attrs_offset);
+	if (aofs & 7 || aofs < first || aofs >= size || !chain_end(rec, size, aofs)) {
+		/* the attributes begin right after the update sequence array */
+		if (!chain_end(rec, size, first))
+			return -1;
+		if (n < NTFS_WHY)
+			n += (size_t)snprintf(what + n, NTFS_WHY - n,
+					      "attribute offset %u, not %u; ", aofs, first);
+		aofs = first;
+		m.attrs_offset = htole16((uint16_t)aofs);
+	}
+	used = le32toh(m.bytes_in_use);
+	end = chain_end(rec, used <= size ? used : size, aofs);
+	if (!end || used & 7 || end + 8 > used) {
+		end = chain_end(rec, size, aofs);
+		if (n < NTFS_WHY)
+			n += (size_t)snprintf(what + n, NTFS_WHY - n,
+					      "bytes in use %u, not %u; ", used, end + 8);
+		m.bytes_in_use = htole32(end + 8);
+	}
+	if (n >= 2 && n < NTFS_WHY)
+		what[n - 2] = 0;	/* the last "; " */
+	memcpy(rec, &m, sizeof(m));
+	return 0;
 }

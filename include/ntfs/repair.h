@@ -83,5 +83,16 @@ int ntfs_list_drop_entry(uint8_t *v, uint32_t vlen, uint32_t type,
 			 uint16_t instance, uint64_t recno);
 /* Data and initialized size of non-resident attribute A. */
 void ntfs_attr_set_data_size(uint8_t *a, uint64_t size);
+/* A FILE record as read whose update sequence array is invalid: the
+ * array is put where every stride end holds its number (where it was, or
+ * where NTFS 3.1 or 3.0 puts it, with one entry per stride), and the
+ * fixups are removed.  0 with WHAT, or -1 (no such place, or torn). */
+int ntfs_usa_repair(uint8_t *rec, uint32_t size, char *what);
+/* A FILE record (fixups removed) whose allocated size, attribute offset
+ * or bytes in use are wrong: each set to what the record and its
+ * attribute frames say (the attributes begin after the update sequence
+ * array and end at their end marker).  0 with WHAT (empty when nothing
+ * changed), or -1 when no frame walk reaches an end marker. */
+int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what);
 
 #endif

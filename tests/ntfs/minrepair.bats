@@ -209,3 +209,11 @@ asked_case() {
 	diff -u "$BATS_FILE_TMPDIR/manifest" manifest || die "manifest differs"
 	[ "$(wc -l < names)" -eq 700 ] || die "dir has $(wc -l < names) names"
 }
+
+@test "update sequence array count wrong in the directory's record: put back where the strides say" {
+	repair_case dir usa_count "the strides say at 48 with 3"
+}
+
+@test "allocated size of the 12 MiB file's record one byte short: set back, the file kept" {
+	repair_case big alloc_field "allocated size 1023, not 1024"
+}

@@ -13,6 +13,8 @@ DAMAGE:
   stream_flag_bit  the first named $DATA: attribute flag 0x0100
                  (both print the stream's name)
   ext_DAMAGE     DAMAGE in the first extension record of file RECORD
+  usa_count      the update sequence array's count 2 (one stride too few)
+  alloc_field    the record's allocated size one byte short
   magic          the record's magic "XXXX": nothing in it can be used
   stream_length  the first named $DATA: length that breaks the walk
   value_length   resident unnamed $DATA: value length 512 (past the record's room)
@@ -68,6 +70,10 @@ def main():
                     break
             else:
                 raise KeyError("no named $DATA")
+        elif what == "usa_count":
+            img[mft + n * rs + 6:mft + n * rs + 8] = struct.pack("<H", 2)
+        elif what == "alloc_field":
+            damage.set_record_bytes(img, g, n, 0x1C, struct.pack("<I", rs - 1))
         elif what == "magic":
             img[mft + n * rs:mft + n * rs + 4] = b"XXXX"
         elif what == "stream_length":

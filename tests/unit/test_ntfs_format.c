@@ -134,9 +134,38 @@ static void test_repair(void)
 	ntfs_rec_remove_attr(rec, sizeof(rec), off);
 	ok(rd32(rec + off) == NTFS_AT_END && rd32(rec + 0x18) == off + 8,
 	   "repair: attribute removed, end marker moved up");
-	ntfs_rec_end_at(rec, sizeof(rec), 0x38);
-	ok(rd32(rec + 0x38) == NTFS_AT_END && rd32(rec + 0x18) == 0x40 && rec[0x40] == 0,
+	ok(ntfs_rec_end_at(rec, sizeof(rec), 0x38) == 0 &&
+	   rd32(rec + 0x38) == NTFS_AT_END && rd32(rec + 0x18) == 0x40 && rec[0x40] == 0,
 	   "repair: record ended at its first attribute");
+	ok(ntfs_rec_end_at(rec, sizeof(rec), sizeof(rec) - 4) == -1,
+	   "repair: no end marker where it does not fit");
+}
+
+static void test_header_repair(void)
+{
+	uint8_t rec[1024];
+	struct ntfs_rec r;
+	char what[NTFS_WHY];
+
+	ntfs_rec_init(&r, rec, sizeof(rec), 70, 1, NTFS_MFT_IN_USE, 1);
+	ntfs_rec_add_resident(&r, NTFS_AT_STANDARD_INFORMATION, NULL, rec, 72, 0);
+	ntfs_fixup_apply(rec, sizeof(rec), 9);
+	rec[6] = 2;	/* usa_count: one stride too few */
+	ok(ntfs_usa_repair(rec, sizeof(rec), what) == 0 && rd16(rec + 6) == 3 &&
+	   rd16(rec + 4) == 0x30 && rd16(rec + 510) == 0 && strstr(what, "at 48 with 3"),
+	   "usa repair: the count the strides say, fixups removed (%s)", what);
+	ntfs_fixup_apply(rec, sizeof(rec), 9);
+	rec[1022] ^= 1;
+	rec[6] = 2;
+	ok(ntfs_usa_repair(rec, sizeof(rec), what) == -1,
+	   "usa repair: refused when a stride end disagrees");
+	ntfs_fixup_remove(rec, sizeof(rec));	/* fails: torn; clean it by hand */
+	rec[1022] ^= 1;
+	memcpy(rec + 0x1c, &(uint32_t){ htole32(1023) }, 4);
+	memcpy(rec + 0x18, &(uint32_t){ htole32(0x9c) }, 4);	/* not 8-aligned */
+	ok(ntfs_file_header_repair(rec, sizeof(rec), what) == 0 &&
+	   rd32(rec + 0x1c) == 1024 && rd32(rec + 0x18) == 0x38 + 0x60 + 8,
+	   "header repair: allocated size and bytes in use from the frames (%s)", what);
 }
 
 static void test_record(void)
@@ -421,6 +450,7 @@ int main(int argc, char **argv)
 	test_upcase(argc > 1 ? argv[1] : NULL);
 	test_fixups();
 	test_repair();
+	test_header_repair();
 	test_record();
 	test_runlist();
 	test_boot();
