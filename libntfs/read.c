@@ -131,7 +131,10 @@ enum ntfs_rec_state ntfs_file_header_check(const uint8_t *rec, uint32_t size,
 			   alloc, size), NTFS_REC_BAD_HEADER;
 	if (used > size || used & 7 || used < aofs + 8)
 		return WHY("bytes in use %u is invalid", used), NTFS_REC_BAD_HEADER;
-	if (aofs & 7 || aofs < le16toh(m.h.usa_ofs) + 2u * le16toh(m.h.usa_count))
+	/* attributes begin after the update sequence array and the header
+	 * fields (0x30 bytes, NTFS 3.1; 3.0's 0x2a round up to it) */
+	if (aofs & 7 || aofs < le16toh(m.h.usa_ofs) + 2u * le16toh(m.h.usa_count) ||
+	    aofs < sizeof(m))
 		return WHY("attribute offset %u is invalid", aofs), NTFS_REC_BAD_HEADER;
 	return NTFS_REC_OK;
 }

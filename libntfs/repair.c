@@ -368,7 +368,8 @@ int ntfs_usa_repair(uint8_t *rec, uint32_t size, char *what)
 	cand[1] = 0x30;
 	cand[2] = 0x2a;
 	for (int i = 0; i < 3 && ofs == UINT32_MAX; i++)
-		if (!(cand[i] & 1) && cand[i] >= sizeof(struct ntfs_record_header) &&
+		/* a FILE record's header fields end at 0x2a (NTFS 3.0) */
+		if (!(cand[i] & 1) && cand[i] >= 0x2a &&
 		    cand[i] + 2u * cnt <= NTFS_USA_STRIDE - 2 &&
 		    strides_agree(rec, size, cand[i]))
 			ofs = cand[i];
@@ -403,6 +404,9 @@ int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what)
 	memcpy(&m, rec, sizeof(m));
 	what[0] = 0;
 	first = (uint32_t)ntfs_align(le16toh(m.h.usa_ofs) + 2u * le16toh(m.h.usa_count), 8);
+	/* attributes never overlap the header fields written back below */
+	if (first < sizeof(m))
+		first = sizeof(m);
 	if (le32toh(m.bytes_allocated) != size) {
 		n += (size_t)snprintf(what + n, NTFS_WHY - n, "allocated size %u, not %u; ",
 				      le32toh(m.bytes_allocated), size);

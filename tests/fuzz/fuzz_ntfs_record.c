@@ -6,6 +6,7 @@
  * scripts/fuzz with ASan+UBSan.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,8 +103,10 @@ static void repair(uint8_t *rec, uint32_t rsize)
 			free(runs);
 		}
 	}
-	if (r < 0)
+	if (r < 0) {
+		fprintf(stderr, "repaired record does not parse: %s\n", why);
 		abort();	/* a repaired record must parse */
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -157,6 +160,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		memcpy(copy, rec, rsize);
 		if (ntfs_fixup_force(copy, rsize, &first) >= 0 &&
+		    ntfs_file_header_check(copy, rsize, why) == NTFS_REC_OK)
+			repair(copy, rsize);
+		/* the header repairs first, as for a record with a bad array */
+		memcpy(copy, rec, rsize);
+		if (ntfs_usa_repair(copy, rsize, why) == 0 &&
+		    ntfs_file_header_repair(copy, rsize, why) == 0 &&
 		    ntfs_file_header_check(copy, rsize, why) == NTFS_REC_OK)
 			repair(copy, rsize);
 	}
