@@ -167,9 +167,10 @@ void ntfs_check_extensions(struct ntfs_check *c);
 /* pass1_salvage.c: repair record REC's attributes in place where they
  * are wrong (written back when accepted).  0: usable now; 1: a repair was
  * declined, the record is left alone; -1: nothing to do in place, the
- * record is treated as before (cleared when corrupt).  ntfs_salvage_torn:
- * REC as read (fixups not removed) with a torn stride; 0 when its saved
- * stride ends were put back (REC then has its fixups removed). */
+ * record is treated as before (cleared when corrupt).
+ * pass1_header.c, ntfs_salvage_torn: REC as read (fixups not removed) with
+ * a torn stride; 0 when its saved stride ends were put back (REC then has
+ * its fixups removed). */
 int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		       const char *obj);
 int ntfs_salvage_torn(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
