@@ -103,6 +103,7 @@ struct ntfs_check {
 	 * found for it (pass 3); 255: too many to count, not judged */
 	uint8_t *fn_pending;
 	uint8_t *ext_bad;		/* one bit per record: orphan extension */
+	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
 	struct ntfs_fn_ref *names;	/* names of the directories rebuilt */
 	size_t nnames, cap_names;
 	struct ntfs_ext_ref *exts;	/* extension records in use */
@@ -197,6 +198,23 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 			     uint8_t *rec, const char *obj);
 void ntfs_check_extensions(struct ntfs_check *c);
+/* pass1_salvage.c: repair record REC's attributes in place where they
+ * are wrong (written back when accepted).  0: usable now; 1: a repair was
+ * declined, the record is left alone; -1: nothing to do in place, the
+ * record is treated as before (cleared when corrupt).
+ * pass1_header.c, ntfs_salvage_torn: REC as read (fixups not removed) with
+ * a torn stride; 0 when its saved stride ends were put back (REC then has
+ * its fixups removed). */
+int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+		       const char *obj);
+int ntfs_salvage_torn(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+		      const char *obj);
+/* REC with an invalid update sequence array (as read) or header fields
+ * (fixups removed), ST saying which: 0 when the array and fields were put
+ * back where the strides and the attribute frames say (REC then has its
+ * fixups removed), 1 declined, -1 not that way. */
+int ntfs_salvage_header(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+			enum ntfs_rec_state st, const char *obj);
 /* Make REC a free record (sequence number bumped). */
 void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
 
@@ -215,6 +233,13 @@ int ntfs_pass1_mft(struct ntfs_check *c);
 int ntfs_pass1b_crosslinks(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);
 int ntfs_pass3_secure(struct ntfs_check *c);
+/* pass3_recreate.c: the entry IE of directory PARENT names a directory
+ * whose record pass 1 found unusable: make it again from the entry's
+ * $FILE_NAME (asked; its index marked for the rebuild and in UNCHECKED).
+ * 0 when made, 1 declined, -1 when it does not apply or failed. */
+int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
+		      const struct ntfs_ie_view *ie, const char *name8,
+		      uint8_t *unchecked, const char *obj);
 /* pass3_orphans.c: reconnect files in no directory to /lost+found
  * (asked one by one; directories to rebuild are marked). */
 void ntfs_reconnect_orphans(struct ntfs_check *c, const uint64_t *orphans,

@@ -95,6 +95,49 @@ ROW(PR_EXTENSION_ORPHAN, 0x010028, "extension_record_orphan",
 ROW(PR_SYSTEM_BASE, 0x010029, "system_record_extension",
     "system file record claims to extend MFT record %llu",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* pass 1: repair the smallest thing (pass1_salvage.c).  A record's
+ * damage is repaired in the attribute it hits; the rows that only restore
+ * what the record's own bytes say (a stride end saved in the update
+ * sequence array, sizes recomputed from the runs, flag bits that do not
+ * exist) lose nothing and are PREEN_OK.  Removing an attribute or the
+ * attributes after a broken length loses only bytes no reader can reach
+ * (the whole record was cleared before): PREEN_OK as PR_RECORD_CORRUPT
+ * is.  A torn stride that holds attribute bytes is restored as well when
+ * every attribute still parses (the stride's other bytes may be older, but
+ * what they say is checked like any record's: clusters by pass 1, names by
+ * the index pass; clearing the record instead, as before, lost it all).
+ * A runlist cut short and a value length guessed from the room it has are
+ * not certain: asked, never done by -a. */
+ROW(PR_RECORD_TORN_UNUSED, 0x010040, "record_torn_unused_stride",
+    "update sequence mismatch (torn write) in stride %u, past the attributes; its saved bytes are restored",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_RECORD_TORN_ATTRS, 0x010041, "record_torn_stride",
+    "update sequence mismatch (torn write) in stride %u, inside the attributes, which still parse; its saved bytes are restored",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_RECORD_HEADER, 0x010049, "record_header_fields",
+    "record header is invalid (%s%s%s); the strides and attribute frames say where things are",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_FLAGS, 0x010042, "attribute_flags_unknown",
+    "attribute 0x%x at %u has unknown flags 0x%x (0x%x kept)",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_SIZES, 0x010043, "attribute_sizes",
+    "attribute 0x%x sizes are inconsistent (allocated %llu, data %llu, initialized %llu; should be %llu, %llu, %llu)",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_VALUE_LENGTH, 0x010044, "attribute_value_length",
+    "attribute 0x%x: value of %u bytes runs past the attribute; its content says %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_VALUE_CUT, 0x010045, "attribute_value_cut",
+    "attribute 0x%x: value of %u bytes runs past the attribute; only %u are there",
+    FSF_PROMPT_FIX, 0);
+ROW(PR_ATTR_RUNS_CUT, 0x010046, "attribute_runlist_cut",
+    "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept",
+    FSF_PROMPT_FIX, 0);
+ROW(PR_ATTR_DROPPED, 0x010047, "attribute_corrupt",
+    "attribute is corrupt (%s); it is removed, the rest of the record is kept",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_CHAIN_CUT, 0x010048, "attributes_cut",
+    "the chain of attributes breaks (%s); the %u attributes before it are kept",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
 ROW(PR_CROSSLINK, 0x010030, "clusters_crosslinked",
     "attribute 0x%x shares %llu clusters (%llu-%llu) with %s; it gets a copy of them",
     FSF_PROMPT_RELOCATE, FSF_PR_PREEN_OK);
@@ -135,6 +178,9 @@ ROW(PR_ORPHAN_FAILED, 0x030009, "file_orphan_not_reconnected",
 ROW(PR_SECURE_INDEX, 0x03000a, "secure_index_corrupt",
     "security index is inconsistent: %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_DIR_RECREATED, 0x030020, "directory_recreated",
+    "entry \"%s\" names directory MFT record %llu, which was unusable and cleared; it is made again from the entry, its files keep their names",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_INDEX_REBUILD_FAILED, 0x030006, "index_rebuild_failed",
     "directory index cannot be rebuilt (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

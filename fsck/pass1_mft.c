@@ -280,6 +280,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 				fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
 				return -1;
 			}
+			bit_set(c->record_lost, recno);
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_RUNS_BAD, obj,
 					le32toh(a->type), why)) {
 				ntfs_clear_record(rec, c->vol.boot.g.mft_record_size, recno);
@@ -295,6 +296,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
 			return -1;
 		}
+		bit_set(c->record_lost, recno);
 		if (fsf_fix_ask(&c->fix, &PR_RECORD_ATTR_CORRUPT, obj, why)) {
 			ntfs_clear_record(rec, c->vol.boot.g.mft_record_size, recno);
 			if (ntfs_check_write_record(c, recno, rec))
@@ -473,8 +475,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->record_dir = calloc(1, c->vol.mft_records / 8 + 1);
 	c->fn_pending = calloc(c->vol.mft_records, 1);
 	c->ext_bad = calloc(1, c->vol.mft_records / 8 + 1);
+	c->record_lost = calloc(1, c->vol.mft_records / 8 + 1);
 	if (!c->cluster_used || !c->record_used || !c->record_dir ||
-	    !c->fn_pending || !c->ext_bad) {
+	    !c->fn_pending || !c->ext_bad || !c->record_lost) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -515,6 +518,23 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 		if (i < c->mirr_records)
 			check_mirror(c, i, rec, &st, obj, why);
+		if (st == NTFS_REC_TORN && (marked || i < NTFS_FILE_FIRST_USER)) {
+			int s = ntfs_salvage_torn(c, i, rec, obj);
+
+			if (s == 0)
+				st = NTFS_REC_OK;
+			else if (s > 0 && i >= NTFS_FILE_FIRST_USER)
+				continue;	/* declined: left alone */
+		}
+		if ((st == NTFS_REC_BAD_USA || st == NTFS_REC_BAD_HEADER) &&
+		    (marked || i < NTFS_FILE_FIRST_USER)) {
+			int s = ntfs_salvage_header(c, i, rec, st, obj);
+
+			if (s == 0)
+				st = NTFS_REC_OK;
+			else if (s > 0 && i >= NTFS_FILE_FIRST_USER)
+				continue;	/* declined: left alone */
+		}
 		if (st == NTFS_REC_UNUSED && !marked && i >= NTFS_FILE_FIRST_USER)
 			continue;
 		if (st != NTFS_REC_OK) {
@@ -525,6 +545,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			}
 			if (!marked)
 				continue;	/* free anyway: the bitmap pass fixes it */
+			bit_set(c->record_lost, i);
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_CORRUPT, obj, why)) {
 				ntfs_clear_record(rec, rs, i);
 				if (ntfs_check_write_record(c, i, rec))
@@ -562,6 +583,8 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 					fsf_fix_failed(&c->fix);
 			}
 		}
+		if (ntfs_salvage_attrs(c, i, rec, obj) > 0)
+			continue;	/* declined: left alone */
 		ntfs_check_record_flags(c, i, rec, obj);
 		ntfs_check_attr_extents(c, i, rec, obj);
 		memcpy(&m, rec, sizeof(m));

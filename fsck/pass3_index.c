@@ -159,8 +159,12 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	} else {
 		hdr.sequence_number = 0;
 	}
-	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno))
+	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno)) {
+		ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+		if (ntfs_recreate_dir(c, w->dir, ie, n8, w->unchecked, wobj(w)) >= 0)
+			return;	/* made again, or that was declined */
 		snprintf(why, sizeof(why), "is not in use");
+	}
 	else if (seq && le16toh(hdr.sequence_number) != seq)
 		snprintf(why, sizeof(why), "was reused (sequence %u, the entry says %u)",
 			 le16toh(hdr.sequence_number), seq);

@@ -111,22 +111,31 @@ enum ntfs_rec_state ntfs_record_check(uint8_t *rec, uint32_t size,
 			   usa_ofs, usa_count), NTFS_REC_BAD_USA;
 	if (ntfs_fixup_remove(rec, size) != 0)
 		return WHY("update sequence mismatch (torn write)"), NTFS_REC_TORN;
-	if (magic == NTFS_MAGIC_FILE) {
-		struct ntfs_mft_record m;
-		uint32_t used, alloc, aofs;
+	if (magic == NTFS_MAGIC_FILE)
+		return ntfs_file_header_check(rec, size, why);
+	return NTFS_REC_OK;
+}
 
-		memcpy(&m, rec, sizeof(m));
-		used = le32toh(m.bytes_in_use);
-		alloc = le32toh(m.bytes_allocated);
-		aofs = le16toh(m.attrs_offset);
-		if (alloc != size)
-			return WHY("allocated size %u is not the record size %u",
-				   alloc, size), NTFS_REC_BAD_HEADER;
-		if (used > size || used & 7 || used < aofs + 8)
-			return WHY("bytes in use %u is invalid", used), NTFS_REC_BAD_HEADER;
-		if (aofs & 7 || aofs < usa_ofs + 2u * usa_count)
-			return WHY("attribute offset %u is invalid", aofs), NTFS_REC_BAD_HEADER;
-	}
+enum ntfs_rec_state ntfs_file_header_check(const uint8_t *rec, uint32_t size,
+					   char *why)
+{
+	struct ntfs_mft_record m;
+	uint32_t used, alloc, aofs;
+
+	memcpy(&m, rec, sizeof(m));
+	used = le32toh(m.bytes_in_use);
+	alloc = le32toh(m.bytes_allocated);
+	aofs = le16toh(m.attrs_offset);
+	if (alloc != size)
+		return WHY("allocated size %u is not the record size %u",
+			   alloc, size), NTFS_REC_BAD_HEADER;
+	if (used > size || used & 7 || used < aofs + 8)
+		return WHY("bytes in use %u is invalid", used), NTFS_REC_BAD_HEADER;
+	/* attributes begin after the update sequence array and the header
+	 * fields (0x30 bytes, NTFS 3.1; 3.0's 0x2a round up to it) */
+	if (aofs & 7 || aofs < le16toh(m.h.usa_ofs) + 2u * le16toh(m.h.usa_count) ||
+	    aofs < sizeof(m))
+		return WHY("attribute offset %u is invalid", aofs), NTFS_REC_BAD_HEADER;
 	return NTFS_REC_OK;
 }
 
@@ -142,38 +151,49 @@ void ntfs_attr_cursor_init(struct ntfs_attr_cursor *c, const uint8_t *rec)
 	c->count = 0;
 }
 
-int ntfs_attr_next(struct ntfs_attr_cursor *c,
-		   const struct ntfs_attr_header **out, char *why)
+int ntfs_attr_frame(const uint8_t *rec, uint32_t used, uint32_t off,
+		    uint32_t *lenp, char *why)
 {
 	const struct ntfs_attr_header *a;
-	uint32_t type, len, off = c->off, name_end;
+	uint32_t type, len;
 
-	if (off + 4 > c->used)
+	if (off + 4 > used || off + 4 < off)
 		return WHY("attributes run past bytes in use without an end marker"), -1;
-	a = (const void *)(c->rec + off);
+	a = (const void *)(rec + off);
 	memcpy(&type, &a->type, 4);
 	type = le32toh(type);
 	if (type == NTFS_AT_END)
 		return 0;
-	if (off + sizeof(*a) > c->used)
+	if (off + sizeof(*a) > used)
 		return WHY("attribute at %u is cut off", off), -1;
 	memcpy(&len, &a->length, 4);
 	len = le32toh(len);
-	if (len < sizeof(struct ntfs_attr_resident) || len & 7 || len > c->used - off)
+	if (len < sizeof(struct ntfs_attr_resident) || len & 7 || len > used - off)
 		return WHY("attribute 0x%x at %u has invalid length %u", type, off, len), -1;
-	if (type < c->last_type)
-		return WHY("attribute 0x%x at %u is out of order", type, off), -1;
+	*lenp = len;
+	return 1;
+}
+
+enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
+				     uint32_t off, uint32_t last_type,
+				     char *why)
+{
+	uint32_t type = le32toh(a->type), len = le32toh(a->length), name_end;
+
+	if (type < last_type)
+		return WHY("attribute 0x%x at %u is out of order", type, off), NTFS_AF_ORDER;
 	name_end = a->name_length ? le16toh(a->name_offset) + 2u * a->name_length : 0;
 	if (a->name_length &&
 	    (name_end > len || le16toh(a->name_offset) <
 	     (a->non_resident ? sizeof(struct ntfs_attr_nonresident) :
 				sizeof(struct ntfs_attr_resident))))
-		return WHY("attribute 0x%x at %u: name outside the attribute", type, off), -1;
+		return WHY("attribute 0x%x at %u: name outside the attribute", type, off),
+		       NTFS_AF_NAME;
 	/* compression method (low byte) 0 or 1, encrypted, sparse: no other
 	 * bits exist */
-	if (le16toh(a->flags) & ~0xc0ffu || (le16toh(a->flags) & 0xff) > 1)
+	if (le16toh(a->flags) & ~NTFS_ATTR_KNOWN_FLAGS)
 		return WHY("attribute 0x%x at %u has unknown flags 0x%x", type, off,
-			   le16toh(a->flags)), -1;
+			   le16toh(a->flags)), NTFS_AF_FLAGS;
 	if (!a->non_resident) {
 		struct ntfs_attr_resident r;
 
@@ -183,23 +203,25 @@ int ntfs_attr_next(struct ntfs_attr_cursor *c,
 		    le16toh(r.value_offset) < sizeof(r) ||
 		    (le32toh(r.value_length) && le16toh(r.value_offset) < name_end))
 			return WHY("attribute 0x%x at %u: value outside the attribute",
-				   type, off), -1;
+				   type, off), NTFS_AF_VALUE;
 	} else {
 		struct ntfs_attr_nonresident n;
 
 		if (len < sizeof(n))
-			return WHY("non-resident attribute 0x%x at %u is too short", type, off), -1;
+			return WHY("non-resident attribute 0x%x at %u is too short", type, off),
+			       NTFS_AF_SHORT;
 		memcpy(&n, a, sizeof(n));
 		if (le16toh(n.mapping_pairs_offset) >= len ||
 		    le16toh(n.mapping_pairs_offset) < sizeof(n) ||
 		    le16toh(n.mapping_pairs_offset) < name_end)
 			return WHY("attribute 0x%x at %u: mapping pairs offset %u invalid",
-				   type, off, le16toh(n.mapping_pairs_offset)), -1;
+				   type, off, le16toh(n.mapping_pairs_offset)), NTFS_AF_MAPPING;
 		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) < 0 ||
 		    (int64_t)le64toh((uint64_t)n.highest_vcn) < -1 ||
 		    (int64_t)le64toh((uint64_t)n.lowest_vcn) >
 			    (int64_t)le64toh((uint64_t)n.highest_vcn) + 1)
-			return WHY("attribute 0x%x at %u: invalid VCN range", type, off), -1;
+			return WHY("attribute 0x%x at %u: invalid VCN range", type, off),
+			       NTFS_AF_VCN;
 		if ((int64_t)le64toh((uint64_t)n.data_size) < 0 ||
 		    (int64_t)le64toh((uint64_t)n.initialized_size) < 0 ||
 		    (n.lowest_vcn == 0 &&
@@ -207,12 +229,28 @@ int ntfs_attr_next(struct ntfs_attr_cursor *c,
 			      (int64_t)le64toh((uint64_t)n.data_size) ||
 		      (int64_t)le64toh((uint64_t)n.data_size) <
 			      (int64_t)le64toh((uint64_t)n.initialized_size))))
-			return WHY("attribute 0x%x at %u: inconsistent sizes", type, off), -1;
+			return WHY("attribute 0x%x at %u: inconsistent sizes", type, off),
+			       NTFS_AF_SIZES;
 	}
+	return NTFS_AF_NONE;
+}
+
+int ntfs_attr_next(struct ntfs_attr_cursor *c,
+		   const struct ntfs_attr_header **out, char *why)
+{
+	const struct ntfs_attr_header *a;
+	uint32_t len;
+	int r = ntfs_attr_frame(c->rec, c->used, c->off, &len, why);
+
+	if (r <= 0)
+		return r;
+	a = (const void *)(c->rec + c->off);
+	if (ntfs_attr_fault(a, c->off, c->last_type, why) != NTFS_AF_NONE)
+		return -1;
 	if (++c->count > 4096)
 		return WHY("too many attributes"), -1;
-	c->last_type = type;
-	c->off = off + len;
+	c->last_type = le32toh(a->type);
+	c->off += len;
 	*out = a;
 	return 1;
 }

@@ -100,3 +100,47 @@ int ntfs_mp_decode(const uint8_t *mp, size_t len, struct ntfs_run *runs,
 	}
 	return pos < len ? (int)n : -1;
 }
+
+size_t ntfs_mp_valid_prefix(const uint8_t *mp, size_t len, uint64_t nr_clusters,
+			    struct ntfs_run *runs, size_t max, size_t *nruns)
+{
+	size_t pos = 0, last = 0, n = 0;
+	int64_t lcn = 0;
+
+	while (pos < len && mp[pos] && (!runs || n < max)) {
+		int lb = mp[pos] & 0xf, ob = mp[pos] >> 4;
+		size_t p = pos + 1;
+		int64_t l, next = lcn;
+
+		if (lb == 0 || lb > 8 || ob > 8 || p + (size_t)lb + (size_t)ob > len)
+			break;
+		l = get_sle(mp + p, lb);
+		p += (size_t)lb;
+		if (l <= 0)
+			break;
+		/* a hole may be larger than the volume (sparse files) */
+		if (ob) {
+			if (__builtin_add_overflow(lcn, get_sle(mp + p, ob), &next) ||
+			    next < 0 || (uint64_t)next >= nr_clusters ||
+			    (uint64_t)l > nr_clusters ||
+			    (uint64_t)next + (uint64_t)l > nr_clusters)
+				break;
+			p += (size_t)ob;
+		}
+		if (runs) {
+			runs[n].len = (uint64_t)l;
+			runs[n].lcn = ob ? next : -1;
+		}
+		lcn = next;
+		n++;
+		last = pos;
+		pos = p;
+	}
+	/* the end marker must fit: a list that fills its room loses its last run */
+	if (pos >= len && n) {
+		n--;
+		pos = last;
+	}
+	*nruns = n;
+	return pos;
+}

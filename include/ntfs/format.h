@@ -19,7 +19,12 @@ void ntfs_upcase_build(uint16_t *table);
 
 /* fixup.c: protect / unprotect a multi-sector record in place */
 void ntfs_fixup_apply(uint8_t *rec, uint32_t size, uint16_t usn);
-int ntfs_fixup_remove(uint8_t *rec, uint32_t size);	/* -1: torn */
+int ntfs_fixup_remove(uint8_t *rec, uint32_t size);	/* -1: torn, REC unchanged */
+/* Remove the fixups whether or not each stride's check value matches:
+ * every stride end gets its saved bytes back.  Returns the number of
+ * strides that did not match (the first, 0-based, in *FIRST_TORN), or -1
+ * if the update sequence array itself is invalid. */
+int ntfs_fixup_force(uint8_t *rec, uint32_t size, uint32_t *first_torn);
 
 /* runlist.c: one run of clusters; lcn < 0 is a hole */
 struct ntfs_run {
@@ -32,6 +37,14 @@ int ntfs_mp_encode(const struct ntfs_run *runs, size_t n, uint8_t *out,
 /* Decode (for tests and checks); returns the number of runs or -1. */
 int ntfs_mp_decode(const uint8_t *mp, size_t len, struct ntfs_run *runs,
 		   size_t max);
+
+/* The longest prefix of mapping pairs MP (LEN bytes) whose runs decode and
+ * lie inside NR_CLUSTERS: its runs in RUNS (at most MAX, *NRUNS of them);
+ * returns the offset where it stops (the end marker when all is valid;
+ * always < LEN when LEN > 0, so that an end marker fits there).  RUNS may
+ * be NULL (only counted). */
+size_t ntfs_mp_valid_prefix(const uint8_t *mp, size_t len, uint64_t nr_clusters,
+			    struct ntfs_run *runs, size_t max, size_t *nruns);
 
 /* record.c: build an MFT record attribute by attribute (sorted order) */
 struct ntfs_rec {

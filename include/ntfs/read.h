@@ -47,6 +47,10 @@ enum ntfs_rec_state {
 enum ntfs_rec_state ntfs_record_check(uint8_t *rec, uint32_t size,
 				      uint32_t magic, char *why);
 
+/* The header fields of a FILE record whose fixups are removed. */
+enum ntfs_rec_state ntfs_file_header_check(const uint8_t *rec, uint32_t size,
+					   char *why);
+
 /* Walk the attributes of a checked FILE record. */
 struct ntfs_attr_cursor {
 	const uint8_t *rec;
@@ -59,6 +63,27 @@ void ntfs_attr_cursor_init(struct ntfs_attr_cursor *c, const uint8_t *rec);
 /* 1: *A is the next valid attribute; 0: end marker; -1: corrupt (WHY). */
 int ntfs_attr_next(struct ntfs_attr_cursor *c,
 		   const struct ntfs_attr_header **a, char *why);
+/* The two halves of ntfs_attr_next, for a checker that repairs:
+ * the frame (is there an attribute at OFF of a length that keeps the walk
+ * inside the USED bytes of REC: 1 with *LEN, 0 end marker, -1 WHY), and
+ * the fields of a framed attribute (what is wrong first, with WHY). */
+int ntfs_attr_frame(const uint8_t *rec, uint32_t used, uint32_t off,
+		    uint32_t *len, char *why);
+enum ntfs_attr_fault {
+	NTFS_AF_NONE,
+	NTFS_AF_ORDER,		/* type below the previous attribute's */
+	NTFS_AF_NAME,		/* name outside the attribute */
+	NTFS_AF_FLAGS,		/* flag bits that do not exist */
+	NTFS_AF_VALUE,		/* resident value outside the attribute */
+	NTFS_AF_SHORT,		/* non-resident header cut short */
+	NTFS_AF_MAPPING,	/* mapping pairs offset outside */
+	NTFS_AF_VCN,		/* VCN range impossible */
+	NTFS_AF_SIZES,		/* initialized <= data <= allocated broken */
+};
+#define NTFS_ATTR_KNOWN_FLAGS 0xc001u	/* compressed (LZNT1), encrypted, sparse */
+enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
+				     uint32_t off, uint32_t last_type,
+				     char *why);
 /* A resident attribute's value (after ntfs_attr_next accepted it). */
 const void *ntfs_attr_value(const struct ntfs_attr_header *a, uint32_t *len);
 /* Decode a non-resident attribute's runs into a malloc'ed array, checking

@@ -6,10 +6,108 @@
  * scripts/fuzz with ASan+UBSan.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ntfs/read.h"
+#include "ntfs/repair.h"
+
+#define NR (1u << 20)		/* clusters of the volume the record is on */
+
+/*
+ * The attribute repairs of fsck.ntfs (pass1_salvage.c) over a record whose
+ * header is valid: flags cleared, sizes clamped, value lengths cut, bad
+ * attributes removed, runlists cut, the walk ended at a broken length.
+ * Whatever the bytes, afterwards every attribute must parse and every
+ * runlist decode inside the volume.
+ */
+static void repair(uint8_t *rec, uint32_t rsize)
+{
+	struct ntfs_attr_cursor c;
+	const struct ntfs_attr_header *ah;
+	struct ntfs_mft_record m;
+	uint32_t off, len, last = 0;
+	char why[NTFS_WHY];
+	int r;
+
+	memcpy(&m, rec, sizeof(m));
+	off = m.attrs_offset;
+	for (int guard = 0; guard < 10000; guard++) {
+		uint8_t *a;
+		int k;
+
+		memcpy(&m, rec, sizeof(m));
+		r = ntfs_attr_frame(rec, m.bytes_in_use, off, &len, why);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			if (ntfs_rec_end_at(rec, rsize, off))
+				return;		/* fsck gives the record up */
+			break;
+		}
+		a = rec + off;
+		for (k = 0; k < 8; k++) {
+			enum ntfs_attr_fault f = ntfs_attr_fault((void *)a, off, last, why);
+			struct ntfs_sizes sz;
+			uint32_t room;
+
+			if (f == NTFS_AF_NONE)
+				break;
+			if (f == NTFS_AF_FLAGS) {
+				ntfs_attr_clear_unknown_flags(a);
+			} else if (f == NTFS_AF_SIZES) {
+				ntfs_attr_clamp_sizes(a, UINT64_MAX, &sz);
+			} else if (f == NTFS_AF_VALUE &&
+				   (room = ntfs_attr_value_room(a)) != UINT32_MAX) {
+				uint32_t want = ntfs_attr_value_length_of(a, room);
+
+				ntfs_attr_set_value_length(a, want ? want : room);
+			} else {
+				break;
+			}
+		}
+		if (ntfs_attr_fault((void *)a, off, last, why) != NTFS_AF_NONE) {
+			ntfs_rec_remove_attr(rec, rsize, off);
+			continue;
+		}
+		if (a[8]) {
+			struct ntfs_attr_nonresident n;
+			struct ntfs_run runs[512];
+			size_t nruns, stop;
+
+			memcpy(&n, a, sizeof(n));
+			stop = ntfs_mp_valid_prefix(a + n.mapping_pairs_offset,
+						    len - n.mapping_pairs_offset, NR,
+						    runs, 512, &nruns);
+			if (a[n.mapping_pairs_offset + stop]) {
+				ntfs_attr_cut_runs(a, n.mapping_pairs_offset + (uint32_t)stop,
+						   runs, nruns, 4096);
+				/* VCNs past 2^63: fsck gives the attribute up */
+				if (ntfs_attr_fault((void *)a, off, last, why) != NTFS_AF_NONE) {
+					ntfs_rec_remove_attr(rec, rsize, off);
+					continue;
+				}
+			}
+		}
+		last = ((struct ntfs_attr_header *)a)->type;
+		off += len;
+	}
+	ntfs_attr_cursor_init(&c, rec);
+	while ((r = ntfs_attr_next(&c, &ah, why)) == 1) {
+		if (ah->non_resident) {
+			struct ntfs_run *runs;
+
+			if (ntfs_attr_runs(ah, NR, &runs, why) < 0)
+				abort();	/* a repaired runlist must decode */
+			free(runs);
+		}
+	}
+	if (r < 0) {
+		fprintf(stderr, "repaired record does not parse: %s\n", why);
+		abort();	/* a repaired record must parse */
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -55,6 +153,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					sum ^= ie.name[i];	/* inside blk */
 			}
 		}
+	}
+	{
+		uint8_t copy[4096];
+		uint32_t first;
+
+		memcpy(copy, rec, rsize);
+		if (ntfs_fixup_force(copy, rsize, &first) >= 0 &&
+		    ntfs_file_header_check(copy, rsize, why) == NTFS_REC_OK)
+			repair(copy, rsize);
+		/* the header repairs first, as for a record with a bad array */
+		memcpy(copy, rec, rsize);
+		if (ntfs_usa_repair(copy, rsize, why) == 0 &&
+		    ntfs_file_header_repair(copy, rsize, why) == 0 &&
+		    ntfs_file_header_check(copy, rsize, why) == NTFS_REC_OK)
+			repair(copy, rsize);
 	}
 	if (ntfs_record_check(rec, rsize, NTFS_MAGIC_FILE, why) == NTFS_REC_OK) {
 		struct ntfs_attr_cursor c;

@@ -18,6 +18,7 @@
 #include "ntfs/format.h"
 #include "ntfs/index_build.h"
 #include "ntfs/read.h"
+#include "ntfs/repair.h"
 #include "tap.h"
 #include "../../libntfs/internal.h"	/* the planner */
 
@@ -72,7 +73,99 @@ static void test_fixups(void)
 	   "fixup: removal restores the record");
 	ntfs_fixup_apply(rec, sizeof(rec), 5);
 	rec[1022] ^= 1;
+	memcpy(copy, rec, sizeof(rec));
 	ok(ntfs_fixup_remove(rec, sizeof(rec)) == -1, "fixup: a torn stride is detected");
+	ok(memcmp(rec, copy, sizeof(rec)) == 0, "fixup: a torn record is left as read");
+	{
+		uint32_t first = 99;
+
+		ok(ntfs_fixup_force(rec, sizeof(rec), &first) == 1 && first == 1 &&
+		   rd16(rec + 510) == 0x3412 && rd16(rec + 1022) == 0x7856,
+		   "fixup: forced removal restores every stride end, names torn stride 1");
+	}
+}
+
+/* a framed attribute with each kind of fault, and its in-place repair */
+static void test_repair(void)
+{
+	uint8_t rec[1024], *a;
+	struct ntfs_rec r;
+	struct ntfs_run runs[2] = { { 100, 8 }, { 200, 4 } }, got[4];
+	struct ntfs_sizes sz;
+	char why[NTFS_WHY];
+	size_t n, stop;
+	uint32_t off, len;
+
+	ntfs_rec_init(&r, rec, sizeof(rec), 70, 1, NTFS_MFT_IN_USE, 1);
+	ok(ntfs_rec_add_resident(&r, NTFS_AT_STANDARD_INFORMATION, NULL, rec, 72, 0) != NULL &&
+	   ntfs_rec_add_nonresident(&r, NTFS_AT_DATA, NULL, runs, 2, 12 * 4096,
+				    12 * 4096 - 100, 12 * 4096 - 100) == 0,
+	   "repair: a record with $SI and a 12-cluster $DATA");
+	off = 0x38 + 0x60;	/* $SI: 24 header + 72 value */
+	a = rec + off;
+	ok(ntfs_attr_frame(rec, rd32(rec + 0x18), off, &len, why) == 1 && rd32(a) == 0x80,
+	   "repair: $DATA framed at 0x98");
+	a[12] |= 0x10; a[13] |= 0x01;
+	ok(ntfs_attr_fault((void *)a, off, 0x10, why) == NTFS_AF_FLAGS,
+	   "repair: flags 0x110 are unknown");
+	ok(ntfs_attr_clear_unknown_flags(a) == 0x0110 && rd16(a + 12) == 0,
+	   "repair: unknown flag bits cleared");
+	memcpy(a + 0x30, &(uint64_t){ htole64(13 * 4096) }, 8);
+	memcpy(a + 0x38, &(uint64_t){ htole64(14 * 4096) }, 8);
+	ok(ntfs_attr_fault((void *)a, off, 0x10, why) == NTFS_AF_SIZES,
+	   "repair: data > allocated is a size fault");
+	ok(ntfs_attr_clamp_sizes(a, 12 * 4096, &sz) && sz.alloc == 12 * 4096 &&
+	   sz.data == 12 * 4096 && sz.init == 12 * 4096 &&
+	   ntfs_attr_fault((void *)a, off, 0x10, why) == NTFS_AF_NONE,
+	   "repair: sizes clamped to initialized = data = allocated");
+	/* second run moved outside a 150-cluster volume */
+	n = 0;
+	stop = ntfs_mp_valid_prefix(a + rd16(a + 0x20), len - rd16(a + 0x20), 150,
+				    got, 4, &n);
+	ok(n == 1 && got[0].lcn == 100 && got[0].len == 8 && stop == 3,
+	   "repair: valid prefix of the runlist is the first run (stops at byte 3)");
+	ntfs_attr_cut_runs(a, rd16(a + 0x20) + (uint32_t)stop, got, n, 4096);
+	ok(a[rd16(a + 0x20) + 3] == 0 && rd64(a + 0x18) == 7 && rd64(a + 0x28) == 8 * 4096 &&
+	   rd64(a + 0x30) == 8 * 4096 && rd64(a + 0x38) == 8 * 4096,
+	   "repair: runlist cut after run 0: VCNs 0-7, sizes 32 KiB");
+	a[10] = 0xf0; a[11] = 0xff; a[9] = 1;	/* name far outside */
+	ok(ntfs_attr_fault((void *)a, off, 0x10, why) == NTFS_AF_NAME,
+	   "repair: a name outside the attribute");
+	ntfs_rec_remove_attr(rec, sizeof(rec), off);
+	ok(rd32(rec + off) == NTFS_AT_END && rd32(rec + 0x18) == off + 8,
+	   "repair: attribute removed, end marker moved up");
+	ok(ntfs_rec_end_at(rec, sizeof(rec), 0x38) == 0 &&
+	   rd32(rec + 0x38) == NTFS_AT_END && rd32(rec + 0x18) == 0x40 && rec[0x40] == 0,
+	   "repair: record ended at its first attribute");
+	ok(ntfs_rec_end_at(rec, sizeof(rec), sizeof(rec) - 4) == -1,
+	   "repair: no end marker where it does not fit");
+}
+
+static void test_header_repair(void)
+{
+	uint8_t rec[1024];
+	struct ntfs_rec r;
+	char what[NTFS_WHY];
+
+	ntfs_rec_init(&r, rec, sizeof(rec), 70, 1, NTFS_MFT_IN_USE, 1);
+	ntfs_rec_add_resident(&r, NTFS_AT_STANDARD_INFORMATION, NULL, rec, 72, 0);
+	ntfs_fixup_apply(rec, sizeof(rec), 9);
+	rec[6] = 2;	/* usa_count: one stride too few */
+	ok(ntfs_usa_repair(rec, sizeof(rec), what) == 0 && rd16(rec + 6) == 3 &&
+	   rd16(rec + 4) == 0x30 && rd16(rec + 510) == 0 && strstr(what, "at 48 with 3"),
+	   "usa repair: the count the strides say, fixups removed (%s)", what);
+	ntfs_fixup_apply(rec, sizeof(rec), 9);
+	rec[1022] ^= 1;
+	rec[6] = 2;
+	ok(ntfs_usa_repair(rec, sizeof(rec), what) == -1,
+	   "usa repair: refused when a stride end disagrees");
+	ntfs_fixup_remove(rec, sizeof(rec));	/* fails: torn; clean it by hand */
+	rec[1022] ^= 1;
+	memcpy(rec + 0x1c, &(uint32_t){ htole32(1023) }, 4);
+	memcpy(rec + 0x18, &(uint32_t){ htole32(0x9c) }, 4);	/* not 8-aligned */
+	ok(ntfs_file_header_repair(rec, sizeof(rec), what) == 0 &&
+	   rd32(rec + 0x1c) == 1024 && rd32(rec + 0x18) == 0x38 + 0x60 + 8,
+	   "header repair: allocated size and bytes in use from the frames (%s)", what);
 }
 
 static void test_record(void)
@@ -356,6 +449,8 @@ int main(int argc, char **argv)
 {
 	test_upcase(argc > 1 ? argv[1] : NULL);
 	test_fixups();
+	test_repair();
+	test_header_repair();
 	test_record();
 	test_runlist();
 	test_boot();

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pass 1: repair the smallest thing.  Before a record's other checks its
+ * attributes are walked one by one and what is wrong is repaired where it
+ * is, so that one bad field no longer costs the whole file:
+ *
+ *  - flag bits that do not exist are cleared;
+ *  - sizes are made initialized <= data <= allocated, the allocated size
+ *    of a single-extent attribute recomputed from its runs;
+ *  - a resident value longer than its attribute is cut to what its
+ *    content says ($STANDARD_INFORMATION, $FILE_NAME) or to the room;
+ *  - a runlist that stops decoding (or leaves the volume) is cut before
+ *    the bad run, sizes following;
+ *  - an attribute whose fields are beyond that is removed, the walk going
+ *    on after it (its length is sane, or it would not be framed);
+ *  - a length that breaks the walk ends the record there, the attributes
+ *    before it kept.
+ *
+ * In a record of an attribute list (a base with $ATTRIBUTE_LIST or an
+ * extension record) an attribute is removed only together with its entry
+ * in the list, and only when it has no other extent and is not the
+ * unnamed $DATA; nothing is cut there.  What cannot be done that way falls
+ * back to the old treatment (record cleared), as do system records beyond
+ * the in-place repairs and a record that would keep nothing or lose its
+ * $STANDARD_INFORMATION.  A file whose $DATA went gets an empty one.
+
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs_check.h"
+#include "ntfs_problems.h"
+#include "ntfs/repair.h"
+
+struct salvage {
+	struct ntfs_check *c;
+	uint64_t recno;
+	uint8_t *rec;
+	const char *obj;
+	bool structural;	/* attributes may be removed or cut */
+	bool changed, declined;
+	uint8_t *base;		/* an extension's base record, when edited */
+	uint64_t base_recno;
+	/* the base's non-resident $ATTRIBUTE_LIST, when edited: written
+	 * with the records, never before */
+	uint8_t *list;
+	uint64_t list_len;	/* as read (the clusters rewritten) */
+	uint32_t list_vlen;	/* as edited */
+	struct ntfs_run *list_runs;
+	long list_nruns;
+};
+
+static bool asked(struct salvage *s, bool yes)
+{
+	if (yes)
+		s->changed = true;
+	else
+		s->declined = true;
+	return yes;
+}
+
+static uint32_t used_of(const uint8_t *rec)
+{
+	struct ntfs_mft_record m;
+
+	memcpy(&m, rec, sizeof(m));
+	return le32toh(m.bytes_in_use);
+}
+
+/* Does the record have an $ATTRIBUTE_LIST, as far as its frames go? */
+static bool has_list(const uint8_t *rec)
+{
+	struct ntfs_mft_record m;
+	uint32_t off, len, used = used_of(rec);
+	char why[NTFS_WHY];
+
+	memcpy(&m, rec, sizeof(m));
+	for (off = le16toh(m.attrs_offset);
+	     ntfs_attr_frame(rec, used, off, &len, why) == 1; off += len)
+		if (le32toh(((const struct ntfs_attr_header *)(rec + off))->type) ==
+		    NTFS_AT_ATTRIBUTE_LIST)
+			return true;
+	return false;
+}
+
+/*
+ * The runs of non-resident attribute A (at OFF): cut before the first bad
+ * run when allowed.  Returns 0 (runs fine or cut), -1 (give up).
+ */
+static int salvage_runs(struct salvage *s, uint8_t *a)
+{
+	const struct ntfs_geometry *g = &s->c->vol.boot.g;
+	struct ntfs_attr_nonresident n;
+	struct ntfs_run *runs;
+	char why[NTFS_WHY];
+	uint32_t len;
+	size_t max, nruns, stop;
+	long r;
+	uint64_t clusters = 0;
+
+	r = ntfs_attr_runs((const void *)a, g->nr_clusters, &runs, why);
+	free(runs);
+	if (r >= 0)
+		return 0;
+	if (!s->structural)
+		return -1;
+	memcpy(&n, a, sizeof(n));
+	len = le32toh(n.h.length);
+	max = (len - le16toh(n.mapping_pairs_offset)) / 2 + 1;
+	runs = calloc(max, sizeof(*runs));
+	if (!runs)
+		return -1;
+	stop = ntfs_mp_valid_prefix(a + le16toh(n.mapping_pairs_offset),
+				    len - le16toh(n.mapping_pairs_offset),
+				    g->nr_clusters, runs, max, &nruns);
+	for (size_t i = 0; i < nruns; i++)
+		clusters += runs[i].len;
+	if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_RUNS_CUT, s->obj,
+				 le32toh(n.h.type), why, nruns,
+				 (unsigned long long)clusters)))
+		ntfs_attr_cut_runs(a, (uint32_t)(le16toh(n.mapping_pairs_offset) + stop),
+				   runs, nruns, g->cluster_size);
+	free(runs);
+	if (s->declined)
+		return 0;
+	r = ntfs_attr_runs((const void *)a, g->nr_clusters, &runs, why);
+	free(runs);
+	/* the cut must leave an attribute that parses (VCNs near 2^63) */
+	return r < 0 || ntfs_attr_fault((const void *)a, 0, 0, why) != NTFS_AF_NONE ?
+	       -1 : 0;
+}
+
+/* A whole attribute (the one extent of a record in no list): the
+ * allocated size its runs give, or UINT64_MAX when they do not say. */
+static uint64_t alloc_from_runs(struct salvage *s, const uint8_t *a)
+{
+	const struct ntfs_geometry *g = &s->c->vol.boot.g;
+	struct ntfs_run *runs;
+	char why[NTFS_WHY];
+	uint64_t span = 0;
+	uint16_t flags;
+	long n;
+
+	memcpy(&flags, a + offsetof(struct ntfs_attr_header, flags), 2);
+	if (!s->structural || le16toh(flags) & NTFS_ATTR_COMPRESSION_MASK)
+		return UINT64_MAX;
+	n = ntfs_attr_runs((const void *)a, g->nr_clusters, &runs, why);
+	for (long i = 0; i < n; i++)
+		span += runs[i].len;
+	free(runs);
+	return n < 0 ? UINT64_MAX : span * g->cluster_size;
+}
+
+/* The VCN range of a whole attribute, from its runs.  0 or -1 (give up). */
+static int salvage_vcns(struct salvage *s, uint8_t *a)
+{
+	const struct ntfs_geometry *g = &s->c->vol.boot.g;
+	struct ntfs_attr_nonresident n;
+	struct ntfs_run *runs;
+	char why[NTFS_WHY];
+	uint64_t clusters = 0;
+	long nr;
+
+	if (!s->structural)
+		return -1;
+	nr = ntfs_attr_runs((const void *)a, g->nr_clusters, &runs, why);
+	if (nr < 0)
+		return -1;
+	for (long i = 0; i < nr; i++)
+		clusters += runs[i].len;
+	memcpy(&n, a, sizeof(n));
+	if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_EXTENT, s->obj,
+				 le32toh(n.h.type), (unsigned long long)clusters,
+				 (long long)le64toh((uint64_t)n.lowest_vcn),
+				 (long long)le64toh((uint64_t)n.highest_vcn),
+				 (unsigned long long)le64toh((uint64_t)n.allocated_size))))
+		ntfs_attr_set_extent(a, runs, (size_t)nr, g->cluster_size);
+	free(runs);
+	return 0;
+}
+
+/*
+ * In-place repair of the framed attribute at OFF.  Returns 0 (it parses
+ * now, or the fix was declined), 1 (it must be removed), -1 (give up).
+ */
+static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
+{
+	uint8_t *a = s->rec + off;
+	uint32_t type = le32toh(((struct ntfs_attr_header *)a)->type);
+	char why[NTFS_WHY];
+
+	for (int round = 0; round < 8; round++) {
+		enum ntfs_attr_fault f = ntfs_attr_fault((const void *)a, off,
+							 last_type, why);
+		struct ntfs_sizes old, now;
+		uint32_t room, want, vlen;
+		uint16_t flags;
+
+		if (s->declined)
+			return 0;
+		switch (f) {
+		case NTFS_AF_NONE:
+			if (a[offsetof(struct ntfs_attr_header, non_resident)])
+				return salvage_runs(s, a);
+			return 0;
+		case NTFS_AF_FLAGS:
+			memcpy(&flags, a + offsetof(struct ntfs_attr_header, flags), 2);
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_FLAGS, s->obj,
+						 type, off, le16toh(flags),
+						 ntfs_attr_known_flags(a))))
+				ntfs_attr_clear_unknown_flags(a);
+			break;
+		case NTFS_AF_SIZES:
+			if (salvage_runs(s, a) < 0)
+				return -1;
+			if (s->declined)
+				return 0;
+			ntfs_attr_sizes(a, &old);
+			/* on a copy first: the question states the result */
+			{
+				uint8_t copy[sizeof(struct ntfs_attr_nonresident)];
+
+				memcpy(copy, a, sizeof(copy));
+				ntfs_attr_clamp_sizes(copy, alloc_from_runs(s, a), &now);
+			}
+			if (!memcmp(&old, &now, sizeof(old)))
+				break;	/* the runs cut fixed them */
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_SIZES, s->obj, type,
+						 (unsigned long long)old.alloc,
+						 (unsigned long long)old.data,
+						 (unsigned long long)old.init,
+						 (unsigned long long)now.alloc,
+						 (unsigned long long)now.data,
+						 (unsigned long long)now.init)))
+				ntfs_attr_clamp_sizes(a, alloc_from_runs(s, a), &now);
+			break;
+		case NTFS_AF_VALUE:
+			room = ntfs_attr_value_room(a);
+			if (room == UINT32_MAX)
+				return 1;
+			memcpy(&vlen, a + offsetof(struct ntfs_attr_resident, value_length), 4);
+			vlen = le32toh(vlen);
+			want = ntfs_attr_value_length_of(a, room);
+			if (!want && (type == NTFS_AT_STANDARD_INFORMATION ||
+				      type == NTFS_AT_FILE_NAME))
+				return 1;	/* its content does not fit */
+			if (want) {
+				if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_VALUE_LENGTH,
+							 s->obj, type, vlen, want)))
+					ntfs_attr_set_value_length(a, want);
+			} else if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_VALUE_CUT,
+							s->obj, type, vlen, room))) {
+				ntfs_attr_set_value_length(a, room);
+			}
+			break;
+		case NTFS_AF_VCN:
+			if (salvage_vcns(s, a) < 0)
+				return 1;
+			break;
+		default:
+			return 1;
+		}
+	}
+	return ntfs_attr_fault((const void *)a, off, last_type, why) == NTFS_AF_NONE ||
+	       s->declined ? 0 : 1;
+}
+
+/* The same in the base record's non-resident $ATTRIBUTE_LIST: edited in
+ * memory (its sizes follow, allocation kept), written at the end. */
+static int unlist_nonresident(struct salvage *s, uint32_t type, uint16_t inst,
+			      bool do_it)
+{
+	struct ntfs_check *c = s->c;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *la;
+	uint8_t *buf;
+	char why[NTFS_WHY];
+	int nv;
+
+	if (!s->list) {
+		if (ntfs_check_read_attr(c, s->base, NTFS_AT_ATTRIBUTE_LIST, &s->list,
+					 &s->list_len, &s->list_runs, &s->list_nruns) ||
+		    s->list_nruns <= 0 || s->list_len > UINT32_MAX) {
+			free(s->list);
+			free(s->list_runs);
+			s->list = NULL;
+			s->list_runs = NULL;
+			return -1;
+		}
+		s->list_vlen = (uint32_t)s->list_len;
+	}
+	buf = do_it ? s->list : malloc(s->list_vlen ? s->list_vlen : 1);
+	if (!buf)
+		return -1;
+	if (!do_it)
+		memcpy(buf, s->list, s->list_vlen);
+	nv = ntfs_list_drop_entry(buf, s->list_vlen, type, inst, s->recno);
+	if (!do_it) {
+		free(buf);
+		return nv < 0 ? -1 : 0;
+	}
+	if (nv < 0)
+		return -1;
+	s->list_vlen = (uint32_t)nv;
+	ntfs_attr_cursor_init(&cur, s->base);
+	while (ntfs_attr_next(&cur, &la, why) == 1)
+		if (le32toh(la->type) == NTFS_AT_ATTRIBUTE_LIST && la->non_resident)
+			ntfs_attr_set_data_size((uint8_t *)la, (uint64_t)nv);
+	return 0;
+}
+
+/*
+ * In a file with an attribute list, an attribute (TYPE, INST) of this
+ * record can be removed only with its entry in the list (the attribute
+ * must have no other extent).  Returns the bytes the record shrinks by
+ * before the attribute (its own list), 0, or -1 when it cannot be done.
+ * DO: really do it (otherwise only find out on a copy).
+ */
+static int unlist(struct salvage *s, uint32_t type, uint16_t inst, bool do_it)
+{
+	uint32_t rs = s->c->vol.boot.g.mft_record_size;
+	struct ntfs_mft_record m;
+	uint8_t *tmp = malloc(rs);
+	char why[NTFS_WHY];
+	int d = -1;
+
+	if (!tmp)
+		return -1;
+	memcpy(&m, s->rec, sizeof(m));
+	if (!m.base_mft_record) {
+		memcpy(tmp, s->rec, rs);
+		d = ntfs_rec_unlist_attr(do_it ? s->rec : tmp, rs, type, inst,
+					 s->recno);
+		goto out;
+	}
+	if (!s->base) {
+		struct ntfs_mft_record bm;
+
+		s->base_recno = le64toh(m.base_mft_record) & 0xffffffffffffULL;
+		s->base = malloc(rs);
+		if (!s->base || s->base_recno >= s->c->vol.mft_records ||
+		    ntfs_check_read_record(s->c, s->base_recno, s->base) ||
+		    ntfs_record_check(s->base, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+		    (memcpy(&bm, s->base, sizeof(bm)), bm.base_mft_record)) {
+			free(s->base);
+			s->base = NULL;
+			goto out;
+		}
+	}
+	memcpy(tmp, s->base, rs);
+	d = ntfs_rec_unlist_attr(do_it ? s->base : tmp, rs, type, inst,
+				 s->recno);
+	if (d < 0)
+		d = unlist_nonresident(s, type, inst, do_it);
+	else
+		d = 0;	/* the shift is in the base record */
+out:
+	free(tmp);
+	return d;
+}
+
+/* The walk of ntfs_salvage_attrs over S->rec.  0, 1 (declined), -1. */
+static int salvage_walk(struct salvage *s)
+{
+	struct ntfs_check *c = s->c;
+	uint8_t *rec = s->rec;
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_mft_record m;
+	uint32_t off, len, last_type = 0, before_last = 0, first_type = 0;
+	unsigned int kept = 0;
+	bool data = false, dir, removed = false;
+	char why[NTFS_WHY];
+	int r;
+
+	memcpy(&m, rec, sizeof(m));
+	s->structural = !le64toh(m.base_mft_record) &&
+			s->recno >= NTFS_FILE_FIRST_USER && !has_list(rec);
+	dir = le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY;
+	off = le16toh(m.attrs_offset);
+	for (;;) {
+		const struct ntfs_attr_header *a;
+		uint32_t type;
+
+		r = ntfs_attr_frame(rec, used_of(rec), off, &len, why);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			/* a list may hide behind the break: only cut after
+			 * the types that come before $ATTRIBUTE_LIST's place */
+			if (!s->structural || last_type <= NTFS_AT_ATTRIBUTE_LIST ||
+			    off > rs - 8)
+				return -1;
+			if (asked(s, fsf_fix_ask(&c->fix, &PR_ATTR_CHAIN_CUT, s->obj,
+						 why, kept))) {
+				ntfs_rec_end_at(rec, rs, off);
+				removed = true;
+			}
+			break;
+		}
+		a = (const void *)(rec + off);
+		type = le32toh(a->type);
+		r = salvage_fields(s, off, last_type);
+		if (r < 0)
+			return -1;
+		if (s->declined)
+			break;
+		if (r > 0) {
+			enum ntfs_attr_fault f = ntfs_attr_fault(a, off, last_type, why);
+
+			bool listed = !s->structural;
+			uint16_t inst = le16toh(a->instance);
+
+			if (type == NTFS_AT_STANDARD_INFORMATION ||
+			    type == NTFS_AT_ATTRIBUTE_LIST)
+				return -1;
+			/* out of order but in order after the one before the
+			 * previous: which of the two is wrong is not known */
+			if (f == NTFS_AF_ORDER && type >= before_last)
+				return -1;
+			/* in an attribute list: its entry goes too, never the
+			 * unnamed $DATA (the file's content) */
+			if (listed && (s->recno < NTFS_FILE_FIRST_USER ||
+				       (type == NTFS_AT_DATA && !a->name_length) ||
+				       unlist(s, type, inst, false) < 0))
+				return -1;
+			if (!asked(s, fsf_fix_ask(&c->fix, &PR_ATTR_DROPPED, s->obj, why)))
+				break;
+			ntfs_rec_remove_attr(rec, rs, off);
+			if (listed) {
+				int d = unlist(s, type, inst, true);
+
+				if (d < 0)
+					return -1;
+				off -= (uint32_t)d;
+			}
+			removed = true;
+			continue;
+		}
+		if (!kept)
+			first_type = type;
+		data |= type == NTFS_AT_DATA && !a->name_length;
+		dir |= type == NTFS_AT_INDEX_ROOT;
+		before_last = last_type;
+		last_type = type;
+		kept++;
+		off += len;
+	}
+	if (s->declined)
+		return 1;
+	/* a base record begins with its $STANDARD_INFORMATION */
+	if (!kept || (s->structural && first_type != NTFS_AT_STANDARD_INFORMATION))
+		return -1;	/* nothing usable left: cleared as before */
+	/* a file whose $DATA went is a file of 0 bytes, not a broken one */
+	if (removed && !data && !dir && ntfs_rec_add_empty_data(rec, rs))
+		return -1;
+	return 0;
+}
+
+/* Does every attribute parse and every runlist decode inside the volume?
+ * (the common case, without allocating) */
+static bool record_sound(const struct ntfs_check *c, const uint8_t *rec)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	int r;
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while ((r = ntfs_attr_next(&cur, &a, why)) == 1) {
+		struct ntfs_attr_nonresident n;
+		size_t nruns, stop, room;
+
+		if (!a->non_resident)
+			continue;
+		memcpy(&n, a, sizeof(n));
+		room = le32toh(n.h.length) - le16toh(n.mapping_pairs_offset);
+		stop = ntfs_mp_valid_prefix((const uint8_t *)a +
+					    le16toh(n.mapping_pairs_offset), room,
+					    c->vol.boot.g.nr_clusters, NULL, 0, &nruns);
+		if (((const uint8_t *)a)[le16toh(n.mapping_pairs_offset) + stop])
+			return false;
+	}
+	return r == 0;
+}
+
+int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+		       const char *obj)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct salvage s = { .c = c, .recno = recno, .obj = obj };
+	int ret;
+
+	if (record_sound(c, rec))
+		return 0;
+
+	/* repaired on a copy: a record given up on stays as it was read */
+	s.rec = malloc(rs);
+	if (!s.rec)
+		return -1;
+	memcpy(s.rec, rec, rs);
+	ret = salvage_walk(&s);
+	if (ret >= 0 && s.changed) {
+		memcpy(rec, s.rec, rs);
+		/* the list first: a record never names what it lost */
+		if ((s.list && s.list_vlen != s.list_len &&
+		     ntfs_check_write_runs(c, s.list_runs, s.list_nruns, s.list,
+					   s.list_len)) ||
+		    ntfs_check_write_record(c, recno, rec) ||
+		    (s.base && ntfs_check_write_record(c, s.base_recno, s.base)))
+			fsf_fix_failed(&c->fix);
+	}
+	free(s.list);
+	free(s.list_runs);
+	free(s.base);
+	free(s.rec);
+	return ret;
+}

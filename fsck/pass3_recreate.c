@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pass 3: a directory whose record pass 1 found unusable (and cleared) is
+ * made again from the $FILE_NAME its parent's index entry keeps: a fresh
+ * record at the same number and sequence number, that name, the parent's
+ * $STANDARD_INFORMATION (security id) with the entry's times and
+ * attributes, and an index rebuilt from the names that point to it.  Its
+ * files keep their names where they were instead of going to /lost+found
+ * as #record.  (A cleared file's data cannot come back that way: its
+ * runlist went with its record.)
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs/index_build.h"
+#include "ntfs_check.h"
+#include "ntfs_problems.h"
+
+#define MASK48 0xffffffffffffULL
+
+/* the parent's $STANDARD_INFORMATION, or false */
+static bool parent_si(struct ntfs_check *c, uint64_t parent, uint8_t *buf,
+		      struct ntfs_standard_information *si)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	if (ntfs_check_read_record(c, parent, buf) ||
+	    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return false;
+	ntfs_attr_cursor_init(&cur, buf);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		uint32_t len;
+		const void *v;
+
+		if (le32toh(a->type) != NTFS_AT_STANDARD_INFORMATION || a->non_resident)
+			continue;
+		v = ntfs_attr_value(a, &len);
+		if (len < 48)
+			return false;
+		memset(si, 0, sizeof(*si));
+		memcpy(si, v, len < sizeof(*si) ? len : sizeof(*si));
+		return true;
+	}
+	return false;
+}
+
+int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
+		      const struct ntfs_ie_view *ie, const char *name8,
+		      uint8_t *unchecked, const char *obj)
+{
+	const struct ntfs_geometry *g = &c->vol.boot.g;
+	uint32_t rs = g->mft_record_size;
+	uint64_t recno = ie->mref & MASK48;
+	uint16_t seq = (uint16_t)(ie->mref >> 48);
+	struct ntfs_standard_information si;
+	struct ntfs_file_name fn;
+	struct ntfs_ib_result ir;
+	struct ntfs_rec nr;
+	uint8_t *buf;
+	int ret = -1;
+
+	if (recno < NTFS_FILE_FIRST_USER || recno >= c->vol.mft_records ||
+	    !c->record_lost || !bit_get(c->record_lost, recno) ||
+	    bit_get(c->record_used, recno) || !seq ||
+	    ie->key_len < sizeof(fn))
+		return -1;
+	memcpy(&fn, ie->key, sizeof(fn));
+	if (!(le32toh(fn.file_attributes) & NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT) ||
+	    (le64toh(fn.parent_directory) & MASK48) != parent ||
+	    sizeof(fn) + 2u * fn.name_length > ie->key_len || !fn.name_length)
+		return -1;
+	buf = malloc(rs);
+	if (!buf)
+		return -1;
+	if (!parent_si(c, parent, buf, &si))
+		goto out;
+	if (!fsf_fix_ask(&c->fix, &PR_DIR_RECREATED, obj, name8,
+			 (unsigned long long)recno)) {
+		ret = 1;
+		goto out;
+	}
+	si.creation_time = fn.creation_time;
+	si.last_data_change_time = fn.last_data_change_time;
+	si.last_mft_change_time = fn.last_mft_change_time;
+	si.last_access_time = fn.last_access_time;
+	si.file_attributes = htole32(le32toh(fn.file_attributes) &
+				     ~(uint32_t)(NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT |
+						 NTFS_FA_DUP_VIEW_INDEX_PRESENT));
+	if (ntfs_index_build(NULL, 0, 256, g->index_block_size, g->cluster_size, &ir))
+		goto failed;
+	ntfs_rec_init(&nr, buf, rs, (uint32_t)recno, seq,
+		      NTFS_MFT_IN_USE | NTFS_MFT_IS_DIRECTORY, 1);
+	if (!ntfs_rec_add_resident(&nr, NTFS_AT_STANDARD_INFORMATION, NULL, &si,
+				   sizeof(si), 0) ||
+	    !ntfs_rec_add_resident(&nr, NTFS_AT_FILE_NAME, NULL, ie->key,
+				   (uint32_t)(sizeof(fn) + 2u * fn.name_length), 1) ||
+	    !ntfs_rec_add_resident(&nr, NTFS_AT_INDEX_ROOT, "$I30", ir.root,
+				   ir.root_len, 0)) {
+		ntfs_index_build_free(&ir);
+		goto failed;
+	}
+	ntfs_index_build_free(&ir);
+	if (ntfs_check_write_record(c, recno, buf))
+		goto failed;
+	bit_set(c->record_used, recno);
+	bit_set(c->record_dir, recno);
+	/* its index comes from the names that point to it: they are not
+	 * judged against the empty one */
+	bit_set(c->rebuild, recno);
+	bit_set(unchecked, recno);
+	ret = 0;
+	goto out;
+failed:
+	fsf_fix_failed(&c->fix);
+out:
+	free(buf);
+	return ret;
+}

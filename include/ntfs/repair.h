@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libntfs repair side: the smallest in-place changes a checker makes to
+ * one attribute or one FILE record (fixups removed) so that it parses
+ * again.  Each function changes only the bytes it names; the caller has
+ * already decided, with ntfs_attr_frame() and ntfs_attr_fault(), that the
+ * attribute is framed (its length keeps the walk inside the record).
+ */
+#ifndef NTFS_REPAIR_H
+#define NTFS_REPAIR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ntfs/format.h"
+
+struct ntfs_sizes {
+	uint64_t alloc, data, init;
+};
+
+/* Clear the flag bits of attribute A that do not exist, and the known ones
+ * that are suspect beside them (compressed or sparse: kept on a
+ * non-resident $DATA, compressed with a compression unit; encrypted:
+ * never kept, it would hide the bytes from every reader); returns the
+ * flags as they were. */
+uint16_t ntfs_attr_clear_unknown_flags(uint8_t *a);
+/* The flags ntfs_attr_clear_unknown_flags() would leave. */
+uint16_t ntfs_attr_known_flags(const uint8_t *a);
+
+/* The sizes of non-resident attribute A, read as unsigned. */
+void ntfs_attr_sizes(const uint8_t *a, struct ntfs_sizes *sz);
+/* Make initialized <= data <= allocated: ALLOC replaces the allocated size
+ * unless it is UINT64_MAX; the data size is clamped to the allocated size
+ * and the initialized size to the data size (a negative size, read as
+ * unsigned, is clamped too).  An extent other than the first (lowest VCN
+ * not 0) carries no sizes: negative ones become 0.  Returns whether
+ * anything changed; *NOW gets the result. */
+bool ntfs_attr_clamp_sizes(uint8_t *a, uint64_t alloc, struct ntfs_sizes *now);
+
+/* Resident attribute A: the bytes its value may take (length less value
+ * offset), or UINT32_MAX when the value offset itself is impossible. */
+uint32_t ntfs_attr_value_room(const uint8_t *a);
+/* The length a resident value of TYPE must have, judged from its own
+ * content (for $STANDARD_INFORMATION and $FILE_NAME), within ROOM bytes;
+ * 0 when the content does not say. */
+uint32_t ntfs_attr_value_length_of(const uint8_t *a, uint32_t room);
+void ntfs_attr_set_value_length(uint8_t *a, uint32_t len);
+
+/* End the mapping pairs of non-resident attribute A at STOP (offset in the
+ * attribute) where its valid runs RUNS (N of them) end: the end marker is
+ * written there and the bytes after it zeroed, the highest VCN follows the
+ * runs kept and, for a first extent (lowest VCN 0), the allocated (and
+ * compressed) size follow them too and the other sizes are clamped. */
+void ntfs_attr_cut_runs(uint8_t *a, uint32_t stop, const struct ntfs_run *runs,
+			size_t n, uint32_t cluster_size);
+/* The VCN range and sizes of the single extent of an attribute (lowest VCN
+ * 0) from its runs.  Returns whether anything changed. */
+bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
+			  uint32_t cluster_size);
+
+/* Remove the attribute at OFF (framed) from record REC of SIZE bytes: the
+ * attributes after it move down, bytes in use shrink, the freed tail is
+ * zeroed. */
+void ntfs_rec_remove_attr(uint8_t *rec, uint32_t size, uint32_t off);
+/* End record REC at OFF (8-aligned): an end marker there, bytes in use
+ * follow, what was after is zeroed.  -1 if the marker does not fit. */
+int ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off);
+
+/* Insert an empty resident unnamed $DATA in its place in REC (a file
+ * whose $DATA was removed is a file of 0 bytes).  0, or -1 if no room. */
+int ntfs_rec_add_empty_data(uint8_t *rec, uint32_t size);
+/* Remove from base record REC's resident $ATTRIBUTE_LIST the one entry
+ * naming attribute TYPE with INSTANCE in record RECNO, when that attribute
+ * has no other extent.  Returns the bytes the record shrank by (what
+ * followed the list moved down), or -1 (no such single entry, or the list
+ * is not resident). */
+int ntfs_rec_unlist_attr(uint8_t *rec, uint32_t size, uint32_t type,
+			 uint16_t instance, uint64_t recno);
+/* The same on a list's value V of VLEN bytes (wherever it is stored):
+ * the entry is removed, the rest moves down, the tail is zeroed.  Returns
+ * the new length or -1. */
+int ntfs_list_drop_entry(uint8_t *v, uint32_t vlen, uint32_t type,
+			 uint16_t instance, uint64_t recno);
+/* Data and initialized size of non-resident attribute A. */
+void ntfs_attr_set_data_size(uint8_t *a, uint64_t size);
+/* A FILE record as read whose update sequence array is invalid: the
+ * array is put where every stride end holds its number (where it was, or
+ * where NTFS 3.1 or 3.0 puts it, with one entry per stride), and the
+ * fixups are removed.  0 with WHAT, or -1 (no such place, or torn). */
+int ntfs_usa_repair(uint8_t *rec, uint32_t size, char *what);
+/* A FILE record (fixups removed) whose allocated size, attribute offset
+ * or bytes in use are wrong: each set to what the record and its
+ * attribute frames say (the attributes begin after the update sequence
+ * array and end at their end marker).  0 with WHAT (empty when nothing
+ * changed), or -1 when no frame walk reaches an end marker. */
+int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what);
+
+#endif

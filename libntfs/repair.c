@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* In-place repairs of one attribute or one FILE record (see ntfs/repair.h). */
+#include "config.h"
+
+#include <endian.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ntfs/read.h"
+#include "ntfs/repair.h"
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return le64toh(v);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return le32toh(v);
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return le16toh(v);
+}
+
+#define NR_LOWEST offsetof(struct ntfs_attr_nonresident, lowest_vcn)
+#define NR_HIGHEST offsetof(struct ntfs_attr_nonresident, highest_vcn)
+#define NR_MPO offsetof(struct ntfs_attr_nonresident, mapping_pairs_offset)
+#define NR_ALLOC offsetof(struct ntfs_attr_nonresident, allocated_size)
+#define NR_DATA offsetof(struct ntfs_attr_nonresident, data_size)
+#define NR_INIT offsetof(struct ntfs_attr_nonresident, initialized_size)
+#define NR_COMPRESSED sizeof(struct ntfs_attr_nonresident)	/* 8 bytes */
+#define R_VLEN offsetof(struct ntfs_attr_resident, value_length)
+#define R_VOFS offsetof(struct ntfs_attr_resident, value_offset)
+
+uint16_t ntfs_attr_known_flags(const uint8_t *a)
+{
+	uint16_t f = get16(a + offsetof(struct ntfs_attr_header, flags)) &
+		     NTFS_ATTR_KNOWN_FLAGS;
+	uint32_t type = get32(a);
+	uint32_t len = get32(a + offsetof(struct ntfs_attr_header, length));
+	bool nonres = a[offsetof(struct ntfs_attr_header, non_resident)];
+	size_t cu = offsetof(struct ntfs_attr_nonresident, compression_unit);
+
+	/* bits beside garbage are suspect too: keep only what this
+	 * attribute can be (a non-resident $DATA may be compressed, with a
+	 * compression unit, or sparse) */
+	/* encrypted: beside garbage bits, believing it would hide a
+	 * stream's bytes from every reader; its bytes stay as they are */
+	f &= (uint16_t)~NTFS_ATTR_ENCRYPTED;
+	if (type != NTFS_AT_DATA || !nonres)
+		f &= (uint16_t)~(NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE);
+	else if (len <= cu || !a[cu])
+		f &= (uint16_t)~NTFS_ATTR_COMPRESSION_MASK;
+	return f;
+}
+
+uint16_t ntfs_attr_clear_unknown_flags(uint8_t *a)
+{
+	uint16_t old = get16(a + offsetof(struct ntfs_attr_header, flags));
+	uint16_t f = htole16(ntfs_attr_known_flags(a));
+
+	memcpy(a + offsetof(struct ntfs_attr_header, flags), &f, 2);
+	return old;
+}
+
+void ntfs_attr_sizes(const uint8_t *a, struct ntfs_sizes *sz)
+{
+	sz->alloc = get64(a + NR_ALLOC);
+	sz->data = get64(a + NR_DATA);
+	sz->init = get64(a + NR_INIT);
+}
+
+bool ntfs_attr_clamp_sizes(uint8_t *a, uint64_t alloc, struct ntfs_sizes *now)
+{
+	struct ntfs_sizes old;
+
+	ntfs_attr_sizes(a, &old);
+	*now = old;
+	if (get64(a + NR_LOWEST)) {
+		if (now->data >> 63)
+			now->data = 0;
+		if (now->init >> 63)
+			now->init = 0;
+	} else {
+		if (alloc != UINT64_MAX)
+			now->alloc = alloc;
+		if (now->data > now->alloc)
+			now->data = now->alloc;
+		if (now->init > now->data)
+			now->init = now->data;
+	}
+	put64(a + NR_ALLOC, now->alloc);
+	put64(a + NR_DATA, now->data);
+	put64(a + NR_INIT, now->init);
+	return memcmp(&old, now, sizeof(old)) != 0;
+}
+
+uint32_t ntfs_attr_value_room(const uint8_t *a)
+{
+	uint32_t len = get32(a + offsetof(struct ntfs_attr_header, length));
+	uint16_t vofs = get16(a + R_VOFS);
+	uint8_t nlen = a[offsetof(struct ntfs_attr_header, name_length)];
+	uint32_t name_end = nlen ? get16(a + offsetof(struct ntfs_attr_header, name_offset)) +
+				   2u * nlen : 0;
+
+	if (vofs < sizeof(struct ntfs_attr_resident) || vofs < name_end || vofs > len)
+		return UINT32_MAX;
+	return len - vofs;
+}
+
+uint32_t ntfs_attr_value_length_of(const uint8_t *a, uint32_t room)
+{
+	uint32_t type = get32(a);
+	const uint8_t *v = a + get16(a + R_VOFS);
+
+	if (type == NTFS_AT_STANDARD_INFORMATION)
+		return room >= 72 ? 72 : room >= 48 ? 48 : 0;
+	if (type == NTFS_AT_FILE_NAME && room >= sizeof(struct ntfs_file_name)) {
+		uint32_t want = sizeof(struct ntfs_file_name) +
+				2u * v[offsetof(struct ntfs_file_name, name_length)];
+
+		return want <= room ? want : 0;
+	}
+	return 0;
+}
+
+void ntfs_attr_set_value_length(uint8_t *a, uint32_t len)
+{
+	uint32_t le = htole32(len);
+
+	memcpy(a + R_VLEN, &le, 4);
+}
+
+static void runs_total(const struct ntfs_run *runs, size_t n, uint64_t *span,
+		       uint64_t *real)
+{
+	*span = *real = 0;
+	for (size_t i = 0; i < n; i++) {
+		*span += runs[i].len;
+		if (runs[i].lcn >= 0)
+			*real += runs[i].len;
+	}
+}
+
+void ntfs_attr_cut_runs(uint8_t *a, uint32_t stop, const struct ntfs_run *runs,
+			size_t n, uint32_t cluster_size)
+{
+	uint32_t len = get32(a + offsetof(struct ntfs_attr_header, length));
+	uint16_t mpo = get16(a + NR_MPO);
+	uint64_t span, real;
+	struct ntfs_sizes sz;
+
+	memset(a + stop, 0, len - stop);
+	runs_total(runs, n, &span, &real);
+	put64(a + NR_HIGHEST, get64(a + NR_LOWEST) + span - 1);
+	if (get64(a + NR_LOWEST))
+		return;
+	if (get16(a + offsetof(struct ntfs_attr_header, flags)) &
+	    (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE) &&
+	    mpo >= NR_COMPRESSED + 8)
+		put64(a + NR_COMPRESSED, real * cluster_size);
+	ntfs_attr_clamp_sizes(a, span * cluster_size, &sz);
+}
+
+bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
+			  uint32_t cluster_size)
+{
+	uint64_t span, real, lo = get64(a + NR_LOWEST), hi = get64(a + NR_HIGHEST);
+	struct ntfs_sizes sz;
+	bool changed = lo != 0;
+
+	runs_total(runs, n, &span, &real);
+	changed |= hi != span - 1;
+	put64(a + NR_LOWEST, 0);
+	put64(a + NR_HIGHEST, span - 1);
+	/* compressed attributes allocate by compression unit */
+	if (get16(a + offsetof(struct ntfs_attr_header, flags)) & NTFS_ATTR_COMPRESSION_MASK)
+		changed |= ntfs_attr_clamp_sizes(a, UINT64_MAX, &sz);
+	else
+		changed |= ntfs_attr_clamp_sizes(a, span * cluster_size, &sz);
+	return changed;
+}
+
+void ntfs_rec_remove_attr(uint8_t *rec, uint32_t size, uint32_t off)
+{
+	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t len = get32(rec + off + offsetof(struct ntfs_attr_header, length));
+	uint32_t le;
+
+	memmove(rec + off, rec + off + len, used - off - len);
+	memset(rec + used - len, 0, len);
+	le = htole32(used - len);
+	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+	(void)size;
+}
+
+int ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off)
+{
+	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t end = htole32(NTFS_AT_END), le = htole32(off + 8);
+
+	if (off > size || size - off < 8)
+		return -1;
+	if (used > size)
+		used = size;
+	memset(rec + off, 0, used > off ? used - off : 0);
+	memcpy(rec + off, &end, 4);
+	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+	return 0;
+}
+
+int ntfs_rec_add_empty_data(uint8_t *rec, uint32_t size)
+{
+	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t off = get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
+	uint32_t len = sizeof(struct ntfs_attr_resident), le;
+	uint16_t inst = get16(rec + offsetof(struct ntfs_mft_record, next_attr_instance));
+	struct ntfs_attr_resident a;
+
+	if (used + len > size)
+		return -1;
+	/* after the attributes that sort before an unnamed $DATA */
+	while (off + 8 <= used && get32(rec + off) < NTFS_AT_DATA) {
+		if (get32(rec + off + 4) < 24 || get32(rec + off + 4) > used - off)
+			return -1;
+		off += get32(rec + off + 4);
+	}
+	if (off + 8 > used)
+		return -1;
+	memmove(rec + off + len, rec + off, used - off);
+	memset(&a, 0, sizeof(a));
+	a.h.type = htole32(NTFS_AT_DATA);
+	a.h.length = htole32(len);
+	a.h.name_offset = htole16(sizeof(a));
+	a.h.instance = htole16(inst);
+	a.value_offset = htole16(sizeof(a));
+	memcpy(rec + off, &a, sizeof(a));
+	inst = htole16((uint16_t)(inst + 1));
+	memcpy(rec + offsetof(struct ntfs_mft_record, next_attr_instance), &inst, 2);
+	le = htole32(used + len);
+	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+	return 0;
+}
+
+int ntfs_list_drop_entry(uint8_t *v, uint32_t vlen, uint32_t type,
+			 uint16_t instance, uint64_t recno)
+{
+	uint32_t eoff = 0, elen = 0;
+	const uint8_t *ename = NULL;
+	uint8_t enlen = 0;
+	unsigned int hits = 0;
+
+	for (uint32_t p = 0; p + 26 <= vlen;) {
+		uint16_t l = get16(v + p + 4);
+
+		if (l < 26 || p + l > vlen)
+			return -1;
+		if (get32(v + p) == type && get16(v + p + 24) == instance &&
+		    (get64(v + p + 16) & 0xffffffffffffULL) == recno) {
+			hits++;
+			eoff = p;
+			elen = l;
+			enlen = v[p + 6];
+			ename = v + p + v[p + 7];
+			if (v[p + 7] + 2u * enlen > l)
+				return -1;
+		}
+		p += l;
+	}
+	if (hits != 1)
+		return -1;
+	/* another extent of the same attribute: removing one breaks it */
+	for (uint32_t p = 0; p + 26 <= vlen; p += get16(v + p + 4))
+		if (p != eoff && get32(v + p) == type && v[p + 6] == enlen &&
+		    v[p + 7] + 2u * enlen <= get16(v + p + 4) &&
+		    !memcmp(v + p + v[p + 7], ename, 2u * enlen))
+			return -1;
+	memmove(v + eoff, v + eoff + elen, vlen - eoff - elen);
+	memset(v + vlen - elen, 0, elen);
+	return (int)(vlen - elen);
+}
+
+int ntfs_rec_unlist_attr(uint8_t *rec, uint32_t size, uint32_t type,
+			 uint16_t instance, uint64_t recno)
+{
+	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t off = get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
+	uint32_t len, vlen, voff, newlen, delta, le;
+	uint8_t *a;
+	char why[NTFS_WHY];
+	int nv;
+
+	if (used > size)
+		return -1;
+	for (;; off += len) {
+		if (ntfs_attr_frame(rec, used, off, &len, why) != 1)
+			return -1;
+		if (get32(rec + off) == NTFS_AT_ATTRIBUTE_LIST)
+			break;
+	}
+	a = rec + off;
+	if (a[offsetof(struct ntfs_attr_header, non_resident)] ||
+	    ntfs_attr_fault((const void *)a, off, 0, why) != NTFS_AF_NONE)
+		return -1;	/* only a resident list is edited here */
+	vlen = get32(a + R_VLEN);
+	voff = get16(a + R_VOFS);
+	nv = ntfs_list_drop_entry(a + voff, vlen, type, instance, recno);
+	if (nv < 0)
+		return -1;
+	vlen = (uint32_t)nv;
+	newlen = (uint32_t)ntfs_align(voff + vlen, 8);
+	delta = len - newlen;
+	le = htole32(vlen);
+	memcpy(a + R_VLEN, &le, 4);
+	le = htole32(newlen);
+	memcpy(a + offsetof(struct ntfs_attr_header, length), &le, 4);
+	memmove(a + newlen, a + len, used - off - len);
+	memset(rec + used - delta, 0, delta);
+	le = htole32(used - delta);
+	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+	return (int)delta;
+}
+
+void ntfs_attr_set_data_size(uint8_t *a, uint64_t size)
+{
+	put64(a + NR_DATA, size);
+	put64(a + NR_INIT, size);
+}
+
+/* do all stride ends hold the number at OFS? */
+static bool strides_agree(const uint8_t *rec, uint32_t size, uint32_t ofs)
+{
+	for (uint32_t i = 1; i <= size / NTFS_USA_STRIDE; i++)
+		if (memcmp(rec + i * NTFS_USA_STRIDE - 2, rec + ofs, 2))
+			return false;
+	return true;
+}
+
+int ntfs_usa_repair(uint8_t *rec, uint32_t size, char *what)
+{
+	struct ntfs_record_header h;
+	uint16_t cnt = (uint16_t)(size / NTFS_USA_STRIDE + 1);
+	/* where it was, where NTFS 3.1 and 3.0 put it */
+	uint32_t cand[3], ofs = UINT32_MAX;
+
+	if (size < NTFS_USA_STRIDE || size % NTFS_USA_STRIDE)
+		return -1;
+	memcpy(&h, rec, sizeof(h));
+	cand[0] = le16toh(h.usa_ofs);
+	cand[1] = 0x30;
+	cand[2] = 0x2a;
+	for (int i = 0; i < 3 && ofs == UINT32_MAX; i++)
+		/* a FILE record's header fields end at 0x2a (NTFS 3.0) */
+		if (!(cand[i] & 1) && cand[i] >= 0x2a &&
+		    cand[i] + 2u * cnt <= NTFS_USA_STRIDE - 2 &&
+		    strides_agree(rec, size, cand[i]))
+			ofs = cand[i];
+	if (ofs == UINT32_MAX)
+		return -1;
+	snprintf(what, NTFS_WHY, "update sequence array at %u with %u entries, the strides say at %u with %u",
+		 le16toh(h.usa_ofs), le16toh(h.usa_count), ofs, cnt);
+	h.usa_ofs = htole16((uint16_t)ofs);
+	h.usa_count = htole16(cnt);
+	memcpy(rec, &h, sizeof(h));
+	return ntfs_fixup_remove(rec, size);
+}
+
+/* the end marker's offset walking frames from AOFS within LIMIT, or 0 */
+static uint32_t chain_end(const uint8_t *rec, uint32_t limit, uint32_t aofs)
+{
+	uint32_t off = aofs, len;
+	char why[NTFS_WHY];
+	int r;
+
+	while ((r = ntfs_attr_frame(rec, limit, off, &len, why)) == 1)
+		off += len;
+	return r == 0 && off + 8 <= limit ? off : 0;
+}
+
+int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what)
+{
+	struct ntfs_mft_record m;
+	uint32_t aofs, used, end, first;
+	size_t n = 0;
+
+	memcpy(&m, rec, sizeof(m));
+	what[0] = 0;
+	first = (uint32_t)ntfs_align(le16toh(m.h.usa_ofs) + 2u * le16toh(m.h.usa_count), 8);
+	/* attributes never overlap the header fields written back below */
+	if (first < sizeof(m))
+		first = sizeof(m);
+	if (le32toh(m.bytes_allocated) != size) {
+		n += (size_t)snprintf(what + n, NTFS_WHY - n, "allocated size %u, not %u; ",
+				      le32toh(m.bytes_allocated), size);
+		m.bytes_allocated = htole32(size);
+	}
+	aofs = le16toh(m.attrs_offset);
+	if (aofs & 7 || aofs < first || aofs >= size || !chain_end(rec, size, aofs)) {
+		/* the attributes begin right after the update sequence array */
+		if (!chain_end(rec, size, first))
+			return -1;
+		if (n < NTFS_WHY)
+			n += (size_t)snprintf(what + n, NTFS_WHY - n,
+					      "attribute offset %u, not %u; ", aofs, first);
+		aofs = first;
+		m.attrs_offset = htole16((uint16_t)aofs);
+	}
+	used = le32toh(m.bytes_in_use);
+	end = chain_end(rec, used <= size ? used : size, aofs);
+	if (!end || used & 7 || end + 8 > used) {
+		end = chain_end(rec, size, aofs);
+		if (n < NTFS_WHY)
+			n += (size_t)snprintf(what + n, NTFS_WHY - n,
+					      "bytes in use %u, not %u; ", used, end + 8);
+		m.bytes_in_use = htole32(end + 8);
+	}
+	if (n >= 2 && n < NTFS_WHY)
+		what[n - 2] = 0;	/* the last "; " */
+	memcpy(rec, &m, sizeof(m));
+	return 0;
+}

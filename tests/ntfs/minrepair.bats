@@ -1,0 +1,219 @@
+#!/usr/bin/env bats
+# fsck.ntfs repairs the smallest thing: one inconsistent field of an MFT
+# record (sizes, an attribute flag, a torn stride, a corrupt attribute
+# header) is repaired where it is, and the file keeps its data and its name.
+# A volume made by our mkfs.ntfs is filled through ntfs-3g (a 12 MiB file,
+# a directory of 700 files, small files, one with a named stream); the
+# content manifest (sha256 per path) is taken before the damage.  Oracles
+# that are not ours: ntfsprogs-plus ntfsck -n (sid) on the repaired volume,
+# ntfs-3g mounting it with the manifest unchanged.
+load ../lib/common
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+HELPER=$FSFORGE_TOP/tests/ntfs/minrepair.py
+source "$FSFORGE_TOP/tests/ntfs/ntfs_helpers.bash"
+
+# manifest of the volume mounted at $1: "sha256  ./path" per file, sorted
+manifest() {
+	(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+}
+
+setup_file() {
+	need_ntfs3g
+	local d=$BATS_FILE_TMPDIR m
+	truncate -s 32M "$d/base.img"
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F "$d/base.img"
+	m=$d/mnt
+	mkdir -p "$m"
+	ntfs-3g "$d/base.img" "$m"
+	head -c 12582912 /dev/urandom > "$m/big"
+	mkdir "$m/dir"
+	for i in $(seq 1 700); do echo "child $i" > "$m/dir/c$i"; done
+	echo one > "$m/s1"
+	echo two > "$m/s2"
+	echo noted > "$m/noted"
+	setfattr -n user.note -v "a named stream" "$m/noted"
+	# 40 named streams: an attribute list and extension records
+	echo listed > "$m/listed"
+	for i in $(seq 1 40); do
+		setfattr -n "user.attr$i" -v "$(printf 'v%.0s' $(seq 1 60))" "$m/listed"
+	done
+	getfattr -d "$m/listed" | grep "^user\." > "$d/listed.xattrs"
+	# ntfs-3g's inode number is the MFT record number
+	stat -c %i "$m/big" > "$d/big.rec"
+	stat -c %i "$m/dir" > "$d/dir.rec"
+	stat -c %i "$m/noted" > "$d/noted.rec"
+	stat -c %i "$m/s1" > "$d/s1.rec"
+	stat -c %i "$m/listed" > "$d/listed.rec"
+	manifest "$m" > "$d/manifest"
+	umount "$m"
+	[ "$(wc -l < "$d/manifest")" -eq 705 ]
+	[ "$(grep -c '^user.attr' "$d/listed.xattrs")" -eq 40 ]
+}
+
+setup() { cd_tmp; }
+teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
+
+# DAMAGE applied to the record of FILE (big, dir or noted); then every
+# oracle.  EXPECT: words the -a report must hold for this damage.
+repair_case() {
+	local file=$1 damage=$2 expect=$3 rec before after
+	rec=$(cat "$BATS_FILE_TMPDIR/$file.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || die "clean volume: -n exit $status"
+	python3 "$HELPER" image "$rec" "$damage" > damaged
+	before=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || die "-n on the damage: exit $status"
+	[ "$(sha256sum < image)" = "$before" ] || die "-n wrote to the image"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -le 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record "*"$expect"* ]] || die "-a did not report: $expect"
+	# the record was repaired, not cleared, and nothing else was needed
+	[[ $output != *"is lost"* ]] || die "-a cleared the record"
+	[[ $output != *"no directory"* ]] || die "-a orphaned files"
+	[[ $output == *"problems: 1 found, 1 fixed, 0 left"* ]] || die "-a did more than one repair"
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
+	[ "$(sha256sum < image)" = "$after" ] || die "-n after -a wrote"
+	run "$FSCK" -a image
+	[ "$status" -eq 0 ] || die "second -a: exit $status"
+	[ "$(sha256sum < image)" = "$after" ] || die "second -a changed the image"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	ls mnt/dir > names
+	getfattr -d mnt/listed | grep "^user\." > xattrs
+	umount mnt
+	diff -u "$BATS_FILE_TMPDIR/manifest" manifest || die "manifest differs"
+	[ "$(wc -l < names)" -eq 700 ] || die "dir has $(wc -l < names) names"
+}
+
+@test "initialized size > data size: clamped, the 12 MiB file keeps its data" {
+	repair_case big init_gt_data "sizes are inconsistent"
+}
+
+@test "data size > allocated size: clamped to the runs, the 12 MiB file keeps its data" {
+	repair_case big data_gt_alloc "sizes are inconsistent"
+}
+
+@test "an attribute flag bit that does not exist: cleared, not the record" {
+	repair_case big flag_bit "unknown flags 0x100"
+}
+
+@test "torn stride 1 of the 12 MiB file's record (past its attributes): restored" {
+	repair_case big torn:1 "torn write) in stride 1, past the attributes"
+}
+
+@test "torn stride 0 of the 700-children directory's record: restored, all names kept" {
+	repair_case dir torn:0 "torn write) in stride 0, inside the attributes"
+}
+
+@test "torn stride 1 of the 700-children directory's record: restored, all names kept" {
+	repair_case dir torn:1 "torn write) in stride 1"
+}
+
+@test "a corrupt header of a named stream: that attribute is removed, the file kept" {
+	repair_case noted stream_header "name outside the attribute); it is removed"
+}
+
+@test "attribute list: a flag bit in an extension record is cleared in place, all 40 streams kept" {
+	repair_case listed ext_stream_flag_bit "unknown flags 0x100"
+	diff -u "$BATS_FILE_TMPDIR/listed.xattrs" xattrs
+}
+
+@test "attribute list: a corrupt stream in an extension record goes with its list entry, 39 streams kept" {
+	repair_case listed ext_stream_header "name outside the attribute); it is removed"
+	# exactly the damaged stream is gone, every other one reads as before
+	grep -v "^user.$(cat damaged)=" "$BATS_FILE_TMPDIR/listed.xattrs" > want
+	[ "$(grep -c '^user.attr' want)" -eq 39 ]
+	diff -u want xattrs
+}
+
+@test "a length that breaks the walk (named stream): the record ends there, the file keeps its data" {
+	repair_case noted stream_length "the 4 attributes before it are kept"
+}
+
+# Repairs that are not certain: -a must stop and ask (exit 4, nothing
+# written); -y repairs; then the usual oracles, the damaged file excepted
+# from the manifest (FILE: its path in it).
+asked_case() {
+	local file=$1 damage=$2 expect=$3 path=$4 rec before after
+	rec=$(cat "$BATS_FILE_TMPDIR/$file.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" "$damage"
+	before=$(sha256sum < image)
+	run "$FSCK" -a image
+	[ "$status" -eq 4 ] || die "-a on an uncertain repair: exit $status"
+	[[ $output == *"$expect"*"RUN fsck MANUALLY"* ]] || die "-a did not stop at: $expect"
+	[ "$(sha256sum < image)" = "$before" ] || die "-a wrote before stopping"
+	run "$FSCK" -y image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-y exit $status"
+	[[ $output != *"is lost"* ]] || die "-y cleared the record"
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -y: exit $status"; }
+	[ "$(sha256sum < image)" = "$after" ] || die "-n after -y wrote"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	grep -v "  ./$path\$" "$BATS_FILE_TMPDIR/manifest" > want
+	grep -v "  ./$path\$" manifest > got
+	diff -u want got || die "manifest differs beyond $path"
+	grep -q "  ./$path\$" manifest || die "$path is gone"
+}
+
+@test "a resident value longer than its attribute: asked, then cut to the bytes there" {
+	asked_case s1 value_length "value of 512 bytes runs past the attribute; only 8 are there" s1
+}
+
+@test "a runlist that leaves the volume: asked, then cut before the bad run, the file kept" {
+	asked_case big runs_outside "has a bad runlist" big
+}
+
+@test "a directory record beyond use: cleared, made again from its parent's entry, all 700 names kept" {
+	local rec before after
+	rec=$(cat "$BATS_FILE_TMPDIR/dir.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" magic
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec: record is in use but corrupt"* ]] || die "not cleared"
+	[[ $output == *"names directory MFT record $rec, which was unusable and cleared; it is made again"* ]] ||
+		die "not made again"
+	[[ $output != *"no directory"* ]] || die "-a orphaned files"
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
+	[ "$(sha256sum < image)" = "$after" ] || die "-n after -a wrote"
+	run "$FSCK" -a image
+	[ "$status" -eq 0 ] || die "second -a: exit $status"
+	[ "$(sha256sum < image)" = "$after" ] || die "second -a changed the image"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	ls mnt/dir > names
+	umount mnt
+	diff -u "$BATS_FILE_TMPDIR/manifest" manifest || die "manifest differs"
+	[ "$(wc -l < names)" -eq 700 ] || die "dir has $(wc -l < names) names"
+}
+
+@test "update sequence array count wrong in the directory's record: put back where the strides say" {
+	repair_case dir usa_count "the strides say at 48 with 3"
+}
+
+@test "allocated size of the 12 MiB file's record one byte short: set back, the file kept" {
+	repair_case big alloc_field "allocated size 1023, not 1024"
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""minrepair.py IMAGE RECORD DAMAGE: one field of MFT record RECORD of an
+NTFS image is made inconsistent, the record's fixups kept valid (unless the
+damage is a torn stride).  Parsed from the format documentation with the
+helpers of cases/damage.py, independently of libntfs.
+
+DAMAGE:
+  init_gt_data   unnamed $DATA: initialized size = data size + 8 KiB
+  data_gt_alloc  unnamed $DATA: data size = allocated size + 4 KiB
+  flag_bit       unnamed $DATA: attribute flag 0x0100 (no such flag)
+  torn:STRIDE    the check value at the end of 512-byte stride STRIDE flipped
+  stream_header  the first named $DATA: name offset beyond the attribute
+  stream_flag_bit  the first named $DATA: attribute flag 0x0100
+                 (both print the stream's name)
+  ext_DAMAGE     DAMAGE in the first extension record of file RECORD
+  usa_count      the update sequence array's count 2 (one stride too few)
+  alloc_field    the record's allocated size one byte short
+  magic          the record's magic "XXXX": nothing in it can be used
+  stream_length  the first named $DATA: length that breaks the walk
+  value_length   resident unnamed $DATA: value length 512 (past the record's room)
+  runs_outside   unnamed $DATA: first run's LCN past the end of the volume
+  used           print bytes in use of the record (nothing changed)
+"""
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases"))
+import damage  # noqa: E402
+
+
+def main():
+    path, n, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    with open(path, "r+b") as f:
+        img = bytearray(f.read())
+        g = damage.boot(img)
+        bps, cs, rs, sectors, mft, mirr = g
+        rec = damage.unfix(damage.record(img, mft, rs, n))
+        assert rec[:4] == b"FILE", "not a FILE record"
+        used, = struct.unpack_from("<I", rec, 0x18)
+        if what == "used":
+            print(used)
+            return
+        if what.startswith("torn:"):
+            stride = int(what[5:])
+            img[mft + n * rs + (stride + 1) * 512 - 2] ^= 0x5A
+        elif what.startswith("ext_"):
+            # the same damage in the first extension record of file N
+            for e, erec in damage.records(img, g):
+                base, = struct.unpack_from("<Q", erec, 0x20)
+                if base & 0xFFFFFFFFFFFF == n:
+                    f.seek(0)
+                    f.write(img)
+                    f.flush()
+                    sys.argv[2:4] = [str(e), what[4:]]
+                    return main()
+            raise KeyError("no extension record")
+        elif what in ("stream_header", "stream_flag_bit"):
+            for off, t, name in damage.attrs(rec):
+                if t == 0x80 and name:
+                    if what == "stream_header":
+                        data = struct.pack("<H", 0xFFF0)
+                        at = off + 10
+                    else:
+                        fl, = struct.unpack_from("<H", rec, off + 12)
+                        data = struct.pack("<H", fl | 0x0100)
+                        at = off + 12
+                    damage.set_record_bytes(img, g, n, at, data)
+                    print(name)
+                    break
+            else:
+                raise KeyError("no named $DATA")
+        elif what == "usa_count":
+            img[mft + n * rs + 6:mft + n * rs + 8] = struct.pack("<H", 2)
+        elif what == "alloc_field":
+            damage.set_record_bytes(img, g, n, 0x1C, struct.pack("<I", rs - 1))
+        elif what == "magic":
+            img[mft + n * rs:mft + n * rs + 4] = b"XXXX"
+        elif what == "stream_length":
+            for off, t, name in damage.attrs(rec):
+                if t == 0x80 and name:
+                    damage.set_record_bytes(img, g, n, off + 4, struct.pack("<I", 0x7FF8))
+                    print(name)
+                    break
+            else:
+                raise KeyError("no named $DATA")
+        elif what == "value_length":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            assert rec[off + 8] == 0, "$DATA is not resident"
+            damage.set_record_bytes(img, g, n, off + 0x10, struct.pack("<I", 0x200))
+        elif what == "runs_outside":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            mpo, = struct.unpack_from("<H", rec, off + 0x20)
+            p = off + mpo
+            lb, ob = rec[p] & 15, rec[p] >> 4
+            # the first run's LCN far past the end of the volume
+            damage.set_record_bytes(img, g, n, p + 1 + lb + ob - 1, b"\x7f")
+        else:
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            assert rec[off + 8] == 1, "$DATA is resident"
+            alloc, size, init = struct.unpack_from("<qqq", rec, off + 0x28)
+            if what == "init_gt_data":
+                damage.set_record_bytes(img, g, n, off + 0x38, struct.pack("<q", size + 8192))
+            elif what == "data_gt_alloc":
+                damage.set_record_bytes(img, g, n, off + 0x30, struct.pack("<q", alloc + 4096))
+            elif what == "flag_bit":
+                fl, = struct.unpack_from("<H", rec, off + 12)
+                damage.set_record_bytes(img, g, n, off + 12, struct.pack("<H", fl | 0x0100))
+            else:
+                raise SystemExit("unknown damage " + what)
+        f.seek(0)
+        f.write(img)
+
+
+if __name__ == "__main__":
+    main()
