@@ -25,6 +25,7 @@ struct ntfs_fn_ref {
 	uint64_t recno;			/* the file (its base record) */
 	uint16_t seq;			/* ... and its sequence number */
 	uint64_t parent;		/* parent record number */
+	uint64_t holder;		/* the record holding the $FILE_NAME */
 	uint8_t name_len;
 	uint16_t *name;
 	uint8_t *fn;			/* the $FILE_NAME value (index key),
@@ -81,6 +82,10 @@ struct ntfs_check {
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
 	bool volume_flags_found;
+	/* /lost+found, once looked for (pass3_orphans.c) */
+	bool lf_known;
+	int64_t lf;			/* record; 0: none, -1: unusable */
+	uint16_t lf_seq;
 };
 
 /* I/O of MFT records (raw on read, fixups applied on write; records of
@@ -174,6 +179,16 @@ int ntfs_pass3_secure(struct ntfs_check *c);
  * (asked one by one; directories to rebuild are marked). */
 void ntfs_reconnect_orphans(struct ntfs_check *c, const uint64_t *orphans,
 			    size_t n);
+/* /lost+found's record number (found, or made on first use; its
+ * sequence number in *SEQ), or -1 with WHY. */
+int64_t ntfs_lost_found(struct ntfs_check *c, uint16_t *seq, char *why);
+/* File R (its base record) keeps one name, "#R" in /lost+found; the
+ * directories that held its other names are marked for rebuild.  0, or -1
+ * with WHY. */
+int ntfs_move_to_lost_found(struct ntfs_check *c, uint64_t r, char *why);
+/* pass3_connect.c: every directory must be reachable from the root;
+ * a directory in a loop of parents is moved to /lost+found. */
+int ntfs_pass3_connect(struct ntfs_check *c);
 /* Rebuild every directory marked in c->rebuild (names collected from all
  * records); failures are reported. */
 int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase);

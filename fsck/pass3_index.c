@@ -211,6 +211,8 @@ static int walk_node(struct dir_walk *w, const uint8_t *entries, uint32_t len,
 {
 	uint16_t prev[255], cur[255];
 	unsigned int prev_len = 0;
+	uint64_t prev_mref = 0;
+	int order;
 	bool have_prev = false;
 	struct ntfs_ie_view ie;
 	char why[NTFS_WHY];
@@ -238,9 +240,18 @@ static int walk_node(struct dir_walk *w, const uint8_t *entries, uint32_t len,
 			continue;
 		}
 		name_of(&ie, cur);
-		if (have_prev && w->upcase &&
-		    ntfs_collate_file_name(w->upcase, prev, prev_len, cur,
-					   ie.name_len) >= 0) {
+		order = have_prev && w->upcase ?
+			ntfs_collate_file_name(w->upcase, prev, prev_len, cur,
+					       ie.name_len) : -1;
+		if (order == 0) {
+			char a[1024];
+
+			ntfs_name_to_utf8(cur, ie.name_len, a, sizeof(a));
+			if (fsf_fix_ask(&w->c->fix, &PR_INDEX_DUPLICATE, wobj(w), a,
+					(unsigned long long)(prev_mref & 0xffffffffffffULL),
+					(unsigned long long)(ie.mref & 0xffffffffffffULL)))
+				bit_set(w->c->rebuild, w->dir);
+		} else if (order > 0) {
 			char a[1024], b[1024];
 
 			ntfs_name_to_utf8(prev, prev_len, a, sizeof(a));
@@ -251,6 +262,7 @@ static int walk_node(struct dir_walk *w, const uint8_t *entries, uint32_t len,
 		check_entry(w, &ie, cur);
 		memcpy(prev, cur, 2u * ie.name_len);
 		prev_len = ie.name_len;
+		prev_mref = ie.mref;
 		have_prev = true;
 	}
 }
@@ -665,6 +677,8 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	}
 	fsf_progress_done(&prog);
 	ret = find_missing(c, upcase, &b, unchecked);
+	if (!ret)
+		ret = ntfs_pass3_connect(c);
 	for (uint64_t d = 0; d < c->vol.mft_records && !any; d++)
 		any = bit_get(c->rebuild, d);
 	if (any && !ret)

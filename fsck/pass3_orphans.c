@@ -174,7 +174,45 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 	return (int64_t)r;
 }
 
-/* Orphan O keeps one name, "#O" in LF; 0 or -1 (WHY). */
+int64_t ntfs_lost_found(struct ntfs_check *c, uint16_t *seq, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs), *buf = malloc(rs);
+	struct ntfs_mft_record m;
+
+	if (!rec || !buf) {
+		free(rec);
+		free(buf);
+		snprintf(why, NTFS_WHY, "out of memory");
+		return -1;
+	}
+	if (!c->lf_known) {
+		c->lf_known = true;
+		c->lf = find_lost_found(c, rec);
+		if (c->lf < 0)
+			snprintf(why, NTFS_WHY, "/lost+found is not a directory");
+		else if (c->lf == 0)
+			c->lf = make_lost_found(c, rec, buf, why);
+		if (c->lf > 0 && !ntfs_check_read_record(c, (uint64_t)c->lf, rec)) {
+			memcpy(&m, rec, sizeof(m));
+			c->lf_seq = le16toh(m.sequence_number);
+		} else if (c->lf > 0) {
+			snprintf(why, NTFS_WHY, "/lost+found is unreadable");
+			c->lf = -1;
+		}
+		if (c->lf <= 0)
+			c->lf = -1;
+	} else if (c->lf < 0) {
+		snprintf(why, NTFS_WHY, "/lost+found is unusable");
+	}
+	free(rec);
+	free(buf);
+	*seq = c->lf_seq;
+	return c->lf;
+}
+
+/* File O keeps one name, "#O" in LF; the directories of its old names
+ * are marked for rebuild.  0 or -1 (WHY). */
 static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 		     uint16_t lf_seq, uint8_t *rec, uint8_t *out, char *why)
 {
@@ -204,14 +242,19 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
 			continue;
 		v = ntfs_attr_value(a, &len);
-		if (len >= sizeof(fn) && (!have || v[offsetof(struct ntfs_file_name,
-							     name_type)] != NTFS_NS_DOS)) {
+		if (len < sizeof(fn))
+			continue;
+		if (!have || v[offsetof(struct ntfs_file_name, name_type)] != NTFS_NS_DOS) {
 			memcpy(&fn, v, sizeof(fn));
 			have = true;
 		}
 	}
-	if (!have)
+	if (!have) {
 		memset(&fn, 0, sizeof(fn));
+		memcpy(&m, rec, sizeof(m));
+		if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY)
+			fn.file_attributes = htole32(NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT);
+	}
 	n = snprintf(name, sizeof(name), "#%llu", (unsigned long long)o);
 	fn.parent_directory = htole64(lf | (uint64_t)lf_seq << 48);
 	fn.name_length = (uint8_t)n;
@@ -249,42 +292,54 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 		snprintf(why, NTFS_WHY, "writing the record failed");
 		return -1;
 	}
+	/* the old names' entries are stale now */
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_file_name old;
+		uint64_t p;
+
+		if (!ntfs_file_name_of(a, &old))
+			continue;
+		p = le64toh(old.parent_directory) & MASK48;
+		if (p < c->vol.mft_records && bit_get(c->record_dir, p) &&
+		    bit_get(c->record_used, p))
+			bit_set(c->rebuild, p);
+	}
+	bit_set(c->rebuild, lf);
 	return 0;
+}
+
+int ntfs_move_to_lost_found(struct ntfs_check *c, uint64_t r, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs), *buf = malloc(rs);
+	uint16_t seq;
+	int64_t lf = ntfs_lost_found(c, &seq, why);
+	int ret = -1;
+
+	if (!rec || !buf)
+		snprintf(why, NTFS_WHY, "out of memory");
+	else if (lf > 0 && (uint64_t)lf == r)
+		snprintf(why, NTFS_WHY, "it is /lost+found");
+	else if (lf > 0)
+		ret = reconnect(c, r, (uint64_t)lf, seq, rec, buf, why);
+	free(rec);
+	free(buf);
+	return ret;
 }
 
 void ntfs_reconnect_orphans(struct ntfs_check *c, const uint64_t *orphans,
 			    size_t n)
 {
-	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint8_t *rec = malloc(rs), *buf = malloc(rs);
-	int64_t lf = -2;
-	uint16_t lf_seq = 0;
 	char why[NTFS_WHY], obj[1200];
 
-	for (size_t i = 0; rec && buf && i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		ntfs_object_name(c, "file", orphans[i], obj, sizeof(obj));
 		if (!fsf_fix_ask(&c->fix, &PR_ORPHAN, obj))
 			continue;
-		if (lf == -2) {
-			struct ntfs_mft_record m;
-
-			lf = find_lost_found(c, rec);
-			if (lf < 0)
-				snprintf(why, NTFS_WHY, "/lost+found is not a directory");
-			else if (lf == 0)
-				lf = make_lost_found(c, rec, buf, why);
-			if (lf > 0 && !ntfs_check_read_record(c, (uint64_t)lf, rec)) {
-				memcpy(&m, rec, sizeof(m));
-				lf_seq = le16toh(m.sequence_number);
-			}
-		}
-		if (lf <= 0 || reconnect(c, orphans[i], (uint64_t)lf, lf_seq, rec, buf, why)) {
+		if (ntfs_move_to_lost_found(c, orphans[i], why)) {
 			fsf_fix_failed(&c->fix);
 			fsf_fix_ask(&c->fix, &PR_ORPHAN_FAILED, obj, why);
-			continue;
 		}
-		bit_set(c->rebuild, (uint64_t)lf);
 	}
-	free(rec);
-	free(buf);
 }

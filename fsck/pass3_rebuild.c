@@ -467,6 +467,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 				n->name[i] = (uint16_t)(v[sizeof(fn) + 2 * i] |
 							v[sizeof(fn) + 2 * i + 1] << 8);
 			n->recno = owner;
+			n->holder = r;
 			n->seq = seq;
 			n->parent = p;
 			n->name_len = fn.name_length;
