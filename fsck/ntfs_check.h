@@ -196,6 +196,13 @@ int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase);
  * sorted by parent); 0, or -1 with WHY. */
 int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 			   const uint16_t *upcase, char *why);
+/* pass3_dupnames.c: X (one of the N names V of directory D) has the name
+ * KEEP keeps: rename X in its record (asked); 0 when X has its new name,
+ * -1 when it keeps the old one. */
+int ntfs_rename_duplicate(struct ntfs_check *c, uint64_t d,
+			  const uint16_t *upcase, struct ntfs_fn_ref *const *v,
+			  long n, const struct ntfs_fn_ref *keep,
+			  struct ntfs_fn_ref *x);
 /* UTF-16 (host order) to printable UTF-8 for messages */
 void ntfs_name_to_utf8(const uint16_t *u, unsigned int n, char *out,
 		       size_t size);

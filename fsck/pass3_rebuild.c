@@ -76,7 +76,22 @@ static long gather(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 			v[k++] = &c->names[i];
 	}
 	qsort_r(v, k, sizeof(*v), cmp_by_collation, (void *)upcase);
-	/* the same name twice (two records claiming it): the first stays */
+	/* the same name twice (two records claiming it, or one twice): the
+	 * first keeps it, the other is renamed (pass3_dupnames.c) or, if
+	 * that is refused, left out of the index */
+	for (size_t i = 1, first = 0, renamed = 0; i <= k; i++) {
+		if (i == k) {
+			if (renamed)
+				qsort_r(v, k, sizeof(*v), cmp_by_collation, (void *)upcase);
+		} else if (ntfs_collate_file_name(upcase, v[first]->name,
+						  v[first]->name_len, v[i]->name,
+						  v[i]->name_len)) {
+			first = i;
+		} else if (!ntfs_rename_duplicate(c, d, upcase, v, (long)k, v[first],
+						  v[i])) {
+			renamed++;
+		}
+	}
 	n = 0;
 	for (size_t i = 0; i < k; i++)
 		if (!n || ntfs_collate_file_name(upcase, v[n - 1]->name,
