@@ -105,7 +105,7 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 	struct ntfs_rec nr;
 	char w[NTFS_WHY];
 
-	/* the root's $STANDARD_INFORMATION (security id, attributes) */
+	/* the root's $STANDARD_INFORMATION (owner, security id) */
 	if (ntfs_check_read_record(c, NTFS_FILE_ROOT, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, w) != NTFS_REC_OK ||
 	    !(v = value_of(rec, NTFS_AT_STANDARD_INFORMATION, &len)) || len < 48) {
@@ -133,6 +133,9 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 		snprintf(why, NTFS_WHY, "the MFT has no free record for /lost+found");
 		return -1;
 	}
+	/* an ordinary directory (the root is hidden and system), with the
+	 * root's owner and security descriptor */
+	si.file_attributes = htole32(NTFS_FA_ARCHIVE);
 	si.creation_time = si.last_data_change_time = si.last_mft_change_time =
 		si.last_access_time = (int64_t)htole64((uint64_t)now_ntfs());
 	memset(&fn, 0, sizeof(fn));
