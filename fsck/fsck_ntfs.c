@@ -52,8 +52,9 @@ static void usage(FILE *f)
 "\n"
 "Checks and repairs the boot sector and its backup, MFT records and\n"
 "$MFTMirr, runlists, link counts, directory indexes (rebuilt when damaged),\n"
-"the cluster and MFT bitmaps, the journal and the dirty flag; see\n"
-"fsck.ntfs(8).\n\n"
+"directories unreachable from the root and orphans (to /lost+found),\n"
+"duplicate names, the cluster and MFT bitmaps, the journal and the dirty\n"
+"flag; see fsck.ntfs(8).\n\n"
 "Exit status (fsck(8)): 0 clean, 1 errors corrected, 4 errors left,\n"
 "8 operational error, 16 usage error, 32 cancelled; sums combine.\n", f);
 }
