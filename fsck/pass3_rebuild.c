@@ -703,6 +703,8 @@ out:
 static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint64_t last_p = UINT64_MAX;
+	uint16_t last_seq = 0;
 	char why[NTFS_WHY];
 
 	for (uint64_t r = 0; r < c->vol.mft_records; r++) {
@@ -711,6 +713,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 		struct ntfs_mft_record m;
 		uint64_t owner;
 		uint16_t seq;
+		bool dirty = false;
 
 		if (!bit_get(c->record_used, r) || bit_get(c->ext_bad, r) ||
 		    ntfs_check_read_record(c, r, rec) ||
@@ -751,6 +754,20 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 			if (!fn.name_length || sizeof(fn) + 2u * fn.name_length > len ||
 			    p >= c->vol.mft_records || !bit_get(c->rebuild, p))
 				continue;
+			/* a parent reference with a stale sequence number is
+			 * refreshed in the file and so in its key */
+			if (p != last_p && !ntfs_check_read_record(c, p, base)) {
+				memcpy(&m, base, sizeof(m));
+				last_p = p;
+				last_seq = le16toh(m.sequence_number);
+			}
+			if (p == last_p && le64toh(fn.parent_directory) >> 48 &&
+			    le64toh(fn.parent_directory) >> 48 != last_seq) {
+				uint64_t ref = htole64(p | (uint64_t)last_seq << 48);
+
+				memcpy((uint8_t *)v, &ref, 8);
+				dirty = true;
+			}
 			if (c->nnames == c->cap_names) {
 				size_t cap = c->cap_names ? c->cap_names * 2 : 256;
 				struct ntfs_fn_ref *g = realloc(c->names, cap * sizeof(*g));
@@ -778,6 +795,8 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 			n->name_len = fn.name_length;
 			c->nnames++;
 		}
+		if (dirty && ntfs_check_write_record(c, r, rec))
+			fsf_fix_failed(&c->fix);
 	}
 	return 0;
 }

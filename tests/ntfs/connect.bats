@@ -257,3 +257,26 @@ orphan_makes_lost_found() {
 	ntfs-3g image mnt
 	orphan_makes_lost_found
 }
+
+@test "index keys and names with a stale parent sequence number are refreshed once" {
+	new_volume 16M
+	mkdir mnt/d
+	for f in k1 k2 k3; do echo "$f" > "mnt/d/$f"; done
+	d=$(ino d) k1=$(ino d/k1)
+	take_manifest
+	# k1's own name and k2's index key name d with a wrong sequence number
+	$PATCH image parentseq "$k1" 77
+	$PATCH image keyseq "$d" k2 78
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ]
+	[[ $output == *"\"k1\": the file's name names the directory with sequence number 77"* ]]
+	[[ $output == *"\"k2\": its index entry names the directory with sequence number 78"* ]]
+	repair_converges
+	run check_manifest
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"place=3 lost=0 renamed=0"* ]]
+	dseq=$($PATCH image info "$d" | python3 -c 'import json,sys; print(json.load(sys.stdin)["seq"])')
+	run $PATCH image info "$k1"
+	[[ $output == *"\"names\": [[$d, $dseq, \"k1\", 0]]"* ]]
+}

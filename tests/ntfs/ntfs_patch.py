@@ -15,6 +15,9 @@ Commands:
                                 length), and so does its entry in the index
                                 of its directory
   renamefn REC OLD NEW          only the $FILE_NAME (same length)
+  parentseq REC SEQ             every $FILE_NAME of REC names its parent
+                                with sequence number SEQ
+  keyseq DIR NAME SEQ           the same in NAME's index entry key in DIR
   info REC                      print REC's sequence number, security id
                                 and names (parent record, parent sequence,
                                 name, namespace) as JSON
@@ -294,6 +297,18 @@ class Volume:
         buf[at:at + 2 * len(new)] = new.encode("utf-16-le")
         self.store(parent, kind, where, buf)
 
+    def parentseq(self, r, seq):
+        rec = self.read(r)
+        for v, p, _, _ in list(self.file_names(rec)):
+            struct.pack_into("<Q", rec, v, p | seq << 48)
+        self.write(r, rec)
+
+    def keyseq(self, d, name, seq):
+        kind, where, buf, ih, off = self.find_leaf(d, name, "entry")
+        p = struct.unpack_from("<Q", buf, off + 16)[0] & ((1 << 48) - 1)
+        struct.pack_into("<Q", buf, off + 16, p | seq << 48)
+        self.store(d, kind, where, buf)
+
     def parent(self, r, p):
         rec = self.read(r)
         for v, _, _, _ in list(self.file_names(rec)):
@@ -342,6 +357,10 @@ def main():
         vol.rename(int(args[0]), args[1], args[2])
     elif cmd == "renamefn":
         vol.renamefn(int(args[0]), args[1], args[2])
+    elif cmd == "parentseq":
+        vol.parentseq(int(args[0]), int(args[1]))
+    elif cmd == "keyseq":
+        vol.keyseq(int(args[0]), args[1], int(args[2]))
     elif cmd == "info":
         info(vol, int(args[0]))
     elif cmd == "holders":
