@@ -111,7 +111,10 @@ int ntfs_pass3_connect(struct ntfs_check *c)
 		ret = -ENOMEM;
 		goto out;
 	}
-	state[NTFS_FILE_ROOT] = DONE;
+	/* the root, and the system directories ($Extend) whose place is
+	 * not ours to change: never moved, taken as reached */
+	for (uint64_t r = 0; r < NTFS_FILE_FIRST_USER && r < nrec; r++)
+		state[r] = DONE;
 	for (uint64_t d = 0; d < nrec; d++) {
 		size_t n = 0;
 		uint64_t r = d;
