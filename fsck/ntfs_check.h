@@ -203,6 +203,15 @@ int ntfs_rename_duplicate(struct ntfs_check *c, uint64_t d,
 			  const uint16_t *upcase, struct ntfs_fn_ref *const *v,
 			  long n, const struct ntfs_fn_ref *keep,
 			  struct ntfs_fn_ref *x);
+/* Give X the name NAME (LEN units, POSIX namespace) in its record and in
+ * X; 0, or -1 with WHY. */
+int ntfs_rename_to(struct ntfs_check *c, struct ntfs_fn_ref *x,
+		   const uint16_t *name, unsigned int len, char *why);
+/* "<X's name>.fsck-<record>" (or -2, -3...) that none of the N names V
+ * has; 0, or -1 when none is free. */
+int ntfs_free_name(const uint16_t *upcase, struct ntfs_fn_ref *const *v,
+		   long n, const struct ntfs_fn_ref *x, uint16_t *name,
+		   unsigned int *len);
 /* UTF-16 (host order) to printable UTF-8 for messages */
 void ntfs_name_to_utf8(const uint16_t *u, unsigned int n, char *out,
 		       size_t size);

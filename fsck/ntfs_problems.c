@@ -126,6 +126,9 @@ ROW(PR_NAME_DUPLICATE, 0x030012, "file_name_duplicate",
 ROW(PR_NAME_PARENT_SEQ, 0x030013, "file_name_parent_sequence",
     "\"%s\": %s names the directory with sequence number %u, the directory's is %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_LOST_FOUND_TAKEN, 0x030014, "lost_found_not_directory",
+    "is called /lost+found but is no directory; it becomes \"%s\"",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_SECURE_INDEX, 0x03000a, "secure_index_corrupt",
     "security index is inconsistent: %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

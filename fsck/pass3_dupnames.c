@@ -143,6 +143,39 @@ out:
 	return ret;
 }
 
+int ntfs_rename_to(struct ntfs_check *c, struct ntfs_fn_ref *x,
+		   const uint16_t *name, unsigned int len, char *why)
+{
+	uint16_t fn_len = (uint16_t)(sizeof(struct ntfs_file_name) + 2u * len);
+	uint16_t *mem = malloc(2u * len + fn_len);
+	uint8_t *fn;
+
+	if (!mem) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		return -1;
+	}
+	/* the new value: the old one with the new name, POSIX namespace */
+	fn = (uint8_t *)(mem + len);
+	memcpy(fn, x->fn, sizeof(struct ntfs_file_name));
+	fn[offsetof(struct ntfs_file_name, name_length)] = (uint8_t)len;
+	fn[offsetof(struct ntfs_file_name, name_type)] = NTFS_NS_POSIX;
+	for (unsigned int k = 0; k < len; k++) {
+		fn[sizeof(struct ntfs_file_name) + 2 * k] = (uint8_t)name[k];
+		fn[sizeof(struct ntfs_file_name) + 2 * k + 1] = (uint8_t)(name[k] >> 8);
+	}
+	memcpy(mem, name, 2u * len);
+	if (rewrite_name(c, x, fn, fn_len, why)) {
+		free(mem);
+		return -1;
+	}
+	free(x->name);
+	x->name = mem;
+	x->fn = fn;
+	x->fn_len = fn_len;
+	x->name_len = (uint8_t)len;
+	return 0;
+}
+
 int ntfs_rename_duplicate(struct ntfs_check *c, uint64_t d,
 			  const uint16_t *upcase, struct ntfs_fn_ref *const *v,
 			  long n, const struct ntfs_fn_ref *keep,
@@ -151,9 +184,6 @@ int ntfs_rename_duplicate(struct ntfs_check *c, uint64_t d,
 	uint16_t name[255];
 	unsigned int len;
 	char old8[1024], new8[1024], obj[1200], why[NTFS_WHY];
-	uint16_t fn_len;
-	uint16_t *mem;
-	uint8_t *fn;
 
 	ntfs_name_to_utf8(x->name, x->name_len, old8, sizeof(old8));
 	ntfs_object_name(c, "directory", d, obj, sizeof(obj));
@@ -167,35 +197,20 @@ int ntfs_rename_duplicate(struct ntfs_check *c, uint64_t d,
 			 (unsigned long long)keep->recno,
 			 (unsigned long long)x->recno, new8))
 		return -1;
-	/* the new value: the old one with the new name, POSIX namespace */
-	fn_len = (uint16_t)(sizeof(struct ntfs_file_name) + 2u * len);
-	mem = malloc(2u * len + fn_len);
-	if (!mem) {
-		fsf_fix_failed(&c->fix);
-		return -1;
-	}
-	fn = (uint8_t *)(mem + len);
-	memcpy(fn, x->fn, sizeof(struct ntfs_file_name));
-	fn[offsetof(struct ntfs_file_name, name_length)] = (uint8_t)len;
-	fn[offsetof(struct ntfs_file_name, name_type)] = NTFS_NS_POSIX;
-	for (unsigned int k = 0; k < len; k++) {
-		fn[sizeof(struct ntfs_file_name) + 2 * k] = (uint8_t)name[k];
-		fn[sizeof(struct ntfs_file_name) + 2 * k + 1] = (uint8_t)(name[k] >> 8);
-	}
-	memcpy(mem, name, 2u * len);
-	if (rewrite_name(c, x, fn, fn_len, why)) {
+	if (ntfs_rename_to(c, x, name, len, why)) {
 		char w2[NTFS_WHY];
 
 		snprintf(w2, sizeof(w2), "\"%.40s\" cannot be renamed: %.60s", old8, why);
-		free(mem);
 		fsf_fix_failed(&c->fix);
 		fsf_fix_ask(&c->fix, &PR_INDEX_REBUILD_FAILED, obj, w2);
 		return -1;
 	}
-	free(x->name);
-	x->name = mem;
-	x->fn = fn;
-	x->fn_len = fn_len;
-	x->name_len = (uint8_t)len;
 	return 0;
+}
+
+int ntfs_free_name(const uint16_t *upcase, struct ntfs_fn_ref *const *v,
+		   long n, const struct ntfs_fn_ref *x, uint16_t *name,
+		   unsigned int *len)
+{
+	return new_name(upcase, v, n, x, name, len);
 }

@@ -41,8 +41,9 @@ static bool is_lost_found(const uint8_t *v, uint32_t len)
 }
 
 /* /lost+found's record number, 0 when there is none, -1 when the name is
- * taken by something that is not a directory */
-static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec)
+ * taken by something that is not a directory (its record in *TAKEN) */
+static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec,
+			       uint64_t *taken)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	char why[NTFS_WHY];
@@ -62,8 +63,10 @@ static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec)
 			if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
 				continue;
 			v = ntfs_attr_value(a, &len);
-			if (len >= sizeof(struct ntfs_file_name) && is_lost_found(v, len))
+			if (len >= sizeof(struct ntfs_file_name) && is_lost_found(v, len)) {
+				*taken = r;
 				return bit_get(c->record_dir, r) ? (int64_t)r : -1;
+			}
 		}
 	}
 	return 0;
@@ -177,6 +180,60 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 	return (int64_t)r;
 }
 
+/* File R, no directory, is called /lost+found: it is renamed
+ * "lost+found.fsck-R" (asked), so that the directory can be made. */
+static bool rename_squatter(struct ntfs_check *c, uint64_t r, uint8_t *rec)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_fn_ref x = { .recno = r, .holder = r, .parent = NTFS_FILE_ROOT };
+	struct ntfs_fn_ref *none = NULL;
+	uint16_t name[255];
+	unsigned int len;
+	char new8[1024], obj[1200], why[NTFS_WHY];
+	bool ok = false;
+
+	if (ntfs_check_read_record(c, r, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return false;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (!x.name && ntfs_attr_next(&cur, &a, why) == 1) {
+		uint32_t vlen;
+		const uint8_t *v;
+
+		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
+			continue;
+		v = ntfs_attr_value(a, &vlen);
+		if (vlen < sizeof(struct ntfs_file_name) || !is_lost_found(v, vlen))
+			continue;
+		x.name_len = sizeof(LOST_FOUND) - 1;
+		x.fn_len = (uint16_t)(sizeof(struct ntfs_file_name) + 2u * x.name_len);
+		x.name = malloc(2u * x.name_len + x.fn_len);
+		if (!x.name)
+			return false;
+		x.fn = (uint8_t *)(x.name + x.name_len);
+		memcpy(x.fn, v, x.fn_len);
+		for (unsigned int i = 0; i < x.name_len; i++)
+			x.name[i] = (uint8_t)LOST_FOUND[i];
+	}
+	if (!x.name)
+		return false;
+	ntfs_object_name(c, "file", r, obj, sizeof(obj));
+	if (!ntfs_free_name(NULL, &none, 0, &x, name, &len)) {
+		ntfs_name_to_utf8(name, len, new8, sizeof(new8));
+		if (fsf_fix_ask(&c->fix, &PR_LOST_FOUND_TAKEN, obj, new8)) {
+			ok = !ntfs_rename_to(c, &x, name, len, why);
+			if (!ok)
+				fsf_fix_failed(&c->fix);
+			else
+				bit_set(c->rebuild, NTFS_FILE_ROOT);
+		}
+	}
+	free(x.name);
+	return ok;
+}
+
 int64_t ntfs_lost_found(struct ntfs_check *c, uint16_t *seq, char *why)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
@@ -190,8 +247,12 @@ int64_t ntfs_lost_found(struct ntfs_check *c, uint16_t *seq, char *why)
 		return -1;
 	}
 	if (!c->lf_known) {
+		uint64_t taken = 0;
+
 		c->lf_known = true;
-		c->lf = find_lost_found(c, rec);
+		c->lf = find_lost_found(c, rec, &taken);
+		if (c->lf < 0 && rename_squatter(c, taken, rec))
+			c->lf = 0;
 		if (c->lf < 0)
 			snprintf(why, NTFS_WHY, "/lost+found is not a directory");
 		else if (c->lf == 0)

@@ -207,7 +207,7 @@ ino_of_lost_found() {
 # /lost+found; it must be in the root's index, a directory named
 # lost+found in the root with the root's security id
 orphan_makes_lost_found() {
-	local victim other lf root_sid
+	local victim other lf root_sid renamed=${1:-0}
 	victim=$(ino victim) other=$(ino other)
 	take_manifest
 	$PATCH image parent "$victim" "$other"
@@ -216,7 +216,7 @@ orphan_makes_lost_found() {
 	run check_manifest
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ $output == *"lost=1 renamed=0"* ]]
+	[[ $output == *"lost=1 renamed=$renamed"* ]]
 	ntfs-3g -o ro image mnt
 	[ -d mnt/lost+found ] || die "no lost+found"
 	ls mnt | grep -qx lost+found || die "lost+found not listed in the root"
@@ -234,6 +234,15 @@ orphan_makes_lost_found() {
 	new_volume 16M
 	echo x > mnt/victim; echo y > mnt/other
 	orphan_makes_lost_found
+}
+
+@test "/lost+found made when a file has its name: the file is renamed, not lost" {
+	new_volume 16M
+	echo squat > mnt/lost+found
+	echo x > mnt/victim; echo y > mnt/other
+	squat=$(ino lost+found)
+	orphan_makes_lost_found 1
+	grep -q "is called /lost+found but is no directory; it becomes \"lost+found.fsck-$squat\"" a.log
 }
 
 @test "/lost+found made in a root of 1,200 entries (several index levels)" {
