@@ -129,6 +129,9 @@ ROW(PR_NAME_PARENT_SEQ, 0x030013, "file_name_parent_sequence",
 ROW(PR_LOST_FOUND_TAKEN, 0x030014, "lost_found_not_directory",
     "is called /lost+found but is no directory; it becomes \"%s\"",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_INDEX_KEY_TYPE, 0x030015, "index_entry_type",
+    "index entry \"%s\" says %s, the file is %s",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
 ROW(PR_SECURE_INDEX, 0x03000a, "secure_index_corrupt",
     "security index is inconsistent: %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

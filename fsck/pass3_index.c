@@ -188,6 +188,17 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 				bit_set(c->rebuild, w->dir);
 			return;
 		}
+		/* a key says whether it names a directory */
+		if (!w->metadata && recno >= NTFS_FILE_FIRST_USER &&
+		    !(le32toh(fn.file_attributes) & NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT) !=
+		    !bit_get(c->record_dir, recno)) {
+			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+			if (fsf_fix_ask(&c->fix, &PR_INDEX_KEY_TYPE, wobj(w), n8,
+					bit_get(c->record_dir, recno) ? "a file" : "a directory",
+					bit_get(c->record_dir, recno) ? "a directory" : "a file"))
+				bit_set(c->rebuild, w->dir);
+			return;
+		}
 		if (!d->known || bit_get(c->record_dir, recno) ||
 		    recno < NTFS_FILE_FIRST_USER || w->metadata ||
 		    (le64toh((uint64_t)fn.data_size) == d->size &&

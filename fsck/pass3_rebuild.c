@@ -224,6 +224,19 @@ static int build(struct ntfs_check *c, struct plan *p,
 			memcpy(v[i]->fn + offsetof(struct ntfs_file_name, allocated_size), &al, 8);
 			memcpy(v[i]->fn + offsetof(struct ntfs_file_name, data_size), &sz, 8);
 		}
+		/* the key says whether it names a directory */
+		if (v[i]->recno >= NTFS_FILE_FIRST_USER) {
+			uint32_t fa;
+
+			memcpy(&fa, v[i]->fn + offsetof(struct ntfs_file_name, file_attributes), 4);
+			fa = le32toh(fa);
+			if (bit_get(c->record_dir, v[i]->recno))
+				fa |= NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT;
+			else
+				fa &= ~(uint32_t)NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT;
+			fa = htole32(fa);
+			memcpy(v[i]->fn + offsetof(struct ntfs_file_name, file_attributes), &fa, 4);
+		}
 		e[i].mref = v[i]->recno | (uint64_t)v[i]->seq << 48;
 		e[i].key = v[i]->fn;
 		e[i].key_len = v[i]->fn_len;

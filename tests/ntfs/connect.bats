@@ -267,19 +267,22 @@ orphan_makes_lost_found() {
 	orphan_makes_lost_found
 }
 
-@test "index keys and names with a stale parent sequence number are refreshed once" {
+@test "index keys refreshed from the file (parent sequence number, directory flag) once" {
 	new_volume 16M
 	mkdir mnt/d
 	for f in k1 k2 k3; do echo "$f" > "mnt/d/$f"; done
 	d=$(ino d) k1=$(ino d/k1)
 	take_manifest
-	# k1's own name and k2's index key name d with a wrong sequence number
+	# k1's own name and k2's index key name d with a wrong sequence number;
+	# k3's key says it is a directory
 	$PATCH image parentseq "$k1" 77
 	$PATCH image keyseq "$d" k2 78
+	$PATCH image keyflags "$d" k3 0x10000000
 	run "$FSCK" -n image
 	[ "$status" -eq 4 ]
 	[[ $output == *"\"k1\": the file's name names the directory with sequence number 77"* ]]
 	[[ $output == *"\"k2\": its index entry names the directory with sequence number 78"* ]]
+	[[ $output == *"index entry \"k3\" says a directory, the file is a file"* ]]
 	repair_converges
 	run check_manifest
 	echo "$output"

@@ -18,6 +18,8 @@ Commands:
   parentseq REC SEQ             every $FILE_NAME of REC names its parent
                                 with sequence number SEQ
   keyseq DIR NAME SEQ           the same in NAME's index entry key in DIR
+  keyflags DIR NAME XOR         flip bits XOR of the file attributes in
+                                NAME's index entry key in DIR
   info REC                      print REC's sequence number, security id
                                 and names (parent record, parent sequence,
                                 name, namespace) as JSON
@@ -309,6 +311,12 @@ class Volume:
         struct.pack_into("<Q", buf, off + 16, p | seq << 48)
         self.store(d, kind, where, buf)
 
+    def keyflags(self, d, name, xor):
+        kind, where, buf, ih, off = self.find_leaf(d, name, "entry")
+        fa, = struct.unpack_from("<I", buf, off + 16 + 0x38)
+        struct.pack_into("<I", buf, off + 16 + 0x38, fa ^ xor)
+        self.store(d, kind, where, buf)
+
     def parent(self, r, p):
         rec = self.read(r)
         for v, _, _, _ in list(self.file_names(rec)):
@@ -361,6 +369,8 @@ def main():
         vol.parentseq(int(args[0]), int(args[1]))
     elif cmd == "keyseq":
         vol.keyseq(int(args[0]), args[1], int(args[2]))
+    elif cmd == "keyflags":
+        vol.keyflags(int(args[0]), args[1], int(args[2], 0))
     elif cmd == "info":
         info(vol, int(args[0]))
     elif cmd == "holders":
