@@ -64,10 +64,11 @@ static void usage(FILE *f)
 "Verifies where $MFT and $MFTMirr are before writing anything, then\n"
 "checks and repairs the boot sector and its backup, MFT records and\n"
 "$MFTMirr, runlists, cross-linked clusters (copied), link counts,\n"
-"directory indexes (rebuilt when damaged), the cluster and MFT bitmaps,\n"
-"the journal and the dirty flag; see fsck.ntfs(8).  A repair refuses a device or image that is mounted\n"
-"(ntfs-3g included) or open for writing elsewhere; -n checks an image\n"
-"in use, with a warning.\n\n"
+"directory indexes (rebuilt when damaged), directories unreachable from\n"
+"the root and orphans (to /lost+found), duplicate names, the cluster and\n"
+"MFT bitmaps, the journal and the dirty flag; see fsck.ntfs(8).  A repair\n"
+"refuses a device or image that is mounted (ntfs-3g included) or open\n"
+"for writing elsewhere; -n checks an image in use, with a warning.\n\n"
 "Exit status (fsck(8)): 0 clean, 1 errors corrected, 4 errors left,\n"
 "8 operational error, 16 usage error, 32 cancelled; sums combine.\n", f);
 }

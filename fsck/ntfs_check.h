@@ -25,6 +25,7 @@ struct ntfs_fn_ref {
 	uint64_t recno;			/* the file (its base record) */
 	uint16_t seq;			/* ... and its sequence number */
 	uint64_t parent;		/* parent record number */
+	uint64_t holder;		/* the record holding the $FILE_NAME */
 	uint8_t name_len;
 	uint16_t *name;
 	uint8_t *fn;			/* the $FILE_NAME value (index key),
@@ -111,6 +112,10 @@ struct ntfs_check {
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
 	bool volume_flags_found;
+	/* /lost+found, once looked for (pass3_orphans.c) */
+	bool lf_known;
+	int64_t lf;			/* record; 0: none, -1: unusable */
+	uint16_t lf_seq;
 };
 
 /* I/O of MFT records (raw on read, fixups applied on write; records of
@@ -244,6 +249,16 @@ int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
  * (asked one by one; directories to rebuild are marked). */
 void ntfs_reconnect_orphans(struct ntfs_check *c, const uint64_t *orphans,
 			    size_t n);
+/* /lost+found's record number (found, or made on first use; its
+ * sequence number in *SEQ), or -1 with WHY. */
+int64_t ntfs_lost_found(struct ntfs_check *c, uint16_t *seq, char *why);
+/* File R (its base record) keeps one name, "#R" in /lost+found; the
+ * directories that held its other names are marked for rebuild.  0, or -1
+ * with WHY. */
+int ntfs_move_to_lost_found(struct ntfs_check *c, uint64_t r, char *why);
+/* pass3_connect.c: every directory must be reachable from the root;
+ * a directory in a loop of parents is moved to /lost+found. */
+int ntfs_pass3_connect(struct ntfs_check *c);
 /* Rebuild every directory marked in c->rebuild (names collected from all
  * records); failures are reported. */
 int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase);
@@ -251,6 +266,22 @@ int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase);
  * sorted by parent); 0, or -1 with WHY. */
 int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 			   const uint16_t *upcase, char *why);
+/* pass3_dupnames.c: X (one of the N names V of directory D) has the name
+ * KEEP keeps: rename X in its record (asked); 0 when X has its new name,
+ * -1 when it keeps the old one. */
+int ntfs_rename_duplicate(struct ntfs_check *c, uint64_t d,
+			  const uint16_t *upcase, struct ntfs_fn_ref *const *v,
+			  long n, const struct ntfs_fn_ref *keep,
+			  struct ntfs_fn_ref *x);
+/* Give X the name NAME (LEN units, POSIX namespace) in its record and in
+ * X; 0, or -1 with WHY. */
+int ntfs_rename_to(struct ntfs_check *c, struct ntfs_fn_ref *x,
+		   const uint16_t *name, unsigned int len, char *why);
+/* "<X's name>.fsck-<record>" (or -2, -3...) that none of the N names V
+ * has; 0, or -1 when none is free. */
+int ntfs_free_name(const uint16_t *upcase, struct ntfs_fn_ref *const *v,
+		   long n, const struct ntfs_fn_ref *x, uint16_t *name,
+		   unsigned int *len);
 /* UTF-16 (host order) to printable UTF-8 for messages */
 void ntfs_name_to_utf8(const uint16_t *u, unsigned int n, char *out,
 		       size_t size);

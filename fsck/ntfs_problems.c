@@ -175,6 +175,24 @@ ROW(PR_ORPHAN, 0x030008, "file_orphaned",
 ROW(PR_ORPHAN_FAILED, 0x030009, "file_orphan_not_reconnected",
     "file cannot be reconnected to /lost+found (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_DIR_UNREACHABLE, 0x030010, "directory_unreachable",
+    "directory is not reachable from the root (%s)",
+    FSF_PROMPT_RECONNECT, FSF_PR_PREEN_OK);
+ROW(PR_INDEX_DUPLICATE, 0x030011, "index_entry_duplicate",
+    "index entries \"%s\" for MFT records %llu and %llu have the same name",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_NAME_DUPLICATE, 0x030012, "file_name_duplicate",
+    "\"%s\" is the name of MFT record %llu and of MFT record %llu; the second becomes \"%s\"",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_NAME_PARENT_SEQ, 0x030013, "file_name_parent_sequence",
+    "\"%s\": %s names the directory with sequence number %u, the directory's is %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_LOST_FOUND_TAKEN, 0x030014, "lost_found_not_directory",
+    "is called /lost+found but is no directory; it becomes \"%s\"",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_INDEX_KEY_TYPE, 0x030015, "index_entry_type",
+    "index entry \"%s\" says %s, the file is %s",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
 ROW(PR_SECURE_INDEX, 0x03000a, "secure_index_corrupt",
     "security index is inconsistent: %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

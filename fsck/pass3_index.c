@@ -71,6 +71,7 @@ struct dir_walk {
 	uint8_t *unchecked;		/* directories whose names are not judged */
 	uint8_t *fbuf;			/* a record of an indexed file */
 	bool metadata;			/* $Extend or below: sizes not judged */
+	uint16_t dir_seq;		/* the directory's sequence number */
 	/* lookup mode: only mark which of these entries exist */
 	struct suspect *lookup;
 	size_t nlookup;
@@ -113,6 +114,7 @@ struct entry_match {
 	const uint8_t *name;		/* little-endian UTF-16 */
 	uint8_t len;
 	bool found;
+	uint64_t parent;		/* the matching name's parent reference */
 	struct ntfs_data_sizes data;
 };
 
@@ -134,8 +136,10 @@ static int match_name(const struct ntfs_attr_header *a, void *arg)
 	memcpy(&fn, v, sizeof(fn));
 	if ((le64toh(fn.parent_directory) & 0xffffffffffffULL) == m->dir &&
 	    fn.name_length == m->len && sizeof(fn) + 2u * m->len <= len &&
-	    !memcmp(v + sizeof(fn), m->name, 2u * m->len))
+	    !memcmp(v + sizeof(fn), m->name, 2u * m->len) && !m->found) {
 		m->found = true;
+		m->parent = le64toh(fn.parent_directory);
+	}
 	return 0;
 }
 
@@ -177,8 +181,33 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		if (c->fn_pending[recno] && c->fn_pending[recno] < 255)
 			c->fn_pending[recno]--;
 		memcpy(&fn, ie->key, sizeof(fn));
-		/* a file's entry repeats its data sizes; system files' and
-		 * directories' entries keep zeroes */
+		/* parent references name the directory with its sequence
+		 * number (0: not checked, as NTFS allows) */
+		if ((m.parent >> 48 && (uint16_t)(m.parent >> 48) != w->dir_seq) ||
+		    (le64toh(fn.parent_directory) >> 48 &&
+		     le64toh(fn.parent_directory) != (w->dir | (uint64_t)w->dir_seq << 48))) {
+			bool in_file = m.parent >> 48 && (uint16_t)(m.parent >> 48) != w->dir_seq;
+
+			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+			if (fsf_fix_ask(&c->fix, &PR_NAME_PARENT_SEQ, wobj(w), n8,
+					in_file ? "the file's name" : "its index entry",
+					(unsigned)((in_file ? m.parent :
+						    le64toh(fn.parent_directory)) >> 48),
+					(unsigned)w->dir_seq))
+				bit_set(c->rebuild, w->dir);
+			return;
+		}
+		/* a key says whether it names a directory */
+		if (!w->metadata && recno >= NTFS_FILE_FIRST_USER &&
+		    !(le32toh(fn.file_attributes) & NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT) !=
+		    !bit_get(c->record_dir, recno)) {
+			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+			if (fsf_fix_ask(&c->fix, &PR_INDEX_KEY_TYPE, wobj(w), n8,
+					bit_get(c->record_dir, recno) ? "a file" : "a directory",
+					bit_get(c->record_dir, recno) ? "a directory" : "a file"))
+				bit_set(c->rebuild, w->dir);
+			return;
+		}
 		if (!d->known || bit_get(c->record_dir, recno) ||
 		    recno < NTFS_FILE_FIRST_USER || w->metadata ||
 		    (le64toh((uint64_t)fn.data_size) == d->size &&
@@ -220,6 +249,8 @@ static int walk_node(struct dir_walk *w, const uint8_t *entries, uint32_t len,
 {
 	uint16_t prev[255], cur[255];
 	unsigned int prev_len = 0;
+	uint64_t prev_mref = 0;
+	int order;
 	bool have_prev = false;
 	struct ntfs_ie_view ie;
 	char why[NTFS_WHY];
@@ -247,9 +278,18 @@ static int walk_node(struct dir_walk *w, const uint8_t *entries, uint32_t len,
 			continue;
 		}
 		name_of(&ie, cur);
-		if (have_prev && w->upcase &&
-		    ntfs_collate_file_name(w->upcase, prev, prev_len, cur,
-					   ie.name_len) >= 0) {
+		order = have_prev && w->upcase ?
+			ntfs_collate_file_name(w->upcase, prev, prev_len, cur,
+					       ie.name_len) : -1;
+		if (order == 0) {
+			char a[1024];
+
+			ntfs_name_to_utf8(cur, ie.name_len, a, sizeof(a));
+			if (fsf_fix_ask(&w->c->fix, &PR_INDEX_DUPLICATE, wobj(w), a,
+					(unsigned long long)(prev_mref & 0xffffffffffffULL),
+					(unsigned long long)(ie.mref & 0xffffffffffffULL)))
+				bit_set(w->c->rebuild, w->dir);
+		} else if (order > 0) {
 			char a[1024], b[1024];
 
 			ntfs_name_to_utf8(prev, prev_len, a, sizeof(a));
@@ -260,6 +300,7 @@ static int walk_node(struct dir_walk *w, const uint8_t *entries, uint32_t len,
 		check_entry(w, &ie, cur);
 		memcpy(prev, cur, 2u * ie.name_len);
 		prev_len = ie.name_len;
+		prev_mref = ie.mref;
 		have_prev = true;
 	}
 }
@@ -443,6 +484,7 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
 			      NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return;		/* pass 1 dealt with it */
+	w.dir_seq = le16toh(((const struct ntfs_mft_record *)rec)->sequence_number);
 	ra = find_i30(c, d, rec, ext_root, NTFS_AT_INDEX_ROOT, &split);
 	if (!ra || ra->non_resident) {
 		corrupt(&w, "no $I30 index root");
@@ -680,6 +722,8 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	}
 	fsf_progress_done(&prog);
 	ret = find_missing(c, upcase, &b, unchecked);
+	if (!ret)
+		ret = ntfs_pass3_connect(c);
 	for (uint64_t d = 0; d < c->vol.mft_records && !any; d++)
 		any = bit_get(c->rebuild, d);
 	if (any && !ret)

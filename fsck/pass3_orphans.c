@@ -41,8 +41,9 @@ static bool is_lost_found(const uint8_t *v, uint32_t len)
 }
 
 /* /lost+found's record number, 0 when there is none, -1 when the name is
- * taken by something that is not a directory */
-static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec)
+ * taken by something that is not a directory (its record in *TAKEN) */
+static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec,
+			       uint64_t *taken)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	char why[NTFS_WHY];
@@ -62,8 +63,10 @@ static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec)
 			if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
 				continue;
 			v = ntfs_attr_value(a, &len);
-			if (len >= sizeof(struct ntfs_file_name) && is_lost_found(v, len))
+			if (len >= sizeof(struct ntfs_file_name) && is_lost_found(v, len)) {
+				*taken = r;
 				return bit_get(c->record_dir, r) ? (int64_t)r : -1;
+			}
 		}
 	}
 	return 0;
@@ -105,7 +108,7 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 	struct ntfs_rec nr;
 	char w[NTFS_WHY];
 
-	/* the root's $STANDARD_INFORMATION (security id, attributes) */
+	/* the root's $STANDARD_INFORMATION (owner, security id) */
 	if (ntfs_check_read_record(c, NTFS_FILE_ROOT, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, w) != NTFS_REC_OK ||
 	    !(v = value_of(rec, NTFS_AT_STANDARD_INFORMATION, &len)) || len < 48) {
@@ -133,6 +136,9 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 		snprintf(why, NTFS_WHY, "the MFT has no free record for /lost+found");
 		return -1;
 	}
+	/* an ordinary directory (the root is hidden and system), with the
+	 * root's owner and security descriptor */
+	si.file_attributes = htole32(NTFS_FA_ARCHIVE);
 	si.creation_time = si.last_data_change_time = si.last_mft_change_time =
 		si.last_access_time = (int64_t)htole64((uint64_t)now_ntfs());
 	memset(&fn, 0, sizeof(fn));
@@ -174,7 +180,103 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 	return (int64_t)r;
 }
 
-/* Orphan O keeps one name, "#O" in LF; 0 or -1 (WHY). */
+/* File R, no directory, is called /lost+found: it is renamed
+ * "lost+found.fsck-R" (asked), so that the directory can be made. */
+static bool rename_squatter(struct ntfs_check *c, uint64_t r, uint8_t *rec)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_fn_ref x = { .recno = r, .holder = r, .parent = NTFS_FILE_ROOT };
+	struct ntfs_fn_ref *none = NULL;
+	uint16_t name[255];
+	unsigned int len;
+	char new8[1024], obj[1200], why[NTFS_WHY];
+	bool ok = false;
+
+	if (ntfs_check_read_record(c, r, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return false;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (!x.name && ntfs_attr_next(&cur, &a, why) == 1) {
+		uint32_t vlen;
+		const uint8_t *v;
+
+		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
+			continue;
+		v = ntfs_attr_value(a, &vlen);
+		if (vlen < sizeof(struct ntfs_file_name) || !is_lost_found(v, vlen))
+			continue;
+		x.name_len = sizeof(LOST_FOUND) - 1;
+		x.fn_len = (uint16_t)(sizeof(struct ntfs_file_name) + 2u * x.name_len);
+		x.name = malloc(2u * x.name_len + x.fn_len);
+		if (!x.name)
+			return false;
+		x.fn = (uint8_t *)(x.name + x.name_len);
+		memcpy(x.fn, v, x.fn_len);
+		for (unsigned int i = 0; i < x.name_len; i++)
+			x.name[i] = (uint8_t)LOST_FOUND[i];
+	}
+	if (!x.name)
+		return false;
+	ntfs_object_name(c, "file", r, obj, sizeof(obj));
+	if (!ntfs_free_name(NULL, &none, 0, &x, name, &len)) {
+		ntfs_name_to_utf8(name, len, new8, sizeof(new8));
+		if (fsf_fix_ask(&c->fix, &PR_LOST_FOUND_TAKEN, obj, new8)) {
+			ok = !ntfs_rename_to(c, &x, name, len, why);
+			if (!ok)
+				fsf_fix_failed(&c->fix);
+			else
+				bit_set(c->rebuild, NTFS_FILE_ROOT);
+		}
+	}
+	free(x.name);
+	return ok;
+}
+
+int64_t ntfs_lost_found(struct ntfs_check *c, uint16_t *seq, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs), *buf = malloc(rs);
+	struct ntfs_mft_record m;
+
+	if (!rec || !buf) {
+		free(rec);
+		free(buf);
+		snprintf(why, NTFS_WHY, "out of memory");
+		return -1;
+	}
+	if (!c->lf_known) {
+		uint64_t taken = 0;
+
+		c->lf_known = true;
+		c->lf = find_lost_found(c, rec, &taken);
+		if (c->lf < 0 && rename_squatter(c, taken, rec))
+			c->lf = 0;
+		if (c->lf < 0)
+			snprintf(why, NTFS_WHY, "/lost+found is not a directory");
+		else if (c->lf == 0)
+			c->lf = make_lost_found(c, rec, buf, why);
+		if (c->lf > 0 && !ntfs_check_read_record(c, (uint64_t)c->lf, rec)) {
+			memcpy(&m, rec, sizeof(m));
+			c->lf_seq = le16toh(m.sequence_number);
+		} else if (c->lf > 0) {
+			snprintf(why, NTFS_WHY, "/lost+found is unreadable");
+			c->lf = -1;
+		}
+		if (c->lf <= 0)
+			c->lf = -1;
+	} else if (c->lf < 0) {
+		snprintf(why, NTFS_WHY, "/lost+found is unusable");
+	}
+	free(rec);
+	free(buf);
+	*seq = c->lf_seq;
+	return c->lf;
+}
+
+/* File O keeps one name, "#O" in LF; the directories of its old names
+ * are marked for rebuild.  0 or -1 (WHY). */
 static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 		     uint16_t lf_seq, uint8_t *rec, uint8_t *out, char *why)
 {
@@ -204,14 +306,19 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
 			continue;
 		v = ntfs_attr_value(a, &len);
-		if (len >= sizeof(fn) && (!have || v[offsetof(struct ntfs_file_name,
-							     name_type)] != NTFS_NS_DOS)) {
+		if (len < sizeof(fn))
+			continue;
+		if (!have || v[offsetof(struct ntfs_file_name, name_type)] != NTFS_NS_DOS) {
 			memcpy(&fn, v, sizeof(fn));
 			have = true;
 		}
 	}
-	if (!have)
+	if (!have) {
 		memset(&fn, 0, sizeof(fn));
+		memcpy(&m, rec, sizeof(m));
+		if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY)
+			fn.file_attributes = htole32(NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT);
+	}
 	n = snprintf(name, sizeof(name), "#%llu", (unsigned long long)o);
 	fn.parent_directory = htole64(lf | (uint64_t)lf_seq << 48);
 	fn.name_length = (uint8_t)n;
@@ -249,42 +356,54 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 		snprintf(why, NTFS_WHY, "writing the record failed");
 		return -1;
 	}
+	/* the old names' entries are stale now */
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_file_name old;
+		uint64_t p;
+
+		if (!ntfs_file_name_of(a, &old))
+			continue;
+		p = le64toh(old.parent_directory) & MASK48;
+		if (p < c->vol.mft_records && bit_get(c->record_dir, p) &&
+		    bit_get(c->record_used, p))
+			bit_set(c->rebuild, p);
+	}
+	bit_set(c->rebuild, lf);
 	return 0;
+}
+
+int ntfs_move_to_lost_found(struct ntfs_check *c, uint64_t r, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs), *buf = malloc(rs);
+	uint16_t seq;
+	int64_t lf = ntfs_lost_found(c, &seq, why);
+	int ret = -1;
+
+	if (!rec || !buf)
+		snprintf(why, NTFS_WHY, "out of memory");
+	else if (lf > 0 && (uint64_t)lf == r)
+		snprintf(why, NTFS_WHY, "it is /lost+found");
+	else if (lf > 0)
+		ret = reconnect(c, r, (uint64_t)lf, seq, rec, buf, why);
+	free(rec);
+	free(buf);
+	return ret;
 }
 
 void ntfs_reconnect_orphans(struct ntfs_check *c, const uint64_t *orphans,
 			    size_t n)
 {
-	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint8_t *rec = malloc(rs), *buf = malloc(rs);
-	int64_t lf = -2;
-	uint16_t lf_seq = 0;
 	char why[NTFS_WHY], obj[1200];
 
-	for (size_t i = 0; rec && buf && i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		ntfs_object_name(c, "file", orphans[i], obj, sizeof(obj));
 		if (!fsf_fix_ask(&c->fix, &PR_ORPHAN, obj))
 			continue;
-		if (lf == -2) {
-			struct ntfs_mft_record m;
-
-			lf = find_lost_found(c, rec);
-			if (lf < 0)
-				snprintf(why, NTFS_WHY, "/lost+found is not a directory");
-			else if (lf == 0)
-				lf = make_lost_found(c, rec, buf, why);
-			if (lf > 0 && !ntfs_check_read_record(c, (uint64_t)lf, rec)) {
-				memcpy(&m, rec, sizeof(m));
-				lf_seq = le16toh(m.sequence_number);
-			}
-		}
-		if (lf <= 0 || reconnect(c, orphans[i], (uint64_t)lf, lf_seq, rec, buf, why)) {
+		if (ntfs_move_to_lost_found(c, orphans[i], why)) {
 			fsf_fix_failed(&c->fix);
 			fsf_fix_ask(&c->fix, &PR_ORPHAN_FAILED, obj, why);
-			continue;
 		}
-		bit_set(c->rebuild, (uint64_t)lf);
 	}
-	free(rec);
-	free(buf);
 }

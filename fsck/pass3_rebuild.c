@@ -76,7 +76,22 @@ static long gather(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 			v[k++] = &c->names[i];
 	}
 	qsort_r(v, k, sizeof(*v), cmp_by_collation, (void *)upcase);
-	/* the same name twice (two records claiming it): the first stays */
+	/* the same name twice (two records claiming it, or one twice): the
+	 * first keeps it, the other is renamed (pass3_dupnames.c) or, if
+	 * that is refused, left out of the index */
+	for (size_t i = 1, first = 0, renamed = 0; i <= k; i++) {
+		if (i == k) {
+			if (renamed)
+				qsort_r(v, k, sizeof(*v), cmp_by_collation, (void *)upcase);
+		} else if (ntfs_collate_file_name(upcase, v[first]->name,
+						  v[first]->name_len, v[i]->name,
+						  v[i]->name_len)) {
+			first = i;
+		} else if (!ntfs_rename_duplicate(c, d, upcase, v, (long)k, v[first],
+						  v[i])) {
+			renamed++;
+		}
+	}
 	n = 0;
 	for (size_t i = 0; i < k; i++)
 		if (!n || ntfs_collate_file_name(upcase, v[n - 1]->name,
@@ -177,9 +192,17 @@ static int data_sizes(const struct ntfs_attr_header *a, void *arg)
 	return !d->known && ntfs_data_sizes_of(a, d);
 }
 
+/* What the new index must look like: LARGE forces INDX blocks, SMALL
+ * forbids them; ALONE: the allocation and bitmap attributes are in
+ * another record than the root, so they take no room from it. */
+struct shape {
+	bool large, small, alone;
+};
+
 static int build(struct ntfs_check *c, struct plan *p,
 		 struct ntfs_fn_ref **v, long n, uint32_t other,
-		 const struct ntfs_run *old, long nold, char *why)
+		 const struct ntfs_run *old, long nold, const struct shape *sh,
+		 char *why)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint32_t bs = c->vol.boot.g.index_block_size, cs = c->vol.boot.g.cluster_size;
@@ -205,6 +228,19 @@ static int build(struct ntfs_check *c, struct plan *p,
 			memcpy(v[i]->fn + offsetof(struct ntfs_file_name, allocated_size), &al, 8);
 			memcpy(v[i]->fn + offsetof(struct ntfs_file_name, data_size), &sz, 8);
 		}
+		/* the key says whether it names a directory */
+		if (v[i]->recno >= NTFS_FILE_FIRST_USER) {
+			uint32_t fa;
+
+			memcpy(&fa, v[i]->fn + offsetof(struct ntfs_file_name, file_attributes), 4);
+			fa = le32toh(fa);
+			if (bit_get(c->record_dir, v[i]->recno))
+				fa |= NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT;
+			else
+				fa &= ~(uint32_t)NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT;
+			fa = htole32(fa);
+			memcpy(v[i]->fn + offsetof(struct ntfs_file_name, file_attributes), &fa, 4);
+		}
 		e[i].mref = v[i]->recno | (uint64_t)v[i]->seq << 48;
 		e[i].key = v[i]->fn;
 		e[i].key_len = v[i]->fn_len;
@@ -216,13 +252,18 @@ static int build(struct ntfs_check *c, struct plan *p,
 		int mplen;
 
 		ntfs_index_build_free(&p->res);
-		if (ntfs_index_build(e, (size_t)n, room, bs, cs, &p->res)) {
+		if (ntfs_index_build_shape(e, (size_t)n, room, bs, cs, sh->large,
+					   &p->res)) {
 			snprintf(why, NTFS_WHY, "%u-byte index blocks cannot hold the entries in a %u-byte record",
 				 bs, rs);
 			goto out;
 		}
 		if (!p->res.large) {
 			ret = 0;
+			goto out;
+		}
+		if (sh->small) {
+			snprintf(why, NTFS_WHY, "the index no longer fits its record");
 			goto out;
 		}
 		mplen = place(c, p, old, nold);
@@ -239,7 +280,8 @@ static int build(struct ntfs_check *c, struct plan *p,
 		memset(p->bitmap, 0, p->bitmap_len);
 		for (uint32_t b = 0; b < p->res.nblocks; b++)
 			p->bitmap[b >> 3] |= (uint8_t)(1u << (b & 7));
-		extra = (uint32_t)ntfs_align(NONRESIDENT_HDR + (uint32_t)mplen, 8) +
+		extra = sh->alone ? 0 :
+			(uint32_t)ntfs_align(NONRESIDENT_HDR + (uint32_t)mplen, 8) +
 			RESIDENT_HDR + p->bitmap_len;
 		if (other + RESIDENT_HDR + p->res.root_len + extra <= rs) {
 			ret = 0;
@@ -298,6 +340,295 @@ static int rewrite_record(struct ntfs_check *c, const uint8_t *rec,
 	return ok ? 0 : -1;
 }
 
+/* The clusters of the new index taken, the old ones not kept freed
+ * (unless clusters are cross-linked: then nothing is freed), the new
+ * blocks written. */
+static int commit_blocks(struct ntfs_check *c, const struct plan *p,
+			 const struct ntfs_run *old, long nold,
+			 const struct ntfs_run *gone, long ngone, char *why)
+{
+	if (!c->crosslinked) {
+		if (!p->reuse || !p->res.large)
+			set_clusters(c, old, nold, false);
+		set_clusters(c, gone, ngone, false);
+	}
+	if (p->res.large) {
+		set_clusters(c, p->runs, p->nruns, true);
+		if (ntfs_check_write_runs(c, p->runs, p->nruns, p->res.blocks,
+					  (uint64_t)p->res.nblocks *
+					  c->vol.boot.g.index_block_size)) {
+			snprintf(why, NTFS_WHY, "writing the index blocks failed");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A directory whose attributes continue in extension records: each $I30
+ * attribute is replaced in the record that holds it, keeping its instance
+ * number, so that the $ATTRIBUTE_LIST stays true as it is.  The index
+ * keeps its shape (a large index stays large, a small one small); an
+ * attribute in several extents is not handled.
+ */
+enum { I_ROOT, I_ALLOC, I_BITMAP, I_TYPES };
+static const uint32_t index_types[I_TYPES] = {
+	NTFS_AT_INDEX_ROOT, NTFS_AT_INDEX_ALLOCATION, NTFS_AT_BITMAP
+};
+static const uint8_t I30[8] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
+
+static int type_slot(uint32_t t)
+{
+	for (int i = 0; i < I_TYPES; i++)
+		if (index_types[i] == t)
+			return i;
+	return -1;
+}
+
+static bool named_i30(const struct ntfs_attr_header *a)
+{
+	return a->name_length == 4 &&
+	       !memcmp((const uint8_t *)a + le16toh(a->name_offset), I30, 8);
+}
+
+/* Which record holds each $I30 attribute (UINT64_MAX: none). */
+static int find_holders(struct ntfs_check *c, const uint8_t *rec,
+			uint64_t at[I_TYPES], char *why)
+{
+	struct ntfs_run *runs = NULL;
+	uint8_t *list = NULL;
+	uint64_t len = 0, off = 0;
+	long nruns;
+	int ret = 0;
+
+	for (int i = 0; i < I_TYPES; i++)
+		at[i] = UINT64_MAX;
+	if (ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+				 &runs, &nruns)) {
+		snprintf(why, NTFS_WHY, "its attribute list is unreadable");
+		ret = -1;
+		goto out;
+	}
+	/* entries: type, length, name length/offset, lowest VCN, record */
+	while (off + 26 <= len) {
+		uint32_t t;
+		uint16_t elen;
+		uint8_t nlen = list[off + 6], noff = list[off + 7];
+		uint64_t lvcn, mref;
+		int k;
+
+		memcpy(&t, list + off, 4);
+		memcpy(&elen, list + off + 4, 2);
+		memcpy(&lvcn, list + off + 8, 8);
+		memcpy(&mref, list + off + 16, 8);
+		elen = le16toh(elen);
+		if (elen < 26 || off + elen > len || noff + 2u * nlen > elen)
+			break;
+		k = type_slot(le32toh(t));
+		if (k >= 0 && nlen == 4 && !memcmp(list + off + noff, I30, 8)) {
+			if (le64toh(lvcn) || at[k] != UINT64_MAX) {
+				snprintf(why, NTFS_WHY, "its index attributes are in several extents");
+				ret = -1;
+				goto out;
+			}
+			at[k] = le64toh(mref) & 0xffffffffffffULL;
+		}
+		off += elen;
+	}
+	if (at[I_ROOT] == UINT64_MAX || (at[I_ALLOC] == UINT64_MAX) !=
+	    (at[I_BITMAP] == UINT64_MAX)) {
+		snprintf(why, NTFS_WHY, "its attribute list lacks index attributes");
+		ret = -1;
+	}
+out:
+	free(list);
+	free(runs);
+	return ret;
+}
+
+/* The $I30 attribute of TYPE in checked record REC, or NULL. */
+static const struct ntfs_attr_header *i30_in(const uint8_t *rec, uint32_t type)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if (le32toh(a->type) == type && named_i30(a))
+			return a;
+	return NULL;
+}
+
+/* Add P's attribute of slot K to R, numbered INSTANCE; false if full. */
+static bool add_index_attr(struct ntfs_check *c, struct ntfs_rec *r, int k,
+			   const struct plan *p, uint16_t instance)
+{
+	uint32_t at = r->end;
+	uint64_t data = (uint64_t)p->res.nblocks * c->vol.boot.g.index_block_size;
+	bool ok;
+
+	if (k == I_ROOT)
+		ok = ntfs_rec_add_resident(r, NTFS_AT_INDEX_ROOT, "$I30", p->res.root,
+					   p->res.root_len, 0) != NULL;
+	else if (k == I_ALLOC)
+		ok = !ntfs_rec_add_nonresident(r, NTFS_AT_INDEX_ALLOCATION, "$I30",
+					       p->runs, (size_t)p->nruns,
+					       p->clusters * c->vol.boot.g.cluster_size,
+					       data, data);
+	else
+		ok = ntfs_rec_add_resident(r, NTFS_AT_BITMAP, "$I30", p->bitmap,
+					   p->bitmap_len, 0) != NULL;
+	if (ok)
+		memcpy(r->buf + at + offsetof(struct ntfs_attr_header, instance),
+		       &instance, 2);
+	return ok;
+}
+
+/* REC (record RECNO) with its $I30 attributes replaced by P's. */
+static int rewrite_holder(struct ntfs_check *c, const uint8_t *rec,
+			  uint8_t *out, const struct plan *p, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_rec r;
+	int more;
+
+	memcpy(out, rec, rs);
+	ntfs_rec_reopen(&r, out, rs);
+	ntfs_attr_cursor_init(&cur, rec);
+	while ((more = ntfs_attr_next(&cur, &a, why)) == 1) {
+		int k = named_i30(a) ? type_slot(le32toh(a->type)) : -1;
+		bool ok = k >= 0 ? add_index_attr(c, &r, k, p, a->instance) :
+			  ntfs_rec_add_raw(&r, a, le32toh(a->length)) != NULL;
+
+		if (!ok) {
+			snprintf(why, NTFS_WHY, "the index does not fit MFT record %llu",
+				 (unsigned long long)le32toh(((const struct ntfs_mft_record *)rec)->mft_record_number));
+			return -1;
+		}
+	}
+	return more < 0 ? -1 : 0;
+}
+
+static int rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
+			  const uint16_t *upcase, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint64_t at[I_TYPES], rec_of[I_TYPES];
+	uint8_t *bufs[I_TYPES] = { 0 }, *outs[I_TYPES] = { 0 };
+	const struct ntfs_attr_header *attr[I_TYPES] = { 0 };
+	struct ntfs_run *old = NULL, *gone = NULL;
+	long nold = 0, ngone = 0, n;
+	struct ntfs_fn_ref **v = NULL;
+	struct ntfs_mft_record m;
+	struct shape sh;
+	struct plan p;
+	int nrec = 0, ret = -1;
+	uint32_t other = 0;
+
+	memset(&p, 0, sizeof(p));
+	if (find_holders(c, base, at, why))
+		return -1;
+	/* the distinct records holding them, read and checked */
+	for (int k = 0; k < I_TYPES; k++) {
+		int j;
+
+		if (at[k] == UINT64_MAX)
+			continue;
+		for (j = 0; j < nrec && rec_of[j] != at[k]; j++)
+			;
+		if (j == nrec) {
+			rec_of[nrec] = at[k];
+			bufs[nrec] = malloc(rs);
+			outs[nrec] = malloc(rs);
+			if (!bufs[nrec] || !outs[nrec]) {
+				nrec++;
+				snprintf(why, NTFS_WHY, "out of memory");
+				goto out;
+			}
+			if (at[k] == d) {
+				memcpy(bufs[nrec], base, rs);
+			} else if (at[k] >= c->vol.mft_records ||
+				   !bit_get(c->record_used, at[k]) ||
+				   ntfs_check_read_record(c, at[k], bufs[nrec]) ||
+				   ntfs_record_check(bufs[nrec], rs, NTFS_MAGIC_FILE,
+						     why) != NTFS_REC_OK ||
+				   (memcpy(&m, bufs[nrec], sizeof(m)),
+				    (le64toh(m.base_mft_record) & 0xffffffffffffULL) != d)) {
+				nrec++;
+				snprintf(why, NTFS_WHY, "MFT record %llu holding its index is unusable",
+					 (unsigned long long)at[k]);
+				goto out;
+			}
+			nrec++;
+		}
+		attr[k] = i30_in(bufs[j], index_types[k]);
+		if (!attr[k] || (k == I_ROOT && attr[k]->non_resident) ||
+		    (k == I_ALLOC && !attr[k]->non_resident)) {
+			snprintf(why, NTFS_WHY, "its index attributes are not where its list says");
+			goto out;
+		}
+	}
+	if (attr[I_ALLOC]) {
+		nold = ntfs_attr_runs(attr[I_ALLOC], c->vol.boot.g.nr_clusters, &old, why);
+		if (nold < 0) {
+			old = NULL;
+			nold = 0;
+		}
+	}
+	if (attr[I_BITMAP] && attr[I_BITMAP]->non_resident) {
+		ngone = ntfs_attr_runs(attr[I_BITMAP], c->vol.boot.g.nr_clusters, &gone, why);
+		if (ngone < 0) {
+			gone = NULL;
+			ngone = 0;
+		}
+	}
+	/* the root's record: what is not index stays */
+	for (int j = 0; j < nrec; j++)
+		if (rec_of[j] == at[I_ROOT]) {
+			memcpy(&m, bufs[j], sizeof(m));
+			other = le32toh(m.bytes_in_use);
+		}
+	for (int k = 0; k < I_TYPES; k++)
+		if (attr[k] && at[k] == at[I_ROOT])
+			other -= le32toh(attr[k]->length);
+	sh.large = attr[I_ALLOC] != NULL;
+	sh.small = !sh.large;
+	sh.alone = at[I_ALLOC] != at[I_ROOT] && at[I_BITMAP] != at[I_ROOT];
+	n = gather(c, d, upcase, &v);
+	if (n < 0) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		goto out;
+	}
+	if (build(c, &p, v, n, other, old, nold, &sh, why))
+		goto out;
+	for (int j = 0; j < nrec; j++)
+		if (rewrite_holder(c, bufs[j], outs[j], &p, why))
+			goto out;
+	if (commit_blocks(c, &p, old, nold, gone, ngone, why))
+		goto out;
+	for (int j = 0; j < nrec; j++)
+		if (ntfs_check_write_record(c, rec_of[j], outs[j])) {
+			snprintf(why, NTFS_WHY, "writing MFT record %llu failed",
+				 (unsigned long long)rec_of[j]);
+			goto out;
+		}
+	ret = 0;
+out:
+	for (int j = 0; j < nrec; j++) {
+		free(bufs[j]);
+		free(outs[j]);
+	}
+	ntfs_index_build_free(&p.res);
+	free(p.runs);
+	free(old);
+	free(gone);
+	free(v);
+	return ret;
+}
+
 int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 			   const uint16_t *upcase, char *why)
 {
@@ -310,6 +641,7 @@ int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
 	struct ntfs_mft_record m;
+	const struct shape whole = { false, false, false };
 	uint32_t other;
 	int ret = -1, more;
 
@@ -332,7 +664,7 @@ int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 		uint32_t t = le32toh(a->type);
 
 		if (t == NTFS_AT_ATTRIBUTE_LIST) {
-			snprintf(why, NTFS_WHY, "its attributes continue in other records");
+			ret = rebuild_listed(c, d, rec, upcase, why);
 			goto out;
 		}
 		if (!is_index_attr(a)) {
@@ -362,25 +694,11 @@ int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 		snprintf(why, NTFS_WHY, "out of memory");
 		goto out;
 	}
-	if (build(c, &p, v, n, other, old, nold, why) ||
+	if (build(c, &p, v, n, other, old, nold, &whole, why) ||
 	    rewrite_record(c, rec, out, &p, why))
 		goto out;
-	/* clusters: what the old index had and the new one does not use is
-	 * freed, unless clusters are cross-linked (then nothing is freed) */
-	if (!c->crosslinked) {
-		if (!p.reuse || !p.res.large)
-			set_clusters(c, old, nold, false);
-		set_clusters(c, gone, ngone, false);
-	}
-	if (p.res.large) {
-		set_clusters(c, p.runs, p.nruns, true);
-		if (ntfs_check_write_runs(c, p.runs, p.nruns, p.res.blocks,
-					  (uint64_t)p.res.nblocks *
-					  c->vol.boot.g.index_block_size)) {
-			snprintf(why, NTFS_WHY, "writing the index blocks failed");
-			goto out;
-		}
-	}
+	if (commit_blocks(c, &p, old, nold, gone, ngone, why))
+		goto out;
 	if (ntfs_check_write_record(c, d, out)) {
 		snprintf(why, NTFS_WHY, "writing the record failed");
 		goto out;
@@ -402,6 +720,8 @@ out:
 static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint64_t last_p = UINT64_MAX;
+	uint16_t last_seq = 0;
 	char why[NTFS_WHY];
 
 	for (uint64_t r = 0; r < c->vol.mft_records; r++) {
@@ -410,6 +730,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 		struct ntfs_mft_record m;
 		uint64_t owner;
 		uint16_t seq;
+		bool dirty = false;
 
 		if (!bit_get(c->record_used, r) || bit_get(c->ext_bad, r) ||
 		    ntfs_check_read_record(c, r, rec) ||
@@ -450,6 +771,20 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 			if (!fn.name_length || sizeof(fn) + 2u * fn.name_length > len ||
 			    p >= c->vol.mft_records || !bit_get(c->rebuild, p))
 				continue;
+			/* a parent reference with a stale sequence number is
+			 * refreshed in the file and so in its key */
+			if (p != last_p && !ntfs_check_read_record(c, p, base)) {
+				memcpy(&m, base, sizeof(m));
+				last_p = p;
+				last_seq = le16toh(m.sequence_number);
+			}
+			if (p == last_p && le64toh(fn.parent_directory) >> 48 &&
+			    le64toh(fn.parent_directory) >> 48 != last_seq) {
+				uint64_t ref = htole64(p | (uint64_t)last_seq << 48);
+
+				memcpy((uint8_t *)v, &ref, 8);
+				dirty = true;
+			}
 			if (c->nnames == c->cap_names) {
 				size_t cap = c->cap_names ? c->cap_names * 2 : 256;
 				struct ntfs_fn_ref *g = realloc(c->names, cap * sizeof(*g));
@@ -471,11 +806,14 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 				n->name[i] = (uint16_t)(v[sizeof(fn) + 2 * i] |
 							v[sizeof(fn) + 2 * i + 1] << 8);
 			n->recno = owner;
+			n->holder = r;
 			n->seq = seq;
 			n->parent = p;
 			n->name_len = fn.name_length;
 			c->nnames++;
 		}
+		if (dirty && ntfs_check_write_record(c, r, rec))
+			fsf_fix_failed(&c->fix);
 	}
 	return 0;
 }

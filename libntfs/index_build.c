@@ -7,6 +7,8 @@
  * first entry that does not fit is promoted to the level above, pointing
  * at the block just closed, whose end entry takes the promoted entry's
  * old child.  Every level is smaller than the one below, so this stops.
+ * A large index can be asked for even when the entries would fit the
+ * root (at least one leaf block, possibly holding only its end entry).
  */
 #include "config.h"
 
@@ -145,6 +147,15 @@ int ntfs_index_build(const struct ntfs_ib_entry *entries, size_t n,
 		     uint32_t root_room, uint32_t block_size,
 		     uint32_t cluster_size, struct ntfs_ib_result *out)
 {
+	return ntfs_index_build_shape(entries, n, root_room, block_size,
+				      cluster_size, false, out);
+}
+
+int ntfs_index_build_shape(const struct ntfs_ib_entry *entries, size_t n,
+			   uint32_t root_room, uint32_t block_size,
+			   uint32_t cluster_size, bool large,
+			   struct ntfs_ib_result *out)
+{
 	struct builder b = { .ents = entries, .bs = block_size, .cs = cluster_size };
 	struct item *it;
 	size_t m = n;
@@ -172,7 +183,7 @@ int ntfs_index_build(const struct ntfs_ib_entry *entries, size_t n,
 
 		for (size_t i = 0; i < m; i++)
 			len += entry_size(&b, it[i].e, node);
-		if (len <= root_room)
+		if (len <= root_room && (node || !large))
 			break;
 		ret = pack_level(&b, it, &m, &last, node);
 		if (ret)

@@ -37,6 +37,12 @@ struct ntfs_ib_result {
 int ntfs_index_build(const struct ntfs_ib_entry *entries, size_t n,
 		     uint32_t root_room, uint32_t block_size,
 		     uint32_t cluster_size, struct ntfs_ib_result *out);
+/* The same; LARGE: always a root over INDX blocks (at least one), as a
+ * directory whose $INDEX_ALLOCATION must stay needs. */
+int ntfs_index_build_shape(const struct ntfs_ib_entry *entries, size_t n,
+			   uint32_t root_room, uint32_t block_size,
+			   uint32_t cluster_size, bool large,
+			   struct ntfs_ib_result *out);
 void ntfs_index_build_free(struct ntfs_ib_result *r);
 
 /* The VCN of index block I for this geometry. */

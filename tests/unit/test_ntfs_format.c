@@ -391,8 +391,9 @@ static void test_index_build(void)
 {
 	static uint8_t keys[3000][sizeof(struct ntfs_file_name) + 12];
 	static struct ntfs_ib_entry e[3000];
-	const uint32_t counts[] = { 0, 3, 3000 };
-	const uint32_t rooms[] = { 480, 480, 200 };
+	const uint32_t counts[] = { 0, 3, 3000, 0, 3 };
+	const uint32_t rooms[] = { 480, 480, 200, 480, 480 };
+	const bool large[] = { false, false, false, true, true };
 
 	for (uint32_t i = 0; i < 3000; i++) {
 		struct ntfs_file_name fn;
@@ -412,18 +413,21 @@ static void test_index_build(void)
 		e[i].key = keys[i];
 		e[i].key_len = sizeof(keys[i]);
 	}
-	for (int t = 0; t < 3; t++) {
+	for (int t = 0; t < 5; t++) {
 		struct ntfs_ib_result r;
 		struct ntfs_index_root root;
 		struct ib_walk w = { .r = &r, .leaf_depth = -1 };
 		const uint8_t *ents;
 		uint32_t elen;
 		char why[NTFS_WHY];
-		int ret = ntfs_index_build(e, counts[t], rooms[t], 4096, 4096, &r);
+		int ret = ntfs_index_build_shape(e, counts[t], rooms[t], 4096, 4096,
+						 large[t], &r);
 
 		ok(ret == 0 && r.root_len <= rooms[t] &&
-		   !ntfs_index_root_parse(r.root, r.root_len, &root, &ents, &elen, why),
-		   "index build: %u entries, a %u-byte root", counts[t], rooms[t]);
+		   !ntfs_index_root_parse(r.root, r.root_len, &root, &ents, &elen, why) &&
+		   (!large[t] || (r.large && r.nblocks == 1 && r.depth == 1)),
+		   "index build: %u entries, a %u-byte root%s", counts[t], rooms[t],
+		   large[t] ? ", large asked" : "");
 		if (ret)
 			continue;
 		ib_visit(&w, ents, elen, 0);
