@@ -203,7 +203,8 @@ def make(name, out, mkfs, sid_root, seed):
         try:
             sh("truncate", "-s", "%dM" % mib, t + "/v.img")
             sh("chroot", sid_root, "mkntfs", "-q", "-F", "-Q", "-c", str(cs),
-               "/tmp/%s/v.img" % os.path.basename(t), stdout=subprocess.DEVNULL)
+               "/tmp/%s/v.img" % os.path.basename(t), stdout=subprocess.DEVNULL,
+               stderr=subprocess.DEVNULL)
             sh("cp", "--sparse=always", t + "/v.img", img)
         finally:
             shutil.rmtree(t, ignore_errors=True)

@@ -22,7 +22,7 @@ HEX = re.compile(r'^\d*\s*\| [0-9a-f]{5}  ((?:[0-9a-f]{2} {1,2}){1,16})')
 def workload(m, seed):
     rnd = random.Random(seed)
     os.makedirs(os.path.join(m, "new/sub"))
-    for i in range(300):
+    for i in range(150):
         with open(os.path.join(m, "new", "n%03d-created-while-writing" % i), "wb") as f:
             f.write(rnd.randbytes(200 if i % 3 else 7000))
     for i in range(2):
@@ -33,10 +33,10 @@ def workload(m, seed):
     for i in range(2, 40):
         os.unlink(os.path.join(m, "big/entry-%04d-with-a-fairly-long-name.txt" % i))
     with open(os.path.join(m, "new/large"), "wb") as f:
-        for _ in range(16):
+        for _ in range(8):
             f.write(rnd.randbytes(128 << 10))
     os.setxattr(os.path.join(m, "new/large"), "user.tag", b"x" * 500)
-    for i in range(300):
+    for i in range(150):
         with open(os.path.join(m, "big", "later-%04d" % i), "wb") as f:
             f.write(b"%d\n" % i)
 
