@@ -64,6 +64,11 @@ check() {
 	[ "$status" -eq 0 ]
 }
 
+@test "lab: the undamaged control volumes pass every oracle (no false positive)" {
+	check control
+	[ "$status" -eq 0 ]
+}
+
 @test "lab: fsck.ntfs -a never loses a file that ntfsck -a keeps" {
 	check keeps
 	[ "$status" -ne 77 ] || skip "no ntfsck (sid tree not built: tests/kernel/setup --sid)"

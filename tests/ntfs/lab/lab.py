@@ -8,7 +8,8 @@ damage, the bytes of the image), side by side with ntfsck -a.
                [--bases B,..] [--random N] [--cuts N]
   lab.py table DIR            summary table of a finished run
   lab.py check DIR INVARIANT  exit 1 naming every case that breaks it
-                              (nwrite crash exit converge keeps nothing-lost)
+                              (nwrite crash exit converge control keeps
+                              nothing-lost)
 
 FSCK_NTFS names the fsck.ntfs to judge (default
 $FSFORGE_BUILDDIR/fsck/fsck.ntfs); MKFS_NTFS the mkfs.ntfs of the bases.
@@ -464,6 +465,8 @@ INVARIANTS = {
     "converge": (True, lambda r: ([] if r["ours"]["a1"] not in (0, 1) else
                                   (["-n after -a exit %d" % r["ours"]["n2"]] if r["ours"]["n2"] else [])
                                   + ([] if r["ours"]["a2_same"] else ["second -a changed bytes"]))),
+    "control": (True, lambda r: [] if r["id"][0] != "c" or verdict(r)[0] else
+                ["undamaged volume: " + ", ".join(verdict(r)[3])]),
     "keeps": (True, lambda r: ["loses %s" % ", ".join(r["lost_vs_ref"][:5])] if r.get("lost_vs_ref") else []),
     "nothing-lost": (True, lambda r: ["lost %s" % ", ".join(r["untouched_lost"][:5])] if r["untouched_lost"] else []),
 }
@@ -537,9 +540,9 @@ def run_lab(a):
         if B.BASES[b][0] == "sid" and not sid:
             continue
         t = time.time()
-        bases[b] = B.make(b, os.path.join(out, "bases"), MKFS, SID, a.seed)
+        bases[b] = B.make(b, os.path.join(out, "bases"), MKFS, SID, 1)
         if "powercut" in kinds and b in ("ours4k", "sid4k"):
-            PC.record(bases[b], a.seed)
+            PC.record(bases[b], 1)
         print("lab: base %s ready (%.0f s)" % (b, time.time() - t), flush=True)
     # one undamaged control per base: the oracles themselves (and fsck.ntfs's
     # false positives) are checked on a volume that needs no repair
