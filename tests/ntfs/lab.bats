@@ -36,7 +36,7 @@ check() {
 	run grep -c -e 'LAB ERROR' -e '^run-lab exit' "$OUT/run.log"
 	[ "$output" = 0 ] || { grep -e 'LAB ERROR' -e 'run-lab exit' "$OUT/run.log"; false; }
 	n=$(ls "$OUT/results" | wc -l)
-	[ "$n" -ge 40 ]
+	[ "$n" -ge "${LAB_CASES:-44}" ]
 }
 
 @test "lab: the known-bad list (diagnostic)" {
