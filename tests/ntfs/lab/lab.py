@@ -169,6 +169,12 @@ def materialize(cid, bases, out):
         fn(v)
     elif kind == "c":
         pass
+    elif kind == "x":
+        # an image damaged elsewhere (e.g. the kernel tier's power cut of
+        # the Linux driver writing to this base): OUT/external/BASE-NAME.img
+        with open(os.path.join(out, "external", "%s-%s.img" % (b, rest)), "rb") as f:
+            img = bytearray(f.read())
+        v.img = img
     elif kind == "r":
         D.random_damage(v, int(rest))
     else:
@@ -412,13 +418,14 @@ def table(out, fh=sys.stdout):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
     for r in rs:
-        for k in ("all", {"c": "control", "t": "targeted", "r": "random", "p": "powercut"}[r["id"][0]]):
+        for k in ("all", {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
+                        "x": "external"}[r["id"][0]]):
             rows.setdefault(k, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
     p("%-9s %6s %7s %8s %13s %13s %6s %8s %7s %9s" % (
         "kind", "cases", "ours ok", "ntfsck ok", "files ours", "files ntfsck",
         "worse", "-n wrote", "crashes", "lost untch"))
-    for k in ("control", "targeted", "random", "powercut", "all"):
+    for k in ("control", "targeted", "random", "powercut", "external", "all"):
         if k not in rows:
             continue
         g = rows[k]
@@ -548,6 +555,10 @@ def run_lab(a):
     # false positives) are checked on a volume that needs no repair
     ids = a.only.split(",") if a.only else ["c-%s-clean" % b for b in bases] + pick(
         case_list(bases, kinds, a.seed, a.random, a.cuts), a.cases, a.seed, kinds)
+    ext = os.path.join(out, "external")
+    if not a.only and os.path.isdir(ext):
+        ids += ["x-" + f[:-4] for f in sorted(os.listdir(ext))
+                if f.endswith(".img") and f.split("-")[0] in bases]
     print("lab: %d cases" % len(ids), flush=True)
     lock = threading.Lock()
 
