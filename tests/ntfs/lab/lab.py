@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import zlib
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -115,7 +116,9 @@ def case_list(bases, kinds, seed, nrandom, ncuts):
             out += ["r-%s-%d" % (b, seed * 100000 + i) for i in range(nrandom)]
         if "powercut" in kinds and os.path.exists(d + "/writes"):
             w = PC.load(d + "/writes")
-            out += ["p-%s-w%d-t%d" % (b, k, t) for k, t in PC.cut_points(len(w), ncuts, seed)]
+            # a different set of cut points for each base
+            bseed = seed * 1000 + zlib.crc32(b.encode()) % 1000
+            out += ["p-%s-w%d-t%d" % (b, k, t) for k, t in PC.cut_points(len(w), ncuts, bseed)]
     return out
 
 
