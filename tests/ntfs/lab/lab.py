@@ -580,7 +580,10 @@ def run_lab(a):
             with open(rf + ".tmp", "w") as f:
                 json.dump(r, f)
             os.rename(rf + ".tmp", rf)
-            shutil.rmtree(os.path.join(out, "cases", cid), ignore_errors=True) if "ours" in r and verdict(r)[0] else None
+            if r.get("noop") or verdict(r)[0]:
+                # a passing case keeps only its result; a failing one keeps
+                # its damaged image and logs under OUT/cases/ID
+                shutil.rmtree(os.path.join(out, "cases", cid), ignore_errors=True)
         with lock:
             print(line(r), flush=True)
 
