@@ -1,0 +1,81 @@
+#!/usr/bin/env bats
+# The damage lab (tests/ntfs/lab, issue 10) at CI size: LAB_CASES (default
+# 44) damaged volumes sampled from the targeted, random and power-cut lists
+# (seed 1) plus one undamaged control per base volume, judged by oracles
+# that are not fsck.ntfs (image bytes, exit codes, ntfsck -n from the sid
+# tree, ntfs-3g mount + content manifest against the one taken before the
+# damage).  Each invariant is its own test; `lab.py check` names every case
+# that breaks it.  Cases listed in tests/ntfs/lab/known-bad are printed; they
+# excuse nothing for "-n never writes" and "no crash", and are left out of
+# the quality invariants only.  FSCK_NTFS selects the fsck.ntfs judged.
+load ../lib/common
+
+LAB=$FSFORGE_TOP/tests/ntfs/lab
+
+setup_file() {
+	export FSCK_NTFS=${FSCK_NTFS:-$FSFORGE_BUILDDIR/fsck/fsck.ntfs}
+	export OUT=/dev/shm/fsforge-lab-bats.$$
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
+	"$LAB/run-lab" --cases "${LAB_CASES:-44}" --seed 1 --jobs 2 --out "$OUT" \
+		--bases ours4k,ours1k,sid4k,sid64k --random 40 --cuts 20 \
+		> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
+}
+
+teardown_file() {
+	rm -rf "$OUT"
+}
+
+check() {
+	run python3 "$LAB/lab.py" check "$OUT" "$1"
+	echo "$output" | sed 's/^/# /' >&3
+}
+
+@test "lab: every case was made and judged" {
+	sed 's/^/# /' "$OUT/table.txt" >&3
+	run grep -c -e 'LAB ERROR' -e '^run-lab exit' "$OUT/run.log"
+	[ "$output" = 0 ] || { grep -e 'LAB ERROR' -e 'run-lab exit' "$OUT/run.log"; false; }
+	n=$(ls "$OUT/results" | wc -l)
+	[ "$n" -ge "${LAB_CASES:-44}" ]
+}
+
+@test "lab: the known-bad list (diagnostic)" {
+	grep -v '^#' "$LAB/known-bad" | sed 's/^/# known-bad: /' >&3 || true
+	[ -f "$LAB/known-bad" ]
+}
+
+@test "lab: -n never writes a byte (before or after -a)" {
+	check nwrite
+	[ "$status" -eq 0 ]
+}
+
+@test "lab: no crash, hang or sanitizer report" {
+	check crash
+	[ "$status" -eq 0 ]
+}
+
+@test "lab: -n exits 0, 1, 4 or 8 and -a exits 0, 1, 2 or 4" {
+	check exit
+	[ "$status" -eq 0 ]
+}
+
+@test "lab: when -a exits 0 or 1, -n is then clean and a second -a changes no byte" {
+	check converge
+	[ "$status" -eq 0 ]
+}
+
+@test "lab: the undamaged control volumes pass every oracle (no false positive)" {
+	check control
+	[ "$status" -eq 0 ]
+}
+
+@test "lab: fsck.ntfs -a never loses a file that ntfsck -a keeps" {
+	check keeps
+	[ "$status" -ne 77 ] || skip "no ntfsck (sid tree not built: tests/kernel/setup --sid)"
+	[ "$status" -eq 0 ]
+}
+
+@test "lab: nothing lost: every file whose records and clusters were not damaged survives with its content" {
+	check nothing-lost
+	[ "$status" -eq 0 ]
+}

@@ -1,0 +1,396 @@
+"""Damage generators of the lab.  Each case is a name and a function that
+changes a bytearray holding a populated base volume:
+  targeted  one case per (structure, field, kind of corruption), the same
+            list for the same base every time;
+  random    N seeded byte/bit changes in metadata (MFT records, INDX
+            blocks, boot sectors), fixups kept valid or not;
+  powercut  the writes ntfs-3g issued for a workload (recorded once per
+            base by strace), cut after write k, the last one possibly torn
+            at a 512-byte sector (see powercut.py)."""
+import random
+import struct
+
+import ntfsparse as P
+
+KINDS3 = ("zero", "ones", "plus1")
+
+
+def newval(old, size, kind):
+    mask = (1 << (8 * size)) - 1
+    return {"zero": 0, "ones": mask, "plus1": (old + 1) & mask,
+            "minus1": (old - 1) & mask, "flip7": old ^ 0x80,
+            "big": (old + (1 << (8 * size - 2))) & mask}[kind]
+
+
+def set_int(buf, at, size, kind):
+    old = int.from_bytes(buf[at:at + size], "little")
+    buf[at:at + size] = newval(old, size, kind).to_bytes(size, "little")
+
+
+class Vol:
+    """A damaged-to-be image with the lookups the generators need."""
+
+    def __init__(self, img, man):
+        self.img, self.g, self.man = img, P.Geometry(img), man
+
+    def ino(self, path):
+        return self.man[path]["ino"]
+
+    def rec(self, n):
+        at, raw = P.read_record(self.img, self.g, n)
+        return at, P.unfix(raw)
+
+    def put_rec(self, n, plain, raw=False):
+        at = self.g.rec_off(n)
+        self.img[at:at + self.g.rs] = plain if raw else P.refix(plain)
+
+    def attr(self, n, atype, name=""):
+        at, rec = self.rec(n)
+        for off, t, nm, nr in P.attrs(rec):
+            if t == atype and nm == name:
+                return off
+        raise KeyError("record %d has no attribute 0x%x" % (n, atype))
+
+    def edit(self, n, fn, raw=False):
+        """Change record N through FN(fixed-up copy), then refix."""
+        at, rec = self.rec(n)
+        fn(rec)
+        self.put_rec(n, rec, raw)
+
+    def index_blocks(self, n):
+        """Byte offsets of the INDX blocks of directory N."""
+        at, rec = self.rec(n)
+        off = self.attr(n, 0xA0, "$I30")
+        out, cs, ibs = [], self.g.cs, self.g.ibs
+        for lcn, ln in P.runlist(rec, off):
+            if lcn is None:
+                continue
+            for b in range(0, ln * cs, ibs):
+                o = lcn * cs + b
+                if self.img[o:o + 4] == b"INDX":
+                    out.append(o)
+        return out
+
+    def edit_block(self, at, fn, raw=False):
+        ibs = self.g.ibs
+        blk = P.unfix(self.img[at:at + ibs])
+        fn(blk)
+        self.img[at:at + ibs] = blk if raw else P.refix(blk)
+
+
+# --- targeted ---------------------------------------------------------------
+
+BOOT_FIELDS = [("jump", 0, 3), ("oem", 3, 8), ("bps", 11, 2), ("spc", 13, 1),
+               ("reserved", 14, 2), ("media", 21, 1), ("sectors", 0x28, 8),
+               ("mftlcn", 0x30, 8), ("mirrlcn", 0x38, 8), ("cpr", 0x40, 1),
+               ("cpi", 0x44, 1), ("serial", 0x48, 8), ("marker", 0x1FE, 2)]
+
+# record header fields: (name, offset, size, kinds)
+HDR_FIELDS = [("seq", 0x10, 2, ("plus1", "zero")),
+              ("links", 0x12, 2, ("plus1", "zero")),
+              ("attroff", 0x14, 2, ("ones", "plus1")),
+              ("flags", 0x16, 2, ("zero", "plus1", "flip7")),
+              ("inuse", 0x18, 4, ("big", "minus1")),
+              ("alloc", 0x1C, 4, ("zero",)),
+              ("baseref", 0x20, 8, ("plus1",)),
+              ("recno", 0x2C, 4, ("plus1",))]
+
+# non-resident attribute header fields
+NR_FIELDS = [("length", 4, 4, ("zero", "plus1", "big")),
+             ("nameoff", 0xA, 2, ("ones",)),
+             ("aflags", 0xC, 2, ("big",)),
+             ("nonres", 8, 1, ("zero",)),
+             ("lowvcn", 0x10, 8, ("plus1",)),
+             ("highvcn", 0x18, 8, ("plus1", "minus1")),
+             ("mpoff", 0x20, 2, ("plus1", "ones")),
+             ("allocsz", 0x28, 8, ("minus1", "zero")),
+             ("datasz", 0x30, 8, ("big", "plus1")),
+             ("initsz", 0x38, 8, ("big",))]
+
+RES_FIELDS = [("length", 4, 4, ("zero", "big")),
+              ("vlen", 0x10, 4, ("zero", "big")),
+              ("voff", 0x14, 2, ("ones", "plus1"))]
+
+
+def targeted(v):
+    """[(case name, function(Vol))] for volume V."""
+    cases = []
+
+    def add(name, fn):
+        cases.append((name, fn))
+
+    # boot sector fields, primary only and backup only
+    for where, base in (("primary", 0), ("backup", v.g.backup)):
+        for f, at, size in BOOT_FIELDS:
+            for k in KINDS3:
+                add("boot-%s-%s-%s" % (where, f, k),
+                    lambda v, a=base + at, s=size, k=k: set_int(v.img, a, s, k))
+
+    # $MFT and $MFTMirr runlists, $MFT's bitmap and $Bitmap's runlist
+    for n, what, atype in ((0, "mft", 0x80), (1, "mftmirr", 0x80),
+                           (0, "mftbitmap", 0xB0), (6, "bitmap", 0x80)):
+        try:
+            off = v.attr(n, atype)
+        except KeyError:
+            continue
+        if not v.rec(n)[1][off + 8]:
+            continue
+        runs = P.runlist_fields(v.rec(n)[1], off)
+        if not runs:
+            continue
+        p, lb, ob = runs[0]
+        for k in ("plus1", "minus1", "big"):
+            add("runs-%s-lcn-%s" % (what, k),
+                lambda v, n=n, a=p + 1 + lb, s=ob, k=k:
+                v.edit(n, lambda r: set_int(r, a, s, k)))
+        for k in ("plus1", "minus1"):
+            add("runs-%s-len-%s" % (what, k),
+                lambda v, n=n, a=p + 1, s=lb, k=k:
+                v.edit(n, lambda r: set_int(r, a, s, k)))
+        add("runs-%s-header-zero" % what,
+            lambda v, n=n, a=p: v.edit(n, lambda r: set_int(r, a, 1, "zero")))
+        for f, at, size, kinds in NR_FIELDS:
+            if f in ("allocsz", "datasz", "initsz", "highvcn"):
+                for k in kinds:
+                    add("attr-%s-%s-%s" % (what, f, k),
+                        lambda v, n=n, a=off + at, s=size, k=k:
+                        v.edit(n, lambda r: set_int(r, a, s, k)))
+
+    # every system file record 0-11; the mirror copies of 0-3
+    for n in range(12):
+        add("sys%02d-magic" % n, lambda v, n=n: v.edit(n, lambda r: r.__setitem__(slice(0, 4), b"BAAD")))
+        add("sys%02d-zeroed" % n, lambda v, n=n: v.put_rec(n, bytearray(v.g.rs), raw=True))
+        add("sys%02d-torn" % n, lambda v, n=n: torn(v, n))
+        add("sys%02d-usn" % n, lambda v, n=n: v.edit(n, lambda r: set_int(r, struct.unpack_from("<H", r, 4)[0], 2, "plus1")))
+        for f, at, size, kinds in HDR_FIELDS:
+            if f in ("seq", "flags", "attroff", "recno"):
+                add("sys%02d-%s-%s" % (n, f, kinds[0]),
+                    lambda v, n=n, a=at, s=size, k=kinds[0]:
+                    v.edit(n, lambda r: set_int(r, a, s, k)))
+        for t, tn in ((0x10, "stdinfo"), (0x30, "filename")):
+            add("sys%02d-%s-vlen-zero" % (n, tn),
+                lambda v, n=n, t=t: v.edit(n, lambda r: set_int(r, v.attr(n, t) + 0x10, 4, "zero")))
+    for n in range(4):
+        m = v.g.mirr_lcn * v.g.cs + n * v.g.rs
+        add("mirror%d-zeroed" % n, lambda v, m=m: v.img.__setitem__(slice(m, m + v.g.rs), bytearray(v.g.rs)))
+        add("mirror%d-torn" % n, lambda v, m=m: set_int(v.img, m + 510, 1, "flip7"))
+
+    # user files: record headers, fixups, attributes, runlists, names
+    tgt = {"small": "links/small", "frag": "frag/f1", "bigfile": "bigfile",
+           "sparse": "sparse2", "dir": "big", "nested": "docs/a/b",
+           "xattr": "xattr/x1", "hardlink": "links/target"}
+    ino = {k: v.ino(p) for k, p in tgt.items()}
+    for t in ("small", "frag", "dir", "hardlink", "xattr"):
+        n = ino[t]
+        for f, at, size, kinds in HDR_FIELDS:
+            for k in kinds:
+                add("rec-%s-%s-%s" % (t, f, k),
+                    lambda v, n=n, a=at, s=size, k=k: v.edit(n, lambda r: set_int(r, a, s, k)))
+        add("rec-%s-torn" % t, lambda v, n=n: torn(v, n))
+        add("rec-%s-usn" % t, lambda v, n=n: v.edit(n, lambda r: set_int(r, struct.unpack_from("<H", r, 4)[0], 2, "plus1")))
+        add("rec-%s-usacount" % t, lambda v, n=n: v.edit(n, lambda r: set_int(r, 6, 2, "big"), raw=True))
+        add("rec-%s-magic" % t, lambda v, n=n: v.edit(n, lambda r: r.__setitem__(slice(0, 4), b"BAAD")))
+        add("rec-%s-zeroed" % t, lambda v, n=n: v.put_rec(n, bytearray(v.g.rs), raw=True))
+        add("rec-%s-attrtype-unknown" % t,
+            lambda v, n=n: v.edit(n, lambda r: set_int(r, v.attr(n, 0x10), 4, "big")))
+        for f, at, size, kinds in RES_FIELDS:
+            for k in kinds:
+                add("rec-%s-stdinfo-%s-%s" % (t, f, k),
+                    lambda v, n=n, a=at, s=size, k=k: v.edit(n, lambda r: set_int(r, v.attr(n, 0x10) + a, s, k)))
+    for t in ("frag", "bigfile", "sparse", "dir"):
+        n = ino[t]
+        atype, aname = (0xA0, "$I30") if t == "dir" else (0x80, "")
+        off = v.attr(n, atype, aname)
+        for f, at, size, kinds in NR_FIELDS:
+            for k in kinds:
+                add("attr-%s-%s-%s" % (t, f, k),
+                    lambda v, n=n, a=off + at, s=size, k=k: v.edit(n, lambda r: set_int(r, a, s, k)))
+        runs = P.runlist_fields(v.rec(n)[1], off)
+        for i in sorted({0, len(runs) // 2, len(runs) - 1}):
+            p, lb, ob = runs[i]
+            if ob == 0:
+                continue
+            for k in ("plus1", "minus1", "big"):
+                add("runs-%s-r%d-lcn-%s" % (t, i, k),
+                    lambda v, n=n, a=p + 1 + lb, s=ob, k=k: v.edit(n, lambda r: set_int(r, a, s, k)))
+            add("runs-%s-r%d-len-plus1" % (t, i),
+                lambda v, n=n, a=p + 1, s=lb: v.edit(n, lambda r: set_int(r, a, s, "plus1")))
+            add("runs-%s-r%d-header-zero" % (t, i),
+                lambda v, n=n, a=p: v.edit(n, lambda r: set_int(r, a, 1, "zero")))
+        # cross-link: the first run pointed at the first cluster of bigfile
+        if t != "bigfile":
+            add("runs-%s-crosslink" % t, lambda v, n=n, off=off: crosslink(v, n, off, ino["bigfile"]))
+    # $FILE_NAME: parent references, names, sizes
+    for t in ("small", "hardlink", "nested", "dir", "xattr"):
+        n = ino[t]
+        for what, fn in (("parent-missing", lambda r, v_: struct.pack_into("<Q", r, v_, 0x7FFFFF | (1 << 48))),
+                         ("parent-self", lambda r, v_, n=n: struct.pack_into("<Q", r, v_, n | (1 << 48))),
+                         ("parent-file", lambda r, v_: struct.pack_into("<Q", r, v_, ino["bigfile"] | (1 << 48))),
+                         ("parent-seq", lambda r, v_: set_int(r, v_ + 6, 2, "plus1")),
+                         ("namelen-zero", lambda r, v_: set_int(r, v_ + 0x40, 1, "zero")),
+                         ("namelen-big", lambda r, v_: set_int(r, v_ + 0x40, 1, "ones")),
+                         ("name-char", lambda r, v_: set_int(r, v_ + 0x42, 1, "plus1")),
+                         ("flags", lambda r, v_: set_int(r, v_ + 0x38, 4, "big"))):
+            add("fname-%s-%s" % (t, what), lambda v, n=n, fn=fn: v.edit(n, lambda r: fn(r, P.file_names(r)[0][3])))
+    # a directory cycle: docs/a/b's parent becomes docs/a/b/c/d
+    cyc = v.ino("docs/a/b/c/d")
+    add("fname-cycle", lambda v: v.edit(ino["nested"], lambda r: struct.pack_into(
+        "<Q", r, P.file_names(r)[0][3], cyc | (v.rec(cyc)[1][0x10] << 48))))
+
+    # indexes: the big directory's $INDEX_ROOT and INDX blocks, the root's
+    for t, n in (("big", ino["dir"]), ("root", 5), ("nested", ino["nested"])):
+        off = v.attr(n, 0x90, "$I30")
+        vo, _ = P.value(v.rec(n)[1], off)
+        ents = list(P.index_entries(v.rec(n)[1], vo + 0x10))
+        e0 = ents[0][0]
+        for what, at, size, k in (("blocksize", vo + 8, 4, "plus1"), ("entriesoff", vo + 0x10, 4, "big"),
+                                  ("indexlen", vo + 0x14, 4, "big"), ("hdrflags", vo + 0x1C, 1, "ones"),
+                                  ("e0-len", e0 + 8, 2, "zero"), ("e0-keylen", e0 + 10, 2, "big"),
+                                  ("e0-flags", e0 + 12, 2, "ones"), ("e0-ref", e0, 6, "big"),
+                                  ("e0-refseq", e0 + 6, 2, "plus1")):
+            add("iroot-%s-%s" % (t, what), lambda v, n=n, a=at, s=size, k=k: v.edit(n, lambda r: set_int(r, a, s, k)))
+    for t, n in (("big", ino["dir"]), ("root", 5)):
+        try:
+            blocks = v.index_blocks(n)
+        except KeyError:
+            continue
+        for bi in sorted({0, len(blocks) // 2, len(blocks) - 1}):
+            b = blocks[bi]
+            blk = P.unfix(v.img[b:b + v.g.ibs])
+            ents = list(P.index_entries(blk, 0x18))
+            e = ents[len(ents) // 2][0]
+            add("indx-%s-b%d-magic" % (t, bi), lambda v, b=b: v.img.__setitem__(slice(b, b + 4), b"BAAD"))
+            add("indx-%s-b%d-zeroed" % (t, bi), lambda v, b=b: v.img.__setitem__(slice(b, b + v.g.ibs), bytearray(v.g.ibs)))
+            add("indx-%s-b%d-torn" % (t, bi), lambda v, b=b: set_int(v.img, b + 1022, 1, "flip7"))
+            for what, at, size, k in (("vcn", 0x10, 8, "plus1"), ("entriesoff", 0x18, 4, "big"),
+                                      ("indexlen", 0x1C, 4, "big"), ("e-len", e + 8, 2, "zero"),
+                                      ("e-keylen", e + 10, 2, "plus1"), ("e-ref", e, 6, "big"),
+                                      ("e-refseq", e + 6, 2, "plus1"), ("e-namechar", e + 0x10 + 0x42, 1, "plus1"),
+                                      ("e-parent", e + 0x10, 6, "plus1"), ("e-flags", e + 12, 2, "ones")):
+                add("indx-%s-b%d-%s" % (t, bi, what),
+                    lambda v, b=b, a=at, s=size, k=k: v.edit_block(b, lambda r: set_int(r, a, s, k)))
+        # the directory's $BITMAP of index blocks
+        try:
+            off = v.attr(n, 0xB0, "$I30")
+            vo, _ = P.value(v.rec(n)[1], off)
+            add("ibitmap-%s-zero" % t, lambda v, n=n, a=vo: v.edit(n, lambda r: set_int(r, a, 1, "zero")))
+            add("ibitmap-%s-ones" % t, lambda v, n=n, a=vo: v.edit(n, lambda r: set_int(r, a, 4, "ones")))
+        except KeyError:
+            pass
+
+    # $Bitmap and $MFT's bitmap
+    bm = cluster_of(v, 6, 0x80)
+    big_lcn = first_run(v, ino["bigfile"])[0]
+    add("bitmap-used-cleared", lambda v: clear_bits(v, bm, big_lcn, 64))
+    add("bitmap-boot-cleared", lambda v: clear_bits(v, bm, 0, 1))
+    add("bitmap-free-set", lambda v: set_free_bits(v, bm))
+    add("bitmap-zeroed", lambda v: v.img.__setitem__(slice(bm, bm + 512), bytearray(512)))
+    try:
+        mb = cluster_of(v, 0, 0xB0)
+        add("mftbitmap-file-cleared", lambda v: clear_bits(v, mb, ino["small"], 1))
+        add("mftbitmap-dir-cleared", lambda v: clear_bits(v, mb, ino["dir"], 1))
+        add("mftbitmap-sys-cleared", lambda v: clear_bits(v, mb, 0, 8))
+        add("mftbitmap-free-set", lambda v: v.img.__setitem__(slice(mb + v.g.nrecords // 8 - 2, mb + v.g.nrecords // 8), b"\xff\xff"))
+    except (KeyError, ValueError):
+        pass
+    return cases
+
+
+def torn(v, n):
+    """A torn write: the last bytes of the record's second stride differ
+    from the update sequence number."""
+    at = v.g.rec_off(n)
+    set_int(v.img, at + 1022 if v.g.rs >= 1024 else at + 510, 1, "flip7")
+
+
+def cluster_of(v, n, atype):
+    at, rec = v.rec(n)
+    off = v.attr(n, atype)
+    if not rec[off + 8]:
+        raise ValueError("resident")
+    return P.runlist(rec, off)[0][0] * v.g.cs
+
+
+def first_run(v, n):
+    at, rec = v.rec(n)
+    return next(r for r in P.runlist(rec, v.attr(n, 0x80)) if r[0] is not None)
+
+
+def clear_bits(v, bm, first, count):
+    for b in range(first, first + count):
+        v.img[bm + b // 8] &= ~(1 << (b % 8)) & 0xFF
+
+
+def set_free_bits(v, bm):
+    last = v.g.clusters - 9
+    for b in range(last, last + 8):
+        v.img[bm + b // 8] |= 1 << (b % 8)
+
+
+def crosslink(v, n, off, other):
+    lcn = first_run(v, other)[0]
+    at, rec = v.rec(n)
+    p, lb, ob = P.runlist_fields(rec, off)[0]
+    runs = P.runlist(rec, off)
+    # rewrite the first run's LCN (absolute for the first run); keep the
+    # following deltas valid by adjusting the second run's delta
+    if ob == 0 or ob > 8:
+        return
+    new = lcn
+    if not -(1 << (8 * ob - 1)) <= new < (1 << (8 * ob - 1)):
+        return
+    rec[p + 1 + lb:p + 1 + lb + ob] = new.to_bytes(ob, "little", signed=True)
+    if len(runs) > 1 and runs[1][0] is not None:
+        p2, lb2, ob2 = P.runlist_fields(rec, off)[1]
+        d = runs[1][0] - new
+        if -(1 << (8 * ob2 - 1)) <= d < (1 << (8 * ob2 - 1)):
+            rec[p2 + 1 + lb2:p2 + 1 + lb2 + ob2] = d.to_bytes(ob2, "little", signed=True)
+    v.put_rec(n, rec)
+
+
+# --- random -----------------------------------------------------------------
+
+def random_damage(v, seed):
+    """N seeded changes in metadata: MFT records in use, INDX blocks of
+    the directories, the boot sectors."""
+    rnd = random.Random(seed)
+    recs = [n for n, at, rec in P.records(v.img, v.g)]
+    dirs = [n for n in recs if n == 5 or n >= 16]
+    indx = []
+    for n in dirs:
+        try:
+            indx += v.index_blocks(n)
+        except (KeyError, IndexError, struct.error):
+            pass
+    for _ in range(rnd.randint(1, 8)):
+        r = rnd.random()
+        if r < 0.08:
+            at = rnd.choice((0, v.g.backup)) + rnd.randrange(0x54)
+            span = v.g.bps
+        elif indx and r < 0.4:
+            at = rnd.choice(indx)
+            span = v.g.ibs
+        else:
+            at = v.g.rec_off(rnd.choice(recs))
+            span = v.g.rs
+        keep_fixups = span != v.g.bps and rnd.random() < 0.6
+        base = at
+        buf = P.unfix(v.img[base:base + span]) if keep_fixups else v.img[base:base + span]
+        if keep_fixups:
+            hdr = struct.unpack_from("<H", buf, 0x14)[0] if span == v.g.rs else 0x18
+            lo = min(hdr, span - 8) if rnd.random() < 0.7 else 0
+        else:
+            lo = 0
+        o = rnd.randrange(lo, span - 4)
+        how = rnd.random()
+        if how < 0.4:
+            buf[o] ^= 1 << rnd.randrange(8)
+        elif how < 0.55:
+            buf[o] = 0
+        elif how < 0.7:
+            buf[o] = 0xFF
+        elif how < 0.8:
+            buf[o] = rnd.randrange(256)
+        else:
+            buf[o:o + 4] = struct.pack("<I", rnd.choice([0, 1, 0x7FFFFFFF, 0xFFFFFFFF, 0x10000]))
+        v.img[base:base + span] = P.refix(buf) if keep_fixups else buf

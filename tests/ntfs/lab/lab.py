@@ -1,0 +1,600 @@
+#!/usr/bin/env python3
+"""The NTFS damage lab: makes damaged volumes and judges fsck.ntfs on them
+with oracles that are not fsck.ntfs (ntfsck -n from ntfsprogs-plus,
+ntfs-3g mount + content manifest against the manifest taken before the
+damage, the bytes of the image), side by side with ntfsck -a.
+
+  lab.py run   [--cases N] [--seed S] [--kinds K,..] [--jobs J] [--out DIR]
+               [--bases B,..] [--random N] [--cuts N]
+  lab.py table DIR            summary table of a finished run
+  lab.py check DIR INVARIANT  exit 1 naming every case that breaks it
+                              (nwrite crash exit converge control keeps
+                              nothing-lost)
+
+FSCK_NTFS names the fsck.ntfs to judge (default
+$FSFORGE_BUILDDIR/fsck/fsck.ntfs); MKFS_NTFS the mkfs.ntfs of the bases.
+See README.md."""
+import argparse
+import bisect
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import zlib
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import base as B  # noqa: E402
+import damages as D  # noqa: E402
+import powercut as PC  # noqa: E402
+
+TOP = os.path.abspath(os.path.join(HERE, "../../.."))
+BUILD = os.environ.get("FSFORGE_BUILDDIR", os.path.join(TOP, "build"))
+FSCK = os.environ.get("FSCK_NTFS", os.path.join(BUILD, "fsck/fsck.ntfs"))
+MKFS = os.environ.get("MKFS_NTFS", os.path.join(BUILD, "mkfs/mkfs.ntfs"))
+CACHE = os.environ.get("FSFORGE_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "fsforge")
+SID = os.path.join(CACHE, "sid-root")
+TIMEOUT = int(os.environ.get("LAB_TIMEOUT", "120"))
+SAN = ("AddressSanitizer", "LeakSanitizer", "runtime error:", "UndefinedBehaviorSanitizer")
+HANG = -1000
+
+
+def have_sid():
+    try:
+        return subprocess.run(["chroot", SID, "sh", "-c", "command -v ntfsck && command -v mkntfs"],
+                              capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def run(cmd, timeout=TIMEOUT):
+    try:
+        r = subprocess.run(cmd, capture_output=True, timeout=timeout)
+        return r.returncode, (r.stdout + r.stderr).decode("utf-8", "replace")
+    except subprocess.TimeoutExpired as e:
+        return HANG, ((e.stdout or b"") + (e.stderr or b"")).decode("utf-8", "replace")
+
+
+def digest(path):
+    """A digest of the image's content that does not depend on which zero
+    ranges are holes (tmpfs keeps the copies sparse; fsck may write zeros):
+    the non-zero 1 MiB chunks with their index, and the size."""
+    h = hashlib.sha256()
+    zero = bytes(1 << 20)
+    with open(path, "rb") as f:
+        fd, size = f.fileno(), os.fstat(f.fileno()).st_size
+        h.update(str(size).encode())
+        pos = 0
+        while pos < size:
+            try:
+                pos = os.lseek(fd, pos, os.SEEK_DATA)
+            except OSError:
+                break
+            end = os.lseek(fd, pos, os.SEEK_HOLE)
+            pos -= pos % (1 << 20)
+            while pos < end:
+                b = os.pread(fd, 1 << 20, pos)
+                if b != zero[:len(b)]:
+                    h.update(b"%d:" % pos + b)
+                pos += 1 << 20
+    return h.hexdigest()
+
+
+def ntfsck(mode, img, tag):
+    """ntfsck MODE on IMG inside the sid tree (a copy goes in, comes back)."""
+    t = os.path.join(SID, "tmp", "fsforge-lab-%d-%s" % (os.getpid(), tag))
+    os.makedirs(t, exist_ok=True)
+    try:
+        subprocess.run(["cp", "--sparse=always", img, t + "/v.img"], check=True)
+        rc, out = run(["chroot", SID, "ntfsck", mode, "/tmp/%s/v.img" % os.path.basename(t)])
+        if mode != "-n":
+            subprocess.run(["cp", "--sparse=always", t + "/v.img", img], check=True)
+        return rc, out
+    finally:
+        shutil.rmtree(t, ignore_errors=True)
+
+
+# --- cases --------------------------------------------------------------------
+
+def case_list(bases, kinds, seed, nrandom, ncuts):
+    """Every case id, in a stable order: targeted cases of each base, then
+    NRANDOM random and NCUTS power-cut cases per base."""
+    out = []
+    for b in bases:
+        d = bases[b]
+        if "targeted" in kinds:
+            v = D.Vol(bytearray(open(d + "/image", "rb").read()), load(d + "/manifest.json"))
+            out += ["t-%s-%s" % (b, name) for name, _ in D.targeted(v)]
+        if "random" in kinds:
+            out += ["r-%s-%d" % (b, seed * 100000 + i) for i in range(nrandom)]
+        if "powercut" in kinds and os.path.exists(d + "/writes"):
+            w = PC.load(d + "/writes")
+            # a different set of cut points for each base
+            bseed = seed * 1000 + zlib.crc32(b.encode()) % 1000
+            out += ["p-%s-w%d-t%d" % (b, k, t) for k, t in PC.cut_points(len(w), ncuts, bseed)]
+    return out
+
+
+def pick(ids, n, seed, kinds):
+    """N cases spread over the kinds and, within a kind, over the bases and
+    structures (a seeded sample of each kind's list)."""
+    if not n or n >= len(ids):
+        return ids
+    rnd = random.Random(seed)
+    groups = {}
+    for i in ids:
+        groups.setdefault(i[0], []).append(i)
+    share = {k: 0 for k in groups}
+    left, ks = n, sorted(groups, key=lambda k: "tpr".index(k))
+    while left:
+        for k in ks:
+            if left and share[k] < len(groups[k]):
+                share[k] += 1
+                left -= 1
+    out = []
+    for k in ks:
+        g = groups[k]
+        # one per structure group first, so that small samples still cover
+        # the boot sector, system records, attributes, runs, indexes, bitmaps
+        bystruct = {}
+        for i in g:
+            bystruct.setdefault("-".join(i.split("-")[1:4]), []).append(i)
+        order = []
+        pools = [rnd.sample(v, len(v)) for _, v in sorted(bystruct.items())]
+        rnd.shuffle(pools)
+        while any(pools):
+            for p in pools:
+                if p:
+                    order.append(p.pop())
+        out += order[:share[k]]
+    return out
+
+
+def materialize(cid, bases, out):
+    """Write CASEDIR/damaged for case CID; return (casedir, base dir)."""
+    kind, b, rest = cid.split("-", 2)
+    d = bases[b]
+    cdir = os.path.join(out, "cases", cid)
+    os.makedirs(cdir, exist_ok=True)
+    with open(d + "/image", "rb") as f:
+        img = bytearray(f.read())
+    man = load(d + "/manifest.json")
+    v = D.Vol(img, man)
+    if kind == "t":
+        fn = dict(D.targeted(v))[rest]
+        fn(v)
+    elif kind == "c":
+        pass
+    elif kind == "x":
+        # an image damaged elsewhere (e.g. the kernel tier's power cut of
+        # the Linux driver writing to this base): OUT/external/BASE-NAME.img
+        with open(os.path.join(out, "external", "%s-%s.img" % (b, rest)), "rb") as f:
+            img = bytearray(f.read())
+        v.img = img
+    elif kind == "r":
+        D.random_damage(v, int(rest))
+    else:
+        w, t = rest.split("-")
+        PC.apply_cut(img, PC.load(d + "/writes"), int(w[1:]), int(t[1:]))
+    with open(cdir + "/damaged", "wb") as f:
+        f.write(v.img)
+    subprocess.run(["fallocate", "-d", cdir + "/damaged"], capture_output=True)
+    return cdir, d
+
+
+def changed_sectors(a_path, b_path):
+    """Sorted 512-byte sector numbers where two images differ."""
+    out = []
+    with open(a_path, "rb") as fa, open(b_path, "rb") as fb:
+        pos = 0
+        while True:
+            a, b = fa.read(1 << 20), fb.read(1 << 20)
+            if not a and not b:
+                return out
+            if a != b:
+                for s in range(0, max(len(a), len(b)), 512):
+                    if a[s:s + 512] != b[s:s + 512]:
+                        out.append((pos + s) // 512)
+            pos += 1 << 20
+
+
+def untouched(man, fmap, secs):
+    """Paths of files (not directories) none of whose MFT records and data
+    clusters contain a changed sector."""
+    cs = fmap["geo"]["cs"]
+
+    def hit(start, end):
+        i = bisect.bisect_left(secs, start // 512)
+        return i < len(secs) and secs[i] * 512 < end
+
+    out = []
+    for p, e in man.items():
+        if e["t"] not in "fl":
+            continue
+        f = fmap["files"].get(str(e["ino"]))
+        if f is None or not f["recs"]:
+            continue
+        if any(hit(at, at + n) for at, n in f["recs"]):
+            continue
+        if any(hit(lcn * cs, (lcn + n) * cs) for lcn, n in f["clusters"]):
+            continue
+        out.append(p)
+    return sorted(out)
+
+
+# --- the oracles ----------------------------------------------------------------
+
+def key(e):
+    return (e.get("t"), e.get("size"), e.get("sha"), e.get("link"), e.get("xa"))
+
+
+def survivors(before, after):
+    """Paths of BEFORE's files present in AFTER with identical content and
+    streams, at their path or under lost+found (by record number or name)."""
+    lf = {}
+    for p, e in after.items():
+        if p.startswith("lost+found/"):
+            lf.setdefault(key(e), []).append((os.path.basename(p), e["ino"]))
+    out = []
+    for p, e in before.items():
+        if e["t"] not in "fl" or e.get("sha") == "EIO":
+            continue
+        a = after.get(p)
+        if a is not None and key(a) == key(e):
+            out.append(p)
+            continue
+        name, ino = os.path.basename(p), e["ino"]
+        for n, i in lf.get(key(e), []):
+            if i == ino or n == name or str(ino) in n:
+                out.append(p)
+                break
+    return out
+
+
+def mount_manifest(img, mnt):
+    """The manifest of IMG through ntfs-3g (read-only), or None."""
+    if not B.mount(img, mnt, ro=True):
+        return None
+    try:
+        rc, out = run([sys.executable, os.path.join(HERE, "lab.py"), "manifest", mnt], timeout=300)
+        return json.loads(out) if rc == 0 else None
+    finally:
+        B.umount(mnt)
+
+
+def sanitizer(out):
+    return any(s in out for s in SAN)
+
+
+def judge(cid, bases, out, sid):
+    t0 = time.time()
+    cdir, bdir = materialize(cid, bases, out)
+    kind = cid[0]
+    dmg = cdir + "/damaged"
+    man = load(bdir + "/manifest.json")
+    fmap = load(bdir + "/map.json")
+    secs = changed_sectors(bdir + "/image", dmg)
+    safe = untouched(man, fmap, secs)
+    nfiles = sum(1 for e in man.values() if e["t"] in "fl")
+    r = {"id": cid, "changed_sectors": len(secs), "files": nfiles, "untouched": len(safe)}
+    if not secs and kind != "c":
+        r["noop"] = True
+        return r
+    # ours
+    img = cdir + "/ours.img"
+    subprocess.run(["cp", "--sparse=always", dmg, img], check=True)
+    o, crash, notes = {}, [], []
+    h0 = digest(img)
+    rc, txt = run([FSCK, "-n", img])
+    o["n1"], o["n1_wrote"] = rc, digest(img) != h0
+    if rc == HANG or rc < 0 or sanitizer(txt):
+        crash.append("-n: %s" % ("hang" if rc == HANG else "signal %d" % -rc if rc < 0 else "sanitizer"))
+    save(cdir + "/ours.n1.log", txt)
+    rc, txt = run([FSCK, "-a", img])
+    o["a1"] = rc
+    if rc == HANG or rc < 0 or sanitizer(txt):
+        crash.append("-a: %s" % ("hang" if rc == HANG else "signal %d" % -rc if rc < 0 else "sanitizer"))
+    save(cdir + "/ours.a1.log", txt)
+    h1 = digest(img)
+    rc, txt = run([FSCK, "-n", img])
+    o["n2"], o["n2_wrote"] = rc, digest(img) != h1
+    if rc == HANG or rc < 0 or sanitizer(txt):
+        crash.append("-n after -a: %s" % ("hang" if rc == HANG else "signal/sanitizer"))
+    save(cdir + "/ours.n2.log", txt)
+    rc, txt = run([FSCK, "-a", img])
+    o["a2"], o["a2_same"] = rc, digest(img) == h1
+    if rc == HANG or rc < 0 or sanitizer(txt):
+        crash.append("second -a: %s" % ("hang" if rc == HANG else "signal/sanitizer"))
+    save(cdir + "/ours.a2.log", txt)
+    o["crash"] = crash
+    r["ours"] = o
+    if sid:
+        rc, txt = ntfsck("-n", img, cid + "-o")
+        o["ntfsck_n"] = rc
+        save(cdir + "/ours.ntfsck.log", txt)
+    after = mount_manifest(img, cdir + "/mnt")
+    o["mounts"] = after is not None
+    o["surv"] = survivors(man, after or {})
+    # ntfsck -a on its own copy, judged the same way
+    if sid:
+        ref = cdir + "/ref.img"
+        subprocess.run(["cp", "--sparse=always", dmg, ref], check=True)
+        x = {}
+        rc, txt = ntfsck("-a", ref, cid + "-r")
+        x["a1"] = rc
+        save(cdir + "/ref.a1.log", txt)
+        rc, txt = ntfsck("-n", ref, cid + "-r")
+        x["ntfsck_n"] = rc
+        after = mount_manifest(ref, cdir + "/mnt")
+        x["mounts"] = after is not None
+        x["surv"] = survivors(man, after or {})
+        r["ref"] = x
+        os.unlink(ref)
+    r["untouched_lost"] = sorted(set(safe) - set(o["surv"]))
+    if sid:
+        r["ref_untouched_lost"] = sorted(set(safe) - set(r["ref"]["surv"]))
+    if sid:
+        r["lost_vs_ref"] = sorted(set(r["ref"]["surv"]) - set(o["surv"]))
+    r["seconds"] = round(time.time() - t0, 1)
+    os.unlink(img)
+    return r
+
+
+def verdict(r):
+    """(ours clean, ntfsck clean, ours worse, failure reasons) of a result."""
+    o = r["ours"]
+    why = []
+    if o["n1_wrote"] or o["n2_wrote"]:
+        why.append("-n wrote")
+    if o["crash"]:
+        why.append("crash(" + "; ".join(o["crash"]) + ")")
+    if o["n1"] not in (0, 1, 4, 8):
+        why.append("-n exit %d" % o["n1"])
+    if o["a1"] not in (0, 1, 2, 4):
+        why.append("-a exit %d" % o["a1"])
+    if o["a1"] not in (0, 1):
+        why.append("-a left errors")
+    if o["n2"] != 0:
+        why.append("-n after -a exit %d" % o["n2"])
+    if not o["a2_same"]:
+        why.append("second -a changed bytes")
+    if o.get("ntfsck_n", 0) != 0:
+        why.append("ntfsck -n exit %d" % o["ntfsck_n"])
+    if not o["mounts"]:
+        why.append("ntfs-3g cannot mount")
+    if r["untouched_lost"]:
+        why.append("lost %d untouched files" % len(r["untouched_lost"]))
+    ours_clean = not why
+    x = r.get("ref")
+    ref_clean = None
+    worse = False
+    if x:
+        ref_clean = (x["a1"] in (0, 1) and x["ntfsck_n"] == 0 and x["mounts"]
+                     and not r["ref_untouched_lost"])
+        worse = bool(r["lost_vs_ref"]) or (ref_clean and not ours_clean)
+        if r["lost_vs_ref"]:
+            why.append("loses %d files ntfsck -a keeps" % len(r["lost_vs_ref"]))
+    return ours_clean, ref_clean, worse, why
+
+
+def line(r):
+    if r.get("noop"):
+        return "%-48s skipped: the damage changed nothing" % r["id"]
+    o, x = r["ours"], r.get("ref")
+    oc, rc, worse, why = verdict(r)
+    s = "%-48s ours -n %d -a %d -n %d %s files %4d/%d" % (
+        r["id"], o["n1"], o["a1"], o["n2"], "same" if o["a2_same"] else "DIFF",
+        len(o["surv"]), r["files"])
+    if x:
+        s += " | ntfsck -a %d -n %d files %4d" % (x["a1"], x["ntfsck_n"], len(x["surv"]))
+    s += "  %s" % ("ok" if oc else "FAIL: " + ", ".join(why))
+    if worse:
+        s += " [worse than ntfsck]"
+    return s
+
+
+# --- runs and tables ----------------------------------------------------------
+
+def load(p):
+    with open(p) as f:
+        return json.load(f)
+
+
+def save(p, txt):
+    with open(p, "w") as f:
+        f.write(txt)
+
+
+def results(out):
+    d = os.path.join(out, "results")
+    return [load(os.path.join(d, f)) for f in sorted(os.listdir(d)) if f.endswith(".json")]
+
+
+def table(out, fh=sys.stdout):
+    rs = [r for r in results(out) if not r.get("noop")]
+    rows = {}
+    for r in rs:
+        for k in ("all", {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
+                        "x": "external"}[r["id"][0]]):
+            rows.setdefault(k, []).append(r)
+    p = lambda *a: print(*a, file=fh)  # noqa: E731
+    p("%-9s %6s %7s %8s %13s %13s %6s %8s %7s %9s" % (
+        "kind", "cases", "ours ok", "ntfsck ok", "files ours", "files ntfsck",
+        "worse", "-n wrote", "crashes", "lost untch"))
+    for k in ("control", "targeted", "random", "powercut", "external", "all"):
+        if k not in rows:
+            continue
+        g = rows[k]
+        v = [verdict(r) for r in g]
+        hasref = any(r.get("ref") for r in g)
+        p("%-9s %6d %7d %8s %13s %13s %6s %8d %7d %9d" % (
+            k, len(g), sum(1 for x in v if x[0]),
+            sum(1 for x in v if x[1]) if hasref else "n/a",
+            "%d/%d" % (sum(len(r["ours"]["surv"]) for r in g), sum(r["files"] for r in g)),
+            "%d" % sum(len(r["ref"]["surv"]) for r in g if r.get("ref")) if hasref else "n/a",
+            sum(1 for x in v if x[2]) if hasref else "n/a",
+            sum(1 for r in g if r["ours"]["n1_wrote"] or r["ours"]["n2_wrote"]),
+            sum(1 for r in g if r["ours"]["crash"]),
+            sum(1 for r in g if r["untouched_lost"])))
+    worse = [r["id"] for r in rs if verdict(r)[2]]
+    if worse:
+        p("ours worse than ntfsck -a (%d): %s" % (len(worse), " ".join(worse)))
+    for name, sel in (("-n wrote", lambda r: r["ours"]["n1_wrote"] or r["ours"]["n2_wrote"]),
+                      ("crashed or hung", lambda r: r["ours"]["crash"])):
+        bad = [r["id"] for r in rs if sel(r)]
+        if bad:
+            p("%s (%d): %s" % (name, len(bad), " ".join(bad)))
+
+
+def known_bad():
+    out = {}
+    try:
+        with open(os.path.join(HERE, "known-bad")) as f:
+            for ln in f:
+                ln = ln.split("#", 1)[0].strip()
+                if ln:
+                    cid, _, why = ln.partition(" ")
+                    out[cid] = why.strip()
+    except FileNotFoundError:
+        pass
+    return out
+
+
+INVARIANTS = {
+    "nwrite": (False, lambda r: ["-n wrote"] if r["ours"]["n1_wrote"] or r["ours"]["n2_wrote"] else []),
+    "crash": (False, lambda r: r["ours"]["crash"]),
+    "exit": (True, lambda r: [w for w in ("-n exit %d" % r["ours"]["n1"],) if r["ours"]["n1"] not in (0, 1, 4, 8)]
+             + [w for w in ("-a exit %d" % r["ours"]["a1"],) if r["ours"]["a1"] not in (0, 1, 2, 4)]),
+    "converge": (True, lambda r: ([] if r["ours"]["a1"] not in (0, 1) else
+                                  (["-n after -a exit %d" % r["ours"]["n2"]] if r["ours"]["n2"] else [])
+                                  + ([] if r["ours"]["a2_same"] else ["second -a changed bytes"]))),
+    "control": (True, lambda r: [] if r["id"][0] != "c" or verdict(r)[0] else
+                ["undamaged volume: " + ", ".join(verdict(r)[3])]),
+    "keeps": (True, lambda r: ["loses %s" % ", ".join(r["lost_vs_ref"][:5])] if r.get("lost_vs_ref") else []),
+    "nothing-lost": (True, lambda r: ["lost %s" % ", ".join(r["untouched_lost"][:5])] if r["untouched_lost"] else []),
+}
+
+
+def check(out, inv):
+    excl, fn = INVARIANTS[inv]
+    kb = known_bad()
+    rs = [r for r in results(out) if not r.get("noop")]
+    if inv == "keeps" and not any(r.get("ref") for r in rs):
+        print("no ntfsck results (no sid tree)")
+        return 77
+    fails, listed = [], []
+    for r in rs:
+        why = fn(r)
+        if why and excl and r["id"] in kb:
+            listed.append("%s: %s (known-bad: %s)" % (r["id"], "; ".join(why), kb[r["id"]]))
+        elif why:
+            fails.append("%s: %s%s" % (r["id"], "; ".join(why),
+                                       " (known-bad: %s)" % kb[r["id"]] if r["id"] in kb else ""))
+    for ln in listed:
+        print("# excluded, listed in known-bad: " + ln)
+    for ln in fails:
+        print(ln)
+    print("%s: %d cases, %d fail, %d listed in known-bad" % (inv, len(rs), len(fails), len(listed)))
+    return 1 if fails else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="run-lab")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    rp = sub.add_parser("run")
+    rp.add_argument("--cases", type=int, default=0, help="sample N cases (0: all)")
+    rp.add_argument("--seed", type=int, default=1)
+    rp.add_argument("--kinds", default="targeted,random,powercut")
+    rp.add_argument("--jobs", type=int, default=2)
+    rp.add_argument("--out", default="")
+    rp.add_argument("--bases", default="ours4k,ours1k,sid4k,sid64k")
+    rp.add_argument("--random", type=int, default=100, help="random cases per base")
+    rp.add_argument("--cuts", type=int, default=40, help="power cuts per base")
+    rp.add_argument("--only", default="", help="comma-separated case ids")
+    sub.add_parser("table").add_argument("out")
+    c = sub.add_parser("check")
+    c.add_argument("out")
+    c.add_argument("invariant", choices=sorted(INVARIANTS))
+    sub.add_parser("manifest").add_argument("mnt")
+    a = ap.parse_args()
+    if a.cmd == "manifest":
+        json.dump(B.manifest(a.mnt), sys.stdout)
+        return 0
+    if a.cmd == "table":
+        table(a.out)
+        return 0
+    if a.cmd == "check":
+        return check(a.out, a.invariant)
+    return run_lab(a)
+
+
+def run_lab(a):
+    for p in (FSCK, MKFS):
+        if not os.access(p, os.X_OK):
+            sys.exit("lab: %s is missing (build first, or set FSCK_NTFS / MKFS_NTFS)" % p)
+    out = a.out or "/dev/shm/fsforge-lab-%d" % os.getpid()
+    os.makedirs(os.path.join(out, "results"), exist_ok=True)
+    kinds = set(a.kinds.split(","))
+    sid = have_sid()
+    print("lab: judging %s; ntfsck (sid tree): %s; output in %s" % (
+        FSCK, "yes" if sid else "NO (ntfsck oracles and sid bases skipped)", out), flush=True)
+    bases = {}
+    for b in a.bases.split(","):
+        if B.BASES[b][0] == "sid" and not sid:
+            continue
+        t = time.time()
+        bases[b] = B.make(b, os.path.join(out, "bases"), MKFS, SID, 1)
+        if "powercut" in kinds and b in ("ours4k", "sid4k"):
+            PC.record(bases[b], 1)
+        print("lab: base %s ready (%.0f s)" % (b, time.time() - t), flush=True)
+    # one undamaged control per base: the oracles themselves (and fsck.ntfs's
+    # false positives) are checked on a volume that needs no repair
+    ids = a.only.split(",") if a.only else ["c-%s-clean" % b for b in bases] + pick(
+        case_list(bases, kinds, a.seed, a.random, a.cuts), a.cases, a.seed, kinds)
+    ext = os.path.join(out, "external")
+    if not a.only and os.path.isdir(ext):
+        ids += ["x-" + f[:-4] for f in sorted(os.listdir(ext))
+                if f.endswith(".img") and f.split("-")[0] in bases]
+    print("lab: %d cases" % len(ids), flush=True)
+    lock = threading.Lock()
+
+    def one(cid):
+        rf = os.path.join(out, "results", cid + ".json")
+        if os.path.exists(rf):
+            r = load(rf)
+        else:
+            try:
+                r = judge(cid, bases, out, sid)
+            except Exception as e:  # a lab bug must not pass as a case
+                r = {"id": cid, "error": repr(e)}
+                with lock:
+                    print("%-48s LAB ERROR %r" % (cid, e), flush=True)
+                return
+            with open(rf + ".tmp", "w") as f:
+                json.dump(r, f)
+            os.rename(rf + ".tmp", rf)
+            if r.get("noop") or verdict(r)[0]:
+                # a passing case keeps only its result; a failing one keeps
+                # its damaged image and logs under OUT/cases/ID
+                shutil.rmtree(os.path.join(out, "cases", cid), ignore_errors=True)
+        with lock:
+            print(line(r), flush=True)
+
+    with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        list(ex.map(one, ids))
+    print()
+    table(out)
+    with open(os.path.join(out, "table.txt"), "w") as f:
+        table(out, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

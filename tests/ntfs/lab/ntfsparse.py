@@ -1,0 +1,176 @@
+"""ntfsparse: the little of the NTFS on-disk format the damage lab needs,
+read here from the format documentation (not from libntfs, so that the lab
+judges fsck.ntfs with an independent view of the volume): the boot sector,
+MFT records with their update sequence fixups, attribute headers,
+runlists, $FILE_NAME values, index roots and INDX blocks."""
+import struct
+
+END = 0xFFFFFFFF
+
+
+class Geometry:
+    def __init__(self, img):
+        self.bps, = struct.unpack_from("<H", img, 11)
+        spc = img[13]
+        if spc > 0x80:
+            spc = 1 << (256 - spc)
+        self.cs = self.bps * spc
+        self.sectors, mft, mirr = struct.unpack_from("<qqq", img, 0x28)
+        cpr = struct.unpack_from("<b", img, 0x40)[0]
+        self.rs = cpr * self.cs if cpr > 0 else 1 << -cpr
+        cpi = struct.unpack_from("<b", img, 0x44)[0]
+        self.ibs = cpi * self.cs if cpi > 0 else 1 << -cpi
+        self.mft_lcn, self.mirr_lcn = mft, mirr
+        self.backup = self.sectors * self.bps       # backup boot sector
+        self.clusters = self.sectors * self.bps // self.cs
+        # byte offset of each MFT record, through $MFT's own runlist
+        rec0 = unfix(img[mft * self.cs:mft * self.cs + self.rs])
+        runs = []
+        for off, t, name, nr in attrs(rec0):
+            if t == 0x80 and name == "" and nr:
+                runs = runlist(rec0, off)
+        self.mft_runs = runs
+        self.nrecords = sum(ln for _, ln in runs) * self.cs // self.rs
+
+    def rec_off(self, n):
+        """Byte offset of MFT record N in the image (None: past $MFT)."""
+        byte = n * self.rs
+        vcn_bytes = 0
+        for lcn, ln in self.mft_runs:
+            if byte < vcn_bytes + ln * self.cs:
+                if lcn is None:
+                    return None
+                return lcn * self.cs + byte - vcn_bytes
+            vcn_bytes += ln * self.cs
+        return None
+
+
+def unfix(rec):
+    """A copy of a multi-sector block with its fixups undone (stride ends
+    restored from the update sequence array)."""
+    rec = bytearray(rec)
+    ofs, cnt = struct.unpack_from("<HH", rec, 4)
+    for i in range(1, cnt):
+        if i * 512 > len(rec) or ofs + 2 * i + 2 > len(rec):
+            break
+        rec[i * 512 - 2:i * 512] = rec[ofs + 2 * i:ofs + 2 * i + 2]
+    return rec
+
+
+def refix(plain):
+    """The on-disk form of a fixed-up view: stride ends saved into the
+    update sequence array and replaced by the update sequence number."""
+    rec = bytearray(plain)
+    ofs, cnt = struct.unpack_from("<HH", rec, 4)
+    usn = rec[ofs:ofs + 2]
+    for i in range(1, cnt):
+        if i * 512 > len(rec) or ofs + 2 * i + 2 > len(rec):
+            break
+        rec[ofs + 2 * i:ofs + 2 * i + 2] = rec[i * 512 - 2:i * 512]
+        rec[i * 512 - 2:i * 512] = usn
+    return rec
+
+
+def fixups_ok(raw):
+    ofs, cnt = struct.unpack_from("<HH", raw, 4)
+    if ofs + 2 * cnt > len(raw) or cnt == 0:
+        return False
+    usn = raw[ofs:ofs + 2]
+    return all(raw[i * 512 - 2:i * 512] == usn for i in range(1, cnt)
+               if i * 512 <= len(raw))
+
+
+def attrs(rec):
+    """(offset, type, name, non-resident) of each attribute of a fixed-up
+    record; stops quietly at anything malformed."""
+    off, = struct.unpack_from("<H", rec, 0x14)
+    while off + 16 <= len(rec):
+        t, ln = struct.unpack_from("<II", rec, off)
+        if t == END or ln < 16 or off + ln > len(rec):
+            return
+        nlen, noff = rec[off + 9], struct.unpack_from("<H", rec, off + 10)[0]
+        name = rec[off + noff:off + noff + 2 * nlen].decode("utf-16-le", "replace")
+        yield off, t, name, rec[off + 8]
+        off += ln
+
+
+def runlist(rec, off):
+    """[(lcn or None for sparse, length)] of the non-resident attribute at
+    OFF of a fixed-up record."""
+    mpo, = struct.unpack_from("<H", rec, off + 0x20)
+    ln, = struct.unpack_from("<I", rec, off + 4)
+    p, end, lcn, runs = off + mpo, off + ln, 0, []
+    while p < end and rec[p]:
+        h = rec[p]
+        lb, ob = h & 15, h >> 4
+        if lb == 0 or p + 1 + lb + ob > end:
+            break
+        length = int.from_bytes(rec[p + 1:p + 1 + lb], "little", signed=True)
+        if ob:
+            lcn += int.from_bytes(rec[p + 1 + lb:p + 1 + lb + ob], "little", signed=True)
+            runs.append((lcn, length))
+        else:
+            runs.append((None, length))
+        p += 1 + lb + ob
+    return runs
+
+
+def runlist_fields(rec, off):
+    """[(offset of header byte, length bytes, offset bytes)] of each run."""
+    mpo, = struct.unpack_from("<H", rec, off + 0x20)
+    ln, = struct.unpack_from("<I", rec, off + 4)
+    p, end, out = off + mpo, off + ln, []
+    while p < end and rec[p]:
+        lb, ob = rec[p] & 15, rec[p] >> 4
+        out.append((p, lb, ob))
+        p += 1 + lb + ob
+    return out
+
+
+def value(rec, off):
+    """(offset, length) of a resident attribute's value."""
+    vlen, voff = struct.unpack_from("<IH", rec, off + 0x10)
+    return off + voff, vlen
+
+
+def file_names(rec):
+    """[(parent record, parent seq, name, offset of value)]."""
+    out = []
+    for off, t, _, nr in attrs(rec):
+        if t == 0x30 and not nr:
+            v, _ = value(rec, off)
+            pref, = struct.unpack_from("<Q", rec, v)
+            ln = rec[v + 0x40]
+            name = rec[v + 0x42:v + 0x42 + 2 * ln].decode("utf-16-le", "replace")
+            out.append((pref & 0xFFFFFFFFFFFF, pref >> 48, name, v))
+    return out
+
+
+def read_record(img, g, n):
+    at = g.rec_off(n)
+    if at is None:
+        return None, None
+    return at, bytes(img[at:at + g.rs])
+
+
+def records(img, g):
+    """(number, offset, fixed-up copy) of every FILE record in use."""
+    for n in range(g.nrecords):
+        at, raw = read_record(img, g, n)
+        if raw is None or raw[:4] != b"FILE":
+            continue
+        if struct.unpack_from("<H", raw, 0x16)[0] & 1:
+            yield n, at, unfix(raw)
+
+
+def index_entries(buf, hdr):
+    """(offset, file ref, length, key length, flags) of each entry of an
+    index header at HDR in BUF (fixed-up)."""
+    eofs, ilen = struct.unpack_from("<II", buf, hdr)
+    p, end = hdr + eofs, hdr + ilen
+    while p + 16 <= min(end, len(buf)):
+        ref, ln, kl, fl = struct.unpack_from("<QHHH", buf, p)
+        yield p, ref, ln, kl, fl
+        if fl & 2 or ln < 16:
+            return
+        p += ln
