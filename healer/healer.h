@@ -13,10 +13,12 @@
  *   hook.c     --exec hooks: spawn with the event in the environment,
  *              reap, kill on time limit; never waits
  *   output.c   where lines go: stdout, stderr, or the journal
+ *   queue.c    the bounded event queue between the reader and the workers
  */
 #ifndef FSFORGE_HEALER_H
 #define FSFORGE_HEALER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,14 +72,15 @@ struct hm_capture {
 	uint32_t recsize;
 	uint64_t offset;	/* of the next record */
 	struct hm_fsinfo info;
+	char *err;		/* hm_capture_next's message on -1 (malloc) */
 };
 
 /* 0 or -1 with a message naming the file */
 int hm_capture_open(struct hm_capture *c, const char *path,
 		    const struct fsf_log *log);
-/* 1 = one event, 0 = end of file, -1 = malformed (message printed) */
-int hm_capture_next(struct hm_capture *c, struct xfs_health_monitor_event *ev,
-		    const struct fsf_log *log);
+/* 1 = one event, 0 = end of file, -1 = malformed (message in c->err, for
+ * the caller to print once the events before it are out) */
+int hm_capture_next(struct hm_capture *c, struct xfs_health_monitor_event *ev);
 void hm_capture_close(struct hm_capture *c);
 int hm_capture_create(struct hm_capture *c, const char *path,
 		      const struct hm_fsinfo *info, const struct fsf_log *log);
@@ -164,17 +167,25 @@ void hm_emit_event(const struct hm_out *o,
 struct hm_hooks {
 	const char *path;		/* NULL: no hooks */
 	unsigned int timeout_s;		/* kill after this long */
+	int wakefd;			/* written when a deadline is added */
+	pthread_mutex_t mu;
+	pthread_cond_t slot;		/* a hook ended */
+	bool stopping;			/* no more hooks; waiters return */
 	unsigned int nr;
 	pid_t pid[HM_HOOK_MAX];
 	uint64_t deadline_ms[HM_HOOK_MAX];
-	uint64_t skipped;		/* events with no free slot */
 };
+void hm_hook_init(struct hm_hooks *h, int wakefd);
+/* run the hook for one event (a worker): waits for a free slot when
+ * HM_HOOK_MAX hooks are running, never for the hook itself */
 void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
 		   const struct xfs_health_monitor_event *ev, const char *label);
 /* reap finished hooks, kill overdue ones; ms until the next deadline or -1 */
 int hm_hook_reap(struct hm_hooks *h, const struct hm_out *o);
 /* wait for all hooks (bounded by their deadlines) at exit */
 void hm_hook_drain(struct hm_hooks *h, const struct hm_out *o);
+/* stop: waiting workers return, running hooks get SIGTERM (their group) */
+void hm_hook_stop(struct hm_hooks *h);
 uint64_t hm_now_ms(void);
 
 /* ---- mount.c ------------------------------------------------------------- */
@@ -206,5 +217,37 @@ enum hm_repair_result hm_repair_one(const char *mountpoint,
 				    const struct hm_handle *expect,
 				    const struct hm_repair *r, char *msg,
 				    size_t msglen);
+
+/* ---- queue.c ------------------------------------------------------------- */
+#define HM_QUEUE_DEFAULT (1024 * 1024 / XFS_HM_EVENT_SIZE)	/* 1 MiB */
+#define HM_QF_QUEUE (1U << 0)	/* a LOST event for our own queue's drops */
+struct hm_qent {
+	struct xfs_health_monitor_event ev;
+	unsigned int flags;
+};
+struct hm_queue {
+	pthread_mutex_t mu;
+	pthread_cond_t nonempty, nonfull;
+	struct hm_qent *ring;
+	size_t cap, head, n, peak;
+	uint64_t queued;		/* entries ever queued */
+	uint64_t lost_pending;		/* dropped, notice not queued yet */
+	uint64_t lost_total;		/* dropped since the start */
+	bool closed;			/* no more events: drain and end */
+	bool stopping;			/* end now */
+};
+int hm_queue_init(struct hm_queue *q, size_t cap);
+void hm_queue_destroy(struct hm_queue *q);
+/* queue one event; wait=false never blocks (a full queue counts a loss and
+ * returns false), wait=true waits for room (false when stopped) */
+bool hm_queue_push(struct hm_queue *q,
+		   const struct xfs_health_monitor_event *ev, bool wait);
+/* end of the stream: a pending loss notice is queued, workers drain */
+void hm_queue_close(struct hm_queue *q, uint64_t time_ns);
+/* stop now: every waiter returns */
+void hm_queue_stop(struct hm_queue *q);
+/* next entry; false when closed and empty, or stopped */
+bool hm_queue_pop(struct hm_queue *q, struct hm_qent *out);
+size_t hm_queue_len(struct hm_queue *q);
 
 #endif

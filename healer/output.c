@@ -65,8 +65,8 @@ void hm_emit_event(const struct hm_out *o,
 		return;
 	if (o->json) {
 		hm_format_json(ev, label, line, sizeof(line));
-		fputs(line, stdout);
-		fputc('\n', stdout);
+		/* one call: workers never interleave halves of lines */
+		printf("%s\n", line);
 		return;
 	}
 	hm_format_text(ev, label, line, sizeof(line));
@@ -90,6 +90,5 @@ char dom[16], typ[16];
 		hm_journal(prio, line, kv);
 		return;
 	}
-	fputs(line, stdout);
-	fputc('\n', stdout);
+	printf("%s\n", line);
 }

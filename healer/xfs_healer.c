@@ -14,10 +14,12 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -29,7 +31,7 @@ enum { EXIT_USAGE = 16 };
 enum {
 	OPT_EVERYTHING = 256, OPT_FOREGROUND, OPT_NO_AUTOFSCK, OPT_QUIET,
 	OPT_REPAIR, OPT_SUPPORTED, OPT_JSON, OPT_EXEC, OPT_EXEC_TIMEOUT,
-	OPT_REPLAY, OPT_RECORD,
+	OPT_REPLAY, OPT_RECORD, OPT_QUEUE, OPT_REPLAY_NOWAIT,
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +46,8 @@ static const struct option long_opts[] = {
 	{ "exec-timeout", required_argument, NULL, OPT_EXEC_TIMEOUT },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
 	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "queue-events", required_argument, NULL, OPT_QUEUE },
+	{ "replay-nowait", no_argument, NULL, OPT_REPLAY_NOWAIT },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -59,8 +63,8 @@ static void usage(FILE *f)
 "metadata the kernel reports as sick when allowed.\n"
 "\n"
 "      --everything        also report healthy (good) events\n"
-"      --foreground        accepted for compatibility (always foreground,\n"
-"                          one thread)\n"
+"      --foreground        one event-handling thread per online CPU\n"
+"                          (default: one)\n"
 "      --no-autofsck       ignore the filesystem's autofsck property:\n"
 "                          repair only with --repair\n"
 "      --repair            repair sick metadata as it is reported; on a\n"
@@ -73,15 +77,22 @@ static void usage(FILE *f)
 "      --exec HOOK         run HOOK for each event, the event in its\n"
 "                          environment (XFS_HEALER_*); never waits for it\n"
 "      --exec-timeout SEC  kill a hook after SEC seconds (default 30)\n"
+"      --queue-events N    events held between the reader and the\n"
+"                          workers (default 16384, 1 MiB); beyond that\n"
+"                          events are counted as lost and re-checked\n"
 "      --record FILE       also write the raw event stream to FILE\n"
 "      --replay FILE       decode a recorded stream instead of a live\n"
 "                          monitor; repairs are shown, not done\n"
+"      --replay-nowait     replay as the kernel delivers: never wait for\n"
+"                          the workers (a full queue loses events)\n"
 "  -V, --version           print the version and exit\n"
 "  -h, --help              print this help and exit\n"
 "\n"
 "Without --repair or --no-autofsck the filesystem's autofsck property\n"
 "decides: repair -> repair, check/optimize -> report, none -> exit; unset ->\n"
 "report if the filesystem has rmapbt or parent pointers, else exit.\n"
+"One thread reads events into a queue; workers report, repair and run\n"
+"hooks.  SIGHUP is ignored.\n"
 "Exit status: 0 after unmount, SIGTERM or SIGINT; 1 on errors; 16 on usage\n"
 "errors.\n", f);
 }
@@ -93,13 +104,27 @@ struct healer {
 	const char *path;		/* mount point (live) or label (replay) */
 	const char *replay;
 	const char *record;
-	bool everything, repair, no_autofsck, supported;
+	bool everything, repair, no_autofsck, supported, replay_nowait;
+	unsigned int nworkers;
+	size_t queue_events;
 	enum hm_mode mode;
 	struct hm_fsinfo fsinfo;
 	struct hm_handle handle;
 	struct hm_hooks hooks;
-	struct hm_capture rec;
+	struct hm_capture rec;		/* --record, written by the reader */
 	bool recording;
+	struct hm_capture cap;		/* --replay source */
+	int mfd;			/* live source: the monitor */
+	struct hm_queue q;
+	int wakefd;			/* main thread: workers done, deadlines */
+	int stopfd;			/* reader: stop polling the monitor */
+	int reader_status;		/* 1: the stream ended in an error */
+	char *reader_err;		/* printed once the workers are done */
+	uint64_t last_time_ns;		/* of the last event read */
+
+	/* shared by the workers, under mu */
+	pthread_mutex_t mu;
+	unsigned int workers_left;
 	uint64_t events;
 	bool shut_down;			/* no repair can work any more */
 	bool scrub_started;
@@ -110,16 +135,28 @@ struct healer {
  * lost events or failed repairs must not flood systemd */
 #define SCRUB_INTERVAL_NS (60ULL * 1000000000ULL)
 
+static void wake_main(struct healer *h)
+{
+	uint64_t one = 1;
+
+	if (write(h->wakefd, &one, sizeof(one)) < 0)
+		(void)0;	/* an eventfd only fails on overflow */
+}
+
 static void start_full_scrub(struct healer *h, const char *why,
 			     uint64_t time_ns)
 {
 	char unit[1200], msg[1400];
 
+	pthread_mutex_lock(&h->mu);
 	if (h->scrub_started && time_ns >= h->scrub_time_ns &&
-	    time_ns - h->scrub_time_ns < SCRUB_INTERVAL_NS)
+	    time_ns - h->scrub_time_ns < SCRUB_INTERVAL_NS) {
+		pthread_mutex_unlock(&h->mu);
 		return;
+	}
 	h->scrub_started = true;
 	h->scrub_time_ns = time_ns;
+	pthread_mutex_unlock(&h->mu);
 
 	if (hm_unit_name("xfs_scrub", h->path, unit, sizeof(unit)) < 0) {
 		hm_say(&h->out, HM_ERR, "%s: mount point too long for a unit "
@@ -138,30 +175,47 @@ static void start_full_scrub(struct healer *h, const char *why,
 		hm_say(&h->out, HM_NOTICE, "%s: %s: %s", h->path, why, msg);
 }
 
-/* returns true when the stream has ended */
-static bool handle_event(struct healer *h,
-			 const struct xfs_health_monitor_event *ev)
+static bool is_shut_down(struct healer *h)
 {
+	bool r;
+
+	pthread_mutex_lock(&h->mu);
+	r = h->shut_down;
+	pthread_mutex_unlock(&h->mu);
+	return r;
+}
+
+/* one event, on a worker */
+static void handle_event(struct healer *h, const struct hm_qent *qe)
+{
+	const struct xfs_health_monitor_event *ev = &qe->ev;
 	struct hm_plan plan;
 	char obj[64], msg[512];
-	bool scrub = false;
+	bool scrub = false, first_shutdown = false;
 	const char *why = NULL;
 
+	pthread_mutex_lock(&h->mu);
 	h->events++;
+	pthread_mutex_unlock(&h->mu);
 	hm_emit_event(&h->out, ev, h->path);
-	if (h->recording && hm_capture_write(&h->rec, ev, &h->log) < 0)
-		h->recording = false;
+	if (qe->flags & HM_QF_QUEUE)
+		hm_say(&h->out, HM_WARNING, "%s: %" PRIu64 " events dropped: "
+		       "xfs_healer's event queue (%zu events) was full",
+		       h->path, ev->e.lost.count, h->q.cap);
 	hm_hook_spawn(&h->hooks, &h->out, ev, h->path);
 	hm_plan_event(ev, h->mode, &plan);
 	if (ev->domain == XFS_HM_DOMAIN_MOUNT &&
-	    ev->type == XFS_HM_TYPE_SHUTDOWN && h->mode == HM_MODE_REPAIR &&
-	    !h->shut_down) {
+	    ev->type == XFS_HM_TYPE_SHUTDOWN && h->mode == HM_MODE_REPAIR) {
+		pthread_mutex_lock(&h->mu);
+		first_shutdown = !h->shut_down;
 		h->shut_down = true;
+		pthread_mutex_unlock(&h->mu);
+	}
+	if (first_shutdown)
 		hm_say(&h->out, HM_ERR, "%s: the filesystem is shut down; no "
 		       "more repairs: unmount it and run xfs_repair", h->path);
-	}
-	if (h->shut_down)
-		return plan.stop;
+	if (is_shut_down(h))
+		return;
 	hm_object_text(ev, obj, sizeof(obj));
 	for (unsigned int i = 0; i < plan.nr; i++) {
 		const struct hm_repair *r = &plan.r[i];
@@ -188,7 +242,111 @@ static bool handle_event(struct healer *h,
 	}
 	if (scrub)
 		start_full_scrub(h, why, ev->time_ns);
-	return plan.stop;
+}
+
+static void *worker(void *arg)
+{
+	struct healer *h = arg;
+	struct hm_qent qe;
+	bool last;
+
+	while (hm_queue_pop(&h->q, &qe)) {
+		handle_event(h, &qe);
+		/* lines reach a pipe as soon as the queue is drained */
+		if (!hm_queue_len(&h->q))
+			fflush(stdout);
+	}
+	pthread_mutex_lock(&h->mu);
+	last = --h->workers_left == 0;
+	pthread_mutex_unlock(&h->mu);
+	if (last)
+		wake_main(h);
+	return NULL;
+}
+
+static bool is_unmount(const struct xfs_health_monitor_event *ev)
+{
+	return ev->domain == XFS_HM_DOMAIN_MOUNT &&
+	       ev->type == XFS_HM_TYPE_UNMOUNT;
+}
+
+/* the reader of a capture: waits for room unless --replay-nowait */
+static void *replay_reader(void *arg)
+{
+	struct healer *h = arg;
+	struct xfs_health_monitor_event ev;
+	int r;
+
+	while ((r = hm_capture_next(&h->cap, &ev)) == 1) {
+		h->last_time_ns = ev.time_ns;
+		/* the stream ends after an unmount: it is never dropped */
+		if (!hm_queue_push(&h->q, &ev, !h->replay_nowait ||
+				   is_unmount(&ev)) && h->q.stopping)
+			break;
+		if (is_unmount(&ev))
+			break;
+	}
+	if (r < 0) {
+		h->reader_status = 1;
+		h->reader_err = h->cap.err;
+		h->cap.err = NULL;
+	}
+	hm_queue_close(&h->q, h->last_time_ns);
+	return NULL;
+}
+
+/* the reader of the monitor: never waits for anything but the kernel */
+static void *live_reader(void *arg)
+{
+	struct healer *h = arg;
+	struct xfs_health_monitor_event evs[64];
+	struct pollfd pfd[2] = {
+		{ .fd = h->mfd, .events = POLLIN },
+		{ .fd = h->stopfd, .events = POLLIN },
+	};
+
+	for (;;) {
+		ssize_t n;
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			if (asprintf(&h->reader_err, "%s: waiting for events: %s",
+				     h->path, strerror(errno)) < 0)
+				h->reader_err = NULL;
+			h->reader_status = 1;
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = read(h->mfd, evs, sizeof(evs));
+		if (n == 0)
+			break;		/* after the unmount event */
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			if (asprintf(&h->reader_err, "%s: reading events: %s",
+				     h->path, strerror(errno)) < 0)
+				h->reader_err = NULL;
+			h->reader_status = 1;
+			break;
+		}
+		if (n % XFS_HM_EVENT_SIZE)
+			hm_say(&h->out, HM_WARNING, "%s: short event record "
+			       "(%zd bytes) ignored", h->path,
+			       n % XFS_HM_EVENT_SIZE);
+		for (ssize_t i = 0; i < n / XFS_HM_EVENT_SIZE; i++) {
+			h->last_time_ns = evs[i].time_ns;
+			if (h->recording &&
+			    hm_capture_write(&h->rec, &evs[i], &h->log) < 0)
+				h->recording = false;
+			hm_queue_push(&h->q, &evs[i], is_unmount(&evs[i]));
+		}
+	}
+	hm_queue_close(&h->q, h->last_time_ns);
+	return NULL;
 }
 
 static void set_mode(struct healer *h)
@@ -206,27 +364,166 @@ static void set_mode(struct healer *h)
 	hm_say(&h->out, HM_INFO, "%s: %s (%s)", h->path, names[h->mode], why);
 }
 
+/*
+ * The reader, the workers and, on this thread, signals and hooks.  SIGTERM
+ * or SIGINT end the daemon within a second whatever is in flight (a repair
+ * ioctl or a D-Bus call is left to finish, or to die with the process);
+ * SIGHUP is ignored.
+ */
+#define STOP_GRACE_MS 800
+
+static int run_threads(struct healer *h)
+{
+	pthread_t reader, *workers;
+	sigset_t mask;
+	int sfd, ret = 0;
+	bool stopped = false;
+	unsigned int started = 0;
+
+	if (hm_queue_init(&h->q, h->queue_events) < 0) {
+		hm_say(&h->out, HM_ERR, "cannot allocate the event queue");
+		return 1;
+	}
+	workers = calloc(h->nworkers, sizeof(*workers));
+	h->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	h->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	/* before any thread starts, so that every thread inherits it */
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (!workers || h->wakefd < 0 || h->stopfd < 0 || sfd < 0) {
+		hm_say(&h->out, HM_ERR, "cannot set up threads: %s",
+		       strerror(errno));
+		return 1;
+	}
+	hm_hook_init(&h->hooks, h->wakefd);
+	pthread_mutex_init(&h->mu, NULL);
+	h->workers_left = h->nworkers;
+	for (; started < h->nworkers; started++)
+		if (pthread_create(&workers[started], NULL, worker, h))
+			break;
+	if (started < h->nworkers) {
+		hm_say(&h->out, HM_ERR, "cannot start worker threads");
+		hm_queue_stop(&h->q);
+		for (unsigned int i = 0; i < started; i++)
+			pthread_join(workers[i], NULL);
+		return 1;
+	}
+	if (pthread_create(&reader, NULL, h->replay ? replay_reader :
+			   live_reader, h)) {
+		hm_say(&h->out, HM_ERR, "cannot start the reader thread");
+		hm_queue_stop(&h->q);
+		for (unsigned int i = 0; i < started; i++)
+			pthread_join(workers[i], NULL);
+		return 1;
+	}
+	if (!h->replay)
+		hm_notify("READY=1\nSTATUS=watching for health events");
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = h->wakefd, .events = POLLIN },
+		};
+		int timeout = hm_hook_reap(&h->hooks, &h->out);
+		bool done;
+		uint64_t v;
+
+		pthread_mutex_lock(&h->mu);
+		done = h->workers_left == 0;
+		pthread_mutex_unlock(&h->mu);
+		if (done)
+			break;
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
+			hm_say(&h->out, HM_ERR, "poll: %s", strerror(errno));
+			ret = 1;
+			stopped = true;
+			break;
+		}
+		if (pfd[1].revents & POLLIN && read(h->wakefd, &v, sizeof(v)) < 0)
+			(void)0;
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si) &&
+			    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)) {
+				hm_say(&h->out, HM_INFO, "%s: stopping on "
+				       "signal %u", h->path, si.ssi_signo);
+				stopped = true;
+				break;
+			}
+		}
+	}
+	if (!h->replay)
+		hm_notify("STOPPING=1");
+	if (stopped) {
+		uint64_t one = 1, deadline = hm_now_ms() + STOP_GRACE_MS;
+		bool done = false;
+
+		hm_queue_stop(&h->q);
+		hm_hook_stop(&h->hooks);
+		if (write(h->stopfd, &one, sizeof(one)) < 0)
+			(void)0;
+		/* workers finish the action in hand; wait a little for them */
+		while (!done && hm_now_ms() < deadline) {
+			struct pollfd p = { .fd = h->wakefd, .events = POLLIN };
+
+			pthread_mutex_lock(&h->mu);
+			done = h->workers_left == 0;
+			pthread_mutex_unlock(&h->mu);
+			if (!done)
+				poll(&p, 1, (int)(deadline - hm_now_ms()));
+		}
+		hm_hook_reap(&h->hooks, &h->out);
+		if (!done) {
+			hm_say(&h->out, HM_WARNING, "%s: exiting with work in "
+			       "flight (a repair or a service start); the "
+			       "kernel finishes a repair on its own", h->path);
+			fflush(stdout);
+			fflush(stderr);
+			_exit(ret);
+		}
+	}
+	pthread_join(reader, NULL);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(workers[i], NULL);
+	if (!stopped)
+		hm_hook_drain(&h->hooks, &h->out);
+	if (h->reader_err) {
+		fflush(stdout);
+		hm_say(&h->out, HM_ERR, "%s", h->reader_err);
+		free(h->reader_err);
+	} else if (!stopped && !h->replay) {
+		hm_say(&h->out, HM_INFO, "%s: event stream ended", h->path);
+	}
+	if (h->reader_status)
+		ret = 1;
+	close(sfd);
+	free(workers);
+	hm_queue_destroy(&h->q);
+	fflush(stdout);
+	return ret;
+}
+
 static int run_replay(struct healer *h)
 {
-	struct hm_capture c;
-	struct xfs_health_monitor_event ev;
-	int r;
+	int ret;
 
-	if (hm_capture_open(&c, h->replay, &h->log) < 0)
+	if (hm_capture_open(&h->cap, h->replay, &h->log) < 0)
 		return 1;
-	h->fsinfo = c.info;
+	h->fsinfo = h->cap.info;
 	set_mode(h);
 	if (h->mode == HM_MODE_EXIT) {
-		hm_capture_close(&c);
+		hm_capture_close(&h->cap);
 		return 0;
 	}
-	while ((r = hm_capture_next(&c, &ev, &h->log)) == 1)
-		if (handle_event(h, &ev))
-			break;
-	hm_capture_close(&c);
-	hm_hook_drain(&h->hooks, &h->out);
-	fflush(stdout);
-	return r < 0 ? 1 : 0;
+	ret = run_threads(h);
+	hm_capture_close(&h->cap);
+	return ret;
 }
 
 /* --repair on a kernel without online repair: say so and stop */
@@ -241,63 +538,9 @@ static bool kernel_can_repair(int fd)
 	       (errno != EOPNOTSUPP && errno != ENOTTY);
 }
 
-static int monitor_loop(struct healer *h, int mfd, int sfd)
-{
-	struct xfs_health_monitor_event evs[64];
-	struct pollfd pfd[2] = {
-		{ .fd = mfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN },
-	};
-
-	for (;;) {
-		int timeout = hm_hook_reap(&h->hooks, &h->out);
-
-		if (poll(pfd, 2, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
-			hm_say(&h->out, HM_ERR, "poll: %s", strerror(errno));
-			return 1;
-		}
-		if (pfd[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) == sizeof(si) &&
-			    si.ssi_signo != SIGCHLD) {
-				hm_say(&h->out, HM_INFO, "%s: stopping on "
-				       "signal %u", h->path, si.ssi_signo);
-				return 0;
-			}
-		}
-		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			ssize_t n = read(mfd, evs, sizeof(evs));
-
-			if (n == 0) {
-				hm_say(&h->out, HM_INFO, "%s: event stream "
-				       "ended", h->path);
-				return 0;
-			}
-			if (n < 0) {
-				if (errno == EAGAIN || errno == EINTR)
-					continue;
-				hm_say(&h->out, HM_ERR, "%s: reading events: %s",
-				       h->path, strerror(errno));
-				return 1;
-			}
-			if (n % XFS_HM_EVENT_SIZE)
-				hm_say(&h->out, HM_WARNING, "%s: short event "
-				       "record (%zd bytes) ignored", h->path,
-				       n % XFS_HM_EVENT_SIZE);
-			for (ssize_t i = 0; i < n / XFS_HM_EVENT_SIZE; i++)
-				if (handle_event(h, &evs[i]))
-					return 0;
-			fflush(stdout);
-		}
-	}
-}
-
 static int run_live(struct healer *h)
 {
-	sigset_t mask;
-	int fd, mfd, sfd, ret;
+	int fd, mfd, ret;
 
 	fd = hm_open_mountpoint(h->path, &h->out);
 	if (fd < 0)
@@ -344,55 +587,64 @@ static int run_live(struct healer *h)
 		}
 		h->recording = true;
 	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		hm_say(&h->out, HM_ERR, "signalfd: %s", strerror(errno));
-		close(mfd);
-		return 1;
-	}
-	hm_notify("READY=1\nSTATUS=watching for health events");
-	ret = monitor_loop(h, mfd, sfd);
-	hm_notify("STOPPING=1");
+	h->mfd = mfd;
+	ret = run_threads(h);
 	close(mfd);
-	close(sfd);
-	hm_hook_drain(&h->hooks, &h->out);
 	if (h->recording)
 		hm_capture_close(&h->rec);
-	fflush(stdout);
 	return ret;
+}
+
+static bool parse_uint(const char *s, unsigned long min, unsigned long max,
+		       unsigned long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !errno && !*end && *s && *s != '-' && *v >= min && *v <= max;
+}
+
+static unsigned int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 64 ? 64 : (unsigned int)n;
 }
 
 int main(int argc, char **argv)
 {
 	struct healer h = {
 		.log = { .prog = "xfs_healer", .level = FSF_NORMAL },
-		.hooks = { .timeout_s = 30 },
+		.hooks = { .timeout_s = 30, .wakefd = -1 },
+		.nworkers = 1, .queue_events = HM_QUEUE_DEFAULT,
+		.mfd = -1, .wakefd = -1, .stopfd = -1,
 	};
 	int c;
-	char *end;
 	unsigned long v;
 
 	h.out.log = &h.log;
 	while ((c = getopt_long(argc, argv, "Vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_EVERYTHING: h.everything = true; break;
-		case OPT_FOREGROUND: break;
+		case OPT_FOREGROUND: h.nworkers = online_cpus(); break;
 		case OPT_NO_AUTOFSCK: h.no_autofsck = true; break;
 		case OPT_QUIET: h.out.quiet = true; break;
 		case OPT_REPAIR: h.repair = true; break;
 		case OPT_SUPPORTED: h.supported = true; break;
 		case OPT_JSON: h.out.json = true; break;
 		case OPT_EXEC: h.hooks.path = optarg; break;
+		case OPT_QUEUE:
+			if (!parse_uint(optarg, 2, 1UL << 24, &v)) {
+				fsf_err(&h.log, "--queue-events: expected 2..%lu "
+					"events, got '%s'", 1UL << 24, optarg);
+				return EXIT_USAGE;
+			}
+			h.queue_events = v;
+			break;
+		case OPT_REPLAY_NOWAIT: h.replay_nowait = true; break;
 		case OPT_EXEC_TIMEOUT:
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || *end || !*optarg || v == 0 || v > 86400) {
+			if (!parse_uint(optarg, 1, 86400, &v)) {
 				fsf_err(&h.log, "--exec-timeout: expected 1..86400 "
 					"seconds, got '%s'", optarg);
 				return EXIT_USAGE;
@@ -411,6 +663,10 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return EXIT_USAGE;
 		}
+	}
+	if (h.replay_nowait && !h.replay) {
+		fsf_err(&h.log, "--replay-nowait needs --replay");
+		return EXIT_USAGE;
 	}
 	if (h.replay) {
 		if (argc - optind > 1 || h.supported || h.record) {
