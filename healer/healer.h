@@ -14,6 +14,7 @@
  *              reap, kill on time limit; never waits
  *   output.c   where lines go: stdout, stderr, or the journal
  *   queue.c    the bounded event queue between the reader and the workers
+ *   recheck.c  the full re-check in-process, when no xfs_scrub@ can start
  */
 #ifndef FSFORGE_HEALER_H
 #define FSFORGE_HEALER_H
@@ -213,6 +214,8 @@ enum hm_repair_result {
 	HM_REPAIR_UNSUPPORTED,	/* the kernel cannot repair */
 	HM_REPAIR_MOVED,	/* mount point no longer this filesystem */
 };
+/* ioctl(2), retried on EINTR and (with a short back-off) EAGAIN */
+int hm_ioctl_retry(int fd, unsigned long req, void *arg);
 enum hm_repair_result hm_repair_one(const char *mountpoint,
 				    const struct hm_handle *expect,
 				    const struct hm_repair *r, char *msg,
@@ -249,5 +252,12 @@ void hm_queue_stop(struct hm_queue *q);
 /* next entry; false when closed and empty, or stopped */
 bool hm_queue_pop(struct hm_queue *q, struct hm_qent *out);
 size_t hm_queue_len(struct hm_queue *q);
+
+/* ---- recheck.c ----------------------------------------------------------- */
+/* check (repair=false) or repair every per-AG and filesystem-wide metadata
+ * object in the kernel; 0 clean, 1 damage left, -1 could not run */
+int hm_recheck(const char *mountpoint, const char *label,
+	       const struct hm_handle *expect, bool repair,
+	       const struct hm_out *o);
 
 #endif

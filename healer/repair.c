@@ -12,9 +12,24 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "healer.h"
+
+int hm_ioctl_retry(int fd, unsigned long req, void *arg)
+{
+	/* a signal or a busy object: try again, backing off up to ~1.5 s */
+	for (unsigned int i = 0;; i++) {
+		struct timespec ts = { 0, (long)(50000000L << (i < 4 ? i : 4)) };
+		int ret = ioctl(fd, req, arg);
+
+		if (ret >= 0 || i == 5 || (errno != EINTR && errno != EAGAIN))
+			return ret;
+		if (errno == EAGAIN)
+			nanosleep(&ts, NULL);
+	}
+}
 
 enum hm_repair_result hm_repair_one(const char *mountpoint,
 				    const struct hm_handle *expect,

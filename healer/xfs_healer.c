@@ -31,7 +31,7 @@ enum { EXIT_USAGE = 16 };
 enum {
 	OPT_EVERYTHING = 256, OPT_FOREGROUND, OPT_NO_AUTOFSCK, OPT_QUIET,
 	OPT_REPAIR, OPT_SUPPORTED, OPT_JSON, OPT_EXEC, OPT_EXEC_TIMEOUT,
-	OPT_REPLAY, OPT_RECORD, OPT_QUEUE, OPT_REPLAY_NOWAIT,
+	OPT_REPLAY, OPT_RECORD, OPT_QUEUE, OPT_REPLAY_NOWAIT, OPT_NO_SCRUB_SVC,
 };
 
 static const struct option long_opts[] = {
@@ -48,6 +48,7 @@ static const struct option long_opts[] = {
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "queue-events", required_argument, NULL, OPT_QUEUE },
 	{ "replay-nowait", no_argument, NULL, OPT_REPLAY_NOWAIT },
+	{ "no-scrub-service", no_argument, NULL, OPT_NO_SCRUB_SVC },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -68,8 +69,10 @@ static void usage(FILE *f)
 "      --no-autofsck       ignore the filesystem's autofsck property:\n"
 "                          repair only with --repair\n"
 "      --repair            repair sick metadata as it is reported; on a\n"
-"                          failed repair or lost events start the\n"
-"                          xfs_scrub@ service for the mount\n"
+"                          failed repair start the xfs_scrub@ service\n"
+"      --no-scrub-service  never start xfs_scrub@: re-check every AG and\n"
+"                          filesystem-wide object in-process instead (the\n"
+"                          default when systemd is not running)\n"
 "      --quiet             do not report every event\n"
 "      --supported         exit 0 if the filesystem can send health\n"
 "                          events, 1 if not\n"
@@ -88,6 +91,7 @@ static void usage(FILE *f)
 "  -V, --version           print the version and exit\n"
 "  -h, --help              print this help and exit\n"
 "\n"
+"Lost events always lead to a full re-check (xfs_scrub@), in every mode.\n"
 "Without --repair or --no-autofsck the filesystem's autofsck property\n"
 "decides: repair -> repair, check/optimize -> report, none -> exit; unset ->\n"
 "report if the filesystem has rmapbt or parent pointers, else exit.\n"
@@ -105,6 +109,7 @@ struct healer {
 	const char *replay;
 	const char *record;
 	bool everything, repair, no_autofsck, supported, replay_nowait;
+	bool no_scrub_service;
 	unsigned int nworkers;
 	size_t queue_events;
 	enum hm_mode mode;
@@ -129,6 +134,7 @@ struct healer {
 	bool shut_down;			/* no repair can work any more */
 	bool scrub_started;
 	uint64_t scrub_time_ns;		/* event time of the last start */
+	uint64_t scrub_suppressed;	/* requests since, by the rate limit */
 };
 
 /* one xfs_scrub@ start per minute of event time is plenty: a flood of
@@ -143,36 +149,92 @@ static void wake_main(struct healer *h)
 		(void)0;	/* an eventfd only fails on overflow */
 }
 
+static bool systemd_running(void)
+{
+	/* sd_booted(): systemd creates this directory when it is PID 1 */
+	return access("/run/systemd/system", F_OK) == 0;
+}
+
+/*
+ * The full re-check after lost events or a failed repair: the xfs_scrub@
+ * service (xfs_scrub follows the autofsck property itself), or, without
+ * systemd or with --no-scrub-service, the kernel's scrub of every AG and
+ * filesystem-wide object in-process (repairing in repair mode).  At most
+ * one per minute of event time; a suppressed request is said once per
+ * minute and counted, the count given at the next start and at exit.
+ */
 static void start_full_scrub(struct healer *h, const char *why,
 			     uint64_t time_ns)
 {
 	char unit[1200], msg[1400];
+	uint64_t suppressed;
+	bool say_suppressed = false, repair = h->mode == HM_MODE_REPAIR;
 
 	pthread_mutex_lock(&h->mu);
 	if (h->scrub_started && time_ns >= h->scrub_time_ns &&
 	    time_ns - h->scrub_time_ns < SCRUB_INTERVAL_NS) {
+		say_suppressed = h->scrub_suppressed++ == 0;
 		pthread_mutex_unlock(&h->mu);
+		if (say_suppressed)
+			hm_say(&h->out, HM_NOTICE, "%s: %s: a full re-check "
+			       "was started %" PRIu64 " s ago; not starting "
+			       "another within %llu s (rate limit; further "
+			       "requests are counted)", h->path, why,
+			       (uint64_t)((time_ns - h->scrub_time_ns) / 1000000000ULL),
+			       (unsigned long long)(SCRUB_INTERVAL_NS / 1000000000ULL));
 		return;
 	}
 	h->scrub_started = true;
 	h->scrub_time_ns = time_ns;
+	suppressed = h->scrub_suppressed;
+	h->scrub_suppressed = 0;
 	pthread_mutex_unlock(&h->mu);
 
-	if (hm_unit_name("xfs_scrub", h->path, unit, sizeof(unit)) < 0) {
+	if (suppressed)
+		hm_say(&h->out, HM_NOTICE, "%s: %" PRIu64 " re-check request%s "
+		       "suppressed by the rate limit since the last start",
+		       h->path, suppressed, suppressed == 1 ? " was" : "s were");
+	if (!h->no_scrub_service &&
+	    hm_unit_name("xfs_scrub", h->path, unit, sizeof(unit)) < 0) {
 		hm_say(&h->out, HM_ERR, "%s: mount point too long for a unit "
 		       "name; run xfs_scrub by hand", h->path);
 		return;
 	}
 	if (h->replay) {
-		hm_say(&h->out, HM_NOTICE, "%s: %s: would start %s", h->path,
-		       why, unit);
+		if (h->no_scrub_service)
+			hm_say(&h->out, HM_NOTICE, "%s: %s: would %s every AG "
+			       "and filesystem-wide object in-process", h->path,
+			       why, repair ? "repair" : "check");
+		else
+			hm_say(&h->out, HM_NOTICE, "%s: %s: would start %s",
+			       h->path, why, unit);
 		return;
 	}
-	if (hm_start_unit(unit, msg, sizeof(msg)) < 0)
-		hm_say(&h->out, HM_ERR, "%s: %s: %s; run xfs_scrub %s by hand",
-		       h->path, why, msg, h->path);
-	else
-		hm_say(&h->out, HM_NOTICE, "%s: %s: %s", h->path, why, msg);
+	if (!h->no_scrub_service && systemd_running()) {
+		if (hm_start_unit(unit, msg, sizeof(msg)) == 0) {
+			hm_say(&h->out, HM_NOTICE, "%s: %s: %s", h->path, why,
+			       msg);
+			return;
+		}
+		hm_say(&h->out, HM_ERR, "%s: %s: %s; checking in-process "
+		       "instead", h->path, why, msg);
+	} else {
+		hm_say(&h->out, HM_NOTICE, "%s: %s: %s every AG and "
+		       "filesystem-wide object in-process%s", h->path, why,
+		       repair ? "repairing" : "checking",
+		       h->no_scrub_service ? "" : " (systemd is not running)");
+	}
+	hm_recheck(h->path, h->path, &h->handle, repair, &h->out);
+}
+
+/* at exit: requests the rate limit swallowed after the last start */
+static void report_suppressed(struct healer *h)
+{
+	if (h->scrub_suppressed)
+		hm_say(&h->out, HM_NOTICE, "%s: %" PRIu64 " re-check request%s "
+		       "suppressed by the rate limit after the last start",
+		       h->path, h->scrub_suppressed,
+		       h->scrub_suppressed == 1 ? " was" : "s were");
 }
 
 static bool is_shut_down(struct healer *h)
@@ -493,6 +555,7 @@ static int run_threads(struct healer *h)
 		pthread_join(workers[i], NULL);
 	if (!stopped)
 		hm_hook_drain(&h->hooks, &h->out);
+	report_suppressed(h);
 	if (h->reader_err) {
 		fflush(stdout);
 		hm_say(&h->out, HM_ERR, "%s", h->reader_err);
@@ -643,6 +706,7 @@ int main(int argc, char **argv)
 			h.queue_events = v;
 			break;
 		case OPT_REPLAY_NOWAIT: h.replay_nowait = true; break;
+		case OPT_NO_SCRUB_SVC: h.no_scrub_service = true; break;
 		case OPT_EXEC_TIMEOUT:
 			if (!parse_uint(optarg, 1, 86400, &v)) {
 				fsf_err(&h.log, "--exec-timeout: expected 1..86400 "

@@ -99,3 +99,42 @@ HOOK
 	[ "$status" -eq 16 ]
 	[[ $output == *"--replay-nowait needs --replay"* ]]
 }
+
+@test "lost events: a full re-check in report-only mode too; none when the policy says not to monitor" {
+	printf '@ backrefs=1\nmount lost count=5\n' | cap l.cap
+	run "$HEALER" --replay l.cap /mnt
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "/mnt: reporting events (autofsck unset, back-reference metadata present)" ]
+	[ "${lines[1]}" = "/mnt: 5 events lost" ]
+	[ "${lines[2]}" = "/mnt: events were lost: would start xfs_scrub@mnt.service" ]
+	printf '@ autofsck=check\nmount lost count=5\n' | cap c.cap
+	run "$HEALER" --replay c.cap /mnt
+	[ "${lines[2]}" = "/mnt: events were lost: would start xfs_scrub@mnt.service" ]
+	printf '@ autofsck=none\nmount lost count=5\n' | cap n.cap
+	run "$HEALER" --replay n.cap /mnt
+	[ "$output" = "/mnt: not monitoring (autofsck=none)" ]
+}
+
+@test "lost events without a scrub service: every AG and fs-wide object checked in-process (repaired with --repair)" {
+	printf 'mount lost count=5\n' | cap l.cap
+	run "$HEALER" --no-scrub-service --replay l.cap /mnt
+	[ "$status" -eq 0 ]
+	[ "${lines[2]}" = "/mnt: events were lost: would check every AG and filesystem-wide object in-process" ]
+	run "$HEALER" --no-scrub-service --repair --replay l.cap /mnt
+	[ "${lines[2]}" = "/mnt: events were lost: would repair every AG and filesystem-wide object in-process" ]
+	run grep -c xfs_scrub@ <<<"$output"
+	[ "$output" = 0 ]
+}
+
+@test "rate limit: suppressed re-checks are said once a minute and counted, at the next start and at exit" {
+	# event times in seconds: 1 starts, 10 and 20 are suppressed, 70
+	# starts again, 75 is suppressed and only counted at exit
+	for t in 1 10 20 70 75; do echo "mount lost count=1 time=${t}000000000"; done | cap r.cap
+	run "$HEALER" --replay r.cap /mnt
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'would start xfs_scrub@mnt.service' <<<"$output")" -eq 2 ]
+	[ "$(grep -c 'was started 9 s ago; not starting another within 60 s (rate limit; further requests are counted)' <<<"$output")" -eq 1 ]
+	grep -qx '/mnt: 2 re-check requests were suppressed by the rate limit since the last start' <<<"$output"
+	[ "$(grep -c 'was started 5 s ago; not starting another' <<<"$output")" -eq 1 ]
+	[ "${lines[-1]}" = "/mnt: 1 re-check request was suppressed by the rate limit after the last start" ]
+}
