@@ -182,6 +182,7 @@ int hm_capture_open(struct hm_capture *c, const char *path,
 	flags = get32(h + 16);
 	c->info.backrefs = flags & HM_CAP_BACKREFS;
 	c->info.has_autofsck = flags & HM_CAP_AUTOFSCK;
+	c->info.readonly = flags & HM_CAP_READONLY;
 	memcpy(c->info.autofsck, h + 20, sizeof(c->info.autofsck) - 1);
 	c->info.autofsck[sizeof(c->info.autofsck) - 1] = '\0';
 	c->offset = HM_CAPTURE_HDR;
@@ -246,6 +247,8 @@ int hm_capture_create(struct hm_capture *c, const char *path,
 	set32(h + 12, XFS_HM_EVENT_SIZE);
 	if (info->backrefs)
 		flags |= HM_CAP_BACKREFS;
+	if (info->readonly)
+		flags |= HM_CAP_READONLY;
 	if (info->has_autofsck) {
 		flags |= HM_CAP_AUTOFSCK;
 		memcpy(h + 20, info->autofsck,

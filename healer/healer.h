@@ -53,17 +53,20 @@ int hm_format_json(const struct xfs_health_monitor_event *ev,
  *   0  8  magic "XFSHMCAP"
  *   8  4  version (1)
  *  12  4  record size (64; larger sizes are read, the tail ignored)
- *  16  4  flags: bit 0 back-reference metadata, bit 1 autofsck recorded
+ *  16  4  flags: bit 0 back-reference metadata, bit 1 autofsck recorded,
+ *              bit 2 mounted read-only
  *  20 12  autofsck property value, NUL-padded
  */
 #define HM_CAPTURE_MAGIC "XFSHMCAP"
 #define HM_CAPTURE_HDR 32
 #define HM_CAP_BACKREFS (1U << 0)
 #define HM_CAP_AUTOFSCK (1U << 1)
+#define HM_CAP_READONLY (1U << 2)
 
 struct hm_fsinfo {
 	bool backrefs;		/* rmapbt or parent pointers */
 	bool has_autofsck;	/* the autofsck property is set */
+	bool readonly;		/* mounted read-only */
 	char autofsck[12];
 };
 
@@ -213,6 +216,7 @@ enum hm_repair_result {
 	HM_REPAIR_FAILED,	/* still corrupt or error: needs xfs_scrub */
 	HM_REPAIR_UNSUPPORTED,	/* the kernel cannot repair */
 	HM_REPAIR_MOVED,	/* mount point no longer this filesystem */
+	HM_REPAIR_READONLY,	/* mounted read-only: nothing attempted */
 };
 /* ioctl(2), retried on EINTR and (with a short back-off) EAGAIN */
 int hm_ioctl_retry(int fd, unsigned long req, void *arg);

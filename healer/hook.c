@@ -100,8 +100,19 @@ static void free_env(char **env)
 static void child(const char *path, char **env, const char *err, size_t errlen)
 {
 	char *const argv[] = { (char *)path, NULL };
+	struct sigaction dfl;
+	sigset_t none;
 	int fd;
 
+	/* the daemon's blocked and ignored signals are not the hook's: a
+	 * hook with SIGTERM blocked could not be stopped */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	setpgid(0, 0);
 	fd = open("/dev/null", O_RDONLY);
 	if (fd >= 0 && fd != 0) {

@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -101,6 +102,7 @@ bool hm_handle_equal(const struct hm_handle *a, const struct hm_handle *b)
 void hm_read_fsinfo(int fd, struct hm_fsinfo *info)
 {
 	struct xfs_fsop_geom geo;
+	struct statvfs vfs;
 	ssize_t n;
 
 	memset(info, 0, sizeof(*info));
@@ -110,6 +112,8 @@ void hm_read_fsinfo(int fd, struct hm_fsinfo *info)
 		info->autofsck[n] = '\0';
 		info->has_autofsck = true;
 	}
+	if (fstatvfs(fd, &vfs) == 0)
+		info->readonly = vfs.f_flag & ST_RDONLY;
 	memset(&geo, 0, sizeof(geo));
 	if (ioctl(fd, XFS_IOC_FSGEOMETRY, &geo) == 0)
 		info->backrefs = geo.flags & (XFS_FSOP_GEOM_FLAGS_RMAPBT |

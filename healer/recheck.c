@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "healer.h"
@@ -87,6 +88,7 @@ int hm_recheck(const char *mountpoint, const char *label,
 {
 	struct xfs_fsop_geom geo;
 	struct hm_handle now;
+	struct statvfs vfs;
 	struct tally t = { 0 };
 	int fd;
 
@@ -98,6 +100,11 @@ int hm_recheck(const char *mountpoint, const char *label,
 		if (fd >= 0)
 			close(fd);
 		return -1;
+	}
+	if (repair && fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+		hm_say(o, HM_NOTICE, "%s: mounted read-only: re-check without "
+		       "repairs", label);
+		repair = false;
 	}
 	memset(&geo, 0, sizeof(geo));
 	if (ioctl(fd, XFS_IOC_FSGEOMETRY, &geo) < 0) {

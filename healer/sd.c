@@ -196,10 +196,19 @@ int hm_start_unit(const char *unit, char *msg, size_t msglen)
 		dlclose(a.lib);
 		return r;
 	}
-	r = a.call_method(bus, "org.freedesktop.systemd1",
-			  "/org/freedesktop/systemd1",
-			  "org.freedesktop.systemd1.Manager", "StartUnit",
-			  &err, &reply, "ss", unit, "replace");
+	/* a busy or reloading manager is retried twice, 1 s then 2 s later */
+	for (unsigned int i = 0;; i++) {
+		r = a.call_method(bus, "org.freedesktop.systemd1",
+				  "/org/freedesktop/systemd1",
+				  "org.freedesktop.systemd1.Manager", "StartUnit",
+				  &err, &reply, "ss", unit, "replace");
+		if (r >= 0 || i == 2 || (r != -EINTR && r != -EAGAIN &&
+					 r != -EBUSY && r != -ETIMEDOUT))
+			break;
+		a.error_free(&err);
+		err = (sd_bus_error){ NULL, NULL, 0 };
+		sleep(1U << i);
+	}
 	if (r < 0)
 		snprintf(msg, msglen, "cannot start %s: %s", unit,
 			 err.message ? err.message : strerror(-r));

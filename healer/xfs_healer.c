@@ -132,6 +132,7 @@ struct healer {
 	unsigned int workers_left;
 	uint64_t events;
 	bool shut_down;			/* no repair can work any more */
+	bool ro_said;			/* "read-only" said since the last repair */
 	bool scrub_started;
 	uint64_t scrub_time_ns;		/* event time of the last start */
 	uint64_t scrub_suppressed;	/* requests since, by the rate limit */
@@ -247,6 +248,21 @@ static bool is_shut_down(struct healer *h)
 	return r;
 }
 
+/* a repair found the filesystem read-only: say it once per read-only spell */
+static void readonly_once(struct healer *h)
+{
+	bool say;
+
+	pthread_mutex_lock(&h->mu);
+	say = !h->ro_said;
+	h->ro_said = true;
+	pthread_mutex_unlock(&h->mu);
+	if (say)
+		hm_say(&h->out, HM_WARNING, "%s: the filesystem is mounted "
+		       "read-only: no repairs while it stays so (events are "
+		       "still reported)", h->path);
+}
+
 /* one event, on a worker */
 static void handle_event(struct healer *h, const struct hm_qent *qe)
 {
@@ -266,8 +282,9 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 		       h->path, ev->e.lost.count, h->q.cap);
 	hm_hook_spawn(&h->hooks, &h->out, ev, h->path);
 	hm_plan_event(ev, h->mode, &plan);
+	/* in every mode: nothing more can be done but unmount and repair */
 	if (ev->domain == XFS_HM_DOMAIN_MOUNT &&
-	    ev->type == XFS_HM_TYPE_SHUTDOWN && h->mode == HM_MODE_REPAIR) {
+	    ev->type == XFS_HM_TYPE_SHUTDOWN) {
 		pthread_mutex_lock(&h->mu);
 		first_shutdown = !h->shut_down;
 		h->shut_down = true;
@@ -283,6 +300,10 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 		const struct hm_repair *r = &plan.r[i];
 		enum hm_repair_result res;
 
+		if (h->replay && h->fsinfo.readonly) {
+			readonly_once(h);
+			continue;
+		}
 		if (h->replay) {
 			hm_say(&h->out, HM_NOTICE, "%s%s%s %s: would repair "
 			       "(scrub type %s)", h->path, *obj ? " " : "",
@@ -290,6 +311,13 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 			continue;
 		}
 		res = hm_repair_one(h->path, &h->handle, r, msg, sizeof(msg));
+		if (res == HM_REPAIR_READONLY) {
+			readonly_once(h);
+			continue;
+		}
+		pthread_mutex_lock(&h->mu);
+		h->ro_said = false;
+		pthread_mutex_unlock(&h->mu);
 		hm_say(&h->out, res == HM_REPAIR_DONE || res == HM_REPAIR_CLEAN ?
 		       HM_NOTICE : HM_ERR, "%s%s%s %s: %s", h->path,
 		       *obj ? " " : "", obj, r->what, msg);
@@ -424,6 +452,8 @@ static void set_mode(struct healer *h)
 
 	h->mode = hm_policy_mode(&in, &why);
 	hm_say(&h->out, HM_INFO, "%s: %s (%s)", h->path, names[h->mode], why);
+	if (h->mode == HM_MODE_REPAIR && h->fsinfo.readonly)
+		readonly_once(h);
 }
 
 /*
@@ -463,7 +493,6 @@ static int run_threads(struct healer *h)
 		return 1;
 	}
 	hm_hook_init(&h->hooks, h->wakefd);
-	pthread_mutex_init(&h->mu, NULL);
 	h->workers_left = h->nworkers;
 	for (; started < h->nworkers; started++)
 		if (pthread_create(&workers[started], NULL, worker, h))
@@ -597,7 +626,7 @@ static bool kernel_can_repair(int fd)
 	memset(&sm, 0, sizeof(sm));
 	sm.sm_type = XFS_SCRUB_TYPE_PROBE;
 	sm.sm_flags = XFS_SCRUB_IFLAG_REPAIR;
-	return ioctl(fd, XFS_IOC_SCRUB_METADATA, &sm) == 0 ||
+	return hm_ioctl_retry(fd, XFS_IOC_SCRUB_METADATA, &sm) == 0 ||
 	       (errno != EOPNOTSUPP && errno != ENOTTY);
 }
 
@@ -687,6 +716,7 @@ int main(int argc, char **argv)
 	unsigned long v;
 
 	h.out.log = &h.log;
+	pthread_mutex_init(&h.mu, NULL);
 	while ((c = getopt_long(argc, argv, "Vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_EVERYTHING: h.everything = true; break;

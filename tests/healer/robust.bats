@@ -138,3 +138,68 @@ HOOK
 	[ "$(grep -c 'was started 5 s ago; not starting another' <<<"$output")" -eq 1 ]
 	[ "${lines[-1]}" = "/mnt: 1 re-check request was suppressed by the rate limit after the last start" ]
 }
+
+@test "read-only mount: one message, no repair attempted, events still reported" {
+	printf '@ readonly=1 autofsck=repair\nag sick mask=0x10 gno=1\ninode sick mask=0x10 ino=128\nag sick mask=0x20 gno=2\n' | cap ro.cap
+	run "$HEALER" --replay ro.cap /mnt
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "/mnt: repairing sick metadata (autofsck=repair)" ]
+	[ "$(grep -c 'mounted read-only: no repairs while it stays so' <<<"$output")" -eq 1 ]
+	[ "$(grep -c ': sick$' <<<"$output")" -eq 3 ]
+	run grep -cE 'would (repair|start)' <<<"$output"
+	[ "$output" = 0 ]
+}
+
+@test "shutdown: one message in every mode; no repair or re-check afterwards" {
+	printf 'mount shutdown reasons=1\nmount shutdown reasons=2\nag sick mask=0x10 gno=2\nmount lost count=4\n' | cap sd.cap
+	for opt in --repair --no-autofsck; do
+		run "$HEALER" $opt --replay sd.cap /mnt
+		[ "$status" -eq 0 ]
+		[ "$(grep -c 'the filesystem is shut down; no more repairs: unmount it and run xfs_repair' <<<"$output")" -eq 1 ]
+		grep -qx '/mnt agno 0x2 bnobt: sick' <<<"$output"
+		grep -qx '/mnt: 4 events lost' <<<"$output"
+		run grep -c 'would' <<<"$output"
+		[ "$output" = 0 ]
+	done
+}
+
+# start the healer in the background on a capture whose hooks never end
+bg_stuck() {
+	printf '#!/bin/sh\necho $$ >> "%s/hook.pids"\nexec sleep 60\n' "$BATS_TEST_TMPDIR" > stuck
+	chmod +x stuck
+	for i in $(seq 1 40); do echo "ag sick mask=0x10 gno=$i"; done | cap s.cap
+	"$HEALER" --exec ./stuck --replay s.cap /mnt > out 2> err &
+	pid=$!
+	# the worker is now waiting for one of 16 stuck hooks to end
+	for _ in $(seq 50); do [ "$(wc -l < hook.pids 2>/dev/null || echo 0)" -ge 16 ] && break; sleep 0.1; done
+	[ "$(wc -l < hook.pids)" -eq 16 ]
+}
+
+@test "SIGTERM ends the daemon within a second while its worker waits on stuck hooks; hooks are ended; SIGHUP is ignored" {
+	bg_stuck
+	kill -HUP $pid
+	sleep 0.5
+	# still running after SIGHUP
+	kill -0 $pid
+	t0=$(date +%s%N)
+	kill -TERM $pid
+	rc=0; wait $pid || rc=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	echo "# SIGTERM to exit: $ms ms" >&3
+	[ "$rc" -eq 0 ]
+	[ "$ms" -lt 1000 ]
+	grep -qx '/mnt: stopping on signal 15' out
+	# the hooks got SIGTERM with their process group
+	sleep 0.3
+	while read -r p; do
+		# gone, or a zombie waiting for its new parent to reap it
+		state=$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null || echo gone)
+		[[ $state == gone || $state == Z ]] || die "hook $p still $state"
+	done < hook.pids
+}
+
+@test "the unit restarts the daemon on failure, not after a clean exit" {
+	u=$FSFORGE_BUILDDIR/healer/xfs_healer@.service
+	grep -qx 'Restart=on-failure' "$u"
+	grep -qx 'RestartSec=5s' "$u"
+}
