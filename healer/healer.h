@@ -146,6 +146,8 @@ int hm_unit_name(const char *tmpl, const char *path, char *buf, size_t len);
 int hm_start_unit(const char *unit, char *msg, size_t msglen);
 /* sd_notify protocol; 0 when not run by systemd */
 int hm_notify(const char *state);
+/* wait (bounded) until systemd has processed our earlier messages */
+int hm_notify_barrier(int timeout_ms);
 /* one journal entry; kv: NULL-terminated KEY, value pairs */
 int hm_journal(int prio, const char *msg, const char *const *kv);
 

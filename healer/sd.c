@@ -13,6 +13,8 @@
 #include <dlfcn.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +58,68 @@ int hm_notify(const char *state)
 	if (!path)
 		return 0;
 	return send_dgram(path, &iov, 1);
+}
+
+/*
+ * sd_notify_barrier(): hand systemd the write end of a pipe with
+ * BARRIER=1 and wait until it closes it, which it does once it has
+ * processed every message before.  A daemon that sends READY=1 and exits
+ * at once is then never taken for one that exited before being ready.
+ */
+int hm_notify_barrier(int timeout_ms)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} c;
+	struct iovec iov = { (void *)"BARRIER=1", 9 };
+	struct msghdr mh = { 0 };
+	struct cmsghdr *cm;
+	struct pollfd p;
+	int fds[2], sock, ret;
+	size_t len;
+
+	if (!path)
+		return 0;
+	len = strlen(path);
+	if (len == 0 || len >= sizeof(sa.sun_path))
+		return -EINVAL;
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (sock < 0) {
+		ret = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return ret;
+	}
+	memset(&c, 0, sizeof(c));
+	mh.msg_name = &sa;
+	mh.msg_namelen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = c.buf;
+	mh.msg_controllen = sizeof(c.buf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fds[1], sizeof(int));
+	ret = sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	close(sock);
+	close(fds[1]);
+	if (ret == 0) {
+		p = (struct pollfd){ .fd = fds[0], .events = POLLIN };
+		ret = poll(&p, 1, timeout_ms);
+		ret = ret > 0 ? 0 : ret == 0 ? -ETIMEDOUT : -errno;
+	}
+	close(fds[0]);
+	return ret;
 }
 
 /* append "KEY=value\n", or the binary form when value has a newline */

@@ -113,6 +113,7 @@ struct healer {
 	unsigned int nworkers;
 	size_t queue_events;
 	enum hm_mode mode;
+	const char *mode_why;
 	struct hm_fsinfo fsinfo;
 	struct hm_handle handle;
 	struct hm_hooks hooks;
@@ -439,6 +440,24 @@ static void *live_reader(void *arg)
 	return NULL;
 }
 
+/*
+ * The policy says "not monitored": say so to systemd as a ready service
+ * that then ends with status 0, so that a Type=notify unit ends up
+ * inactive, not failed ("protocol"), and wait until systemd has taken the
+ * READY=1 in before exiting.
+ */
+static int not_monitored(const char *why)
+{
+	char *st;
+
+	if (asprintf(&st, "READY=1\nSTATUS=not monitoring (%s)", why) < 0)
+		return 0;
+	if (hm_notify(st) == 0)
+		hm_notify_barrier(5000);
+	free(st);
+	return 0;
+}
+
 static void set_mode(struct healer *h)
 {
 	struct hm_policy_in in = {
@@ -451,6 +470,7 @@ static void set_mode(struct healer *h)
 	};
 
 	h->mode = hm_policy_mode(&in, &why);
+	h->mode_why = why;
 	hm_say(&h->out, HM_INFO, "%s: %s (%s)", h->path, names[h->mode], why);
 	if (h->mode == HM_MODE_REPAIR && h->fsinfo.readonly)
 		readonly_once(h);
@@ -512,8 +532,7 @@ static int run_threads(struct healer *h)
 			pthread_join(workers[i], NULL);
 		return 1;
 	}
-	if (!h->replay)
-		hm_notify("READY=1\nSTATUS=watching for health events");
+	hm_notify("READY=1\nSTATUS=watching for health events");
 
 	for (;;) {
 		struct pollfd pfd[2] = {
@@ -549,8 +568,7 @@ static int run_threads(struct healer *h)
 			}
 		}
 	}
-	if (!h->replay)
-		hm_notify("STOPPING=1");
+	hm_notify("STOPPING=1");
 	if (stopped) {
 		uint64_t one = 1, deadline = hm_now_ms() + STOP_GRACE_MS;
 		bool done = false;
@@ -611,7 +629,7 @@ static int run_replay(struct healer *h)
 	set_mode(h);
 	if (h->mode == HM_MODE_EXIT) {
 		hm_capture_close(&h->cap);
-		return 0;
+		return not_monitored(h->mode_why);
 	}
 	ret = run_threads(h);
 	hm_capture_close(&h->cap);
@@ -657,7 +675,7 @@ static int run_live(struct healer *h)
 	set_mode(h);
 	if (h->mode == HM_MODE_EXIT) {
 		close(fd);
-		return 0;
+		return not_monitored(h->mode_why);
 	}
 	if (h->mode == HM_MODE_REPAIR && !kernel_can_repair(fd)) {
 		hm_say(&h->out, HM_ERR, "%s: the kernel cannot repair this "

@@ -203,3 +203,66 @@ bg_stuck() {
 	grep -qx 'Restart=on-failure' "$u"
 	grep -qx 'RestartSec=5s' "$u"
 }
+
+# a stand-in for systemd's notify socket: records every datagram and
+# closes the fds passed with it (as systemd does with a BARRIER=1 pipe)
+notify_listener() {
+	cat > listen.py <<'PY'
+import array, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(10)
+out = open(sys.argv[2], "w")
+try:
+    while True:
+        msg, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(16))
+        for level, typ, data in anc:
+            if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+                fds = array.array("i", data[:len(data) - len(data) % 4])
+                out.write("FDS=%d\n" % len(fds))
+                for fd in fds:
+                    __import__("os").close(fd)
+        out.write(msg.decode() + "\n--\n")
+        out.flush()
+except socket.timeout:
+    pass
+PY
+	python3 listen.py "$BATS_TEST_TMPDIR/notify.sock" notify.log &
+	lpid=$!
+	for _ in $(seq 50); do [ -S notify.sock ] && break; sleep 0.1; done
+}
+
+@test "not monitored (autofsck=none): READY=1 and a reason, a barrier, then exit 0" {
+	command -v python3 > /dev/null || skip "python3 not installed"
+	notify_listener
+	printf '@ autofsck=none\nag sick mask=0x10 gno=1\n' | cap n.cap
+	t0=$(date +%s)
+	NOTIFY_SOCKET=$BATS_TEST_TMPDIR/notify.sock run "$HEALER" --replay n.cap /mnt
+	[ "$status" -eq 0 ]
+	[ "$output" = "/mnt: not monitoring (autofsck=none)" ]
+	# the barrier was answered at once, no 5 s time-out
+	[ $(($(date +%s) - t0)) -lt 4 ]
+	kill $lpid; wait $lpid || true
+	cat notify.log
+	# READY=1 with the reason first, then the barrier with its pipe
+	[ "$(sed -n 1p notify.log)" = "READY=1" ]
+	[ "$(sed -n 2p notify.log)" = "STATUS=not monitoring (autofsck=none)" ]
+	[ "$(sed -n 3p notify.log)" = "--" ]
+	[ "$(sed -n 4p notify.log)" = "FDS=1" ]
+	[ "$(sed -n 5p notify.log)" = "BARRIER=1" ]
+	[ "$(grep -c . notify.log)" -eq 6 ]
+}
+
+@test "monitored: READY=1 once the reader and workers run, STOPPING=1 at the end" {
+	command -v python3 > /dev/null || skip "python3 not installed"
+	notify_listener
+	printf 'ag sick mask=0x10 gno=1\n' | cap m.cap
+	NOTIFY_SOCKET=$BATS_TEST_TMPDIR/notify.sock run "$HEALER" --replay m.cap /mnt
+	[ "$status" -eq 0 ]
+	# datagrams already sent; give the listener a moment to write them
+	for _ in $(seq 30); do grep -q STOPPING notify.log && break; sleep 0.1; done
+	kill $lpid; wait $lpid || true
+	[ "$(sed -n 1p notify.log)" = "READY=1" ]
+	[ "$(sed -n 2p notify.log)" = "STATUS=watching for health events" ]
+	grep -qx 'STOPPING=1' notify.log
+}
