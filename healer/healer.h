@@ -15,6 +15,7 @@
  *   output.c   where lines go: stdout, stderr, or the journal
  *   queue.c    the bounded event queue between the reader and the workers
  *   recheck.c  the full re-check in-process, when no xfs_scrub@ can start
+ *   text.c     growing strings, escaping of outside text
  */
 #ifndef FSFORGE_HEALER_H
 #define FSFORGE_HEALER_H
@@ -29,6 +30,21 @@
 #include "fsforge/log.h"
 #include "xfs/healthmon.h"
 
+/* ---- text.c -------------------------------------------------------------- */
+/* a growing string: never truncated; on no memory it stays "" */
+struct hm_str {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+void hm_str_add(struct hm_str *s, const char *fmt, ...) FSF_PRINTF(2, 3);
+const char *hm_str_get(const struct hm_str *s);
+void hm_str_free(struct hm_str *s);
+/* append raw text escaped: one line of valid UTF-8 (see text.c) */
+void hm_str_escape(struct hm_str *s, const char *raw);
+/* the escaped copy (malloc) */
+char *hm_escape_dup(const char *raw);
+
 /* ---- decode.c ------------------------------------------------------------ */
 const char *hm_domain_name(uint32_t domain);	/* NULL when unknown */
 const char *hm_type_name(uint32_t type);	/* NULL when unknown */
@@ -40,11 +56,12 @@ char *hm_shutdown_text(uint32_t reasons, char *buf, size_t len);
 /* the object an event is about: "agno 0x5", "ino 131 gen 0x2", "" (fs) */
 char *hm_object_text(const struct xfs_health_monitor_event *ev, char *buf,
 		     size_t len);
-/* one line without trailing newline, prefixed by the mount point label */
-int hm_format_text(const struct xfs_health_monitor_event *ev,
-		   const char *label, char *buf, size_t len);
-int hm_format_json(const struct xfs_health_monitor_event *ev,
-		   const char *label, char *buf, size_t len);
+/* one line without trailing newline, prefixed by the mount point label
+ * (already escaped: hm_escape_dup), appended to out */
+void hm_format_text(const struct xfs_health_monitor_event *ev,
+		    const char *label, struct hm_str *out);
+void hm_format_json(const struct xfs_health_monitor_event *ev,
+		    const char *label, struct hm_str *out);
 
 /* ---- capture.c ----------------------------------------------------------- */
 /*

@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,7 +50,8 @@ enum { NVARS = 7 };
 static char **build_env(const struct xfs_health_monitor_event *ev,
 			const char *label)
 {
-	char buf[2048], num[32];
+	char obj[64], num[32];
+	struct hm_str text = { 0 }, json = { 0 };
 	const char *dom = hm_domain_name(ev->domain);
 	const char *typ = hm_type_name(ev->type);
 	size_t n = 0, i = 0;
@@ -69,11 +72,14 @@ static char **build_env(const struct xfs_health_monitor_event *ev,
 	bad |= asprintf(&env[i++], "XFS_HEALER_TYPE=%s", typ ? typ : "unknown") < 0;
 	bad |= asprintf(&env[i++], "XFS_HEALER_TIME_NS=%s", num) < 0;
 	bad |= asprintf(&env[i++], "XFS_HEALER_OBJECT=%s",
-			hm_object_text(ev, buf, sizeof(buf))) < 0;
-	hm_format_text(ev, label, buf, sizeof(buf));
-	bad |= asprintf(&env[i++], "XFS_HEALER_MESSAGE=%s", buf) < 0;
-	hm_format_json(ev, label, buf, sizeof(buf));
-	bad |= asprintf(&env[i++], "XFS_HEALER_JSON=%s", buf) < 0;
+			hm_object_text(ev, obj, sizeof(obj))) < 0;
+	hm_format_text(ev, label, &text);
+	bad |= asprintf(&env[i++], "XFS_HEALER_MESSAGE=%s", hm_str_get(&text)) < 0;
+	hm_format_json(ev, label, &json);
+	bad |= asprintf(&env[i++], "XFS_HEALER_JSON=%s", hm_str_get(&json)) < 0;
+	bad |= text.oom || json.oom;
+	hm_str_free(&text);
+	hm_str_free(&json);
 	env[i] = NULL;
 	if (bad) {
 		/* asprintf leaves its pointer undefined on failure */
@@ -96,8 +102,16 @@ static void free_env(char **env)
 	free(env);
 }
 
-/* after fork(): async-signal-safe calls only */
-static void child(const char *path, char **env, const char *err, size_t errlen)
+/*
+ * After fork(): async-signal-safe calls only.  The hook is sealed off from
+ * the daemon: default signal dispositions and an empty mask, its own
+ * process group, stdin from /dev/null, stdout joined to stderr (the
+ * journal under systemd; never the event stream on stdout, which --json
+ * consumers parse), and no other descriptor (the monitor, a --record
+ * capture, sockets, whatever the daemon inherited).
+ */
+static void child(const char *path, char **env, const char *err, size_t errlen,
+		  int maxfd)
 {
 	char *const argv[] = { (char *)path, NULL };
 	struct sigaction dfl;
@@ -119,6 +133,10 @@ static void child(const char *path, char **env, const char *err, size_t errlen)
 		dup2(fd, 0);
 		close(fd);
 	}
+	dup2(2, 1);
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+		for (fd = 3; fd < maxfd; fd++)
+			close(fd);
 	execve(path, argv, env);
 	if (write(2, err, errlen) < 0)
 		_exit(127);
@@ -129,11 +147,16 @@ void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
 		   const struct xfs_health_monitor_event *ev, const char *label)
 {
 	char **env, *err;
-	int errlen;
+	struct rlimit rl;
+	int errlen, maxfd = 65536;
 	pid_t pid;
 
 	if (!h->path)
 		return;
+	/* for the fallback when close_range(2) is missing (before 5.9) */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < 1048576)
+		maxfd = (int)rl.rlim_cur;
 	env = build_env(ev, label);
 	errlen = asprintf(&err, "%s: cannot run hook %s\n", o->log->prog,
 			  h->path);
@@ -160,7 +183,7 @@ void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
 		goto out;
 	}
 	if (pid == 0)
-		child(h->path, env, err, (size_t)errlen);
+		child(h->path, env, err, (size_t)errlen, maxfd);
 	/* also in the parent, so that a kill never misses the group */
 	setpgid(pid, pid);
 	h->pid[h->nr] = pid;

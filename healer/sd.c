@@ -122,48 +122,59 @@ int hm_notify_barrier(int timeout_ms)
 	return ret;
 }
 
-/* append "KEY=value\n", or the binary form when value has a newline */
-static void field(char *buf, size_t len, size_t *pos, const char *key,
-		  const char *val)
+/* "KEY=value\n", or the binary form when value has a newline */
+static size_t field_size(const char *key, const char *val)
+{
+	return strlen(key) + strlen(val) + 10;
+}
+
+static void field(char *buf, size_t *pos, const char *key, const char *val)
 {
 	size_t kl = strlen(key), vl = strlen(val);
 
-	if (*pos + kl + vl + 10 > len)
-		return;
 	memcpy(buf + *pos, key, kl);
 	*pos += kl;
 	if (!strchr(val, '\n')) {
 		buf[(*pos)++] = '=';
-		memcpy(buf + *pos, val, vl);
-		*pos += vl;
 	} else {
 		uint64_t le = htole64(vl);
 
 		buf[(*pos)++] = '\n';
 		memcpy(buf + *pos, &le, 8);
 		*pos += 8;
-		memcpy(buf + *pos, val, vl);
-		*pos += vl;
 	}
+	memcpy(buf + *pos, val, vl);
+	*pos += vl;
 	buf[(*pos)++] = '\n';
 }
 
 int hm_journal(int prio, const char *msg, const char *const *kv)
 {
-	char buf[8192], p[4];
-	size_t pos = 0;
+	const char *ident = program_invocation_short_name;
+	char *buf, p[4];
+	size_t pos = 0, size;
 	struct iovec iov;
+	int ret;
 
 	snprintf(p, sizeof(p), "%d", prio & 7);
-	field(buf, sizeof(buf), &pos, "MESSAGE", msg);
-	field(buf, sizeof(buf), &pos, "PRIORITY", p);
-	field(buf, sizeof(buf), &pos, "SYSLOG_IDENTIFIER",
-	      program_invocation_short_name);
+	size = field_size("MESSAGE", msg) + field_size("PRIORITY", p) +
+	       field_size("SYSLOG_IDENTIFIER", ident);
+	for (const char *const *k = kv; k && k[0]; k += 2)
+		size += field_size(k[0], k[1]);
+	/* sized to the entry: a long mount point never drops a field */
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	field(buf, &pos, "MESSAGE", msg);
+	field(buf, &pos, "PRIORITY", p);
+	field(buf, &pos, "SYSLOG_IDENTIFIER", ident);
 	for (; kv && kv[0]; kv += 2)
-		field(buf, sizeof(buf), &pos, kv[0], kv[1]);
+		field(buf, &pos, kv[0], kv[1]);
 	iov.iov_base = buf;
 	iov.iov_len = pos;
-	return send_dgram("/run/systemd/journal/socket", &iov, 1);
+	ret = send_dgram("/run/systemd/journal/socket", &iov, 1);
+	free(buf);
+	return ret;
 }
 
 /* ---- sd-bus through dlopen ------------------------------------------------ */

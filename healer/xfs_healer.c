@@ -106,6 +106,7 @@ struct healer {
 	struct fsf_log log;
 	struct hm_out out;
 	const char *path;		/* mount point (live) or label (replay) */
+	char *label;			/* path escaped: for every line */
 	const char *replay;
 	const char *record;
 	bool everything, repair, no_autofsck, supported, replay_nowait;
@@ -181,7 +182,7 @@ static void start_full_scrub(struct healer *h, const char *why,
 			hm_say(&h->out, HM_NOTICE, "%s: %s: a full re-check "
 			       "was started %" PRIu64 " s ago; not starting "
 			       "another within %llu s (rate limit; further "
-			       "requests are counted)", h->path, why,
+			       "requests are counted)", h->label, why,
 			       (uint64_t)((time_ns - h->scrub_time_ns) / 1000000000ULL),
 			       (unsigned long long)(SCRUB_INTERVAL_NS / 1000000000ULL));
 		return;
@@ -195,38 +196,38 @@ static void start_full_scrub(struct healer *h, const char *why,
 	if (suppressed)
 		hm_say(&h->out, HM_NOTICE, "%s: %" PRIu64 " re-check request%s "
 		       "suppressed by the rate limit since the last start",
-		       h->path, suppressed, suppressed == 1 ? " was" : "s were");
+		       h->label, suppressed, suppressed == 1 ? " was" : "s were");
 	if (!h->no_scrub_service &&
 	    hm_unit_name("xfs_scrub", h->path, unit, sizeof(unit)) < 0) {
 		hm_say(&h->out, HM_ERR, "%s: mount point too long for a unit "
-		       "name; run xfs_scrub by hand", h->path);
+		       "name; run xfs_scrub by hand", h->label);
 		return;
 	}
 	if (h->replay) {
 		if (h->no_scrub_service)
 			hm_say(&h->out, HM_NOTICE, "%s: %s: would %s every AG "
-			       "and filesystem-wide object in-process", h->path,
+			       "and filesystem-wide object in-process", h->label,
 			       why, repair ? "repair" : "check");
 		else
 			hm_say(&h->out, HM_NOTICE, "%s: %s: would start %s",
-			       h->path, why, unit);
+			       h->label, why, unit);
 		return;
 	}
 	if (!h->no_scrub_service && systemd_running()) {
 		if (hm_start_unit(unit, msg, sizeof(msg)) == 0) {
-			hm_say(&h->out, HM_NOTICE, "%s: %s: %s", h->path, why,
+			hm_say(&h->out, HM_NOTICE, "%s: %s: %s", h->label, why,
 			       msg);
 			return;
 		}
 		hm_say(&h->out, HM_ERR, "%s: %s: %s; checking in-process "
-		       "instead", h->path, why, msg);
+		       "instead", h->label, why, msg);
 	} else {
 		hm_say(&h->out, HM_NOTICE, "%s: %s: %s every AG and "
-		       "filesystem-wide object in-process%s", h->path, why,
+		       "filesystem-wide object in-process%s", h->label, why,
 		       repair ? "repairing" : "checking",
 		       h->no_scrub_service ? "" : " (systemd is not running)");
 	}
-	hm_recheck(h->path, h->path, &h->handle, repair, &h->out);
+	hm_recheck(h->path, h->label, &h->handle, repair, &h->out);
 }
 
 /* at exit: requests the rate limit swallowed after the last start */
@@ -235,7 +236,7 @@ static void report_suppressed(struct healer *h)
 	if (h->scrub_suppressed)
 		hm_say(&h->out, HM_NOTICE, "%s: %" PRIu64 " re-check request%s "
 		       "suppressed by the rate limit after the last start",
-		       h->path, h->scrub_suppressed,
+		       h->label, h->scrub_suppressed,
 		       h->scrub_suppressed == 1 ? " was" : "s were");
 }
 
@@ -261,7 +262,7 @@ static void readonly_once(struct healer *h)
 	if (say)
 		hm_say(&h->out, HM_WARNING, "%s: the filesystem is mounted "
 		       "read-only: no repairs while it stays so (events are "
-		       "still reported)", h->path);
+		       "still reported)", h->label);
 }
 
 /* one event, on a worker */
@@ -276,12 +277,12 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	pthread_mutex_lock(&h->mu);
 	h->events++;
 	pthread_mutex_unlock(&h->mu);
-	hm_emit_event(&h->out, ev, h->path);
+	hm_emit_event(&h->out, ev, h->label);
 	if (qe->flags & HM_QF_QUEUE)
 		hm_say(&h->out, HM_WARNING, "%s: %" PRIu64 " events dropped: "
 		       "xfs_healer's event queue (%zu events) was full",
-		       h->path, ev->e.lost.count, h->q.cap);
-	hm_hook_spawn(&h->hooks, &h->out, ev, h->path);
+		       h->label, ev->e.lost.count, h->q.cap);
+	hm_hook_spawn(&h->hooks, &h->out, ev, h->label);
 	hm_plan_event(ev, h->mode, &plan);
 	/* in every mode: nothing more can be done but unmount and repair */
 	if (ev->domain == XFS_HM_DOMAIN_MOUNT &&
@@ -293,7 +294,7 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	}
 	if (first_shutdown)
 		hm_say(&h->out, HM_ERR, "%s: the filesystem is shut down; no "
-		       "more repairs: unmount it and run xfs_repair", h->path);
+		       "more repairs: unmount it and run xfs_repair", h->label);
 	if (is_shut_down(h))
 		return;
 	hm_object_text(ev, obj, sizeof(obj));
@@ -307,7 +308,7 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 		}
 		if (h->replay) {
 			hm_say(&h->out, HM_NOTICE, "%s%s%s %s: would repair "
-			       "(scrub type %s)", h->path, *obj ? " " : "",
+			       "(scrub type %s)", h->label, *obj ? " " : "",
 			       obj, r->what, hm_scrub_type_name(r->scrub_type));
 			continue;
 		}
@@ -320,7 +321,7 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 		h->ro_said = false;
 		pthread_mutex_unlock(&h->mu);
 		hm_say(&h->out, res == HM_REPAIR_DONE || res == HM_REPAIR_CLEAN ?
-		       HM_NOTICE : HM_ERR, "%s%s%s %s: %s", h->path,
+		       HM_NOTICE : HM_ERR, "%s%s%s %s: %s", h->label,
 		       *obj ? " " : "", obj, r->what, msg);
 		if (res == HM_REPAIR_FAILED || res == HM_REPAIR_UNSUPPORTED) {
 			scrub = true;
@@ -403,7 +404,7 @@ static void *live_reader(void *arg)
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			if (asprintf(&h->reader_err, "%s: waiting for events: %s",
-				     h->path, strerror(errno)) < 0)
+				     h->label, strerror(errno)) < 0)
 				h->reader_err = NULL;
 			h->reader_status = 1;
 			break;
@@ -419,14 +420,14 @@ static void *live_reader(void *arg)
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
 			if (asprintf(&h->reader_err, "%s: reading events: %s",
-				     h->path, strerror(errno)) < 0)
+				     h->label, strerror(errno)) < 0)
 				h->reader_err = NULL;
 			h->reader_status = 1;
 			break;
 		}
 		if (n % XFS_HM_EVENT_SIZE)
 			hm_say(&h->out, HM_WARNING, "%s: short event record "
-			       "(%zd bytes) ignored", h->path,
+			       "(%zd bytes) ignored", h->label,
 			       n % XFS_HM_EVENT_SIZE);
 		for (ssize_t i = 0; i < n / XFS_HM_EVENT_SIZE; i++) {
 			h->last_time_ns = evs[i].time_ns;
@@ -471,7 +472,7 @@ static void set_mode(struct healer *h)
 
 	h->mode = hm_policy_mode(&in, &why);
 	h->mode_why = why;
-	hm_say(&h->out, HM_INFO, "%s: %s (%s)", h->path, names[h->mode], why);
+	hm_say(&h->out, HM_INFO, "%s: %s (%s)", h->label, names[h->mode], why);
 	if (h->mode == HM_MODE_REPAIR && h->fsinfo.readonly)
 		readonly_once(h);
 }
@@ -562,7 +563,7 @@ static int run_threads(struct healer *h)
 			if (read(sfd, &si, sizeof(si)) == sizeof(si) &&
 			    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)) {
 				hm_say(&h->out, HM_INFO, "%s: stopping on "
-				       "signal %u", h->path, si.ssi_signo);
+				       "signal %u", h->label, si.ssi_signo);
 				stopped = true;
 				break;
 			}
@@ -591,7 +592,7 @@ static int run_threads(struct healer *h)
 		if (!done) {
 			hm_say(&h->out, HM_WARNING, "%s: exiting with work in "
 			       "flight (a repair or a service start); the "
-			       "kernel finishes a repair on its own", h->path);
+			       "kernel finishes a repair on its own", h->label);
 			fflush(stdout);
 			fflush(stderr);
 			_exit(ret);
@@ -608,7 +609,7 @@ static int run_threads(struct healer *h)
 		hm_say(&h->out, HM_ERR, "%s", h->reader_err);
 		free(h->reader_err);
 	} else if (!stopped && !h->replay) {
-		hm_say(&h->out, HM_INFO, "%s: event stream ended", h->path);
+		hm_say(&h->out, HM_INFO, "%s: event stream ended", h->label);
 	}
 	if (h->reader_status)
 		ret = 1;
@@ -656,18 +657,18 @@ static int run_live(struct healer *h)
 	if (fd < 0)
 		return 1;
 	if (h->supported) {
-		mfd = hm_open_monitor(fd, false, h->path, &h->out);
+		mfd = hm_open_monitor(fd, false, h->label, &h->out);
 		close(fd);
 		if (mfd < 0)
 			return 1;
 		close(mfd);
 		hm_say(&h->out, HM_INFO, "%s: health monitoring supported",
-		       h->path);
+		       h->label);
 		return 0;
 	}
 	if (hm_get_handle(fd, &h->handle) < 0) {
 		hm_say(&h->out, HM_ERR, "%s: cannot get a file handle: %s",
-		       h->path, strerror(errno));
+		       h->label, strerror(errno));
 		close(fd);
 		return 1;
 	}
@@ -679,11 +680,11 @@ static int run_live(struct healer *h)
 	}
 	if (h->mode == HM_MODE_REPAIR && !kernel_can_repair(fd)) {
 		hm_say(&h->out, HM_ERR, "%s: the kernel cannot repair this "
-		       "filesystem (online repair missing)", h->path);
+		       "filesystem (online repair missing)", h->label);
 		close(fd);
 		return 1;
 	}
-	mfd = hm_open_monitor(fd, h->everything, h->path, &h->out);
+	mfd = hm_open_monitor(fd, h->everything, h->label, &h->out);
 	/* do not pin the mount: only the monitor fd stays open */
 	close(fd);
 	if (mfd < 0)
@@ -787,6 +788,7 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		h.path = optind < argc ? argv[optind] : h.replay;
+		h.label = hm_escape_dup(h.path);
 		return run_replay(&h);
 	}
 	if (argc - optind != 1) {
@@ -796,6 +798,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	h.path = argv[optind];
+	h.label = hm_escape_dup(h.path);
 	h.out.journal = hm_stderr_is_journal();
 	return run_live(&h);
 }

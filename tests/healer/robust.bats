@@ -266,3 +266,93 @@ PY
 	[ "$(sed -n 2p notify.log)" = "STATUS=watching for health events" ]
 	grep -qx 'STOPPING=1' notify.log
 }
+
+@test "hooks are sealed: empty signal mask, default dispositions, only fds 0-2, stdout away from the event stream" {
+	[ -x /usr/bin/python3 ] || skip "python3 not installed"
+	cat > hook.py <<PY
+#!/usr/bin/python3
+import os, signal
+st = dict(l.split(":\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\t" in l)
+fds = []
+for f in os.listdir("/proc/self/fd"):
+    try:
+        t = os.readlink("/proc/self/fd/" + f)
+    except OSError:
+        continue    # the directory listing's own fd, already closed
+    if t.startswith("/proc/") and t.endswith("/fd"):
+        continue    # the directory listing's own fd
+    fds.append(int(f))
+with open("$BATS_TEST_TMPDIR/sealed.txt", "a") as o:
+    o.write("SigBlk=%s\n" % st["SigBlk"].strip())
+    o.write("INT ignored=%s HUP ignored=%s\n" % (
+        signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
+        signal.getsignal(signal.SIGHUP) == signal.SIG_IGN))
+    o.write("fds=%s\n" % ",".join(map(str, sorted(fds))))
+print("HOOK-STDOUT", flush=True)
+PY
+	chmod +x hook.py
+	printf 'ag sick mask=0x10 gno=1\n' | cap h.cap
+	# the daemon inherits ignored INT and HUP and two plain fds (3, 7)
+	( trap '' INT HUP; exec 3< /dev/null 7> extra.txt
+	  "$HEALER" --json --exec ./hook.py --replay h.cap /mnt > out.json 2> err.txt )
+	cat sealed.txt err.txt
+	[ "$(sed -n 1p sealed.txt)" = "SigBlk=0000000000000000" ]
+	[ "$(sed -n 2p sealed.txt)" = "INT ignored=False HUP ignored=False" ]
+	[ "$(sed -n 3p sealed.txt)" = "fds=0,1,2" ]
+	# the hook's stdout went to stderr; stdout is JSON only
+	grep -qx HOOK-STDOUT err.txt
+	run grep -c HOOK out.json
+	[ "$output" = 0 ]
+	[ "$(jq -c . out.json | wc -l)" -eq 1 ]
+}
+
+@test "outside text is escaped: newline, tab, control bytes, invalid UTF-8 in a mount label; one line, valid JSON, reversible" {
+	label=$(printf '/srv/a\nb\tc\033[31m\377\376\\d "q" \303\251 \302\205')
+	# stated by hand: the C-style escapes text.c documents (U+0085 is a C1 control)
+	want='/srv/a\nb\tc\x1b[31m\xff\xfe\\d "q" é \xc2\x85'
+	"$MKCAP" all.cap < "$FSFORGE_TOP/tests/healer/data/all-domains.txt"
+	run --separate-stderr "$HEALER" --json --replay all.cap "$label"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c . <<<"$output" | wc -l)" -eq 12 ]
+	[ "$(jq -r .mount <<<"$output" | sort -u)" = "$want" ]
+	# decoding the escapes gives the label back
+	[ "$(printf '%b' "$want")" = "$label" ]
+	# text: exactly the golden lines with /mnt replaced by the escaped label
+	run "$HEALER" --replay all.cap "$label"
+	golden=$(cat "$FSFORGE_TOP/tests/healer/data/all-domains.out")
+	golden=${golden//\/mnt/"$want"}
+	# the unit name escaped as systemd-escape does it
+	unit=$(systemd-escape --path "$label")
+	[ "$output" = "${golden//xfs_scrub@mnt.service/"xfs_scrub@$unit.service"}" ]
+	# and in a hook's environment
+	printf '#!/bin/sh\nprintf "%%s" "$XFS_HEALER_MOUNT" > "%s/m.txt"\nprintf "%%s" "$XFS_HEALER_JSON" > "%s/j.txt"\nprintf "%%s" "$XFS_HEALER_MESSAGE" > "%s/t.txt"\n' \
+		"$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR" > hook
+	chmod +x hook
+	printf 'ag sick mask=0x10 gno=1\n' | cap one.cap
+	run "$HEALER" --exec ./hook --replay one.cap "$label"
+	[ "$status" -eq 0 ]
+	[ "$(cat m.txt)" = "$want" ]
+	[ "$(cat t.txt)" = "$want agno 0x1 bnobt: sick" ]
+	[ "$(jq -r .mount j.txt)" = "$want" ]
+}
+
+@test "no fixed-size buffer: a 4,000-byte label gives whole lines and valid JSON everywhere" {
+	long=/mnt/$(head -c 4000 /dev/zero | tr '\0' x)
+	"$MKCAP" all.cap < "$FSFORGE_TOP/tests/healer/data/all-domains.txt"
+	run --separate-stderr "$HEALER" --json --replay all.cap "$long"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c . <<<"$output" | wc -l)" -eq 12 ]
+	[ "$(jq -r .mount <<<"$output" | sort -u)" = "$long" ]
+	[ "$(jq -r 'select(.domain=="unknown" or .known==false) | .payload' <<<"$output")" = 0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20 ]
+	run "$HEALER" --repair --replay all.cap "$long"
+	golden=$(cat "$FSFORGE_TOP/tests/healer/data/all-domains.repair.out")
+	# no unit name can be that long (systemd: 255 bytes): said instead
+	golden=${golden//"/mnt: events were lost: would start xfs_scrub@mnt.service"/"xfs_healer: error: /mnt: mount point too long for a unit name; run xfs_scrub by hand"}
+	[ "$output" = "${golden//\/mnt/"$long"}" ]
+	printf '#!/bin/sh\nprintf "%%s" "$XFS_HEALER_JSON" > "%s/j.txt"\n' "$BATS_TEST_TMPDIR" > hook
+	chmod +x hook
+	printf 'inode sick mask=0x10 ino=131 gen=2\n' | cap one.cap
+	run "$HEALER" --exec ./hook --replay one.cap "$long"
+	[ "$(jq -r .mount j.txt)" = "$long" ]
+	[ "$(jq -r .ino j.txt)" = 131 ]
+}
