@@ -128,6 +128,7 @@ struct healer {
 	int reader_status;		/* 1: the stream ended in an error */
 	char *reader_err;		/* printed once the workers are done */
 	uint64_t last_time_ns;		/* of the last event read */
+	bool saw_unmount;		/* the reader queued the unmount */
 
 	/* shared by the workers, under mu */
 	pthread_mutex_t mu;
@@ -435,7 +436,12 @@ static void *live_reader(void *arg)
 			    hm_capture_write(&h->rec, &evs[i], &h->log) < 0)
 				h->recording = false;
 			hm_queue_push(&h->q, &evs[i], is_unmount(&evs[i]));
+			if (is_unmount(&evs[i]))
+				h->saw_unmount = true;
 		}
+		/* the stream ends with the unmount event (EOF follows) */
+		if (h->saw_unmount)
+			break;
 	}
 	hm_queue_close(&h->q, h->last_time_ns);
 	return NULL;
@@ -608,7 +614,7 @@ static int run_threads(struct healer *h)
 		fflush(stdout);
 		hm_say(&h->out, HM_ERR, "%s", h->reader_err);
 		free(h->reader_err);
-	} else if (!stopped && !h->replay) {
+	} else if (!stopped && !h->replay && !h->saw_unmount) {
 		hm_say(&h->out, HM_INFO, "%s: event stream ended", h->label);
 	}
 	if (h->reader_status)
