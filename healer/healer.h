@@ -16,6 +16,7 @@
  *   queue.c    the bounded event queue between the reader and the workers
  *   recheck.c  the full re-check in-process, when no xfs_scrub@ can start
  *   text.c     growing strings, escaping of outside text
+ *   hazard.c   repairs known to crash given kernel releases
  */
 #ifndef FSFORGE_HEALER_H
 #define FSFORGE_HEALER_H
@@ -275,6 +276,16 @@ void hm_queue_stop(struct hm_queue *q);
 /* next entry; false when closed and empty, or stopped */
 bool hm_queue_pop(struct hm_queue *q, struct hm_qent *out);
 size_t hm_queue_len(struct hm_queue *q);
+
+/* ---- hazard.c ------------------------------------------------------------ */
+struct hm_hazard {
+	unsigned int first[3], last[3];	/* upstream releases, inclusive */
+	uint32_t scrub_type;		/* the repair that crashes */
+	const char *what;
+};
+/* the hazard of asking for this repair on this release (uname -r), or NULL */
+const struct hm_hazard *hm_hazard_find(const char *release,
+				       uint32_t scrub_type);
 
 /* ---- recheck.c ----------------------------------------------------------- */
 /* check (repair=false) or repair every per-AG and filesystem-wide metadata

@@ -22,6 +22,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "healer.h"
@@ -32,6 +33,7 @@ enum {
 	OPT_EVERYTHING = 256, OPT_FOREGROUND, OPT_NO_AUTOFSCK, OPT_QUIET,
 	OPT_REPAIR, OPT_SUPPORTED, OPT_JSON, OPT_EXEC, OPT_EXEC_TIMEOUT,
 	OPT_REPLAY, OPT_RECORD, OPT_QUEUE, OPT_REPLAY_NOWAIT, OPT_NO_SCRUB_SVC,
+	OPT_ALLOW_RISKY, OPT_KERNEL_RELEASE,
 };
 
 static const struct option long_opts[] = {
@@ -49,6 +51,8 @@ static const struct option long_opts[] = {
 	{ "queue-events", required_argument, NULL, OPT_QUEUE },
 	{ "replay-nowait", no_argument, NULL, OPT_REPLAY_NOWAIT },
 	{ "no-scrub-service", no_argument, NULL, OPT_NO_SCRUB_SVC },
+	{ "allow-risky-repairs", no_argument, NULL, OPT_ALLOW_RISKY },
+	{ "kernel-release", required_argument, NULL, OPT_KERNEL_RELEASE },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -70,6 +74,10 @@ static void usage(FILE *f)
 "                          repair only with --repair\n"
 "      --repair            repair sick metadata as it is reported; on a\n"
 "                          failed repair start the xfs_scrub@ service\n"
+"      --allow-risky-repairs  also ask for repairs known to crash the\n"
+"                          running kernel (see KERNEL HAZARDS in the manual)\n"
+"      --kernel-release REL  judge kernel hazards for release REL instead\n"
+"                          of the running kernel's (for --replay)\n"
 "      --no-scrub-service  never start xfs_scrub@: re-check every AG and\n"
 "                          filesystem-wide object in-process instead (the\n"
 "                          default when systemd is not running)\n"
@@ -110,7 +118,8 @@ struct healer {
 	const char *replay;
 	const char *record;
 	bool everything, repair, no_autofsck, supported, replay_nowait;
-	bool no_scrub_service;
+	bool no_scrub_service, allow_risky;
+	const char *kernel_release;	/* for the hazard table */
 	unsigned int nworkers;
 	size_t queue_events;
 	enum hm_mode mode;
@@ -301,8 +310,19 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	hm_object_text(ev, obj, sizeof(obj));
 	for (unsigned int i = 0; i < plan.nr; i++) {
 		const struct hm_repair *r = &plan.r[i];
+		const struct hm_hazard *hz = h->allow_risky ? NULL :
+			hm_hazard_find(h->kernel_release, r->scrub_type);
 		enum hm_repair_result res;
 
+		if (hz) {
+			hm_say(&h->out, HM_WARNING, "%s%s%s %s: not repairing: "
+			       "on Linux %s the %s (--allow-risky-repairs "
+			       "overrides)", h->label, *obj ? " " : "", obj,
+			       r->what, h->kernel_release, hz->what);
+			scrub = true;
+			why = "repair skipped (known kernel hazard)";
+			continue;
+		}
 		if (h->replay && h->fsinfo.readonly) {
 			readonly_once(h);
 			continue;
@@ -762,6 +782,8 @@ int main(int argc, char **argv)
 			break;
 		case OPT_REPLAY_NOWAIT: h.replay_nowait = true; break;
 		case OPT_NO_SCRUB_SVC: h.no_scrub_service = true; break;
+		case OPT_ALLOW_RISKY: h.allow_risky = true; break;
+		case OPT_KERNEL_RELEASE: h.kernel_release = optarg; break;
 		case OPT_EXEC_TIMEOUT:
 			if (!parse_uint(optarg, 1, 86400, &v)) {
 				fsf_err(&h.log, "--exec-timeout: expected 1..86400 "
@@ -782,6 +804,12 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return EXIT_USAGE;
 		}
+	}
+	if (!h.kernel_release) {
+		static struct utsname uts;
+
+		if (uname(&uts) == 0)
+			h.kernel_release = uts.release;
 	}
 	if (h.replay_nowait && !h.replay) {
 		fsf_err(&h.log, "--replay-nowait needs --replay");

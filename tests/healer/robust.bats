@@ -356,3 +356,25 @@ PY
 	[ "$(jq -r .mount j.txt)" = "$long" ]
 	[ "$(jq -r .ino j.txt)" = 131 ]
 }
+
+@test "kernel hazards: no inode-core repair on 7.2.13 (message, re-check instead); other repairs, releases, or --allow-risky-repairs repair" {
+	printf 'inode sick mask=0x11 ino=131 gen=2\n' | cap i.cap
+	run "$HEALER" --repair --kernel-release 7.2.13-amd64 --replay i.cap /mnt
+	[ "$status" -eq 0 ]
+	grep -qx '/mnt ino 131 gen 0x2 inode core, directory: sick' <<<"$output"
+	grep -qx 'xfs_healer: warning: /mnt ino 131 gen 0x2 inode core: not repairing: on Linux 7.2.13-amd64 the inode-core repair oopses the kernel (NULL dereference in xrep_dinode_count_rtgroup_rmaps) (--allow-risky-repairs overrides)' <<<"$output"
+	# the directory of the same inode is still repaired
+	grep -qx '/mnt ino 131 gen 0x2 directory: would repair (scrub type directory)' <<<"$output"
+	run grep -c 'scrub type inode)' <<<"$output"
+	[ "$output" = 0 ]
+	run "$HEALER" --repair --kernel-release 7.2.13-amd64 --replay i.cap /mnt
+	grep -qx '/mnt: repair skipped (known kernel hazard): would start xfs_scrub@mnt.service' <<<"$output"
+	for rel in 7.2.12 7.2.14 7.3.0 6.18.44-fc; do
+		run "$HEALER" --repair --kernel-release "$rel" --replay i.cap /mnt
+		grep -qx '/mnt ino 131 gen 0x2 inode core: would repair (scrub type inode)' <<<"$output"
+	done
+	run "$HEALER" --repair --allow-risky-repairs --kernel-release 7.2.13 --replay i.cap /mnt
+	grep -qx '/mnt ino 131 gen 0x2 inode core: would repair (scrub type inode)' <<<"$output"
+	run grep -c 'not repairing' <<<"$output"
+	[ "$output" = 0 ]
+}
