@@ -757,7 +757,7 @@ int main(int argc, char **argv)
 		.nworkers = 1, .queue_events = HM_QUEUE_DEFAULT,
 		.mfd = -1, .wakefd = -1, .stopfd = -1,
 	};
-	int c;
+	int c, ret;
 	unsigned long v;
 
 	h.out.log = &h.log;
@@ -823,7 +823,9 @@ int main(int argc, char **argv)
 		}
 		h.path = optind < argc ? argv[optind] : h.replay;
 		h.label = hm_escape_dup(h.path);
-		return run_replay(&h);
+		ret = run_replay(&h);
+		free(h.label);
+		return ret;
 	}
 	if (argc - optind != 1) {
 		fsf_err(&h.log, argc == optind ? "missing MOUNTPOINT" :
@@ -834,5 +836,7 @@ int main(int argc, char **argv)
 	h.path = argv[optind];
 	h.label = hm_escape_dup(h.path);
 	h.out.journal = hm_stderr_is_journal();
-	return run_live(&h);
+	ret = run_live(&h);
+	free(h.label);
+	return ret;
 }
