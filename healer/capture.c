@@ -9,6 +9,8 @@
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "healer.h"
@@ -150,7 +152,7 @@ int hm_capture_open(struct hm_capture *c, const char *path,
 
 	memset(c, 0, sizeof(*c));
 	c->path = path;
-	c->f = fopen(path, "rb");
+	c->f = fopen(path, "rbe");
 	if (!c->f) {
 		fsf_err(log, "cannot open capture %s: %s", path,
 			strerror(errno));
@@ -180,6 +182,7 @@ int hm_capture_open(struct hm_capture *c, const char *path,
 	flags = get32(h + 16);
 	c->info.backrefs = flags & HM_CAP_BACKREFS;
 	c->info.has_autofsck = flags & HM_CAP_AUTOFSCK;
+	c->info.readonly = flags & HM_CAP_READONLY;
 	memcpy(c->info.autofsck, h + 20, sizeof(c->info.autofsck) - 1);
 	c->info.autofsck[sizeof(c->info.autofsck) - 1] = '\0';
 	c->offset = HM_CAPTURE_HDR;
@@ -190,28 +193,28 @@ fail:
 	return -1;
 }
 
-int hm_capture_next(struct hm_capture *c, struct xfs_health_monitor_event *ev,
-		    const struct fsf_log *log)
+int hm_capture_next(struct hm_capture *c, struct xfs_health_monitor_event *ev)
 {
 	unsigned char rec[4096];
 	size_t n = fread(rec, 1, c->recsize, c->f);
+	int r;
 
 	if (n == c->recsize) {
 		hm_event_from_le(ev, rec);
 		c->offset += n;
 		return 1;
 	}
-	if (ferror(c->f)) {
-		fsf_err(log, "%s: read error at byte %" PRIu64 ": %s", c->path,
-			c->offset, strerror(errno));
-		return -1;
-	}
-	if (n == 0)
+	if (ferror(c->f))
+		r = asprintf(&c->err, "%s: read error at byte %" PRIu64 ": %s",
+			     c->path, c->offset, strerror(errno));
+	else if (n == 0)
 		return 0;
-	fflush(stdout);	/* the events before it come first */
-	fsf_err(log, "%s: truncated record at byte %" PRIu64
-		" (%zu of %" PRIu32 " bytes)", c->path, c->offset, n,
-		c->recsize);
+	else
+		r = asprintf(&c->err, "%s: truncated record at byte %" PRIu64
+			     " (%zu of %" PRIu32 " bytes)", c->path, c->offset,
+			     n, c->recsize);
+	if (r < 0)
+		c->err = NULL;
 	return -1;
 }
 
@@ -220,6 +223,8 @@ void hm_capture_close(struct hm_capture *c)
 	if (c->f)
 		fclose(c->f);
 	c->f = NULL;
+	free(c->err);
+	c->err = NULL;
 }
 
 int hm_capture_create(struct hm_capture *c, const char *path,
@@ -231,7 +236,7 @@ int hm_capture_create(struct hm_capture *c, const char *path,
 	memset(c, 0, sizeof(*c));
 	c->path = path;
 	c->recsize = XFS_HM_EVENT_SIZE;
-	c->f = fopen(path, "wbx");
+	c->f = fopen(path, "wbxe");
 	if (!c->f) {
 		fsf_err(log, "cannot create capture %s: %s", path,
 			strerror(errno));
@@ -242,6 +247,8 @@ int hm_capture_create(struct hm_capture *c, const char *path,
 	set32(h + 12, XFS_HM_EVENT_SIZE);
 	if (info->backrefs)
 		flags |= HM_CAP_BACKREFS;
+	if (info->readonly)
+		flags |= HM_CAP_READONLY;
 	if (info->has_autofsck) {
 		flags |= HM_CAP_AUTOFSCK;
 		memcpy(h + 20, info->autofsck,

@@ -224,60 +224,59 @@ static const char *io_word(uint32_t type)
 	return "?";
 }
 
-static void raw_hex(const struct xfs_health_monitor_event *ev, char *buf,
-		    size_t len, size_t *pos)
+static void raw_hex(const struct xfs_health_monitor_event *ev,
+		    struct hm_str *out)
 {
 	for (size_t i = 0; i < sizeof(ev->e.raw); i++)
-		put(buf, len, pos, "%02x", ev->e.raw[i]);
+		hm_str_add(out, "%02x", ev->e.raw[i]);
 }
 
-int hm_format_text(const struct xfs_health_monitor_event *ev,
-		   const char *label, char *buf, size_t len)
+void hm_format_text(const struct xfs_health_monitor_event *ev,
+		    const char *label, struct hm_str *out)
 {
 	char m[512], obj[64];
-	size_t pos = 0;
 
 	if (!hm_event_known(ev)) {
-		put(buf, len, &pos, "%s: unknown event domain %" PRIu32
+		hm_str_add(out, "%s: unknown event domain %" PRIu32
 		    " type %" PRIu32 " payload ", label, ev->domain, ev->type);
-		raw_hex(ev, buf, len, &pos);
-		return (int)pos;
+		raw_hex(ev, out);
+		return;
 	}
 	switch (ev->domain) {
 	case XFS_HM_DOMAIN_MOUNT:
 		switch (ev->type) {
 		case XFS_HM_TYPE_RUNNING:
-			put(buf, len, &pos, "%s: health monitoring started",
+			hm_str_add(out, "%s: health monitoring started",
 			    label);
 			break;
 		case XFS_HM_TYPE_LOST:
-			put(buf, len, &pos, "%s: %" PRIu64 " events lost",
+			hm_str_add(out, "%s: %" PRIu64 " events lost",
 			    label, ev->e.lost.count);
 			break;
 		case XFS_HM_TYPE_UNMOUNT:
-			put(buf, len, &pos, "%s: filesystem unmounted", label);
+			hm_str_add(out, "%s: filesystem unmounted", label);
 			break;
 		case XFS_HM_TYPE_SHUTDOWN:
-			put(buf, len, &pos, "%s: filesystem shut down: %s",
+			hm_str_add(out, "%s: filesystem shut down: %s",
 			    label, hm_shutdown_text(ev->e.shutdown.reasons,
 						    m, sizeof(m)));
 			break;
 		}
 		break;
 	case XFS_HM_DOMAIN_FS:
-		put(buf, len, &pos, "%s %s: %s", label,
+		hm_str_add(out, "%s %s: %s", label,
 		    hm_mask_text(ev->domain, ev->e.fs.mask, m, sizeof(m)),
 		    status_word(ev->type));
 		break;
 	case XFS_HM_DOMAIN_AG:
 	case XFS_HM_DOMAIN_RTGROUP:
-		put(buf, len, &pos, "%s %s %s: %s", label,
+		hm_str_add(out, "%s %s %s: %s", label,
 		    hm_object_text(ev, obj, sizeof(obj)),
 		    hm_mask_text(ev->domain, ev->e.group.mask, m, sizeof(m)),
 		    status_word(ev->type));
 		break;
 	case XFS_HM_DOMAIN_INODE:
-		put(buf, len, &pos, "%s %s %s: %s", label,
+		hm_str_add(out, "%s %s %s: %s", label,
 		    hm_object_text(ev, obj, sizeof(obj)),
 		    hm_mask_text(ev->domain, ev->e.inode.mask, m, sizeof(m)),
 		    status_word(ev->type));
@@ -285,116 +284,122 @@ int hm_format_text(const struct xfs_health_monitor_event *ev,
 	case XFS_HM_DOMAIN_DATADEV:
 	case XFS_HM_DOMAIN_RTDEV:
 	case XFS_HM_DOMAIN_LOGDEV:
-		put(buf, len, &pos, "%s %s daddr 0x%" PRIx64 " bbcount 0x%"
+		hm_str_add(out, "%s %s daddr 0x%" PRIx64 " bbcount 0x%"
 		    PRIx64 ": media error", label, hm_domain_name(ev->domain),
 		    ev->e.media.daddr, ev->e.media.bbcount);
 		break;
 	case XFS_HM_DOMAIN_FILERANGE:
-		put(buf, len, &pos, "%s ino %" PRIu64 " gen 0x%" PRIx32
+		hm_str_add(out, "%s ino %" PRIu64 " gen 0x%" PRIx32
 		    " pos %" PRIu64 " len %" PRIu64 ": %s", label,
 		    ev->e.filerange.ino, ev->e.filerange.gen,
 		    ev->e.filerange.pos, ev->e.filerange.len,
 		    io_word(ev->type));
 		if (ev->e.filerange.error && ev->e.filerange.error < 4096)
-			put(buf, len, &pos, ": %s",
+			hm_str_add(out, ": %s",
 			    strerror((int)ev->e.filerange.error));
 		else if (ev->e.filerange.error)
-			put(buf, len, &pos, ": error %" PRIu32,
+			hm_str_add(out, ": error %" PRIu32,
 			    ev->e.filerange.error);
 		break;
 	}
-	return (int)pos;
+	return;
 }
 
-static void json_str(char *buf, size_t len, size_t *pos, const char *s)
+static void json_str(struct hm_str *out, const char *s)
 {
-	put(buf, len, pos, "\"");
-	for (; *s; s++) {
+	hm_str_add(out, "\"");
+	while (*s) {
 		unsigned char c = (unsigned char)*s;
+		size_t plain = strcspn(s, "\"\\\x01\x02\x03\x04\x05\x06\x07"
+				       "\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
+				       "\x11\x12\x13\x14\x15\x16\x17\x18\x19"
+				       "\x1a\x1b\x1c\x1d\x1e\x1f");
 
-		if (c == '"' || c == '\\')
-			put(buf, len, pos, "\\%c", c);
-		else if (c < 0x20)
-			put(buf, len, pos, "\\u%04x", c);
-		else
-			put(buf, len, pos, "%c", c);
+		if (plain) {
+			hm_str_add(out, "%.*s", (int)plain, s);
+			s += plain;
+		} else {
+			if (c == '"' || c == '\\')
+				hm_str_add(out, "\\%c", c);
+			else
+				hm_str_add(out, "\\u%04x", c);
+			s++;
+		}
 	}
-	put(buf, len, pos, "\"");
+	hm_str_add(out, "\"");
 }
 
-static void json_mask(char *buf, size_t len, size_t *pos, const char *key,
+static void json_mask(struct hm_str *out, const char *key,
 		      const struct bitname *t, uint32_t mask)
 {
 	uint32_t left = mask;
 	bool first = true;
 
-	put(buf, len, pos, ",\"%s\":[", key);
+	hm_str_add(out, ",\"%s\":[", key);
 	for (; t->name; t++) {
 		if (!(mask & t->bit))
 			continue;
-		put(buf, len, pos, "%s", first ? "" : ",");
-		json_str(buf, len, pos, t->name);
+		hm_str_add(out, "%s", first ? "" : ",");
+		json_str(out, t->name);
 		left &= ~t->bit;
 		first = false;
 	}
-	put(buf, len, pos, "],\"%s_raw\":%" PRIu32, key, mask);
+	hm_str_add(out, "],\"%s_raw\":%" PRIu32, key, mask);
 	if (left)
-		put(buf, len, pos, ",\"%s_unknown\":%" PRIu32, key, left);
+		hm_str_add(out, ",\"%s_unknown\":%" PRIu32, key, left);
 }
 
-int hm_format_json(const struct xfs_health_monitor_event *ev,
-		   const char *label, char *buf, size_t len)
+void hm_format_json(const struct xfs_health_monitor_event *ev,
+		    const char *label, struct hm_str *out)
 {
-	size_t pos = 0;
-
-	put(buf, len, &pos, "{\"time_ns\":%" PRIu64 ",\"mount\":", ev->time_ns);
-	json_str(buf, len, &pos, label);
+	hm_str_add(out, "{\"time_ns\":%" PRIu64 ",\"mount\":", ev->time_ns);
+	json_str(out, label);
 	if (!hm_event_known(ev)) {
-		put(buf, len, &pos, ",\"domain\":%" PRIu32 ",\"type\":%" PRIu32
+		hm_str_add(out, ",\"domain\":%" PRIu32 ",\"type\":%" PRIu32
 		    ",\"known\":false,\"payload\":\"", ev->domain, ev->type);
-		raw_hex(ev, buf, len, &pos);
-		put(buf, len, &pos, "\"}");
-		return (int)pos;
+		raw_hex(ev, out);
+		hm_str_add(out, "\"}");
+		return;
 	}
-	put(buf, len, &pos, ",\"domain\":\"%s\",\"type\":\"%s\"",
+	hm_str_add(out, ",\"domain\":\"%s\",\"type\":\"%s\"",
 	    hm_domain_name(ev->domain), hm_type_name(ev->type));
 	switch (ev->domain) {
 	case XFS_HM_DOMAIN_MOUNT:
 		if (ev->type == XFS_HM_TYPE_LOST)
-			put(buf, len, &pos, ",\"count\":%" PRIu64,
+			hm_str_add(out, ",\"count\":%" PRIu64,
 			    ev->e.lost.count);
 		else if (ev->type == XFS_HM_TYPE_SHUTDOWN)
-			json_mask(buf, len, &pos, "reasons", shutdown_bits,
+			json_mask(out, "reasons", shutdown_bits,
 				  ev->e.shutdown.reasons);
 		break;
 	case XFS_HM_DOMAIN_FS:
-		json_mask(buf, len, &pos, "mask", fs_bits, ev->e.fs.mask);
+		json_mask(out, "mask", fs_bits, ev->e.fs.mask);
 		break;
 	case XFS_HM_DOMAIN_AG:
 	case XFS_HM_DOMAIN_RTGROUP:
-		put(buf, len, &pos, ",\"group\":%" PRIu32, ev->e.group.gno);
-		json_mask(buf, len, &pos, "mask", mask_table(ev->domain),
+		hm_str_add(out, ",\"group\":%" PRIu32, ev->e.group.gno);
+		json_mask(out, "mask", mask_table(ev->domain),
 			  ev->e.group.mask);
 		break;
 	case XFS_HM_DOMAIN_INODE:
-		put(buf, len, &pos, ",\"ino\":%" PRIu64 ",\"gen\":%" PRIu32,
+		hm_str_add(out, ",\"ino\":%" PRIu64 ",\"gen\":%" PRIu32,
 		    ev->e.inode.ino, ev->e.inode.gen);
-		json_mask(buf, len, &pos, "mask", ino_bits, ev->e.inode.mask);
+		json_mask(out, "mask", ino_bits, ev->e.inode.mask);
 		break;
 	case XFS_HM_DOMAIN_DATADEV:
 	case XFS_HM_DOMAIN_RTDEV:
 	case XFS_HM_DOMAIN_LOGDEV:
-		put(buf, len, &pos, ",\"daddr\":%" PRIu64 ",\"bbcount\":%" PRIu64,
+		hm_str_add(out, ",\"daddr\":%" PRIu64 ",\"bbcount\":%" PRIu64,
 		    ev->e.media.daddr, ev->e.media.bbcount);
 		break;
 	case XFS_HM_DOMAIN_FILERANGE:
-		put(buf, len, &pos, ",\"ino\":%" PRIu64 ",\"gen\":%" PRIu32
+		hm_str_add(out, ",\"ino\":%" PRIu64 ",\"gen\":%" PRIu32
 		    ",\"pos\":%" PRIu64 ",\"len\":%" PRIu64 ",\"error\":%" PRIu32,
 		    ev->e.filerange.ino, ev->e.filerange.gen,
 		    ev->e.filerange.pos, ev->e.filerange.len,
 		    ev->e.filerange.error);
 		break;
 	}
-	put(buf, len, &pos, "}");
-	return (int)pos;
+	hm_str_add(out, "}");
+	return;
 }

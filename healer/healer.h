@@ -13,10 +13,15 @@
  *   hook.c     --exec hooks: spawn with the event in the environment,
  *              reap, kill on time limit; never waits
  *   output.c   where lines go: stdout, stderr, or the journal
+ *   queue.c    the bounded event queue between the reader and the workers
+ *   recheck.c  the full re-check in-process, when no xfs_scrub@ can start
+ *   text.c     growing strings, escaping of outside text
+ *   hazard.c   repairs known to crash given kernel releases
  */
 #ifndef FSFORGE_HEALER_H
 #define FSFORGE_HEALER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +30,21 @@
 
 #include "fsforge/log.h"
 #include "xfs/healthmon.h"
+
+/* ---- text.c -------------------------------------------------------------- */
+/* a growing string: never truncated; on no memory it stays "" */
+struct hm_str {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+void hm_str_add(struct hm_str *s, const char *fmt, ...) FSF_PRINTF(2, 3);
+const char *hm_str_get(const struct hm_str *s);
+void hm_str_free(struct hm_str *s);
+/* append raw text escaped: one line of valid UTF-8 (see text.c) */
+void hm_str_escape(struct hm_str *s, const char *raw);
+/* the escaped copy (malloc) */
+char *hm_escape_dup(const char *raw);
 
 /* ---- decode.c ------------------------------------------------------------ */
 const char *hm_domain_name(uint32_t domain);	/* NULL when unknown */
@@ -37,11 +57,12 @@ char *hm_shutdown_text(uint32_t reasons, char *buf, size_t len);
 /* the object an event is about: "agno 0x5", "ino 131 gen 0x2", "" (fs) */
 char *hm_object_text(const struct xfs_health_monitor_event *ev, char *buf,
 		     size_t len);
-/* one line without trailing newline, prefixed by the mount point label */
-int hm_format_text(const struct xfs_health_monitor_event *ev,
-		   const char *label, char *buf, size_t len);
-int hm_format_json(const struct xfs_health_monitor_event *ev,
-		   const char *label, char *buf, size_t len);
+/* one line without trailing newline, prefixed by the mount point label
+ * (already escaped: hm_escape_dup), appended to out */
+void hm_format_text(const struct xfs_health_monitor_event *ev,
+		    const char *label, struct hm_str *out);
+void hm_format_json(const struct xfs_health_monitor_event *ev,
+		    const char *label, struct hm_str *out);
 
 /* ---- capture.c ----------------------------------------------------------- */
 /*
@@ -50,17 +71,20 @@ int hm_format_json(const struct xfs_health_monitor_event *ev,
  *   0  8  magic "XFSHMCAP"
  *   8  4  version (1)
  *  12  4  record size (64; larger sizes are read, the tail ignored)
- *  16  4  flags: bit 0 back-reference metadata, bit 1 autofsck recorded
+ *  16  4  flags: bit 0 back-reference metadata, bit 1 autofsck recorded,
+ *              bit 2 mounted read-only
  *  20 12  autofsck property value, NUL-padded
  */
 #define HM_CAPTURE_MAGIC "XFSHMCAP"
 #define HM_CAPTURE_HDR 32
 #define HM_CAP_BACKREFS (1U << 0)
 #define HM_CAP_AUTOFSCK (1U << 1)
+#define HM_CAP_READONLY (1U << 2)
 
 struct hm_fsinfo {
 	bool backrefs;		/* rmapbt or parent pointers */
 	bool has_autofsck;	/* the autofsck property is set */
+	bool readonly;		/* mounted read-only */
 	char autofsck[12];
 };
 
@@ -70,14 +94,15 @@ struct hm_capture {
 	uint32_t recsize;
 	uint64_t offset;	/* of the next record */
 	struct hm_fsinfo info;
+	char *err;		/* hm_capture_next's message on -1 (malloc) */
 };
 
 /* 0 or -1 with a message naming the file */
 int hm_capture_open(struct hm_capture *c, const char *path,
 		    const struct fsf_log *log);
-/* 1 = one event, 0 = end of file, -1 = malformed (message printed) */
-int hm_capture_next(struct hm_capture *c, struct xfs_health_monitor_event *ev,
-		    const struct fsf_log *log);
+/* 1 = one event, 0 = end of file, -1 = malformed (message in c->err, for
+ * the caller to print once the events before it are out) */
+int hm_capture_next(struct hm_capture *c, struct xfs_health_monitor_event *ev);
 void hm_capture_close(struct hm_capture *c);
 int hm_capture_create(struct hm_capture *c, const char *path,
 		      const struct hm_fsinfo *info, const struct fsf_log *log);
@@ -139,6 +164,8 @@ int hm_unit_name(const char *tmpl, const char *path, char *buf, size_t len);
 int hm_start_unit(const char *unit, char *msg, size_t msglen);
 /* sd_notify protocol; 0 when not run by systemd */
 int hm_notify(const char *state);
+/* wait (bounded) until systemd has processed our earlier messages */
+int hm_notify_barrier(int timeout_ms);
 /* one journal entry; kv: NULL-terminated KEY, value pairs */
 int hm_journal(int prio, const char *msg, const char *const *kv);
 
@@ -164,17 +191,25 @@ void hm_emit_event(const struct hm_out *o,
 struct hm_hooks {
 	const char *path;		/* NULL: no hooks */
 	unsigned int timeout_s;		/* kill after this long */
+	int wakefd;			/* written when a deadline is added */
+	pthread_mutex_t mu;
+	pthread_cond_t slot;		/* a hook ended */
+	bool stopping;			/* no more hooks; waiters return */
 	unsigned int nr;
 	pid_t pid[HM_HOOK_MAX];
 	uint64_t deadline_ms[HM_HOOK_MAX];
-	uint64_t skipped;		/* events with no free slot */
 };
+void hm_hook_init(struct hm_hooks *h, int wakefd);
+/* run the hook for one event (a worker): waits for a free slot when
+ * HM_HOOK_MAX hooks are running, never for the hook itself */
 void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
 		   const struct xfs_health_monitor_event *ev, const char *label);
 /* reap finished hooks, kill overdue ones; ms until the next deadline or -1 */
 int hm_hook_reap(struct hm_hooks *h, const struct hm_out *o);
 /* wait for all hooks (bounded by their deadlines) at exit */
 void hm_hook_drain(struct hm_hooks *h, const struct hm_out *o);
+/* stop: waiting workers return, running hooks get SIGTERM (their group) */
+void hm_hook_stop(struct hm_hooks *h);
 uint64_t hm_now_ms(void);
 
 /* ---- mount.c ------------------------------------------------------------- */
@@ -201,10 +236,62 @@ enum hm_repair_result {
 	HM_REPAIR_FAILED,	/* still corrupt or error: needs xfs_scrub */
 	HM_REPAIR_UNSUPPORTED,	/* the kernel cannot repair */
 	HM_REPAIR_MOVED,	/* mount point no longer this filesystem */
+	HM_REPAIR_READONLY,	/* mounted read-only: nothing attempted */
 };
+/* ioctl(2), retried on EINTR and (with a short back-off) EAGAIN */
+int hm_ioctl_retry(int fd, unsigned long req, void *arg);
 enum hm_repair_result hm_repair_one(const char *mountpoint,
 				    const struct hm_handle *expect,
 				    const struct hm_repair *r, char *msg,
 				    size_t msglen);
+
+/* ---- queue.c ------------------------------------------------------------- */
+#define HM_QUEUE_DEFAULT (1024 * 1024 / XFS_HM_EVENT_SIZE)	/* 1 MiB */
+#define HM_QF_QUEUE (1U << 0)	/* a LOST event for our own queue's drops */
+struct hm_qent {
+	struct xfs_health_monitor_event ev;
+	unsigned int flags;
+};
+struct hm_queue {
+	pthread_mutex_t mu;
+	pthread_cond_t nonempty, nonfull;
+	struct hm_qent *ring;
+	size_t cap, head, n, peak;
+	uint64_t queued;		/* entries ever queued */
+	uint64_t lost_pending;		/* dropped, notice not queued yet */
+	uint64_t lost_total;		/* dropped since the start */
+	bool closed;			/* no more events: drain and end */
+	bool stopping;			/* end now */
+};
+int hm_queue_init(struct hm_queue *q, size_t cap);
+void hm_queue_destroy(struct hm_queue *q);
+/* queue one event; wait=false never blocks (a full queue counts a loss and
+ * returns false), wait=true waits for room (false when stopped) */
+bool hm_queue_push(struct hm_queue *q,
+		   const struct xfs_health_monitor_event *ev, bool wait);
+/* end of the stream: a pending loss notice is queued, workers drain */
+void hm_queue_close(struct hm_queue *q, uint64_t time_ns);
+/* stop now: every waiter returns */
+void hm_queue_stop(struct hm_queue *q);
+/* next entry; false when closed and empty, or stopped */
+bool hm_queue_pop(struct hm_queue *q, struct hm_qent *out);
+size_t hm_queue_len(struct hm_queue *q);
+
+/* ---- hazard.c ------------------------------------------------------------ */
+struct hm_hazard {
+	unsigned int first[3], last[3];	/* upstream releases, inclusive */
+	uint32_t scrub_type;		/* the repair that crashes */
+	const char *what;
+};
+/* the hazard of asking for this repair on this release (uname -r), or NULL */
+const struct hm_hazard *hm_hazard_find(const char *release,
+				       uint32_t scrub_type);
+
+/* ---- recheck.c ----------------------------------------------------------- */
+/* check (repair=false) or repair every per-AG and filesystem-wide metadata
+ * object in the kernel; 0 clean, 1 damage left, -1 could not run */
+int hm_recheck(const char *mountpoint, const char *label,
+	       const struct hm_handle *expect, bool repair,
+	       const struct hm_out *o);
 
 #endif

@@ -2,10 +2,13 @@
 /*
  * --exec HOOK: run an executable for each event, zedlet style, with the
  * event in its environment (XFS_HEALER_MOUNT, _DOMAIN, _TYPE, _TIME_NS,
- * _OBJECT, _MESSAGE, _JSON).  Event reading never waits for a hook: hooks
- * run in the background in their own process group, at most HM_HOOK_MAX at
- * a time (events beyond that are counted as skipped), are reaped without
- * blocking and killed (the whole group) when they pass their time limit.
+ * _OBJECT, _MESSAGE, _JSON).  Hooks are started by the workers, never by
+ * the reader: at most HM_HOOK_MAX run at a time, in the background, each in
+ * its own process group; a worker that finds every slot taken waits for
+ * one (the event queue absorbs the delay; nothing is skipped).  The main
+ * thread reaps them (SIGCHLD) and kills the group of one that passes its
+ * time limit.  The environment is built before fork(): the child of a
+ * threaded process may only make async-signal-safe calls.
  */
 #include "config.h"
 
@@ -16,11 +19,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "healer.h"
+
+extern char **environ;
 
 uint64_t hm_now_ms(void)
 {
@@ -30,65 +37,169 @@ uint64_t hm_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void child(const char *path, const struct xfs_health_monitor_event *ev,
-		  const char *label)
+void hm_hook_init(struct hm_hooks *h, int wakefd)
 {
-	char buf[2048], num[32];
+	h->wakefd = wakefd;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->slot, NULL);
+}
+
+enum { NVARS = 7 };
+
+/* environ without our variables, then ours; NULL on no memory */
+static char **build_env(const struct xfs_health_monitor_event *ev,
+			const char *label)
+{
+	char obj[64], num[32];
+	struct hm_str text = { 0 }, json = { 0 };
+	const char *dom = hm_domain_name(ev->domain);
+	const char *typ = hm_type_name(ev->type);
+	size_t n = 0, i = 0;
+	char **env;
+	int bad = 0;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + NVARS + 1, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t k = 0; k < n; k++)
+		if (strncmp(environ[k], "XFS_HEALER_", 11))
+			env[i++] = environ[k];
+	snprintf(num, sizeof(num), "%" PRIu64, ev->time_ns);
+	bad |= asprintf(&env[i++], "XFS_HEALER_MOUNT=%s", label) < 0;
+	bad |= asprintf(&env[i++], "XFS_HEALER_DOMAIN=%s", dom ? dom : "unknown") < 0;
+	bad |= asprintf(&env[i++], "XFS_HEALER_TYPE=%s", typ ? typ : "unknown") < 0;
+	bad |= asprintf(&env[i++], "XFS_HEALER_TIME_NS=%s", num) < 0;
+	bad |= asprintf(&env[i++], "XFS_HEALER_OBJECT=%s",
+			hm_object_text(ev, obj, sizeof(obj))) < 0;
+	hm_format_text(ev, label, &text);
+	bad |= asprintf(&env[i++], "XFS_HEALER_MESSAGE=%s", hm_str_get(&text)) < 0;
+	hm_format_json(ev, label, &json);
+	bad |= asprintf(&env[i++], "XFS_HEALER_JSON=%s", hm_str_get(&json)) < 0;
+	bad |= text.oom || json.oom;
+	hm_str_free(&text);
+	hm_str_free(&json);
+	env[i] = NULL;
+	if (bad) {
+		/* asprintf leaves its pointer undefined on failure */
+		for (size_t k = i - NVARS; k < i; k++)
+			env[k] = NULL;
+		free(env);
+		return NULL;
+	}
+	return env;
+}
+
+static void free_env(char **env)
+{
+	size_t n = 0;
+
+	while (env[n])
+		n++;
+	for (size_t k = n - NVARS; k < n; k++)
+		free(env[k]);
+	free(env);
+}
+
+/*
+ * After fork(): async-signal-safe calls only.  The hook is sealed off from
+ * the daemon: default signal dispositions and an empty mask, its own
+ * process group, stdin from /dev/null, stdout joined to stderr (the
+ * journal under systemd; never the event stream on stdout, which --json
+ * consumers parse), and no other descriptor (the monitor, a --record
+ * capture, sockets, whatever the daemon inherited).
+ */
+static void child(const char *path, char **env, const char *err, size_t errlen,
+		  int maxfd)
+{
+	char *const argv[] = { (char *)path, NULL };
+	struct sigaction dfl;
+	sigset_t none;
 	int fd;
 
+	/* the daemon's blocked and ignored signals are not the hook's: a
+	 * hook with SIGTERM blocked could not be stopped */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	setpgid(0, 0);
 	fd = open("/dev/null", O_RDONLY);
 	if (fd >= 0 && fd != 0) {
 		dup2(fd, 0);
 		close(fd);
 	}
-	setenv("XFS_HEALER_MOUNT", label, 1);
-	setenv("XFS_HEALER_DOMAIN", hm_domain_name(ev->domain) ?
-	       hm_domain_name(ev->domain) : "unknown", 1);
-	setenv("XFS_HEALER_TYPE", hm_type_name(ev->type) ?
-	       hm_type_name(ev->type) : "unknown", 1);
-	snprintf(num, sizeof(num), "%" PRIu64, ev->time_ns);
-	setenv("XFS_HEALER_TIME_NS", num, 1);
-	setenv("XFS_HEALER_OBJECT", hm_object_text(ev, buf, sizeof(buf)), 1);
-	hm_format_text(ev, label, buf, sizeof(buf));
-	setenv("XFS_HEALER_MESSAGE", buf, 1);
-	hm_format_json(ev, label, buf, sizeof(buf));
-	setenv("XFS_HEALER_JSON", buf, 1);
-	execl(path, path, (char *)NULL);
-	fprintf(stderr, "xfs_healer: cannot run hook %s: %s\n", path,
-		strerror(errno));
+	dup2(2, 1);
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+		for (fd = 3; fd < maxfd; fd++)
+			close(fd);
+	execve(path, argv, env);
+	if (write(2, err, errlen) < 0)
+		_exit(127);
 	_exit(127);
 }
 
 void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
 		   const struct xfs_health_monitor_event *ev, const char *label)
 {
+	char **env, *err;
+	struct rlimit rl;
+	int errlen, maxfd = 65536;
 	pid_t pid;
 
 	if (!h->path)
 		return;
-	hm_hook_reap(h, o);
-	if (h->nr == HM_HOOK_MAX) {
-		if (h->skipped++ == 0)
-			hm_say(o, HM_WARNING, "%d hooks still running; skipping "
-			       "hooks until one ends", HM_HOOK_MAX);
+	/* for the fallback when close_range(2) is missing (before 5.9) */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < 1048576)
+		maxfd = (int)rl.rlim_cur;
+	env = build_env(ev, label);
+	errlen = asprintf(&err, "%s: cannot run hook %s\n", o->log->prog,
+			  h->path);
+	if (!env || errlen < 0) {
+		hm_say(o, HM_WARNING, "cannot run hook %s: out of memory",
+		       h->path);
+		if (env)
+			free_env(env);
+		if (errlen >= 0)
+			free(err);
 		return;
 	}
+	pthread_mutex_lock(&h->mu);
+	while (h->nr == HM_HOOK_MAX && !h->stopping)
+		pthread_cond_wait(&h->slot, &h->mu);
+	if (h->stopping)
+		goto out;
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0) {
 		hm_say(o, HM_WARNING, "cannot run hook %s: %s", h->path,
 		       strerror(errno));
-		return;
+		goto out;
 	}
 	if (pid == 0)
-		child(h->path, ev, label);
+		child(h->path, env, err, (size_t)errlen, maxfd);
 	/* also in the parent, so that a kill never misses the group */
 	setpgid(pid, pid);
 	h->pid[h->nr] = pid;
 	h->deadline_ms[h->nr] = hm_now_ms() + (uint64_t)h->timeout_s * 1000;
 	h->nr++;
+	if (h->wakefd >= 0) {
+		uint64_t one = 1;
+
+		/* the main thread's next deadline may have changed */
+		if (write(h->wakefd, &one, sizeof(one)) < 0)
+			(void)0;
+	}
+out:
+	pthread_mutex_unlock(&h->mu);
+	free_env(env);
+	free(err);
 }
 
 static void drop(struct hm_hooks *h, unsigned int i)
@@ -96,14 +207,16 @@ static void drop(struct hm_hooks *h, unsigned int i)
 	h->nr--;
 	h->pid[i] = h->pid[h->nr];
 	h->deadline_ms[i] = h->deadline_ms[h->nr];
+	pthread_cond_signal(&h->slot);
 }
 
 int hm_hook_reap(struct hm_hooks *h, const struct hm_out *o)
 {
 	uint64_t now = hm_now_ms(), next = UINT64_MAX;
 	unsigned int i = 0;
-	int st;
+	int st, ret;
 
+	pthread_mutex_lock(&h->mu);
 	while (i < h->nr) {
 		pid_t r = waitpid(h->pid[i], &st, WNOHANG);
 
@@ -129,19 +242,17 @@ int hm_hook_reap(struct hm_hooks *h, const struct hm_out *o)
 			next = h->deadline_ms[i];
 		i++;
 	}
-	if (h->skipped && h->nr < HM_HOOK_MAX) {
-		hm_say(o, HM_WARNING, "%" PRIu64 " events had no hook run",
-		       h->skipped);
-		h->skipped = 0;
-	}
 	if (!h->nr)
-		return -1;
-	return next > now ? (int)(next - now) : 0;
+		ret = -1;
+	else
+		ret = next > now ? (int)(next - now) : 0;
+	pthread_mutex_unlock(&h->mu);
+	return ret;
 }
 
 void hm_hook_drain(struct hm_hooks *h, const struct hm_out *o)
 {
-	while (h->nr) {
+	for (;;) {
 		int wait_ms = hm_hook_reap(h, o);
 
 		if (wait_ms < 0)
@@ -150,4 +261,14 @@ void hm_hook_drain(struct hm_hooks *h, const struct hm_out *o)
 		struct timespec ts = { 0, 20 * 1000000L };
 		nanosleep(&ts, NULL);
 	}
+}
+
+void hm_hook_stop(struct hm_hooks *h)
+{
+	pthread_mutex_lock(&h->mu);
+	h->stopping = true;
+	for (unsigned int i = 0; i < h->nr; i++)
+		kill(-h->pid[i], SIGTERM);
+	pthread_cond_broadcast(&h->slot);
+	pthread_mutex_unlock(&h->mu);
 }

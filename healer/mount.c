@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -47,32 +49,36 @@ static int is_mount_root(int fd)
 
 int hm_open_mountpoint(const char *path, const struct hm_out *o)
 {
+	char *lbl = hm_escape_dup(path);
 	struct statfs sfs;
 	int fd, root;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		hm_say(o, HM_ERR, "cannot open %s: %s", path, strerror(errno));
-		return -1;
+		hm_say(o, HM_ERR, "cannot open %s: %s", lbl, strerror(errno));
+		goto out;
 	}
 	if (fstatfs(fd, &sfs) < 0) {
-		hm_say(o, HM_ERR, "%s: %s", path, strerror(errno));
+		hm_say(o, HM_ERR, "%s: %s", lbl, strerror(errno));
 		goto fail;
 	}
 	if (sfs.f_type != XFS_SUPER_MAGIC) {
-		hm_say(o, HM_ERR, "%s: not an XFS filesystem", path);
+		hm_say(o, HM_ERR, "%s: not an XFS filesystem", lbl);
 		goto fail;
 	}
 	root = is_mount_root(fd);
 	if (root <= 0) {
 		hm_say(o, HM_ERR, "%s: not a mount point (give the directory "
-		       "where the XFS filesystem is mounted)", path);
+		       "where the XFS filesystem is mounted)", lbl);
 		goto fail;
 	}
-	return fd;
+	goto out;
 fail:
 	close(fd);
-	return -1;
+	fd = -1;
+out:
+	free(lbl);
+	return fd;
 }
 
 int hm_get_handle(int fd, struct hm_handle *h)
@@ -101,6 +107,7 @@ bool hm_handle_equal(const struct hm_handle *a, const struct hm_handle *b)
 void hm_read_fsinfo(int fd, struct hm_fsinfo *info)
 {
 	struct xfs_fsop_geom geo;
+	struct statvfs vfs;
 	ssize_t n;
 
 	memset(info, 0, sizeof(*info));
@@ -110,6 +117,8 @@ void hm_read_fsinfo(int fd, struct hm_fsinfo *info)
 		info->autofsck[n] = '\0';
 		info->has_autofsck = true;
 	}
+	if (fstatvfs(fd, &vfs) == 0)
+		info->readonly = vfs.f_flag & ST_RDONLY;
 	memset(&geo, 0, sizeof(geo));
 	if (ioctl(fd, XFS_IOC_FSGEOMETRY, &geo) == 0)
 		info->backrefs = geo.flags & (XFS_FSOP_GEOM_FLAGS_RMAPBT |

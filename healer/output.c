@@ -6,6 +6,8 @@
  * so `journalctl -u xfs_healer@...` can filter on them.  Otherwise events
  * and informational lines (repairs, mode) go to stdout, in order, and
  * warnings and errors to stderr; with --json only JSON goes to stdout.
+ * Lines are built in growing strings: never truncated, whatever the length
+ * of the mount point.  Outside text in them is escaped by the callers.
  */
 #include "config.h"
 
@@ -33,45 +35,55 @@ bool hm_stderr_is_journal(void)
 
 void hm_say(const struct hm_out *o, enum hm_prio prio, const char *fmt, ...)
 {
-	char line[2048];
+	char *line;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	n = vasprintf(&line, fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return;
 	if (o->journal) {
 		hm_journal((int)prio, line, NULL);
-		return;
+	} else {
+		if (prio <= HM_WARNING)
+			fflush(stdout);	/* keep the order with the events */
+		if (prio <= HM_ERR)
+			fprintf(stderr, "%s: error: %s\n", o->log->prog, line);
+		else if (prio == HM_WARNING)
+			fprintf(stderr, "%s: warning: %s\n", o->log->prog, line);
+		else if (o->json)
+			fprintf(stderr, "%s: %s\n", o->log->prog, line);
+		else
+			/* in line with the events, so that the order is kept */
+			printf("%s\n", line);
 	}
-	if (prio <= HM_WARNING)
-		fflush(stdout);	/* keep the order with the events */
-	if (prio <= HM_ERR)
-		fsf_err(o->log, "%s", line);
-	else if (prio == HM_WARNING)
-		fsf_warn(o->log, "%s", line);
-	else if (o->json)
-		fprintf(stderr, "%s: %s\n", o->log->prog, line);
-	else
-		/* in line with the events, so that the order is kept */
-		printf("%s\n", line);
+	free(line);
 }
 
 void hm_emit_event(const struct hm_out *o,
 		   const struct xfs_health_monitor_event *ev, const char *label)
 {
-	char line[2048];
+	struct hm_str line = { 0 };
 
 	if (o->quiet)
 		return;
 	if (o->json) {
-		hm_format_json(ev, label, line, sizeof(line));
-		fputs(line, stdout);
-		fputc('\n', stdout);
+		hm_format_json(ev, label, &line);
+		/* one call: workers never interleave halves of lines */
+		printf("%s\n", hm_str_get(&line));
+		hm_str_free(&line);
 		return;
 	}
-	hm_format_text(ev, label, line, sizeof(line));
+	hm_format_text(ev, label, &line);
 	if (o->journal) {
 		int prio = HM_INFO;
+		char dom[16], typ[16];
+		const char *kv[] = {
+			"XFS_HEALER_MOUNT", label, "XFS_HEALER_DOMAIN", dom,
+			"XFS_HEALER_TYPE", typ, NULL,
+		};
 
 		if (ev->type == XFS_HM_TYPE_SICK ||
 		    ev->type == XFS_HM_TYPE_CORRUPT ||
@@ -79,17 +91,11 @@ void hm_emit_event(const struct hm_out *o,
 		    ev->type == XFS_HM_TYPE_SHUTDOWN ||
 		    ev->type >= XFS_HM_TYPE_MEDIA_ERROR)
 			prio = HM_WARNING;
-char dom[16], typ[16];
-		const char *kv[] = {
-			"XFS_HEALER_MOUNT", label, "XFS_HEALER_DOMAIN", dom,
-			"XFS_HEALER_TYPE", typ, NULL,
-		};
-
 		snprintf(dom, sizeof(dom), "%" PRIu32, ev->domain);
 		snprintf(typ, sizeof(typ), "%" PRIu32, ev->type);
-		hm_journal(prio, line, kv);
-		return;
+		hm_journal(prio, hm_str_get(&line), kv);
+	} else {
+		printf("%s\n", hm_str_get(&line));
 	}
-	fputs(line, stdout);
-	fputc('\n', stdout);
+	hm_str_free(&line);
 }

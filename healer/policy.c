@@ -10,8 +10,9 @@
  * metadata (rmapbt, parent pointers), else exit.
  *
  * Events: SICK (found at runtime) is repaired object by object; CORRUPT
- * (found by a scrub) is only reported, xfs_scrub owns it; lost events or a
- * sick object with no repair of its own ask for a full xfs_scrub run.
+ * (found by a scrub) is only reported, xfs_scrub owns it; lost events (in
+ * every mode, report-only too) or a sick object with no repair of its own
+ * ask for a full xfs_scrub run.
  */
 #include "config.h"
 
@@ -163,7 +164,8 @@ void hm_plan_event(const struct xfs_health_monitor_event *ev,
 	if (ev->domain == XFS_HM_DOMAIN_MOUNT) {
 		if (ev->type == XFS_HM_TYPE_UNMOUNT)
 			plan->stop = true;
-		if (ev->type == XFS_HM_TYPE_LOST && mode == HM_MODE_REPAIR) {
+		/* whatever the mode: what was lost must be looked at */
+		if (ev->type == XFS_HM_TYPE_LOST && mode != HM_MODE_EXIT) {
 			plan->full_scrub = true;
 			plan->full_scrub_why = "events were lost";
 		}

@@ -12,9 +12,25 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "healer.h"
+
+int hm_ioctl_retry(int fd, unsigned long req, void *arg)
+{
+	/* a signal or a busy object: try again, backing off up to ~1.5 s */
+	for (unsigned int i = 0;; i++) {
+		struct timespec ts = { 0, (long)(50000000L << (i < 4 ? i : 4)) };
+		int ret = ioctl(fd, req, arg);
+
+		if (ret >= 0 || i == 5 || (errno != EINTR && errno != EAGAIN))
+			return ret;
+		if (errno == EAGAIN)
+			nanosleep(&ts, NULL);
+	}
+}
 
 enum hm_repair_result hm_repair_one(const char *mountpoint,
 				    const struct hm_handle *expect,
@@ -23,6 +39,7 @@ enum hm_repair_result hm_repair_one(const char *mountpoint,
 {
 	struct xfs_scrub_metadata sm;
 	struct hm_handle now;
+	struct statvfs vfs;
 	int fd, ret, err;
 
 	fd = open(mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -37,13 +54,18 @@ enum hm_repair_result hm_repair_one(const char *mountpoint,
 			 "monitored filesystem; not repairing");
 		return HM_REPAIR_MOVED;
 	}
+	if (fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+		close(fd);
+		snprintf(msg, msglen, "mounted read-only; not repairing");
+		return HM_REPAIR_READONLY;
+	}
 	memset(&sm, 0, sizeof(sm));
 	sm.sm_type = r->scrub_type;
 	sm.sm_flags = XFS_SCRUB_IFLAG_REPAIR;
 	sm.sm_ino = r->ino;
 	sm.sm_gen = r->gen;
 	sm.sm_agno = r->agno;
-	ret = ioctl(fd, XFS_IOC_SCRUB_METADATA, &sm);
+	ret = hm_ioctl_retry(fd, XFS_IOC_SCRUB_METADATA, &sm);
 	err = errno;
 	close(fd);
 	if (ret < 0) {
@@ -53,6 +75,9 @@ enum hm_repair_result hm_repair_one(const char *mountpoint,
 			snprintf(msg, msglen, "the kernel cannot repair this: %s",
 				 strerror(err));
 			return HM_REPAIR_UNSUPPORTED;
+		case EROFS:
+			snprintf(msg, msglen, "mounted read-only; not repairing");
+			return HM_REPAIR_READONLY;
 		case ENOENT:
 		case ESTALE:
 			snprintf(msg, msglen, "object is gone: %s",

@@ -13,6 +13,8 @@
 #include <dlfcn.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,48 +60,121 @@ int hm_notify(const char *state)
 	return send_dgram(path, &iov, 1);
 }
 
-/* append "KEY=value\n", or the binary form when value has a newline */
-static void field(char *buf, size_t len, size_t *pos, const char *key,
-		  const char *val)
+/*
+ * sd_notify_barrier(): hand systemd the write end of a pipe with
+ * BARRIER=1 and wait until it closes it, which it does once it has
+ * processed every message before.  A daemon that sends READY=1 and exits
+ * at once is then never taken for one that exited before being ready.
+ */
+int hm_notify_barrier(int timeout_ms)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} c;
+	struct iovec iov = { (void *)"BARRIER=1", 9 };
+	struct msghdr mh = { 0 };
+	struct cmsghdr *cm;
+	struct pollfd p;
+	int fds[2], sock, ret;
+	size_t len;
+
+	if (!path)
+		return 0;
+	len = strlen(path);
+	if (len == 0 || len >= sizeof(sa.sun_path))
+		return -EINVAL;
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (sock < 0) {
+		ret = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return ret;
+	}
+	memset(&c, 0, sizeof(c));
+	mh.msg_name = &sa;
+	mh.msg_namelen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = c.buf;
+	mh.msg_controllen = sizeof(c.buf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fds[1], sizeof(int));
+	ret = sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	close(sock);
+	close(fds[1]);
+	if (ret == 0) {
+		p = (struct pollfd){ .fd = fds[0], .events = POLLIN };
+		ret = poll(&p, 1, timeout_ms);
+		ret = ret > 0 ? 0 : ret == 0 ? -ETIMEDOUT : -errno;
+	}
+	close(fds[0]);
+	return ret;
+}
+
+/* "KEY=value\n", or the binary form when value has a newline */
+static size_t field_size(const char *key, const char *val)
+{
+	return strlen(key) + strlen(val) + 10;
+}
+
+static void field(char *buf, size_t *pos, const char *key, const char *val)
 {
 	size_t kl = strlen(key), vl = strlen(val);
 
-	if (*pos + kl + vl + 10 > len)
-		return;
 	memcpy(buf + *pos, key, kl);
 	*pos += kl;
 	if (!strchr(val, '\n')) {
 		buf[(*pos)++] = '=';
-		memcpy(buf + *pos, val, vl);
-		*pos += vl;
 	} else {
 		uint64_t le = htole64(vl);
 
 		buf[(*pos)++] = '\n';
 		memcpy(buf + *pos, &le, 8);
 		*pos += 8;
-		memcpy(buf + *pos, val, vl);
-		*pos += vl;
 	}
+	memcpy(buf + *pos, val, vl);
+	*pos += vl;
 	buf[(*pos)++] = '\n';
 }
 
 int hm_journal(int prio, const char *msg, const char *const *kv)
 {
-	char buf[8192], p[4];
-	size_t pos = 0;
+	const char *ident = program_invocation_short_name;
+	char *buf, p[4];
+	size_t pos = 0, size;
 	struct iovec iov;
+	int ret;
 
 	snprintf(p, sizeof(p), "%d", prio & 7);
-	field(buf, sizeof(buf), &pos, "MESSAGE", msg);
-	field(buf, sizeof(buf), &pos, "PRIORITY", p);
-	field(buf, sizeof(buf), &pos, "SYSLOG_IDENTIFIER",
-	      program_invocation_short_name);
+	size = field_size("MESSAGE", msg) + field_size("PRIORITY", p) +
+	       field_size("SYSLOG_IDENTIFIER", ident);
+	for (const char *const *k = kv; k && k[0]; k += 2)
+		size += field_size(k[0], k[1]);
+	/* sized to the entry: a long mount point never drops a field */
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	field(buf, &pos, "MESSAGE", msg);
+	field(buf, &pos, "PRIORITY", p);
+	field(buf, &pos, "SYSLOG_IDENTIFIER", ident);
 	for (; kv && kv[0]; kv += 2)
-		field(buf, sizeof(buf), &pos, kv[0], kv[1]);
+		field(buf, &pos, kv[0], kv[1]);
 	iov.iov_base = buf;
 	iov.iov_len = pos;
-	return send_dgram("/run/systemd/journal/socket", &iov, 1);
+	ret = send_dgram("/run/systemd/journal/socket", &iov, 1);
+	free(buf);
+	return ret;
 }
 
 /* ---- sd-bus through dlopen ------------------------------------------------ */
@@ -196,10 +271,19 @@ int hm_start_unit(const char *unit, char *msg, size_t msglen)
 		dlclose(a.lib);
 		return r;
 	}
-	r = a.call_method(bus, "org.freedesktop.systemd1",
-			  "/org/freedesktop/systemd1",
-			  "org.freedesktop.systemd1.Manager", "StartUnit",
-			  &err, &reply, "ss", unit, "replace");
+	/* a busy or reloading manager is retried twice, 1 s then 2 s later */
+	for (unsigned int i = 0;; i++) {
+		r = a.call_method(bus, "org.freedesktop.systemd1",
+				  "/org/freedesktop/systemd1",
+				  "org.freedesktop.systemd1.Manager", "StartUnit",
+				  &err, &reply, "ss", unit, "replace");
+		if (r >= 0 || i == 2 || (r != -EINTR && r != -EAGAIN &&
+					 r != -EBUSY && r != -ETIMEDOUT))
+			break;
+		a.error_free(&err);
+		err = (sd_bus_error){ NULL, NULL, 0 };
+		sleep(1U << i);
+	}
 	if (r < 0)
 		snprintf(msg, msglen, "cannot start %s: %s", unit,
 			 err.message ? err.message : strerror(-r));

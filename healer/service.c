@@ -70,5 +70,6 @@ int hm_unit_name(const char *tmpl, const char *path, char *buf, size_t len)
 	if (hm_escape_path(path, esc, sizeof(esc)) < 0)
 		return -1;
 	n = snprintf(buf, len, "%s@%s.service", tmpl, esc);
-	return n < 0 || (size_t)n >= len ? -1 : 0;
+	/* systemd refuses unit names over 255 bytes */
+	return n < 0 || (size_t)n >= len || n > 255 ? -1 : 0;
 }

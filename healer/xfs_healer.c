@@ -14,12 +14,15 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "healer.h"
@@ -29,7 +32,8 @@ enum { EXIT_USAGE = 16 };
 enum {
 	OPT_EVERYTHING = 256, OPT_FOREGROUND, OPT_NO_AUTOFSCK, OPT_QUIET,
 	OPT_REPAIR, OPT_SUPPORTED, OPT_JSON, OPT_EXEC, OPT_EXEC_TIMEOUT,
-	OPT_REPLAY, OPT_RECORD,
+	OPT_REPLAY, OPT_RECORD, OPT_QUEUE, OPT_REPLAY_NOWAIT, OPT_NO_SCRUB_SVC,
+	OPT_ALLOW_RISKY, OPT_KERNEL_RELEASE,
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +48,11 @@ static const struct option long_opts[] = {
 	{ "exec-timeout", required_argument, NULL, OPT_EXEC_TIMEOUT },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
 	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "queue-events", required_argument, NULL, OPT_QUEUE },
+	{ "replay-nowait", no_argument, NULL, OPT_REPLAY_NOWAIT },
+	{ "no-scrub-service", no_argument, NULL, OPT_NO_SCRUB_SVC },
+	{ "allow-risky-repairs", no_argument, NULL, OPT_ALLOW_RISKY },
+	{ "kernel-release", required_argument, NULL, OPT_KERNEL_RELEASE },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -59,13 +68,19 @@ static void usage(FILE *f)
 "metadata the kernel reports as sick when allowed.\n"
 "\n"
 "      --everything        also report healthy (good) events\n"
-"      --foreground        accepted for compatibility (always foreground,\n"
-"                          one thread)\n"
+"      --foreground        one event-handling thread per online CPU\n"
+"                          (default: one)\n"
 "      --no-autofsck       ignore the filesystem's autofsck property:\n"
 "                          repair only with --repair\n"
 "      --repair            repair sick metadata as it is reported; on a\n"
-"                          failed repair or lost events start the\n"
-"                          xfs_scrub@ service for the mount\n"
+"                          failed repair start the xfs_scrub@ service\n"
+"      --allow-risky-repairs  also ask for repairs known to crash the\n"
+"                          running kernel (see KERNEL HAZARDS in the manual)\n"
+"      --kernel-release REL  judge kernel hazards for release REL instead\n"
+"                          of the running kernel's (for --replay)\n"
+"      --no-scrub-service  never start xfs_scrub@: re-check every AG and\n"
+"                          filesystem-wide object in-process instead (the\n"
+"                          default when systemd is not running)\n"
 "      --quiet             do not report every event\n"
 "      --supported         exit 0 if the filesystem can send health\n"
 "                          events, 1 if not\n"
@@ -73,15 +88,23 @@ static void usage(FILE *f)
 "      --exec HOOK         run HOOK for each event, the event in its\n"
 "                          environment (XFS_HEALER_*); never waits for it\n"
 "      --exec-timeout SEC  kill a hook after SEC seconds (default 30)\n"
+"      --queue-events N    events held between the reader and the\n"
+"                          workers (default 16384, 1 MiB); beyond that\n"
+"                          events are counted as lost and re-checked\n"
 "      --record FILE       also write the raw event stream to FILE\n"
 "      --replay FILE       decode a recorded stream instead of a live\n"
 "                          monitor; repairs are shown, not done\n"
+"      --replay-nowait     replay as the kernel delivers: never wait for\n"
+"                          the workers (a full queue loses events)\n"
 "  -V, --version           print the version and exit\n"
 "  -h, --help              print this help and exit\n"
 "\n"
+"Lost events always lead to a full re-check (xfs_scrub@), in every mode.\n"
 "Without --repair or --no-autofsck the filesystem's autofsck property\n"
 "decides: repair -> repair, check/optimize -> report, none -> exit; unset ->\n"
 "report if the filesystem has rmapbt or parent pointers, else exit.\n"
+"One thread reads events into a queue; workers report, repair and run\n"
+"hooks.  SIGHUP is ignored.\n"
 "Exit status: 0 after unmount, SIGTERM or SIGINT; 1 on errors; 16 on usage\n"
 "errors.\n", f);
 }
@@ -91,91 +114,235 @@ struct healer {
 	struct fsf_log log;
 	struct hm_out out;
 	const char *path;		/* mount point (live) or label (replay) */
+	char *label;			/* path escaped: for every line */
 	const char *replay;
 	const char *record;
-	bool everything, repair, no_autofsck, supported;
+	bool everything, repair, no_autofsck, supported, replay_nowait;
+	bool no_scrub_service, allow_risky;
+	const char *kernel_release;	/* for the hazard table */
+	unsigned int nworkers;
+	size_t queue_events;
 	enum hm_mode mode;
+	const char *mode_why;
 	struct hm_fsinfo fsinfo;
 	struct hm_handle handle;
 	struct hm_hooks hooks;
-	struct hm_capture rec;
+	struct hm_capture rec;		/* --record, written by the reader */
 	bool recording;
+	struct hm_capture cap;		/* --replay source */
+	int mfd;			/* live source: the monitor */
+	struct hm_queue q;
+	int wakefd;			/* main thread: workers done, deadlines */
+	int stopfd;			/* reader: stop polling the monitor */
+	int reader_status;		/* 1: the stream ended in an error */
+	char *reader_err;		/* printed once the workers are done */
+	uint64_t last_time_ns;		/* of the last event read */
+	bool saw_unmount;		/* the reader queued the unmount */
+
+	/* shared by the workers, under mu */
+	pthread_mutex_t mu;
+	unsigned int workers_left;
 	uint64_t events;
 	bool shut_down;			/* no repair can work any more */
+	bool ro_said;			/* "read-only" said since the last repair */
 	bool scrub_started;
 	uint64_t scrub_time_ns;		/* event time of the last start */
+	uint64_t scrub_suppressed;	/* requests since, by the rate limit */
 };
 
 /* one xfs_scrub@ start per minute of event time is plenty: a flood of
  * lost events or failed repairs must not flood systemd */
 #define SCRUB_INTERVAL_NS (60ULL * 1000000000ULL)
 
+static void wake_main(struct healer *h)
+{
+	uint64_t one = 1;
+
+	if (write(h->wakefd, &one, sizeof(one)) < 0)
+		(void)0;	/* an eventfd only fails on overflow */
+}
+
+static bool systemd_running(void)
+{
+	/* sd_booted(): systemd creates this directory when it is PID 1 */
+	return access("/run/systemd/system", F_OK) == 0;
+}
+
+/*
+ * The full re-check after lost events or a failed repair: the xfs_scrub@
+ * service (xfs_scrub follows the autofsck property itself), or, without
+ * systemd or with --no-scrub-service, the kernel's scrub of every AG and
+ * filesystem-wide object in-process (repairing in repair mode).  At most
+ * one per minute of event time; a suppressed request is said once per
+ * minute and counted, the count given at the next start and at exit.
+ */
 static void start_full_scrub(struct healer *h, const char *why,
 			     uint64_t time_ns)
 {
 	char unit[1200], msg[1400];
+	uint64_t suppressed;
+	bool say_suppressed = false, repair = h->mode == HM_MODE_REPAIR;
 
+	pthread_mutex_lock(&h->mu);
 	if (h->scrub_started && time_ns >= h->scrub_time_ns &&
-	    time_ns - h->scrub_time_ns < SCRUB_INTERVAL_NS)
+	    time_ns - h->scrub_time_ns < SCRUB_INTERVAL_NS) {
+		say_suppressed = h->scrub_suppressed++ == 0;
+		pthread_mutex_unlock(&h->mu);
+		if (say_suppressed)
+			hm_say(&h->out, HM_NOTICE, "%s: %s: a full re-check "
+			       "was started %" PRIu64 " s ago; not starting "
+			       "another within %llu s (rate limit; further "
+			       "requests are counted)", h->label, why,
+			       (uint64_t)((time_ns - h->scrub_time_ns) / 1000000000ULL),
+			       (unsigned long long)(SCRUB_INTERVAL_NS / 1000000000ULL));
 		return;
+	}
 	h->scrub_started = true;
 	h->scrub_time_ns = time_ns;
+	suppressed = h->scrub_suppressed;
+	h->scrub_suppressed = 0;
+	pthread_mutex_unlock(&h->mu);
 
-	if (hm_unit_name("xfs_scrub", h->path, unit, sizeof(unit)) < 0) {
+	if (suppressed)
+		hm_say(&h->out, HM_NOTICE, "%s: %" PRIu64 " re-check request%s "
+		       "suppressed by the rate limit since the last start",
+		       h->label, suppressed, suppressed == 1 ? " was" : "s were");
+	if (!h->no_scrub_service &&
+	    hm_unit_name("xfs_scrub", h->path, unit, sizeof(unit)) < 0) {
 		hm_say(&h->out, HM_ERR, "%s: mount point too long for a unit "
-		       "name; run xfs_scrub by hand", h->path);
+		       "name; run xfs_scrub by hand", h->label);
 		return;
 	}
 	if (h->replay) {
-		hm_say(&h->out, HM_NOTICE, "%s: %s: would start %s", h->path,
-		       why, unit);
+		if (h->no_scrub_service)
+			hm_say(&h->out, HM_NOTICE, "%s: %s: would %s every AG "
+			       "and filesystem-wide object in-process", h->label,
+			       why, repair ? "repair" : "check");
+		else
+			hm_say(&h->out, HM_NOTICE, "%s: %s: would start %s",
+			       h->label, why, unit);
 		return;
 	}
-	if (hm_start_unit(unit, msg, sizeof(msg)) < 0)
-		hm_say(&h->out, HM_ERR, "%s: %s: %s; run xfs_scrub %s by hand",
-		       h->path, why, msg, h->path);
-	else
-		hm_say(&h->out, HM_NOTICE, "%s: %s: %s", h->path, why, msg);
+	if (!h->no_scrub_service && systemd_running()) {
+		if (hm_start_unit(unit, msg, sizeof(msg)) == 0) {
+			hm_say(&h->out, HM_NOTICE, "%s: %s: %s", h->label, why,
+			       msg);
+			return;
+		}
+		hm_say(&h->out, HM_ERR, "%s: %s: %s; checking in-process "
+		       "instead", h->label, why, msg);
+	} else {
+		hm_say(&h->out, HM_NOTICE, "%s: %s: %s every AG and "
+		       "filesystem-wide object in-process%s", h->label, why,
+		       repair ? "repairing" : "checking",
+		       h->no_scrub_service ? "" : " (systemd is not running)");
+	}
+	hm_recheck(h->path, h->label, &h->handle, repair, &h->out);
 }
 
-/* returns true when the stream has ended */
-static bool handle_event(struct healer *h,
-			 const struct xfs_health_monitor_event *ev)
+/* at exit: requests the rate limit swallowed after the last start */
+static void report_suppressed(struct healer *h)
 {
+	if (h->scrub_suppressed)
+		hm_say(&h->out, HM_NOTICE, "%s: %" PRIu64 " re-check request%s "
+		       "suppressed by the rate limit after the last start",
+		       h->label, h->scrub_suppressed,
+		       h->scrub_suppressed == 1 ? " was" : "s were");
+}
+
+static bool is_shut_down(struct healer *h)
+{
+	bool r;
+
+	pthread_mutex_lock(&h->mu);
+	r = h->shut_down;
+	pthread_mutex_unlock(&h->mu);
+	return r;
+}
+
+/* a repair found the filesystem read-only: say it once per read-only spell */
+static void readonly_once(struct healer *h)
+{
+	bool say;
+
+	pthread_mutex_lock(&h->mu);
+	say = !h->ro_said;
+	h->ro_said = true;
+	pthread_mutex_unlock(&h->mu);
+	if (say)
+		hm_say(&h->out, HM_WARNING, "%s: the filesystem is mounted "
+		       "read-only: no repairs while it stays so (events are "
+		       "still reported)", h->label);
+}
+
+/* one event, on a worker */
+static void handle_event(struct healer *h, const struct hm_qent *qe)
+{
+	const struct xfs_health_monitor_event *ev = &qe->ev;
 	struct hm_plan plan;
 	char obj[64], msg[512];
-	bool scrub = false;
+	bool scrub = false, first_shutdown = false;
 	const char *why = NULL;
 
+	pthread_mutex_lock(&h->mu);
 	h->events++;
-	hm_emit_event(&h->out, ev, h->path);
-	if (h->recording && hm_capture_write(&h->rec, ev, &h->log) < 0)
-		h->recording = false;
-	hm_hook_spawn(&h->hooks, &h->out, ev, h->path);
+	pthread_mutex_unlock(&h->mu);
+	hm_emit_event(&h->out, ev, h->label);
+	if (qe->flags & HM_QF_QUEUE)
+		hm_say(&h->out, HM_WARNING, "%s: %" PRIu64 " events dropped: "
+		       "xfs_healer's event queue (%zu events) was full",
+		       h->label, ev->e.lost.count, h->q.cap);
+	hm_hook_spawn(&h->hooks, &h->out, ev, h->label);
 	hm_plan_event(ev, h->mode, &plan);
+	/* in every mode: nothing more can be done but unmount and repair */
 	if (ev->domain == XFS_HM_DOMAIN_MOUNT &&
-	    ev->type == XFS_HM_TYPE_SHUTDOWN && h->mode == HM_MODE_REPAIR &&
-	    !h->shut_down) {
+	    ev->type == XFS_HM_TYPE_SHUTDOWN) {
+		pthread_mutex_lock(&h->mu);
+		first_shutdown = !h->shut_down;
 		h->shut_down = true;
-		hm_say(&h->out, HM_ERR, "%s: the filesystem is shut down; no "
-		       "more repairs: unmount it and run xfs_repair", h->path);
+		pthread_mutex_unlock(&h->mu);
 	}
-	if (h->shut_down)
-		return plan.stop;
+	if (first_shutdown)
+		hm_say(&h->out, HM_ERR, "%s: the filesystem is shut down; no "
+		       "more repairs: unmount it and run xfs_repair", h->label);
+	if (is_shut_down(h))
+		return;
 	hm_object_text(ev, obj, sizeof(obj));
 	for (unsigned int i = 0; i < plan.nr; i++) {
 		const struct hm_repair *r = &plan.r[i];
+		const struct hm_hazard *hz = h->allow_risky ? NULL :
+			hm_hazard_find(h->kernel_release, r->scrub_type);
 		enum hm_repair_result res;
 
+		if (hz) {
+			hm_say(&h->out, HM_WARNING, "%s%s%s %s: not repairing: "
+			       "on Linux %s the %s (--allow-risky-repairs "
+			       "overrides)", h->label, *obj ? " " : "", obj,
+			       r->what, h->kernel_release, hz->what);
+			scrub = true;
+			why = "repair skipped (known kernel hazard)";
+			continue;
+		}
+		if (h->replay && h->fsinfo.readonly) {
+			readonly_once(h);
+			continue;
+		}
 		if (h->replay) {
 			hm_say(&h->out, HM_NOTICE, "%s%s%s %s: would repair "
-			       "(scrub type %s)", h->path, *obj ? " " : "",
+			       "(scrub type %s)", h->label, *obj ? " " : "",
 			       obj, r->what, hm_scrub_type_name(r->scrub_type));
 			continue;
 		}
 		res = hm_repair_one(h->path, &h->handle, r, msg, sizeof(msg));
+		if (res == HM_REPAIR_READONLY) {
+			readonly_once(h);
+			continue;
+		}
+		pthread_mutex_lock(&h->mu);
+		h->ro_said = false;
+		pthread_mutex_unlock(&h->mu);
 		hm_say(&h->out, res == HM_REPAIR_DONE || res == HM_REPAIR_CLEAN ?
-		       HM_NOTICE : HM_ERR, "%s%s%s %s: %s", h->path,
+		       HM_NOTICE : HM_ERR, "%s%s%s %s: %s", h->label,
 		       *obj ? " " : "", obj, r->what, msg);
 		if (res == HM_REPAIR_FAILED || res == HM_REPAIR_UNSUPPORTED) {
 			scrub = true;
@@ -188,7 +355,134 @@ static bool handle_event(struct healer *h,
 	}
 	if (scrub)
 		start_full_scrub(h, why, ev->time_ns);
-	return plan.stop;
+}
+
+static void *worker(void *arg)
+{
+	struct healer *h = arg;
+	struct hm_qent qe;
+	bool last;
+
+	while (hm_queue_pop(&h->q, &qe)) {
+		handle_event(h, &qe);
+		/* lines reach a pipe as soon as the queue is drained */
+		if (!hm_queue_len(&h->q))
+			fflush(stdout);
+	}
+	pthread_mutex_lock(&h->mu);
+	last = --h->workers_left == 0;
+	pthread_mutex_unlock(&h->mu);
+	if (last)
+		wake_main(h);
+	return NULL;
+}
+
+static bool is_unmount(const struct xfs_health_monitor_event *ev)
+{
+	return ev->domain == XFS_HM_DOMAIN_MOUNT &&
+	       ev->type == XFS_HM_TYPE_UNMOUNT;
+}
+
+/* the reader of a capture: waits for room unless --replay-nowait */
+static void *replay_reader(void *arg)
+{
+	struct healer *h = arg;
+	struct xfs_health_monitor_event ev;
+	int r;
+
+	while ((r = hm_capture_next(&h->cap, &ev)) == 1) {
+		h->last_time_ns = ev.time_ns;
+		/* the stream ends after an unmount: it is never dropped */
+		if (!hm_queue_push(&h->q, &ev, !h->replay_nowait ||
+				   is_unmount(&ev)) && h->q.stopping)
+			break;
+		if (is_unmount(&ev))
+			break;
+	}
+	if (r < 0) {
+		h->reader_status = 1;
+		h->reader_err = h->cap.err;
+		h->cap.err = NULL;
+	}
+	hm_queue_close(&h->q, h->last_time_ns);
+	return NULL;
+}
+
+/* the reader of the monitor: never waits for anything but the kernel */
+static void *live_reader(void *arg)
+{
+	struct healer *h = arg;
+	struct xfs_health_monitor_event evs[64];
+	struct pollfd pfd[2] = {
+		{ .fd = h->mfd, .events = POLLIN },
+		{ .fd = h->stopfd, .events = POLLIN },
+	};
+
+	for (;;) {
+		ssize_t n;
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			if (asprintf(&h->reader_err, "%s: waiting for events: %s",
+				     h->label, strerror(errno)) < 0)
+				h->reader_err = NULL;
+			h->reader_status = 1;
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = read(h->mfd, evs, sizeof(evs));
+		if (n == 0)
+			break;		/* after the unmount event */
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			if (asprintf(&h->reader_err, "%s: reading events: %s",
+				     h->label, strerror(errno)) < 0)
+				h->reader_err = NULL;
+			h->reader_status = 1;
+			break;
+		}
+		if (n % XFS_HM_EVENT_SIZE)
+			hm_say(&h->out, HM_WARNING, "%s: short event record "
+			       "(%zd bytes) ignored", h->label,
+			       n % XFS_HM_EVENT_SIZE);
+		for (ssize_t i = 0; i < n / XFS_HM_EVENT_SIZE; i++) {
+			h->last_time_ns = evs[i].time_ns;
+			if (h->recording &&
+			    hm_capture_write(&h->rec, &evs[i], &h->log) < 0)
+				h->recording = false;
+			hm_queue_push(&h->q, &evs[i], is_unmount(&evs[i]));
+			if (is_unmount(&evs[i]))
+				h->saw_unmount = true;
+		}
+		/* the stream ends with the unmount event (EOF follows) */
+		if (h->saw_unmount)
+			break;
+	}
+	hm_queue_close(&h->q, h->last_time_ns);
+	return NULL;
+}
+
+/*
+ * The policy says "not monitored": say so to systemd as a ready service
+ * that then ends with status 0, so that a Type=notify unit ends up
+ * inactive, not failed ("protocol"), and wait until systemd has taken the
+ * READY=1 in before exiting.
+ */
+static int not_monitored(const char *why)
+{
+	char *st;
+
+	if (asprintf(&st, "READY=1\nSTATUS=not monitoring (%s)", why) < 0)
+		return 0;
+	if (hm_notify(st) == 0)
+		hm_notify_barrier(5000);
+	free(st);
+	return 0;
 }
 
 static void set_mode(struct healer *h)
@@ -203,30 +497,170 @@ static void set_mode(struct healer *h)
 	};
 
 	h->mode = hm_policy_mode(&in, &why);
-	hm_say(&h->out, HM_INFO, "%s: %s (%s)", h->path, names[h->mode], why);
+	h->mode_why = why;
+	hm_say(&h->out, HM_INFO, "%s: %s (%s)", h->label, names[h->mode], why);
+	if (h->mode == HM_MODE_REPAIR && h->fsinfo.readonly)
+		readonly_once(h);
+}
+
+/*
+ * The reader, the workers and, on this thread, signals and hooks.  SIGTERM
+ * or SIGINT end the daemon within a second whatever is in flight (a repair
+ * ioctl or a D-Bus call is left to finish, or to die with the process);
+ * SIGHUP is ignored.
+ */
+#define STOP_GRACE_MS 800
+
+static int run_threads(struct healer *h)
+{
+	pthread_t reader, *workers;
+	sigset_t mask;
+	int sfd, ret = 0;
+	bool stopped = false;
+	unsigned int started = 0;
+
+	if (hm_queue_init(&h->q, h->queue_events) < 0) {
+		hm_say(&h->out, HM_ERR, "cannot allocate the event queue");
+		return 1;
+	}
+	workers = calloc(h->nworkers, sizeof(*workers));
+	h->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	h->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	/* before any thread starts, so that every thread inherits it */
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (!workers || h->wakefd < 0 || h->stopfd < 0 || sfd < 0) {
+		hm_say(&h->out, HM_ERR, "cannot set up threads: %s",
+		       strerror(errno));
+		return 1;
+	}
+	hm_hook_init(&h->hooks, h->wakefd);
+	h->workers_left = h->nworkers;
+	for (; started < h->nworkers; started++)
+		if (pthread_create(&workers[started], NULL, worker, h))
+			break;
+	if (started < h->nworkers) {
+		hm_say(&h->out, HM_ERR, "cannot start worker threads");
+		hm_queue_stop(&h->q);
+		for (unsigned int i = 0; i < started; i++)
+			pthread_join(workers[i], NULL);
+		return 1;
+	}
+	if (pthread_create(&reader, NULL, h->replay ? replay_reader :
+			   live_reader, h)) {
+		hm_say(&h->out, HM_ERR, "cannot start the reader thread");
+		hm_queue_stop(&h->q);
+		for (unsigned int i = 0; i < started; i++)
+			pthread_join(workers[i], NULL);
+		return 1;
+	}
+	hm_notify("READY=1\nSTATUS=watching for health events");
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = h->wakefd, .events = POLLIN },
+		};
+		int timeout = hm_hook_reap(&h->hooks, &h->out);
+		bool done;
+		uint64_t v;
+
+		pthread_mutex_lock(&h->mu);
+		done = h->workers_left == 0;
+		pthread_mutex_unlock(&h->mu);
+		if (done)
+			break;
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
+			hm_say(&h->out, HM_ERR, "poll: %s", strerror(errno));
+			ret = 1;
+			stopped = true;
+			break;
+		}
+		if (pfd[1].revents & POLLIN && read(h->wakefd, &v, sizeof(v)) < 0)
+			(void)0;
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si) &&
+			    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)) {
+				hm_say(&h->out, HM_INFO, "%s: stopping on "
+				       "signal %u", h->label, si.ssi_signo);
+				stopped = true;
+				break;
+			}
+		}
+	}
+	hm_notify("STOPPING=1");
+	if (stopped) {
+		uint64_t one = 1, deadline = hm_now_ms() + STOP_GRACE_MS;
+		bool done = false;
+
+		hm_queue_stop(&h->q);
+		hm_hook_stop(&h->hooks);
+		if (write(h->stopfd, &one, sizeof(one)) < 0)
+			(void)0;
+		/* workers finish the action in hand; wait a little for them */
+		while (!done && hm_now_ms() < deadline) {
+			struct pollfd p = { .fd = h->wakefd, .events = POLLIN };
+
+			pthread_mutex_lock(&h->mu);
+			done = h->workers_left == 0;
+			pthread_mutex_unlock(&h->mu);
+			if (!done)
+				poll(&p, 1, (int)(deadline - hm_now_ms()));
+		}
+		hm_hook_reap(&h->hooks, &h->out);
+		if (!done) {
+			hm_say(&h->out, HM_WARNING, "%s: exiting with work in "
+			       "flight (a repair or a service start); the "
+			       "kernel finishes a repair on its own", h->label);
+			fflush(stdout);
+			fflush(stderr);
+			_exit(ret);
+		}
+	}
+	pthread_join(reader, NULL);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(workers[i], NULL);
+	if (!stopped)
+		hm_hook_drain(&h->hooks, &h->out);
+	report_suppressed(h);
+	if (h->reader_err) {
+		fflush(stdout);
+		hm_say(&h->out, HM_ERR, "%s", h->reader_err);
+		free(h->reader_err);
+	} else if (!stopped && !h->replay && !h->saw_unmount) {
+		hm_say(&h->out, HM_INFO, "%s: event stream ended", h->label);
+	}
+	if (h->reader_status)
+		ret = 1;
+	close(sfd);
+	free(workers);
+	hm_queue_destroy(&h->q);
+	fflush(stdout);
+	return ret;
 }
 
 static int run_replay(struct healer *h)
 {
-	struct hm_capture c;
-	struct xfs_health_monitor_event ev;
-	int r;
+	int ret;
 
-	if (hm_capture_open(&c, h->replay, &h->log) < 0)
+	if (hm_capture_open(&h->cap, h->replay, &h->log) < 0)
 		return 1;
-	h->fsinfo = c.info;
+	h->fsinfo = h->cap.info;
 	set_mode(h);
 	if (h->mode == HM_MODE_EXIT) {
-		hm_capture_close(&c);
-		return 0;
+		hm_capture_close(&h->cap);
+		return not_monitored(h->mode_why);
 	}
-	while ((r = hm_capture_next(&c, &ev, &h->log)) == 1)
-		if (handle_event(h, &ev))
-			break;
-	hm_capture_close(&c);
-	hm_hook_drain(&h->hooks, &h->out);
-	fflush(stdout);
-	return r < 0 ? 1 : 0;
+	ret = run_threads(h);
+	hm_capture_close(&h->cap);
+	return ret;
 }
 
 /* --repair on a kernel without online repair: say so and stop */
@@ -237,84 +671,30 @@ static bool kernel_can_repair(int fd)
 	memset(&sm, 0, sizeof(sm));
 	sm.sm_type = XFS_SCRUB_TYPE_PROBE;
 	sm.sm_flags = XFS_SCRUB_IFLAG_REPAIR;
-	return ioctl(fd, XFS_IOC_SCRUB_METADATA, &sm) == 0 ||
+	return hm_ioctl_retry(fd, XFS_IOC_SCRUB_METADATA, &sm) == 0 ||
 	       (errno != EOPNOTSUPP && errno != ENOTTY);
-}
-
-static int monitor_loop(struct healer *h, int mfd, int sfd)
-{
-	struct xfs_health_monitor_event evs[64];
-	struct pollfd pfd[2] = {
-		{ .fd = mfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN },
-	};
-
-	for (;;) {
-		int timeout = hm_hook_reap(&h->hooks, &h->out);
-
-		if (poll(pfd, 2, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
-			hm_say(&h->out, HM_ERR, "poll: %s", strerror(errno));
-			return 1;
-		}
-		if (pfd[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) == sizeof(si) &&
-			    si.ssi_signo != SIGCHLD) {
-				hm_say(&h->out, HM_INFO, "%s: stopping on "
-				       "signal %u", h->path, si.ssi_signo);
-				return 0;
-			}
-		}
-		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			ssize_t n = read(mfd, evs, sizeof(evs));
-
-			if (n == 0) {
-				hm_say(&h->out, HM_INFO, "%s: event stream "
-				       "ended", h->path);
-				return 0;
-			}
-			if (n < 0) {
-				if (errno == EAGAIN || errno == EINTR)
-					continue;
-				hm_say(&h->out, HM_ERR, "%s: reading events: %s",
-				       h->path, strerror(errno));
-				return 1;
-			}
-			if (n % XFS_HM_EVENT_SIZE)
-				hm_say(&h->out, HM_WARNING, "%s: short event "
-				       "record (%zd bytes) ignored", h->path,
-				       n % XFS_HM_EVENT_SIZE);
-			for (ssize_t i = 0; i < n / XFS_HM_EVENT_SIZE; i++)
-				if (handle_event(h, &evs[i]))
-					return 0;
-			fflush(stdout);
-		}
-	}
 }
 
 static int run_live(struct healer *h)
 {
-	sigset_t mask;
-	int fd, mfd, sfd, ret;
+	int fd, mfd, ret;
 
 	fd = hm_open_mountpoint(h->path, &h->out);
 	if (fd < 0)
 		return 1;
 	if (h->supported) {
-		mfd = hm_open_monitor(fd, false, h->path, &h->out);
+		mfd = hm_open_monitor(fd, false, h->label, &h->out);
 		close(fd);
 		if (mfd < 0)
 			return 1;
 		close(mfd);
 		hm_say(&h->out, HM_INFO, "%s: health monitoring supported",
-		       h->path);
+		       h->label);
 		return 0;
 	}
 	if (hm_get_handle(fd, &h->handle) < 0) {
 		hm_say(&h->out, HM_ERR, "%s: cannot get a file handle: %s",
-		       h->path, strerror(errno));
+		       h->label, strerror(errno));
 		close(fd);
 		return 1;
 	}
@@ -322,15 +702,15 @@ static int run_live(struct healer *h)
 	set_mode(h);
 	if (h->mode == HM_MODE_EXIT) {
 		close(fd);
-		return 0;
+		return not_monitored(h->mode_why);
 	}
 	if (h->mode == HM_MODE_REPAIR && !kernel_can_repair(fd)) {
 		hm_say(&h->out, HM_ERR, "%s: the kernel cannot repair this "
-		       "filesystem (online repair missing)", h->path);
+		       "filesystem (online repair missing)", h->label);
 		close(fd);
 		return 1;
 	}
-	mfd = hm_open_monitor(fd, h->everything, h->path, &h->out);
+	mfd = hm_open_monitor(fd, h->everything, h->label, &h->out);
 	/* do not pin the mount: only the monitor fd stays open */
 	close(fd);
 	if (mfd < 0)
@@ -344,55 +724,68 @@ static int run_live(struct healer *h)
 		}
 		h->recording = true;
 	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		hm_say(&h->out, HM_ERR, "signalfd: %s", strerror(errno));
-		close(mfd);
-		return 1;
-	}
-	hm_notify("READY=1\nSTATUS=watching for health events");
-	ret = monitor_loop(h, mfd, sfd);
-	hm_notify("STOPPING=1");
+	h->mfd = mfd;
+	ret = run_threads(h);
 	close(mfd);
-	close(sfd);
-	hm_hook_drain(&h->hooks, &h->out);
 	if (h->recording)
 		hm_capture_close(&h->rec);
-	fflush(stdout);
 	return ret;
+}
+
+static bool parse_uint(const char *s, unsigned long min, unsigned long max,
+		       unsigned long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !errno && !*end && *s && *s != '-' && *v >= min && *v <= max;
+}
+
+static unsigned int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 64 ? 64 : (unsigned int)n;
 }
 
 int main(int argc, char **argv)
 {
 	struct healer h = {
 		.log = { .prog = "xfs_healer", .level = FSF_NORMAL },
-		.hooks = { .timeout_s = 30 },
+		.hooks = { .timeout_s = 30, .wakefd = -1 },
+		.nworkers = 1, .queue_events = HM_QUEUE_DEFAULT,
+		.mfd = -1, .wakefd = -1, .stopfd = -1,
 	};
-	int c;
-	char *end;
+	int c, ret;
 	unsigned long v;
 
 	h.out.log = &h.log;
+	pthread_mutex_init(&h.mu, NULL);
 	while ((c = getopt_long(argc, argv, "Vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_EVERYTHING: h.everything = true; break;
-		case OPT_FOREGROUND: break;
+		case OPT_FOREGROUND: h.nworkers = online_cpus(); break;
 		case OPT_NO_AUTOFSCK: h.no_autofsck = true; break;
 		case OPT_QUIET: h.out.quiet = true; break;
 		case OPT_REPAIR: h.repair = true; break;
 		case OPT_SUPPORTED: h.supported = true; break;
 		case OPT_JSON: h.out.json = true; break;
 		case OPT_EXEC: h.hooks.path = optarg; break;
+		case OPT_QUEUE:
+			if (!parse_uint(optarg, 2, 1UL << 24, &v)) {
+				fsf_err(&h.log, "--queue-events: expected 2..%lu "
+					"events, got '%s'", 1UL << 24, optarg);
+				return EXIT_USAGE;
+			}
+			h.queue_events = v;
+			break;
+		case OPT_REPLAY_NOWAIT: h.replay_nowait = true; break;
+		case OPT_NO_SCRUB_SVC: h.no_scrub_service = true; break;
+		case OPT_ALLOW_RISKY: h.allow_risky = true; break;
+		case OPT_KERNEL_RELEASE: h.kernel_release = optarg; break;
 		case OPT_EXEC_TIMEOUT:
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || *end || !*optarg || v == 0 || v > 86400) {
+			if (!parse_uint(optarg, 1, 86400, &v)) {
 				fsf_err(&h.log, "--exec-timeout: expected 1..86400 "
 					"seconds, got '%s'", optarg);
 				return EXIT_USAGE;
@@ -412,6 +805,16 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (!h.kernel_release) {
+		static struct utsname uts;
+
+		if (uname(&uts) == 0)
+			h.kernel_release = uts.release;
+	}
+	if (h.replay_nowait && !h.replay) {
+		fsf_err(&h.log, "--replay-nowait needs --replay");
+		return EXIT_USAGE;
+	}
 	if (h.replay) {
 		if (argc - optind > 1 || h.supported || h.record) {
 			fsf_err(&h.log, "--replay takes at most one LABEL and "
@@ -419,7 +822,10 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		h.path = optind < argc ? argv[optind] : h.replay;
-		return run_replay(&h);
+		h.label = hm_escape_dup(h.path);
+		ret = run_replay(&h);
+		free(h.label);
+		return ret;
 	}
 	if (argc - optind != 1) {
 		fsf_err(&h.log, argc == optind ? "missing MOUNTPOINT" :
@@ -428,6 +834,9 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	h.path = argv[optind];
+	h.label = hm_escape_dup(h.path);
 	h.out.journal = hm_stderr_is_journal();
-	return run_live(&h);
+	ret = run_live(&h);
+	free(h.label);
+	return ret;
 }
