@@ -19,6 +19,7 @@
 
 #include "fsforge/dev.h"
 #include "fsforge/undo.h"
+#include "undo_format.h"
 
 /* Is a loop device backed by this file?  Returns the loop name or NULL. */
 static char *loop_backing_user(const struct stat *st)
@@ -598,20 +599,7 @@ int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 
 int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off)
 {
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = pread(dev->fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return undo_pread_all(dev->fd, buf, len, off);
 }
 
 int fsf_dev_zero(struct fsf_dev *dev, uint64_t off, uint64_t len)

@@ -165,7 +165,12 @@ typedef void (*extent_fn)(struct pass1b *p, uint64_t recno, uint8_t *rec,
 			  const struct ntfs_attr_header *a,
 			  const struct ntfs_run *runs, long n);
 
-/* Every owning extent of every in-use record, in record order. */
+/*
+ * Every owning extent of every in-use record, in record order.  A callback
+ * may rewrite the record it is given (relocation grows one extent): each
+ * record is read afresh, and the cursor goes on from the changed
+ * attribute's end, so the other extents' shifted offsets are followed.
+ */
 static int for_each_extent(struct pass1b *p, extent_fn fn)
 {
 	struct ntfs_check *c = p->c;
@@ -197,6 +202,19 @@ static int for_each_extent(struct pass1b *p, extent_fn fn)
 			if (n > 0)
 				fn(p, i, rec, a, runs, n);
 			free(runs);
+			/* FN may have changed the record (a relocated
+			 * extent grows): go on after the attribute's new
+			 * end; a no-op for callbacks that change nothing */
+			{
+				struct ntfs_mft_record m;
+				uint32_t alen;
+
+				memcpy(&m, rec, sizeof(m));
+				memcpy(&alen, &a->length, 4);
+				cur.used = le32toh(m.bytes_in_use);
+				cur.off = (uint32_t)((const uint8_t *)a - rec) +
+					  le32toh(alen);
+			}
 		}
 	}
 	free(rec);
@@ -514,60 +532,6 @@ out:
 	free(mp);
 }
 
-/*
- * The pass walks the records twice more, so the relocation of one extent
- * may rewrite its record: the walk re-reads each record, and only the
- * extent being handled is changed (the other extents' offsets shift when
- * it grows, which the cursor sees as it goes on from the changed record).
- */
-static int relocate_all(struct pass1b *p)
-{
-	struct ntfs_check *c = p->c;
-	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint8_t *rec = malloc(rs);
-	char why[NTFS_WHY];
-
-	if (!rec)
-		return -ENOMEM;
-	for (uint64_t j = 0; j < 2 * c->vol.mft_records; j++) {
-		uint64_t i = j % c->vol.mft_records;
-		struct ntfs_attr_cursor cur;
-		const struct ntfs_attr_header *a;
-
-		if (!bit_get(c->record_used, i) || bit_get(c->ext_bad, i) ||
-		    ntfs_check_read_record(c, i, rec) ||
-		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-		    !record_owns(c, i, rec) ||
-		    !in_phase(j >= c->vol.mft_records, i, rec))
-			continue;
-		ntfs_attr_cursor_init(&cur, rec);
-		while (ntfs_attr_next(&cur, &a, why) == 1) {
-			struct ntfs_run *runs;
-			long n;
-
-			if (!a->non_resident || !extent_owns(p, i, rec, a))
-				continue;
-			n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
-			if (n > 0)
-				relocate(p, i, rec, a, runs, n);
-			free(runs);
-			/* the attribute may have grown: its end moved */
-			{
-				struct ntfs_mft_record m;
-				uint32_t alen;
-
-				memcpy(&m, rec, sizeof(m));
-				memcpy(&alen, &a->length, 4);
-				cur.used = le32toh(m.bytes_in_use);
-				cur.off = (uint32_t)((const uint8_t *)a - rec) +
-					  le32toh(alen);
-			}
-		}
-	}
-	free(rec);
-	return 0;
-}
-
 int ntfs_pass1b_crosslinks(struct ntfs_check *c)
 {
 	uint64_t bytes = c->vol.boot.g.nr_clusters / 8 + 1;
@@ -595,7 +559,7 @@ int ntfs_pass1b_crosslinks(struct ntfs_check *c)
 		p.nfree += !bit_get(c->cluster_used, l);
 	/* the same walk again: the first owner keeps, the others copy */
 	memset(p.claimed, 0, bytes);
-	ret = relocate_all(&p);
+	ret = for_each_extent(&p, relocate);
 out:
 	c->crosslinked = p.left;
 	free(p.dup);
