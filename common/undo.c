@@ -218,8 +218,10 @@ int fsf_undo_start(struct fsf_dev *dev, const char *path, const char *tool)
 	snprintf(u->tool, sizeof(u->tool), "%s", tool ? tool : "");
 	header_encode(h, u->bs, u->size_before, u->size_before, 0, 0, 0, 0, 0,
 		      u->tool);
-	/* an empty, unfinished undo file is on disk before any write */
-	ret = ftruncate(fd, 0) != 0 ? -errno : 0;
+	/* an empty, unfinished undo file is on disk before any write; its
+	 * header block is whole, since the records (and, for a run that
+	 * wrote nothing, the index) start after it */
+	ret = ftruncate(fd, 0) != 0 || ftruncate(fd, u->bs) != 0 ? -errno : 0;
 	if (!ret)
 		ret = undo_pwrite_all(fd, h, sizeof(h), 0);
 	if (!ret && fsync(fd) != 0)

@@ -37,6 +37,18 @@ unpack() { xz -dc "$CASES/$1/image.xz" > "$2"; }
 	[ "$n" -ge 8 ]
 }
 
+@test "-a -z on a clean volume (nothing written): --undo accepts the undo file and changes nothing" {
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F v.img 32768 > /dev/null
+	before=$(sha256sum < v.img)
+	run "$FSCK" -a -z v.undo v.img
+	[ "$status" -eq 0 ]
+	[ "$(sha256sum < v.img)" = "$before" ]
+	run "$FSCK" --undo v.undo v.img
+	[ "$status" -eq 0 ]
+	[[ $output == *"restored 0 blocks from undo file v.undo"* ]]
+	[ "$(sha256sum < v.img)" = "$before" ]
+}
+
 @test "public corpus: -a -z then --undo restores every image byte for byte" {
 	corpus=$FSFORGE_TOP/tests/ntfs/corpus
 	[ -d "$corpus/created_manually" ] || die "public corpus missing from the tree"
