@@ -8,8 +8,8 @@ damage, the bytes of the image), side by side with ntfsck -a.
                [--bases B,..] [--random N] [--cuts N]
   lab.py table DIR            summary table of a finished run
   lab.py check DIR INVARIANT  exit 1 naming every case that breaks it
-                              (nwrite crash exit converge control keeps
-                              nothing-lost)
+                              (nwrite crash exit converge control undo
+                              keeps nothing-lost)
 
 FSCK_NTFS names the fsck.ntfs to judge (default
 $FSFORGE_BUILDDIR/fsck/fsck.ntfs); MKFS_NTFS the mkfs.ntfs of the bases.
@@ -237,7 +237,8 @@ def key(e):
 
 def survivors(before, after):
     """Paths of BEFORE's files present in AFTER with identical content and
-    streams, at their path or under lost+found (by record number or name)."""
+    streams, at their path (or where the power-cut workload renamed it) or
+    under lost+found (by record number or name)."""
     lf = {}
     for p, e in after.items():
         if p.startswith("lost+found/"):
@@ -248,6 +249,10 @@ def survivors(before, after):
             continue
         a = after.get(p)
         if a is not None and key(a) == key(e):
+            out.append(p)
+            continue
+        a = after.get(PC.RENAMES.get(p, ""))
+        if a is not None and key(a) == key(e) and a["ino"] == e["ino"]:
             out.append(p)
             continue
         name, ino = os.path.basename(p), e["ino"]
@@ -313,6 +318,23 @@ def judge(cid, bases, out, sid):
     if rc == HANG or rc < 0 or sanitizer(txt):
         crash.append("second -a: %s" % ("hang" if rc == HANG else "signal/sanitizer"))
     save(cdir + "/ours.a2.log", txt)
+    # -a -z on a copy of the damaged image, then --undo: the original
+    # bytes must come back (issue 10: "-z then --undo restores the
+    # original checksum in every lab case")
+    u = cdir + "/undo.img"
+    subprocess.run(["cp", "--sparse=always", dmg, u], check=True)
+    rc, txt = run([FSCK, "-a", "-z", cdir + "/undo", u])
+    o["az"] = rc
+    if rc == HANG or rc < 0 or sanitizer(txt):
+        crash.append("-a -z: %s" % ("hang" if rc == HANG else "signal/sanitizer"))
+    rc, txt2 = run([FSCK, "--undo", cdir + "/undo", u])
+    o["undo"], o["undo_same"] = rc, digest(u) == h0
+    if rc == HANG or rc < 0 or sanitizer(txt2):
+        crash.append("--undo: %s" % ("hang" if rc == HANG else "signal/sanitizer"))
+    save(cdir + "/ours.undo.log", txt + txt2)
+    for f in (u, cdir + "/undo"):
+        if os.path.exists(f):
+            os.unlink(f)
     o["crash"] = crash
     r["ours"] = o
     if sid:
@@ -365,6 +387,9 @@ def verdict(r):
         why.append("-n after -a exit %d" % o["n2"])
     if not o["a2_same"]:
         why.append("second -a changed bytes")
+    if "undo" in o and (o["undo"] != 0 or not o["undo_same"]):
+        why.append("--undo exit %d, %s" % (o["undo"], "original restored" if o["undo_same"]
+                                           else "original NOT restored"))
     if o.get("ntfsck_n", 0) != 0:
         why.append("ntfsck -n exit %d" % o["ntfsck_n"])
     if not o["mounts"]:
@@ -447,7 +472,9 @@ def table(out, fh=sys.stdout):
     if worse:
         p("ours worse than ntfsck -a (%d): %s" % (len(worse), " ".join(worse)))
     for name, sel in (("-n wrote", lambda r: r["ours"]["n1_wrote"] or r["ours"]["n2_wrote"]),
-                      ("crashed or hung", lambda r: r["ours"]["crash"])):
+                      ("crashed or hung", lambda r: r["ours"]["crash"]),
+                      ("-z then --undo did not restore the damaged image",
+                       lambda r: "undo" in r["ours"] and (r["ours"]["undo"] or not r["ours"]["undo_same"]))):
         bad = [r["id"] for r in rs if sel(r)]
         if bad:
             p("%s (%d): %s" % (name, len(bad), " ".join(bad)))
@@ -477,6 +504,11 @@ INVARIANTS = {
                                   + ([] if r["ours"]["a2_same"] else ["second -a changed bytes"]))),
     "control": (True, lambda r: [] if r["id"][0] != "c" or verdict(r)[0] else
                 ["undamaged volume: " + ", ".join(verdict(r)[3])]),
+    "undo": (False, lambda r: ["not judged (a result of an older lab)"] if "undo" not in r["ours"] else
+        [] if r["ours"]["undo"] == 0 and r["ours"]["undo_same"] else
+        ["-a -z exit %d, --undo exit %d, %s" % (r["ours"]["az"], r["ours"]["undo"],
+                                                "original restored" if r["ours"]["undo_same"]
+                                                else "original NOT restored")]),
     "keeps": (True, lambda r: ["loses %s" % ", ".join(r["lost_vs_ref"][:5])] if r.get("lost_vs_ref") else []),
     "nothing-lost": (True, lambda r: ["lost %s" % ", ".join(r["untouched_lost"][:5])] if r["untouched_lost"] else []),
 }

@@ -17,6 +17,9 @@ import base as B
 
 CALL = re.compile(r"^\d+\s+pwrite64\((\d+), .*, (\d+), (\d+)\)\s+=\s+(\d+)")
 HEX = re.compile(r'^\d*\s*\| [0-9a-f]{5}  ((?:[0-9a-f]{2} {1,2}){1,16})')
+# the workload's renames: old path -> new path (a file found at either
+# one after a cut is where ntfs-3g left it)
+RENAMES = {"big/entry-0001-with-a-fairly-long-name.txt": "new/sub/renamed"}
 
 
 def workload(m, seed):
@@ -28,8 +31,8 @@ def workload(m, seed):
     for i in range(2):
         with open(os.path.join(m, "frag", "f%d" % i), "ab") as f:
             f.write(rnd.randbytes(50000))
-    os.rename(os.path.join(m, "big/entry-0001-with-a-fairly-long-name.txt"),
-              os.path.join(m, "new/sub/renamed"))
+    for old, new in RENAMES.items():
+        os.rename(os.path.join(m, old), os.path.join(m, new))
     for i in range(2, 40):
         os.unlink(os.path.join(m, "big/entry-%04d-with-a-fairly-long-name.txt" % i))
     with open(os.path.join(m, "new/large"), "wb") as f:
