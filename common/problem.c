@@ -208,6 +208,24 @@ void fsf_fix_failed(struct fsf_fix_ctx *c)
 	c->left++;
 }
 
+void fsf_fix_failed_object(struct fsf_fix_ctx *c, const char *object,
+			   enum fsf_prompt prompt)
+{
+	for (size_t i = 0; i < c->nrecords; i++) {
+		struct fsf_fix_record *r = &c->records[i];
+
+		if (r->action != REC_FIXED || r->p->prompt != prompt ||
+		    !r->object || !object || strcmp(r->object, object))
+			continue;
+		r->action = REC_FAILED;
+		if (r->p->flags & FSF_PR_NOT_ERROR)
+			c->housekeeping--;
+		else
+			c->fixed--;
+		c->left++;
+	}
+}
+
 int fsf_fix_exit_code(const struct fsf_fix_ctx *c)
 {
 	int code = 0;

@@ -162,6 +162,11 @@ static int place(struct ntfs_check *c, struct plan *p,
 	}
 	free(p->runs);
 	p->runs = NULL;
+	/* on a truncated device, clusters past its end are unreadable and
+	 * cannot be written: the blocks go to new clusters on the device */
+	for (long i = 0; i < nold; i++)
+		holes |= old[i].lcn >= 0 &&
+			 (uint64_t)old[i].lcn + old[i].len > c->geo.dev_clusters;
 	if (nold > 0 && !holes && have >= need &&
 	    (len = ntfs_mp_encode(old, (size_t)nold, mp, sizeof(mp))) > 0) {
 		p->runs = malloc((size_t)nold * sizeof(*old));
@@ -843,6 +848,8 @@ int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase)
 		if (!bit_get(c->rebuild, d) || !ntfs_rebuild_dir_index(c, d, upcase, why))
 			continue;
 		ntfs_object_name(c, "directory", d, obj, sizeof(obj));
+		/* the rebuilds promised for it did not happen */
+		fsf_fix_failed_object(&c->fix, obj, FSF_PROMPT_REBUILD);
 		fsf_fix_ask(&c->fix, &PR_INDEX_REBUILD_FAILED, obj, why);
 	}
 	return 0;

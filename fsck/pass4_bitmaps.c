@@ -135,11 +135,13 @@ int ntfs_pass4_bitmaps(struct ntfs_check *c)
 	struct bit_rules clusters = {
 		.want = c->cluster_used, .count = c->vol.boot.g.nr_clusters,
 		.tail = true,
-		/* a truncated device: clusters past its end are unreadable
-		 * and not judged; if MFT records were lost there, none is */
-		.skip_from = c->geo.lost_records ? 0 : c->geo.dev_clusters,
-		.skip_to = c->geo.dev_clusters < c->vol.boot.g.nr_clusters ?
-			   UINT64_MAX : 0,
+		/* a truncated device: clusters past its end are unreadable,
+		 * but every record that owns one was read, so their bits
+		 * are judged as any other (ntfsck does; a repair that moved
+		 * an index from there frees them); if MFT records were lost
+		 * there, no bit is judged */
+		.skip_from = 0,
+		.skip_to = c->geo.lost_records ? UINT64_MAX : 0,
 	};
 	struct bit_rules records = {
 		.want = c->record_used, .count = c->vol.mft_records,

@@ -98,6 +98,11 @@ bool fsf_fix_ask(struct fsf_fix_ctx *c, const struct fsf_problem *p,
 		 const char *object, ...);
 /* The fix the caller just attempted did not work. */
 void fsf_fix_failed(struct fsf_fix_ctx *c);
+/* Fixes of OBJECT with prompt PROMPT accepted earlier and carried out
+ * later (e.g. a directory index marked for a rebuild at the end) did not
+ * work after all: each counts as failed, not fixed. */
+void fsf_fix_failed_object(struct fsf_fix_ctx *c, const char *object,
+			   enum fsf_prompt prompt);
 /* fsck(8) exit status from what happened. */
 int fsf_fix_exit_code(const struct fsf_fix_ctx *c);
 /* Everything found and done, as one JSON object. */

@@ -175,6 +175,70 @@ damage_repair() {
 	[ "$(wc -l < got)" -ge 100 ]
 }
 
+# A directory whose index blocks lie in the missing tail: -a rebuilds its
+# index in clusters on the device (never a write past its end) and says
+# so (exit 5: the index fixed, the missing tail left); the $Bitmap then
+# agrees with ntfsck -n, ntfs-3g lists every entry, a second -a changes
+# nothing.  Cut deeper ($UpCase gone), the rebuild is impossible and -a
+# claims no fix (exit 4).  The index's clusters are found by the lab's
+# independent parser.
+@test "truncated image with a directory index past the end: rebuilt on the device; no fix claimed when impossible" {
+	need_sid
+	local lcn sum
+	truncate -s 24M v.img
+	"$MKFS_NTFS" -q -F v.img
+	mkdir -p mnt
+	ntfs-3g v.img mnt
+	# fill the clusters after the MFT, then those before it: the index
+	# of "big" then goes near the volume's end
+	head -c 8500000 /dev/urandom > mnt/data
+	head -c 9400000 /dev/urandom > mnt/data2
+	mkdir mnt/big
+	(cd mnt/big && seq -f 'entry-%04g-with-a-long-name' 1 600 | xargs touch)
+	echo small > mnt/small
+	umount mnt
+	lcn=$(python3 - v.img "$FSFORGE_TOP/tests/ntfs/lab" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+import ntfsparse as P
+a = open(sys.argv[1], "rb").read()
+g = P.Geometry(a)
+for n, at, rec in P.records(a, g):
+    for off, t, nm, nr in P.attrs(rec):
+        if n >= 16 and t == 0xa0 and nr:
+            print(min(l for l, _ in P.runlist(rec, off)) * g.cs)
+PY
+)
+	[ "$lcn" -gt $((20 << 20)) ] || die "the index of big is at byte $lcn, not near the end"
+	cp v.img deep.img
+	truncate -s "$lcn" v.img
+	run "$FSCK" -a v.img
+	[ "$status" -eq 5 ] || die "-a: exit $status: $output"
+	[[ $output == *"(/big): directory index is corrupt"*REBUILT* ]] || die "$output"
+	[[ $output != *"cannot be rebuilt"* ]] || die "$output"
+	[[ $output != *"write beyond the end"* ]] || die "$output"
+	[ "$(stat -c %s v.img)" -eq "$lcn" ]
+	run "$FSCK" -n v.img
+	[ "$status" -eq 4 ]
+	[[ $output == *"problems: 1 found"* ]] || die "-n after -a: $output"
+	sum=$(sha256sum < v.img)
+	run "$FSCK" -a v.img
+	[ "$status" -eq 4 ]
+	[ "$(sha256sum < v.img)" = "$sum" ] || die "second -a changed bytes"
+	run sid_ntfsck v.img
+	[ "$status" -eq 0 ] || die "ntfsck -n: $output"
+	ntfs-3g -o ro v.img mnt
+	[ "$(ls mnt/big | wc -l)" -eq 600 ]
+	[ "$(cat mnt/small)" = small ]
+	umount mnt
+	# cut inside $UpCase: nothing can be rebuilt, nothing is claimed
+	truncate -s $((lcn / 2)) deep.img
+	run "$FSCK" -a deep.img
+	[ "$status" -eq 4 ] || die "deep cut: exit $status: $output"
+	[[ $output == *"cannot be rebuilt (\$UpCase is unreadable)"* ]] || die "$output"
+	[[ $output == *", 0 fixed,"* ]] || die "deep cut: $output"
+}
+
 # Fresh volumes of every cluster size from 512 B to 64 KiB, made by our
 # mkfs.ntfs and by mkntfs (sid), with a 3,000-entry directory and a small
 # file written by ntfs-3g: -n finds nothing and writes nothing.
