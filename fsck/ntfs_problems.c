@@ -132,6 +132,9 @@ ROW(PR_ATTR_VALUE_CUT, 0x010045, "attribute_value_cut",
 ROW(PR_ATTR_RUNS_CUT, 0x010046, "attribute_runlist_cut",
     "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept",
     FSF_PROMPT_FIX, 0);
+ROW(PR_INDEX_RUNS_CUT, 0x01004a, "index_runlist_cut",
+    "directory index attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept and the index is rebuilt from its files' names",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_DROPPED, 0x010047, "attribute_corrupt",
     "attribute is corrupt (%s); it is removed, the rest of the record is kept",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);

@@ -87,6 +87,24 @@ static bool has_list(const uint8_t *rec)
 	return false;
 }
 
+/* Is A a directory's $I30 $INDEX_ALLOCATION or $BITMAP?  Cutting its
+ * runs loses no name: pass 3 finds the index incomplete and rebuilds it
+ * from the $FILE_NAMEs of the records. */
+static bool dir_index(const uint8_t *rec, const uint8_t *a)
+{
+	static const uint8_t i30[8] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
+	const struct ntfs_attr_header *h = (const void *)a;
+	struct ntfs_mft_record m;
+	uint32_t t = le32toh(h->type);
+
+	memcpy(&m, rec, sizeof(m));
+	return (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY) &&
+	       (t == NTFS_AT_INDEX_ALLOCATION || t == NTFS_AT_BITMAP) &&
+	       h->name_length == 4 &&
+	       (uint32_t)le16toh(h->name_offset) + 8 <= le32toh(h->length) &&
+	       !memcmp(a + le16toh(h->name_offset), i30, 8);
+}
+
 /*
  * The runs of non-resident attribute A (at OFF): cut before the first bad
  * run when allowed.  Returns 0 (runs fine or cut), -1 (give up).
@@ -119,7 +137,8 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 				    g->nr_clusters, runs, max, &nruns);
 	for (size_t i = 0; i < nruns; i++)
 		clusters += runs[i].len;
-	if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_RUNS_CUT, s->obj,
+	if (asked(s, fsf_fix_ask(&s->c->fix, dir_index(s->rec, a) ?
+				 &PR_INDEX_RUNS_CUT : &PR_ATTR_RUNS_CUT, s->obj,
 				 le32toh(n.h.type), why, nruns,
 				 (unsigned long long)clusters)))
 		ntfs_attr_cut_runs(a, (uint32_t)(le16toh(n.mapping_pairs_offset) + stop),

@@ -180,6 +180,34 @@ asked_case() {
 	asked_case big runs_outside "has a bad runlist" big
 }
 
+# A directory's index runs cut lose no name (they are in the children's
+# records): -a repairs without asking, the index is rebuilt.
+@test "a directory index runlist that leaves the volume: cut and the index rebuilt by -a, all 700 names kept" {
+	local rec after
+	rec=$(cat "$BATS_FILE_TMPDIR/dir.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" index_runs_outside
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"directory index attribute 0xa0 has a bad runlist"*FIXED* ]] || die "not cut"
+	[[ $output == *"(/dir): directory index is corrupt"*REBUILT* ]] || die "not rebuilt"
+	[[ $output != *"no directory"* ]] || die "-a orphaned files"
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
+	run "$FSCK" -a image
+	[ "$status" -eq 0 ] || die "second -a: exit $status"
+	[ "$(sha256sum < image)" = "$after" ] || die "second -a changed the image"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	diff -u "$BATS_FILE_TMPDIR/manifest" manifest || die "manifest differs"
+}
+
 @test "a directory record beyond use: cleared, made again from its parent's entry, all 700 names kept" {
 	local rec before after
 	rec=$(cat "$BATS_FILE_TMPDIR/dir.rec")

@@ -19,6 +19,7 @@ DAMAGE:
   stream_length  the first named $DATA: length that breaks the walk
   value_length   resident unnamed $DATA: value length 512 (past the record's room)
   runs_outside   unnamed $DATA: first run's LCN past the end of the volume
+  index_runs_outside  $INDEX_ALLOCATION ($I30): the same
   used           print bytes in use of the record (nothing changed)
 """
 import os
@@ -88,8 +89,11 @@ def main():
             off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
             assert rec[off + 8] == 0, "$DATA is not resident"
             damage.set_record_bytes(img, g, n, off + 0x10, struct.pack("<I", 0x200))
-        elif what == "runs_outside":
-            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+        elif what in ("runs_outside", "index_runs_outside"):
+            if what == "runs_outside":
+                off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            else:
+                off = [o for o, t, _ in damage.attrs(rec) if t == 0xa0][0]
             mpo, = struct.unpack_from("<H", rec, off + 0x20)
             p = off + mpo
             lb, ob = rec[p] & 15, rec[p] >> 4
