@@ -442,24 +442,27 @@ def results(out):
     return [load(os.path.join(d, f)) for f in sorted(os.listdir(d)) if f.endswith(".json")]
 
 
-def table(out, fh=sys.stdout):
+def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
+    kinds = ("control", "targeted", "random", "powercut", "external")
     for r in rs:
-        for k in ("all", {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
-                        "x": "external"}[r["id"][0]]):
-            rows.setdefault(k, []).append(r)
+        k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
+             "x": "external"}[r["id"][0]]
+        for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
+            rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
-    p("%-9s %6s %7s %8s %13s %13s %6s %8s %7s %9s" % (
+    p("%-16s %6s %7s %8s %13s %13s %6s %8s %7s %9s" % (
         "kind", "cases", "ours ok", "ntfsck ok", "files ours", "files ntfsck",
         "worse", "-n wrote", "crashes", "lost untch"))
-    for k in ("control", "targeted", "random", "powercut", "external", "all"):
+    order = [k for k in kinds] + ["all"] + sorted(g for g in rows if "/" in g and by_base)
+    for k in order:
         if k not in rows:
             continue
         g = rows[k]
         v = [verdict(r) for r in g]
         hasref = any(r.get("ref") for r in g)
-        p("%-9s %6d %7d %8s %13s %13s %6s %8d %7d %9d" % (
+        p("%-16s %6d %7d %8s %13s %13s %6s %8d %7d %9d" % (
             k, len(g), sum(1 for x in v if x[0]),
             sum(1 for x in v if x[1]) if hasref else "n/a",
             "%d/%d" % (sum(len(r["ours"]["surv"]) for r in g), sum(r["files"] for r in g)),
