@@ -4,6 +4,7 @@
 
 #include <blkid.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -228,28 +229,79 @@ static bool file_in_use(const char *path, const struct stat *st,
 	return busy;
 }
 
+/*
+ * libblkid, loaded when a device is first probed rather than linked: only
+ * the formatters probe, and the library's pages would otherwise count in
+ * the peak memory of every tool (fsck.ntfs, bench/ntfs-fsck).
+ */
+static struct {
+	blkid_probe (*new_probe)(void);
+	int (*set_device)(blkid_probe, int, blkid_loff_t, blkid_loff_t);
+	int (*enable_superblocks)(blkid_probe, int);
+	int (*set_superblocks_flags)(blkid_probe, int);
+	int (*enable_partitions)(blkid_probe, int);
+	int (*set_partitions_flags)(blkid_probe, int);
+	int (*do_fullprobe)(blkid_probe);
+	int (*lookup_value)(blkid_probe, const char *, const char **, size_t *);
+	void (*free_probe)(blkid_probe);
+} bk;
+
+static int load_blkid(const struct fsf_dev *dev)
+{
+	static const char *const names[] = {
+		"blkid_new_probe", "blkid_probe_set_device",
+		"blkid_probe_enable_superblocks",
+		"blkid_probe_set_superblocks_flags",
+		"blkid_probe_enable_partitions",
+		"blkid_probe_set_partitions_flags", "blkid_do_fullprobe",
+		"blkid_probe_lookup_value", "blkid_free_probe",
+	};
+	void *fns[sizeof(names) / sizeof(names[0])];
+	void *h;
+
+	if (bk.new_probe)
+		return 0;
+	h = dlopen("libblkid.so.1", RTLD_NOW | RTLD_LOCAL);
+	for (size_t i = 0; h && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!(fns[i] = dlsym(h, names[i]))) {
+			dlclose(h);
+			h = NULL;
+		}
+	if (!h) {
+		fsf_err(dev->log, "%s: cannot load libblkid.so.1 to look for an existing filesystem",
+			dev->path);
+		return -ENOSYS;
+	}
+	_Static_assert(sizeof(bk) == sizeof(fns), "one pointer per name");
+	memcpy(&bk, fns, sizeof(bk));
+	return 0;
+}
+
 /* libblkid: refuse a device that holds a filesystem or partition table. */
 static int check_signatures(struct fsf_dev *dev)
 {
-	blkid_probe pr = blkid_new_probe();
+	blkid_probe pr;
 	const char *type = NULL, *what = "filesystem";
-	int ret = 0;
+	int ret = load_blkid(dev);
 
+	if (ret)
+		return ret;
+	pr = bk.new_probe();
 	if (!pr)
 		return -ENOMEM;
-	if (blkid_probe_set_device(pr, dev->fd, 0, 0) != 0) {
-		blkid_free_probe(pr);
+	if (bk.set_device(pr, dev->fd, 0, 0) != 0) {
+		bk.free_probe(pr);
 		return -EIO;
 	}
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
-	blkid_probe_enable_partitions(pr, 1);
-	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
-	if (blkid_do_fullprobe(pr) == 0) {
-		if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) != 0) {
+	bk.enable_superblocks(pr, 1);
+	bk.set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+	bk.enable_partitions(pr, 1);
+	bk.set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+	if (bk.do_fullprobe(pr) == 0) {
+		if (bk.lookup_value(pr, "TYPE", &type, NULL) != 0) {
 			what = "partition table";
-			if (blkid_probe_lookup_value(pr, "PTTYPE", &type,
-						     NULL) != 0)
+			if (bk.lookup_value(pr, "PTTYPE", &type,
+					    NULL) != 0)
 				type = "unknown";
 		}
 		char q[512];
@@ -263,7 +315,7 @@ static int check_signatures(struct fsf_dev *dev)
 			ret = -EEXIST;
 		}
 	}
-	blkid_free_probe(pr);
+	bk.free_probe(pr);
 	return ret;
 }
 
