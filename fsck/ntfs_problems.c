@@ -102,6 +102,9 @@ ROW(PR_SYSTEM_RECORD_REMADE, 0x010060, "system_record_remade",
 ROW(PR_SYSTEM_REMAKE_FAILED, 0x010061, "system_record_remake_failed",
     "system file record cannot be made again: %s",
     FSF_PROMPT_NONE, FSF_PR_FATAL);
+ROW(PR_ATTR_VALUE_SHORT, 0x010063, "attribute_value_too_short",
+    "attribute 0x%x: value of %u bytes is too short for its content, which says %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_UPCASE_CONTENT, 0x010062, "upcase_table_damaged",
     "%u entries of the table are neither the character nor its upper case (the first: U+%04X); write the standard table",
     FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);

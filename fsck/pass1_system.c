@@ -18,7 +18,9 @@
  * $UpCase's table is also checked: an entry that is neither the character
  * itself nor its standard upper case is damage (tables of older Windows
  * versions upcase fewer characters, never others), as is an ASCII letter
- * left lower case; the standard table is then written over it.
+ * left lower case; the standard table is then written over it.  A table
+ * with $UpCase:$Info (Windows 8 and later, whose tables may know newer
+ * Unicode versions) is judged on its ASCII half only.
  */
 #include "config.h"
 
@@ -465,7 +467,7 @@ static void check_upcase(struct ntfs_check *c, uint8_t *rec)
 	struct ntfs_run *runs = NULL;
 	uint8_t *data = NULL, *std = NULL;
 	uint64_t len = 0;
-	uint32_t bad = 0, first = 0;
+	uint32_t bad = 0, first = 0, judged = NTFS_UPCASE_LEN;
 	char why[NTFS_WHY];
 	long n = 0;
 
@@ -475,7 +477,19 @@ static void check_upcase(struct ntfs_check *c, uint8_t *rec)
 	    ntfs_check_read_attr(c, rec, NTFS_AT_DATA, &data, &len, &runs, &n) ||
 	    len != 2ull * NTFS_UPCASE_LEN || !(std = upcase_le()))
 		goto out;
-	for (uint32_t i = 0; i < NTFS_UPCASE_LEN; i++) {
+	/* $UpCase:$Info: a table of Windows 8 or later, which may upcase
+	 * characters of newer Unicode versions than ours: only its ASCII
+	 * half is judged */
+	{
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *a;
+
+		ntfs_attr_cursor_init(&cur, rec);
+		while (ntfs_attr_next(&cur, &a, why) == 1)
+			if (le32toh(a->type) == NTFS_AT_DATA && named(a, NAME_INFO, 5))
+				judged = 0x80;
+	}
+	for (uint32_t i = 0; i < judged; i++) {
 		uint16_t v, s;
 
 		memcpy(&v, data + 2 * i, 2);
