@@ -105,6 +105,8 @@ struct ntfs_check {
 	uint8_t *fn_pending;
 	uint8_t *ext_bad;		/* one bit per record: orphan extension */
 	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
+	uint8_t *nameless;		/* one bit per record: a file without
+					 * any $FILE_NAME (pass 1) */
 	struct ntfs_fn_ref *names;	/* names of the directories rebuilt */
 	size_t nnames, cap_names;
 	struct ntfs_ext_ref *exts;	/* extension records in use */

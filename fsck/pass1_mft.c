@@ -486,8 +486,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->fn_pending = calloc(c->vol.mft_records, 1);
 	c->ext_bad = calloc(1, c->vol.mft_records / 8 + 1);
 	c->record_lost = calloc(1, c->vol.mft_records / 8 + 1);
+	c->nameless = calloc(1, c->vol.mft_records / 8 + 1);
 	if (!c->cluster_used || !c->record_used || !c->record_dir ||
-	    !c->fn_pending || !c->ext_bad || !c->record_lost) {
+	    !c->fn_pending || !c->ext_bad || !c->record_lost || !c->nameless) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -634,7 +635,14 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			}
 		}
 		if (scan_attributes(c, i, rec, obj) == 0) {
+			bool list;
+
 			bit_set(c->record_used, i);
+			/* a user file without a name in its own record and no
+			 * list: pass 3 gives it one (its entry's, or /lost+found) */
+			if (i >= NTFS_FILE_FIRST_USER && !le64toh(m.base_mft_record) &&
+			    !c->fn_pending[i] && (count_links(rec, &list), !list))
+				bit_set(c->nameless, i);
 			if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY &&
 			    !le64toh(m.base_mft_record))
 				bit_set(c->record_dir, i);

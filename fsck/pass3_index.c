@@ -651,6 +651,13 @@ static int add_suspect(const struct ntfs_attr_header *a, void *arg)
 	return 0;
 }
 
+static int count_names(const struct ntfs_attr_header *a, void *arg)
+{
+	if (le32toh(a->type) == NTFS_AT_FILE_NAME)
+		++*(unsigned int *)arg;
+	return 0;
+}
+
 /*
  * Names without entries.  Pass 1 counted each file's names, the walk
  * counted the entries that name it; only files with fewer entries than
@@ -666,6 +673,24 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 	int ret = 0;
 
 	for (uint64_t r = 0; r < c->vol.mft_records && !s.nomem; r++) {
+		unsigned int names = 0;
+
+		/* a file with no name at all that no entry gave one back
+		 * (check_entry) is an orphan too */
+		if (c->nameless && bit_get(c->nameless, r) &&
+		    bit_get(c->record_used, r) &&
+		    ntfs_file_foreach(c, r, b->file, count_names, &names) == 0 &&
+		    !names) {
+			uint64_t *g = realloc(orphans, (norphans + 1) * sizeof(*g));
+
+			if (!g) {
+				s.nomem = true;
+				break;
+			}
+			orphans = g;
+			orphans[norphans++] = r;
+			continue;
+		}
 		if (!bit_get(c->record_used, r) || !c->fn_pending[r] ||
 		    c->fn_pending[r] == 255)
 			continue;

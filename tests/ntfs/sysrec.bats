@@ -38,6 +38,7 @@ fill() {
 	ln "$m/hello.txt" "$m/d/hard"
 	setfattr -n user.k -v value "$m/hello.txt"
 	stat -c %i "$m/d/e/blob" > "$img.blob"
+	stat -c %i "$m/d/e" > "$img.dir"
 	manifest "$m" > "$img.manifest"
 	umount "$m"
 	[ "$(grep -c '  ./' "$img.manifest")" -eq 303 ]
@@ -208,4 +209,31 @@ REMADE="system file record is unusable"
 	[ "$status" -eq 4 ] || die "-n exit $status"
 	[[ $output == *"MFT record 4: $REMADE"* ]] || die "not reported"
 	[ "$(sha256sum < image)" = "$before" ] || die "-n wrote"
+}
+
+@test "ours 4k: a file without any name and without an entry: reconnected to /lost+found with its data" {
+	local base=$BATS_FILE_TMPDIR/ours4k.img rec dir after want
+	rec=$(cat "$base.blob")
+	cp --sparse=always "$base" image
+	python3 "$DAMAGE" image "fnname-$rec"
+	dir=$(cat "$base.dir")
+	python3 "$FSFORGE_TOP/tests/ntfs/ntfs_patch.py" image rmentry "$dir" blob
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -le 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec: file is in no directory. RECONNECTED"* ]] || die "not reconnected"
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
+	run "$FSCK" -a image
+	[ "$status" -eq 0 ] || die "second -a: exit $status"
+	[ "$(sha256sum < image)" = "$after" ] || die "second -a changed the image"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	want=$(grep '  ./d/e/blob$' "$base.manifest" | cut -d' ' -f1)
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	run sha256sum "mnt/lost+found/#$rec"
+	umount mnt
+	[ "${output%% *}" = "$want" ] || die "lost+found/#$rec: $output, want $want"
 }
