@@ -117,8 +117,12 @@ REMADE="system file record is unusable"
 	sysrec_case ours4k baad-4 "MFT record 4: $REMADE"
 }
 
-@test "ours 4k: \$Bitmap's record unparsable: made again, the map written from the computed one" {
-	sysrec_case ours4k attroff-6 "MFT record 6: $REMADE"
+@test "ours 4k: \$Bitmap's record BAAD: made again, the map written from the computed one" {
+	sysrec_case ours4k baad-6 "MFT record 6: $REMADE"
+}
+
+@test "ours 4k: \$Bitmap's attribute offset all ones: put back in place" {
+	sysrec_case ours4k attroff-6 "MFT record 6: record header is invalid (attribute offset 65535"
 }
 
 @test "ours 4k: \$Boot's record zeroed: made again over the boot sectors" {
