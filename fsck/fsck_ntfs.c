@@ -142,11 +142,13 @@ static void check_free(struct ntfs_check *c)
 	free(c->fn_pending);
 	free(c->ext_bad);
 	free(c->record_lost);
+	free(c->nameless);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i].name);
 	free(c->names);
 	free(c->rebuild);
 	free(c->exts);
+	ntfs_sysrec_free(c);
 	fsf_fix_free(&c->fix);
 	fsf_dev_close(&c->dev);
 }

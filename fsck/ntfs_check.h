@@ -105,6 +105,8 @@ struct ntfs_check {
 	uint8_t *fn_pending;
 	uint8_t *ext_bad;		/* one bit per record: orphan extension */
 	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
+	uint8_t *nameless;		/* one bit per record: a file without
+					 * any $FILE_NAME (pass 1) */
 	struct ntfs_fn_ref *names;	/* names of the directories rebuilt */
 	size_t nnames, cap_names;
 	struct ntfs_ext_ref *exts;	/* extension records in use */
@@ -112,6 +114,8 @@ struct ntfs_check {
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
 	bool volume_flags_found;
+	/* system records pass 1 makes again (pass1_system.c) */
+	struct ntfs_sysrec *sysrec;
 	/* /lost+found, once looked for (pass3_orphans.c) */
 	bool lf_known;
 	int64_t lf;			/* record; 0: none, -1: unusable */
@@ -223,6 +227,20 @@ int ntfs_salvage_header(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 /* Make REC a free record (sequence number bumped). */
 void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
 
+/* pass1_system.c: system records 1-4, 6-8, 10 and 11 that are beyond
+ * repair are made again as mkfs.ntfs makes them (libntfs/sysfile.c).
+ * ntfs_sysrec_check: does checked, in-use record REC fit its role (0, or
+ * -1 with WHY)?  ntfs_sysrec_lost: asks to make record RECNO (REC: its
+ * bytes, as read or checked) again, keeping what is readable of it; 0
+ * when it will be (after the records are scanned, by ntfs_sysrec_remake,
+ * which also checks $UpCase's table), -1 when declined.  */
+struct ntfs_sysrec;
+int ntfs_sysrec_check(struct ntfs_check *c, uint64_t recno, const uint8_t *rec,
+		      char *why);
+int ntfs_sysrec_lost(struct ntfs_check *c, uint64_t recno, const uint8_t *rec,
+		     const char *obj, const char *why);
+int ntfs_sysrec_remake(struct ntfs_check *c);
+void ntfs_sysrec_free(struct ntfs_check *c);
 /* pass0_geometry.c: check candidate K against the records on disk
  * (reads only). */
 void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k);
@@ -256,6 +274,11 @@ int64_t ntfs_lost_found(struct ntfs_check *c, uint16_t *seq, char *why);
  * directories that held its other names are marked for rebuild.  0, or -1
  * with WHY. */
 int ntfs_move_to_lost_found(struct ntfs_check *c, uint64_t r, char *why);
+/* File R has no $FILE_NAME left; its entry IE in directory DIR still
+ * holds a copy: give it back to the file (the index is marked for the
+ * rebuild).  0, or -1 with WHY. */
+int ntfs_name_from_entry(struct ntfs_check *c, uint64_t r, uint64_t dir,
+			 const struct ntfs_ie_view *ie, char *why);
 /* pass3_connect.c: every directory must be reachable from the root;
  * a directory in a loop of parents is moved to /lost+found. */
 int ntfs_pass3_connect(struct ntfs_check *c);

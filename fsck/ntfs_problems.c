@@ -95,6 +95,19 @@ ROW(PR_EXTENSION_ORPHAN, 0x010028, "extension_record_orphan",
 ROW(PR_SYSTEM_BASE, 0x010029, "system_record_extension",
     "system file record claims to extend MFT record %llu",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* pass 1: system records beyond repair made again (pass1_system.c) */
+ROW(PR_SYSTEM_RECORD_REMADE, 0x010060, "system_record_remade",
+    "system file record is unusable (%s); make it again as mkfs.ntfs makes it%s",
+    FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
+ROW(PR_SYSTEM_REMAKE_FAILED, 0x010061, "system_record_remake_failed",
+    "system file record cannot be made again: %s",
+    FSF_PROMPT_NONE, FSF_PR_FATAL);
+ROW(PR_ATTR_VALUE_SHORT, 0x010063, "attribute_value_too_short",
+    "attribute 0x%x: value of %u bytes is too short for its content, which says %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_UPCASE_CONTENT, 0x010062, "upcase_table_damaged",
+    "%u entries of the table are neither the character nor its upper case (the first: U+%04X); write the standard table",
+    FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
 /* pass 1: repair the smallest thing (pass1_salvage.c).  A record's
  * damage is repaired in the attribute it hits; the rows that only restore
  * what the record's own bytes say (a stride end saved in the update
@@ -199,6 +212,9 @@ ROW(PR_INDEX_KEY_TYPE, 0x030015, "index_entry_type",
 ROW(PR_SECURE_INDEX, 0x03000a, "secure_index_corrupt",
     "security index is inconsistent: %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_NAME_FROM_INDEX, 0x030060, "file_name_from_index",
+    "entry \"%s\" names MFT record %llu, which has lost its names: give it this one back",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_DIR_RECREATED, 0x030020, "directory_recreated",
     "entry \"%s\" names directory MFT record %llu, which was unusable and cleared; it is made again from the entry, its files keep their names",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

@@ -18,6 +18,7 @@
 
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
+#include "ntfs/sysfile.h"
 
 static uint64_t mirror_offset(const struct ntfs_check *c, uint64_t recno)
 {
@@ -397,6 +398,11 @@ static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	uint8_t *mir = malloc(rs), *raw = malloc(rs);
 	char mwhy[NTFS_WHY];
 	enum ntfs_rec_state ms;
+	/* a record whose header is sound is judged further by its
+	 * attributes below; unusable there, it may still be repaired in
+	 * place (or made again) when the mirror cannot help */
+	bool header_ok = *state == NTFS_REC_OK &&
+			 !(recno < 4 && c->geo.mft_bad & (1u << recno));
 
 	if (recno < 4 && c->geo.mft_bad & (1u << recno)) {
 		/* it contradicts the geometry pass 0 verified */
@@ -446,6 +452,10 @@ static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			if (ntfs_check_write_record(c, recno, mir))
 				fsf_fix_failed(&c->fix);
 		}
+	} else if (*state != NTFS_REC_OK && header_ok) {
+		/* both copies unusable: the repairs that follow take $MFT's
+		 * (their writes go to the mirror too) */
+		*state = NTFS_REC_OK;
 	}
 out:
 	free(mir);
@@ -476,8 +486,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->fn_pending = calloc(c->vol.mft_records, 1);
 	c->ext_bad = calloc(1, c->vol.mft_records / 8 + 1);
 	c->record_lost = calloc(1, c->vol.mft_records / 8 + 1);
+	c->nameless = calloc(1, c->vol.mft_records / 8 + 1);
 	if (!c->cluster_used || !c->record_used || !c->record_dir ||
-	    !c->fn_pending || !c->ext_bad || !c->record_lost) {
+	    !c->fn_pending || !c->ext_bad || !c->record_lost || !c->nameless) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -539,7 +550,12 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			continue;
 		if (st != NTFS_REC_OK) {
 			if (i < NTFS_FILE_FIRST_USER) {
-				fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
+				int s = ntfs_sysrec_lost(c, i, rec, obj, why);
+
+				if (s == 0)
+					continue;	/* made again after the scan */
+				if (s == -1)
+					fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
 				ret = -EUCLEAN;
 				break;
 			}
@@ -556,7 +572,12 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		memcpy(&m, rec, sizeof(m));
 		if (!(le16toh(m.flags) & NTFS_MFT_IN_USE)) {
 			if (i < 12) {
-				fsf_fix_ask(&c->fix, &PR_SYSTEM_FILE_MISSING, obj);
+				int s = ntfs_sysrec_lost(c, i, rec, obj, "not in use");
+
+				if (s == 0)
+					continue;
+				if (s == -1)
+					fsf_fix_ask(&c->fix, &PR_SYSTEM_FILE_MISSING, obj);
 				ret = -EUCLEAN;
 				break;
 			}
@@ -587,6 +608,17 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			continue;	/* declined: left alone */
 		ntfs_check_record_flags(c, i, rec, obj);
 		ntfs_check_attr_extents(c, i, rec, obj);
+		if (ntfs_sysfile_buildable((uint32_t)i) &&
+		    ntfs_sysrec_check(c, i, rec, why)) {
+			int s = ntfs_sysrec_lost(c, i, rec, obj, why);
+
+			if (s == 0)
+				continue;
+			if (s == -2) {
+				ret = -EUCLEAN;
+				break;
+			}
+		}
 		memcpy(&m, rec, sizeof(m));
 		if (!le64toh(m.base_mft_record)) {
 			bool list;
@@ -603,7 +635,14 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			}
 		}
 		if (scan_attributes(c, i, rec, obj) == 0) {
+			bool list;
+
 			bit_set(c->record_used, i);
+			/* a user file without a name in its own record and no
+			 * list: pass 3 gives it one (its entry's, or /lost+found) */
+			if (i >= NTFS_FILE_FIRST_USER && !le64toh(m.base_mft_record) &&
+			    !c->fn_pending[i] && (count_links(rec, &list), !list))
+				bit_set(c->nameless, i);
 			if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY &&
 			    !le64toh(m.base_mft_record))
 				bit_set(c->record_dir, i);
@@ -623,6 +662,8 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	if (c->geo.lost_records)
 		fsf_info(c->log, "%llu in-use MFT records lie past the end of the device and are not checked",
 			 (unsigned long long)c->geo.lost_records);
+	if (!ret)
+		ret = ntfs_sysrec_remake(c);
 	if (!ret)
 		ntfs_check_extensions(c);
 out:

@@ -268,7 +268,9 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 				      type == NTFS_AT_FILE_NAME))
 				return 1;	/* its content does not fit */
 			if (want) {
-				if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_VALUE_LENGTH,
+				if (asked(s, fsf_fix_ask(&s->c->fix, vlen < want ?
+							 &PR_ATTR_VALUE_SHORT :
+							 &PR_ATTR_VALUE_LENGTH,
 							 s->obj, type, vlen, want)))
 					ntfs_attr_set_value_length(a, want);
 			} else if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_VALUE_CUT,

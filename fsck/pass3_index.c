@@ -114,6 +114,7 @@ struct entry_match {
 	const uint8_t *name;		/* little-endian UTF-16 */
 	uint8_t len;
 	bool found;
+	unsigned int names;		/* $FILE_NAMEs the file has */
 	uint64_t parent;		/* the matching name's parent reference */
 	struct ntfs_data_sizes data;
 };
@@ -131,6 +132,7 @@ static int match_name(const struct ntfs_attr_header *a, void *arg)
 		return 0;
 	}
 	v = ntfs_attr_value(a, &len);
+	m->names++;
 	if (len < sizeof(fn))
 		return 0;
 	memcpy(&fn, v, sizeof(fn));
@@ -173,9 +175,26 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		snprintf(why, sizeof(why), "was reused (sequence %u, the entry says %u)",
 			 le16toh(hdr.sequence_number), seq);
 	else if (ntfs_file_foreach(c, recno, w->fbuf, match_name, &m) < 0 ||
-		 !m.found)
+		 !m.found) {
+		char fwhy[NTFS_WHY];
+
+		/* a file whose names were lost with their attribute: the
+		 * entry's key is its name (not an orphan to /lost+found) */
+		if (!m.names && recno >= NTFS_FILE_FIRST_USER &&
+		    ie->name_len && ie->key_len >= sizeof(fn) + 2u * ie->name_len) {
+			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+			if (fsf_fix_ask(&c->fix, &PR_NAME_FROM_INDEX, wobj(w), n8,
+					(unsigned long long)recno)) {
+				if (ntfs_name_from_entry(c, recno, w->dir, ie, fwhy)) {
+					fsf_warn(c->log, "MFT record %llu: %s",
+						 (unsigned long long)recno, fwhy);
+					fsf_fix_failed(&c->fix);
+				}
+			}
+			return;
+		}
 		snprintf(why, sizeof(why), "has no such name in this directory");
-	else {
+	} else {
 		const struct ntfs_data_sizes *d = &m.data;
 
 		if (c->fn_pending[recno] && c->fn_pending[recno] < 255)
@@ -632,6 +651,13 @@ static int add_suspect(const struct ntfs_attr_header *a, void *arg)
 	return 0;
 }
 
+static int count_names(const struct ntfs_attr_header *a, void *arg)
+{
+	if (le32toh(a->type) == NTFS_AT_FILE_NAME)
+		++*(unsigned int *)arg;
+	return 0;
+}
+
 /*
  * Names without entries.  Pass 1 counted each file's names, the walk
  * counted the entries that name it; only files with fewer entries than
@@ -647,6 +673,24 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 	int ret = 0;
 
 	for (uint64_t r = 0; r < c->vol.mft_records && !s.nomem; r++) {
+		unsigned int names = 0;
+
+		/* a file with no name at all that no entry gave one back
+		 * (check_entry) is an orphan too */
+		if (c->nameless && bit_get(c->nameless, r) &&
+		    bit_get(c->record_used, r) &&
+		    ntfs_file_foreach(c, r, b->file, count_names, &names) == 0 &&
+		    !names) {
+			uint64_t *g = realloc(orphans, (norphans + 1) * sizeof(*g));
+
+			if (!g) {
+				s.nomem = true;
+				break;
+			}
+			orphans = g;
+			orphans[norphans++] = r;
+			continue;
+		}
 		if (!bit_get(c->record_used, r) || !c->fn_pending[r] ||
 		    c->fn_pending[r] == 255)
 			continue;

@@ -275,6 +275,64 @@ int64_t ntfs_lost_found(struct ntfs_check *c, uint16_t *seq, char *why)
 	return c->lf;
 }
 
+/* File O (its record read into REC) keeps one name, the $FILE_NAME value
+ * FNV of FNLEN bytes, written through OUT; the directories of its old
+ * names are marked for rebuild.  0 or -1 (WHY). */
+static int set_name(struct ntfs_check *c, uint64_t o, const uint8_t *rec,
+		    uint8_t *out, const uint8_t *fnv, uint32_t fnlen, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_mft_record m;
+	bool added = false;
+	struct ntfs_rec r;
+	int more;
+
+	memcpy(out, rec, rs);
+	ntfs_rec_reopen(&r, out, rs);
+	ntfs_attr_cursor_init(&cur, rec);
+	do {
+		more = ntfs_attr_next(&cur, &a, why);
+		if (more < 0)
+			return -1;
+		if (!added && (!more || le32toh(a->type) > NTFS_AT_FILE_NAME)) {
+			if (!ntfs_rec_add_resident(&r, NTFS_AT_FILE_NAME, NULL, fnv,
+						   fnlen, 1)) {
+				snprintf(why, NTFS_WHY, "the record is full");
+				return -1;
+			}
+			added = true;
+		}
+		if (more && le32toh(a->type) != NTFS_AT_FILE_NAME &&
+		    !ntfs_rec_add_raw(&r, a, le32toh(a->length))) {
+			snprintf(why, NTFS_WHY, "the record is full");
+			return -1;
+		}
+	} while (more);
+	memcpy(&m, out, sizeof(m));
+	m.link_count = htole16(1);
+	memcpy(out, &m, sizeof(m));
+	if (ntfs_check_write_record(c, o, out)) {
+		snprintf(why, NTFS_WHY, "writing the record failed");
+		return -1;
+	}
+	/* the old names' entries are stale now */
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_file_name old;
+		uint64_t p;
+
+		if (!ntfs_file_name_of(a, &old))
+			continue;
+		p = le64toh(old.parent_directory) & MASK48;
+		if (p < c->vol.mft_records && bit_get(c->record_dir, p) &&
+		    bit_get(c->record_used, p))
+			bit_set(c->rebuild, p);
+	}
+	return 0;
+}
+
 /* File O keeps one name, "#O" in LF; the directories of its old names
  * are marked for rebuild.  0 or -1 (WHY). */
 static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
@@ -286,10 +344,9 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 	struct ntfs_file_name fn;
 	struct ntfs_mft_record m;
 	uint8_t fnv[sizeof(fn) + 2 * 24];
-	bool have = false, added = false;
+	bool have = false;
 	char name[24];
-	struct ntfs_rec r;
-	int n, more;
+	int n;
 
 	if (ntfs_check_read_record(c, o, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
@@ -328,49 +385,49 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 		fnv[sizeof(fn) + 2 * i] = (uint8_t)name[i];
 		fnv[sizeof(fn) + 2 * i + 1] = 0;
 	}
-	memcpy(out, rec, rs);
-	ntfs_rec_reopen(&r, out, rs);
-	ntfs_attr_cursor_init(&cur, rec);
-	do {
-		more = ntfs_attr_next(&cur, &a, why);
-		if (more < 0)
-			return -1;
-		if (!added && (!more || le32toh(a->type) > NTFS_AT_FILE_NAME)) {
-			if (!ntfs_rec_add_resident(&r, NTFS_AT_FILE_NAME, NULL, fnv,
-						   (uint32_t)(sizeof(fn) + 2u * n), 1)) {
-				snprintf(why, NTFS_WHY, "the record is full");
-				return -1;
-			}
-			added = true;
-		}
-		if (more && le32toh(a->type) != NTFS_AT_FILE_NAME &&
-		    !ntfs_rec_add_raw(&r, a, le32toh(a->length))) {
-			snprintf(why, NTFS_WHY, "the record is full");
-			return -1;
-		}
-	} while (more);
-	memcpy(&m, out, sizeof(m));
-	m.link_count = htole16(1);
-	memcpy(out, &m, sizeof(m));
-	if (ntfs_check_write_record(c, o, out)) {
-		snprintf(why, NTFS_WHY, "writing the record failed");
+	if (set_name(c, o, rec, out, fnv, (uint32_t)(sizeof(fn) + 2u * n), why))
 		return -1;
-	}
-	/* the old names' entries are stale now */
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		struct ntfs_file_name old;
-		uint64_t p;
-
-		if (!ntfs_file_name_of(a, &old))
-			continue;
-		p = le64toh(old.parent_directory) & MASK48;
-		if (p < c->vol.mft_records && bit_get(c->record_dir, p) &&
-		    bit_get(c->record_used, p))
-			bit_set(c->rebuild, p);
-	}
 	bit_set(c->rebuild, lf);
 	return 0;
+}
+
+int ntfs_name_from_entry(struct ntfs_check *c, uint64_t r, uint64_t dir,
+			 const struct ntfs_ie_view *ie, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs), *out = malloc(rs), *fnv = NULL;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_file_name fn;
+	uint32_t len = (uint32_t)sizeof(fn) + 2u * ie->name_len;
+	int ret = -1;
+
+	snprintf(why, NTFS_WHY, "out of memory");
+	if (!rec || !out || ie->key_len < len || !(fnv = malloc(len)))
+		goto out;
+	if (ntfs_check_read_record(c, r, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		goto out;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST) {
+			snprintf(why, NTFS_WHY, "its attributes continue in other records");
+			goto out;
+		}
+	/* the key is the file's $FILE_NAME as it was; a name of its own now
+	 * (not half of a Win32/DOS pair), in this directory */
+	memcpy(fnv, ie->key, len);
+	memcpy(&fn, fnv, sizeof(fn));
+	fn.name_type = NTFS_NS_POSIX;
+	memcpy(fnv, &fn, sizeof(fn));
+	ret = set_name(c, r, rec, out, fnv, len, why);
+	if (!ret)
+		bit_set(c->rebuild, dir);
+out:
+	free(rec);
+	free(out);
+	free(fnv);
+	return ret;
 }
 
 int ntfs_move_to_lost_found(struct ntfs_check *c, uint64_t r, char *why)

@@ -42,7 +42,7 @@ static void add_si(struct ntfs_build *b, struct ntfs_rec *r, uint32_t fa,
 		si.last_mft_change_time = si.last_access_time =
 		(int64_t)htole64((uint64_t)b->now);
 	si.file_attributes = htole32(fa);
-	si.security_id = htole32(secid);
+	si.security_id = htole32(b->secid ? b->secid : secid);
 	ntfs_rec_add_resident(r, NTFS_AT_STANDARD_INFORMATION, NULL, &si,
 			      sizeof(si), 0);
 }
@@ -240,7 +240,7 @@ static int extend_dir(struct ntfs_build *b)
 		      NTFS_MFT_IN_USE | NTFS_MFT_IS_DIRECTORY, 1);
 	add_si(b, &r, FA_SYS, SECID_MODIFY);
 	add_fn(b, &r, NTFS_FILE_EXTEND, NTFS_FILE_ROOT, "$Extend", FA_SYS | FA_DIR, 0, 0);
-	n = dir_entries(b, kids, 3, ents);
+	n = b->extend_empty ? 0 : dir_entries(b, kids, 3, ents);
 	n += ntfs_ie_end(ents + n, false, 0);
 	ilen = ntfs_index_root(ir, NTFS_AT_FILE_NAME, NTFS_COLLATION_FILE_NAME,
 			       b->plan->g.index_block_size,
@@ -266,6 +266,7 @@ static int volume_file(struct ntfs_build *b)
 	memset(&vi, 0, sizeof(vi));
 	vi.major_ver = 3;
 	vi.minor_ver = 1;
+	vi.flags = htole16(b->volume_flags);
 	ntfs_rec_add_resident(&r, NTFS_AT_VOLUME_INFORMATION, NULL, &vi, sizeof(vi), 0);
 	return ntfs_rec_add_resident(&r, NTFS_AT_DATA, NULL, NULL, 0, 0) ? 0 : -ENOSPC;
 }
@@ -358,6 +359,34 @@ static void reserved_file(struct ntfs_build *b, uint32_t rec)
 		      seq_of(rec), NTFS_MFT_IN_USE, 0);
 	add_si(b, &r, FA_SYS, SECID_SYSTEM);
 	ntfs_rec_add_resident(&r, NTFS_AT_DATA, NULL, NULL, 0, 0);
+}
+
+int ntfs_build_one(struct ntfs_build *b, uint32_t rec)
+{
+	static const char *const names[] = {
+		[NTFS_FILE_MFTMIRR] = "$MFTMirr", [NTFS_FILE_LOGFILE] = "$LogFile",
+		[NTFS_FILE_ATTRDEF] = "$AttrDef", [NTFS_FILE_BITMAP] = "$Bitmap",
+		[NTFS_FILE_BOOT] = "$Boot", [NTFS_FILE_UPCASE] = "$UpCase",
+	};
+	static const enum ntfs_area areas[] = {
+		[NTFS_FILE_MFTMIRR] = AREA_MIRR, [NTFS_FILE_LOGFILE] = AREA_LOGFILE,
+		[NTFS_FILE_ATTRDEF] = AREA_ATTRDEF, [NTFS_FILE_BITMAP] = AREA_BITMAP,
+		[NTFS_FILE_BOOT] = AREA_BOOT, [NTFS_FILE_UPCASE] = AREA_UPCASE,
+	};
+
+	switch (rec) {
+	case NTFS_FILE_MFTMIRR: case NTFS_FILE_LOGFILE: case NTFS_FILE_ATTRDEF:
+	case NTFS_FILE_BITMAP: case NTFS_FILE_BOOT: case NTFS_FILE_UPCASE:
+		return data_file(b, rec, names[rec], SECID_SYSTEM, areas[rec]);
+	case NTFS_FILE_VOLUME:
+		return volume_file(b);
+	case NTFS_FILE_BADCLUS:
+		return badclus_file(b);
+	case NTFS_FILE_EXTEND:
+		return extend_dir(b);
+	default:
+		return -EINVAL;
+	}
 }
 
 int ntfs_build_records(struct ntfs_build *b)

@@ -70,7 +70,13 @@ struct ntfs_build {
 	/* each system file's $FILE_NAME value, for the directory indexes */
 	uint8_t fn[NTFS_FILE_COUNT_MIN][0x250];
 	size_t fnlen[NTFS_FILE_COUNT_MIN];
+	/* a record made again on an existing volume (sysfile.c): */
+	uint32_t secid;			/* security id of every file; 0: ours */
+	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
+	bool extend_empty;		/* $Extend's $I30 without entries */
 };
 int ntfs_build_records(struct ntfs_build *b);
+/* Only system record REC (1-4, 6-8, 10, 11) of B's plan; 0 or -ENOSPC. */
+int ntfs_build_one(struct ntfs_build *b, uint32_t rec);
 
 #endif

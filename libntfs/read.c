@@ -178,7 +178,7 @@ enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 				     uint32_t off, uint32_t last_type,
 				     char *why)
 {
-	uint32_t type = le32toh(a->type), len = le32toh(a->length), name_end;
+	uint32_t type = le32toh(a->type), len = le32toh(a->length), name_end, vlen;
 
 	if (type < last_type)
 		return WHY("attribute 0x%x at %u is out of order", type, off), NTFS_AF_ORDER;
@@ -204,6 +204,19 @@ enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 		    (le32toh(r.value_length) && le16toh(r.value_offset) < name_end))
 			return WHY("attribute 0x%x at %u: value outside the attribute",
 				   type, off), NTFS_AF_VALUE;
+		/* the two values every reader parses must hold what they
+		 * say (a $STANDARD_INFORMATION of NTFS 1.2 has 48 bytes) */
+		vlen = le32toh(r.value_length);
+		if (type == NTFS_AT_STANDARD_INFORMATION && vlen < 48)
+			return WHY("$STANDARD_INFORMATION at %u: value of %u bytes is too short",
+				   off, vlen), NTFS_AF_VALUE;
+		if (type == NTFS_AT_FILE_NAME &&
+		    (vlen < sizeof(struct ntfs_file_name) ||
+		     vlen < sizeof(struct ntfs_file_name) + 2u *
+			    ((const uint8_t *)a)[le16toh(r.value_offset) +
+				offsetof(struct ntfs_file_name, name_length)]))
+			return WHY("$FILE_NAME at %u: value of %u bytes is too short for its name",
+				   off, vlen), NTFS_AF_VALUE;
 	} else {
 		struct ntfs_attr_nonresident n;
 

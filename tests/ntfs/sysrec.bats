@@ -1,0 +1,243 @@
+#!/usr/bin/env bats
+# fsck.ntfs makes damaged system records again instead of giving up
+# (issue 11 item 2): $MFTMirr, $LogFile, $Volume, $AttrDef, $Bitmap, $Boot,
+# $BadClus, $UpCase, $Extend, each destroyed in $MFT and (when mirrored)
+# in $MFTMirr too, on volumes made by our mkfs.ntfs and by ntfsprogs-plus
+# mkntfs (4 KiB and 64 KiB clusters) and filled through ntfs-3g.  Also
+# the value lengths every reader needs ($STANDARD_INFORMATION, $FILE_NAME)
+# and a file whose only $FILE_NAME is beyond repair (its name comes back
+# from its directory entry).  Damage: sysrec_damage.py (the lab's
+# independent parser).  Oracles that are not ours: ntfsprogs-plus
+# ntfsck -n (sid) on the result, ntfs-3g mounting it with the content
+# manifest taken before the damage; and -n after -a exits 0, a second -a
+# changes no byte.
+load ../lib/common
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+DAMAGE=$FSFORGE_TOP/tests/ntfs/sysrec_damage.py
+source "$FSFORGE_TOP/tests/ntfs/ntfs_helpers.bash"
+
+# manifest of the volume mounted at $1: "sha256  ./path" per file, the
+# directories, and the one stream
+manifest() {
+	(cd "$1" && find . -type d | LC_ALL=C sort &&
+	 find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum &&
+	 getfattr -n user.k --only-values hello.txt && echo)
+}
+
+# fill image $1 through ntfs-3g; its manifest and blob's record number
+# go next to it
+fill() {
+	local img=$1 m=$1.mnt
+	mkdir -p "$m"
+	ntfs-3g "$img" "$m"
+	mkdir -p "$m/d/e" "$m/big"
+	for i in $(seq 1 300); do echo "entry $i" > "$m/big/f$i"; done
+	head -c 200000 /dev/urandom > "$m/d/e/blob"
+	echo hello > "$m/hello.txt"
+	ln "$m/hello.txt" "$m/d/hard"
+	setfattr -n user.k -v value "$m/hello.txt"
+	stat -c %i "$m/d/e/blob" > "$img.blob"
+	stat -c %i "$m/d/e" > "$img.dir"
+	manifest "$m" > "$img.manifest"
+	umount "$m"
+	[ "$(grep -c '  ./' "$img.manifest")" -eq 303 ]
+}
+
+setup_file() {
+	need_ntfs3g
+	local d=$BATS_FILE_TMPDIR t cs
+	truncate -s 64M "$d/ours4k.img"
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F -L sysrec "$d/ours4k.img"
+	fill "$d/ours4k.img"
+	if [ -d "$SID_ROOT/tmp" ] && chroot "$SID_ROOT" sh -c 'command -v mkntfs' >/dev/null 2>&1; then
+		for cs in 4 64; do
+			t=$(mktemp -d "$SID_ROOT/tmp/fsforge-sysrec.XXXXXX")
+			truncate -s 64M "$t/v.img"
+			chroot "$SID_ROOT" mkntfs -q -F -f -c $((cs * 1024)) -L sysrec \
+				"/tmp/${t##*/}/v.img" >/dev/null 2>&1
+			mv "$t/v.img" "$d/sid${cs}k.img"
+			rm -rf "$t"
+			fill "$d/sid${cs}k.img"
+		done
+	fi
+}
+
+setup() { cd_tmp; }
+teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
+
+# sysrec_case BASE CASE EXPECT: damage CASE (sysrec_damage.py; "@blob"
+# stands for blob's record number) on a copy of BASE, then every oracle.
+# EXPECT: words the -a report must hold.
+sysrec_case() {
+	local base=$BATS_FILE_TMPDIR/$1.img damage=$2 expect=$3 before after
+	[[ $1 == sid* ]] && need_sid
+	damage=${damage/@blob/$(cat "$base.blob")}
+	cp --sparse=always "$base" image
+	python3 "$DAMAGE" image "$damage"
+	before=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || { echo "$output"; die "-n on the damage: exit $status"; }
+	[ "$(sha256sum < image)" = "$before" ] || die "-n wrote to the image"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -le 1 ] || die "-a exit $status"
+	[[ $output == *"$expect"* ]] || die "-a did not report: $expect"
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
+	[ "$(sha256sum < image)" = "$after" ] || die "-n after -a wrote"
+	run "$FSCK" -a image
+	[ "$status" -eq 0 ] || { echo "$output"; die "second -a: exit $status"; }
+	[ "$(sha256sum < image)" = "$after" ] || die "second -a changed the image"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	diff -u "$base.manifest" manifest || die "manifest differs"
+}
+
+REMADE="system file record is unusable"
+
+@test "ours 4k: \$MFTMirr's record zeroed in both copies: made again at the verified mirror" {
+	sysrec_case ours4k zero-1 "MFT record 1: $REMADE"
+}
+
+@test "ours 4k: \$LogFile's record zeroed in both copies: made again, an empty journal" {
+	sysrec_case ours4k zero-2 "MFT record 2: $REMADE"
+}
+
+@test "ours 4k: \$Volume's record zeroed in both copies: made again" {
+	sysrec_case ours4k zero-3 "MFT record 3: $REMADE"
+}
+
+@test "ours 4k: \$AttrDef's record BAAD: made again with the standard table" {
+	sysrec_case ours4k baad-4 "MFT record 4: $REMADE"
+}
+
+@test "ours 4k: \$Bitmap's record BAAD: made again, the map written from the computed one" {
+	sysrec_case ours4k baad-6 "MFT record 6: $REMADE"
+}
+
+@test "ours 4k: \$Bitmap's attribute offset all ones: put back in place" {
+	sysrec_case ours4k attroff-6 "MFT record 6: record header is invalid (attribute offset 65535"
+}
+
+@test "ours 4k: \$Boot's record zeroed: made again over the boot sectors" {
+	sysrec_case ours4k zero-7 "MFT record 7: $REMADE"
+}
+
+@test "ours 4k: \$BadClus not in use: made again" {
+	sysrec_case ours4k notinuse-8 "MFT record 8: $REMADE"
+}
+
+@test "ours 4k: \$UpCase's record zeroed: made again with the standard table" {
+	sysrec_case ours4k zero-10 "MFT record 10: $REMADE"
+}
+
+@test "ours 4k: \$Extend's record zeroed: made again, its index rebuilt from its files' names" {
+	sysrec_case ours4k zero-11 "MFT record 11: $REMADE"
+}
+
+@test "ours 4k: \$LogFile without its journal stream: made again" {
+	sysrec_case ours4k nodata-2 "no usable \$DATA attribute"
+}
+
+@test "ours 4k: \$UpCase's table damaged: the standard table written over it" {
+	sysrec_case ours4k upcase "entries of the table are neither the character nor its upper case"
+}
+
+@test "ours 4k: \$Volume's \$FILE_NAME value length 0 in both copies: repaired in place" {
+	sysrec_case ours4k fnvlen-3 "is too short for its content"
+}
+
+@test "ours 4k: the root's \$STANDARD_INFORMATION value length 0: detected and repaired" {
+	sysrec_case ours4k sivlen-5 "is too short for its content"
+}
+
+@test "ours 4k: a file's only \$FILE_NAME beyond repair: its name comes back from its directory entry" {
+	sysrec_case ours4k fnname-@blob "has lost its names: give it this one back"
+}
+
+@test "sid 4k: \$Volume's record zeroed in both copies: made again" {
+	sysrec_case sid4k zero-3 "MFT record 3: $REMADE"
+}
+
+@test "sid 4k: \$AttrDef's record zeroed: made again" {
+	sysrec_case sid4k zero-4 "MFT record 4: $REMADE"
+}
+
+@test "sid 4k: \$Bitmap's record zeroed: made again" {
+	sysrec_case sid4k zero-6 "MFT record 6: $REMADE"
+}
+
+@test "sid 4k: \$UpCase without its table: made again" {
+	sysrec_case sid4k nodata-10 "MFT record 10: $REMADE"
+}
+
+@test "sid 4k: \$Extend's record BAAD: made again, its index rebuilt" {
+	sysrec_case sid4k baad-11 "MFT record 11: $REMADE"
+}
+
+@test "sid 64k: \$LogFile's record zeroed in both copies: made again" {
+	sysrec_case sid64k zero-2 "MFT record 2: $REMADE"
+}
+
+@test "sid 64k: \$AttrDef's record zeroed in both copies: made again" {
+	sysrec_case sid64k zero-4 "MFT record 4: $REMADE"
+}
+
+@test "sid 64k: \$Boot's record BAAD in both copies: made again" {
+	sysrec_case sid64k baad-7 "MFT record 7: $REMADE"
+}
+
+@test "sid 64k: \$BadClus's record zeroed in both copies: made again" {
+	sysrec_case sid64k zero-8 "MFT record 8: $REMADE"
+}
+
+@test "sid 64k: \$Extend's record zeroed in both copies: made again, its index rebuilt" {
+	sysrec_case sid64k zero-11 "MFT record 11: $REMADE"
+}
+
+@test "sid 64k: \$Volume's \$STANDARD_INFORMATION value length 0 in both copies: repaired in place" {
+	sysrec_case sid64k sivlen-3 "is too short for its content"
+}
+
+@test "-n on a destroyed \$AttrDef record reports it and writes nothing" {
+	cp --sparse=always "$BATS_FILE_TMPDIR/ours4k.img" image
+	python3 "$DAMAGE" image zero-4
+	before=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || die "-n exit $status"
+	[[ $output == *"MFT record 4: $REMADE"* ]] || die "not reported"
+	[ "$(sha256sum < image)" = "$before" ] || die "-n wrote"
+}
+
+@test "ours 4k: a file without any name and without an entry: reconnected to /lost+found with its data" {
+	local base=$BATS_FILE_TMPDIR/ours4k.img rec dir after want
+	rec=$(cat "$base.blob")
+	cp --sparse=always "$base" image
+	python3 "$DAMAGE" image "fnname-$rec"
+	dir=$(cat "$base.dir")
+	python3 "$FSFORGE_TOP/tests/ntfs/ntfs_patch.py" image rmentry "$dir" blob
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -le 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec: file is in no directory. RECONNECTED"* ]] || die "not reconnected"
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
+	run "$FSCK" -a image
+	[ "$status" -eq 0 ] || die "second -a: exit $status"
+	[ "$(sha256sum < image)" = "$after" ] || die "second -a changed the image"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	want=$(grep '  ./d/e/blob$' "$base.manifest" | cut -d' ' -f1)
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	run sha256sum "mnt/lost+found/#$rec"
+	umount mnt
+	[ "${output%% *}" = "$want" ] || die "lost+found/#$rec: $output, want $want"
+}

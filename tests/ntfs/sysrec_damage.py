@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""sysrec_damage.py IMAGE CASE: damage one system file record of an NTFS
+volume for tests/ntfs/sysrec.bats.  The few structures needed are parsed
+by the damage lab's ntfsparse (independent of libntfs).  A record that
+$MFTMirr covers is damaged in both copies, so that only a repair that
+makes it again (or in place) can bring it back.
+
+CASE:
+  zero-N         record N zeroed
+  baad-N         record N's magic "BAAD"
+  attroff-N      record N's attribute offset all ones
+  notinuse-N     record N's in-use flag cleared
+  sivlen-N       record N's $STANDARD_INFORMATION value length 0
+  fnvlen-N       record N's $FILE_NAME value length 0
+  nodata-N       record N's unnamed $DATA attribute type changed to an
+                 unknown type placed last (0xFFFFFF00): the file has no
+                 content stream
+  fnname-N       record N's $FILE_NAME name length 255 (its value cannot
+                 hold it: the attribute is beyond repair)
+  upcase         eight entries of $UpCase's table changed (a -> b ...)
+"""
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab"))
+import ntfsparse as P  # noqa: E402
+
+
+def main():
+    path, case = sys.argv[1], sys.argv[2]
+    with open(path, "r+b") as f:
+        img = bytearray(f.read())
+    g = P.Geometry(img)
+    mirr = max(4, g.cs // g.rs)
+    what, _, n = case.partition("-")
+    n = int(n) if n else -1
+
+    def places(n):
+        out = [g.rec_off(n)]
+        if n < mirr:
+            out.append(g.mirr_lcn * g.cs + n * g.rs)
+        return out
+
+    def edit(n, fn, raw=False):
+        for at in places(n):
+            rec = P.unfix(img[at:at + g.rs])
+            fn(rec)
+            img[at:at + g.rs] = rec if raw else P.refix(rec)
+
+    def attr(rec, t):
+        for off, at, name, nr in P.attrs(rec):
+            if at == t and name == "":
+                return off
+        sys.exit("record %d has no attribute 0x%x" % (n, t))
+
+    if what == "zero":
+        edit(n, lambda r: r.__setitem__(slice(0, len(r)), bytes(len(r))), raw=True)
+    elif what == "baad":
+        edit(n, lambda r: r.__setitem__(slice(0, 4), b"BAAD"))
+    elif what == "attroff":
+        edit(n, lambda r: struct.pack_into("<H", r, 0x14, 0xFFFF))
+    elif what == "notinuse":
+        edit(n, lambda r: struct.pack_into("<H", r, 0x16,
+                                           struct.unpack_from("<H", r, 0x16)[0] & ~1))
+    elif what in ("sivlen", "fnvlen"):
+        t = 0x10 if what == "sivlen" else 0x30
+        edit(n, lambda r: struct.pack_into("<I", r, attr(r, t) + 0x10, 0))
+    elif what == "fnname":
+        edit(n, lambda r: r.__setitem__(attr(r, 0x30) + struct.unpack_from(
+            "<H", r, attr(r, 0x30) + 0x14)[0] + 0x40, 255))
+    elif what == "nodata":
+        def nodata(r):
+            off = attr(r, 0x80)
+            ln, = struct.unpack_from("<I", r, off + 4)
+            a = bytes(r[off:off + ln])
+            used, = struct.unpack_from("<I", r, 0x18)
+            # move it to the end, as an unknown type (order kept)
+            r[off:used - ln] = r[off + ln:used]
+            end = used - ln - 8
+            r[end:end + ln] = a
+            struct.pack_into("<I", r, end, 0xFFFFFF00)
+            struct.pack_into("<I", r, end + ln, 0xFFFFFFFF)
+        edit(n, nodata)
+    elif what == "upcase":
+        at = g.rec_off(10)
+        rec = P.unfix(img[at:at + g.rs])
+        runs = P.runlist(rec, attr(rec, 0x80))
+        base = runs[0][0] * g.cs
+        for k, ch in enumerate("abcdefgh"):
+            struct.pack_into("<H", img, base + 2 * ord(ch), ord("b") + k)
+    else:
+        sys.exit("unknown case " + case)
+    with open(path, "r+b") as f:
+        f.write(img)
+
+
+if __name__ == "__main__":
+    main()
