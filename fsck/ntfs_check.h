@@ -17,6 +17,7 @@
 #include "fsforge/log.h"
 #include "fsforge/problem.h"
 #include "fsforge/progress.h"
+#include "ntfs/btree.h"
 #include "ntfs/read.h"
 
 /* a $FILE_NAME naming a directory whose index is rebuilt (name in host
@@ -193,9 +194,40 @@ uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
  * bytes past the runs or a read error. */
 int ntfs_runs_pread(struct ntfs_check *c, const struct ntfs_run *runs, long n,
 		    uint64_t byte, uint64_t len, void *buf);
+/* The same, written (through the one I/O layer). */
+int ntfs_runs_pwrite(struct ntfs_check *c, const struct ntfs_run *runs, long n,
+		     uint64_t byte, uint64_t len, const void *buf);
 /* A's sizes if it is the first extent of the unnamed $DATA. */
 bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
 			struct ntfs_data_sizes *d);
+
+/* ntfs_index.c: index NAME of record D (base record REC, checked) for
+ * the B+tree walker.  ntfs_index_open: 0, 1 when its attributes have
+ * extents in several records (not walked), -1 corrupt (IX->why), -ENOMEM;
+ * close it in every case. */
+struct ntfs_index {
+	struct ntfs_check *c;
+	const uint8_t *root;		/* $INDEX_ROOT value */
+	uint32_t root_len;
+	bool has_alloc, has_bitmap, split;
+	uint64_t alloc_size;
+	struct ntfs_run *runs;		/* of $INDEX_ALLOCATION */
+	long nruns;
+	uint8_t *bitmap;		/* $BITMAP, read whole */
+	uint64_t bitmap_len;
+	uint8_t *ext[3];		/* records holding the attributes */
+	char why[NTFS_WHY];
+};
+int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
+		    const char *name, struct ntfs_index *ix);
+void ntfs_index_close(struct ntfs_index *ix);
+/* T's index fields, T->ops = OPS with OPS->read set to read IX's blocks
+ * (T->read_arg = IX); the caller sets the rest of T and OPS. */
+void ntfs_index_bt(struct ntfs_index *ix, struct ntfs_bt *t,
+		   struct ntfs_bt_ops *ops);
+/* The attribute TYPE named NAME (ASCII) of checked record REC, or NULL. */
+const struct ntfs_attr_header *ntfs_attr_named(const uint8_t *rec,
+					       uint32_t type, const char *name);
 
 /* pass1_record.c */
 void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
@@ -266,6 +298,13 @@ int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase);
  * sorted by parent); 0, or -1 with WHY. */
 int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 			   const uint16_t *upcase, char *why);
+/* Replace index NAME of record D (attributes in its base record) with
+ * one of TYPE and COLLATION built from E (N entries, sorted); 0, or -1
+ * with WHY. */
+struct ntfs_ib_entry;
+int ntfs_write_index(struct ntfs_check *c, uint64_t d, const char *name,
+		     uint32_t type, uint32_t collation,
+		     const struct ntfs_ib_entry *e, long n, char *why);
 /* pass3_dupnames.c: X (one of the N names V of directory D) has the name
  * KEEP keeps: rename X in its record (asked); 0 when X has its new name,
  * -1 when it keeps the old one. */

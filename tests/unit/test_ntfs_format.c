@@ -440,7 +440,7 @@ static void test_index_build(void)
 	{
 		struct ntfs_ib_result r;
 		static uint8_t big[sizeof(struct ntfs_file_name) + 510];
-		struct ntfs_ib_entry one = { 1, big, sizeof(big) };
+		struct ntfs_ib_entry one = { .mref = 1, .key = big, .key_len = sizeof(big) };
 
 		memset(big, 0, sizeof(big));
 		big[offsetof(struct ntfs_file_name, name_length)] = 255;
