@@ -225,7 +225,9 @@ void ntfs_index_close(struct ntfs_index *ix);
  * (T->read_arg = IX); the caller sets the rest of T and OPS. */
 void ntfs_index_bt(struct ntfs_index *ix, struct ntfs_bt *t,
 		   struct ntfs_bt_ops *ops);
-/* The attribute TYPE named NAME (ASCII) of checked record REC, or NULL. */
+/* Is A named NAME (ASCII)?  The attribute TYPE named NAME of checked
+ * record REC, or NULL. */
+bool ntfs_attr_has_name(const struct ntfs_attr_header *a, const char *name);
 const struct ntfs_attr_header *ntfs_attr_named(const uint8_t *rec,
 					       uint32_t type, const char *name);
 

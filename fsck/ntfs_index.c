@@ -16,7 +16,7 @@
 
 #include "ntfs_check.h"
 
-static bool named(const struct ntfs_attr_header *a, const char *name)
+bool ntfs_attr_has_name(const struct ntfs_attr_header *a, const char *name)
 {
 	const uint8_t *n = (const uint8_t *)a + le16toh(a->name_offset);
 	size_t len = strlen(name);
@@ -38,7 +38,7 @@ const struct ntfs_attr_header *ntfs_attr_named(const uint8_t *rec,
 
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1)
-		if (le32toh(a->type) == type && named(a, name))
+		if (le32toh(a->type) == type && ntfs_attr_has_name(a, name))
 			return a;
 	return NULL;
 }

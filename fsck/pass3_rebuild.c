@@ -28,19 +28,6 @@
 #define RESIDENT_HDR 0x20		/* resident header + "$I30" */
 #define NONRESIDENT_HDR 0x48		/* non-resident header + "$I30" */
 
-static bool attr_has_name(const struct ntfs_attr_header *a, const char *name)
-{
-	const uint8_t *n = (const uint8_t *)a + le16toh(a->name_offset);
-	size_t len = strlen(name);
-
-	if (a->name_length != len)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (n[2 * i] != (uint8_t)name[i] || n[2 * i + 1])
-			return false;
-	return true;
-}
-
 /* Is A an attribute of index NAME?  A directory has one index, $I30:
  * every index attribute of its record is replaced, whatever its (possibly
  * damaged) name; other records keep their other indexes. */
@@ -51,7 +38,7 @@ static bool is_index_attr(const struct ntfs_attr_header *a, const char *name)
 	if (t != NTFS_AT_INDEX_ROOT && t != NTFS_AT_INDEX_ALLOCATION &&
 	    t != NTFS_AT_BITMAP)
 		return false;
-	return !strcmp(name, "$I30") || attr_has_name(a, name);
+	return !strcmp(name, "$I30") || ntfs_attr_has_name(a, name);
 }
 
 static int cmp_by_collation(const void *x, const void *y, void *upcase)
