@@ -111,6 +111,7 @@ struct ntfs_check {
 	struct ntfs_ext_ref *exts;	/* extension records in use */
 	size_t nexts, cap_exts;
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */
+	bool root_recreated;		/* pass1_root.c made record 5 again */
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
 	bool volume_flags_found;
 	/* /lost+found, once looked for (pass3_orphans.c) */
@@ -256,6 +257,12 @@ int ntfs_salvage_header(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			enum ntfs_rec_state st, const char *obj);
 /* Make REC a free record (sequence number bumped). */
 void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
+
+/* pass1_root.c: the root directory's record REC is beyond use (WHY):
+ * made again (asked) with an empty index that pass 3 rebuilds; 0 when REC
+ * now holds it (fixups removed), -1 declined or failed. */
+int ntfs_recreate_root(struct ntfs_check *c, uint8_t *rec, const char *obj,
+		       const char *why);
 
 /* pass0_geometry.c: check candidate K against the records on disk
  * (reads only). */

@@ -206,6 +206,9 @@ ROW(PR_SECURE_ID, 0x030041, "security_id_unknown",
 ROW(PR_SECURE_DEFAULTS, 0x030042, "secure_no_descriptor",
     "$SDS holds no readable security descriptor; the default descriptors are written",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ROOT_RECREATED, 0x010040, "root_directory_recreated",
+    "the root directory's record is beyond use (%s); it is made again and its index rebuilt from its children's names",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_SECURE_FAILED, 0x030043, "secure_not_repaired",
     "$Secure cannot be repaired (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

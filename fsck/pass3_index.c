@@ -472,6 +472,11 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	if (!b.rec || !b.file || !unchecked ||
 	    !c->rebuild)
 		goto out;
+	/* a root made again in pass 1: its index comes from its children */
+	if (c->root_recreated) {
+		bit_set(c->rebuild, NTFS_FILE_ROOT);
+		bit_set(unchecked, NTFS_FILE_ROOT);
+	}
 	upcase = load_upcase(c, b.rec);
 	fsf_progress_init(&prog, "pass 3: directory indexes", c->progress);
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {

@@ -194,6 +194,12 @@ same_as_base() {
 	same_as_base
 }
 
+@test "root directory: its record BAAD: made again, its index from its children's names" {
+	damage_repair base recbaad 5
+	grep -q "root directory's record is beyond use (marked bad (BAAD)); it is made again" a.log
+	same_as_base
+}
+
 @test "\$Secure: a \$SII block marked BAAD, a \$SDH block with another VCN, \$SII bitmap" {
 	for dmg in 'baad 9:$SII' 'vcn 9:$SDH' 'bitmap 9:$SII 0 0' 'swap 9:$SDH'; do
 		damage_repair perm $dmg
@@ -218,6 +224,16 @@ same_as_base() {
 	damage_repair base sds 0x101
 	grep -q 'security id 257 is not in \$Secure; the file gets security id 256. FIXED' a.log
 	same_as_base
+}
+
+@test "\$Secure: no descriptor left: the defaults are written, every file gets one" {
+	damage_repair perm sdszero
+	grep -q 'default descriptors are written. FIXED' a.log
+	grep -q 'p/f120): security id [0-9]* is not in \$Secure; the file gets security id 258. FIXED' a.log
+	ntfs-3g -o ro,permissions image mnt
+	run cat mnt/p/f7
+	umount mnt
+	[ "$output" = 7 ]
 }
 
 @test "\$Secure: a security id not in \$SII" {

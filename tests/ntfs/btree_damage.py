@@ -18,9 +18,11 @@ Commands:
   subnode DIR         the root's first entry points past the allocation
   bitmap DIR BIT 0|1  bit BIT of DIR's $I30 $BITMAP cleared or set
   rootlen DIR         the first entry of DIR's root gets a bad length
+  recbaad REC         MFT record REC marked BAAD
   sii                 the key of $SII's second entry changed
   sdh                 $SDH's first two entries exchanged
   sds ID              both copies of security id ID in $SDS damaged
+  sdszero             every byte of $SDS zeroed (no descriptor left)
   secid REC ID        REC's $STANDARD_INFORMATION names security id ID
 """
 import os
@@ -105,7 +107,13 @@ def swap_entries(a, ea, b, eb):
 def main():
     img, cmd, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     v = Volume(img)
-    if cmd in ("sii", "sdh", "sds", "secid"):
+    if cmd == "recbaad":
+        at = v.offset(v.mft_runs, int(args[0]) * v.rs)
+        raw = bytearray(v.pread(at, v.rs))
+        raw[0:4] = b"BAAD"
+        v.pwrite(at, raw)
+        return
+    if cmd in ("sii", "sdh", "sds", "sdszero", "secid"):
         return secure(v, cmd, args)
     d, _, name = args[0].partition(":")
     t = Tree(v, int(d), name or "$I30")
@@ -201,12 +209,16 @@ def secure(v, cmd, args):
                 t.rec[db:db + 20] = x
         t.write_root()
         return
-    # sds ID: flip a byte of the descriptor in both copies
-    sid = int(args[0], 0)
     rec = v.read(9)
     for off, t, n in attrs(rec):
         if t == AT_DATA and n == "$SDS":
             runs = runs_of(rec, off)
+    if cmd == "sdszero":
+        for lcn, ln in runs:
+            v.pwrite(lcn * v.cs, bytes(ln * v.cs))
+        return
+    # sds ID: flip a byte of the descriptor in both copies
+    sid = int(args[0], 0)
     for base in (0, 0x40000):
         o = 0
         while True:
