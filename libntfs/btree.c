@@ -31,6 +31,10 @@ struct walk {
 
 static void fault(struct walk *w, enum ntfs_bt_fault f,
 		  const struct ntfs_ie_view *a, const struct ntfs_ie_view *b,
+		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void fault(struct walk *w, enum ntfs_bt_fault f,
+		  const struct ntfs_ie_view *a, const struct ntfs_ie_view *b,
 		  const char *fmt, ...)
 {
 	char why[NTFS_WHY];

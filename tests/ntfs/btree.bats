@@ -108,14 +108,18 @@ damage_repair() {
 	sid_ntfsck image > ntfsck.log 2>&1 || { cat ntfsck.log; die "ntfsck -n after our repair"; }
 }
 
-# the repaired base volume shows every name and content of before
+# the repaired base volume shows every name and content of before (with
+# "new-root": but the root directory's own times, made anew)
 same_as_base() {
+	local skip='^$'
+	[ "${1:-}" != new-root ] || skip=$'^\tmeta\t'
 	ntfs-3g -o ro image mnt || die "ntfs-3g cannot mount the repaired volume"
 	find mnt -mindepth 1 -printf '%P\n' | sort > names
-	"$LIB/manifest" mnt --no-xattrs > manifest
+	"$LIB/manifest" mnt --no-xattrs | grep -v "$skip" > manifest
 	umount mnt
 	diff -u "$BATS_FILE_TMPDIR/base.names" names || die "names differ"
-	diff -u "$BATS_FILE_TMPDIR/base.manifest" manifest || die "content differs"
+	grep -v "$skip" "$BATS_FILE_TMPDIR/base.manifest" | diff -u - manifest ||
+		die "content differs"
 }
 
 @test "clean: directories of 1 to 5,000 entries (4 levels), their volumes check clean" {
@@ -197,7 +201,7 @@ same_as_base() {
 @test "root directory: its record BAAD: made again, its index from its children's names" {
 	damage_repair base recbaad 5
 	grep -q "root directory's record is beyond use (marked bad (BAAD)); it is made again" a.log
-	same_as_base
+	same_as_base new-root
 }
 
 @test "\$Secure: a \$SII block marked BAAD, a \$SDH block with another VCN, \$SII bitmap" {
