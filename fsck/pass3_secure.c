@@ -11,7 +11,8 @@
  * the index builder.  When no descriptor is left, the default ones of a
  * fresh volume are written.  Last, every file's security id must be
  * indexed: an unknown id is replaced by the root directory's (or, for
- * system files and when the root's is unknown too, the lowest known id).
+ * system files, $Extend's files and when the root's is unknown too, the
+ * lowest known id).
  * $Secure's attributes must be in its base record (they are unless the
  * volume has very many descriptors); otherwise it is not judged.
  */
@@ -330,6 +331,24 @@ static uint32_t secid_of(const uint8_t *rec, uint32_t *at)
 	return 0;
 }
 
+/* Does REC name $Extend as its parent? */
+static bool in_extend(const uint8_t *rec)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_file_name fn;
+
+		if (ntfs_file_name_of(a, &fn) &&
+		    (le64toh(fn.parent_directory) & 0xffffffffffffULL) == NTFS_FILE_EXTEND)
+			return true;
+	}
+	return false;
+}
+
 /* Every base record's security id is a known one. */
 static void check_ids(struct secure *s, uint8_t *rec)
 {
@@ -358,7 +377,8 @@ static void check_ids(struct secure *s, uint8_t *rec)
 		id = secid_of(rec, &at);
 		if (!id || lookup(s, id))
 			continue;
-		to = r < NTFS_FILE_FIRST_USER || r == NTFS_FILE_ROOT ? low : root_id;
+		/* system files, the root and $Extend's files: the lowest id */
+		to = r < NTFS_FILE_FIRST_USER || in_extend(rec) ? low : root_id;
 		ntfs_object_name(c, "file", r, obj, sizeof(obj));
 		if (!fsf_fix_ask(&c->fix, &PR_SECURE_ID, obj, id, to))
 			continue;
