@@ -78,7 +78,8 @@ contents() {
 teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
 
 ino() { # record of PATH in IMAGE
-	ntfs-3g -o ro "$1" mnt && stat -c %i "mnt/$2"
+	ntfs-3g -o ro "$1" mnt || return 1
+	stat -c %i "mnt/$2"
 	umount mnt
 }
 
