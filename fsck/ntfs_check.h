@@ -17,6 +17,7 @@
 #include "fsforge/log.h"
 #include "fsforge/problem.h"
 #include "fsforge/progress.h"
+#include "ntfs/btree.h"
 #include "ntfs/read.h"
 
 /* a $FILE_NAME naming a directory whose index is rebuilt (name in host
@@ -112,6 +113,7 @@ struct ntfs_check {
 	struct ntfs_ext_ref *exts;	/* extension records in use */
 	size_t nexts, cap_exts;
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */
+	bool root_recreated;		/* pass1_root.c made record 5 again */
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
 	bool volume_flags_found;
 	/* system records pass 1 makes again (pass1_system.c) */
@@ -197,9 +199,42 @@ uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
  * bytes past the runs or a read error. */
 int ntfs_runs_pread(struct ntfs_check *c, const struct ntfs_run *runs, long n,
 		    uint64_t byte, uint64_t len, void *buf);
+/* The same, written (through the one I/O layer). */
+int ntfs_runs_pwrite(struct ntfs_check *c, const struct ntfs_run *runs, long n,
+		     uint64_t byte, uint64_t len, const void *buf);
 /* A's sizes if it is the first extent of the unnamed $DATA. */
 bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
 			struct ntfs_data_sizes *d);
+
+/* ntfs_index.c: index NAME of record D (base record REC, checked) for
+ * the B+tree walker.  ntfs_index_open: 0, 1 when its attributes have
+ * extents in several records (not walked), -1 corrupt (IX->why), -ENOMEM;
+ * close it in every case. */
+struct ntfs_index {
+	struct ntfs_check *c;
+	const uint8_t *root;		/* $INDEX_ROOT value */
+	uint32_t root_len;
+	bool has_alloc, has_bitmap, split;
+	uint64_t alloc_size;
+	struct ntfs_run *runs;		/* of $INDEX_ALLOCATION */
+	long nruns;
+	uint8_t *bitmap;		/* $BITMAP, read whole */
+	uint64_t bitmap_len;
+	uint8_t *ext[3];		/* records holding the attributes */
+	char why[NTFS_WHY];
+};
+int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
+		    const char *name, struct ntfs_index *ix);
+void ntfs_index_close(struct ntfs_index *ix);
+/* T's index fields, T->ops = OPS with OPS->read set to read IX's blocks
+ * (T->read_arg = IX); the caller sets the rest of T and OPS. */
+void ntfs_index_bt(struct ntfs_index *ix, struct ntfs_bt *t,
+		   struct ntfs_bt_ops *ops);
+/* Is A named NAME (ASCII)?  The attribute TYPE named NAME of checked
+ * record REC, or NULL. */
+bool ntfs_attr_has_name(const struct ntfs_attr_header *a, const char *name);
+const struct ntfs_attr_header *ntfs_attr_named(const uint8_t *rec,
+					       uint32_t type, const char *name);
 
 /* pass1_record.c */
 void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
@@ -241,6 +276,13 @@ int ntfs_sysrec_lost(struct ntfs_check *c, uint64_t recno, const uint8_t *rec,
 		     const char *obj, const char *why);
 int ntfs_sysrec_remake(struct ntfs_check *c);
 void ntfs_sysrec_free(struct ntfs_check *c);
+
+/* pass1_root.c: the root directory's record REC is beyond use (WHY):
+ * made again (asked) with an empty index that pass 3 rebuilds; 0 when REC
+ * now holds it (fixups removed), -1 declined or failed. */
+int ntfs_recreate_root(struct ntfs_check *c, uint8_t *rec, const char *obj,
+		       const char *why);
+
 /* pass0_geometry.c: check candidate K against the records on disk
  * (reads only). */
 void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k);
@@ -256,6 +298,8 @@ int ntfs_pass1_mft(struct ntfs_check *c);
 int ntfs_pass1b_crosslinks(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);
 int ntfs_pass3_secure(struct ntfs_check *c);
+/* pass3_views.c: $Quota's $O/$Q, $ObjId's $O, $Reparse's $R */
+int ntfs_pass3_views(struct ntfs_check *c);
 /* pass3_recreate.c: the entry IE of directory PARENT names a directory
  * whose record pass 1 found unusable: make it again from the entry's
  * $FILE_NAME (asked; its index marked for the rebuild and in UNCHECKED).
@@ -289,6 +333,13 @@ int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase);
  * sorted by parent); 0, or -1 with WHY. */
 int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 			   const uint16_t *upcase, char *why);
+/* Replace index NAME of record D (attributes in its base record) with
+ * one of TYPE and COLLATION built from E (N entries, sorted); 0, or -1
+ * with WHY. */
+struct ntfs_ib_entry;
+int ntfs_write_index(struct ntfs_check *c, uint64_t d, const char *name,
+		     uint32_t type, uint32_t collation,
+		     const struct ntfs_ib_entry *e, long n, char *why);
 /* pass3_dupnames.c: X (one of the N names V of directory D) has the name
  * KEEP keeps: rename X in its record (asked); 0 when X has its new name,
  * -1 when it keeps the old one. */

@@ -157,8 +157,9 @@ uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
 	return UINT64_MAX;
 }
 
-int ntfs_runs_pread(struct ntfs_check *c, const struct ntfs_run *runs, long n,
-		    uint64_t byte, uint64_t len, void *buf)
+/* LEN bytes at BYTE of the stream RUNS (N of them), read or written */
+static int runs_io(struct ntfs_check *c, const struct ntfs_run *runs, long n,
+		   uint64_t byte, uint64_t len, void *buf, bool write)
 {
 	uint32_t cs = c->vol.boot.g.cluster_size;
 	uint8_t *out = buf;
@@ -174,7 +175,9 @@ int ntfs_runs_pread(struct ntfs_check *c, const struct ntfs_run *runs, long n,
 		if (runs[i].lcn < 0)
 			return -1;
 		part = pos + run - byte < len ? pos + run - byte : len;
-		if (fsf_dev_pread(&c->dev, out, part,
+		if (write ? fsf_dev_pwrite(&c->dev, out, part,
+					   (uint64_t)runs[i].lcn * cs + (byte - pos)) :
+		    fsf_dev_pread(&c->dev, out, part,
 				  (uint64_t)runs[i].lcn * cs + (byte - pos)))
 			return -1;
 		out += part;
@@ -183,4 +186,17 @@ int ntfs_runs_pread(struct ntfs_check *c, const struct ntfs_run *runs, long n,
 		pos += run;
 	}
 	return len ? -1 : 0;
+}
+
+int ntfs_runs_pread(struct ntfs_check *c, const struct ntfs_run *runs, long n,
+		    uint64_t byte, uint64_t len, void *buf)
+{
+	return runs_io(c, runs, n, byte, len, buf, false);
+}
+
+int ntfs_runs_pwrite(struct ntfs_check *c, const struct ntfs_run *runs, long n,
+		     uint64_t byte, uint64_t len, const void *buf)
+{
+	ntfs_check_cache_drop(c);	/* whatever the clusters were */
+	return runs_io(c, runs, n, byte, len, (void *)buf, true);
 }

@@ -209,8 +209,32 @@ ROW(PR_LOST_FOUND_TAKEN, 0x030014, "lost_found_not_directory",
 ROW(PR_INDEX_KEY_TYPE, 0x030015, "index_entry_type",
     "index entry \"%s\" says %s, the file is %s",
     FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+/* $Secure: $SII and $SDH are derived from $SDS and rebuilt from it */
 ROW(PR_SECURE_INDEX, 0x03000a, "secure_index_corrupt",
     "security index is inconsistent: %s",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_SECURE_SDS_MIRROR, 0x030040, "secure_sds_entry_damaged",
+    "the $SDS entry of security id %u at offset %llu is damaged; its mirror copy is intact",
+    FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
+ROW(PR_SECURE_ID, 0x030041, "security_id_unknown",
+    "security id %u is not in $Secure; the file gets security id %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_SECURE_DEFAULTS, 0x030042, "secure_no_descriptor",
+    "$SDS holds no readable security descriptor; the default descriptors are written",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ROOT_RECREATED, 0x010040, "root_directory_recreated",
+    "the root directory's record is beyond use (%s); it is made again and its index rebuilt from its children's names",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_SECURE_FAILED, 0x030043, "secure_not_repaired",
+    "$Secure cannot be repaired (%s)",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* view indexes of $Extend's files ($Quota:$O/$Q, $ObjId:$O, $Reparse:$R):
+ * rebuilt from the entries that are still readable */
+ROW(PR_VIEW_INDEX, 0x030044, "view_index_corrupt",
+    "index is corrupt (%s)",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_VIEW_INDEX_FAILED, 0x030045, "view_index_not_rebuilt",
+    "index cannot be rebuilt (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_NAME_FROM_INDEX, 0x030060, "file_name_from_index",
     "entry \"%s\" names MFT record %llu, which has lost its names: give it this one back",

@@ -548,6 +548,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 		if (st == NTFS_REC_UNUSED && !marked && i >= NTFS_FILE_FIRST_USER)
 			continue;
+		if (st != NTFS_REC_OK && i == NTFS_FILE_ROOT &&
+		    !ntfs_recreate_root(c, rec, obj, why))
+			st = NTFS_REC_OK;
 		if (st != NTFS_REC_OK) {
 			if (i < NTFS_FILE_FIRST_USER) {
 				int s = ntfs_sysrec_lost(c, i, rec, obj, why);

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Pass 3: every directory's $I30 index.  The B+tree is walked from the
- * index root through the INDX blocks (each visited once, depth bounded, so
- * a looping tree cannot hang the check); entries must be in $UpCase
- * collation order; every entry must name a record in use, of the same
+ * Pass 3: every directory's $I30 index.  The B+tree is walked by the
+ * libntfs walker (libntfs/btree.c: key order in nodes and against the
+ * separators above, uniform depth, block VCNs, $BITMAP); every entry must name a record in use, of the same
  * sequence number, that has that name in this directory; every name a
  * record gives itself must have its entry.  Problems are reported with
  * the directory's record number, and each asks to rebuild the index
@@ -19,10 +18,6 @@
 
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
-
-#define MAX_DEPTH 32
-
-static const uint8_t I30[8] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
 
 static void name_of(const struct ntfs_ie_view *ie, uint16_t *u)
 {
@@ -60,13 +55,6 @@ struct dir_walk {
 	uint64_t dir;
 	const uint16_t *upcase;
 	char obj[1200];			/* named on the first report */
-	/* $INDEX_ALLOCATION */
-	struct ntfs_run *runs;
-	long nruns;
-	uint32_t block_size, vcn_unit;
-	uint64_t alloc_bytes;
-	uint8_t *visited;
-	uint8_t *block;
 	bool reported;			/* one corruption report per index */
 	uint8_t *unchecked;		/* directories whose names are not judged */
 	uint8_t *fbuf;			/* a record of an indexed file */
@@ -93,18 +81,6 @@ static void corrupt(struct dir_walk *w, const char *why)
 	w->reported = true;
 	/* its missing entries follow from the corruption: not reported */
 	bit_set(w->unchecked, w->dir);
-}
-
-/* Byte offset in the allocation of the index block at VCN, or
- * UINT64_MAX.  A block may lie in several runs (clusters smaller than
- * blocks): it is read with ntfs_runs_pread. */
-static uint64_t block_offset(const struct dir_walk *w, int64_t vcn)
-{
-	uint64_t byte = (uint64_t)vcn * w->vcn_unit;
-
-	if (vcn < 0 || byte + w->block_size > w->alloc_bytes)
-		return UINT64_MAX;
-	return byte;
 }
 
 /* Does the file have the entry's name in this directory?  Its data sizes
@@ -262,220 +238,48 @@ static void lookup_entry(struct dir_walk *w, const struct ntfs_ie_view *ie)
 		hit->found = true;
 }
 
-/* Walk one node; child VCNs go onto STACK. */
-static int walk_node(struct dir_walk *w, const uint8_t *entries, uint32_t len,
-		     int64_t *stack, int *sp, int depth)
+static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 {
-	uint16_t prev[255], cur[255];
-	unsigned int prev_len = 0;
-	uint64_t prev_mref = 0;
-	int order;
-	bool have_prev = false;
-	struct ntfs_ie_view ie;
-	char why[NTFS_WHY];
-	uint32_t off = 0;
-	int r;
+	struct dir_walk *w = arg;
+	uint16_t cur[255];
 
-	for (;;) {
-		r = ntfs_ie_next(entries, len, &off, true, &ie, why);
-		if (r < 0) {
-			corrupt(w, why);
-			return -1;
-		}
-		if (ie.child_vcn >= 0) {
-			if (depth + 1 > MAX_DEPTH || *sp >= 4096) {
-				corrupt(w, "index tree too deep");
-				return -1;
-			}
-			stack[(*sp)++] = ie.child_vcn;
-			stack[(*sp)++] = depth + 1;
-		}
-		if (r == 0)
-			return 0;
-		if (w->lookup) {
-			lookup_entry(w, &ie);
-			continue;
-		}
-		name_of(&ie, cur);
-		order = have_prev && w->upcase ?
-			ntfs_collate_file_name(w->upcase, prev, prev_len, cur,
-					       ie.name_len) : -1;
-		if (order == 0) {
-			char a[1024];
-
-			ntfs_name_to_utf8(cur, ie.name_len, a, sizeof(a));
-			if (fsf_fix_ask(&w->c->fix, &PR_INDEX_DUPLICATE, wobj(w), a,
-					(unsigned long long)(prev_mref & 0xffffffffffffULL),
-					(unsigned long long)(ie.mref & 0xffffffffffffULL)))
-				bit_set(w->c->rebuild, w->dir);
-		} else if (order > 0) {
-			char a[1024], b[1024];
-
-			ntfs_name_to_utf8(prev, prev_len, a, sizeof(a));
-			ntfs_name_to_utf8(cur, ie.name_len, b, sizeof(b));
-			if (fsf_fix_ask(&w->c->fix, &PR_INDEX_ORDER, wobj(w), a, b))
-				bit_set(w->c->rebuild, w->dir);
-		}
-		check_entry(w, &ie, cur);
-		memcpy(prev, cur, 2u * ie.name_len);
-		prev_len = ie.name_len;
-		prev_mref = ie.mref;
-		have_prev = true;
+	if (w->lookup) {
+		lookup_entry(w, ie);
+		return 0;
 	}
+	name_of(ie, cur);
+	check_entry(w, ie, cur);
+	return 0;
 }
 
-static void walk_blocks(struct dir_walk *w, int64_t *stack, int sp)
+static void on_fault(void *arg, enum ntfs_bt_fault f,
+		     const struct ntfs_ie_view *x, const struct ntfs_ie_view *y,
+		     const char *why)
 {
-	struct ntfs_check *c = w->c;
-	char why[NTFS_WHY];
+	struct dir_walk *w = arg;
+	uint16_t u[255];
+	char a[1024], b[1024];
 
-	while (sp > 0) {
-		int depth = (int)stack[--sp];
-		int64_t vcn = stack[--sp];
-		uint64_t off = block_offset(w, vcn), blk;
-		const uint8_t *entries;
-		uint32_t elen;
-
-		if (off == UINT64_MAX) {
-			snprintf(why, sizeof(why), "sub-node VCN %lld is outside the allocation",
-				 (long long)vcn);
-			corrupt(w, why);
-			continue;
-		}
-		blk = (uint64_t)vcn * w->vcn_unit / w->block_size;
-		if (bit_get(w->visited, blk)) {
-			snprintf(why, sizeof(why), "index block VCN %lld is reached twice",
-				 (long long)vcn);
-			corrupt(w, why);
-			continue;
-		}
-		bit_set(w->visited, blk);
-		if (ntfs_runs_pread(c, w->runs, w->nruns, off, w->block_size,
-				    w->block)) {
-			snprintf(why, sizeof(why), "index block VCN %lld is in no clusters",
-				 (long long)vcn);
-			corrupt(w, why);
-			continue;
-		}
-		if (ntfs_record_check(w->block, w->block_size, NTFS_MAGIC_INDX,
-				      why) != NTFS_REC_OK ||
-		    ntfs_index_block_parse(w->block, w->block_size, vcn, &entries,
-					   &elen, why)) {
-			corrupt(w, why);
-			continue;
-		}
-		walk_node(w, entries, elen, stack, &sp, depth);
-	}
-}
-
-/* The named $I30 attribute of TYPE in the checked record REC. */
-static const struct ntfs_attr_header *find_i30_in(const uint8_t *rec,
-						  uint32_t type)
-{
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	char why[NTFS_WHY];
-
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1)
-		if (le32toh(a->type) == type && a->name_length == 4 &&
-		    !memcmp((const uint8_t *)a + le16toh(a->name_offset), I30, 8))
-			return a;
-	return NULL;
-}
-
-/*
- * The $I30 attribute of TYPE of directory D: in its base record REC, or
- * through its $ATTRIBUTE_LIST in an extension record read into EXT.
- * *SPLIT is set when the attribute has extents in several records (not
- * walked yet).
- */
-static const struct ntfs_attr_header *find_i30(struct ntfs_check *c, uint64_t d,
-					       const uint8_t *rec, uint8_t *ext,
-					       uint32_t type, bool *split)
-{
-	const struct ntfs_attr_header *a = find_i30_in(rec, type);
-	struct ntfs_run *runs = NULL;
-	uint8_t *list = NULL;
-	char why[NTFS_WHY];
-	uint64_t len = 0, off = 0, where = UINT64_MAX;
-	long nruns;
-
-	if (a)
-		return a;
-	/* resident or not, the list is read whole */
-	if (ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
-				 &runs, &nruns)) {
-		free(list);
-		free(runs);
-		return NULL;
-	}
-	free(runs);
-	/* entries: type, length, name length/offset, lowest VCN, record */
-	while (off + 26 <= len) {
-		uint32_t t;
-		uint16_t elen;
-		uint8_t nlen = list[off + 6], noff = list[off + 7];
-		uint64_t lvcn, mref;
-
-		memcpy(&t, list + off, 4);
-		memcpy(&elen, list + off + 4, 2);
-		memcpy(&lvcn, list + off + 8, 8);
-		memcpy(&mref, list + off + 16, 8);
-		elen = le16toh(elen);
-		if (elen < 26 || off + elen > len || noff + 2u * nlen > elen)
-			break;
-		if (le32toh(t) == type && nlen == 4 && !memcmp(list + off + noff, I30, 8)) {
-			if (le64toh(lvcn))
-				*split = true;
-			else
-				where = le64toh(mref) & 0xffffffffffffULL;
-		}
-		off += elen;
-	}
-	free(list);
-	if (where == UINT64_MAX || where == d || ntfs_check_read_record(c, where, ext) ||
-	    ntfs_record_check(ext, c->vol.boot.g.mft_record_size, NTFS_MAGIC_FILE,
-			      why) != NTFS_REC_OK)
-		return NULL;
-	return find_i30_in(ext, type);
-}
-
-/* The $I30 $BITMAP must mark exactly the blocks the tree reached. */
-static void check_index_bitmap(struct dir_walk *w, const uint8_t *rec,
-			       uint8_t *ext)
-{
-	bool split = false;
-	const struct ntfs_attr_header *ba =
-		find_i30(w->c, w->dir, rec, ext, NTFS_AT_BITMAP, &split);
-	uint64_t blocks = w->alloc_bytes / w->block_size;
-	const uint8_t *bm;
-	uint32_t len;
-	char why[NTFS_WHY];
-
-	if (split || (ba && ba->non_resident))
-		return;		/* not judged */
-	if (!ba) {
-		corrupt(w, "large index without its $BITMAP");
+	if (w->lookup)
+		return;
+	if (f != NTFS_BT_ORDER && f != NTFS_BT_SEPARATOR && f != NTFS_BT_DUPLICATE) {
+		corrupt(w, why);
 		return;
 	}
-	bm = ntfs_attr_value(ba, &len);
-	for (uint64_t b = 0; b < blocks; b++) {
-		bool used = b / 8 < len && (bm[b / 8] >> (b % 8) & 1);
-
-		if (used != bit_get(w->visited, b)) {
-			snprintf(why, sizeof(why),
-				 "index bitmap says block %llu is %s, the tree says %s",
-				 (unsigned long long)b, used ? "used" : "free",
-				 used ? "unused" : "used");
-			corrupt(w, why);
-			return;
-		}
-	}
+	name_of(x, u);
+	ntfs_name_to_utf8(u, x->name_len, a, sizeof(a));
+	name_of(y, u);
+	ntfs_name_to_utf8(u, y->name_len, b, sizeof(b));
+	if (f == NTFS_BT_DUPLICATE ?
+	    fsf_fix_ask(&w->c->fix, &PR_INDEX_DUPLICATE, wobj(w), b,
+			(unsigned long long)(x->mref & 0xffffffffffffULL),
+			(unsigned long long)(y->mref & 0xffffffffffffULL)) :
+	    fsf_fix_ask(&w->c->fix, &PR_INDEX_ORDER, wobj(w), a, b))
+		bit_set(w->c->rebuild, w->dir);
 }
 
 struct bufs {
-	uint8_t *rec, *ext_root, *ext_alloc, *file;
+	uint8_t *rec, *file;
 };
 
 /* Check directory D's index, or with LOOKUP only mark which of the
@@ -484,19 +288,17 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 		      const struct bufs *b, uint8_t *unchecked,
 		      struct suspect *lookup, size_t nlookup)
 {
-	bool split = false;
 	struct dir_walk w = { .c = c, .dir = d, .upcase = upcase,
 			      .unchecked = unchecked, .fbuf = b->file,
 			      .lookup = lookup, .nlookup = nlookup };
-	uint8_t *rec = b->rec, *ext_root = b->ext_root, *ext_alloc = b->ext_alloc;
-	const struct ntfs_attr_header *ra, *ia;
-	struct ntfs_index_root root;
-	const uint8_t *entries;
-	uint32_t elen, vlen;
-	const uint8_t *val;
+	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault };
+	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
+			     .collation = NTFS_COLLATION_FILE_NAME,
+			     .upcase = upcase, .arg = &w };
+	uint8_t *rec = b->rec;
+	struct ntfs_index ix;
 	char why[NTFS_WHY];
-	int64_t *stack = NULL;
-	int sp = 0;
+	int r;
 
 	w.metadata = !lookup && ntfs_in_extend(c, d, b->file);
 	if (ntfs_check_read_record(c, d, rec) ||
@@ -504,66 +306,23 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 			      NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return;		/* pass 1 dealt with it */
 	w.dir_seq = le16toh(((const struct ntfs_mft_record *)rec)->sequence_number);
-	ra = find_i30(c, d, rec, ext_root, NTFS_AT_INDEX_ROOT, &split);
-	if (!ra || ra->non_resident) {
-		corrupt(&w, "no $I30 index root");
-		return;
+	r = ntfs_index_open(c, d, rec, "$I30", &ix);
+	if (r == 1) {
+		/* extents in several records: not walked yet, and so its
+		 * names are not judged either */
+		if (!lookup)
+			bit_set(unchecked, d);
+	} else if (r < 0) {
+		if (r == -1)
+			corrupt(&w, ix.why);
+	} else {
+		ntfs_index_bt(&ix, &t, &ops);
+		if (ix.has_alloc && !ix.has_bitmap)
+			corrupt(&w, "large index without its $BITMAP");
+		ntfs_bt_walk(&t);
+		ntfs_bt_free(&t);
 	}
-	val = ntfs_attr_value(ra, &vlen);
-	if (ntfs_index_root_parse(val, vlen, &root, &entries, &elen, why)) {
-		corrupt(&w, why);
-		return;
-	}
-	if (le32toh(root.type) != NTFS_AT_FILE_NAME ||
-	    le32toh(root.collation_rule) != NTFS_COLLATION_FILE_NAME) {
-		corrupt(&w, "index root is not a file name index");
-		return;
-	}
-	stack = malloc(4096 * sizeof(*stack) + 16);
-	if (!stack)
-		return;
-	if (root.ih.flags & 1) {
-		struct ntfs_attr_nonresident n;
-
-		ia = find_i30(c, d, rec, ext_alloc, NTFS_AT_INDEX_ALLOCATION, &split);
-		if (split) {
-			/* extents in several records: not walked yet, and
-			 * so its names are not judged either */
-			if (!lookup)
-				bit_set(unchecked, d);
-			goto out;
-		}
-		w.block_size = le32toh(root.index_block_size);
-		if (!ia || !ia->non_resident || w.block_size < 512 ||
-		    w.block_size > 65536 || w.block_size & (w.block_size - 1)) {
-			corrupt(&w, "large index without a usable index allocation");
-			goto out;
-		}
-		memcpy(&n, ia, sizeof(n));
-		w.nruns = ntfs_attr_runs(ia, c->vol.boot.g.nr_clusters, &w.runs, why);
-		if (w.nruns < 0) {
-			corrupt(&w, why);
-			goto out;
-		}
-		w.alloc_bytes = (uint64_t)le64toh((uint64_t)n.data_size);
-		w.vcn_unit = w.block_size >= c->vol.boot.g.cluster_size ?
-			     c->vol.boot.g.cluster_size : 512;
-		w.visited = calloc(1, w.alloc_bytes / w.block_size / 8 + 1);
-		w.block = malloc(w.block_size);
-		if (!w.visited || !w.block)
-			goto out;
-	}
-	if (walk_node(&w, entries, elen, stack, &sp, 0) == 0 && sp && !w.block)
-		corrupt(&w, "small index has sub-nodes");
-	else if (sp && w.block)
-		walk_blocks(&w, stack, sp);
-	if (w.block && !w.reported)
-		check_index_bitmap(&w, rec, b->file);
-out:
-	free(stack);
-	free(w.runs);
-	free(w.visited);
-	free(w.block);
+	ntfs_index_close(&ix);
 }
 
 static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
@@ -746,7 +505,7 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 int ntfs_pass3_indexes(struct ntfs_check *c)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	struct bufs b = { malloc(rs), malloc(rs), malloc(rs), malloc(rs) };
+	struct bufs b = { malloc(rs), malloc(rs) };
 	uint8_t *unchecked = calloc(1, c->vol.mft_records / 8 + 1);
 	uint16_t *upcase = NULL;
 	struct fsf_progress prog;
@@ -754,9 +513,14 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	int ret = -ENOMEM;
 
 	c->rebuild = calloc(1, c->vol.mft_records / 8 + 1);
-	if (!b.rec || !b.ext_root || !b.ext_alloc || !b.file || !unchecked ||
+	if (!b.rec || !b.file || !unchecked ||
 	    !c->rebuild)
 		goto out;
+	/* a root made again in pass 1: its index comes from its children */
+	if (c->root_recreated) {
+		bit_set(c->rebuild, NTFS_FILE_ROOT);
+		bit_set(unchecked, NTFS_FILE_ROOT);
+	}
 	upcase = load_upcase(c, b.rec);
 	fsf_progress_init(&prog, "pass 3: directory indexes", c->progress);
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
@@ -775,8 +539,6 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 out:
 	free(upcase);
 	free(b.rec);
-	free(b.ext_root);
-	free(b.ext_alloc);
 	free(b.file);
 	free(unchecked);
 	return ret;

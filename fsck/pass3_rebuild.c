@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Pass 3 repair: rebuild a directory's $I30 index from the $FILE_NAME
+ * Pass 3 repair: write an index (ntfs_write_index: any index of a record,
+ * built by the libntfs builder from the entries given) and rebuild a
+ * directory's $I30 index from the $FILE_NAME
  * attributes that name the directory as their parent (collected by pass
  * 1).  The names are sorted by $UpCase collation, built into a fresh tree
  * (libntfs/index_build.c), written into the directory's old index clusters
@@ -26,14 +28,17 @@
 #define RESIDENT_HDR 0x20		/* resident header + "$I30" */
 #define NONRESIDENT_HDR 0x48		/* non-resident header + "$I30" */
 
-/* A directory has one index, $I30: every index attribute of its record
- * is replaced, whatever its (possibly damaged) name. */
-static bool is_index_attr(const struct ntfs_attr_header *a)
+/* Is A an attribute of index NAME?  A directory has one index, $I30:
+ * every index attribute of its record is replaced, whatever its (possibly
+ * damaged) name; other records keep their other indexes. */
+static bool is_index_attr(const struct ntfs_attr_header *a, const char *name)
 {
 	uint32_t t = le32toh(a->type);
 
-	return t == NTFS_AT_INDEX_ROOT || t == NTFS_AT_INDEX_ALLOCATION ||
-	       t == NTFS_AT_BITMAP;
+	if (t != NTFS_AT_INDEX_ROOT && t != NTFS_AT_INDEX_ALLOCATION &&
+	    t != NTFS_AT_BITMAP)
+		return false;
+	return !strcmp(name, "$I30") || ntfs_attr_has_name(a, name);
 }
 
 static int cmp_by_collation(const void *x, const void *y, void *upcase)
@@ -204,28 +209,26 @@ struct shape {
 	bool large, small, alone;
 };
 
-static int build(struct ntfs_check *c, struct plan *p,
-		 struct ntfs_fn_ref **v, long n, uint32_t other,
-		 const struct ntfs_run *old, long nold, const struct shape *sh,
-		 char *why)
+/* The entries of directory names V (N of them): each key repeats its
+ * file's data sizes and says whether it names a directory. */
+static struct ntfs_ib_entry *dir_entries(struct ntfs_check *c,
+					 struct ntfs_fn_ref **v, long n)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint32_t bs = c->vol.boot.g.index_block_size, cs = c->vol.boot.g.cluster_size;
-	struct ntfs_ib_entry *e = malloc(((size_t)n + 1) * sizeof(*e));
+	struct ntfs_ib_entry *e = calloc((size_t)n + 1, sizeof(*e));
 	uint8_t *scratch = malloc(rs);
-	uint32_t room = rs > other + RESIDENT_HDR ? rs - other - RESIDENT_HDR : 0;
-	int ret = -1;
 
-	if (!e) {
-		snprintf(why, NTFS_WHY, "out of memory");
-		return -1;
+	if (!e || !scratch) {
+		free(e);
+		free(scratch);
+		return NULL;
 	}
 	for (long i = 0; i < n; i++) {
 		struct ntfs_data_sizes sizes = { 0 }, *d = &sizes;
 
 		/* a file's entry repeats its data sizes */
 		if (!bit_get(c->record_dir, v[i]->recno) &&
-		    v[i]->recno >= NTFS_FILE_FIRST_USER && scratch)
+		    v[i]->recno >= NTFS_FILE_FIRST_USER)
 			ntfs_file_foreach(c, v[i]->recno, scratch, data_sizes, d);
 		if (d->known) {
 			uint64_t al = htole64(d->alloc), sz = htole64(d->size);
@@ -250,6 +253,26 @@ static int build(struct ntfs_check *c, struct plan *p,
 		e[i].key = v[i]->fn;
 		e[i].key_len = v[i]->fn_len;
 	}
+	free(scratch);
+	return e;
+}
+
+/* The index of SPEC's type and collation from E (N entries, sorted) for a
+ * record whose other attributes take OTHER bytes: the root as big as
+ * fits, blocks placed (the old allocation OLD reused when big enough). */
+static int build(struct ntfs_check *c, struct plan *p, uint32_t type,
+		 uint32_t collation, const struct ntfs_ib_entry *e, long n,
+		 uint32_t other, const struct ntfs_run *old, long nold,
+		 const struct shape *sh, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint32_t bs = c->vol.boot.g.index_block_size, cs = c->vol.boot.g.cluster_size;
+	uint32_t room = rs > other + RESIDENT_HDR ? rs - other - RESIDENT_HDR : 0;
+	struct ntfs_ib_spec spec = { .type = type, .collation = collation,
+				     .block_size = bs, .cluster_size = cs,
+				     .large = sh->large };
+	int ret = -1;
+
 	/* as small as can be first; a large index also needs room for its
 	 * allocation and bitmap attributes, so shrink the root until all fit */
 	for (int tries = 0; tries < 8; tries++) {
@@ -257,8 +280,8 @@ static int build(struct ntfs_check *c, struct plan *p,
 		int mplen;
 
 		ntfs_index_build_free(&p->res);
-		if (ntfs_index_build_shape(e, (size_t)n, room, bs, cs, sh->large,
-					   &p->res)) {
+		spec.root_room = room;
+		if (ntfs_index_build_spec(&spec, e, (size_t)n, &p->res)) {
 			snprintf(why, NTFS_WHY, "%u-byte index blocks cannot hold the entries in a %u-byte record",
 				 bs, rs);
 			goto out;
@@ -296,52 +319,81 @@ static int build(struct ntfs_check *c, struct plan *p,
 	}
 	snprintf(why, NTFS_WHY, "the index does not fit the directory record");
 out:
-	free(e);
-	free(scratch);
 	return ret;
 }
 
-/* The directory record REC with its $I30 attributes replaced by P's. */
+/* NAME (ASCII) against A's name, as attributes of one type are ordered */
+static int name_cmp(const char *name, const struct ntfs_attr_header *a)
+{
+	const uint8_t *n = (const uint8_t *)a + le16toh(a->name_offset);
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < len && i < a->name_length; i++) {
+		uint16_t x = (uint8_t)name[i], y = (uint16_t)(n[2 * i] | n[2 * i + 1] << 8);
+
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return len == a->name_length ? 0 : (len < a->name_length ? -1 : 1);
+}
+
+/* Add the next of P's attributes of index NAME (*K: 0 root, 1 allocation,
+ * 2 bitmap) while they sort before A (NULL: all of them). */
+static bool add_new(struct ntfs_check *c, struct ntfs_rec *r, const struct plan *p,
+		    const char *name, int *k, const struct ntfs_attr_header *a)
+{
+	static const uint32_t types[3] = { NTFS_AT_INDEX_ROOT,
+					   NTFS_AT_INDEX_ALLOCATION, NTFS_AT_BITMAP };
+	uint32_t cs = c->vol.boot.g.cluster_size;
+	uint64_t data = (uint64_t)p->res.nblocks * c->vol.boot.g.index_block_size;
+	bool ok = true;
+
+	for (; *k < (p->res.large ? 3 : 1) && ok; ++*k) {
+		if (a && (types[*k] > le32toh(a->type) ||
+			  (types[*k] == le32toh(a->type) && name_cmp(name, a) > 0)))
+			break;
+		if (*k == 0)
+			ok = ntfs_rec_add_resident(r, NTFS_AT_INDEX_ROOT, name,
+						   p->res.root, p->res.root_len, 0) != NULL;
+		else if (*k == 1)
+			ok = !ntfs_rec_add_nonresident(r, NTFS_AT_INDEX_ALLOCATION, name,
+						       p->runs, (size_t)p->nruns,
+						       p->clusters * cs, data, data);
+		else
+			ok = ntfs_rec_add_resident(r, NTFS_AT_BITMAP, name, p->bitmap,
+						   p->bitmap_len, 0) != NULL;
+	}
+	return ok;
+}
+
+/* Record REC with the attributes of its index NAME replaced by P's, each
+ * where its type and name sort among the attributes kept. */
 static int rewrite_record(struct ntfs_check *c, const uint8_t *rec,
-			  uint8_t *out, const struct plan *p, char *why)
+			  uint8_t *out, const struct plan *p, const char *name,
+			  char *why)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint32_t bs = c->vol.boot.g.index_block_size, cs = c->vol.boot.g.cluster_size;
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
 	struct ntfs_rec r;
-	bool added = false;
-	int ok = 1;
+	int k = 0, more;
+	bool ok = true;
 
 	memcpy(out, rec, rs);
 	ntfs_rec_reopen(&r, out, rs);
 	ntfs_attr_cursor_init(&cur, rec);
-	for (;;) {
-		int more = ntfs_attr_next(&cur, &a, why);
-
-		if (more < 0)
-			return -1;
-		if (!added && (!more || le32toh(a->type) > NTFS_AT_INDEX_ROOT)) {
-			uint64_t data = (uint64_t)p->res.nblocks * bs;
-
-			ok = ntfs_rec_add_resident(&r, NTFS_AT_INDEX_ROOT, "$I30",
-						   p->res.root, p->res.root_len, 0) != NULL;
-			if (ok && p->res.large)
-				ok = !ntfs_rec_add_nonresident(&r, NTFS_AT_INDEX_ALLOCATION,
-							       "$I30", p->runs,
-							       (size_t)p->nruns,
-							       p->clusters * cs, data, data) &&
-				     ntfs_rec_add_resident(&r, NTFS_AT_BITMAP, "$I30",
-							   p->bitmap, p->bitmap_len, 0);
-			added = true;
-		}
-		if (!more || !ok)
-			break;
-		if (!is_index_attr(a))
-			ok = ntfs_rec_add_raw(&r, a, le32toh(a->length)) != NULL;
+	while (ok && (more = ntfs_attr_next(&cur, &a, why)) == 1) {
+		if (is_index_attr(a, name))
+			continue;
+		ok = add_new(c, &r, p, name, &k, a) &&
+		     ntfs_rec_add_raw(&r, a, le32toh(a->length)) != NULL;
 	}
+	if (ok && more < 0)
+		return -1;
+	if (ok)
+		ok = add_new(c, &r, p, name, &k, NULL);
 	if (!ok)
-		snprintf(why, NTFS_WHY, "the index does not fit the directory record");
+		snprintf(why, NTFS_WHY, "the index does not fit the record");
 	return ok ? 0 : -1;
 }
 
@@ -527,6 +579,7 @@ static int rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 	struct ntfs_run *old = NULL, *gone = NULL;
 	long nold = 0, ngone = 0, n;
 	struct ntfs_fn_ref **v = NULL;
+	struct ntfs_ib_entry *e = NULL;
 	struct ntfs_mft_record m;
 	struct shape sh;
 	struct plan p;
@@ -607,7 +660,13 @@ static int rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 		snprintf(why, NTFS_WHY, "out of memory");
 		goto out;
 	}
-	if (build(c, &p, v, n, other, old, nold, &sh, why))
+	e = dir_entries(c, v, n);
+	if (!e) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		goto out;
+	}
+	if (build(c, &p, NTFS_AT_FILE_NAME, NTFS_COLLATION_FILE_NAME, e, n,
+		  other, old, nold, &sh, why))
 		goto out;
 	for (int j = 0; j < nrec; j++)
 		if (rewrite_holder(c, bufs[j], outs[j], &p, why))
@@ -630,18 +689,19 @@ out:
 	free(p.runs);
 	free(old);
 	free(gone);
+	free(e);
 	free(v);
 	return ret;
 }
 
-int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
-			   const uint16_t *upcase, char *why)
+int ntfs_write_index(struct ntfs_check *c, uint64_t d, const char *name,
+		     uint32_t type, uint32_t collation,
+		     const struct ntfs_ib_entry *e, long n, char *why)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs), *out = malloc(rs);
-	struct ntfs_fn_ref **v = NULL;
 	struct ntfs_run *old = NULL, *gone = NULL;
-	long nold = 0, ngone = 0, n;
+	long nold = 0, ngone = 0;
 	struct plan p;
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
@@ -655,10 +715,6 @@ int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 		snprintf(why, NTFS_WHY, "out of memory");
 		goto out;
 	}
-	if (!upcase) {
-		snprintf(why, NTFS_WHY, "$UpCase is unreadable");
-		goto out;
-	}
 	if (ntfs_check_read_record(c, d, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		goto out;
@@ -669,10 +725,10 @@ int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 		uint32_t t = le32toh(a->type);
 
 		if (t == NTFS_AT_ATTRIBUTE_LIST) {
-			ret = rebuild_listed(c, d, rec, upcase, why);
+			snprintf(why, NTFS_WHY, "its attributes are in several records");
 			goto out;
 		}
-		if (!is_index_attr(a)) {
+		if (!is_index_attr(a, name)) {
 			other += le32toh(a->length);
 			continue;
 		}
@@ -694,13 +750,8 @@ int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 	}
 	if (more < 0)
 		goto out;
-	n = gather(c, d, upcase, &v);
-	if (n < 0) {
-		snprintf(why, NTFS_WHY, "out of memory");
-		goto out;
-	}
-	if (build(c, &p, v, n, other, old, nold, &whole, why) ||
-	    rewrite_record(c, rec, out, &p, why))
+	if (build(c, &p, type, collation, e, n, other, old, nold, &whole, why) ||
+	    rewrite_record(c, rec, out, &p, name, why))
 		goto out;
 	if (commit_blocks(c, &p, old, nold, gone, ngone, why))
 		goto out;
@@ -714,9 +765,47 @@ out:
 	free(p.runs);
 	free(old);
 	free(gone);
-	free(v);
 	free(rec);
 	free(out);
+	return ret;
+}
+
+int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
+			   const uint16_t *upcase, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs);
+	struct ntfs_fn_ref **v = NULL;
+	struct ntfs_ib_entry *e = NULL;
+	long n;
+	int ret = -1;
+
+	if (!rec) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		goto out;
+	}
+	if (!upcase) {
+		snprintf(why, NTFS_WHY, "$UpCase is unreadable");
+		goto out;
+	}
+	if (ntfs_check_read_record(c, d, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		goto out;
+	if (ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, "")) {
+		ret = rebuild_listed(c, d, rec, upcase, why);
+		goto out;
+	}
+	n = gather(c, d, upcase, &v);
+	if (n < 0 || !(e = dir_entries(c, v, n))) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		goto out;
+	}
+	ret = ntfs_write_index(c, d, "$I30", NTFS_AT_FILE_NAME,
+			       NTFS_COLLATION_FILE_NAME, e, n, why);
+out:
+	free(e);
+	free(v);
+	free(rec);
 	return ret;
 }
 

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Pass 3, $Secure: every entry of its two indexes ($SII by security id,
- * $SDH by descriptor hash) must be in order, repeat the header of the
- * $SDS entry it points to, whose descriptor must have that hash; and both
- * indexes must name the same descriptors.  Descriptors are read one by
- * one where the indexes point (no copy of $SDS is kept).  Problems are
- * reported, not repaired yet.  $Secure's attributes must be in its base
- * record (they are unless the volume has very many descriptors);
- * otherwise it is not judged.
+ * Pass 3, $Secure.  $SDS holds the security descriptors (each 256 KiB
+ * block followed by its mirror); $SII (by security id) and $SDH (by hash)
+ * index them.  The descriptors are read from $SDS first: an entry is
+ * valid when its header names its own offset and its descriptor has its
+ * hash; a damaged entry whose mirror copy is valid is restored from the
+ * mirror.  Both indexes are walked by the libntfs B+tree walker and every
+ * entry must repeat the header of a valid $SDS entry; both must index
+ * exactly the valid entries.  Otherwise they are rebuilt from $SDS with
+ * the index builder.  When no descriptor is left, the default ones of a
+ * fresh volume are written.  Last, every file's security id must be
+ * indexed: an unknown id is replaced by the root directory's (or, for
+ * system files, $Extend's files and when the root's is unknown too, the
+ * lowest known id).
+ * $Secure's attributes must be in its base record (they are unless the
+ * volume has very many descriptors); otherwise it is not judged.
  */
 #include "config.h"
 
@@ -17,50 +24,290 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/index_build.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
-#define MAX_DEPTH 32
+#define SDS_MAX (64u << 20)	/* $SDS read whole up to this size */
 
-struct secure_walk {
-	struct ntfs_check *c;
-	const char *index;		/* "$SII" or "$SDH" */
-	bool sdh;
-	/* the index allocation */
-	struct ntfs_run *runs;
-	long nruns;
-	uint32_t block_size, vcn_unit;
-	uint64_t alloc_bytes;
-	uint8_t *visited, *block;
-	/* $SDS */
-	const struct ntfs_run *sds;
-	long nsds;
-	uint64_t sds_size;
-	/* what was seen */
-	uint32_t *ids;
-	size_t nids, cap;
-	uint64_t prev_key;
-	bool have_prev, bad;
+struct sd {
+	struct ntfs_sds_header h;	/* little-endian, as on disk */
+	uint32_t id;
 };
 
-static void report(struct secure_walk *w, const char *why)
-{
-	char obj[32];
+struct secure {
+	struct ntfs_check *c;
+	uint8_t *sds;
+	uint64_t sds_size;
+	struct ntfs_run *runs;
+	long nruns;
+	struct sd *v;			/* valid entries, by id */
+	size_t n, cap;
+	bool rebuild;
+};
 
-	w->bad = true;		/* one report per index */
-	snprintf(obj, sizeof(obj), "$Secure:%s", w->index);
-	fsf_fix_ask(&w->c->fix, &PR_SECURE_INDEX, obj, why);
+static int cmp_sd(const void *x, const void *y)
+{
+	const struct sd *a = x, *b = y;
+
+	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-#define PROBLEM(w, ...) do {						\
-	if (!(w)->bad) {						\
-		char why_[160];						\
-		snprintf(why_, sizeof(why_), __VA_ARGS__);		\
-		report(w, why_);					\
-	}								\
-} while (0)
+static const struct sd *lookup(const struct secure *s, uint32_t id)
+{
+	struct sd key = { .id = id };
 
-static const uint8_t *attr_named(const uint8_t *rec, uint32_t type, const char *name)
+	return s->n ? bsearch(&key, s->v, s->n, sizeof(key), cmp_sd) : NULL;
+}
+
+/* Is the entry at OFF of BUF (a copy of the entry that belongs at AT) a
+ * valid one inside the block ending at END?  Its length in *LEN. */
+static bool entry_valid(const uint8_t *buf, uint64_t off, uint64_t end,
+			uint64_t at, struct ntfs_sds_header *h)
+{
+	uint32_t len;
+
+	if (off + sizeof(*h) > end)
+		return false;
+	memcpy(h, buf + off, sizeof(*h));
+	len = le32toh(h->length);
+	return le64toh(h->offset) == at && len >= sizeof(*h) + 20 &&
+	       off + len <= end && le32toh(h->security_id) >= NTFS_SECURITY_ID_FIRST &&
+	       ntfs_sd_hash(buf + off + sizeof(*h), len - sizeof(*h)) ==
+	       le32toh(h->hash);
+}
+
+static int add_sd(struct secure *s, const struct ntfs_sds_header *h)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct sd *g = realloc(s->v, cap * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		s->v = g;
+		s->cap = cap;
+	}
+	s->v[s->n].h = *h;
+	s->v[s->n].id = le32toh(h->security_id);
+	s->n++;
+	return 0;
+}
+
+/* The valid entries of $SDS; damaged ones restored from the mirror. */
+static int scan_sds(struct secure *s)
+{
+	struct ntfs_check *c = s->c;
+	struct ntfs_sds_header h;
+
+	for (uint64_t blk = 0; blk < s->sds_size; blk += 2ull * NTFS_SDS_BLOCK) {
+		uint64_t end = blk + NTFS_SDS_BLOCK < s->sds_size ?
+			       blk + NTFS_SDS_BLOCK : s->sds_size;
+		uint64_t mend = end + NTFS_SDS_BLOCK < s->sds_size ?
+				end + NTFS_SDS_BLOCK : s->sds_size;
+
+		for (uint64_t off = blk; off + sizeof(h) <= end;) {
+			uint64_t len;
+
+			if (entry_valid(s->sds, off, end, off, &h)) {
+				len = le32toh(h.length);
+			} else if (entry_valid(s->sds, off + NTFS_SDS_BLOCK, mend, off, &h)) {
+				len = le32toh(h.length);
+				if (fsf_fix_ask(&c->fix, &PR_SECURE_SDS_MIRROR, "$Secure:$SDS",
+						le32toh(h.security_id), (unsigned long long)off)) {
+					memcpy(s->sds + off, s->sds + off + NTFS_SDS_BLOCK, len);
+					if (ntfs_runs_pwrite(c, s->runs, s->nruns, off,
+							     len, s->sds + off))
+						fsf_fix_failed(&c->fix);
+				}
+			} else {
+				off += 16;
+				continue;
+			}
+			if (!lookup(s, le32toh(h.security_id))) {
+				int r = add_sd(s, &h);
+
+				if (r)
+					return r;
+				qsort(s->v, s->n, sizeof(*s->v), cmp_sd);
+			}
+			off += ntfs_align(len, 16);
+		}
+	}
+	return 0;
+}
+
+/* one index walked */
+struct sec_walk {
+	struct secure *s;
+	const char *obj;		/* "$Secure:$SII" */
+	bool sdh, reported;
+	uint8_t *seen;			/* one byte per valid entry */
+};
+
+static void report(struct sec_walk *w, const char *why)
+{
+	if (!w->reported && fsf_fix_ask(&w->s->c->fix, &PR_SECURE_INDEX, w->obj, why))
+		w->s->rebuild = true;
+	w->reported = true;
+}
+
+static void on_fault(void *arg, enum ntfs_bt_fault f, const struct ntfs_ie_view *a,
+		     const struct ntfs_ie_view *b, const char *why)
+{
+	(void)f;
+	(void)a;
+	(void)b;
+	report(arg, why);
+}
+
+static int on_entry(void *arg, const struct ntfs_ie_view *ie)
+{
+	struct sec_walk *w = arg;
+	uint16_t doff = (uint16_t)(ie->mref & 0xffff), dlen = (uint16_t)(ie->mref >> 16);
+	const uint8_t *entry = ie->key - sizeof(struct ntfs_index_entry);
+	struct ntfs_sds_header h;
+	const struct sd *sd;
+	uint32_t k[2];
+	char why[NTFS_WHY];
+
+	/* the entry's length bounds its data (ntfs_ie_next checked it) */
+	if (dlen != sizeof(h) || doff < sizeof(struct ntfs_index_entry) + ie->key_len ||
+	    ie->key_len != (w->sdh ? 8 : 4)) {
+		snprintf(why, sizeof(why), "an entry of %u key bytes has %u data bytes at %u",
+			 ie->key_len, dlen, doff);
+		report(w, why);
+		return 0;
+	}
+	memcpy(&h, entry + doff, sizeof(h));
+	memcpy(k, ie->key, ie->key_len);
+	sd = lookup(w->s, le32toh(h.security_id));
+	if (le32toh(k[w->sdh]) != le32toh(h.security_id) ||
+	    (w->sdh && le32toh(k[0]) != le32toh(h.hash))) {
+		snprintf(why, sizeof(why), "the key of security id %u does not match its data",
+			 le32toh(h.security_id));
+		report(w, why);
+	} else if (!sd || memcmp(&sd->h, &h, sizeof(h))) {
+		snprintf(why, sizeof(why), "security id %u is not at $SDS offset %llu",
+			 le32toh(h.security_id), (unsigned long long)le64toh(h.offset));
+		report(w, why);
+	} else {
+		w->seen[sd - w->s->v] = 1;
+	}
+	return 0;
+}
+
+static void check_index(struct secure *s, const uint8_t *rec, const char *name,
+			bool sdh)
+{
+	char obj[32];
+	struct sec_walk w = { .s = s, .obj = obj, .sdh = sdh };
+	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault };
+	struct ntfs_bt t = { .type = 0, .arg = &w,
+			     .collation = sdh ? NTFS_COLLATION_NTOFS_SECURITY_HASH :
+						NTFS_COLLATION_NTOFS_ULONG };
+	struct ntfs_index ix;
+	int r;
+
+	snprintf(obj, sizeof(obj), "$Secure:%s", name);
+	w.seen = calloc(1, s->n + 1);
+	if (!w.seen)
+		return;
+	r = ntfs_index_open(s->c, NTFS_FILE_SECURE, rec, name, &ix);
+	if (r < 0) {
+		report(&w, r == -1 ? ix.why : "out of memory");
+	} else if (r == 0) {
+		ntfs_index_bt(&ix, &t, &ops);
+		if (ix.has_alloc && !ix.has_bitmap)
+			report(&w, "large index without its $BITMAP");
+		ntfs_bt_walk(&t);
+		ntfs_bt_free(&t);
+		for (size_t i = 0; i < s->n && !w.reported; i++)
+			if (!w.seen[i]) {
+				char why[NTFS_WHY];
+
+				snprintf(why, sizeof(why), "security id %u of $SDS has no entry",
+					 s->v[i].id);
+				report(&w, why);
+			}
+	}
+	ntfs_index_close(&ix);
+	free(w.seen);
+}
+
+/* $SII and $SDH rebuilt from the valid entries */
+static int rebuild(struct secure *s)
+{
+	struct ntfs_ib_entry *e = calloc(s->n + 1, sizeof(*e));
+	uint8_t (*keys)[8] = calloc(s->n + 1, 8);
+	struct ntfs_ib_spec spec = { .collation = NTFS_COLLATION_NTOFS_ULONG };
+	char why[NTFS_WHY];
+	int ret = -1;
+
+	if (!e || !keys) {
+		snprintf(why, sizeof(why), "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		memcpy(keys[i], &s->v[i].h.hash, 4);
+		memcpy(keys[i] + 4, &s->v[i].h.security_id, 4);
+		e[i] = (struct ntfs_ib_entry){ .key = keys[i] + 4, .key_len = 4,
+					       .data = (const uint8_t *)&s->v[i].h,
+					       .data_len = sizeof(s->v[i].h) };
+	}
+	ntfs_ib_sort(e, s->n, &spec);
+	if (ntfs_write_index(s->c, NTFS_FILE_SECURE, "$SII", 0,
+			     NTFS_COLLATION_NTOFS_ULONG, e, (long)s->n, why))
+		goto out;
+	for (size_t i = 0; i < s->n; i++)
+		e[i].key = keys[i], e[i].key_len = 8;
+	spec.collation = NTFS_COLLATION_NTOFS_SECURITY_HASH;
+	ntfs_ib_sort(e, s->n, &spec);
+	if (ntfs_write_index(s->c, NTFS_FILE_SECURE, "$SDH", 0,
+			     NTFS_COLLATION_NTOFS_SECURITY_HASH, e, (long)s->n, why))
+		goto out;
+	ret = 0;
+out:
+	if (ret)
+		fsf_fix_ask(&s->c->fix, &PR_SECURE_FAILED, "$Secure", why);
+	free(e);
+	free(keys);
+	return ret;
+}
+
+/* No descriptor left: the defaults of a fresh volume, both copies. */
+static int write_defaults(struct secure *s)
+{
+	struct ntfs_secure def;
+	uint64_t mlen;
+
+	ntfs_secure_build(&def);
+	if (s->sds_size < NTFS_SDS_BLOCK + def.sds_len) {
+		fsf_fix_ask(&s->c->fix, &PR_SECURE_FAILED, "$Secure",
+			    "$SDS is too small for the default descriptors");
+		return -1;
+	}
+	if (!fsf_fix_ask(&s->c->fix, &PR_SECURE_DEFAULTS, "$Secure:$SDS"))
+		return -1;
+	mlen = s->sds_size - NTFS_SDS_BLOCK < 4096 ? s->sds_size - NTFS_SDS_BLOCK : 4096;
+	memset(s->sds, 0, 4096);
+	memcpy(s->sds, def.sds, def.sds_len);
+	memset(s->sds + NTFS_SDS_BLOCK, 0, mlen);
+	memcpy(s->sds + NTFS_SDS_BLOCK, def.sds, def.sds_len);
+	if (ntfs_runs_pwrite(s->c, s->runs, s->nruns, 0, 4096, s->sds) ||
+	    ntfs_runs_pwrite(s->c, s->runs, s->nruns, NTFS_SDS_BLOCK,
+			     mlen, s->sds + NTFS_SDS_BLOCK)) {
+		fsf_fix_failed(&s->c->fix);
+		return -1;
+	}
+	for (int i = 0; i < NTFS_NR_SD; i++)
+		if (add_sd(s, &def.hdr[i]))
+			return -1;
+	s->rebuild = true;
+	return 0;
+}
+
+static uint32_t secid_of(const uint8_t *rec, uint32_t *at)
 {
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
@@ -68,239 +315,123 @@ static const uint8_t *attr_named(const uint8_t *rec, uint32_t type, const char *
 
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		const uint8_t *n = (const uint8_t *)a + le16toh(a->name_offset);
-		bool same = le32toh(a->type) == type && a->name_length == 4;
+		uint32_t len, id;
+		const uint8_t *v;
 
-		for (int i = 0; same && i < 4; i++)
-			same = n[2 * i] == (uint8_t)name[i] && !n[2 * i + 1];
-		if (same)
-			return (const uint8_t *)a;
+		if (le32toh(a->type) != NTFS_AT_STANDARD_INFORMATION || a->non_resident)
+			continue;
+		v = ntfs_attr_value(a, &len);
+		if (len < offsetof(struct ntfs_standard_information, security_id) + 4)
+			return 0;	/* NTFS 1.x form: no id */
+		*at = (uint32_t)(v - rec) + offsetof(struct ntfs_standard_information,
+						     security_id);
+		memcpy(&id, rec + *at, 4);
+		return le32toh(id);
 	}
-	return NULL;
+	return 0;
 }
 
-/* Read LEN bytes at OFF of $SDS. */
-static int sds_read(struct secure_walk *w, uint64_t off, void *buf, uint32_t len)
+/* Does REC name $Extend as its parent? */
+static bool in_extend(const uint8_t *rec)
 {
-	if (off + len > w->sds_size)
-		return -1;
-	return ntfs_runs_pread(w->c, w->sds, w->nsds, off, len, buf);
-}
-
-static void check_entry(struct secure_walk *w, const struct ntfs_ie_view *ie,
-			const uint8_t *end)
-{
-	uint16_t doff = (uint16_t)(ie->mref & 0xffff), dlen = (uint16_t)(ie->mref >> 16);
-	const uint8_t *entry = ie->key - sizeof(struct ntfs_index_entry);
-	struct ntfs_sds_header h, disk;
-	uint8_t *sd = NULL;
-	uint64_t key;
-	uint32_t k[2];
-
-	if (dlen < sizeof(h) || entry + doff + sizeof(h) > end ||
-	    ie->key_len != (w->sdh ? 8 : 4)) {
-		PROBLEM(w, "an entry of %u key bytes has no valid data (%u bytes)",
-			ie->key_len, dlen);
-		return;
-	}
-	memcpy(&h, entry + doff, sizeof(h));
-	memcpy(k, ie->key, ie->key_len);
-	if (w->sdh ? le32toh(k[0]) != le32toh(h.hash) || le32toh(k[1]) != le32toh(h.security_id)
-		   : le32toh(k[0]) != le32toh(h.security_id)) {
-		PROBLEM(w, "the key of security id %u does not match its data (%u)",
-			le32toh(h.security_id), le32toh(k[0]));
-		return;
-	}
-	key = w->sdh ? (uint64_t)le32toh(h.hash) << 32 | le32toh(h.security_id)
-		     : le32toh(h.security_id);
-	if (w->have_prev && key <= w->prev_key) {
-		PROBLEM(w, "security id %u is out of order (after key %llu)",
-			le32toh(h.security_id), (unsigned long long)w->prev_key);
-		return;
-	}
-	w->prev_key = key;
-	w->have_prev = true;
-	if (le32toh(h.length) < sizeof(h) || le32toh(h.length) - sizeof(h) > 65536 ||
-	    !(sd = malloc(le32toh(h.length))) ||
-	    sds_read(w, le64toh(h.offset), &disk, sizeof(disk)) ||
-	    memcmp(&disk, &h, sizeof(h)) ||
-	    sds_read(w, le64toh(h.offset) + sizeof(h), sd,
-		     le32toh(h.length) - (uint32_t)sizeof(h))) {
-		free(sd);
-		PROBLEM(w, "security id %u points to $SDS offset %llu, which does not hold it",
-			le32toh(h.security_id), (unsigned long long)le64toh(h.offset));
-		return;
-	}
-	if (ntfs_sd_hash(sd, le32toh(h.length) - sizeof(h)) != le32toh(h.hash)) {
-		free(sd);
-		PROBLEM(w, "the descriptor of security id %u does not have hash 0x%x",
-			le32toh(h.security_id), le32toh(h.hash));
-		return;
-	}
-	free(sd);
-	if (w->nids == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 64;
-		uint32_t *g = realloc(w->ids, cap * sizeof(*g));
-
-		if (!g)
-			return;
-		w->ids = g;
-		w->cap = cap;
-	}
-	w->ids[w->nids++] = le32toh(h.security_id);
-}
-
-static uint64_t block_offset(const struct secure_walk *w, int64_t vcn)
-{
-	uint64_t byte = (uint64_t)vcn * w->vcn_unit;
-
-	if (vcn < 0 || byte + w->block_size > w->alloc_bytes)
-		return UINT64_MAX;
-	return byte;		/* read with ntfs_runs_pread: may span runs */
-}
-
-/* In-order walk (keys must come out sorted), depth-bounded, each block once. */
-static void walk(struct secure_walk *w, const uint8_t *ents, uint32_t len, int depth)
-{
-	struct ntfs_ie_view ie;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
 	char why[NTFS_WHY];
-	uint32_t off = 0;
-	int r;
 
-	do {
-		r = ntfs_ie_next(ents, len, &off, false, &ie, why);
-		if (r < 0) {
-			PROBLEM(w, "an entry is corrupt (%s)", why);
-			return;
-		}
-		if (ie.child_vcn >= 0) {
-			uint64_t at = w->block ? block_offset(w, ie.child_vcn) : UINT64_MAX;
-			uint64_t b = at == UINT64_MAX ? 0 :
-				     (uint64_t)ie.child_vcn * w->vcn_unit / w->block_size;
-			uint8_t *blk;
-			const uint8_t *e;
-			uint32_t el;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_file_name fn;
 
-			if (at == UINT64_MAX || depth >= MAX_DEPTH || bit_get(w->visited, b)) {
-				PROBLEM(w, "sub-node VCN %lld is invalid or reached twice",
-					(long long)ie.child_vcn);
-				return;
-			}
-			bit_set(w->visited, b);
-			blk = malloc(w->block_size);
-			if (!blk)
-				return;
-			if (ntfs_runs_pread(w->c, w->runs, w->nruns, at, w->block_size, blk) ||
-			    ntfs_record_check(blk, w->block_size, NTFS_MAGIC_INDX, why) != NTFS_REC_OK ||
-			    ntfs_index_block_parse(blk, w->block_size, ie.child_vcn, &e, &el, why)) {
-				PROBLEM(w, "index block VCN %lld is unusable (%s)",
-					(long long)ie.child_vcn, why);
-				free(blk);
-				return;
-			}
-			walk(w, e, el, depth + 1);
-			free(blk);
-			if (w->bad)
-				return;
-		}
-		if (r == 1)
-			check_entry(w, &ie, ents + len);
-	} while (r == 1 && !w->bad);
+		if (ntfs_file_name_of(a, &fn) &&
+		    (le64toh(fn.parent_directory) & 0xffffffffffffULL) == NTFS_FILE_EXTEND)
+			return true;
+	}
+	return false;
 }
 
-static int cmp_u32(const void *x, const void *y)
+/* Every base record's security id is a known one. */
+static void check_ids(struct secure *s, uint8_t *rec)
 {
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	struct ntfs_check *c = s->c;
+	uint32_t rs = c->vol.boot.g.mft_record_size, at, root_id = 0, low;
+	char why[NTFS_WHY], obj[1200];
 
-	return a < b ? -1 : a > b;
-}
-
-static void check_index(struct secure_walk *w, const uint8_t *rec)
-{
-	const struct ntfs_attr_header *ra =
-		(const void *)attr_named(rec, NTFS_AT_INDEX_ROOT, w->index);
-	const struct ntfs_attr_header *ia =
-		(const void *)attr_named(rec, NTFS_AT_INDEX_ALLOCATION, w->index);
-	struct ntfs_index_root root;
-	const uint8_t *ents;
-	uint32_t elen, vlen = 0;
-	char why[NTFS_WHY];
-	const uint8_t *val = ra && !ra->non_resident ? ntfs_attr_value(ra, &vlen) : NULL;
-
-	if (!val || ntfs_index_root_parse(val, vlen, &root, &ents, &elen, why)) {
-		PROBLEM(w, "%s", "the index root is missing or corrupt");
+	if (!s->n)
 		return;
-	}
-	if (root.ih.flags & 1) {
-		struct ntfs_attr_nonresident n;
+	low = s->v[0].id;
+	if (!ntfs_check_read_record(c, NTFS_FILE_ROOT, rec) &&
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK)
+		root_id = secid_of(rec, &at);
+	if (!lookup(s, root_id))
+		root_id = low;
+	for (uint64_t r = 0; r < c->vol.mft_records; r++) {
+		struct ntfs_mft_record m;
+		uint32_t id, to;
 
-		w->block_size = le32toh(root.index_block_size);
-		if (!ia || !ia->non_resident || w->block_size < 512 ||
-		    w->block_size > 65536 || w->block_size & (w->block_size - 1) ||
-		    (w->nruns = ntfs_attr_runs(ia, w->c->vol.boot.g.nr_clusters,
-					       &w->runs, why)) < 0) {
-			PROBLEM(w, "%s", "a large index without a usable allocation");
-			return;
-		}
-		memcpy(&n, ia, sizeof(n));
-		w->alloc_bytes = le64toh((uint64_t)n.data_size);
-		w->vcn_unit = w->block_size >= w->c->vol.boot.g.cluster_size ?
-			      w->c->vol.boot.g.cluster_size : 512;
-		w->visited = calloc(1, w->alloc_bytes / w->block_size / 8 + 1);
-		w->block = (uint8_t *)1;	/* blocks exist */
-		if (!w->visited)
-			return;
+		if (!bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			continue;
+		memcpy(&m, rec, sizeof(m));
+		if (m.base_mft_record)
+			continue;
+		id = secid_of(rec, &at);
+		if (!id || lookup(s, id))
+			continue;
+		/* system files, the root and $Extend's files: the lowest id */
+		to = r < NTFS_FILE_FIRST_USER || in_extend(rec) ? low : root_id;
+		ntfs_object_name(c, "file", r, obj, sizeof(obj));
+		if (!fsf_fix_ask(&c->fix, &PR_SECURE_ID, obj, id, to))
+			continue;
+		to = htole32(to);
+		memcpy(rec + at, &to, 4);
+		if (ntfs_check_write_record(c, r, rec))
+			fsf_fix_failed(&c->fix);
 	}
-	walk(w, ents, elen, 0);
-	if (w->nids)
-		qsort(w->ids, w->nids, sizeof(*w->ids), cmp_u32);
 }
 
 int ntfs_pass3_secure(struct ntfs_check *c)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs);
-	struct ntfs_run *sds = NULL;
-	struct secure_walk sii = { .c = c, .index = "$SII" };
-	struct secure_walk sdh = { .c = c, .index = "$SDH", .sdh = true };
+	struct secure s = { .c = c };
 	const struct ntfs_attr_header *sa;
+	struct ntfs_attr_nonresident n;
 	char why[NTFS_WHY];
-	long nsds;
+	int ret = 0;
 
 	if (!rec)
 		return -ENOMEM;
 	if (ntfs_check_read_record(c, NTFS_FILE_SECURE, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-	    !(sa = (const void *)attr_named(rec, NTFS_AT_DATA, "$SDS")) ||
-	    !sa->non_resident ||
-	    (nsds = ntfs_attr_runs(sa, c->vol.boot.g.nr_clusters, &sds, why)) < 0)
+	    ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, "") ||
+	    !(sa = ntfs_attr_named(rec, NTFS_AT_DATA, "$SDS")) || !sa->non_resident ||
+	    (s.nruns = ntfs_attr_runs(sa, c->vol.boot.g.nr_clusters, &s.runs, why)) < 0)
 		goto out;	/* not judged: pass 1 vouched for the record */
-	{
-		struct ntfs_attr_nonresident n;
-
-		memcpy(&n, sa, sizeof(n));
-		sii.sds = sdh.sds = sds;
-		sii.nsds = sdh.nsds = nsds;
-		sii.sds_size = sdh.sds_size = le64toh((uint64_t)n.data_size);
+	memcpy(&n, sa, sizeof(n));
+	s.sds_size = le64toh((uint64_t)n.data_size);
+	if (s.sds_size > SDS_MAX || !(s.sds = calloc(1, s.sds_size + 1))) {
+		ret = s.sds_size > SDS_MAX ? 0 : -ENOMEM;
+		goto out;
 	}
-	check_index(&sii, rec);
-	check_index(&sdh, rec);
-	if (!sii.bad && !sdh.bad &&
-	    (sii.nids != sdh.nids ||
-	     (sii.nids && memcmp(sii.ids, sdh.ids, sii.nids * sizeof(*sii.ids))))) {
-		sdh.bad = false;
-		sdh.index = "$SDH";
-		PROBLEM(&sdh, "it names %zu descriptors, $SII names %zu",
-			sdh.nids, sii.nids);
-	}
+	/* unreadable pieces stay zero: their entries are not valid */
+	for (uint64_t off = 0; off < s.sds_size; off += 4096)
+		ntfs_runs_pread(c, s.runs, s.nruns, off,
+				s.sds_size - off < 4096 ? s.sds_size - off : 4096,
+				s.sds + off);
+	ret = scan_sds(&s);
+	if (ret)
+		goto out;
+	if (!s.n && write_defaults(&s))
+		goto out;
+	check_index(&s, rec, "$SII", false);
+	check_index(&s, rec, "$SDH", true);
+	if (s.rebuild)
+		rebuild(&s);
+	check_ids(&s, rec);
 out:
-	free(sii.ids);
-	free(sdh.ids);
-	free(sii.runs);
-	free(sdh.runs);
-	free(sii.visited);
-	free(sdh.visited);
-	free(sds);
+	free(s.v);
+	free(s.sds);
+	free(s.runs);
 	free(rec);
-	return 0;
+	return ret;
 }

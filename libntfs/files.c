@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "ntfs/index_build.h"
 
 #define FA_SYS (NTFS_FA_HIDDEN | NTFS_FA_SYSTEM)
 #define FA_DIR NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT
@@ -108,24 +109,56 @@ static int data_file(struct ntfs_build *b, uint32_t rec, const char *name,
 	return 0;
 }
 
-static int view_root(struct ntfs_build *b, struct ntfs_rec *r,
-		     const char *name, uint32_t collation,
-		     const uint8_t *entries, size_t elen)
+/* Index NAME of record R from E (N entries, sorted here) by the index
+ * builder.  LARGE: a root over one INDX block, written to BLOCK, whose
+ * clusters are area AREA_ROOT_IA. */
+static int add_index(struct ntfs_build *b, struct ntfs_rec *r, const char *name,
+		     uint32_t type, uint32_t collation, struct ntfs_ib_entry *e,
+		     size_t n, bool large, uint8_t *block)
 {
-	uint8_t ir[1024];
-	uint8_t end[16];
-	size_t n;
+	const struct ntfs_plan *p = b->plan;
+	uint32_t hdr = (uint32_t)ntfs_align(24 + 2 * strlen(name), 8);
+	uint32_t room = r->size - r->end - 8 - hdr - (large ? 0x80 : 0);
+	struct ntfs_ib_spec spec = {
+		.type = type, .collation = collation, .upcase = b->upcase,
+		.root_room = room, .block_size = p->g.index_block_size,
+		.cluster_size = p->g.cluster_size, .large = large,
+	};
+	struct ntfs_ib_result res;
+	int ret = -ENOSPC;
 
-	if (!entries) {
-		elen = ntfs_ie_end(end, false, 0);
-		entries = end;
-	}
-	if (elen + sizeof(struct ntfs_index_root) > sizeof(ir))
+	if (r->size < r->end + 8 + hdr + (large ? 0x80 : 0) + 64)
 		return -ENOSPC;
-	n = ntfs_index_root(ir, 0, collation, b->plan->g.index_block_size,
-			    b->plan->g.cluster_size, entries, elen, false);
-	return ntfs_rec_add_resident(r, NTFS_AT_INDEX_ROOT, name, ir,
-				     (uint32_t)n, 0) ? 0 : -ENOSPC;
+	ntfs_ib_sort(e, n, &spec);
+	if (ntfs_index_build_spec(&spec, e, n, &res))
+		return -ENOSPC;
+	if (res.large != large || (large && res.nblocks != 1))
+		goto out;
+	if (!ntfs_rec_add_resident(r, NTFS_AT_INDEX_ROOT, name, res.root,
+				   res.root_len, 0))
+		goto out;
+	if (large) {
+		struct ntfs_run run = { p->ext[AREA_ROOT_IA].lcn,
+					p->ext[AREA_ROOT_IA].clusters };
+		uint8_t bmp[8] = { 1 };
+
+		memcpy(block, res.blocks, p->g.index_block_size);
+		if (ntfs_rec_add_nonresident(r, NTFS_AT_INDEX_ALLOCATION, name, &run, 1,
+					     alloc_of(b, AREA_ROOT_IA),
+					     p->size[AREA_ROOT_IA], p->size[AREA_ROOT_IA]) ||
+		    !ntfs_rec_add_resident(r, NTFS_AT_BITMAP, name, bmp, 8, 0))
+			goto out;
+	}
+	ret = 0;
+out:
+	ntfs_index_build_free(&res);
+	return ret;
+}
+
+static int view_index(struct ntfs_build *b, struct ntfs_rec *r, const char *name,
+		      uint32_t collation, struct ntfs_ib_entry *e, size_t n)
+{
+	return add_index(b, r, name, 0, collation, e, n, false, NULL);
 }
 
 static void extend_file_start(struct ntfs_build *b, struct ntfs_rec *r,
@@ -144,18 +177,19 @@ static void extend_file_start(struct ntfs_build *b, struct ntfs_rec *r,
  * id 1 holds the volume's default limits, 0x100 belongs to Administrators */
 static int quota_file(struct ntfs_build *b)
 {
-	uint8_t o[128], q[256], *p, data[sizeof(struct ntfs_quota_control) + 16];
+	uint8_t data[sizeof(struct ntfs_quota_control) + 16];
 	struct ntfs_quota_control qc;
 	size_t sidlen;
 	const uint8_t *sid = ntfs_sid_admins(&sidlen);
 	uint32_t id_admin = htole32(0x100), id_default = htole32(1);
+	struct ntfs_ib_entry o[1] = { { .key = sid, .key_len = (uint16_t)sidlen,
+					.data = (const uint8_t *)&id_admin, .data_len = 4 } };
+	struct ntfs_ib_entry q[2];
 	struct ntfs_rec r;
 	int ret;
 
 	extend_file_start(b, &r, NTFS_FILE_QUOTA, "$Quota");
-	p = o + ntfs_ie_view(o, sid, (uint16_t)sidlen, &id_admin, 4);
-	p += ntfs_ie_end(p, false, 0);
-	ret = view_root(b, &r, "$O", NTFS_COLLATION_NTOFS_SID, o, (size_t)(p - o));
+	ret = view_index(b, &r, "$O", NTFS_COLLATION_NTOFS_SID, o, 1);
 	memset(&qc, 0, sizeof(qc));
 	qc.version = htole32(2);
 	qc.flags = htole32(NTFS_QUOTA_DEFAULT_LIMITS);
@@ -163,29 +197,28 @@ static int quota_file(struct ntfs_build *b)
 	qc.threshold = qc.limit = -1;
 	memcpy(data, &qc, sizeof(qc));
 	memcpy(data + sizeof(qc), sid, sidlen);
-	p = q + ntfs_ie_view(q, &id_default, 4, data, sizeof(qc));
-	p += ntfs_ie_view(p, &id_admin, 4, data, (uint16_t)(sizeof(qc) + sidlen));
-	p += ntfs_ie_end(p, false, 0);
-	return ret ? ret : view_root(b, &r, "$Q", NTFS_COLLATION_NTOFS_ULONG,
-				     q, (size_t)(p - q));
+	q[0] = (struct ntfs_ib_entry){ .key = (const uint8_t *)&id_default, .key_len = 4,
+				       .data = data, .data_len = sizeof(qc) };
+	q[1] = (struct ntfs_ib_entry){ .key = (const uint8_t *)&id_admin, .key_len = 4,
+				       .data = data, .data_len = (uint16_t)(sizeof(qc) + sidlen) };
+	return ret ? ret : view_index(b, &r, "$Q", NTFS_COLLATION_NTOFS_ULONG, q, 2);
 }
 
 static int objid_file(struct ntfs_build *b)
 {
-	uint8_t o[128], *p = o, data[56];
+	uint8_t data[56];
 	uint64_t vol = htole64(mref(NTFS_FILE_VOLUME));
+	struct ntfs_ib_entry e = { .key = b->volume_guid, .key_len = 16,
+				   .data = data, .data_len = sizeof(data) };
 	struct ntfs_rec r;
 
 	extend_file_start(b, &r, NTFS_FILE_OBJID, "$ObjId");
-	if (!b->opts->with_uuid)
-		return view_root(b, &r, "$O", NTFS_COLLATION_NTOFS_ULONGS, NULL, 0);
 	/* the volume's object id: file, birth volume, birth object, domain */
 	memset(data, 0, sizeof(data));
 	memcpy(data, &vol, 8);
 	memcpy(data + 24, b->volume_guid, 16);
-	p += ntfs_ie_view(p, b->volume_guid, 16, data, sizeof(data));
-	p += ntfs_ie_end(p, false, 0);
-	return view_root(b, &r, "$O", NTFS_COLLATION_NTOFS_ULONGS, o, (size_t)(p - o));
+	return view_index(b, &r, "$O", NTFS_COLLATION_NTOFS_ULONGS, &e,
+			  b->opts->with_uuid ? 1 : 0);
 }
 
 static int reparse_file(struct ntfs_build *b)
@@ -193,60 +226,35 @@ static int reparse_file(struct ntfs_build *b)
 	struct ntfs_rec r;
 
 	extend_file_start(b, &r, NTFS_FILE_REPARSE, "$Reparse");
-	return view_root(b, &r, "$R", NTFS_COLLATION_NTOFS_ULONGS, NULL, 0);
+	return view_index(b, &r, "$R", NTFS_COLLATION_NTOFS_ULONGS, NULL, 0);
 }
 
-/* directory entries of RECS (with their $FILE_NAME keys), collated */
-static size_t dir_entries(struct ntfs_build *b, const uint32_t *recs, int n,
-			  uint8_t *out)
+/* directory index $I30 of record R: the entries of RECS (their
+ * $FILE_NAME keys) */
+static int dir_index(struct ntfs_build *b, struct ntfs_rec *r,
+		     const uint32_t *recs, int n, bool large)
 {
-	uint32_t order[NTFS_FILE_COUNT_MIN];
-	uint16_t na[255], nb[255];
-	uint8_t *p = out;
+	struct ntfs_ib_entry e[NTFS_FILE_COUNT_MIN];
 
-	for (int i = 0; i < n; i++) {
-		int j = i;
-
-		order[i] = recs[i];
-		for (; j > 0; j--) {
-			const uint8_t *x = b->fn[order[j - 1]], *y = b->fn[order[j]];
-			size_t lx = x[64], ly = y[64];
-
-			for (size_t k = 0; k < lx; k++)
-				na[k] = (uint16_t)(x[66 + 2 * k] | x[67 + 2 * k] << 8);
-			for (size_t k = 0; k < ly; k++)
-				nb[k] = (uint16_t)(y[66 + 2 * k] | y[67 + 2 * k] << 8);
-			if (ntfs_collate_file_name(b->upcase, na, lx, nb, ly) <= 0)
-				break;
-			uint32_t t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
-		}
-	}
 	for (int i = 0; i < n; i++)
-		p += ntfs_ie_file_name(p, mref(order[i]), b->fn[order[i]],
-				       b->fnlen[order[i]]);
-	return (size_t)(p - out);
+		e[i] = (struct ntfs_ib_entry){ .mref = mref(recs[i]), .key = b->fn[recs[i]],
+					       .key_len = (uint16_t)b->fnlen[recs[i]] };
+	return add_index(b, r, "$I30", NTFS_AT_FILE_NAME, NTFS_COLLATION_FILE_NAME,
+			 e, (size_t)n, large, b->root_indx);
 }
 
 static int extend_dir(struct ntfs_build *b)
 {
 	static const uint32_t kids[] = { NTFS_FILE_QUOTA, NTFS_FILE_OBJID,
 					 NTFS_FILE_REPARSE };
-	uint8_t ents[1024], ir[1200];
 	struct ntfs_rec r;
-	size_t n, ilen;
 
 	ntfs_rec_init(&r, record(b, NTFS_FILE_EXTEND), b->plan->g.mft_record_size,
 		      NTFS_FILE_EXTEND, seq_of(NTFS_FILE_EXTEND),
 		      NTFS_MFT_IN_USE | NTFS_MFT_IS_DIRECTORY, 1);
 	add_si(b, &r, FA_SYS, SECID_MODIFY);
 	add_fn(b, &r, NTFS_FILE_EXTEND, NTFS_FILE_ROOT, "$Extend", FA_SYS | FA_DIR, 0, 0);
-	n = b->extend_empty ? 0 : dir_entries(b, kids, 3, ents);
-	n += ntfs_ie_end(ents + n, false, 0);
-	ilen = ntfs_index_root(ir, NTFS_AT_FILE_NAME, NTFS_COLLATION_FILE_NAME,
-			       b->plan->g.index_block_size,
-			       b->plan->g.cluster_size, ents, n, false);
-	return ntfs_rec_add_resident(&r, NTFS_AT_INDEX_ROOT, "$I30", ir,
-				     (uint32_t)ilen, 0) ? 0 : -ENOSPC;
+	return dir_index(b, &r, kids, b->extend_empty ? 0 : 3, false);
 }
 
 static int volume_file(struct ntfs_build *b)
@@ -291,9 +299,23 @@ static int badclus_file(struct ntfs_build *b)
 static int secure_file(struct ntfs_build *b)
 {
 	uint32_t fa = FA_SYS | FA_VIEW;
+	struct ntfs_ib_entry sii[NTFS_NR_SD], sdh[NTFS_NR_SD];
+	uint8_t keys[NTFS_NR_SD][8];
 	struct ntfs_rec r;
 	int ret;
 
+	for (int i = 0; i < NTFS_NR_SD; i++) {
+		const struct ntfs_sds_header *h = &b->sec->hdr[i];
+
+		memcpy(keys[i], &h->hash, 4);
+		memcpy(keys[i] + 4, &h->security_id, 4);
+		sii[i] = (struct ntfs_ib_entry){ .key = (const uint8_t *)&h->security_id,
+						 .key_len = 4, .data = (const uint8_t *)h,
+						 .data_len = sizeof(*h) };
+		sdh[i] = (struct ntfs_ib_entry){ .key = keys[i], .key_len = 8,
+						 .data = (const uint8_t *)h,
+						 .data_len = sizeof(*h) };
+	}
 	ntfs_rec_init(&r, record(b, NTFS_FILE_SECURE), b->plan->g.mft_record_size,
 		      NTFS_FILE_SECURE, seq_of(NTFS_FILE_SECURE),
 		      NTFS_MFT_IN_USE | NTFS_MFT_IS_VIEW_INDEX, 1);
@@ -301,10 +323,10 @@ static int secure_file(struct ntfs_build *b)
 	add_fn(b, &r, NTFS_FILE_SECURE, NTFS_FILE_ROOT, "$Secure", fa, 0, 0);
 	if (add_data(b, &r, NTFS_AT_DATA, "$SDS", AREA_SDS))
 		return -ENOSPC;
-	ret = view_root(b, &r, "$SDH", NTFS_COLLATION_NTOFS_SECURITY_HASH,
-			b->sec->sdh, b->sec->sdh_len);
-	return ret ? ret : view_root(b, &r, "$SII", NTFS_COLLATION_NTOFS_ULONG,
-				     b->sec->sii, b->sec->sii_len);
+	ret = view_index(b, &r, "$SDH", NTFS_COLLATION_NTOFS_SECURITY_HASH,
+			 sdh, NTFS_NR_SD);
+	return ret ? ret : view_index(b, &r, "$SII", NTFS_COLLATION_NTOFS_ULONG,
+				      sii, NTFS_NR_SD);
 }
 
 static uint32_t root_fa(const struct ntfs_build *b)
@@ -324,30 +346,14 @@ static int root_dir(struct ntfs_build *b)
 {
 	static const uint32_t all[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 };
 	const struct ntfs_plan *p = b->plan;
-	uint8_t ents[4096], ir[64], bmp[8] = { 1 };
-	struct ntfs_run run = { p->ext[AREA_ROOT_IA].lcn, p->ext[AREA_ROOT_IA].clusters };
 	struct ntfs_rec r;
-	size_t n;
 
 	ntfs_rec_init(&r, record(b, NTFS_FILE_ROOT), p->g.mft_record_size,
 		      NTFS_FILE_ROOT, seq_of(NTFS_FILE_ROOT),
 		      NTFS_MFT_IN_USE | NTFS_MFT_IS_DIRECTORY, 1);
 	add_si(b, &r, root_fa(b), SECID_ROOT);
 	add_fn(b, &r, NTFS_FILE_ROOT, NTFS_FILE_ROOT, ".", root_fa(b) | FA_DIR, 0, 0);
-	n = dir_entries(b, all, 12, ents);
-	n += ntfs_ie_end(ents + n, false, 0);
-	if (ntfs_index_block(b->root_indx, p->g.index_block_size, 0, ents, n, 1, false))
-		return -ENOSPC;
-	n = ntfs_ie_end(ents, true, 0);
-	n = ntfs_index_root(ir, NTFS_AT_FILE_NAME, NTFS_COLLATION_FILE_NAME,
-			    p->g.index_block_size, p->g.cluster_size, ents, n, true);
-	if (!ntfs_rec_add_resident(&r, NTFS_AT_INDEX_ROOT, "$I30", ir, (uint32_t)n, 0))
-		return -ENOSPC;
-	if (ntfs_rec_add_nonresident(&r, NTFS_AT_INDEX_ALLOCATION, "$I30", &run, 1,
-				     alloc_of(b, AREA_ROOT_IA), p->size[AREA_ROOT_IA],
-				     p->size[AREA_ROOT_IA]))
-		return -ENOSPC;
-	return ntfs_rec_add_resident(&r, NTFS_AT_BITMAP, "$I30", bmp, 8, 0) ? 0 : -ENOSPC;
+	return dir_index(b, &r, all, 12, true);
 }
 
 /* records 12-15: reserved, in use, no name */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * A directory index built bottom up.  A level is a run of entries, each
+ * An index (a directory's $I30 or a view index) built bottom up.  A level is a run of entries, each
  * with the child node holding the keys below it (none on the leaf level),
  * plus the end entry's child.  While a level is too big for the index
  * root it is packed into INDX blocks: entries fill a block in order; the
@@ -27,16 +27,39 @@ struct item {
 
 struct builder {
 	const struct ntfs_ib_entry *ents;
+	const struct ntfs_ib_spec *spec;
 	uint32_t bs, cs;
 	uint8_t *blocks;
 	uint32_t nblocks, cap_blocks;
 	uint8_t *scratch;		/* one node's entries */
 };
 
+static bool is_view(const struct builder *b)
+{
+	return b->spec->type != NTFS_AT_FILE_NAME;
+}
+
 static size_t entry_size(const struct builder *b, size_t e, bool node)
 {
-	return ntfs_align(sizeof(struct ntfs_index_entry) + b->ents[e].key_len, 8) +
+	return ntfs_align(sizeof(struct ntfs_index_entry) + b->ents[e].key_len +
+			  (is_view(b) ? b->ents[e].data_len : 0), 8) +
 	       (node ? 8 : 0);
+}
+
+/* One entry without its sub-node pointer.  $SDH entries pad their data
+ * with "II" (as Windows writes them). */
+static size_t emit_one(const struct builder *b, uint8_t *out,
+		       const struct ntfs_ib_entry *e)
+{
+	size_t n, used;
+
+	if (!is_view(b))
+		return ntfs_ie_file_name(out, e->mref, e->key, e->key_len);
+	n = ntfs_ie_view(out, e->key, e->key_len, e->data, e->data_len);
+	used = sizeof(struct ntfs_index_entry) + e->key_len + e->data_len;
+	if (b->spec->collation == NTFS_COLLATION_NTOFS_SECURITY_HASH && n - used == 4)
+		memcpy(out + used, "I\0I\0", 4);
+	return n;
 }
 
 static size_t end_size(bool node)
@@ -58,7 +81,7 @@ static size_t emit_entries(const struct builder *b, uint8_t *out,
 
 	for (size_t i = from; i < to; i++) {
 		const struct ntfs_ib_entry *e = &b->ents[it[i].e];
-		size_t n = ntfs_ie_file_name(out + len, e->mref, e->key, e->key_len);
+		size_t n = emit_one(b, out + len, e);
 
 		if (node) {
 			struct ntfs_index_entry h;
@@ -156,7 +179,22 @@ int ntfs_index_build_shape(const struct ntfs_ib_entry *entries, size_t n,
 			   uint32_t cluster_size, bool large,
 			   struct ntfs_ib_result *out)
 {
-	struct builder b = { .ents = entries, .bs = block_size, .cs = cluster_size };
+	struct ntfs_ib_spec spec = {
+		.type = NTFS_AT_FILE_NAME, .collation = NTFS_COLLATION_FILE_NAME,
+		.root_room = root_room, .block_size = block_size,
+		.cluster_size = cluster_size, .large = large,
+	};
+
+	return ntfs_index_build_spec(&spec, entries, n, out);
+}
+
+int ntfs_index_build_spec(const struct ntfs_ib_spec *spec,
+			  const struct ntfs_ib_entry *entries, size_t n,
+			  struct ntfs_ib_result *out)
+{
+	uint32_t block_size = spec->block_size, root_room = spec->root_room;
+	struct builder b = { .ents = entries, .spec = spec, .bs = block_size,
+			     .cs = spec->cluster_size };
 	struct item *it;
 	size_t m = n;
 	int64_t last = -1;
@@ -165,7 +203,7 @@ int ntfs_index_build_shape(const struct ntfs_ib_entry *entries, size_t n,
 
 	memset(out, 0, sizeof(*out));
 	if (block_size < 512 || block_size > 65536 || block_size & (block_size - 1) ||
-	    !cluster_size || root_room < sizeof(struct ntfs_index_root) + end_size(true))
+	    !b.cs || root_room < sizeof(struct ntfs_index_root) + end_size(true))
 		return -EINVAL;
 	it = malloc((n ? n : 1) * sizeof(*it));
 	b.scratch = malloc(block_size > root_room ? block_size : root_room);
@@ -183,7 +221,7 @@ int ntfs_index_build_shape(const struct ntfs_ib_entry *entries, size_t n,
 
 		for (size_t i = 0; i < m; i++)
 			len += entry_size(&b, it[i].e, node);
-		if (len <= root_room && (node || !large))
+		if (len <= root_room && (node || !spec->large))
 			break;
 		ret = pack_level(&b, it, &m, &last, node);
 		if (ret)
@@ -194,9 +232,9 @@ int ntfs_index_build_shape(const struct ntfs_ib_entry *entries, size_t n,
 	{
 		size_t elen = emit_entries(&b, b.scratch, it, 0, m, node, last);
 
-		out->root_len = (uint32_t)ntfs_index_root(out->root, NTFS_AT_FILE_NAME,
-							  NTFS_COLLATION_FILE_NAME,
-							  block_size, cluster_size,
+		out->root_len = (uint32_t)ntfs_index_root(out->root, spec->type,
+							  spec->collation,
+							  block_size, b.cs,
 							  b.scratch, elen, node);
 	}
 	out->large = node;
@@ -212,6 +250,26 @@ out:
 		out->root = NULL;
 	}
 	return ret;
+}
+
+static int cmp_entries(const void *x, const void *y, void *arg)
+{
+	const struct ntfs_ib_entry *a = x, *b = y;
+	const struct ntfs_ib_spec *spec = arg;
+	int c = ntfs_collate(spec->collation, spec->upcase, a->key, a->key_len,
+			     b->key, b->key_len);
+
+	if (c == NTFS_COLLATE_BAD)
+		c = 0;
+	/* equal keys: by file (stable for duplicate names) */
+	return c ? c : (a->mref < b->mref ? -1 : a->mref > b->mref);
+}
+
+void ntfs_ib_sort(struct ntfs_ib_entry *entries, size_t n,
+		  const struct ntfs_ib_spec *spec)
+{
+	if (n > 1)
+		qsort_r(entries, n, sizeof(*entries), cmp_entries, (void *)spec);
 }
 
 void ntfs_index_build_free(struct ntfs_ib_result *r)

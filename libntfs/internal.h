@@ -12,16 +12,7 @@
 #include "ntfs/format.h"
 #include "ntfs/mkfs.h"
 
-#define NTFS_NR_SD 3			/* default security descriptors */
 enum { SECID_SYSTEM = 0x100, SECID_MODIFY = 0x101, SECID_ROOT = 0x102 };
-
-struct ntfs_secure {
-	uint8_t sds[1024];		/* first $SDS block's used part */
-	size_t sds_len;
-	uint8_t sii[512], sdh[512];	/* index entries, end entry included */
-	size_t sii_len, sdh_len;
-};
-void ntfs_secure_build(struct ntfs_secure *s);
 const uint8_t *ntfs_sid_admins(size_t *len);
 
 /* attrdef.c: the $AttrDef table, NTFS_ATTRDEF_SIZE bytes */

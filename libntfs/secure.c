@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * $Secure: the default security descriptors of a fresh volume, stored once
- * in $SDS (each 256 KiB block followed by its mirror) and indexed by id in
- * $SII and by hash in $SDH.
+ * in $SDS (each 256 KiB block followed by its mirror); mkfs.ntfs indexes
+ * them by id in $SII and by hash in $SDH with the index builder, and
+ * fsck.ntfs writes them when no descriptor is left.
  *
  *   0x100  system files: SYSTEM and Administrators may read
  *   0x101  $Secure, $Extend and its files: SYSTEM and Administrators modify
@@ -98,9 +99,7 @@ void ntfs_secure_build(struct ntfs_secure *s)
 	struct { const struct ace_spec *a; int n; } sds[NTFS_NR_SD] = {
 		{ read_only, 2 }, { modify, 2 }, { root, 3 },
 	};
-	struct ntfs_sds_header hdr[NTFS_NR_SD];
-	int order[NTFS_NR_SD];
-	uint8_t *p;
+	struct ntfs_sds_header *hdr = s->hdr;
 	size_t pos = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -115,36 +114,5 @@ void ntfs_secure_build(struct ntfs_secure *s)
 		memcpy(e, &hdr[i], sizeof(hdr[i]));
 		s->sds_len = pos + sizeof(hdr[i]) + len;
 		pos = ntfs_align(s->sds_len, 16);
-		order[i] = i;
 	}
-	/* $SII: by id (creation order) */
-	p = s->sii;
-	for (int i = 0; i < NTFS_NR_SD; i++)
-		p += ntfs_ie_view(p, &hdr[i].security_id, 4, &hdr[i], sizeof(hdr[i]));
-	p += ntfs_ie_end(p, false, 0);
-	s->sii_len = (size_t)(p - s->sii);
-	/* $SDH: by hash, then id; each entry's data is padded with "II" */
-	for (int i = 1; i < NTFS_NR_SD; i++)
-		for (int j = i; j > 0; j--) {
-			uint32_t a = le32toh(hdr[order[j - 1]].hash), b = le32toh(hdr[order[j]].hash);
-
-			if (a < b || (a == b && order[j - 1] < order[j]))
-				break;
-			int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
-		}
-	p = s->sdh;
-	for (int k = 0; k < NTFS_NR_SD; k++) {
-		const struct ntfs_sds_header *h = &hdr[order[k]];
-		uint8_t key[8], data[24];
-
-		memcpy(key, &h->hash, 4);
-		memcpy(key + 4, &h->security_id, 4);
-		memcpy(data, h, sizeof(*h));
-		memcpy(data + sizeof(*h), "I\0I\0", 4);
-		p += ntfs_ie_view(p, key, 8, data, sizeof(*h));
-		/* the padding lives after the data, inside the entry */
-		memcpy(p - 4, "I\0I\0", 4);
-	}
-	p += ntfs_ie_end(p, false, 0);
-	s->sdh_len = (size_t)(p - s->sdh);
 }

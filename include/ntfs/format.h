@@ -75,6 +75,12 @@ void ntfs_rec_init_free(uint8_t *buf, uint32_t size, uint32_t recno,
 /* collate.c: order of keys in the indexes */
 int ntfs_collate_file_name(const uint16_t *upcase, const uint16_t *a,
 			   size_t alen, const uint16_t *b, size_t blen);
+/* Keys A and B of an index with collation RULE: -1, 0, 1, or
+ * NTFS_COLLATE_BAD when the rule is unknown, a key does not have the
+ * rule's shape, or (file names) UPCASE is NULL. */
+#define NTFS_COLLATE_BAD 2
+int ntfs_collate(uint32_t rule, const uint16_t *upcase, const uint8_t *a,
+		 uint32_t alen, const uint8_t *b, uint32_t blen);
 /* index.c: entries and index roots/blocks */
 size_t ntfs_ie_file_name(uint8_t *out, uint64_t mref, const void *fn,
 			 size_t fnlen);
@@ -93,6 +99,16 @@ int ntfs_index_block(uint8_t *out, uint32_t block_size, int64_t vcn,
 
 /* secure.c: security descriptor hash used by $SDH */
 uint32_t ntfs_sd_hash(const uint8_t *sd, size_t len);
+/* The default security descriptors of a fresh volume (ids 0x100-0x102):
+ * the used part of the first $SDS block and each entry's header (the data
+ * of its $SII and $SDH entries). */
+#define NTFS_NR_SD 3
+struct ntfs_secure {
+	uint8_t sds[1024];
+	size_t sds_len;
+	struct ntfs_sds_header hdr[NTFS_NR_SD];
+};
+void ntfs_secure_build(struct ntfs_secure *s);
 
 /* boot.c */
 struct ntfs_geometry {

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libntfs: build a whole directory index ($I30) from its entries, bottom
- * up: leaves filled in collation order, one separator entry promoted per
- * node boundary, levels added until the top level fits in the index root.
- * Pure (no I/O); fsck.ntfs uses it to rebuild a damaged directory index.
+ * libntfs: the one index builder.  A whole index (a directory's $I30 or a
+ * view index: $SII, $SDH, $O, $Q, $R) from its entries, bottom up: leaves
+ * filled in collation order, one separator entry promoted per node
+ * boundary, levels added until the top level fits in the index root.
+ * Pure (no I/O); mkfs.ntfs builds every index of a fresh volume with it,
+ * fsck.ntfs rebuilds damaged ones.
  */
 #ifndef NTFS_INDEX_BUILD_H
 #define NTFS_INDEX_BUILD_H
@@ -12,11 +14,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One entry: the indexed file and its $FILE_NAME value (the key). */
+/* One entry: for $I30 the indexed file and its $FILE_NAME value (the
+ * key); for a view index its key and data (MREF only orders equal keys). */
 struct ntfs_ib_entry {
 	uint64_t mref;
 	const uint8_t *key;
 	uint16_t key_len;
+	const uint8_t *data;
+	uint16_t data_len;
+};
+
+/* What to build: TYPE is NTFS_AT_FILE_NAME for $I30, 0 for a view index;
+ * COLLATION its rule (UPCASE for file names, used by ntfs_ib_sort);
+ * ROOT_ROOM the most bytes the $INDEX_ROOT value may take; BLOCK_SIZE and
+ * CLUSTER_SIZE the INDX geometry; LARGE: always a root over INDX blocks
+ * (at least one), as an index whose $INDEX_ALLOCATION must stay needs. */
+struct ntfs_ib_spec {
+	uint32_t type, collation;
+	const uint16_t *upcase;
+	uint32_t root_room, block_size, cluster_size;
+	bool large;
 };
 
 struct ntfs_ib_result {
@@ -29,7 +46,18 @@ struct ntfs_ib_result {
 };
 
 /*
- * ENTRIES (N of them) must already be in collation order.  ROOT_ROOM is the
+ * ENTRIES (N of them) must already be in collation order (ntfs_ib_sort).
+ * Returns 0, -EINVAL when an entry cannot fit a block (or an argument is
+ * impossible), -ENOMEM.
+ */
+int ntfs_index_build_spec(const struct ntfs_ib_spec *spec,
+			  const struct ntfs_ib_entry *entries, size_t n,
+			  struct ntfs_ib_result *out);
+/* ENTRIES into SPEC's collation order (equal keys by MREF). */
+void ntfs_ib_sort(struct ntfs_ib_entry *entries, size_t n,
+		  const struct ntfs_ib_spec *spec);
+/*
+ * The same for a directory ($I30, file name collation).  ROOT_ROOM is the
  * most bytes the $INDEX_ROOT value may take; BLOCK_SIZE and CLUSTER_SIZE
  * give the INDX geometry.  Returns 0, -EINVAL when an entry cannot fit a
  * block (or an argument is impossible), -ENOMEM.

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/btree.h"
 #include "ntfs/format.h"
 #include "ntfs/index_build.h"
 #include "ntfs/read.h"
@@ -440,12 +441,161 @@ static void test_index_build(void)
 	{
 		struct ntfs_ib_result r;
 		static uint8_t big[sizeof(struct ntfs_file_name) + 510];
-		struct ntfs_ib_entry one = { 1, big, sizeof(big) };
+		struct ntfs_ib_entry one = { .mref = 1, .key = big, .key_len = sizeof(big) };
 
 		memset(big, 0, sizeof(big));
 		big[offsetof(struct ntfs_file_name, name_length)] = 255;
 		ok(ntfs_index_build(&one, 1, 100, 512, 4096, &r) == -EINVAL,
 		   "index build: an entry larger than a block is refused");
+	}
+}
+
+/* the walker over what the builder made: a view index of ULONG keys */
+struct bt_seen {
+	unsigned int faults[NTFS_BT_SHAPE + 1];
+	uint32_t next, bad;
+};
+
+static int bt_read(void *arg, uint64_t byte, uint32_t len, void *buf)
+{
+	const struct ntfs_ib_result *r = arg;
+
+	if (byte + len > (uint64_t)r->nblocks * 4096)
+		return -1;
+	memcpy(buf, r->blocks + byte, len);
+	return 0;
+}
+
+static int bt_entry(void *arg, const struct ntfs_ie_view *ie)
+{
+	struct bt_seen *s = arg;
+	uint32_t k;
+
+	memcpy(&k, ie->key, 4);
+	if (ie->key_len != 4 || le32toh(k) != 7 * s->next++)
+		s->bad++;
+	return 0;
+}
+
+static void bt_fault(void *arg, enum ntfs_bt_fault f, const struct ntfs_ie_view *a,
+		     const struct ntfs_ie_view *b, const char *why)
+{
+	(void)a;
+	(void)b;
+	(void)why;
+	((struct bt_seen *)arg)->faults[f]++;
+}
+
+static unsigned int bt_run(struct ntfs_ib_result *r, const uint8_t *bitmap,
+			   struct bt_seen *s)
+{
+	struct ntfs_bt_ops ops = { .read = bt_read, .entry = bt_entry, .fault = bt_fault };
+	struct ntfs_bt t = { .root = r->root, .root_len = r->root_len, .type = 0,
+			     .collation = NTFS_COLLATION_NTOFS_ULONG,
+			     .has_alloc = r->large,
+			     .alloc_size = (uint64_t)r->nblocks * 4096,
+			     .cluster_size = 4096, .bitmap = bitmap,
+			     .bitmap_len = bitmap ? (r->nblocks + 7) / 8 : 0,
+			     .ops = &ops, .arg = s, .read_arg = r };
+
+	memset(s, 0, sizeof(*s));
+	if (ntfs_bt_walk(&t))
+		return 1000;
+	ntfs_bt_free(&t);
+	return t.faults;
+}
+
+static void test_btree_walk(void)
+{
+	static uint32_t keys[2000];
+	static struct ntfs_ib_entry e[2000];
+	static uint8_t data[20], bitmap[256];
+	struct ntfs_ib_spec spec = { .type = 0, .collation = NTFS_COLLATION_NTOFS_ULONG,
+				     .root_room = 200, .block_size = 4096,
+				     .cluster_size = 4096 };
+	struct ntfs_ib_result r;
+	struct bt_seen s;
+	uint32_t t;
+	int64_t v;
+
+	for (uint32_t i = 0; i < 2000; i++) {
+		keys[i] = htole32(7 * i);
+		e[i] = (struct ntfs_ib_entry){ .mref = i, .key = (const uint8_t *)&keys[i],
+					       .key_len = 4, .data = data, .data_len = 20 };
+	}
+	/* given in reverse, sorted back by the collation */
+	for (uint32_t i = 0; i < 1000; i++) {
+		struct ntfs_ib_entry x = e[i];
+
+		e[i] = e[1999 - i];
+		e[1999 - i] = x;
+	}
+	ntfs_ib_sort(e, 2000, &spec);
+	ok(!ntfs_index_build_spec(&spec, e, 2000, &r) && r.depth >= 2,
+	   "btree: 2000 ULONG keys built, depth %u, %u blocks", r.depth, r.nblocks);
+	memset(bitmap, 0, sizeof(bitmap));
+	for (uint32_t b = 0; b < r.nblocks; b++)
+		bitmap[b / 8] |= (uint8_t)(1u << (b % 8));
+	ok(bt_run(&r, bitmap, &s) == 0 && s.next == 2000 && !s.bad,
+	   "btree: the walk finds every key in order, no fault");
+	bitmap[0] &= (uint8_t)~1u;
+	ok(bt_run(&r, bitmap, &s) == 1 && s.faults[NTFS_BT_BITMAP] == 1,
+	   "btree: a cleared $BITMAP bit is found");
+	bitmap[0] |= 1;
+	memcpy(&v, r.blocks + 4096 + 0x10, 8);
+	t = 99;
+	memcpy(r.blocks + 4096 + 0x10, &(int64_t){ (int64_t)htole64(t) }, 8);
+	ok(bt_run(&r, bitmap, &s) >= 1 && s.faults[NTFS_BT_VCN] == 1,
+	   "btree: a block that says another VCN is found");
+	memcpy(r.blocks + 4096 + 0x10, &v, 8);
+	ntfs_index_build_free(&r);
+	/* two keys out of place: in a leaf, and across a separator */
+	{
+		struct ntfs_ib_entry x = e[10];
+
+		e[10] = e[11];
+		e[11] = x;
+	}
+	ntfs_index_build_spec(&spec, e, 2000, &r);
+	ok(bt_run(&r, NULL, &s) >= 1 && s.faults[NTFS_BT_ORDER] + s.faults[NTFS_BT_SEPARATOR] >= 1,
+	   "btree: two swapped keys are out of order");
+	ntfs_index_build_free(&r);
+	ntfs_ib_sort(e, 2000, &spec);
+	ntfs_index_build_spec(&spec, e, 2000, &r);
+	{
+		/* the first leaf's last key moved past the separator above it:
+		 * swap it with the root's first separator in the entry array
+		 * and rebuild gives the same shape, the keys in other places */
+		const uint8_t *ents;
+		uint32_t elen, off = 0;
+		struct ntfs_index_root root;
+		struct ntfs_ie_view ie;
+		char why[NTFS_WHY];
+
+		static uint8_t blk[4096];
+
+		ntfs_index_root_parse(r.root, r.root_len, &root, &ents, &elen, why);
+		/* the first node from the top holding a separator */
+		while (ntfs_ie_next(ents, elen, &off, false, &ie, why) == 0 &&
+		       ie.child_vcn >= 0 && (uint64_t)ie.child_vcn < r.nblocks) {
+			memcpy(blk, r.blocks + (size_t)ie.child_vcn * 4096, 4096);
+			if (ntfs_record_check(blk, 4096, NTFS_MAGIC_INDX, why) != NTFS_REC_OK ||
+			    ntfs_index_block_parse(blk, 4096, ie.child_vcn, &ents, &elen, why))
+				break;
+			off = 0;
+		}
+		t = ie.key ? le32toh(*(const uint32_t *)(const void *)ie.key) / 7 : 0;
+		ntfs_index_build_free(&r);
+		if (t > 0 && t < 2000) {
+			struct ntfs_ib_entry x = e[t];
+
+			e[t] = e[t + 1];
+			e[t + 1] = x;
+		}
+		ntfs_index_build_spec(&spec, e, 2000, &r);
+		ok(t > 0 && bt_run(&r, NULL, &s) >= 1 && s.faults[NTFS_BT_SEPARATOR] >= 1,
+		   "btree: a key on the wrong side of a separator is found");
+		ntfs_index_build_free(&r);
 	}
 }
 
@@ -462,5 +612,6 @@ int main(int argc, char **argv)
 	test_sd_hash();
 	test_planner();
 	test_index_build();
+	test_btree_walk();
 	return tap_done();
 }

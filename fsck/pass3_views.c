@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pass 3, the view indexes of $Extend's files: $Quota's $O (owner ids by
+ * SID) and $Q (quotas by owner id), $ObjId's $O (object ids) and
+ * $Reparse's $R (reparse points by tag and file).  The files are found by
+ * name in $Extend's index; each index present is walked by the libntfs
+ * B+tree walker (structure, key order under its collation, depth, VCNs,
+ * $BITMAP).  A damaged one is rebuilt with the index builder: $ObjId's
+ * $O from the $OBJECT_ID of every file, the others from the entries the
+ * walk could still read (equal keys: the first kept).  What the entries
+ * say (which files have reparse points, quotas) is not judged here.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs/index_build.h"
+#include "ntfs_check.h"
+#include "ntfs_problems.h"
+
+static const struct view {
+	const char *file, *index;
+	uint32_t collation;
+} views[] = {
+	{ "$Quota", "$O", NTFS_COLLATION_NTOFS_SID },
+	{ "$Quota", "$Q", NTFS_COLLATION_NTOFS_ULONG },
+	{ "$ObjId", "$O", NTFS_COLLATION_NTOFS_ULONGS },
+	{ "$Reparse", "$R", NTFS_COLLATION_NTOFS_ULONGS },
+};
+#define NVIEWS (sizeof(views) / sizeof(views[0]))
+
+/* the records of $Extend's files, by name */
+struct finder {
+	uint64_t rec[NVIEWS];
+};
+
+static int find_entry(void *arg, const struct ntfs_ie_view *ie)
+{
+	struct finder *f = arg;
+
+	for (size_t i = 0; i < NVIEWS; i++) {
+		size_t n = strlen(views[i].file);
+		bool same = ie->name_len == n;
+
+		for (size_t k = 0; same && k < n; k++)
+			same = ie->name[2 * k] == (uint8_t)views[i].file[k] &&
+			       !ie->name[2 * k + 1];
+		if (same)
+			f->rec[i] = ie->mref & 0xffffffffffffULL;
+	}
+	return 0;
+}
+
+/* one entry kept for a rebuild: key and data copied */
+struct kept {
+	uint8_t *mem;
+	uint16_t klen, dlen;
+};
+
+struct vwalk {
+	struct ntfs_check *c;
+	const struct view *v;
+	char obj[64];
+	int bad;			/* 1: rebuild, 2: declined */
+	struct kept *k;
+	size_t n, cap;
+	bool nomem;
+};
+
+static int keep(struct vwalk *w, const uint8_t *key, uint16_t klen,
+		const uint8_t *data, uint16_t dlen);
+
+static void on_fault(void *arg, enum ntfs_bt_fault f, const struct ntfs_ie_view *a,
+		     const struct ntfs_ie_view *b, const char *why)
+{
+	struct vwalk *w = arg;
+
+	(void)f;
+	(void)a;
+	(void)b;
+	if (!w->bad)
+		w->bad = fsf_fix_ask(&w->c->fix, &PR_VIEW_INDEX, w->obj, why) ? 1 : 2;
+}
+
+static int on_entry(void *arg, const struct ntfs_ie_view *ie)
+{
+	struct vwalk *w = arg;
+	uint16_t doff = (uint16_t)(ie->mref & 0xffff), dlen = (uint16_t)(ie->mref >> 16);
+	const uint8_t *entry = ie->key - sizeof(struct ntfs_index_entry);
+	uint16_t elen;
+
+	memcpy(&elen, entry + 8, 2);
+	elen = le16toh(elen) - ((ie->flags & NTFS_IE_NODE) ? 8 : 0);
+	if ((uint32_t)doff + dlen > elen || (dlen && doff < sizeof(struct ntfs_index_entry) +
+					     ie->key_len)) {
+		on_fault(w, NTFS_BT_CORRUPT, NULL, NULL, "an entry's data lies outside it");
+		return 0;	/* not kept */
+	}
+	if (keep(w, ie->key, ie->key_len, entry + doff, dlen)) {
+		w->nomem = true;
+		return 1;
+	}
+	return 0;
+}
+
+static int keep(struct vwalk *w, const uint8_t *key, uint16_t klen,
+		const uint8_t *data, uint16_t dlen)
+{
+	struct kept *k;
+
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 32;
+		struct kept *g = realloc(w->k, cap * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		w->k = g;
+		w->cap = cap;
+	}
+	k = &w->k[w->n];
+	k->mem = malloc((size_t)klen + dlen + 1);
+	if (!k->mem)
+		return -ENOMEM;
+	memcpy(k->mem, key, klen);
+	memcpy(k->mem + klen, data, dlen);
+	k->klen = klen;
+	k->dlen = dlen;
+	w->n++;
+	return 0;
+}
+
+/* $ObjId:$O from the files themselves: every base record's $OBJECT_ID
+ * (object id as key; the file, then birth volume, birth object and domain
+ * ids as data) */
+static int object_ids(struct vwalk *w, uint8_t *rec)
+{
+	struct ntfs_check *c = w->c;
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	char why[NTFS_WHY];
+
+	for (size_t i = 0; i < w->n; i++)
+		free(w->k[i].mem);
+	w->n = 0;
+	for (uint64_t r = 0; r < c->vol.mft_records; r++) {
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *a;
+		struct ntfs_mft_record m;
+
+		if (!bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			continue;
+		memcpy(&m, rec, sizeof(m));
+		if (m.base_mft_record)
+			continue;
+		ntfs_attr_cursor_init(&cur, rec);
+		while (ntfs_attr_next(&cur, &a, why) == 1) {
+			uint8_t data[56];
+			uint64_t ref = htole64(r | (uint64_t)le16toh(m.sequence_number) << 48);
+			const uint8_t *v;
+			uint32_t len;
+
+			if (le32toh(a->type) != NTFS_AT_OBJECT_ID || a->non_resident)
+				continue;
+			v = ntfs_attr_value(a, &len);
+			if (len < 16)
+				break;
+			memset(data, 0, sizeof(data));
+			memcpy(data, &ref, 8);
+			memcpy(data + 8, v + 16, len > 64 ? 48 : len - 16);
+			if (keep(w, v, 16, data, sizeof(data)))
+				return -ENOMEM;
+			break;
+		}
+	}
+	return 0;
+}
+
+static void rebuild(struct vwalk *w, uint64_t recno)
+{
+	struct ntfs_ib_spec spec = { .collation = w->v->collation };
+	struct ntfs_ib_entry *e = calloc(w->n + 1, sizeof(*e));
+	char why[NTFS_WHY];
+	size_t m = 0;
+
+	if (!e) {
+		fsf_fix_failed(&w->c->fix);
+		return;
+	}
+	for (size_t i = 0; i < w->n; i++)
+		e[i] = (struct ntfs_ib_entry){ .mref = i, .key = w->k[i].mem,
+					       .key_len = w->k[i].klen,
+					       .data = w->k[i].mem + w->k[i].klen,
+					       .data_len = w->k[i].dlen };
+	ntfs_ib_sort(e, w->n, &spec);
+	/* equal keys (or keys the rule cannot compare): the first kept */
+	for (size_t i = 0; i < w->n; i++)
+		if (!m || ntfs_collate(spec.collation, NULL, e[m - 1].key, e[m - 1].key_len,
+				       e[i].key, e[i].key_len) == -1)
+			e[m++] = e[i];
+	if (ntfs_write_index(w->c, recno, w->v->index, 0, w->v->collation, e,
+			     (long)m, why))
+		fsf_fix_ask(&w->c->fix, &PR_VIEW_INDEX_FAILED, w->obj, why);
+	free(e);
+}
+
+static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno,
+		      uint8_t *rec)
+{
+	struct vwalk w = { .c = c, .v = v };
+	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault };
+	struct ntfs_bt t = { .type = 0, .collation = v->collation, .arg = &w };
+	struct ntfs_index ix;
+	int r, ret = 0;
+
+	snprintf(w.obj, sizeof(w.obj), "%s:%s", v->file, v->index);
+	r = ntfs_index_open(c, recno, rec, v->index, &ix);
+	if (r == 0) {
+		ntfs_index_bt(&ix, &t, &ops);
+		if (ix.has_alloc && !ix.has_bitmap)
+			on_fault(&w, NTFS_BT_SHAPE, NULL, NULL, "large index without its $BITMAP");
+		if (ntfs_bt_walk(&t))
+			w.nomem = true;
+		ntfs_bt_free(&t);
+	} else if (r == -ENOMEM) {
+		w.nomem = true;
+	}
+	/* r == -1 (no root: not this file's index) and 1 (split): not judged */
+	ntfs_index_close(&ix);
+	if (w.nomem)
+		ret = -ENOMEM;
+	else if (w.bad == 1 && v->collation == NTFS_COLLATION_NTOFS_ULONGS &&
+		 !strcmp(v->file, "$ObjId") && object_ids(&w, rec))
+		ret = -ENOMEM;
+	else if (w.bad == 1)
+		rebuild(&w, recno);
+	for (size_t i = 0; i < w.n; i++)
+		free(w.k[i].mem);
+	free(w.k);
+	return ret;
+}
+
+int ntfs_pass3_views(struct ntfs_check *c)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs);
+	struct finder f;
+	struct ntfs_bt_ops ops = { .entry = find_entry };
+	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
+			     .collation = NTFS_COLLATION_FILE_NAME, .arg = &f };
+	struct ntfs_index ix;
+	char why[NTFS_WHY];
+	int ret = 0;
+
+	if (!rec)
+		return -ENOMEM;
+	for (size_t i = 0; i < NVIEWS; i++)
+		f.rec[i] = UINT64_MAX;
+	/* $Extend's index was checked (and rebuilt) by the $I30 pass */
+	if (ntfs_check_read_record(c, NTFS_FILE_EXTEND, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		goto out;
+	if (!ntfs_index_open(c, NTFS_FILE_EXTEND, rec, "$I30", &ix)) {
+		ntfs_index_bt(&ix, &t, &ops);
+		ret = ntfs_bt_walk(&t);
+		ntfs_bt_free(&t);
+	}
+	ntfs_index_close(&ix);
+	for (size_t i = 0; i < NVIEWS && !ret; i++) {
+		uint64_t r = f.rec[i];
+
+		if (r == UINT64_MAX || r >= c->vol.mft_records ||
+		    !bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			continue;
+		ret = check_view(c, &views[i], r, rec);
+	}
+out:
+	free(rec);
+	return ret;
+}

@@ -1,0 +1,295 @@
+#!/usr/bin/env bats
+# The B+tree walker and the index builder (libntfs/btree.c, index_build.c)
+# through fsck.ntfs: every index damage, in $I30 directories of 1 to 5,000
+# entries (4 levels, made by ntfs-3g), in the root directory, in $Secure
+# ($SII, $SDH, $SDS, security ids) and in the view indexes of $Extend ($Q,
+# $O, $R), is repaired by one -a.  Damage: tests/ntfs/btree_damage.py
+# (independent of libntfs).  Oracles that are not ours: ntfsprogs-plus
+# ntfsck -n (sid) finds the repaired volume clean; ntfs-3g shows the
+# manifest taken before the damage (every name in its directory, same
+# content); and for ownership, ntfs-3g -o permissions still shows each
+# file's owner and mode.  Ours must converge: after -a, -n exits 0 and a
+# second -a changes no byte.  ntfsck -a runs on the same damage side by
+# side; its result is logged (not judged).
+load ../lib/common
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+source "$FSFORGE_TOP/tests/ntfs/ntfs_helpers.bash"
+DAMAGE="python3 $FSFORGE_TOP/tests/ntfs/btree_damage.py"
+
+# base.img: /d with 5,000 names (4 index levels), /e1, /e2, /e40, /e300
+# with that many files; perm.img: 120 files of distinct owners (ntfs-3g
+# -o permissions: as many descriptors, $SII/$SDH with INDX blocks);
+# del.img: base.img with 3,000 names of /d deleted (free index blocks);
+# uuid.img: -U, object ids on the root and a file.
+setup_file() {
+	local m=$BATS_FILE_TMPDIR/mnt
+	cd "$BATS_FILE_TMPDIR" || return 1
+	mkdir -p "$m"
+	truncate -s 32M base.img
+	"$MKFS_NTFS" -q -F base.img
+	ntfs-3g base.img "$m"
+	mkdir "$m/d" "$m/e1" "$m/e2" "$m/e40" "$m/e300"
+	(cd "$m/d" && seq -f "f%05g" 1 5000 | xargs touch)
+	for n in 1 2 40 300; do
+		for i in $(seq 1 $n); do echo "$n $i" > "$m/e$n/file$i"; done
+	done
+	umount "$m"
+	ntfs-3g -o ro base.img "$m"
+	find "$m" -mindepth 1 -printf '%P\n' | sort > base.names
+	contents "$m" > base.manifest
+	umount "$m"
+	cp base.img del.img
+	ntfs-3g del.img "$m"
+	(cd "$m/d" && seq -f "f%05g" 1 3000 | xargs rm)
+	umount "$m"
+	truncate -s 32M perm.img
+	"$MKFS_NTFS" -q -F perm.img
+	ntfs-3g -o permissions perm.img "$m"
+	mkdir "$m/p"
+	for i in $(seq 1 120); do
+		echo "$i" > "$m/p/f$i"
+		chown $((1000 + i)) "$m/p/f$i"
+		chmod $((i % 2 ? 644 : 600)) "$m/p/f$i"
+	done
+	stat -c '%n %u %a' "$m"/p/* | sed "s|$m/||" | sort > perm.owners
+	umount "$m"
+	truncate -s 32M uuid.img
+	"$MKFS_NTFS" -q -F -U uuid.img
+	ntfs-3g uuid.img "$m"
+	echo hi > "$m/f"
+	setfattr -n system.ntfs_object_id -v 0x0102030405060708090a0b0c0d0e0f10 "$m"
+	setfattr -n system.ntfs_object_id -v 0x1102030405060708090a0b0c0d0e0f10 "$m/f"
+	umount "$m"
+}
+
+setup() { cd_tmp; mkdir -p mnt; }
+
+# the manifest (names, metadata, SHA-256) of the directories with data;
+# /d's 5,000 empty files are judged by name (a FUSE walk of them costs
+# seconds)
+contents() {
+	local x
+	for x in e1 e2 e40 e300; do
+		echo "== $x"
+		"$LIB/manifest" "$1/$x" --no-xattrs
+	done
+}
+teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
+
+ino() { # record of PATH in IMAGE
+	ntfs-3g -o ro "$1" mnt || return 1
+	stat -c %i "mnt/$2"
+	umount mnt
+}
+
+# ntfsck -a (sid) on a copy of the damaged image: logged, not judged
+ntfsck_a_side() {
+	local t rc=0
+	t=$(mktemp -d "$SID_ROOT/tmp/fsforge-btree.XXXXXX")
+	cp --sparse=always damaged.img "$t/v.img"
+	chroot "$SID_ROOT" ntfsck -a "/tmp/${t##*/}/v.img" > ntfsck_a.log 2>&1 || rc=$?
+	rm -rf "$t"
+	echo "# side by side: ntfsck -a exit $rc; fsck.ntfs -a exit $1" >&3
+}
+
+# Damage image (copied from $1.img) with the rest of the arguments; -n
+# finds it (exit 4) and writes nothing; -a repairs it (exit 1); -n then
+# exits 0, a second -a changes no byte, ntfsck -n (sid) is clean.
+damage_repair() {
+	local base=$1 sum rc=0
+	shift
+	need_sid
+	cp "$BATS_FILE_TMPDIR/$base.img" image
+	$DAMAGE image "$@"
+	sum=$(sha256sum < image)
+	rc=0; "$FSCK" -n image > n.log 2>&1 || rc=$?
+	[ "$rc" -eq 4 ] || { cat n.log; die "-n before repair exit $rc"; }
+	[ "$(sha256sum < image)" = "$sum" ] || die "-n wrote"
+	cp image damaged.img
+	rc=0; "$FSCK" -a image > a.log 2>&1 || rc=$?
+	cat a.log
+	ntfsck_a_side "$rc"
+	[ "$rc" -eq 1 ] || die "-a exit $rc"
+	rc=0; "$FSCK" -n image > n2.log 2>&1 || rc=$?
+	[ "$rc" -eq 0 ] || { cat n2.log; die "-n after -a exit $rc"; }
+	sum=$(sha256sum < image)
+	rc=0; "$FSCK" -a image > a2.log 2>&1 || rc=$?
+	[ "$rc" -eq 0 ] || { cat a2.log; die "second -a exit $rc"; }
+	[ "$(sha256sum < image)" = "$sum" ] || die "second -a changed the image"
+	sid_ntfsck image > ntfsck.log 2>&1 || { cat ntfsck.log; die "ntfsck -n after our repair"; }
+}
+
+# the repaired base volume shows every name and content of before (with
+# "new-root": but the root directory's own times, made anew)
+same_as_base() {
+	local skip='^$'
+	[ "${1:-}" != new-root ] || skip=$'^\tmeta\t'
+	ntfs-3g -o ro image mnt || die "ntfs-3g cannot mount the repaired volume"
+	find mnt -mindepth 1 -printf '%P\n' | sort > names
+	contents mnt | grep -v "$skip" > manifest
+	umount mnt
+	diff -u "$BATS_FILE_TMPDIR/base.names" names || die "names differ"
+	grep -v "$skip" "$BATS_FILE_TMPDIR/base.manifest" | diff -u - manifest ||
+		die "content differs"
+}
+
+@test "clean: directories of 1 to 5,000 entries (4 levels), their volumes check clean" {
+	run $DAMAGE "$BATS_FILE_TMPDIR/base.img" levels "$(ino "$BATS_FILE_TMPDIR/base.img" d)"
+	[ "$status" -eq 0 ]
+	[ "$output" -ge 3 ]
+	for v in base del perm uuid; do
+		run "$FSCK" -n "$BATS_FILE_TMPDIR/$v.img"
+		[ "$status" -eq 0 ] || die "$v: $output"
+	done
+}
+
+@test "\$I30: two entries of a leaf block swapped" {
+	damage_repair base swap "$(ino "$BATS_FILE_TMPDIR/base.img" d)"
+	grep -q 'out of order. REBUILT' a.log
+	same_as_base
+}
+
+@test "\$I30: a separator exchanged with the last key below it" {
+	damage_repair base separator "$(ino "$BATS_FILE_TMPDIR/base.img" d)"
+	grep -q 'out of order. REBUILT' a.log
+	same_as_base
+}
+
+@test "\$I30: leaves at different depths (an entry points at a grandchild)" {
+	damage_repair base depth "$(ino "$BATS_FILE_TMPDIR/base.img" d)"
+	grep -q 'directory index is corrupt' a.log
+	same_as_base
+}
+
+@test "\$I30: an index block says another VCN" {
+	damage_repair base vcn "$(ino "$BATS_FILE_TMPDIR/base.img" d)"
+	grep -q 'says VCN' a.log
+	same_as_base
+}
+
+@test "\$I30: an index block marked BAAD" {
+	damage_repair base baad "$(ino "$BATS_FILE_TMPDIR/base.img" d)"
+	grep -q 'BAAD' a.log
+	same_as_base
+}
+
+@test "\$I30: a sub-node pointer past the allocation" {
+	damage_repair base subnode "$(ino "$BATS_FILE_TMPDIR/base.img" d)"
+	grep -q 'outside the allocation' a.log
+	same_as_base
+}
+
+@test "\$I30: a \$BITMAP bit cleared (block in use)" {
+	damage_repair base bitmap "$(ino "$BATS_FILE_TMPDIR/base.img" d)" 0 0
+	grep -q 'index bitmap says block 0 is free' a.log
+	same_as_base
+}
+
+@test "\$I30: a \$BITMAP bit set (block free)" {
+	damage_repair del bitmap "$(ino "$BATS_FILE_TMPDIR/base.img" d)" 0 1
+	grep -q 'index bitmap says block 0 is used' a.log
+	ntfs-3g -o ro image mnt
+	run sh -c 'ls mnt/d | wc -l'
+	umount mnt
+	[ "$output" -eq 2000 ]
+}
+
+@test "\$I30: small indexes (2 and 40 entries, in the root) swapped; 300 entries: root entry cut" {
+	damage_repair base swap "$(ino "$BATS_FILE_TMPDIR/base.img" e40)"
+	same_as_base
+	damage_repair base vswap "$(ino "$BATS_FILE_TMPDIR/base.img" e2)"
+	same_as_base
+	damage_repair base rootlen "$(ino "$BATS_FILE_TMPDIR/base.img" e300)"
+	same_as_base
+}
+
+@test "root directory: its index root damaged, rebuilt from its children's names" {
+	damage_repair base rootlen 5
+	grep -q 'MFT record 5 (/): directory index is corrupt' a.log
+	same_as_base
+}
+
+@test "root directory: its record BAAD: made again, its index from its children's names" {
+	damage_repair base recbaad 5
+	grep -q "root directory's record is beyond use (marked bad (BAAD)); it is made again" a.log
+	same_as_base new-root
+}
+
+@test "\$Secure: a \$SII block marked BAAD, a \$SDH block with another VCN, \$SII bitmap" {
+	for dmg in 'baad 9:$SII' 'vcn 9:$SDH' 'bitmap 9:$SII 0 0' 'swap 9:$SDH'; do
+		damage_repair perm $dmg
+		grep -q 'security index is inconsistent' a.log
+		ntfs-3g -o ro,permissions image mnt
+		stat -c '%n %u %a' mnt/p/* | sed 's|mnt/||' | sort > owners
+		umount mnt
+		diff -u "$BATS_FILE_TMPDIR/perm.owners" owners || die "$dmg: owners differ"
+	done
+}
+
+@test "\$Secure: \$SII key and \$SDH order on a fresh volume" {
+	damage_repair base sii
+	grep -q 'SII: security index is inconsistent' a.log
+	same_as_base
+	damage_repair base sdh
+	grep -q 'SDH: security index is inconsistent' a.log
+	same_as_base
+}
+
+@test "\$Secure: an \$SDS entry lost in both copies; its users get a valid id" {
+	damage_repair base sds 0x101
+	grep -q 'security id 257 is not in \$Secure; the file gets security id 256. FIXED' a.log
+	same_as_base
+}
+
+@test "\$Secure: no descriptor left: the defaults are written, every file gets one" {
+	damage_repair perm sdszero
+	grep -q 'default descriptors are written. FIXED' a.log
+	grep -q 'p/f120): security id [0-9]* is not in \$Secure; the file gets security id 258. FIXED' a.log
+	ntfs-3g -o ro,permissions image mnt
+	run cat mnt/p/f7
+	umount mnt
+	[ "$output" = 7 ]
+}
+
+@test "\$Secure: a security id not in \$SII" {
+	damage_repair base secid 5 0x7777
+	grep -q 'security id 30583 is not in \$Secure' a.log
+	same_as_base
+}
+
+@test "\$Extend: \$Quota:\$Q, \$Quota:\$O, \$Reparse:\$R rebuilt; \$ObjId:\$O from the files' object ids" {
+	damage_repair uuid vswap 24:\$Q
+	grep -q 'Quota:\$Q: index is corrupt' a.log
+	damage_repair uuid rootlen 26:\$R
+	grep -q 'Reparse:\$R: index is corrupt' a.log
+	damage_repair uuid rootlen 25:\$O
+	grep -q 'ObjId:\$O: index is corrupt' a.log
+	ntfs-3g -o ro image mnt
+	run getfattr -e hex -n system.ntfs_object_id mnt/f
+	umount mnt
+	[[ $output == *0x1102030405060708090a0b0c0d0e0f10* ]]
+}
+
+@test "mkfs.ntfs: indexes from the builder, -T reproducible (serial aside), valid with -U" {
+	for o in "" "-c 512" "-U"; do
+		rm -f a.img b.img
+		truncate -s 32M a.img b.img
+		"$MKFS_NTFS" -q -F -T $o a.img
+		"$MKFS_NTFS" -q -F -T $o b.img
+		run "$FSCK" -n a.img
+		[ "$status" -eq 0 ]
+		run ntfsfix_clean a.img
+		[ "$status" -eq 0 ]
+		if [ "$o" = -U ]; then continue; fi
+		# the serial number (boot sector and its backup) is random
+		python3 - a.img b.img <<'PY' || die "mkfs -T $o: images differ"
+import sys
+a = bytearray(open(sys.argv[1], "rb").read())
+b = bytearray(open(sys.argv[2], "rb").read())
+for off in (0, len(a) - 512):
+    b[off + 72:off + 80] = a[off + 72:off + 80]
+sys.exit(a != b)
+PY
+	done
+}
