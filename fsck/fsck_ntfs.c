@@ -147,6 +147,7 @@ static void check_free(struct ntfs_check *c)
 	free(c->names);
 	free(c->rebuild);
 	free(c->exts);
+	free(c->lbases);
 	fsf_fix_free(&c->fix);
 	fsf_dev_close(&c->dev);
 }

@@ -95,6 +95,20 @@ ROW(PR_EXTENSION_ORPHAN, 0x010028, "extension_record_orphan",
 ROW(PR_SYSTEM_BASE, 0x010029, "system_record_extension",
     "system file record claims to extend MFT record %llu",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* pass 1: attribute lists (pass1_attrlist.c).  The list is derived
+ * data: the records that hold a file's attributes, and name it as their
+ * base, say what it must be, so rebuilding it from them is PREEN_OK.  A
+ * record the list names and whose attributes are exactly the ones listed
+ * gets its lost base reference back (nothing else claims it). */
+ROW(PR_ATTRLIST_BAD, 0x010060, "attribute_list_bad",
+    "attribute list is wrong (%s); it is rebuilt from the records that point back at the file",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_ATTRLIST_REBUILD_FAILED, 0x010061, "attribute_list_not_rebuilt",
+    "attribute list cannot be rebuilt (%s)",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_EXTENSION_BASE, 0x010062, "extension_record_base",
+    "extension record says its base is MFT record %llu, but it holds the attributes %s lists for it",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* pass 1: repair the smallest thing (pass1_salvage.c).  A record's
  * damage is repaired in the attribute it hits; the rows that only restore
  * what the record's own bytes say (a stride end saved in the update

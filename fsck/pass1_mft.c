@@ -252,6 +252,27 @@ static int note_extension(struct ntfs_check *c, uint64_t recno, uint64_t base)
 	return 0;
 }
 
+/* A base record with an attribute list, for ntfs_check_attr_lists(). */
+static int note_list(struct ntfs_check *c, uint64_t recno, const uint8_t *rec)
+{
+	bool list;
+
+	count_links(rec, &list);
+	if (!list)
+		return 0;
+	if (c->nlbases == c->cap_lbases) {
+		size_t cap = c->cap_lbases ? c->cap_lbases * 2 : 64;
+		uint64_t *g = realloc(c->lbases, cap * sizeof(*g));
+
+		if (!g)
+			return -1;
+		c->lbases = g;
+		c->cap_lbases = cap;
+	}
+	c->lbases[c->nlbases++] = recno;
+	return 0;
+}
+
 /* Attributes of an in-use record: clusters, volume flags.  Returns 0, or
  * -1 when the record had to be cleared. */
 static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
@@ -613,6 +634,10 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 				ret = -ENOMEM;
 				break;
 			}
+			if (!le64toh(m.base_mft_record) && note_list(c, i, rec)) {
+				ret = -ENOMEM;
+				break;
+			}
 		}
 		else if (i < NTFS_FILE_FIRST_USER) {
 			ret = -EUCLEAN;
@@ -623,8 +648,10 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	if (c->geo.lost_records)
 		fsf_info(c->log, "%llu in-use MFT records lie past the end of the device and are not checked",
 			 (unsigned long long)c->geo.lost_records);
-	if (!ret)
+	if (!ret) {
+		ntfs_check_attr_lists(c);
 		ntfs_check_extensions(c);
+	}
 out:
 	free(rec);
 	free(bitmap);
