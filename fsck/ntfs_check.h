@@ -210,6 +210,10 @@ void ntfs_check_extensions(struct ntfs_check *c);
  * list rebuilt when it says otherwise, extension records whose base
  * reference was lost given it back, link counts over all the records. */
 void ntfs_check_attr_lists(struct ntfs_check *c);
+/* The list of base record B made again from B and the extension records
+ * its list names that still point back at B (after attributes were
+ * removed from them).  0, or -1 with WHY. */
+int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why);
 /* pass1_salvage.c: repair record REC's attributes in place where they
  * are wrong (written back when accepted).  0: usable now; 1: a repair was
  * declined, the record is left alone; -1: nothing to do in place, the

@@ -109,6 +109,9 @@ ROW(PR_ATTRLIST_REBUILD_FAILED, 0x010061, "attribute_list_not_rebuilt",
 ROW(PR_EXTENSION_BASE, 0x010062, "extension_record_base",
     "extension record says its base is MFT record %llu, but it holds the attributes %s lists for it",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_EXTENSION_FREED, 0x010063, "extension_record_freed",
+    "extension record is marked free but holds the attributes %s lists for it; it is put back in use",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* pass 1: repair the smallest thing (pass1_salvage.c).  A record's
  * damage is repaired in the attribute it hits; the rows that only restore
  * what the record's own bytes say (a stride end saved in the update

@@ -216,6 +216,73 @@ static void set_ext_base(struct ntfs_check *c, uint64_t x, uint64_t b)
 	c->exts[c->nexts++].base = b;
 }
 
+/* Claim the clusters of REC's non-resident attributes, unless one of
+ * them is taken already (then nothing is claimed: false). */
+static bool claim_clusters(struct ntfs_check *c, const uint8_t *rec)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *a;
+		char why[NTFS_WHY];
+
+		ntfs_attr_cursor_init(&cur, rec);
+		while (ntfs_attr_next(&cur, &a, why) == 1) {
+			struct ntfs_run *runs;
+			long n;
+
+			if (!a->non_resident)
+				continue;
+			n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
+			if (n < 0)
+				return false;
+			for (long i = 0; i < n; i++)
+				for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
+					uint64_t lcn = (uint64_t)runs[i].lcn + k;
+
+					if (!pass && bit_get(c->cluster_used, lcn)) {
+						free(runs);
+						return false;
+					}
+					if (pass)
+						bit_set(c->cluster_used, lcn);
+				}
+			free(runs);
+		}
+	}
+	return true;
+}
+
+/* Record X, which list V of base B names (as MREF), is marked free but
+ * still names B and holds what the list says: it is put back in use
+ * (asked) when its clusters are free. */
+static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
+		   uint64_t x, uint64_t mref, const char *obj,
+		   struct ntfs_al_build *nb)
+{
+	struct ntfs_check *c = l->c;
+	struct ntfs_mft_record m;
+	char xobj[48];
+
+	if (bit_get(c->record_lost, x) || load(l, x, l->rec) ||
+	    base_of(l->rec) != b || (mref >> 48 && mref >> 48 != seq_of(l->rec)) ||
+	    !holds_listed(v, len, x, l->rec))
+		return;
+	snprintf(xobj, sizeof(xobj), "MFT record %llu", (unsigned long long)x);
+	if (!fsf_fix_ask(&c->fix, &PR_EXTENSION_FREED, xobj, obj) ||
+	    !claim_clusters(c, l->rec))
+		return;
+	memcpy(&m, l->rec, sizeof(m));
+	m.flags = htole16(le16toh(m.flags) | NTFS_MFT_IN_USE);
+	memcpy(l->rec, &m, sizeof(m));
+	if (ntfs_check_write_record(c, x, l->rec)) {
+		fsf_fix_failed(&c->fix);
+		return;
+	}
+	bit_set(c->record_used, x);
+	set_ext_base(c, x, b);
+	ntfs_al_add_record(nb, l->rec, NTFS_MREF(x, seq_of(l->rec)));
+}
+
 /*
  * The records list V names that do not point back at base B: those that
  * hold what the list says and that nothing else claims get their base
@@ -236,9 +303,13 @@ static void reclaim(struct lctx *l, uint64_t b, uint16_t bseq, const uint8_t *v,
 		char xobj[48];
 
 		if (x == b || x == last || x < NTFS_FILE_FIRST_USER ||
-		    x >= c->vol.mft_records || !bit_get(c->record_used, x))
+		    x >= c->vol.mft_records)
 			continue;
 		last = x;
+		if (!bit_get(c->record_used, x)) {
+			revive(l, b, v, len, x, e.mref, obj, nb);
+			continue;
+		}
 		if (load(l, x, l->rec))
 			continue;
 		claimed = base_of(l->rec);
@@ -467,4 +538,49 @@ void ntfs_check_attr_lists(struct ntfs_check *c)
 	free(l.rec);
 	free(l.ext);
 	free(l.by_base);
+}
+
+int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why)
+{
+	struct lctx l = { .c = c, .rs = c->vol.boot.g.mft_record_size };
+	struct ntfs_al_build nb = { 0 };
+	struct ntfs_al_entry e;
+	uint8_t *rec = malloc(l.rs), *v = NULL, *nv = NULL;
+	uint32_t at, len = 0, nlen, off = 0;
+	uint64_t last = UINT64_MAX;
+	int ret = -1;
+
+	l.rec = malloc(l.rs);
+	snprintf(why, NTFS_WHY, "its base record is unusable");
+	if (!rec || !l.rec || load(&l, b, rec) || !(at = list_attr(rec)))
+		goto out;
+	v = read_list(c, rec, at, &len, why);
+	if (!v || ntfs_al_add_record(&nb, rec, NTFS_MREF(b, seq_of(rec))))
+		goto out;
+	while (ntfs_al_next(v, len, &off, &e, why) == 1) {
+		uint64_t x = e.mref & MASK48;
+
+		if (x == b || x == last)
+			continue;
+		last = x;
+		if (x >= c->vol.mft_records || !bit_get(c->record_used, x) ||
+		    load(&l, x, l.rec) || base_of(l.rec) != b)
+			continue;
+		for (size_t i = 0; i < nb.n; i++)
+			if ((nb.v[i].mref & MASK48) == x)
+				goto next;
+		if (ntfs_al_add_record(&nb, l.rec, NTFS_MREF(x, seq_of(l.rec))))
+			goto out;
+next:		;
+	}
+	if (ntfs_al_encode(&nb, NULL, &nv, &nlen))
+		goto out;
+	ret = write_list(&l, b, rec, at, nv, nlen, why);
+out:
+	ntfs_al_build_free(&nb);
+	free(v);
+	free(nv);
+	free(rec);
+	free(l.rec);
+	return ret;
 }
