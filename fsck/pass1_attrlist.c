@@ -6,8 +6,8 @@
  * extension records that point back at it (base reference in their
  * header; libntfs/attrlist.c); a list that is malformed or says otherwise
  * is rebuilt from them.  An extension record the list does not name is
- * taken in when none of its attributes is already held elsewhere (the
- * list lost its entries), and left out otherwise (a stale copy, freed by
+ * taken in when none of its attribute extents is already held elsewhere
+ * (the list lost its entries; names may be many), and left out otherwise (a stale copy, freed by
  * ntfs_check_extensions).  A record the list names whose header names
  * another base (or none) but which holds exactly the attributes the list
  * says, and which its claimed base does not list, gets its base reference
@@ -466,7 +466,8 @@ static void check_one(struct lctx *l, uint64_t b)
 				bool stale = ntfs_al_add_record(&eb, l->rec, 0) != 0;
 
 				for (size_t k = 0; k < eb.n && !stale; k++)
-					stale = ntfs_al_has(&nb, eb.v[k].type, eb.v[k].name,
+					stale = eb.v[k].type != NTFS_AT_FILE_NAME &&
+						ntfs_al_has(&nb, eb.v[k].type, eb.v[k].name,
 							    eb.v[k].name_len,
 							    eb.v[k].lowest_vcn);
 				ntfs_al_build_free(&eb);

@@ -182,12 +182,15 @@ static int count_links(const uint8_t *rec, bool *has_list)
 	char why[NTFS_WHY];
 	int n = 0;
 
+	bool si = false;
+
 	*has_list = false;
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
 		uint32_t len;
 		const uint8_t *v;
 
+		si |= le32toh(a->type) == NTFS_AT_STANDARD_INFORMATION;
 		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
 			*has_list = true;
 		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
@@ -197,7 +200,9 @@ static int count_links(const uint8_t *rec, bool *has_list)
 		    v[offsetof(struct ntfs_file_name, name_type)] != NTFS_NS_DOS)
 			n++;
 	}
-	return n;
+	/* no $STANDARD_INFORMATION: an extension record that lost its base
+	 * reference (pass1_attrlist.c), not a file to count */
+	return si ? n : 0;
 }
 
 /* Make a record free: header kept, no attributes, sequence number bumped. */
