@@ -34,7 +34,9 @@ struct lctx {
 	struct ntfs_check *c;
 	uint32_t rs;
 	uint8_t *rec, *ext;
-	struct ntfs_ext_ref *by_base;	/* c->exts sorted by base */
+	struct ntfs_ext_ref *by_base;	/* c->exts sorted by base (a copy:
+					 * reclaimed records grow c->exts) */
+	size_t nby;
 };
 
 static int cmp_base(const void *x, const void *y)
@@ -436,7 +438,7 @@ static void check_one(struct lctx *l, uint64_t b)
 	lo = l->by_base;
 	first = 0;
 	{
-		size_t hi = c->nexts;
+		size_t hi = l->nby;
 
 		while (first < hi) {
 			size_t mid = (first + hi) / 2;
@@ -448,7 +450,7 @@ static void check_one(struct lctx *l, uint64_t b)
 		}
 	}
 	for (int pass = 0; pass < 2; pass++)
-		for (i = first; i < c->nexts && lo[i].base == b; i++) {
+		for (i = first; i < l->nby && lo[i].base == b; i++) {
 			uint64_t e = lo[i].recno;
 			bool listed;
 
@@ -530,9 +532,10 @@ void ntfs_check_attr_lists(struct ntfs_check *c)
 	l.ext = malloc(l.rs);
 	l.by_base = malloc((c->nexts ? c->nexts : 1) * sizeof(*l.by_base));
 	if (l.rec && l.ext && l.by_base) {
-		if (c->nexts)
-			memcpy(l.by_base, c->exts, c->nexts * sizeof(*l.by_base));
-		qsort(l.by_base, c->nexts, sizeof(*l.by_base), cmp_base);
+		l.nby = c->nexts;
+		if (l.nby)
+			memcpy(l.by_base, c->exts, l.nby * sizeof(*l.by_base));
+		qsort(l.by_base, l.nby, sizeof(*l.by_base), cmp_base);
 		for (size_t i = 0; i < c->nlbases; i++)
 			check_one(&l, c->lbases[i]);
 	}
