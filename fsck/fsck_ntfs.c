@@ -63,7 +63,8 @@ static void usage(FILE *f)
 "\n"
 "Verifies where $MFT and $MFTMirr are before writing anything, then\n"
 "checks and repairs the boot sector and its backup, MFT records and\n"
-"$MFTMirr, runlists, cross-linked clusters (copied), link counts,\n"
+"$MFTMirr, runlists, attribute lists (rebuilt from the extension\n"
+"records), cross-linked clusters (copied), link counts,\n"
 "directory indexes (rebuilt when damaged), directories unreachable from\n"
 "the root and orphans (to /lost+found), duplicate names, the cluster and\n"
 "MFT bitmaps, the journal and the dirty flag; see fsck.ntfs(8).  A repair\n"
@@ -149,6 +150,7 @@ static void check_free(struct ntfs_check *c)
 	free(c->rebuild);
 	free(c->exts);
 	ntfs_sysrec_free(c);
+	free(c->lbases);
 	fsf_fix_free(&c->fix);
 	fsf_dev_close(&c->dev);
 }

@@ -112,6 +112,8 @@ struct ntfs_check {
 	size_t nnames, cap_names;
 	struct ntfs_ext_ref *exts;	/* extension records in use */
 	size_t nexts, cap_exts;
+	uint64_t *lbases;		/* base records with an attribute list */
+	size_t nlbases, cap_lbases;
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */
 	bool root_recreated;		/* pass1_root.c made record 5 again */
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
@@ -242,6 +244,15 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 			     uint8_t *rec, const char *obj);
 void ntfs_check_extensions(struct ntfs_check *c);
+/* pass1_attrlist.c: every base record with an $ATTRIBUTE_LIST (in
+ * c->lbases) against the extension records that point back at it: the
+ * list rebuilt when it says otherwise, extension records whose base
+ * reference was lost given it back, link counts over all the records. */
+void ntfs_check_attr_lists(struct ntfs_check *c);
+/* The list of base record B made again from B and the extension records
+ * its list names that still point back at B (after attributes were
+ * removed from them).  0, or -1 with WHY. */
+int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why);
 /* pass1_salvage.c: repair record REC's attributes in place where they
  * are wrong (written back when accepted).  0: usable now; 1: a repair was
  * declined, the record is left alone; -1: nothing to do in place, the

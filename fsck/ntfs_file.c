@@ -13,8 +13,6 @@
 
 #include "ntfs_check.h"
 
-#define MAX_EXTENSIONS 64
-
 static int visit(const uint8_t *rec, ntfs_attr_visit fn, void *arg)
 {
 	struct ntfs_attr_cursor cur;
@@ -46,11 +44,12 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 		      ntfs_attr_visit fn, void *arg)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint64_t ext[MAX_EXTENSIONS], len = 0;
+	uint64_t *ext = NULL, len = 0;
 	struct ntfs_run *runs = NULL;
 	uint8_t *list = NULL;
 	char why[NTFS_WHY];
-	int n = 0, r;
+	size_t n = 0, cap = 0;
+	int r;
 	long nruns;
 
 	if (base >= c->vol.mft_records || ntfs_check_read_record(c, base, buf) ||
@@ -64,20 +63,31 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 		free(runs);
 		return 0;
 	}
-	for (uint64_t off = 0, e; n < MAX_EXTENSIONS;) {
+	/* every record the list names, once (a file with thousands of
+	 * names has hundreds of extension records) */
+	for (uint64_t off = 0, e; n < c->vol.mft_records;) {
 		uint32_t type;
 		bool seen = false;
 
 		if (!ntfs_list_next(list, len, &off, &type, &e))
 			break;
-		for (int i = 0; i < n; i++)
-			seen |= ext[i] == e;
-		if (e != base && !seen)
-			ext[n++] = e;
+		for (size_t i = n; i-- > 0 && !seen;)
+			seen = ext[i] == e;
+		if (e == base || seen)
+			continue;
+		if (n == cap) {
+			uint64_t *g = realloc(ext, (cap = cap ? 2 * cap : 16) * sizeof(*g));
+
+			if (!g)
+				break;
+			ext = g;
+		}
+		ext[n++] = e;
 	}
 	free(list);
 	free(runs);
-	for (int i = 0; i < n; i++) {
+	r = 0;
+	for (size_t i = 0; i < n && !r; i++) {
 		struct ntfs_mft_record m;
 
 		if (ext[i] >= c->vol.mft_records || !bit_get(c->record_used, ext[i]) ||
@@ -87,10 +97,10 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 		memcpy(&m, buf, sizeof(m));
 		if ((le64toh(m.base_mft_record) & 0xffffffffffffULL) != base)
 			continue;
-		if ((r = visit(buf, fn, arg)))
-			return r;
+		r = visit(buf, fn, arg);
 	}
-	return 0;
+	free(ext);
+	return r;
 }
 
 bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,

@@ -108,6 +108,23 @@ ROW(PR_ATTR_VALUE_SHORT, 0x010063, "attribute_value_too_short",
 ROW(PR_UPCASE_CONTENT, 0x010062, "upcase_table_damaged",
     "%u entries of the table are neither the character nor its upper case (the first: U+%04X); write the standard table",
     FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
+/* pass 1: attribute lists (pass1_attrlist.c).  The list is derived
+ * data: the records that hold a file's attributes, and name it as their
+ * base, say what it must be, so rebuilding it from them is PREEN_OK.  A
+ * record the list names and whose attributes are exactly the ones listed
+ * gets its lost base reference back (nothing else claims it). */
+ROW(PR_ATTRLIST_BAD, 0x010064, "attribute_list_bad",
+    "attribute list is wrong (%s); it is rebuilt from the records that point back at the file",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_ATTRLIST_REBUILD_FAILED, 0x010065, "attribute_list_not_rebuilt",
+    "attribute list cannot be rebuilt (%s)",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_EXTENSION_BASE, 0x010066, "extension_record_base",
+    "extension record says its base is MFT record %llu, but it holds the attributes %s lists for it",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_EXTENSION_FREED, 0x010067, "extension_record_freed",
+    "extension record is marked free but holds the attributes %s lists for it; it is put back in use",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* pass 1: repair the smallest thing (pass1_salvage.c).  A record's
  * damage is repaired in the attribute it hits; the rows that only restore
  * what the record's own bytes say (a stride end saved in the update
@@ -222,7 +239,7 @@ ROW(PR_SECURE_ID, 0x030041, "security_id_unknown",
 ROW(PR_SECURE_DEFAULTS, 0x030042, "secure_no_descriptor",
     "$SDS holds no readable security descriptor; the default descriptors are written",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
-ROW(PR_ROOT_RECREATED, 0x010040, "root_directory_recreated",
+ROW(PR_ROOT_RECREATED, 0x010070, "root_directory_recreated",
     "the root directory's record is beyond use (%s); it is made again and its index rebuilt from its children's names",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_SECURE_FAILED, 0x030043, "secure_not_repaired",

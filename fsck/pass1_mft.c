@@ -183,12 +183,15 @@ static int count_links(const uint8_t *rec, bool *has_list)
 	char why[NTFS_WHY];
 	int n = 0;
 
+	bool si = false;
+
 	*has_list = false;
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
 		uint32_t len;
 		const uint8_t *v;
 
+		si |= le32toh(a->type) == NTFS_AT_STANDARD_INFORMATION;
 		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
 			*has_list = true;
 		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
@@ -198,7 +201,9 @@ static int count_links(const uint8_t *rec, bool *has_list)
 		    v[offsetof(struct ntfs_file_name, name_type)] != NTFS_NS_DOS)
 			n++;
 	}
-	return n;
+	/* no $STANDARD_INFORMATION: an extension record that lost its base
+	 * reference (pass1_attrlist.c), not a file to count */
+	return si ? n : 0;
 }
 
 /* Make a record free: header kept, no attributes, sequence number bumped. */
@@ -250,6 +255,27 @@ static int note_extension(struct ntfs_check *c, uint64_t recno, uint64_t base)
 	}
 	c->exts[c->nexts].recno = recno;
 	c->exts[c->nexts++].base = base;
+	return 0;
+}
+
+/* A base record with an attribute list, for ntfs_check_attr_lists(). */
+static int note_list(struct ntfs_check *c, uint64_t recno, const uint8_t *rec)
+{
+	bool list;
+
+	count_links(rec, &list);
+	if (!list)
+		return 0;
+	if (c->nlbases == c->cap_lbases) {
+		size_t cap = c->cap_lbases ? c->cap_lbases * 2 : 64;
+		uint64_t *g = realloc(c->lbases, cap * sizeof(*g));
+
+		if (!g)
+			return -1;
+		c->lbases = g;
+		c->cap_lbases = cap;
+	}
+	c->lbases[c->nlbases++] = recno;
 	return 0;
 }
 
@@ -655,6 +681,10 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 				ret = -ENOMEM;
 				break;
 			}
+			if (!le64toh(m.base_mft_record) && note_list(c, i, rec)) {
+				ret = -ENOMEM;
+				break;
+			}
 		}
 		else if (i < NTFS_FILE_FIRST_USER) {
 			ret = -EUCLEAN;
@@ -667,8 +697,10 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			 (unsigned long long)c->geo.lost_records);
 	if (!ret)
 		ret = ntfs_sysrec_remake(c);
-	if (!ret)
+	if (!ret) {
+		ntfs_check_attr_lists(c);
 		ntfs_check_extensions(c);
+	}
 out:
 	free(rec);
 	free(bitmap);

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "ntfs/index_build.h"
+#include "ntfs/repair.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
@@ -333,6 +334,95 @@ static int set_name(struct ntfs_check *c, uint64_t o, const uint8_t *rec,
 	return 0;
 }
 
+/* The $FILE_NAMEs of the extension records of file O (base record
+ * read into REC, clobbered) are removed, their directories marked for
+ * rebuild; a record left with no attribute is freed.  0 or -1 (WHY). */
+static int drop_extension_names(struct ntfs_check *c, uint64_t o, uint8_t *rec,
+				char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_run *runs = NULL;
+	uint8_t *list = NULL;
+	uint64_t len = 0, off = 0, e, *done = NULL;
+	size_t ndone = 0;
+	uint32_t type;
+	long nruns;
+	int ret = 0;
+
+	if (ntfs_check_read_record(c, o, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+	    ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+				 &runs, &nruns)) {
+		snprintf(why, NTFS_WHY, "its attribute list is unreadable");
+		free(list);
+		free(runs);
+		return -1;
+	}
+	while (!ret && ntfs_list_next(list, len, &off, &type, &e)) {
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *a;
+		struct ntfs_mft_record m;
+		bool seen = false, dirty = false;
+		uint64_t *g;
+
+		if (type != NTFS_AT_FILE_NAME || e == o || e >= c->vol.mft_records ||
+		    !bit_get(c->record_used, e))
+			continue;
+		for (size_t i = 0; i < ndone && !seen; i++)
+			seen = done[i] == e;
+		if (seen || !(g = realloc(done, (ndone + 1) * sizeof(*g))))
+			continue;
+		done = g;
+		done[ndone++] = e;
+		if (ntfs_check_read_record(c, e, rec) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			continue;
+		memcpy(&m, rec, sizeof(m));
+		if ((le64toh(m.base_mft_record) & MASK48) != o)
+			continue;
+		for (;;) {
+			struct ntfs_file_name fn;
+			uint64_t p;
+
+			const struct ntfs_attr_header *f = NULL;
+
+			ntfs_attr_cursor_init(&cur, rec);
+			while (!f && ntfs_attr_next(&cur, &a, why) == 1)
+				if (le32toh(a->type) == NTFS_AT_FILE_NAME)
+					f = a;
+			if (!f)
+				break;
+			a = f;
+			if (ntfs_file_name_of(a, &fn)) {
+				p = le64toh(fn.parent_directory) & MASK48;
+				if (p < c->vol.mft_records && bit_get(c->record_dir, p) &&
+				    bit_get(c->record_used, p))
+					bit_set(c->rebuild, p);
+			}
+			ntfs_rec_remove_attr(rec, rs, (uint32_t)((const uint8_t *)a - rec));
+			memcpy(&m, rec, sizeof(m));
+			dirty = true;
+		}
+		if (!dirty)
+			continue;
+		ntfs_attr_cursor_init(&cur, rec);
+		if (ntfs_attr_next(&cur, &a, why) == 0) {
+			/* nothing left in it */
+			ntfs_clear_record(rec, rs, e);
+			bit_clear(c->record_used, e);
+		}
+		if (ntfs_check_write_record(c, e, rec)) {
+			snprintf(why, NTFS_WHY, "writing MFT record %llu failed",
+				 (unsigned long long)e);
+			ret = -1;
+		}
+	}
+	free(done);
+	free(list);
+	free(runs);
+	return ret;
+}
+
 /* File O keeps one name, "#O" in LF; the directories of its old names
  * are marked for rebuild.  0 or -1 (WHY). */
 static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
@@ -344,7 +434,7 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 	struct ntfs_file_name fn;
 	struct ntfs_mft_record m;
 	uint8_t fnv[sizeof(fn) + 2 * 24];
-	bool have = false;
+	bool have = false, list = false;
 	char name[24];
 	int n;
 
@@ -356,10 +446,8 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 		uint32_t len;
 		const uint8_t *v;
 
-		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST) {
-			snprintf(why, NTFS_WHY, "its attributes continue in other records");
-			return -1;
-		}
+		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
+			list = true;
 		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
 			continue;
 		v = ntfs_attr_value(a, &len);
@@ -388,6 +476,10 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 	if (set_name(c, o, rec, out, fnv, (uint32_t)(sizeof(fn) + 2u * n), why))
 		return -1;
 	bit_set(c->rebuild, lf);
+	/* names in extension records go too, and the list follows */
+	if (list && (drop_extension_names(c, o, rec, why) ||
+		     ntfs_rewrite_attr_list(c, o, why)))
+		return -1;
 	return 0;
 }
 

@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pass 1, after every record was read: each base record with an
+ * $ATTRIBUTE_LIST against the records that really hold its attributes.
+ * The list a file should have is made from its base record and the
+ * extension records that point back at it (base reference in their
+ * header; libntfs/attrlist.c); a list that is malformed or says otherwise
+ * is rebuilt from them.  An extension record the list does not name is
+ * taken in when none of its attribute extents is already held elsewhere
+ * (the list lost its entries; names may be many), and left out otherwise (a stale copy, freed by
+ * ntfs_check_extensions).  A record the list names whose header names
+ * another base (or none) but which holds exactly the attributes the list
+ * says, and which its claimed base does not list, gets its base reference
+ * back.  Then the file's link count is checked against the names of all
+ * its records.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs/attrlist.h"
+#include "ntfs/repair.h"
+#include "ntfs_check.h"
+#include "ntfs_problems.h"
+
+#define MASK48 0xffffffffffffULL
+#define LIST_MAX (1u << 20)		/* a list value we are ready to read */
+
+struct lctx {
+	struct ntfs_check *c;
+	uint32_t rs;
+	uint8_t *rec, *ext;
+	struct ntfs_ext_ref *by_base;	/* c->exts sorted by base (a copy:
+					 * reclaimed records grow c->exts) */
+	size_t nby;
+};
+
+static int cmp_base(const void *x, const void *y)
+{
+	const struct ntfs_ext_ref *a = x, *b = y;
+
+	if (a->base != b->base)
+		return a->base < b->base ? -1 : 1;
+	return a->recno < b->recno ? -1 : a->recno > b->recno;
+}
+
+static int load(struct lctx *l, uint64_t r, uint8_t *buf)
+{
+	char why[NTFS_WHY];
+
+	if (r >= l->c->vol.mft_records || ntfs_check_read_record(l->c, r, buf) ||
+	    ntfs_record_check(buf, l->rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return -1;
+	return 0;
+}
+
+static uint16_t seq_of(const uint8_t *rec)
+{
+	struct ntfs_mft_record m;
+
+	memcpy(&m, rec, sizeof(m));
+	return le16toh(m.sequence_number);
+}
+
+static uint64_t base_of(const uint8_t *rec)
+{
+	struct ntfs_mft_record m;
+
+	memcpy(&m, rec, sizeof(m));
+	return le64toh(m.base_mft_record) & MASK48;
+}
+
+/* The list attribute of REC: its offset, or 0. */
+static uint32_t list_attr(const uint8_t *rec)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
+			return (uint32_t)((const uint8_t *)a - rec);
+	return 0;
+}
+
+/* The list's value (malloc'ed), or NULL with WHY. */
+static uint8_t *read_list(struct ntfs_check *c, const uint8_t *rec,
+			  uint32_t at, uint32_t *len, char *why)
+{
+	const struct ntfs_attr_header *a = (const void *)(rec + at);
+	struct ntfs_attr_nonresident n;
+	struct ntfs_run *runs = NULL;
+	uint8_t *v;
+	long nr;
+
+	if (!a->non_resident) {
+		const void *val = ntfs_attr_value(a, len);
+
+		v = malloc(*len ? *len : 1);
+		if (v)
+			memcpy(v, val, *len);
+		else
+			snprintf(why, NTFS_WHY, "out of memory");
+		return v;
+	}
+	memcpy(&n, a, sizeof(n));
+	if ((uint64_t)le64toh((uint64_t)n.data_size) > LIST_MAX) {
+		snprintf(why, NTFS_WHY, "its value says %llu bytes",
+			 (unsigned long long)le64toh((uint64_t)n.data_size));
+		return NULL;
+	}
+	*len = (uint32_t)le64toh((uint64_t)n.data_size);
+	nr = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
+	if (nr < 0)
+		return NULL;
+	v = calloc(1, *len ? *len : 1);
+	if (!v || ntfs_runs_pread(c, runs, nr, 0, *len, v)) {
+		snprintf(why, NTFS_WHY, "its value is unreadable");
+		free(v);
+		v = NULL;
+	}
+	free(runs);
+	return v;
+}
+
+/* Does list V name record R (with sequence SEQ, or none)? */
+static bool names_record(const uint8_t *v, uint32_t len, uint64_t r, uint16_t seq)
+{
+	struct ntfs_al_entry e;
+	uint32_t off = 0;
+	char why[NTFS_WHY];
+
+	while (v && ntfs_al_next(v, len, &off, &e, why) == 1)
+		if ((e.mref & MASK48) == r && (!(e.mref >> 48) || e.mref >> 48 == seq))
+			return true;
+	return false;
+}
+
+/* Does base BASE (record number) list record X? */
+static bool base_lists(struct lctx *l, uint64_t base, uint64_t x, uint16_t xseq)
+{
+	uint8_t *v;
+	uint32_t at, len = 0;
+	char why[NTFS_WHY];
+	bool yes;
+
+	if (!bit_get(l->c->record_used, base) || load(l, base, l->ext) ||
+	    base_of(l->ext) || !(at = list_attr(l->ext)))
+		return false;
+	v = read_list(l->c, l->ext, at, &len, why);
+	yes = names_record(v, len, x, xseq);
+	free(v);
+	return yes;
+}
+
+/* Every entry of V naming X matches an attribute of X (type, instance and
+ * lowest VCN), and there is at least one. */
+static bool holds_listed(const uint8_t *v, uint32_t len, uint64_t x,
+			 const uint8_t *xrec)
+{
+	struct ntfs_al_build hb = { 0 };
+	struct ntfs_al_entry e;
+	uint32_t off = 0;
+	char why[NTFS_WHY];
+	int n = 0;
+	bool ok = !ntfs_al_add_record(&hb, xrec, 0);
+
+	while (ok && ntfs_al_next(v, len, &off, &e, why) == 1) {
+		bool hit = false;
+
+		if ((e.mref & MASK48) != x)
+			continue;
+		for (size_t i = 0; i < hb.n && !hit; i++)
+			hit = hb.v[i].type == e.type && hb.v[i].instance == e.instance &&
+			      hb.v[i].lowest_vcn == e.lowest_vcn;
+		ok = hit;
+		n++;
+	}
+	ntfs_al_build_free(&hb);
+	return ok && n;
+}
+
+static bool has_si(const uint8_t *rec)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if (le32toh(a->type) == NTFS_AT_STANDARD_INFORMATION)
+			return true;
+	return false;
+}
+
+static void set_ext_base(struct ntfs_check *c, uint64_t x, uint64_t b)
+{
+	for (size_t i = 0; i < c->nexts; i++)
+		if (c->exts[i].recno == x) {
+			c->exts[i].base = b;
+			return;
+		}
+	if (c->nexts == c->cap_exts) {
+		size_t cap = c->cap_exts ? c->cap_exts * 2 : 64;
+		struct ntfs_ext_ref *g = realloc(c->exts, cap * sizeof(*g));
+
+		if (!g)
+			return;
+		c->exts = g;
+		c->cap_exts = cap;
+	}
+	c->exts[c->nexts].recno = x;
+	c->exts[c->nexts++].base = b;
+}
+
+/* Claim the clusters of REC's non-resident attributes, unless one of
+ * them is taken already (then nothing is claimed: false). */
+static bool claim_clusters(struct ntfs_check *c, const uint8_t *rec)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *a;
+		char why[NTFS_WHY];
+
+		ntfs_attr_cursor_init(&cur, rec);
+		while (ntfs_attr_next(&cur, &a, why) == 1) {
+			struct ntfs_run *runs;
+			long n;
+
+			if (!a->non_resident)
+				continue;
+			n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
+			if (n < 0)
+				return false;
+			for (long i = 0; i < n; i++)
+				for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
+					uint64_t lcn = (uint64_t)runs[i].lcn + k;
+
+					if (!pass && bit_get(c->cluster_used, lcn)) {
+						free(runs);
+						return false;
+					}
+					if (pass)
+						bit_set(c->cluster_used, lcn);
+				}
+			free(runs);
+		}
+	}
+	return true;
+}
+
+/* Record X, which list V of base B names (as MREF), is marked free but
+ * still names B and holds what the list says: it is put back in use
+ * (asked) when its clusters are free. */
+static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
+		   uint64_t x, uint64_t mref, const char *obj,
+		   struct ntfs_al_build *nb)
+{
+	struct ntfs_check *c = l->c;
+	struct ntfs_mft_record m;
+	char xobj[48];
+
+	if (bit_get(c->record_lost, x) || load(l, x, l->rec) ||
+	    base_of(l->rec) != b || (mref >> 48 && mref >> 48 != seq_of(l->rec)) ||
+	    !holds_listed(v, len, x, l->rec))
+		return;
+	snprintf(xobj, sizeof(xobj), "MFT record %llu", (unsigned long long)x);
+	if (!fsf_fix_ask(&c->fix, &PR_EXTENSION_FREED, xobj, obj) ||
+	    !claim_clusters(c, l->rec))
+		return;
+	memcpy(&m, l->rec, sizeof(m));
+	m.flags = htole16(le16toh(m.flags) | NTFS_MFT_IN_USE);
+	memcpy(l->rec, &m, sizeof(m));
+	if (ntfs_check_write_record(c, x, l->rec)) {
+		fsf_fix_failed(&c->fix);
+		return;
+	}
+	bit_set(c->record_used, x);
+	set_ext_base(c, x, b);
+	ntfs_al_add_record(nb, l->rec, NTFS_MREF(x, seq_of(l->rec)));
+}
+
+/*
+ * The records list V names that do not point back at base B: those that
+ * hold what the list says and that nothing else claims get their base
+ * reference back (asked) and join the build.
+ */
+static void reclaim(struct lctx *l, uint64_t b, uint16_t bseq, const uint8_t *v,
+		    uint32_t len, struct ntfs_al_build *nb, const char *obj)
+{
+	struct ntfs_check *c = l->c;
+	struct ntfs_al_entry e;
+	uint32_t off = 0;
+	uint64_t last = UINT64_MAX;
+	char why[NTFS_WHY];
+
+	while (ntfs_al_next(v, len, &off, &e, why) == 1) {
+		uint64_t x = e.mref & MASK48, claimed;
+		struct ntfs_mft_record m;
+		char xobj[48];
+
+		if (x == b || x == last || x < NTFS_FILE_FIRST_USER ||
+		    x >= c->vol.mft_records)
+			continue;
+		last = x;
+		if (!bit_get(c->record_used, x)) {
+			revive(l, b, v, len, x, e.mref, obj, nb);
+			continue;
+		}
+		if (load(l, x, l->rec))
+			continue;
+		claimed = base_of(l->rec);
+		if (claimed == b || (e.mref >> 48 && e.mref >> 48 != seq_of(l->rec)))
+			continue;
+		if (!holds_listed(v, len, x, l->rec))
+			continue;
+		if (claimed ? base_lists(l, claimed, x, seq_of(l->rec)) : has_si(l->rec))
+			continue;	/* it is someone else's, or a file */
+		if (load(l, x, l->rec))
+			continue;
+		snprintf(xobj, sizeof(xobj), "MFT record %llu", (unsigned long long)x);
+		if (!fsf_fix_ask(&c->fix, &PR_EXTENSION_BASE, xobj,
+				 (unsigned long long)claimed, obj))
+			continue;
+		memcpy(&m, l->rec, sizeof(m));
+		m.base_mft_record = htole64(NTFS_MREF(b, bseq));
+		memcpy(l->rec, &m, sizeof(m));
+		if (ntfs_check_write_record(c, x, l->rec)) {
+			fsf_fix_failed(&c->fix);
+			continue;
+		}
+		/* its names are the file's now */
+		if (!claimed && c->fn_pending[x] != 255) {
+			unsigned int sum = c->fn_pending[b] + c->fn_pending[x];
+
+			c->fn_pending[b] = (uint8_t)(sum > 254 ? 255 : sum);
+			c->fn_pending[x] = 0;
+		}
+		bit_clear(c->record_dir, x);
+		set_ext_base(c, x, b);
+		ntfs_al_add_record(nb, l->rec, NTFS_MREF(x, seq_of(l->rec)));
+	}
+}
+
+/* Write list NV (NLEN bytes) into base record REC (record B) at AT. */
+static int write_list(struct lctx *l, uint64_t b, uint8_t *rec, uint32_t at,
+		      const uint8_t *nv, uint32_t nlen, char *why)
+{
+	struct ntfs_check *c = l->c;
+	struct ntfs_attr_header *a = (void *)(rec + at);
+	struct ntfs_attr_nonresident n;
+	struct ntfs_run *runs = NULL;
+	uint64_t old;
+	uint8_t *buf;
+	long nr;
+	int ret;
+
+	if (!a->non_resident) {
+		if (ntfs_rec_set_value(rec, l->rs, at, nv, nlen)) {
+			snprintf(why, NTFS_WHY, "the new list does not fit the base record");
+			return -1;
+		}
+		return ntfs_check_write_record(c, b, rec);
+	}
+	memcpy(&n, a, sizeof(n));
+	nr = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
+	if (nr < 0)
+		return -1;
+	if (nlen > (uint64_t)le64toh((uint64_t)n.allocated_size)) {
+		free(runs);
+		snprintf(why, NTFS_WHY, "the new list is larger than the clusters of the old one");
+		return -1;
+	}
+	old = le64toh((uint64_t)n.data_size);
+	if (old > le64toh((uint64_t)n.allocated_size))
+		old = le64toh((uint64_t)n.allocated_size);
+	buf = calloc(1, old > nlen ? old : nlen);
+	if (!buf) {
+		free(runs);
+		return -1;
+	}
+	memcpy(buf, nv, nlen);
+	ret = ntfs_check_write_runs(c, runs, nr, buf, old > nlen ? old : nlen);
+	free(buf);
+	free(runs);
+	if (ret)
+		return ret;
+	n.data_size = n.initialized_size = (int64_t)htole64(nlen);
+	memcpy(a, &n, sizeof(n));
+	return ntfs_check_write_record(c, b, rec);
+}
+
+/* Names that count as links, in REC. */
+static unsigned int links_in(const uint8_t *rec)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_file_name fn;
+	char why[NTFS_WHY];
+	unsigned int n = 0;
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if (ntfs_file_name_of(a, &fn) && fn.name_type != NTFS_NS_DOS)
+			n++;
+	return n;
+}
+
+static void check_one(struct lctx *l, uint64_t b)
+{
+	struct ntfs_check *c = l->c;
+	struct ntfs_al_build nb = { 0 };
+	struct ntfs_ext_ref key = { 0, b }, *lo;
+	struct ntfs_mft_record m;
+	uint8_t *v = NULL, *nv = NULL, *rec = NULL;
+	uint32_t at, len = 0, nlen;
+	uint16_t bseq;
+	unsigned int links = 0;
+	char why[NTFS_WHY] = "", obj[1200];
+	bool cur_ok;
+	size_t i, first;
+
+	rec = malloc(l->rs);
+	if (!rec || load(l, b, rec) || base_of(rec) || !(at = list_attr(rec)))
+		goto out;
+	bseq = seq_of(rec);
+	snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)b);
+	v = read_list(c, rec, at, &len, why);
+	cur_ok = v && !ntfs_al_check(v, len, why);
+	if (ntfs_al_add_record(&nb, rec, NTFS_MREF(b, bseq)))
+		goto out;
+	/* the extension records pointing back: listed ones first */
+	lo = l->by_base;
+	first = 0;
+	{
+		size_t hi = l->nby;
+
+		while (first < hi) {
+			size_t mid = (first + hi) / 2;
+
+			if (cmp_base(&lo[mid], &key) < 0)
+				first = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (i = first; i < l->nby && lo[i].base == b; i++) {
+			uint64_t e = lo[i].recno;
+			bool listed;
+
+			if (!bit_get(c->record_used, e) || load(l, e, l->rec))
+				continue;
+			listed = cur_ok && names_record(v, len, e, seq_of(l->rec));
+			if (pass == 0 && !listed && cur_ok)
+				continue;
+			if (pass == 1 && (listed || !cur_ok))
+				continue;
+			if (!listed) {
+				/* not listed: a stale copy if it holds what
+				 * another record already does */
+				struct ntfs_al_build eb = { 0 };
+				bool stale = ntfs_al_add_record(&eb, l->rec, 0) != 0;
+
+				for (size_t k = 0; k < eb.n && !stale; k++)
+					stale = eb.v[k].type != NTFS_AT_FILE_NAME &&
+						ntfs_al_has(&nb, eb.v[k].type, eb.v[k].name,
+							    eb.v[k].name_len,
+							    eb.v[k].lowest_vcn);
+				ntfs_al_build_free(&eb);
+				if (stale)
+					continue;
+			}
+			if (ntfs_al_add_record(&nb, l->rec, NTFS_MREF(e, seq_of(l->rec))))
+				goto out;
+		}
+	if (v && len)
+		reclaim(l, b, bseq, v, len, &nb, obj);
+	if (ntfs_al_encode(&nb, NULL, &nv, &nlen))
+		goto out;
+	if (cur_ok && ntfs_al_same(v, len, nv, nlen, why))
+		goto links;
+	if (!fsf_fix_ask(&c->fix, &PR_ATTRLIST_BAD, obj, why))
+		goto links;
+	if (load(l, b, rec) || write_list(l, b, rec, at, nv, nlen, why)) {
+		fsf_fix_failed(&c->fix);
+		fsf_fix_ask(&c->fix, &PR_ATTRLIST_REBUILD_FAILED, obj, why);
+	}
+links:
+	/* the names of every record of the file, against its link count */
+	for (i = 0; i < nb.n; i++) {
+		uint64_t r = nb.v[i].mref & MASK48;
+		bool seen = false;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = nb.v[k].type == NTFS_AT_FILE_NAME &&
+			       (nb.v[k].mref & MASK48) == r;
+		if (seen || nb.v[i].type != NTFS_AT_FILE_NAME)
+			continue;
+		if (!load(l, r, l->rec))
+			links += links_in(l->rec);
+	}
+	if (load(l, b, rec))
+		goto out;
+	memcpy(&m, rec, sizeof(m));
+	if (links && links != le16toh(m.link_count) && links <= 0xffff &&
+	    fsf_fix_ask(&c->fix, &PR_LINK_COUNT, obj, le16toh(m.link_count), links)) {
+		m.link_count = htole16((uint16_t)links);
+		memcpy(rec, &m, sizeof(m));
+		if (ntfs_check_write_record(c, b, rec))
+			fsf_fix_failed(&c->fix);
+	}
+out:
+	ntfs_al_build_free(&nb);
+	free(v);
+	free(nv);
+	free(rec);
+}
+
+void ntfs_check_attr_lists(struct ntfs_check *c)
+{
+	struct lctx l = { .c = c, .rs = c->vol.boot.g.mft_record_size };
+
+	if (!c->nlbases)
+		return;
+	l.rec = malloc(l.rs);
+	l.ext = malloc(l.rs);
+	l.by_base = malloc((c->nexts ? c->nexts : 1) * sizeof(*l.by_base));
+	if (l.rec && l.ext && l.by_base) {
+		l.nby = c->nexts;
+		if (l.nby)
+			memcpy(l.by_base, c->exts, l.nby * sizeof(*l.by_base));
+		qsort(l.by_base, l.nby, sizeof(*l.by_base), cmp_base);
+		for (size_t i = 0; i < c->nlbases; i++)
+			check_one(&l, c->lbases[i]);
+	}
+	free(l.rec);
+	free(l.ext);
+	free(l.by_base);
+}
+
+int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why)
+{
+	struct lctx l = { .c = c, .rs = c->vol.boot.g.mft_record_size };
+	struct ntfs_al_build nb = { 0 };
+	struct ntfs_al_entry e;
+	uint8_t *rec = malloc(l.rs), *v = NULL, *nv = NULL;
+	uint32_t at, len = 0, nlen, off = 0;
+	uint64_t last = UINT64_MAX;
+	int ret = -1;
+
+	l.rec = malloc(l.rs);
+	snprintf(why, NTFS_WHY, "its base record is unusable");
+	if (!rec || !l.rec || load(&l, b, rec) || !(at = list_attr(rec)))
+		goto out;
+	v = read_list(c, rec, at, &len, why);
+	if (!v || ntfs_al_add_record(&nb, rec, NTFS_MREF(b, seq_of(rec))))
+		goto out;
+	while (ntfs_al_next(v, len, &off, &e, why) == 1) {
+		uint64_t x = e.mref & MASK48;
+
+		if (x == b || x == last)
+			continue;
+		last = x;
+		if (x >= c->vol.mft_records || !bit_get(c->record_used, x) ||
+		    load(&l, x, l.rec) || base_of(l.rec) != b)
+			continue;
+		for (size_t i = 0; i < nb.n; i++)
+			if ((nb.v[i].mref & MASK48) == x)
+				goto next;
+		if (ntfs_al_add_record(&nb, l.rec, NTFS_MREF(x, seq_of(l.rec))))
+			goto out;
+next:		;
+	}
+	if (ntfs_al_encode(&nb, NULL, &nv, &nlen))
+		goto out;
+	ret = write_list(&l, b, rec, at, nv, nlen, why);
+out:
+	ntfs_al_build_free(&nb);
+	free(v);
+	free(nv);
+	free(rec);
+	free(l.rec);
+	return ret;
+}

@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# fsck.ntfs on files whose attributes live in extension records
+# ($ATTRIBUTE_LIST): volumes populated by ntfs-3g (a file with 150 hard
+# links: non-resident list; one with 14: resident list; 80 named streams;
+# a directory whose index root and allocation moved to extension records)
+# check clean for every cluster size, and damage to a list or to an
+# extension record is repaired in one -a.  Oracles that are not ours:
+# ntfsprogs-plus ntfsck -n (sid tree), ntfs-3g reading every file, name
+# and stream against the manifest taken before the damage (the lab's own
+# parser, tests/ntfs/lab/ntfsparse.py, says which names a destroyed record
+# held).  ntfsck -a runs on the same damage, side by side (reported in
+# attrlist-ntfsck.txt, not judged).
+load ../lib/common
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+source "$FSFORGE_TOP/tests/ntfs/ntfs_helpers.bash"
+LAB=$FSFORGE_TOP/tests/ntfs/attrlist_lab.py
+
+setup_file() {
+	need_ntfs3g
+	command -v python3 > /dev/null || return 0
+	export VOL=$BATS_FILE_TMPDIR/v4k.img
+	python3 "$LAB" make "$VOL" "$MKFS_NTFS" 4096 ||
+		die "making the volume failed"
+	mkdir -p "$BATS_FILE_TMPDIR/mnt"
+	ntfs-3g -o ro "$VOL" "$BATS_FILE_TMPDIR/mnt"
+	python3 "$LAB" manifest "$BATS_FILE_TMPDIR/mnt" > "$BATS_FILE_TMPDIR/manifest.0"
+	umount "$BATS_FILE_TMPDIR/mnt"
+}
+
+setup() {
+	cd_tmp
+	need_ntfs3g
+	command -v python3 > /dev/null || skip "no python3"
+}
+teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
+
+have_sid() { chroot "$SID_ROOT" sh -c 'command -v ntfsck' > /dev/null 2>&1; }
+
+# manifest of IMG read through ntfs-3g (read-only)
+manifest_of() {
+	mkdir -p mnt
+	ntfs-3g -o ro "$1" mnt || return 1
+	python3 "$LAB" manifest mnt
+	umount mnt
+}
+
+# ntfsck -a of the sid tree on a copy of $1, the result left in $2;
+# prints its exit status
+sid_ntfsck_a() {
+	local t rc
+	t=$(mktemp -d "$SID_ROOT/tmp/fsforge-al.XXXXXX")
+	cp --sparse=always "$1" "$t/v.img"
+	chroot "$SID_ROOT" ntfsck -a "/tmp/${t##*/}/v.img" > /dev/null 2>&1
+	rc=$?
+	cp --sparse=always "$t/v.img" "$2"
+	rm -rf "$t"
+	echo "$rc"
+}
+
+@test "attribute lists: clean volumes of every cluster size check clean (-n exit 0, ntfsck agrees)" {
+	for cs in 512 4096 65536; do
+		python3 "$LAB" make "v$cs.img" "$MKFS_NTFS" "$cs"
+		run "$FSCK" -n "v$cs.img"
+		[ "$status" -eq 0 ] || die "cluster size $cs: -n exit $status: $output"
+		[[ "$output" == *"problems: 0 found"* ]] || die "cluster size $cs: $output"
+		if have_sid; then
+			run sid_ntfsck "v$cs.img"
+			[ "$status" -eq 0 ] || die "cluster size $cs: ntfsck -n exit $status: $(tail -5 <<<"$output")"
+		fi
+	done
+	# the volume holds what the test is about: lists in 4 files, the
+	# directory's index in extension records (read by the lab's parser)
+	run python3 -c "
+import sys, struct
+sys.path.insert(0, '$FSFORGE_TOP/tests/ntfs/lab')
+import ntfsparse as P
+img = open('$VOL', 'rb').read()
+g = P.Geometry(img)
+lists = 0; ext_index = 0
+for n, at, rec in P.records(img, g):
+    a = list(P.attrs(rec))
+    base, = struct.unpack_from('<Q', rec, 0x20)
+    lists += any(t == 0x20 for _, t, _, _ in a) and not base
+    ext_index += bool(base) and any(t in (0x90, 0xa0) for _, t, _, _ in a)
+print(lists, ext_index)"
+	[ "$status" -eq 0 ]
+	[ "${output%% *}" -ge 4 ] || die "only ${output%% *} files with lists"
+	[ "${output##* }" -ge 1 ] || die "no index attribute in an extension record"
+}
+
+# CASE FILE: damage, -a, and the judges
+judge() {
+	local c=$1 f=$2 rc before nrc
+	cp --sparse=always "$VOL" d.img
+	python3 "$LAB" damage d.img "$c" "$f" || die "$c $f: damage failed"
+	cp --sparse=always d.img damaged.img
+	run "$FSCK" -a d.img
+	[ "$status" -eq 1 ] || die "$c $f: -a exit $status: $output"
+	run "$FSCK" -n d.img
+	[ "$status" -eq 0 ] || die "$c $f: -n after -a: exit $status: $output"
+	before=$(sha256sum < d.img)
+	"$FSCK" -a d.img > /dev/null || die "$c $f: second -a exit $?"
+	[ "$(sha256sum < d.img)" = "$before" ] || die "$c $f: second -a changed the image"
+	if have_sid; then
+		run sid_ntfsck d.img
+		[ "$status" -eq 0 ] || die "$c $f: ntfsck -n after our -a: exit $status: $(grep -v percent <<<"$output" | tail -5)"
+	fi
+	manifest_of d.img > manifest.1 || die "$c $f: ntfs-3g cannot mount the repaired volume"
+	python3 - "$BATS_FILE_TMPDIR/manifest.0" manifest.1 "${3:-}" <<-'EOF' || die "$c $f: content differs"
+	import json, sys
+	want = json.load(open(sys.argv[1]))
+	got = json.load(open(sys.argv[2]))
+	for p in filter(None, sys.argv[3].split("\n")):
+	    want.pop(p)		# names the destroyed record held
+	bad = sorted(p for p in set(want) | set(got) if want.get(p) != got.get(p))
+	if bad:
+	    print("differs:", bad[:10], len(bad))
+	    sys.exit(1)
+	EOF
+	# ntfsck -a on the same damage, side by side
+	if have_sid; then
+		rc=$(sid_ntfsck_a damaged.img theirs.img)
+		nrc=$(sid_ntfsck theirs.img > /dev/null 2>&1; echo $?)
+		echo "$c $f: fsck.ntfs -a 1, then -n 0, content kept; ntfsck -a $rc, then ntfsck -n $nrc" \
+			>> "$BATS_RUN_TMPDIR/attrlist-ntfsck.txt"
+	fi
+}
+
+@test "attribute list entries damaged (type, length, name length, VCN, record, instance, zeroed): rebuilt, nothing lost" {
+	judge type target
+	judge len few
+	judge nlen streams
+	judge vcn xdir
+	judge mref target
+	judge inst streams
+	judge zero-entry few
+}
+
+@test "attribute list value cut short (resident and non-resident): rebuilt from the extension records" {
+	judge size few
+	judge size streams
+}
+
+@test "extension record lost its base reference, or points at another base: given back, nothing lost" {
+	judge ext-base0 few
+	judge ext-base target
+	judge ext-base xdir
+}
+
+@test "extension record marked free while its base lists it: put back in use, nothing lost" {
+	judge ext-free streams
+	judge ext-free xdir
+}
+
+@test "extension record zeroed or BAAD: its entries dropped, link count follows, every other name kept" {
+	local lost
+	lost=$(python3 "$LAB" names "$VOL" target)
+	[ -n "$lost" ] || die "no names in the victim record"
+	judge ext-zero target "$lost"
+	judge ext-baad target "$lost"
+}
+
+@test "orphan with an attribute list, names in several records: reconnected to /lost+found with its data" {
+	cp --sparse=always "$VOL" d.img
+	# every one of its 15 names (base and extension records) names a
+	# free record as its directory
+	python3 - d.img <<-EOF
+	import sys, struct
+	sys.path.insert(0, "$FSFORGE_TOP/tests/ntfs")
+	import attrlist_lab as L
+	v = L.Vol(sys.argv[1])
+	b = v.base_of("few")
+	free = next(r for r in range(24, v.g.nrecords)
+	            if v.img[v.g.rec_off(r):v.g.rec_off(r) + 4] != b"FILE" or
+	            not v.rec(r)[1][0x16] & 1)
+	n = 0
+	for r in range(v.g.nrecords):
+	    at = v.g.rec_off(r)
+	    if at is None or v.img[at:at + 4] != b"FILE":
+	        continue
+	    _, rec = v.rec(r)
+	    owner = struct.unpack_from("<Q", rec, 0x20)[0] & 0xFFFFFFFFFFFF or r
+	    if owner != b:
+	        continue
+	    for _, _, nm, off in L.P.file_names(rec):
+	        struct.pack_into("<Q", rec, off, free)
+	        n += 1
+	    v.put(r, rec)
+	v.save()
+	print(n)
+	EOF
+	run "$FSCK" -a d.img
+	[ "$status" -eq 1 ] || die "-a exit $status: $output"
+	[[ "$output" == *"file is in no directory"*"RECONNECTED"* ]] || die "not reconnected: $output"
+	run "$FSCK" -n d.img
+	[ "$status" -eq 0 ] || die "-n after -a: exit $status: $output"
+	before=$(sha256sum < d.img)
+	"$FSCK" -a d.img > /dev/null
+	[ "$(sha256sum < d.img)" = "$before" ] || die "second -a changed the image"
+	if have_sid; then
+		run sid_ntfsck d.img
+		[ "$status" -eq 0 ] || die "ntfsck -n: exit $status: $(grep -v percent <<<"$output" | tail -5)"
+	fi
+	# its content, under its new name, is the target's
+	manifest_of d.img > manifest.1
+	run python3 - "$BATS_FILE_TMPDIR/manifest.0" manifest.1 <<-'EOF'
+	import json, sys
+	want = json.load(open(sys.argv[1]))["few"]
+	got = json.load(open(sys.argv[2]))
+	hits = [p for p, e in got.items() if p.startswith("lost+found/") and e == want]
+	print(hits)
+	sys.exit(0 if len(hits) == 1 else 1)
+	EOF
+	[ "$status" -eq 0 ] || die "target not in /lost+found: $output"
+}
