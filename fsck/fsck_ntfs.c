@@ -208,6 +208,10 @@ int main(int argc, char **argv)
 	if (!ret)
 		ret = ntfs_pass1b_crosslinks(&c);
 	if (!ret)
+		ret = ntfs_pass2_data(&c);
+	if (!ret)
+		ret = ntfs_pass2_special(&c);
+	if (!ret)
 		ret = ntfs_pass3_indexes(&c);
 	if (!ret)
 		ret = ntfs_pass3_secure(&c);
