@@ -64,6 +64,7 @@ static void usage(FILE *f)
 "Verifies where $MFT and $MFTMirr are before writing anything, then\n"
 "checks and repairs the boot sector and its backup, MFT records and\n"
 "$MFTMirr, runlists, cross-linked clusters (copied), link counts,\n"
+"reparse points and extended attributes, compressed and sparse data,\n"
 "directory indexes (rebuilt when damaged), directories unreachable from\n"
 "the root and orphans (to /lost+found), duplicate names, the cluster and\n"
 "MFT bitmaps, the journal and the dirty flag; see fsck.ntfs(8).  A repair\n"
