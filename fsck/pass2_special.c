@@ -87,6 +87,7 @@ struct file {
 	uint64_t base;
 	uint16_t seq;
 	char obj[NTFS_WHY + 64];
+	char why[NTFS_WHY];		/* scratch */
 	uint8_t *rec;			/* scratch record */
 };
 
@@ -123,7 +124,7 @@ static int remove_attr(struct file *f, uint64_t recno, uint32_t type,
 	const struct ntfs_attr_header *a;
 
 	if (ntfs_check_read_record(c, recno, f->rec) ||
-	    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, NULL) != NTFS_REC_OK ||
+	    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, f->why) != NTFS_REC_OK ||
 	    !(off = find_attr(f->rec, type, instance, &a)))
 		return -1;
 	if (a->non_resident) {
@@ -144,7 +145,7 @@ static int remove_attr(struct file *f, uint64_t recno, uint32_t type,
 		int shrunk;
 
 		if (ntfs_check_read_record(c, f->base, f->rec) ||
-		    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, NULL) != NTFS_REC_OK)
+		    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, f->why) != NTFS_REC_OK)
 			return -1;
 		shrunk = ntfs_rec_unlist_attr(f->rec, rs, type, instance, recno);
 		if (shrunk >= 0 && ntfs_check_write_record(c, f->base, f->rec))
@@ -164,7 +165,7 @@ static int rewrite_value(struct file *f, uint64_t recno, uint32_t type,
 	const struct ntfs_attr_header *a;
 
 	if (ntfs_check_read_record(c, recno, f->rec) ||
-	    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, NULL) != NTFS_REC_OK ||
+	    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, f->why) != NTFS_REC_OK ||
 	    !(off = find_attr(f->rec, type, instance, &a)))
 		return -1;
 	if (!a->non_resident) {
@@ -374,6 +375,7 @@ static void check_ea(struct file *f, const struct item *info,
 		if (a->non_resident) {
 			if (remove_attr(f, info->recno, info->type, info->instance) ||
 			    ntfs_check_read_record(c, f->base, f->rec) ||
+			    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 			    ntfs_rec_insert_resident(f->rec, rs, NTFS_AT_EA_INFORMATION,
 						     want, sizeof(want)) ||
 			    ntfs_check_write_record(c, f->base, f->rec))
