@@ -159,7 +159,7 @@ ROW(PR_REPARSE_LENGTH, 0x020002, "reparse_point_length",
     "reparse point says %u bytes of data, its value holds %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_REPARSE_FLAG, 0x020003, "reparse_point_flag",
-    "file attributes say it is %s a reparse point, the file has %s reparse point",
+    "file attributes %s the reparse-point flag; the file has %s",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_REPARSE_INDEX_MISSING, 0x020004, "reparse_index_missing",
     "has no entry for the %s reparse point of %s",

@@ -200,7 +200,7 @@ static void check_reparse_flag(struct file *f, bool has, uint32_t tag)
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
-	char why[NTFS_WHY], tn[32];
+	char why[NTFS_WHY], tn[32], what[64];
 
 	if (ntfs_check_read_record(c, f->base, f->rec) ||
 	    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
@@ -219,8 +219,10 @@ static void check_reparse_flag(struct file *f, bool has, uint32_t tag)
 		fa = le32toh(fa);
 		if (!!(fa & NTFS_FA_REPARSE_POINT) == has)
 			return;
+		snprintf(what, sizeof(what), "a %s reparse point",
+			 ntfs_reparse_tag_name(tag, tn, sizeof(tn)));
 		if (!fsf_fix_ask(&c->fix, &PR_REPARSE_FLAG, f->obj,
-				 has ? "not" : "", has ? ntfs_reparse_tag_name(tag, tn, sizeof(tn)) : "no"))
+				 has ? "lack" : "have", has ? what : "none"))
 			return;
 		fa = htole32(has ? fa | NTFS_FA_REPARSE_POINT : fa & ~NTFS_FA_REPARSE_POINT);
 		memcpy(v + offsetof(struct ntfs_standard_information, file_attributes), &fa, 4);
