@@ -83,10 +83,8 @@ static int parse_data(struct ntfs_reparse_view *rp, bool strict, char *why)
 			snprintf(why, 128, "empty target name");
 			return -1;
 		}
-		if (hdr == 12 && rp->flags & ~NTFS_SYMLINK_RELATIVE) {
-			snprintf(why, 128, "symlink flags 0x%x are unknown", rp->flags);
-			return -1;
-		}
+		/* symlink flags: only RELATIVE is documented, others are
+		 * left alone (a newer Windows may set them) */
 		if (strict) {
 			end = get16(d) + rp->subst_len;
 			if ((uint32_t)get16(d + 4) + rp->print_len > end)

@@ -5,7 +5,7 @@
 #
 # No false positives: for every cluster size from 512 bytes to 64 KiB, a
 # volume made by mkntfs (ntfsprogs-plus, sid tree) and one made by our
-# mkfs.ntfs are filled by ntfs-3g (a 600- or 3000-entry directory, a file with 16
+# mkfs.ntfs are filled by ntfs-3g (a 600-entry directory, 3000 at 64 KiB, a file with 16
 # long hard links and so an attribute list, sparse, fragmented and
 # compressed files, symlinks, FIFOs, sockets, device nodes -- as WSL
 # reparse points with $LX* extended attributes on half of them, Interix
@@ -80,10 +80,11 @@ setup_file() {
 	: > "$W/volumes"
 	for cs in $SIZES; do
 		case $cs in 512 | 4096 | 8192 | 65536) mode=wsl ;; *) mode=interix ;; esac
-		# 3000 entries where fresh volumes once failed (16-64 KiB
-		# clusters), 600 (an index of two levels) elsewhere
+		# 3000 entries at 64 KiB (fresh volumes of 16-64 KiB clusters
+		# with such a directory once failed), 600 (an index of two
+		# levels) elsewhere, to keep the file within a few minutes
 		n=600
-		[ "$cs" -ge 16384 ] && n=3000
+		[ "$cs" -eq 65536 ] && n=3000
 		# ours and mkntfs's filled side by side (FUSE waits more than
 		# it computes)
 		(
