@@ -5,11 +5,12 @@
 #
 # No false positives: for every cluster size from 512 bytes to 64 KiB, a
 # volume made by mkntfs (ntfsprogs-plus, sid tree) and one made by our
-# mkfs.ntfs are filled by ntfs-3g (a 600-entry directory, 3000 at 64 KiB, a file with 16
-# long hard links and so an attribute list, sparse, fragmented and
-# compressed files, symlinks, FIFOs, sockets, device nodes -- as WSL
-# reparse points with $LX* extended attributes on half of them, Interix
-# files on the other half --, owners and modes, xattrs as named streams).
+# mkfs.ntfs are filled by ntfs-3g (a 600-entry directory, 3000 at 64 KiB,
+# a file with 16 long hard links and so an attribute list, sparse,
+# fragmented and compressed files, symlinks, FIFOs, sockets, device
+# nodes -- as WSL reparse points with $LX* extended attributes on half of
+# them, Interix files on the other half --, a Windows symlink and
+# junction, owners and modes, xattrs as named streams).
 # fsck.ntfs -n must exit 0 on every one, and ntfsck -n agrees.
 #
 # Repairs: a reparse point or EA damaged in one place is repaired by one
@@ -22,6 +23,9 @@ load ntfs_helpers
 FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
 DAMAGE=$FSFORGE_TOP/tests/ntfs/special_damage.py
 SIZES="512 1024 2048 4096 8192 16384 32768 65536"
+# symlink to "hello.txt" (relative), junction to \??\C:\Windows
+WINLINK=0x0c0000a030000000000012001200120001000000680065006c006c006f002e00740078007400680065006c006c006f002e00740078007400
+WINJUNC=0x030000a03c00000000001c001e0014005c003f003f005c0043003a005c00570069006e0064006f0077007300000043003a005c00570069006e0064006f00770073000000
 
 # fill IMG MODE N: the tree above, written by ntfs-3g (MODE: wsl|interix;
 # N entries in the big directory)
@@ -49,6 +53,10 @@ fill() {
 		ln -s "Ünïcödé/ファイル" sym-utf8
 		mkfifo fifo && mknod chr c 1 3 && mknod blk b 7 0
 		python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' sock
+		# a Windows relative symlink and a junction, as Windows writes
+		# them (MS-FSCC 2.1.2.4, 2.1.2.5), set raw through ntfs-3g
+		touch winlink && setfattr -n system.ntfs_reparse_data -v "$WINLINK" winlink
+		mkdir winjunc && setfattr -n system.ntfs_reparse_data -v "$WINJUNC" winjunc
 		echo owned > owned && chown 1234:5678 owned && chmod 4750 owned
 		echo x > xattrs && setfattr -n user.small -v hello xattrs
 		setfattr -n user.big -v "$(head -c 3000 /dev/zero | tr '\0' a)" xattrs
@@ -69,7 +77,8 @@ view() {
 	m=$(mktemp -d "$W/mnt.XXXXXX")
 	ntfs-3g -o ro "$1" "$m" || return 1
 	(cd "$m" && find . -path ./.NTFS-3G -prune -o -printf '%p %y %s %l\n' | LC_ALL=C sort &&
-		find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2)
+		find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2) |
+		sed "s|$m|MNT|g"	# ntfs-3g puts junction targets under it
 	umount "$m"
 }
 
@@ -242,4 +251,20 @@ damage() {
 	damage csize sparse data_compressed_size
 	run view "$W/d.img"
 	[ "$output" = "$(cat "$W/f4096.view")" ]
+}
+
+@test "repair: a junction's data length that is wrong is recomputed; it points where it did" {
+	need_ntfs3g
+	damage rplen winjunc reparse_point_length
+	run view "$W/d.img"
+	[ "$output" = "$(cat "$W/f4096.view")" ]
+	grep -q '^./winjunc l .*C:/Windows$' "$W/f4096.view"
+}
+
+@test "repair: a Windows symlink whose target lies outside its value is removed; the file stays" {
+	need_ntfs3g
+	damage rpbad winlink reparse_point_corrupt
+	run view "$W/d.img"
+	diff <(grep -v '^./winlink ' "$W/f4096.view") <(echo "$output" | grep -v '^./winlink ')
+	echo "$output" | grep -q '^./winlink f 0 $'
 }
