@@ -127,7 +127,7 @@ o() { cat "$W/share/out/$1"; }
 	# every damage was found and fixed
 	for id in 'reparse point says' 'reparse-point flag' 'has no entry for the' \
 		'\$EA_INFORMATION says' 'has \$EA but no \$EA_INFORMATION'; do
-		grep -q "$id.*FIXED" "$W/share/out/f4096.repair.log"
+		grep -qE "$id.*(FIXED|REBUILT)" "$W/share/out/f4096.repair.log"
 	done
 	diff <(grep -v '^	' "$W/share/out/f4096.manifest.before") \
 		<(grep -v '^	' "$W/share/out/f4096.repair.manifest")
