@@ -62,14 +62,12 @@ static int key_cmp(const void *a, const void *b)
 }
 
 /* $Reparse's record: a child of $Extend called "$Reparse" (record 26 on
- * every formatter; the first 64 records are looked at); -1 if none. */
+ * every formatter, so the search ends there); -1 if none. */
 static int64_t find_reparse_file(struct ntfs_check *c, uint8_t *rec)
 {
 	static const uint16_t name[] = { '$', 'R', 'e', 'p', 'a', 'r', 's', 'e' };
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint64_t last = c->vol.mft_records < 64 ? c->vol.mft_records : 64;
-
-	for (uint64_t r = NTFS_FILE_FIRST_USER; r < last; r++) {
+	for (uint64_t r = NTFS_FILE_FIRST_USER; r < c->vol.mft_records; r++) {
 		struct ntfs_attr_cursor cur;
 		const struct ntfs_attr_header *a;
 		char why[NTFS_WHY];
