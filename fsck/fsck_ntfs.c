@@ -65,6 +65,7 @@ static void usage(FILE *f)
 "checks and repairs the boot sector and its backup, MFT records and\n"
 "$MFTMirr, runlists, attribute lists (rebuilt from the extension\n"
 "records), cross-linked clusters (copied), link counts,\n"
+"reparse points and extended attributes, compressed and sparse data,\n"
 "directory indexes (rebuilt when damaged), directories unreachable from\n"
 "the root and orphans (to /lost+found), duplicate names, the cluster and\n"
 "MFT bitmaps, the journal and the dirty flag; see fsck.ntfs(8).  A repair\n"
@@ -211,6 +212,10 @@ int main(int argc, char **argv)
 	}
 	if (!ret)
 		ret = ntfs_pass1b_crosslinks(&c);
+	if (!ret)
+		ret = ntfs_pass2_data(&c);
+	if (!ret)
+		ret = ntfs_pass2_special(&c);
 	if (!ret)
 		ret = ntfs_pass3_indexes(&c);
 	if (!ret)

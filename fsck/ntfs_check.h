@@ -307,6 +307,11 @@ int ntfs_pass1_mft(struct ntfs_check *c);
  * c->crosslinked) resolved by copies; leaves the unresolved count there
  * and c->cluster_used exact. */
 int ntfs_pass1b_crosslinks(struct ntfs_check *c);
+/* pass2_special.c: reparse points (and $Extend/$Reparse), extended
+ * attributes; pass2_data.c: compressed, sparse and named data
+ * attributes, residence. */
+int ntfs_pass2_special(struct ntfs_check *c);
+int ntfs_pass2_data(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);
 int ntfs_pass3_secure(struct ntfs_check *c);
 /* pass3_views.c: $Quota's $O/$Q, $ObjId's $O, $Reparse's $R */

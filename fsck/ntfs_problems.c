@@ -181,6 +181,62 @@ ROW(PR_CROSSLINK_FAILED, 0x010032, "clusters_crosslinked_not_copied",
     "shared clusters cannot be copied: %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 
+/* pass 2: reparse points, extended attributes, data attributes
+ * (pass2_special.c, pass2_rindex.c, pass2_data.c).  What these repairs
+ * change is derived (a length, a summary, an index entry) or unreadable
+ * already (a value that does not parse); the file and its data stay. */
+ROW(PR_REPARSE_CORRUPT, 0x020001, "reparse_point_corrupt",
+    "reparse point is corrupt (%s); it is removed, the file and its data are kept",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+ROW(PR_REPARSE_LENGTH, 0x020002, "reparse_point_length",
+    "reparse point says %u bytes of data, its value holds %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_REPARSE_FLAG, 0x020003, "reparse_point_flag",
+    "file attributes %s the reparse-point flag; the file has %s",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_REPARSE_INDEX_MISSING, 0x020004, "reparse_index_missing",
+    "has no entry for the %s reparse point of %s",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_REPARSE_INDEX_STALE, 0x020005, "reparse_index_stale",
+    "has an entry (%s) for MFT record %llu (sequence %u), which has no such reparse point",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_REPARSE_INDEX_CORRUPT, 0x020006, "reparse_index_corrupt",
+    "index $R is corrupt (%s)",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_REPARSE_INDEX_NONE, 0x020007, "reparse_index_absent",
+    "is not there; %llu reparse points have no index entry",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_EA_INFO, 0x020010, "ea_information",
+    "$EA_INFORMATION says packed size %u, %u needing EA support, %u bytes; the %u entries of $EA say %u, %u, %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_EA_CHAIN, 0x020011, "ea_chain",
+    "extended attributes are damaged (%s); the %u entries before the damage are kept",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_EA_CORRUPT, 0x020012, "ea_corrupt",
+    "extended attributes are unusable (%s); they are removed, the file and its data are kept",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+ROW(PR_EA_INFO_ALONE, 0x020013, "ea_information_alone",
+    "has $EA_INFORMATION but no $EA; it is removed",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+ROW(PR_EA_INFO_MISSING, 0x020014, "ea_information_missing",
+    "has $EA but no $EA_INFORMATION; one is made from its %u entries",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_DATA_COMPRESSION, 0x020020, "data_compression_unit",
+    "attribute 0x%x%s is compressed with compression unit %u (must be 4, clusters of at most 4096 bytes; here %u)",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_DATA_COMPRESSED_SIZE, 0x020021, "data_compressed_size",
+    "attribute 0x%x%s: compressed size %llu, its runs hold %llu",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_DATA_HOLES, 0x020022, "data_holes_not_sparse",
+    "attribute 0x%x%s has %llu clusters of holes but is neither sparse nor compressed",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_DATA_RESIDENCE, 0x020023, "attribute_residence",
+    "attribute 0x%x%s is %s, it must be %s",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+ROW(PR_DATA_STREAM_DUPLICATE, 0x020024, "data_stream_duplicate",
+    "has two $DATA streams called \"%s\"",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+
 /* pass 3: directory indexes ($I30).  Each problem asks to rebuild the
  * directory's index from the $FILE_NAME attributes of its files (the
  * index is derived data, so -a may); the rebuild follows the check. */

@@ -437,3 +437,69 @@ int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what)
 	memcpy(rec, &m, sizeof(m));
 	return 0;
 }
+
+int ntfs_rec_resize_resident(uint8_t *rec, uint32_t size, uint32_t off,
+			     uint32_t vlen)
+{
+	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t alen = get32(rec + off + 4);
+	uint16_t voff = get16(rec + off + offsetof(struct ntfs_attr_resident, value_offset));
+	uint32_t nlen = (uint32_t)ntfs_align((uint64_t)voff + vlen, 8);
+	uint32_t old_v = get32(rec + off + offsetof(struct ntfs_attr_resident, value_length));
+	uint32_t le;
+
+	if (rec[off + 8] || off + alen > used || used > size ||
+	    used - alen + nlen > size)
+		return -1;
+	memmove(rec + off + nlen, rec + off + alen, used - off - alen);
+	if (nlen < alen)
+		memset(rec + used - (alen - nlen), 0, alen - nlen);
+	/* a value that grows gets zeroes */
+	if (vlen > old_v)
+		memset(rec + off + voff + old_v, 0, vlen - old_v);
+	else
+		memset(rec + off + voff + vlen, 0, nlen - voff - vlen);
+	le = htole32(nlen);
+	memcpy(rec + off + 4, &le, 4);
+	le = htole32(vlen);
+	memcpy(rec + off + offsetof(struct ntfs_attr_resident, value_length), &le, 4);
+	le = htole32(used - alen + nlen);
+	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+	return 0;
+}
+
+int ntfs_rec_insert_resident(uint8_t *rec, uint32_t size, uint32_t type,
+			     const void *val, uint32_t vlen)
+{
+	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t off = get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
+	uint32_t len = (uint32_t)ntfs_align(sizeof(struct ntfs_attr_resident) + vlen, 8), le;
+	uint16_t inst = get16(rec + offsetof(struct ntfs_mft_record, next_attr_instance));
+	struct ntfs_attr_resident a;
+
+	if (used > size || len > size - used)
+		return -1;
+	while (off + 8 <= used && get32(rec + off) <= type) {
+		if (get32(rec + off + 4) < 24 || get32(rec + off + 4) > used - off)
+			return -1;
+		off += get32(rec + off + 4);
+	}
+	if (off + 8 > used)
+		return -1;
+	memmove(rec + off + len, rec + off, used - off);
+	memset(rec + off, 0, len);
+	memset(&a, 0, sizeof(a));
+	a.h.type = htole32(type);
+	a.h.length = htole32(len);
+	a.h.name_offset = htole16(sizeof(a));
+	a.h.instance = htole16(inst);
+	a.value_length = htole32(vlen);
+	a.value_offset = htole16(sizeof(a));
+	memcpy(rec + off, &a, sizeof(a));
+	memcpy(rec + off + sizeof(a), val, vlen);
+	inst = htole16((uint16_t)(inst + 1));
+	memcpy(rec + offsetof(struct ntfs_mft_record, next_attr_instance), &inst, 2);
+	le = htole32(used + len);
+	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+	return 0;
+}

@@ -95,4 +95,14 @@ int ntfs_usa_repair(uint8_t *rec, uint32_t size, char *what);
  * changed), or -1 when no frame walk reaches an end marker. */
 int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what);
 
+/* Resident attribute at OFF of REC (SIZE bytes): its value becomes VLEN
+ * bytes (cut, or grown with zeroes), the attribute is resized and what
+ * follows it moves.  -1 if it does not fit. */
+int ntfs_rec_resize_resident(uint8_t *rec, uint32_t size, uint32_t off,
+			     uint32_t vlen);
+/* Insert an unnamed resident attribute TYPE with value VAL (VLEN bytes)
+ * in its place in REC (after the attributes of lower or equal type).  0,
+ * or -1 if no room. */
+int ntfs_rec_insert_resident(uint8_t *rec, uint32_t size, uint32_t type,
+			     const void *val, uint32_t vlen);
 #endif
