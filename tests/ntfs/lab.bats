@@ -1,7 +1,10 @@
 #!/usr/bin/env bats
 # The damage lab (tests/ntfs/lab, issue 10) at CI size: LAB_CASES (default
 # 44) damaged volumes sampled from the targeted, random and power-cut lists
-# (seed 1) plus one undamaged control per base volume, judged by oracles
+# (seed 1), LAB_KCUTS (default 6) power cuts under the Linux 7.2 ntfs driver
+# (kind kpowercut: cut from the recorded block writes in
+# tests/ntfs/lab/kfixture, no QEMU here) plus one undamaged control per
+# base volume, judged by oracles
 # that are not fsck.ntfs (image bytes, exit codes, ntfsck -n from the sid
 # tree, ntfs-3g mount + content manifest against the one taken before the
 # damage).  Each invariant is its own test; `lab.py check` names every case
@@ -18,7 +21,8 @@ setup_file() {
 	rm -rf "$OUT"
 	mkdir -p "$OUT"
 	"$LAB/run-lab" --cases "${LAB_CASES:-44}" --seed 1 --jobs 2 --out "$OUT" \
-		--bases ours4k,ours1k,sid4k,sid64k --random 40 --cuts 20 \
+		--bases ours4k,ours1k,sid4k,sid64k,kern4k --random 40 --cuts 20 \
+		--kinds targeted,random,powercut,kpowercut --kcuts "${LAB_KCUTS:-6}" \
 		> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
 }
 
