@@ -123,29 +123,30 @@ def boundaries(entries):
 
 def cut_points(entries, count, seed):
     """COUNT (k, torn) pairs: about a third at flush/FUA boundaries, the
-    rest between them (torn writes among those), spread over the log."""
+    rest between them (torn writes among those), each group spread over
+    the log."""
     rnd = random.Random(seed)
     writes = [i for i, e in enumerate(entries) if e.data is not None]
     if not writes or not count:
         return []
     bnd = [b for b in boundaries(entries) if b <= writes[-1]]
-    out = set()
     nb = max(1, count // 3)
+    # the boundary nearest to each of NB points spread over the log (the
+    # flushes themselves crowd where the workload fsyncs)
+    at = set()
     for i in range(nb):
-        out.add((bnd[len(bnd) * i // nb + rnd.randrange(max(1, len(bnd) // nb))
-                     if len(bnd) > nb else min(i, len(bnd) - 1)], 0))
-    tries = 0
-    while len(out) < count and tries < 100 * count:
-        tries += 1
-        # spread over the writes, not over the boundaries
-        j = len(out) - nb
-        lo = len(writes) * j // max(1, count - nb)
-        hi = max(lo + 1, len(writes) * (j + 1) // max(1, count - nb))
-        k = writes[min(len(writes) - 1, rnd.randrange(lo, hi))]
-        e = entries[k]
-        torn = rnd.choice((0, 1, 3, 7)) if len(e.data) > 512 else 0
-        if torn * 512 >= len(e.data):
-            torn = 1
+        want = (writes[-1] * (2 * i + 1)) // (2 * nb) + rnd.randrange(-3, 4)
+        left = [x for x in bnd if x not in at]
+        if left:
+            at.add(min(left, key=lambda x: abs(x - want)))
+    out = {(k, 0) for k in at}
+    nw = count - len(out)
+    for j in range(max(0, nw)):
+        lo = len(writes) * j // nw
+        hi = max(lo + 1, len(writes) * (j + 1) // nw)
+        k = writes[rnd.randrange(lo, hi)]
+        n = len(entries[k].data) // 512
+        torn = rnd.choice([t for t in (0, 1, 3, 7) if t < n] or [0])
         out.add((k, torn))
     return sorted(out)
 

@@ -106,6 +106,7 @@ def ntfsck(mode, img, tag):
 
 _KLOGS = {}
 _KLOCK = threading.Lock()
+KWALK = set()  # the kernel cuts whose repaired volume the kernel walks (--kwalk)
 
 
 def klog(bdir):
@@ -382,8 +383,8 @@ def judge(cid, bases, out, sid):
     if sid:
         r["lost_vs_ref"] = sorted(set(r["ref"]["surv"]) - set(o["surv"]))
     r["seconds"] = round(time.time() - t0, 1)
-    if kind == "k" and o["a1"] in (0, 1):
-        # a candidate for the kernel walk (--kwalk)
+    if cid in KWALK and o["a1"] in (0, 1):
+        # kept for the kernel walk (--kwalk)
         os.makedirs(os.path.join(out, "kwalk", "all"), exist_ok=True)
         os.rename(img, os.path.join(out, "kwalk", "all", cid + ".img"))
     else:
@@ -636,6 +637,9 @@ def run_lab(a):
         ids += ["x-" + f[:-4] for f in sorted(os.listdir(ext))
                 if f.endswith(".img") and f.split("-")[0] in bases]
     print("lab: %d cases" % len(ids), flush=True)
+    kids = [i for i in ids if i[0] == "k"]
+    n = min(a.kwalk, len(kids))
+    KWALK.update(kids[len(kids) * i // n] for i in range(n))
     lock = threading.Lock()
 
     def one(cid):
@@ -663,7 +667,7 @@ def run_lab(a):
     with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
         list(ex.map(one, ids))
     if a.kwalk:
-        kernel_walk(out, [i for i in ids if i[0] == "k"], a.kwalk)
+        kernel_walk(out, sorted(KWALK))
     print()
     table(out)
     with open(os.path.join(out, "table.txt"), "w") as f:
@@ -671,9 +675,9 @@ def run_lab(a):
     return 0
 
 
-def kernel_walk(out, kids, n):
-    """The fourth oracle: N of the kernel-cut cases that our -a repaired
-    (exit 0/1), spread over KIDS, are mounted read-write by the Linux
+def kernel_walk(out, kids):
+    """The fourth oracle: the kernel-cut cases KIDS that our -a repaired
+    (exit 0/1) are mounted read-write by the Linux
     ntfs driver in one QEMU boot (tests/kernel/guest/ntfs-kwalk.sh): every
     file read, a file created and deleted, unmounted, then ntfsck -n.  The
     outcome is stored in each case's result ("kwalk")."""
@@ -686,10 +690,7 @@ def kernel_walk(out, kids, n):
         r = load(rf)
         if r.get("kwalk") is None and os.path.exists(os.path.join(out, "kwalk", "all", cid + ".img")):
             todo.append(cid)
-    done = sum(1 for cid in kids if os.path.exists(os.path.join(rdir, cid + ".json"))
-               and load(os.path.join(rdir, cid + ".json")).get("kwalk") is not None)
-    want = max(0, n - done)
-    sel = [todo[len(todo) * i // want] for i in range(want)] if want and len(todo) > want else todo[:want]
+    sel = todo
     if not sel:
         return
     share = os.path.join(out, "kwalk", "share")
