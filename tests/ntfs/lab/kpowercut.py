@@ -244,7 +244,8 @@ def prepare(bdir):
             man = B.manifest(m)
         finally:
             B.umount(m)
-        os.rmdir(m)
+        # (not fatal: a bind of /dev/shm elsewhere may hold a propagated copy)
+        shutil.rmtree(m, ignore_errors=True)
         miss = [x for x in want.get(name, []) if x not in man]
         if miss:
             raise RuntimeError("mark %s: the workload's %s missing" % (name, ", ".join(miss)))
