@@ -110,6 +110,19 @@ def apply(img, entries, k, torn=0):
             img[e.off:e.off + n] = e.data[:n]
 
 
+def apply_reordered(img, entries, k, seed):
+    """IMG plus the log up to the last FLUSH/FUA boundary at or before K,
+    then a seeded half of the writes between that boundary and K: a disk
+    with a volatile cache may persist any subset of what it took since the
+    last flush, in any order."""
+    b = max(x for x in boundaries(entries) if x <= k)
+    apply(img, entries, b)
+    rnd = random.Random(seed)
+    for e in entries[b:k]:
+        if e.data is not None and rnd.random() < 0.5:
+            img[e.off:e.off + len(e.data)] = e.data
+
+
 def marks(entries):
     """[(name, number of entries before it)] of the workload's marks."""
     return [(e.mark, i) for i, e in enumerate(entries) if e.mark is not None and e.mark[:1] == "p"]
@@ -124,7 +137,8 @@ def boundaries(entries):
 def cut_points(entries, count, seed):
     """COUNT (k, torn) pairs: about a third at flush/FUA boundaries, the
     rest between them (torn writes among those), each group spread over
-    the log."""
+    the log.  A negative torn -S means "reordered with seed S"
+    (apply_reordered): one in three of the cuts between boundaries."""
     rnd = random.Random(seed)
     writes = [i for i, e in enumerate(entries) if e.data is not None]
     if not writes or not count:
@@ -147,6 +161,8 @@ def cut_points(entries, count, seed):
         k = writes[rnd.randrange(lo, hi)]
         n = len(entries[k].data) // 512
         torn = rnd.choice([t for t in (0, 1, 3, 7) if t < n] or [0])
+        if j % 3 == 2:
+            torn = -(1 + rnd.randrange(999))
         out.add((k, torn))
     return sorted(out)
 

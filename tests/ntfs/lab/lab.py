@@ -127,7 +127,8 @@ def kcases(bases, kinds, seed, nkcuts):
         d = bases[b]
         if os.path.exists(os.path.join(d, "klog.xz")):
             bseed = seed * 1000 + zlib.crc32(b.encode()) % 1000
-            out += ["k-%s-e%d-t%d" % (b, k, t) for k, t in KP.cut_points(klog(d), nkcuts, bseed)]
+            out += ["k-%s-e%d-%s" % (b, k, "t%d" % t if t >= 0 else "r%d" % -t)
+                    for k, t in KP.cut_points(klog(d), nkcuts, bseed)]
     return out
 
 
@@ -212,7 +213,10 @@ def materialize(cid, bases, out):
         D.random_damage(v, int(rest))
     elif kind == "k":
         e, t = rest.split("-")
-        KP.apply(img, klog(d), int(e[1:]), int(t[1:]))
+        if t[0] == "r":
+            KP.apply_reordered(img, klog(d), int(e[1:]), int(t[1:]))
+        else:
+            KP.apply(img, klog(d), int(e[1:]), int(t[1:]))
     else:
         w, t = rest.split("-")
         PC.apply_cut(img, PC.load(d + "/writes"), int(w[1:]), int(t[1:]))
