@@ -1,7 +1,10 @@
 #!/usr/bin/env bats
 # The damage lab (tests/ntfs/lab, issue 10) at CI size: LAB_CASES (default
 # 44) damaged volumes sampled from the targeted, random and power-cut lists
-# (seed 1) plus one undamaged control per base volume, judged by oracles
+# (seed 1), LAB_KCUTS (default 6) power cuts under the Linux 7.2 ntfs driver
+# (kind kpowercut: cut from the recorded block writes in
+# tests/ntfs/lab/kfixture, no QEMU here) plus one undamaged control per
+# base volume, judged by oracles
 # that are not fsck.ntfs (image bytes, exit codes, ntfsck -n from the sid
 # tree, ntfs-3g mount + content manifest against the one taken before the
 # damage).  Each invariant is its own test; `lab.py check` names every case
@@ -18,7 +21,8 @@ setup_file() {
 	rm -rf "$OUT"
 	mkdir -p "$OUT"
 	"$LAB/run-lab" --cases "${LAB_CASES:-44}" --seed 1 --jobs 2 --out "$OUT" \
-		--bases ours4k,ours1k,sid4k,sid64k --random 40 --cuts 20 \
+		--bases ours4k,ours1k,sid4k,sid64k,kern4k --random 40 --cuts 20 \
+		--kinds targeted,random,powercut,kpowercut --kcuts "${LAB_KCUTS:-6}" \
 		> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
 }
 
@@ -83,4 +87,41 @@ check() {
 @test "lab: nothing lost: every file whose records and clusters were not damaged survives with its content" {
 	check nothing-lost
 	[ "$status" -eq 0 ]
+}
+
+@test "lab: the dm-log-writes parser of the kernel power cuts reads a log made here" {
+	# a log written by hand after log-writes.rst: super block, a write of
+	# two sectors at sector 3, an empty flush, a mark, a discard, a FUA
+	# write of one sector at sector 0; replayed on a zeroed 4 KiB image
+	run python3 - "$LAB" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import kpowercut as K
+ss = 512
+def ent(sector, n, flags, dlen=0, extra=b""):
+    h = struct.pack("<QQQQ", sector, n, flags, dlen) + extra
+    return h + bytes(ss - len(h))
+log = struct.pack("<QQQI", 0x6a736677736872, 1, 5, ss).ljust(ss, b"\0")
+log += ent(3, 2, 0) + b"a" * 512 + b"b" * 512
+log += ent(0, 0, 1)
+log += ent(0, 0, 8, 2, b"p1")
+log += ent(6, 1, 4)
+log += ent(0, 1, 2) + b"c" * 512
+es, used = K.parse(log)
+assert used == len(log), used
+assert [e.flags for e in es] == [0, 1, 8, 4, 2]
+assert es[2].mark == "p1" and K.marks(es) == [("p1", 2)]
+assert K.boundaries(es) == [0, 2, 5]
+img = bytearray(4096)
+K.apply(img, es, 5)
+assert img[1536:2560] == b"a" * 512 + b"b" * 512 and img[:512] == b"c" * 512
+assert img[3072:3584] == bytes(512)  # a discard writes nothing
+img = bytearray(4096)
+K.apply(img, es, 0, 1)  # first write torn after one sector
+assert img[1536:2048] == b"a" * 512 and img[2048:2560] == bytes(512)
+print("ok")
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = ok ]
 }

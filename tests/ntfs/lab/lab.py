@@ -5,11 +5,12 @@ ntfs-3g mount + content manifest against the manifest taken before the
 damage, the bytes of the image), side by side with ntfsck -a.
 
   lab.py run   [--cases N] [--seed S] [--kinds K,..] [--jobs J] [--out DIR]
-               [--bases B,..] [--random N] [--cuts N]
+               [--bases B,..] [--random N] [--cuts N] [--kcuts N] [--krecord]
+               [--kwalk N]
   lab.py table DIR            summary table of a finished run
   lab.py check DIR INVARIANT  exit 1 naming every case that breaks it
                               (nwrite crash exit converge control undo
-                              keeps nothing-lost)
+                              keeps nothing-lost kwalk)
 
 FSCK_NTFS names the fsck.ntfs to judge (default
 $FSFORGE_BUILDDIR/fsck/fsck.ntfs); MKFS_NTFS the mkfs.ntfs of the bases.
@@ -33,6 +34,7 @@ sys.path.insert(0, HERE)
 import base as B  # noqa: E402
 import damages as D  # noqa: E402
 import powercut as PC  # noqa: E402
+import kpowercut as KP  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(HERE, "../../.."))
 BUILD = os.environ.get("FSFORGE_BUILDDIR", os.path.join(TOP, "build"))
@@ -103,12 +105,41 @@ def ntfsck(mode, img, tag):
 
 # --- cases --------------------------------------------------------------------
 
+_KLOGS = {}
+_KLOCK = threading.Lock()
+KWALK = set()  # the kernel cuts whose repaired volume the kernel walks (--kwalk)
+
+
+def klog(bdir):
+    """The kernel recording of base BDIR (parsed once per process)."""
+    with _KLOCK:
+        if bdir not in _KLOGS:
+            _KLOGS[bdir] = KP.load(os.path.join(bdir, "klog.xz"))
+        return _KLOGS[bdir]
+
+
+def kcases(bases, kinds, seed, nkcuts):
+    """Kernel power-cut cases: NKCUTS per base that has a recording."""
+    out = []
+    if "kpowercut" not in kinds:
+        return out
+    for b in bases:
+        d = bases[b]
+        if os.path.exists(os.path.join(d, "klog.xz")):
+            bseed = seed * 1000 + zlib.crc32(b.encode()) % 1000
+            out += ["k-%s-e%d-%s" % (b, k, "t%d" % t if t >= 0 else "r%d" % -t)
+                    for k, t in KP.cut_points(klog(d), nkcuts, bseed)]
+    return out
+
+
 def case_list(bases, kinds, seed, nrandom, ncuts):
     """Every case id, in a stable order: targeted cases of each base, then
     NRANDOM random and NCUTS power-cut cases per base."""
     out = []
     for b in bases:
         d = bases[b]
+        if b == "kern4k":
+            continue  # the kernel power cuts' base only (kcases)
         if "targeted" in kinds:
             v = D.Vol(bytearray(open(d + "/image", "rb").read()), load(d + "/manifest.json"))
             out += ["t-%s-%s" % (b, name) for name, _ in D.targeted(v)]
@@ -180,6 +211,12 @@ def materialize(cid, bases, out):
         v.img = img
     elif kind == "r":
         D.random_damage(v, int(rest))
+    elif kind == "k":
+        e, t = rest.split("-")
+        if t[0] == "r":
+            KP.apply_reordered(img, klog(d), int(e[1:]), int(t[1:]))
+        else:
+            KP.apply(img, klog(d), int(e[1:]), int(t[1:]))
     else:
         w, t = rest.split("-")
         PC.apply_cut(img, PC.load(d + "/writes"), int(w[1:]), int(t[1:]))
@@ -283,13 +320,21 @@ def judge(cid, bases, out, sid):
     cdir, bdir = materialize(cid, bases, out)
     kind = cid[0]
     dmg = cdir + "/damaged"
-    man = load(bdir + "/manifest.json")
-    fmap = load(bdir + "/map.json")
-    secs = changed_sectors(bdir + "/image", dmg)
+    if kind == "k":
+        # the reference is the durable state at the last mark before the
+        # cut (the base before the first): its manifest, map and image
+        k = int(cid.split("-")[2][1:])
+        man, fmap = KP.reference(bdir, klog(bdir), k, cdir + "/reference")
+        secs = changed_sectors(cdir + "/reference", dmg)
+        os.unlink(cdir + "/reference")
+    else:
+        man = load(bdir + "/manifest.json")
+        fmap = load(bdir + "/map.json")
+        secs = changed_sectors(bdir + "/image", dmg)
     safe = untouched(man, fmap, secs)
     nfiles = sum(1 for e in man.values() if e["t"] in "fl")
     r = {"id": cid, "changed_sectors": len(secs), "files": nfiles, "untouched": len(safe)}
-    if not secs and kind != "c":
+    if not secs and kind not in "ck":
         r["noop"] = True
         return r
     # ours
@@ -365,7 +410,12 @@ def judge(cid, bases, out, sid):
     if sid:
         r["lost_vs_ref"] = sorted(set(r["ref"]["surv"]) - set(o["surv"]))
     r["seconds"] = round(time.time() - t0, 1)
-    os.unlink(img)
+    if cid in KWALK and o["a1"] in (0, 1):
+        # kept for the kernel walk (--kwalk)
+        os.makedirs(os.path.join(out, "kwalk", "all"), exist_ok=True)
+        os.rename(img, os.path.join(out, "kwalk", "all", cid + ".img"))
+    else:
+        os.unlink(img)
     return r
 
 
@@ -406,7 +456,16 @@ def verdict(r):
         worse = bool(r["lost_vs_ref"]) or (ref_clean and not ours_clean)
         if r["lost_vs_ref"]:
             why.append("loses %d files ntfsck -a keeps" % len(r["lost_vs_ref"]))
+    if kwalk_bad(r):
+        why.append("kernel walk: %s" % r["kwalk"])
+        ours_clean = False
     return ours_clean, ref_clean, worse, why
+
+
+def kwalk_bad(r):
+    """The kernel walk of the repaired volume failed (or None: not walked)."""
+    w = r.get("kwalk")
+    return w is not None and w != "ok ntfsck=0 klog=0"
 
 
 def line(r):
@@ -445,10 +504,10 @@ def results(out):
 def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
-    kinds = ("control", "targeted", "random", "powercut", "external")
+    kinds = ("control", "targeted", "random", "powercut", "kpowercut", "external")
     for r in rs:
         k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
-             "x": "external"}[r["id"][0]]
+             "k": "kpowercut", "x": "external"}[r["id"][0]]
         for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
             rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
@@ -471,6 +530,11 @@ def table(out, fh=sys.stdout, by_base=True):
             sum(1 for r in g if r["ours"]["n1_wrote"] or r["ours"]["n2_wrote"]),
             sum(1 for r in g if r["ours"]["crash"]),
             sum(1 for r in g if r["untouched_lost"])))
+    kw = [r for r in rs if r.get("kwalk") is not None]
+    if kw:
+        p("kernel walk (Linux ntfs driver read-write after our -a): %d walked, %d ok%s" % (
+            len(kw), sum(1 for r in kw if not kwalk_bad(r)),
+            "".join("\n  %s: %s" % (r["id"], r["kwalk"]) for r in kw if kwalk_bad(r))))
     worse = [r["id"] for r in rs if verdict(r)[2]]
     if worse:
         p("ours worse than ntfsck -a (%d): %s" % (len(worse), " ".join(worse)))
@@ -514,6 +578,7 @@ INVARIANTS = {
                                                 else "original NOT restored")]),
     "keeps": (True, lambda r: ["loses %s" % ", ".join(r["lost_vs_ref"][:5])] if r.get("lost_vs_ref") else []),
     "nothing-lost": (True, lambda r: ["lost %s" % ", ".join(r["untouched_lost"][:5])] if r["untouched_lost"] else []),
+    "kwalk": (True, lambda r: ["kernel walk: %s" % r["kwalk"]] if kwalk_bad(r) else []),
 }
 
 
@@ -523,6 +588,9 @@ def check(out, inv):
     rs = [r for r in results(out) if not r.get("noop")]
     if inv == "keeps" and not any(r.get("ref") for r in rs):
         print("no ntfsck results (no sid tree)")
+        return 77
+    if inv == "kwalk" and not any(r.get("kwalk") for r in rs):
+        print("no kernel walk in this run")
         return 77
     fails, listed = [], []
     for r in rs:
@@ -552,6 +620,12 @@ def main():
     rp.add_argument("--bases", default="ours4k,ours1k,sid4k,sid64k")
     rp.add_argument("--random", type=int, default=100, help="random cases per base")
     rp.add_argument("--cuts", type=int, default=40, help="power cuts per base")
+    rp.add_argument("--kcuts", type=int, default=12,
+                    help="kernel power cuts per base with a recording (kind kpowercut)")
+    rp.add_argument("--krecord", action="store_true",
+                    help="record the kernel workload on ours4k and sid4k in QEMU (kpowercut)")
+    rp.add_argument("--kwalk", type=int, default=0,
+                    help="walk N kernel-cut volumes after our -a with the Linux driver (QEMU)")
     rp.add_argument("--only", default="", help="comma-separated case ids")
     sub.add_parser("table").add_argument("out")
     c = sub.add_parser("check")
@@ -588,16 +662,30 @@ def run_lab(a):
         bases[b] = B.make(b, os.path.join(out, "bases"), MKFS, SID, 1)
         if "powercut" in kinds and b in ("ours4k", "sid4k"):
             PC.record(bases[b], 1)
+        if "kpowercut" in kinds:
+            # kern4k's recording is a fixture; the others are recorded in
+            # QEMU only when asked (--krecord: a few minutes each)
+            kl = os.path.join(bases[b], "klog.xz")
+            if b == "kern4k" and not os.path.exists(kl):
+                shutil.copy(os.path.join(B.FIXTURE, "kern4k.klog.xz"), kl)
+            elif a.krecord and b in ("ours4k", "sid4k"):
+                KP.record(bases[b], 1, log=lambda m: print(m, flush=True))
+            if os.path.exists(kl):
+                KP.prepare(bases[b])
         print("lab: base %s ready (%.0f s)" % (b, time.time() - t), flush=True)
     # one undamaged control per base: the oracles themselves (and fsck.ntfs's
     # false positives) are checked on a volume that needs no repair
     ids = a.only.split(",") if a.only else ["c-%s-clean" % b for b in bases] + pick(
-        case_list(bases, kinds, a.seed, a.random, a.cuts), a.cases, a.seed, kinds)
+        case_list(bases, kinds, a.seed, a.random, a.cuts), a.cases, a.seed, kinds) + kcases(
+        bases, kinds, a.seed, a.kcuts)
     ext = os.path.join(out, "external")
     if not a.only and os.path.isdir(ext):
         ids += ["x-" + f[:-4] for f in sorted(os.listdir(ext))
                 if f.endswith(".img") and f.split("-")[0] in bases]
     print("lab: %d cases" % len(ids), flush=True)
+    kids = [i for i in ids if i[0] == "k"]
+    n = min(a.kwalk, len(kids))
+    KWALK.update(kids[len(kids) * i // n] for i in range(n))
     lock = threading.Lock()
 
     def one(cid):
@@ -624,11 +712,64 @@ def run_lab(a):
 
     with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
         list(ex.map(one, ids))
+    if a.kwalk:
+        kernel_walk(out, sorted(KWALK))
     print()
     table(out)
     with open(os.path.join(out, "table.txt"), "w") as f:
         table(out, f)
     return 0
+
+
+def kernel_walk(out, kids):
+    """The fourth oracle: the kernel-cut cases KIDS that our -a repaired
+    (exit 0/1) are mounted read-write by the Linux
+    ntfs driver in one QEMU boot (tests/kernel/guest/ntfs-kwalk.sh): every
+    file read, a file created and deleted, unmounted, then ntfsck -n.  The
+    outcome is stored in each case's result ("kwalk")."""
+    rdir = os.path.join(out, "results")
+    todo = []
+    for cid in kids:
+        rf = os.path.join(rdir, cid + ".json")
+        if not os.path.exists(rf):
+            continue
+        r = load(rf)
+        if r.get("kwalk") is None and os.path.exists(os.path.join(out, "kwalk", "all", cid + ".img")):
+            todo.append(cid)
+    sel = todo
+    if not sel:
+        return
+    share = os.path.join(out, "kwalk", "share")
+    shutil.rmtree(share, ignore_errors=True)
+    os.makedirs(os.path.join(share, "imgs"))
+    for cid in sel:
+        shutil.copy(os.path.join(out, "kwalk", "all", cid + ".img"), os.path.join(share, "imgs", cid + ".img"))
+    print("lab: kernel walk of %d repaired volumes in QEMU" % len(sel), flush=True)
+    rc, txt = run([os.path.join(TOP, "tests/kernel/vm-run"), "--sid", "--mem", "1536",
+                   "--timeout", str(300 + 120 * len(sel)), "--share", share,
+                   os.path.join(TOP, "tests/kernel/guest/ntfs-kwalk.sh")], timeout=600 + 120 * len(sel))
+    res = {}
+    try:
+        with open(os.path.join(share, "kwalk.result")) as f:
+            for ln in f:
+                cid, _, st = ln.strip().partition(" ")
+                res[cid] = st
+    except FileNotFoundError:
+        pass
+    for cid in sel:
+        rf = os.path.join(rdir, cid + ".json")
+        r = load(rf)
+        r["kwalk"] = res.get(cid, "no result (vm-run exit %d)" % rc)
+        if rc != 0 and cid in res:
+            r["kwalk"] += " vm-run=%d" % rc
+        with open(rf + ".tmp", "w") as f:
+            json.dump(r, f)
+        os.rename(rf + ".tmp", rf)
+        print(line(r), flush=True)
+    if rc != 0:
+        print("lab: kernel walk: vm-run exit %d\n%s" % (rc, txt[-2000:]), flush=True)
+    shutil.copy(os.path.join(share, "kwalk.log"), os.path.join(out, "kwalk", "kwalk.log")) \
+        if os.path.exists(os.path.join(share, "kwalk.log")) else None
 
 
 if __name__ == "__main__":
