@@ -11,8 +11,10 @@ bats_require_minimum_version 1.5.0
 
 setup_file() {
 	export DEBOUT=$BATS_FILE_TMPDIR/deb
-	command -v dpkg-buildpackage > /dev/null && command -v lintian > /dev/null &&
-		command -v dh > /dev/null || return 0
+	local c
+	for c in dpkg-buildpackage lintian dh; do
+		command -v "$c" > /dev/null || return 0 # setup() names what is missing
+	done
 	"$FSFORGE_TOP/scripts/build-deb" "$DEBOUT" > "$BATS_FILE_TMPDIR/build-deb.out" 2>&1 ||
 		echo "$?" > "$BATS_FILE_TMPDIR/build-deb.rc"
 	local d
