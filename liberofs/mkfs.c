@@ -203,6 +203,13 @@ static int timed(struct erofs_build *b, const char *what,
 
 static int set_size(struct erofs_build *b)
 {
+	/* in place: nothing of the old image may show through a gap */
+	if (b->opts->in_place) {
+		int ret = fsf_dev_set_size(&b->dev, 0);
+
+		if (ret)
+			return ret;
+	}
 	return fsf_dev_set_size(&b->dev, b->total_blocks * b->blksz);
 }
 
@@ -213,8 +220,8 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 			1u << (o->blkszbits & 31));
 		return -EINVAL;
 	}
-	if (strlen(o->label) > 16) {
-		fsf_err(log, "volume label '%s' is longer than 16 bytes", o->label);
+	if (strnlen(o->label, sizeof(o->label)) > 15) {
+		fsf_err(log, "volume label is longer than 15 bytes");
 		return -EINVAL;
 	}
 	if (o->build_time < 0) {
@@ -228,7 +235,7 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	       struct erofs_mkfs_stats *stats)
 {
 	struct erofs_build b = { .opts = o, .log = log, .src_fd = -1 };
-	unsigned int flags = FSF_DEV_REPLACE;
+	unsigned int flags = o->in_place ? FSF_DEV_OVERWRITE : FSF_DEV_REPLACE;
 	int ret = check_opts(o, log);
 
 	if (ret)
@@ -273,6 +280,9 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 		ret = timed(&b, "metadata, superblock", write_metadata);
 	if (!ret)
 		ret = fsf_dev_commit(&b.dev);
+	if ((ret == -ENOSPC || ret == -EDQUOT) && b.dev.tmp_path)
+		fsf_err(log, "%s is left untouched; free %llu bytes beside it or use --in-place to overwrite it directly",
+			o->image, (unsigned long long)b.total_blocks * b.blksz);
 out:
 	if (!ret && stats) {
 		memset(stats, 0, sizeof(*stats));

@@ -23,7 +23,7 @@ enum {
 	OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME,
 	OPT_PRESERVE_MTIME, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_XATTR_PREFIX, OPT_DIGEST, OPT_WORKERS, OPT_QUIET, OPT_FORCE,
-	OPT_DRY_RUN,
+	OPT_DRY_RUN, OPT_IN_PLACE,
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +44,7 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -57,10 +58,11 @@ static void usage(FILE *f)
 "the directory SOURCEDIR.\n"
 "\n"
 "  -b SIZE                 block size in bytes (512..65536, default: page size)\n"
-"  -L LABEL                volume label (at most 16 bytes)\n"
+"  -L LABEL                volume label (at most 15 bytes)\n"
 "  -U UUID|clear|random    filesystem UUID (default: random)\n"
 "  -T SECONDS              image build time; also every file's time unless\n"
-"                          --mkfs-time (default: $SOURCE_DATE_EPOCH or now)\n"
+"                          --mkfs-time (default: now, or $SOURCE_DATE_EPOCH,\n"
+"                          which also clamps newer file times down to it)\n"
 "      --mkfs-time         -T sets only the image build time\n"
 "      --all-time          give every file the build time\n"
 "      --ignore-mtime      use compact inodes even when that loses mtimes\n"
@@ -84,6 +86,8 @@ static void usage(FILE *f)
 "                          force-inode-extended\n"
 "      --workers=N         threads reading and hashing files (default: CPUs)\n"
 "      --force             overwrite a device holding a filesystem\n"
+"      --in-place          write an image file directly instead of through a\n"
+"                          temporary copy renamed over it (no second copy)\n"
 "      --dry-run           scan and lay out, write nothing\n"
 "  -d N                    message level (0 errors .. 9 debug)\n"
 "      --quiet             print errors only\n"
@@ -173,8 +177,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				o->blkszbits++;
 			break;
 		case 'L':
-			if (strlen(optarg) > 16) {
-				fprintf(stderr, "mkfs.erofs: volume label '%s' is longer than 16 bytes\n", optarg);
+			if (strlen(optarg) > 15) {
+				fprintf(stderr, "mkfs.erofs: volume label '%s' is longer than 15 bytes\n", optarg);
 				return -1;
 			}
 			snprintf(o->label, sizeof(o->label), "%s", optarg);
@@ -223,6 +227,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case OPT_PRESERVE_MTIME: o->ignore_mtime = false; break;
 		case OPT_FORCE: o->force = true; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;
+		case OPT_IN_PLACE: o->in_place = true; break;
 		case OPT_QUIET: c->level = FSF_QUIET; break;
 		case OPT_FORCE_UID:
 			if (parse_i64(optarg, "uid", 0, UINT32_MAX, &o->force_uid))
@@ -293,15 +298,17 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		usage(stderr);
 		return -1;
 	}
-	if (!have_t && sde && *sde) {
-		if (parse_i64(sde, "SOURCE_DATE_EPOCH", 0, INT64_MAX / 2, &v))
-			return -1;
-		o->build_time = v;
-		have_t = true;
-	}
 	/* erofs-utils semantics: -T also stamps every file unless
 	 * --mkfs-time says it is only the image's time */
 	o->all_time = all_time || (have_t && !mkfs_time);
+	if (!have_t && sde && *sde) {
+		/* SOURCE_DATE_EPOCH (without -T, which wins): the build
+		 * time, and no file newer than it (erofs-utils 1.9) */
+		if (parse_i64(sde, "SOURCE_DATE_EPOCH", 0, INT64_MAX / 2, &v))
+			return -1;
+		o->build_time = v;
+		o->clamp_time = !all_time;
+	}
 	o->image = argv[optind];
 	o->source = argv[optind + 1];
 	o->exclude_paths = c->exclude_paths;

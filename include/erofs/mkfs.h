@@ -20,11 +20,13 @@ struct erofs_mkfs_opts {
 	const char *image;		/* output file or block device */
 	const char *source;		/* source directory */
 	unsigned int blkszbits;		/* -b: log2 of the block size */
-	char label[17];			/* -L, NUL-terminated, <= 16 bytes */
+	char label[16];			/* -L, NUL-terminated, <= 15 bytes */
 	uint8_t uuid[16];		/* -U (see uuid_mode) */
 	enum { EROFS_UUID_RANDOM, EROFS_UUID_GIVEN } uuid_mode;
 	int64_t build_time;		/* seconds since the epoch */
 	bool all_time;			/* every file takes build_time */
+	bool clamp_time;		/* files newer than build_time take it
+					 * (SOURCE_DATE_EPOCH) */
 	bool ignore_mtime;		/* --ignore-mtime */
 	bool all_root;			/* --all-root */
 	int64_t force_uid, force_gid;	/* -1 when not forced */
@@ -42,6 +44,8 @@ struct erofs_mkfs_opts {
 	bool noinline_data;		/* -E noinline_data */
 	bool force_extended;		/* -E force-inode-extended */
 	bool force;			/* overwrite an existing signature */
+	bool in_place;			/* write an image file directly, not
+					 * through a temporary copy + rename */
 	bool dry_run;			/* plan only, write nothing */
 	bool progress;			/* progress line on a terminal */
 };
