@@ -54,10 +54,15 @@ static void usage(FILE *f)
 {
 	fputs(
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCEDIR\n"
-"Build an uncompressed EROFS image in IMAGE (a file or block device) from\n"
-"the directory SOURCEDIR.\n"
+"Build an EROFS image in IMAGE (a file or block device) from the directory\n"
+"SOURCEDIR.\n"
 "\n"
 "  -b SIZE                 block size in bytes (512..65536, default: page size)\n"
+"  -z ALG[,level=N]        compress files: lz4, or lz4hc (level 0-12,\n"
+"                          default 9); blocks that do not shrink stay raw\n"
+"  -C SIZE                 largest physical cluster of compressed data in bytes\n"
+"                          (a multiple of the block size up to 1 MiB;\n"
+"                          default: one block)\n"
 "  -L LABEL                volume label (at most 15 bytes)\n"
 "  -U UUID|clear|random    filesystem UUID (default: random)\n"
 "  -T SECONDS              image build time; also every file's time unless\n"
@@ -133,6 +138,41 @@ static int push_str(const char ***arr, size_t *n, const char *s)
 	return 0;
 }
 
+/* -z ALG[,level=N|,N]: lz4, lz4hc (erofs-utils 1.9 syntax and ranges) */
+static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
+{
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	int64_t v;
+
+	if (strchr(arg, ':')) {
+		fprintf(stderr, "mkfs.erofs: '%s': only one compressor is supported (no ':' alternatives)\n", arg);
+		return -1;
+	}
+	if (len == 3 && !strncmp(arg, "lz4", 3)) {
+		o->compr = EROFS_COMPR_LZ4;
+	} else if (len == 5 && !strncmp(arg, "lz4hc", 5)) {
+		o->compr = EROFS_COMPR_LZ4HC;
+	} else {
+		fprintf(stderr, "mkfs.erofs: compressor '%.*s' is not supported (lz4, lz4hc)\n",
+			(int)len, arg);
+		return -1;
+	}
+	if (!comma)
+		return 0;
+	comma++;
+	if (!strncmp(comma, "level=", 6))
+		comma += 6;
+	if (o->compr == EROFS_COMPR_LZ4) {
+		fprintf(stderr, "mkfs.erofs: lz4 takes no level (lz4hc does: 0-12)\n");
+		return -1;
+	}
+	if (parse_i64(comma, "lz4hc level (0-12)", 0, 12, &v))
+		return -1;
+	o->compr_level = (int)v;
+	return 0;
+}
+
 static int parse_extended(struct erofs_mkfs_opts *o, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL;
@@ -163,7 +203,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	int64_t v;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "b:L:U:T:x:d:E:z:Vh", long_opts,
+	while ((opt = getopt_long(argc, argv, "b:L:U:T:x:d:E:z:C:Vh", long_opts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'b':
@@ -218,8 +258,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				return -1;
 			break;
 		case 'z':
-			fprintf(stderr, "mkfs.erofs: compression (-z) is not supported; images are uncompressed\n");
-			return -1;
+			if (parse_compressor(o, optarg))
+				return -1;
+			break;
+		case 'C':
+			if (parse_i64(optarg, "physical cluster size", 512,
+				      1 << 20, &v))
+				return -1;
+			o->pcluster_size = (uint32_t)v;
+			break;
 		case OPT_ALL_ROOT: o->all_root = true; break;
 		case OPT_ALL_TIME: all_time = true; break;
 		case OPT_MKFS_TIME: mkfs_time = true; break;
@@ -352,8 +399,10 @@ int main(int argc, char **argv)
 		return 1;
 	uuid_unparse_lower(st.uuid, uuid);
 	fsf_out(&log, "%s%s: %" PRIu64 " blocks of %u bytes, %" PRIu64
-		" inodes, %" PRIu64 " fingerprints, uuid %s",
+		" inodes, %" PRIu64 " fingerprints, %" PRIu64
+		" compressed files, uuid %s",
 		c.o.dry_run ? "(dry run) " : "", c.o.image, st.blocks,
-		1u << c.o.blkszbits, st.inodes, st.fingerprints, uuid);
+		1u << c.o.blkszbits, st.inodes, st.fingerprints, st.compressed,
+		uuid);
 	return 0;
 }

@@ -41,6 +41,11 @@ struct erofs_mkfs_opts {
 	size_t n_xattr_prefixes;
 	const char *digest_name;	/* --xattr-inode-digest, NULL = off */
 	unsigned int workers;		/* threads reading/hashing files */
+	enum erofs_compr {
+		EROFS_COMPR_NONE, EROFS_COMPR_LZ4, EROFS_COMPR_LZ4HC,
+	} compr;			/* -z */
+	int compr_level;		/* -z ALG,level=N; -1: the default */
+	uint32_t pcluster_size;		/* -C bytes; 0: one block */
 	bool noinline_data;		/* -E noinline_data */
 	bool force_extended;		/* -E force-inode-extended */
 	bool force;			/* overwrite an existing signature */
@@ -56,6 +61,7 @@ struct erofs_mkfs_stats {
 	uint64_t meta_bytes;		/* superblock + inodes + xattrs */
 	uint64_t data_bytes;		/* file and directory data blocks */
 	uint64_t fingerprints;		/* regular files given a digest */
+	uint64_t compressed;		/* regular files stored compressed */
 	uint8_t uuid[16];
 };
 

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Compressed files (-z lz4 | lz4hc): cut into extents, each compressed into
+ * one physical cluster of at most -C bytes ("destination size" compression
+ * fills the pcluster with as much input as fits), or stored raw (PLAIN,
+ * one block) where compressing does not save a block.  Their data goes
+ * after every other data block, file after file in layout order.
+ *
+ * Worker threads take files in layout order and compress them into their
+ * own buffers; the blocks are written under a turn: file i is written only
+ * after file i-1, at the next free block.  A file larger than the buffer
+ * takes the turn early and writes as it goes.  Addresses thus follow the
+ * layout order only, never the thread schedule: the image is the same for
+ * any --workers.  The lcluster index (full form: 8 bytes per block of the
+ * file) is built once the file's first block is known and kept for the
+ * metadata pass; the fingerprint digest is taken over the uncompressed
+ * bytes as they are read.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <lz4.h>
+#include <lz4hc.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "erofs/erofs_fs.h"
+#include "internal.h"
+
+/* Largest decompressed extent: bounds the input window of a worker.  An
+ * extent also spans fewer than 2048 lclusters, so that no lookback
+ * distance sets the CBLKCNT bit (bit 11 of delta[0]). */
+#define MAX_EXTENT	(4u << 20)
+/* Compressed bytes a worker holds before it must write. */
+#define OUT_FLUSH	(4u << 20)
+
+struct zext {
+	uint64_t la;		/* logical start */
+	uint32_t len;		/* decompressed bytes */
+	uint32_t cblks;		/* pcluster blocks */
+	uint64_t rel;		/* pcluster block, from the file's first */
+	bool plain;
+};
+
+struct cpass {
+	struct erofs_build *b;
+	struct erofs_node **files;
+	size_t nfiles;
+	atomic_size_t next;
+	atomic_int error;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	size_t turn;		/* the file allowed to write */
+	uint64_t cursor;	/* next free block */
+};
+
+struct worker {
+	struct cpass *cp;
+	uint8_t *in, *out, *z;
+	size_t in_cap, out_cap;
+	void *hc;		/* lz4hc state */
+	EVP_MD_CTX *md;
+	struct zext *ext;
+	size_t next_ext, ext_cap;
+	uint32_t max_extent;
+	bool digest;		/* the current file gets a fingerprint */
+};
+
+uint64_t erofs_zindex_size(const struct erofs_build *b,
+			   const struct erofs_node *n, uint32_t head)
+{
+	uint64_t nlc = (n->size + b->blksz - 1) / b->blksz;
+
+	return erofs_round_up(head, 8) - head +
+	       sizeof(struct z_erofs_map_header) + 8 +
+	       nlc * sizeof(struct z_erofs_lcluster_index);
+}
+
+size_t erofs_compr_cfgs_encode(const struct erofs_build *b, uint8_t *out)
+{
+	struct z_erofs_lz4_cfgs c = {
+		.max_distance = htole16(UINT16_MAX),
+		.max_pclusterblks = htole16((uint16_t)b->pclusterblks),
+	};
+	uint16_t len = htole16(sizeof(c));
+
+	if (b->opts->compr == EROFS_COMPR_NONE || b->pclusterblks <= 1)
+		return 0;
+	if (out) {
+		memcpy(out, &len, 2);
+		memcpy(out + 2, &c, sizeof(c));
+	}
+	return erofs_round_up(2 + sizeof(c), 4);
+}
+
+static int fail(struct cpass *cp, int err)
+{
+	int expected = 0;
+
+	atomic_compare_exchange_strong(&cp->error, &expected, err);
+	pthread_mutex_lock(&cp->lock);
+	pthread_cond_broadcast(&cp->cond);
+	pthread_mutex_unlock(&cp->lock);
+	return err;
+}
+
+/* Wait until file I may write; its first block is then cp->cursor. */
+static int take_turn(struct cpass *cp, size_t i, uint64_t *base)
+{
+	int err;
+
+	pthread_mutex_lock(&cp->lock);
+	while (cp->turn != i && !atomic_load(&cp->error))
+		pthread_cond_wait(&cp->cond, &cp->lock);
+	err = atomic_load(&cp->error);
+	*base = cp->cursor;
+	pthread_mutex_unlock(&cp->lock);
+	return err ? err : 0;
+}
+
+static void give_turn(struct cpass *cp, uint64_t end)
+{
+	pthread_mutex_lock(&cp->lock);
+	cp->cursor = end;
+	cp->turn++;
+	pthread_cond_broadcast(&cp->cond);
+	pthread_mutex_unlock(&cp->lock);
+}
+
+static int add_ext(struct worker *w, const struct zext *e)
+{
+	if (w->next_ext == w->ext_cap) {
+		size_t cap = w->ext_cap ? w->ext_cap * 2 : 64;
+		struct zext *g = realloc(w->ext, cap * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		w->ext = g;
+		w->ext_cap = cap;
+	}
+	w->ext[w->next_ext++] = *e;
+	return 0;
+}
+
+/* Compress as much of SRC (LEN bytes) as fits CAP bytes: returns the
+ * compressed size (0: nothing fit) and the bytes taken in *TAKEN. */
+static int squeeze(struct worker *w, const uint8_t *src, uint32_t len,
+		   uint32_t cap, uint32_t *taken)
+{
+	const struct erofs_mkfs_opts *o = w->cp->b->opts;
+	int in = (int)len, r;
+
+	if (o->compr == EROFS_COMPR_LZ4HC)
+		r = LZ4_compress_HC_destSize(w->hc, (const char *)src,
+					     (char *)w->z, &in, (int)cap,
+					     o->compr_level < 0 ? 9 : o->compr_level);
+	else
+		r = LZ4_compress_destSize((const char *)src, (char *)w->z, &in,
+					  (int)cap);
+	*taken = r > 0 ? (uint32_t)in : 0;
+	return r > 0 ? r : 0;
+}
+
+/* Encode the full index of N from the extents, its data at block BASE. */
+static int build_index(struct worker *w, struct erofs_node *n, uint64_t base)
+{
+	const struct erofs_build *b = w->cp->b;
+	const unsigned int bs = b->blksz;
+	const uint64_t nlc = (n->size + bs - 1) / bs;
+	struct z_erofs_map_header h = {
+		.h_advise = htole16(b->pclusterblks > 1 ?
+				    Z_EROFS_ADVISE_BIG_PCLUSTER_1 : 0),
+		.h_algorithmtype = Z_EROFS_COMPRESSION_LZ4,
+		.h_clusterbits = 0,	/* lcluster = block */
+	};
+	struct z_erofs_lcluster_index *ix;
+	uint8_t *buf = calloc(1, 16 + nlc * sizeof(*ix));
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, &h, sizeof(h));
+	ix = (struct z_erofs_lcluster_index *)(buf + 16);
+	for (size_t k = 0; k < w->next_ext; k++) {
+		const struct zext *e = &w->ext[k];
+		uint64_t head = e->la / bs, end = e->la + e->len;
+		/* the lcluster holding the next head; after the last extent
+		 * an EOF inside an lcluster is marked by a head there whose
+		 * clusterofs is the EOF (so that lookups before it end the
+		 * extent at EOF, not at the lcluster's end) */
+		uint64_t next = end / bs;
+		uint16_t cofs = (uint16_t)(e->la % bs);
+
+		ix[head].di_advise = htole16(e->plain ? Z_EROFS_LCLUSTER_TYPE_PLAIN :
+					     Z_EROFS_LCLUSTER_TYPE_HEAD1);
+		ix[head].di_clusterofs = htole16(cofs);
+		ix[head].di_u.blkaddr = htole32((uint32_t)(base + e->rel));
+		for (uint64_t l = head + 1; l < next && l < nlc; l++) {
+			uint16_t d0 = (uint16_t)(l - head);
+
+			if (l == head + 1 && b->pclusterblks > 1)
+				d0 = (uint16_t)(Z_EROFS_LI_D0_CBLKCNT | e->cblks);
+			ix[l].di_advise = htole16(Z_EROFS_LCLUSTER_TYPE_NONHEAD);
+			ix[l].di_clusterofs = htole16(cofs);
+			ix[l].di_u.delta[0] = htole16(d0);
+			ix[l].di_u.delta[1] = htole16((uint16_t)(next - l));
+		}
+		if (end >= n->size && next < nlc && next > head) {
+			ix[next].di_advise = htole16(Z_EROFS_LCLUSTER_TYPE_PLAIN);
+			ix[next].di_clusterofs = htole16((uint16_t)(n->size % bs));
+			ix[next].di_u.blkaddr = 0;
+		}
+	}
+	n->zindex = buf;
+	return 0;
+}
+
+/* Read more of the file behind the AVAIL bytes at W->in + *OFF. */
+static int refill(struct worker *w, int fd, const char *path, size_t *off,
+		  size_t *avail, uint64_t left)
+{
+	struct cpass *cp = w->cp;
+	size_t want;
+	ssize_t r;
+
+	if (*off) {
+		memmove(w->in, w->in + *off, *avail);
+		*off = 0;
+	}
+	want = w->in_cap - *avail;
+	if (want > left)
+		want = (size_t)left;
+	r = erofs_read_full(fd, w->in + *avail, want);
+	if (r < 0) {
+		fsf_err(cp->b->log, "cannot read %s/%s: %s", cp->b->opts->source,
+			path, strerror((int)-r));
+		return (int)r;
+	}
+	if ((size_t)r != want) {
+		fsf_err(cp->b->log, "%s/%s: file shrank while reading",
+			cp->b->opts->source, path);
+		return -EAGAIN;
+	}
+	if (w->digest)
+		EVP_DigestUpdate(w->md, w->in + *avail, want);
+	*avail += want;
+	return 0;
+}
+
+static int compress_file(struct worker *w, size_t i)
+{
+	struct cpass *cp = w->cp;
+	struct erofs_build *b = cp->b;
+	struct erofs_node *n = cp->files[i];
+	const unsigned int bs = b->blksz;
+	const uint32_t pcl = b->pclusterblks * bs;
+	uint64_t pos = 0, read_to = 0, base = 0, written = 0;
+	size_t off = 0, avail = 0, outlen = 0;
+	bool turn = false;
+	char path[PATH_MAX];
+	uint8_t probe;
+	int fd, ret = 0;
+
+	fd = erofs_open_source(b, n, path, sizeof(path));
+	if (fd < 0)
+		return fd;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	w->digest = n->has_digest;
+	if (w->digest)
+		EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
+	w->next_ext = 0;
+	while (pos < n->size && !ret) {
+		uint64_t left = n->size - pos;
+		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
+		uint32_t taken = 0, cblks, csize;
+		struct zext e = { .la = pos };
+
+		if (avail < want) {
+			ret = refill(w, fd, path, &off, &avail, n->size - read_to);
+			if (ret)
+				break;
+			read_to = pos + avail;
+		}
+		csize = (uint32_t)squeeze(w, w->in + off, want, pcl, &taken);
+		cblks = (csize + bs - 1) / bs;
+		if (csize && cblks < (taken + bs - 1) / bs) {
+			/* zeros first: the data ends the pcluster */
+			memset(w->out + outlen, 0, cblks * bs - csize);
+			memcpy(w->out + outlen + cblks * bs - csize, w->z, csize);
+			e.len = taken;
+			e.cblks = cblks;
+		} else {
+			e.len = want < bs ? want : bs;
+			e.cblks = 1;
+			e.plain = true;
+			memcpy(w->out + outlen, w->in + off, e.len);
+			memset(w->out + outlen + e.len, 0, bs - e.len);
+		}
+		e.rel = written + outlen / bs;
+		outlen += (size_t)e.cblks * bs;
+		ret = add_ext(w, &e);
+		pos += e.len;
+		off += e.len;
+		avail -= e.len;
+		if (ret || outlen < OUT_FLUSH || pos >= n->size)
+			continue;
+		/* a big file: write as it goes, holding the turn */
+		if (!turn) {
+			ret = take_turn(cp, i, &base);
+			turn = !ret;
+		}
+		if (!ret)
+			ret = fsf_dev_pwrite(&b->dev, w->out, outlen,
+					     (base + written) * bs);
+		written += outlen / bs;
+		outlen = 0;
+	}
+	if (!ret) {
+		ssize_t r = erofs_read_full(fd, &probe, 1);
+
+		if (r) {
+			fsf_err(b->log, "%s/%s: %s", b->opts->source, path,
+				r < 0 ? strerror((int)-r) : "file grew while reading");
+			ret = r < 0 ? (int)r : -EAGAIN;
+		}
+	}
+	close(fd);
+	if (!ret && !turn)
+		ret = take_turn(cp, i, &base);
+	if (!ret && outlen)
+		ret = fsf_dev_pwrite(&b->dev, w->out, outlen,
+				     (base + written) * bs);
+	if (ret)
+		return fail(cp, ret);
+	written += outlen / bs;
+	n->blkaddr = base;
+	n->zblocks = (uint32_t)written;
+	give_turn(cp, base + written);
+	if (n->has_digest)
+		EVP_DigestFinal_ex(w->md, n->digest, NULL);
+	ret = build_index(w, n, base);
+	return ret ? fail(cp, ret) : 0;
+}
+
+static void *run(void *arg)
+{
+	struct worker *w = arg;
+	struct cpass *cp = w->cp;
+
+	for (;;) {
+		size_t i = atomic_fetch_add(&cp->next, 1);
+
+		if (i >= cp->nfiles || atomic_load(&cp->error))
+			break;
+		if (compress_file(w, i))
+			break;
+	}
+	return NULL;
+}
+
+static int worker_init(struct worker *w, struct cpass *cp)
+{
+	uint32_t pcl = cp->b->pclusterblks * cp->b->blksz;
+
+	memset(w, 0, sizeof(*w));
+	w->cp = cp;
+	w->max_extent = MAX_EXTENT < 1024u * cp->b->blksz ? MAX_EXTENT :
+			1024u * cp->b->blksz;
+	w->in_cap = 2u * MAX_EXTENT;
+	w->out_cap = OUT_FLUSH + MAX_EXTENT + pcl;
+	w->in = malloc(w->in_cap);
+	w->out = malloc(w->out_cap);
+	w->z = malloc(pcl);
+	w->md = EVP_MD_CTX_new();
+	if (cp->b->opts->compr == EROFS_COMPR_LZ4HC)
+		w->hc = malloc((size_t)LZ4_sizeofStateHC());
+	if (!w->in || !w->out || !w->z || !w->md ||
+	    (cp->b->opts->compr == EROFS_COMPR_LZ4HC && !w->hc))
+		return -ENOMEM;
+	return 0;
+}
+
+static void worker_free(struct worker *w)
+{
+	free(w->in);
+	free(w->out);
+	free(w->z);
+	free(w->hc);
+	free(w->ext);
+	EVP_MD_CTX_free(w->md);
+}
+
+int erofs_write_compressed(struct erofs_build *b)
+{
+	struct cpass cp = { .b = b, .cursor = b->total_blocks };
+	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
+	struct worker *ws = NULL;
+	pthread_t *tids = NULL;
+	unsigned int started = 0;
+	int ret = 0;
+
+	cp.files = malloc(b->count * sizeof(*cp.files));
+	if (!cp.files)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->count; i++)
+		if (b->order[i]->compressed && !b->order[i]->master)
+			cp.files[cp.nfiles++] = b->order[i];
+	if (!cp.nfiles)
+		goto out;
+	if (nw > cp.nfiles)
+		nw = (unsigned int)cp.nfiles;
+	atomic_init(&cp.next, 0);
+	atomic_init(&cp.error, 0);
+	pthread_mutex_init(&cp.lock, NULL);
+	pthread_cond_init(&cp.cond, NULL);
+	ws = calloc(nw, sizeof(*ws));
+	tids = calloc(nw, sizeof(*tids));
+	if (!ws || !tids) {
+		ret = -ENOMEM;
+		goto out_sync;
+	}
+	for (unsigned int i = 0; i < nw && !ret; i++)
+		ret = worker_init(&ws[i], &cp);
+	if (ret)
+		goto out_workers;
+	for (unsigned int i = 0; i < nw; i++) {
+		if (pthread_create(&tids[i], NULL, run, &ws[i]) != 0)
+			break;
+		started++;
+	}
+	if (!started)
+		run(&ws[0]);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	ret = atomic_load(&cp.error);
+	if (!ret)
+		b->total_blocks = cp.cursor;
+out_workers:
+	for (unsigned int i = 0; i < nw; i++)
+		worker_free(&ws[i]);
+out_sync:
+	pthread_cond_destroy(&cp.cond);
+	pthread_mutex_destroy(&cp.lock);
+out:
+	free(ws);
+	free(tids);
+	free(cp.files);
+	if (!ret && b->total_blocks > UINT32_MAX) {
+		fsf_err(b->log, "image would need %llu blocks; EROFS without 48-bit addressing holds at most %u",
+			(unsigned long long)b->total_blocks, UINT32_MAX);
+		ret = -EFBIG;
+	}
+	return ret;
+}
