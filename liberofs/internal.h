@@ -122,7 +122,9 @@ int erofs_write_file_data(struct erofs_build *b);
 int erofs_open_source(struct erofs_build *b, const struct erofs_node *n,
 		      char *path, size_t size);
 ssize_t erofs_read_full(int fd, uint8_t *buf, size_t len);
-/* compress.c: compressed files, after every other data block */
+/* compress.c: choose the files worth compressing (before the layout);
+ * write them, after every other data block */
+int erofs_compress_plan(struct erofs_build *b);
 int erofs_write_compressed(struct erofs_build *b);
 /* bytes of a compressed inode's map header and index after its xattrs
  * (HEAD is inode + xattr bytes) */

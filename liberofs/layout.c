@@ -169,11 +169,9 @@ static int place_inode(struct erofs_build *b, struct meta_alloc *m,
 			 !(S_ISREG(n->mode) && b->opts->noinline_data);
 	uint64_t at;
 
-	/* compressed: files of more than one block (a smaller one cannot
-	 * save a block); the index size depends on the file size only */
-	if (b->opts->compr != EROFS_COMPR_NONE && S_ISREG(n->mode) &&
-	    n->size > bs) {
-		n->compressed = true;
+	/* compressed (chosen by erofs_compress_plan): the index size
+	 * depends on the file size only */
+	if (n->compressed) {
 		n->datalayout = EROFS_LAYOUT_COMPRESSED_FULL;
 		n->inline_size = 0;
 		n->nblocks = 0;

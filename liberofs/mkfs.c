@@ -284,6 +284,8 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	if (!ret)
 		ret = timed(&b, "xattrs", erofs_xattrs_prepare);
 	if (!ret)
+		ret = timed(&b, "compression plan", erofs_compress_plan);
+	if (!ret)
 		ret = timed(&b, "layout", erofs_layout);
 	if (ret || o->dry_run)
 		goto out;

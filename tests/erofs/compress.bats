@@ -85,6 +85,13 @@ sid_check() {
 	[ "$blocks" -le $((300000 / 512 + 16)) ]
 	cmp "$mnt/random" "$SRC/z/random"
 	cmp "$mnt/mixed" "$SRC/z/mixed"
+	# an incompressible file costs what it costs uncompressed (kept flat)
+	pm=$(mount_erofs p.img)
+	[ "$(stat -c %b "$mnt/random")" = "$(stat -c %b "$pm/random")" ]
+	# a file mixing random and text data is compressed, its random
+	# extents stored raw: smaller than the file, larger than its text
+	[ "$(stat -c %b "$mnt/mixed")" -lt $((204999 / 512)) ]
+	[ "$(stat -c %b "$mnt/mixed")" -ge $((75001 / 512)) ]
 	[ "$(stat -c %s z.img)" -lt $(($(stat -c %s p.img) / 2)) ]
 }
 
