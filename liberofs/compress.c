@@ -373,6 +373,9 @@ static int worker_init(struct worker *w, struct cpass *cp)
 	w->cp = cp;
 	w->max_extent = MAX_EXTENT < 1024u * cp->b->blksz ? MAX_EXTENT :
 			1024u * cp->b->blksz;
+	if (cp->b->opts->max_extent_bytes &&
+	    cp->b->opts->max_extent_bytes < w->max_extent)
+		w->max_extent = cp->b->opts->max_extent_bytes;
 	w->in_cap = 2u * MAX_EXTENT;
 	w->out_cap = OUT_FLUSH + MAX_EXTENT + pcl;
 	w->in = malloc(w->in_cap);

@@ -241,6 +241,11 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 			Z_EROFS_PCLUSTER_MAX_SIZE);
 		return -EINVAL;
 	}
+	if (o->max_extent_bytes && o->max_extent_bytes < (1u << o->blkszbits)) {
+		fsf_err(log, "--max-extent-bytes %u is less than the block size %u",
+			o->max_extent_bytes, 1u << o->blkszbits);
+		return -EINVAL;
+	}
 	if (o->build_time < 0) {
 		fsf_err(log, "build time %lld is before 1970", (long long)o->build_time);
 		return -EINVAL;

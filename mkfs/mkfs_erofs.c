@@ -23,7 +23,7 @@ enum {
 	OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME,
 	OPT_PRESERVE_MTIME, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_XATTR_PREFIX, OPT_DIGEST, OPT_WORKERS, OPT_QUIET, OPT_FORCE,
-	OPT_DRY_RUN, OPT_IN_PLACE,
+	OPT_DRY_RUN, OPT_IN_PLACE, OPT_MAX_EXTENT,
 };
 
 static const struct option long_opts[] = {
@@ -45,6 +45,7 @@ static const struct option long_opts[] = {
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "in-place", no_argument, NULL, OPT_IN_PLACE },
+	{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -63,6 +64,8 @@ static void usage(FILE *f)
 "  -C SIZE                 largest physical cluster of compressed data in bytes\n"
 "                          (a multiple of the block size up to 1 MiB;\n"
 "                          default: one block)\n"
+"      --max-extent-bytes=N largest decompressed extent (default 4 MiB, and\n"
+"                          at most 1024 blocks)\n"
 "  -L LABEL                volume label (at most 15 bytes)\n"
 "  -U UUID|clear|random    filesystem UUID (default: random)\n"
 "  -T SECONDS              image build time; also every file's time unless\n"
@@ -275,6 +278,12 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case OPT_FORCE: o->force = true; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;
 		case OPT_IN_PLACE: o->in_place = true; break;
+		case OPT_MAX_EXTENT:
+			if (parse_i64(optarg, "maximum extent size", 512,
+				      UINT32_MAX, &v))
+				return -1;
+			o->max_extent_bytes = (uint32_t)v;
+			break;
 		case OPT_QUIET: c->level = FSF_QUIET; break;
 		case OPT_FORCE_UID:
 			if (parse_i64(optarg, "uid", 0, UINT32_MAX, &o->force_uid))

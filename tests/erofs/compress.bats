@@ -53,7 +53,8 @@ sid_check() {
 @test "-z lz4 and lz4hc, levels and -C: fsck.erofs 1.9 extracts the tree, digests pass" {
 	need_sid_erofs
 	for opts in "-zlz4" "-zlz4hc" "-zlz4hc,level=12 -C65536" "-zlz4hc,3 -C16384" \
-		    "-zlz4 -C1048576" "-zlz4hc -b1024 -C8192" "-zlz4 -b512"; do
+		    "-zlz4 -C1048576" "-zlz4hc -b1024 -C8192" "-zlz4 -b512" \
+		    "-zlz4hc -C32768 --max-extent-bytes=20000"; do
 		# shellcheck disable=SC2086
 		run "$MKFS_EROFS" --quiet $opts --xattr-inode-digest=trusted.erofs.fingerprint \
 			--exclude-path=types/socket x.img "$SRC"
@@ -131,6 +132,8 @@ sid_check() {
 	run "$MKFS_EROFS" -z lz4,5 x.img "$SRC"
 	[ "$status" -eq 16 ]
 	run "$MKFS_EROFS" -z lz4hc,level=13 x.img "$SRC"
+	[ "$status" -eq 16 ]
+	run "$MKFS_EROFS" -z lz4hc --max-extent-bytes=100 x.img "$SRC"
 	[ "$status" -eq 16 ]
 	run "$MKFS_EROFS" -z lz4hc -C 6000 x.img "$SRC"
 	[ "$status" -eq 1 ]
