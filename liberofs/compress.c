@@ -74,11 +74,20 @@ struct worker {
 	bool digest;		/* the current file gets a fingerprint */
 };
 
+bool erofs_zindex_compact(const struct erofs_build *b)
+{
+	/* 12-bit entries: 4 KiB lclusters only */
+	return b->blksz == 4096 && !b->opts->legacy_compress;
+}
+
 uint64_t erofs_zindex_size(const struct erofs_build *b,
 			   const struct erofs_node *n, uint32_t head)
 {
 	uint64_t nlc = (n->size + b->blksz - 1) / b->blksz;
 
+	if (n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT)
+		return erofs_round_up(head, 8) - head +
+		       sizeof(struct z_erofs_map_header) + (nlc + 1) / 2 * 8;
 	return erofs_round_up(head, 8) - head +
 	       sizeof(struct z_erofs_map_header) + 8 +
 	       nlc * sizeof(struct z_erofs_lcluster_index);
@@ -169,54 +178,172 @@ static int squeeze(struct worker *w, const uint8_t *src, uint32_t len,
 	return r > 0 ? r : 0;
 }
 
-/* Encode the full index of N from the extents, its data at block BASE. */
+/* One lcluster as the kernel sees it, before encoding. */
+struct lent {
+	uint8_t type;
+	bool eof;		/* the head marking an EOF (no pcluster) */
+	uint16_t ofs;		/* HEAD: clusterofs */
+	uint16_t d0, d1;	/* NONHEAD: d0 may be CBLKCNT | blocks */
+	uint32_t blk;		/* HEAD: pcluster block */
+};
+
+/*
+ * Compact 4-byte indexes (COMPRESSED_COMPACT without COMPACTED_2B, 4 KiB
+ * lclusters): packs of two 16-bit entries (12 bits of clusterofs or
+ * distance, 2 bits of type) and a 32-bit block.  A NONHEAD in a pack's
+ * last slot stores its lookahead distance (delta[1]) instead of delta[0];
+ * a HEAD's block is the pack's block plus the pclusters of the heads
+ * before it in the pack (a HEAD followed by CBLKCNT counts CBLKCNT blocks,
+ * another one block; without big pclusters, plus one).  The pack's block
+ * is chosen so that this gives every head its block, then checked.
+ */
+static uint32_t pack_nblk(const uint16_t *v, int i, bool big)
+{
+	uint32_t nblk = big ? 0 : 1;
+
+	while (i > 0) {
+		uint16_t lo;
+		unsigned int type;
+
+		--i;
+		lo = v[i] & 0x0fffu;
+		type = (v[i] >> 12) & 3u;
+		if (type != Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+			++nblk;
+			continue;
+		}
+		if (!big) {
+			i -= lo;
+			if (i >= 0)
+				++nblk;
+		} else if (lo & Z_EROFS_LI_D0_CBLKCNT) {
+			--i;
+			nblk += lo & ~Z_EROFS_LI_D0_CBLKCNT;
+		} else {
+			i -= lo - 2;
+		}
+	}
+	return nblk;
+}
+
+static int encode_compact(const struct lent *e, uint64_t nlc, bool big,
+			  uint8_t *out)
+{
+	for (uint64_t k = 0; k < (nlc + 1) / 2; k++) {
+		uint16_t v[2] = { 0, 0 };
+		uint32_t blk = 0;
+		int first = -1;
+
+		for (int i = 0; i < 2 && 2 * k + (uint64_t)i < nlc; i++) {
+			const struct lent *x = &e[2 * k + (uint64_t)i];
+			uint16_t lo = x->ofs;
+
+			if (x->type == Z_EROFS_LCLUSTER_TYPE_NONHEAD)
+				lo = i == 1 && !(x->d0 & Z_EROFS_LI_D0_CBLKCNT) ?
+				     x->d1 : x->d0;
+			else if (first < 0 && !x->eof)
+				first = i;
+			if (lo > 0x0fffu)
+				return -EOVERFLOW;
+			v[i] = (uint16_t)(lo | x->type << 12);
+		}
+		if (first >= 0)
+			blk = e[2 * k + (uint64_t)first].blk - pack_nblk(v, first, big);
+		for (int i = 0; i < 2 && 2 * k + (uint64_t)i < nlc; i++) {
+			const struct lent *x = &e[2 * k + (uint64_t)i];
+
+			if (x->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD && !x->eof &&
+			    blk + pack_nblk(v, i, big) != x->blk)
+				return -EPROTO;
+		}
+		v[0] = htole16(v[0]);
+		v[1] = htole16(v[1]);
+		blk = htole32(blk);
+		memcpy(out + 8 * k, v, 4);
+		memcpy(out + 8 * k + 4, &blk, 4);
+	}
+	return 0;
+}
+
+/* Encode the index of N from the extents, its data at block BASE. */
 static int build_index(struct worker *w, struct erofs_node *n, uint64_t base)
 {
 	const struct erofs_build *b = w->cp->b;
 	const unsigned int bs = b->blksz;
 	const uint64_t nlc = (n->size + bs - 1) / bs;
+	const bool big = b->pclusterblks > 1;
+	const bool compact = n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT;
+	/* compact indexes need both big pcluster bits or neither */
 	struct z_erofs_map_header h = {
-		.h_advise = htole16(b->pclusterblks > 1 ?
-				    Z_EROFS_ADVISE_BIG_PCLUSTER_1 : 0),
+		.h_advise = htole16(!big ? 0 : compact ?
+				    Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
+				    Z_EROFS_ADVISE_BIG_PCLUSTER_2 :
+				    Z_EROFS_ADVISE_BIG_PCLUSTER_1),
 		.h_algorithmtype = Z_EROFS_COMPRESSION_LZ4,
 		.h_clusterbits = 0,	/* lcluster = block */
 	};
-	struct z_erofs_lcluster_index *ix;
-	uint8_t *buf = calloc(1, 16 + nlc * sizeof(*ix));
+	struct lent *e = calloc(nlc, sizeof(*e));
+	size_t len = compact ? 8 + (nlc + 1) / 2 * 8 :
+		     16 + nlc * sizeof(struct z_erofs_lcluster_index);
+	uint8_t *buf = calloc(1, len);
+	int ret = 0;
 
-	if (!buf)
+	if (!buf || !e) {
+		free(buf);
+		free(e);
 		return -ENOMEM;
+	}
 	memcpy(buf, &h, sizeof(h));
-	ix = (struct z_erofs_lcluster_index *)(buf + 16);
 	for (size_t k = 0; k < w->next_ext; k++) {
-		const struct zext *e = &w->ext[k];
-		uint64_t head = e->la / bs, end = e->la + e->len;
+		const struct zext *x = &w->ext[k];
+		uint64_t head = x->la / bs, end = x->la + x->len;
 		/* the lcluster holding the next head; after the last extent
 		 * an EOF inside an lcluster is marked by a head there whose
 		 * clusterofs is the EOF (so that lookups before it end the
 		 * extent at EOF, not at the lcluster's end) */
 		uint64_t next = end / bs;
-		uint16_t cofs = (uint16_t)(e->la % bs);
 
-		ix[head].di_advise = htole16(e->plain ? Z_EROFS_LCLUSTER_TYPE_PLAIN :
-					     Z_EROFS_LCLUSTER_TYPE_HEAD1);
-		ix[head].di_clusterofs = htole16(cofs);
-		ix[head].di_u.blkaddr = htole32((uint32_t)(base + e->rel));
+		e[head].type = x->plain ? Z_EROFS_LCLUSTER_TYPE_PLAIN :
+					  Z_EROFS_LCLUSTER_TYPE_HEAD1;
+		e[head].ofs = (uint16_t)(x->la % bs);
+		e[head].blk = (uint32_t)(base + x->rel);
 		for (uint64_t l = head + 1; l < next && l < nlc; l++) {
-			uint16_t d0 = (uint16_t)(l - head);
-
-			if (l == head + 1 && b->pclusterblks > 1)
-				d0 = (uint16_t)(Z_EROFS_LI_D0_CBLKCNT | e->cblks);
-			ix[l].di_advise = htole16(Z_EROFS_LCLUSTER_TYPE_NONHEAD);
-			ix[l].di_clusterofs = htole16(cofs);
-			ix[l].di_u.delta[0] = htole16(d0);
-			ix[l].di_u.delta[1] = htole16((uint16_t)(next - l));
+			e[l].type = Z_EROFS_LCLUSTER_TYPE_NONHEAD;
+			e[l].ofs = e[head].ofs;
+			e[l].d0 = (uint16_t)(l - head);
+			if (l == head + 1 && big)
+				e[l].d0 = (uint16_t)(Z_EROFS_LI_D0_CBLKCNT | x->cblks);
+			e[l].d1 = (uint16_t)(next - l);
 		}
 		if (end >= n->size && next < nlc && next > head) {
-			ix[next].di_advise = htole16(Z_EROFS_LCLUSTER_TYPE_PLAIN);
-			ix[next].di_clusterofs = htole16((uint16_t)(n->size % bs));
-			ix[next].di_u.blkaddr = 0;
+			e[next].type = Z_EROFS_LCLUSTER_TYPE_PLAIN;
+			e[next].eof = true;
+			e[next].ofs = (uint16_t)(n->size % bs);
 		}
+	}
+	if (compact) {
+		ret = encode_compact(e, nlc, big, buf + 8);
+		if (ret)
+			fsf_err(b->log, "%s: internal error encoding its compact index (%s)",
+				n->name, strerror(-ret));
+	} else {
+		struct z_erofs_lcluster_index *ix = (void *)(buf + 16);
+
+		for (uint64_t l = 0; l < nlc; l++) {
+			ix[l].di_advise = htole16(e[l].type);
+			ix[l].di_clusterofs = htole16(e[l].ofs);
+			if (e[l].type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+				ix[l].di_u.delta[0] = htole16(e[l].d0);
+				ix[l].di_u.delta[1] = htole16(e[l].d1);
+			} else {
+				ix[l].di_u.blkaddr = htole32(e[l].blk);
+			}
+		}
+	}
+	free(e);
+	if (ret) {
+		free(buf);
+		return ret;
 	}
 	n->zindex = buf;
 	return 0;

@@ -128,6 +128,7 @@ int erofs_compress_plan(struct erofs_build *b);
 int erofs_write_compressed(struct erofs_build *b);
 /* bytes of a compressed inode's map header and index after its xattrs
  * (HEAD is inode + xattr bytes) */
+bool erofs_zindex_compact(const struct erofs_build *b);
 uint64_t erofs_zindex_size(const struct erofs_build *b,
 			   const struct erofs_node *n, uint32_t head);
 size_t erofs_compr_cfgs_encode(const struct erofs_build *b, uint8_t *out);

@@ -172,7 +172,9 @@ static int place_inode(struct erofs_build *b, struct meta_alloc *m,
 	/* compressed (chosen by erofs_compress_plan): the index size
 	 * depends on the file size only */
 	if (n->compressed) {
-		n->datalayout = EROFS_LAYOUT_COMPRESSED_FULL;
+		n->datalayout = erofs_zindex_compact(b) ?
+				EROFS_LAYOUT_COMPRESSED_COMPACT :
+				EROFS_LAYOUT_COMPRESSED_FULL;
 		n->inline_size = 0;
 		n->nblocks = 0;
 		zsize = erofs_zindex_size(b, n, head);

@@ -91,7 +91,8 @@ static void usage(FILE *f)
 "                          xattr NAME (default " EROFS_DEFAULT_DIGEST_NAME ")\n"
 "                          for page-cache sharing (mount -o inode_share)\n"
 "  -E OPT[,OPT]            extended options: noinline_data,\n"
-"                          force-inode-extended\n"
+"                          force-inode-extended, legacy-compress (full\n"
+"                          8-byte indexes instead of compact ones)\n"
 "      --workers=N         threads reading and hashing files (default: CPUs)\n"
 "      --force             overwrite a device holding a filesystem\n"
 "      --in-place          write an image file directly instead of through a\n"
@@ -189,6 +190,8 @@ static int parse_extended(struct erofs_mkfs_opts *o, const char *arg)
 			o->noinline_data = true;
 		} else if (!strcmp(t, "force-inode-extended")) {
 			o->force_extended = true;
+		} else if (!strcmp(t, "legacy-compress")) {
+			o->legacy_compress = true;
 		} else {
 			fprintf(stderr, "mkfs.erofs: unsupported extended option '%s'\n", t);
 			ret = -1;

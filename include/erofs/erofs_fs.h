@@ -66,6 +66,7 @@ static_assert(sizeof(struct erofs_super_block) == 128, "superblock size");
 #define EROFS_LAYOUT_FLAT_PLAIN		0u
 #define EROFS_LAYOUT_COMPRESSED_FULL	1u	/* one 8-byte index per lcluster */
 #define EROFS_LAYOUT_FLAT_INLINE	2u
+#define EROFS_LAYOUT_COMPRESSED_COMPACT	3u	/* 4-byte packed indexes */
 #define EROFS_I_LAYOUT_SHIFT		1u
 
 struct erofs_inode_compact {
@@ -175,6 +176,7 @@ static inline uint32_t erofs_xattr_entry_size(uint32_t name_len,
  */
 #define Z_EROFS_COMPRESSION_LZ4		0u
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_1	0x0002u
+#define Z_EROFS_ADVISE_BIG_PCLUSTER_2	0x0004u
 #define Z_EROFS_LCLUSTER_TYPE_PLAIN	0u
 #define Z_EROFS_LCLUSTER_TYPE_HEAD1	1u
 #define Z_EROFS_LCLUSTER_TYPE_NONHEAD	2u

@@ -47,6 +47,7 @@ struct erofs_mkfs_opts {
 	int compr_level;		/* -z ALG,level=N; -1: the default */
 	uint32_t pcluster_size;		/* -C bytes; 0: one block */
 	uint32_t max_extent_bytes;	/* --max-extent-bytes; 0: default */
+	bool legacy_compress;		/* -E legacy-compress: full indexes */
 	bool noinline_data;		/* -E noinline_data */
 	bool force_extended;		/* -E force-inode-extended */
 	bool force;			/* overwrite an existing signature */

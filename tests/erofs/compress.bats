@@ -54,7 +54,8 @@ sid_check() {
 	need_sid_erofs
 	for opts in "-zlz4" "-zlz4hc" "-zlz4hc,level=12 -C65536" "-zlz4hc,3 -C16384" \
 		    "-zlz4 -C1048576" "-zlz4hc -b1024 -C8192" "-zlz4 -b512" \
-		    "-zlz4hc -C32768 --max-extent-bytes=20000"; do
+		    "-zlz4hc -C32768 --max-extent-bytes=20000" "-zlz4hc -Elegacy-compress" \
+		    "-zlz4 -C65536 -Elegacy-compress"; do
 		# shellcheck disable=SC2086
 		run "$MKFS_EROFS" --quiet $opts --xattr-inode-digest=trusted.erofs.fingerprint \
 			--exclude-path=types/socket x.img "$SRC"
@@ -64,7 +65,7 @@ sid_check() {
 }
 
 @test "compressed images mount in the host kernel and match the source manifest" {
-	for opts in "-zlz4hc" "-zlz4 -C65536"; do
+	for opts in "-zlz4hc" "-zlz4 -C65536" "-zlz4hc -C16384 -Elegacy-compress"; do
 		# shellcheck disable=SC2086
 		"$MKFS_EROFS" --quiet $opts --xattr-inode-digest=trusted.erofs.fingerprint k.img "$SRC"
 		mnt=$(mount_erofs k.img)
@@ -139,4 +140,17 @@ sid_check() {
 	[ "$status" -eq 1 ]
 	[[ $output == *"multiple of the block size"* ]]
 	[ ! -e x.img ]
+}
+
+@test "compact 4-byte indexes by default with 4 KiB blocks; full ones with -E legacy-compress" {
+	need_sid_erofs
+	"$MKFS_EROFS" --quiet -zlz4hc -b 4096 "$SIDTMP/c.img" "$SRC/z"
+	"$MKFS_EROFS" --quiet -zlz4hc -b 4096 -Elegacy-compress "$SIDTMP/l.img" "$SRC/z"
+	run chroot "$SID_ROOT" dump.erofs --path=/numbers "/tmp/${SIDTMP##*/}/c.img"
+	[ "$status" -eq 0 ]
+	[[ $output == *"Layout: 3 "* ]]
+	run chroot "$SID_ROOT" dump.erofs --path=/numbers "/tmp/${SIDTMP##*/}/l.img"
+	[ "$status" -eq 0 ]
+	[[ $output == *"Layout: 1 "* ]]
+	[ "$(stat -c %s "$SIDTMP/c.img")" -le "$(stat -c %s "$SIDTMP/l.img")" ]
 }
