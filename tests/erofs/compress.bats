@@ -154,3 +154,21 @@ sid_check() {
 	[[ $output == *"Layout: 1 "* ]]
 	[ "$(stat -c %s "$SIDTMP/c.img")" -le "$(stat -c %s "$SIDTMP/l.img")" ]
 }
+
+@test "a flipped byte in compressed data is caught by fsck.erofs 1.9 (digests)" {
+	need_sid_erofs
+	"$MKFS_EROFS" --quiet -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint "$SIDTMP/ok.img" "$SRC/z/code"
+	run chroot "$SID_ROOT" fsck.erofs --xattr-inode-digest "/tmp/${SIDTMP##*/}/ok.img"
+	[ "$status" -eq 0 ]
+	# compressed data is the last data of the image: flip a byte in it
+	cp "$SIDTMP/ok.img" "$SIDTMP/bad.img"
+	size=$(stat -c %s "$SIDTMP/bad.img")
+	off=$((size - 3000))
+	orig=$(od -An -tu1 -j "$off" -N1 "$SIDTMP/bad.img" | tr -d ' ')
+	printf "\\$(printf '%03o' $(((orig ^ 0x5a) & 255)))" |
+		dd of="$SIDTMP/bad.img" bs=1 seek="$off" conv=notrunc status=none
+	! cmp -s "$SIDTMP/ok.img" "$SIDTMP/bad.img" || die "byte not flipped"
+	run chroot "$SID_ROOT" fsck.erofs --xattr-inode-digest "/tmp/${SIDTMP##*/}/bad.img"
+	echo "$output"
+	[ "$status" -ne 0 ]
+}
