@@ -8,7 +8,9 @@
  *
  * Worker threads take files in layout order and compress them into their
  * own buffers; the blocks are written under a turn: file i is written only
- * after file i-1, at the next free block.  A file larger than the buffer
+ * after file i-1, at the next free block.  A worker whose file's turn has
+ * not come keeps it (up to HOLD_MAX bytes) and goes on with the next file,
+ * writing what it keeps as the turns come.  A file larger than the buffer
  * takes the turn early and writes as it goes.  Addresses thus follow the
  * layout order only, never the thread schedule: the image is the same for
  * any --workers.  The lcluster index (full form: 8 bytes per block of the
@@ -72,7 +74,20 @@ struct worker {
 	size_t next_ext, ext_cap;
 	uint32_t max_extent;
 	bool digest;		/* the current file gets a fingerprint */
+	/* files compressed but not written yet (their turn has not come):
+	 * the worker goes on with the next file instead of waiting */
+	struct held {
+		size_t i;
+		uint8_t *out;
+		size_t outlen;
+		struct zext *ext;
+		size_t n_ext;
+	} *held;
+	size_t nheld, held_cap, held_bytes;
 };
+
+/* Compressed bytes a worker may hold for files whose turn has not come. */
+#define HOLD_MAX	(16u << 20)
 
 bool erofs_zindex_compact(const struct erofs_build *b)
 {
@@ -121,18 +136,125 @@ static int fail(struct cpass *cp, int err)
 	return err;
 }
 
-/* Wait until file I may write; its first block is then cp->cursor. */
-static int take_turn(struct cpass *cp, size_t i, uint64_t *base)
+static void give_turn(struct cpass *cp, uint64_t end);
+static int write_held(struct worker *w);
+static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
+		       const struct zext *ext, size_t n_ext);
+
+/* Wait until file I may write; its first block is then cp->cursor.  While
+ * waiting, the files this worker holds are written as their turn comes. */
+static int take_turn(struct worker *w, size_t i, uint64_t *base)
 {
-	int err;
+	struct cpass *cp = w->cp;
+	int err = 0;
 
 	pthread_mutex_lock(&cp->lock);
-	while (cp->turn != i && !atomic_load(&cp->error))
+	while (cp->turn != i && !(err = atomic_load(&cp->error))) {
+		if (w->nheld && w->held[0].i == cp->turn) {
+			pthread_mutex_unlock(&cp->lock);
+			err = write_held(w);
+			pthread_mutex_lock(&cp->lock);
+			if (err)
+				break;
+			continue;
+		}
 		pthread_cond_wait(&cp->cond, &cp->lock);
-	err = atomic_load(&cp->error);
+	}
+	if (!err)
+		err = atomic_load(&cp->error);
 	*base = cp->cursor;
 	pthread_mutex_unlock(&cp->lock);
-	return err ? err : 0;
+	return err;
+}
+
+/* Write the file that ends a worker's compression (its turn has come):
+ * blocks at cp->cursor, index, turn passed on. */
+static int finish_file(struct worker *w, size_t i, const uint8_t *out,
+		       size_t outlen, uint64_t base, uint64_t written,
+		       const struct zext *ext, size_t n_ext)
+{
+	struct cpass *cp = w->cp;
+	struct erofs_node *n = cp->files[i];
+	const unsigned int bs = cp->b->blksz;
+	int ret = 0;
+
+	if (outlen)
+		ret = fsf_dev_pwrite(&cp->b->dev, out, outlen,
+				     (base + written) * bs);
+	if (ret)
+		return fail(cp, ret);
+	written += outlen / bs;
+	n->blkaddr = base;
+	n->zblocks = (uint32_t)written;
+	give_turn(cp, base + written);
+	ret = build_index(w, n, base, ext, n_ext);
+	return ret ? fail(cp, ret) : 0;
+}
+
+/* Write the oldest held file (its turn has come). */
+static int write_held(struct worker *w)
+{
+	struct held h = w->held[0];
+	uint64_t base;
+	int ret;
+
+	pthread_mutex_lock(&w->cp->lock);
+	base = w->cp->cursor;
+	pthread_mutex_unlock(&w->cp->lock);
+	memmove(w->held, w->held + 1, --w->nheld * sizeof(*w->held));
+	w->held_bytes -= h.outlen;
+	ret = finish_file(w, h.i, h.out, h.outlen, base, 0, h.ext, h.n_ext);
+	free(h.out);
+	free(h.ext);
+	return ret;
+}
+
+/* Write every held file whose turn has come; with WAIT, all of them. */
+static int flush_held(struct worker *w, bool wait)
+{
+	while (w->nheld) {
+		uint64_t base;
+		bool ready;
+		int ret;
+
+		pthread_mutex_lock(&w->cp->lock);
+		ready = w->cp->turn == w->held[0].i;
+		pthread_mutex_unlock(&w->cp->lock);
+		if (!ready && !wait)
+			return 0;
+		ret = ready ? write_held(w) : take_turn(w, w->held[0].i, &base);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Keep a compressed file until its turn. */
+static int hold(struct worker *w, size_t i, size_t outlen)
+{
+	struct held h = { .i = i, .outlen = outlen, .n_ext = w->next_ext };
+
+	if (w->nheld == w->held_cap) {
+		size_t cap = w->held_cap ? w->held_cap * 2 : 16;
+		struct held *g = realloc(w->held, cap * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		w->held = g;
+		w->held_cap = cap;
+	}
+	h.out = malloc(outlen ? outlen : 1);
+	h.ext = malloc(w->next_ext * sizeof(*h.ext) + 1);
+	if (!h.out || !h.ext) {
+		free(h.out);
+		free(h.ext);
+		return -ENOMEM;
+	}
+	memcpy(h.out, w->out, outlen);
+	memcpy(h.ext, w->ext, w->next_ext * sizeof(*h.ext));
+	w->held[w->nheld++] = h;
+	w->held_bytes += outlen;
+	return 0;
 }
 
 static void give_turn(struct cpass *cp, uint64_t end)
@@ -266,7 +388,8 @@ static int encode_compact(const struct lent *e, uint64_t nlc, bool big,
 }
 
 /* Encode the index of N from the extents, its data at block BASE. */
-static int build_index(struct worker *w, struct erofs_node *n, uint64_t base)
+static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
+		       const struct zext *ext, size_t n_ext)
 {
 	const struct erofs_build *b = w->cp->b;
 	const unsigned int bs = b->blksz;
@@ -294,8 +417,8 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base)
 		return -ENOMEM;
 	}
 	memcpy(buf, &h, sizeof(h));
-	for (size_t k = 0; k < w->next_ext; k++) {
-		const struct zext *x = &w->ext[k];
+	for (size_t k = 0; k < n_ext; k++) {
+		const struct zext *x = &ext[k];
 		uint64_t head = x->la / bs, end = x->la + x->len;
 		/* the lcluster holding the next head; after the last extent
 		 * an EOF inside an lcluster is marked by a head there whose
@@ -440,7 +563,7 @@ static int compress_file(struct worker *w, size_t i)
 			continue;
 		/* a big file: write as it goes, holding the turn */
 		if (!turn) {
-			ret = take_turn(cp, i, &base);
+			ret = take_turn(w, i, &base);
 			turn = !ret;
 		}
 		if (!ret)
@@ -459,21 +582,29 @@ static int compress_file(struct worker *w, size_t i)
 		}
 	}
 	close(fd);
-	if (!ret && !turn)
-		ret = take_turn(cp, i, &base);
-	if (!ret && outlen)
-		ret = fsf_dev_pwrite(&b->dev, w->out, outlen,
-				     (base + written) * bs);
 	if (ret)
 		return fail(cp, ret);
-	written += outlen / bs;
-	n->blkaddr = base;
-	n->zblocks = (uint32_t)written;
-	give_turn(cp, base + written);
 	if (n->has_digest)
 		EVP_DigestFinal_ex(w->md, n->digest, NULL);
-	ret = build_index(w, n, base);
-	return ret ? fail(cp, ret) : 0;
+	if (!turn) {
+		bool ready;
+
+		pthread_mutex_lock(&cp->lock);
+		ready = cp->turn == i;
+		base = cp->cursor;
+		pthread_mutex_unlock(&cp->lock);
+		if (!ready || w->nheld) {
+			/* not its turn yet: keep it and go on */
+			ret = hold(w, i, outlen);
+			if (!ret && w->held_bytes > HOLD_MAX)
+				ret = flush_held(w, true);
+			else if (!ret)
+				ret = flush_held(w, false);
+			return ret ? fail(cp, ret) : 0;
+		}
+	}
+	return finish_file(w, i, w->out, outlen, base, written, w->ext,
+			   w->next_ext);
 }
 
 static void *run(void *arg)
@@ -487,8 +618,10 @@ static void *run(void *arg)
 		if (i >= cp->nfiles || atomic_load(&cp->error))
 			break;
 		if (compress_file(w, i))
-			break;
+			return NULL;
 	}
+	if (flush_held(w, true))
+		fail(cp, -EIO);
 	return NULL;
 }
 
@@ -524,6 +657,11 @@ static void worker_free(struct worker *w)
 	free(w->z);
 	free(w->hc);
 	free(w->ext);
+	for (size_t k = 0; k < w->nheld; k++) {
+		free(w->held[k].out);
+		free(w->held[k].ext);
+	}
+	free(w->held);
 	EVP_MD_CTX_free(w->md);
 }
 
