@@ -385,11 +385,93 @@ static int check_file_signatures(struct fsf_dev *dev, const struct stat *st)
 	return ret;
 }
 
+/* PATH with every symlink followed (the last component may not exist
+ * yet: a dangling link names the file to create).  NULL on a loop. */
+static char *resolve_links(const char *path)
+{
+	char *cur = strdup(path);
+
+	for (int hops = 0; cur && hops < 40; hops++) {
+		char target[4096], *next;
+		struct stat st;
+		ssize_t n;
+
+		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+			return cur;
+		n = readlink(cur, target, sizeof(target) - 1);
+		if (n < 0)
+			break;
+		target[n] = '\0';
+		if (target[0] == '/') {
+			next = strdup(target);
+		} else {
+			const char *slash = strrchr(cur, '/');
+			size_t dl = slash ? (size_t)(slash - cur) + 1 : 0;
+
+			next = malloc(dl + (size_t)n + 1);
+			if (next) {
+				memcpy(next, cur, dl);
+				memcpy(next + dl, target, (size_t)n + 1);
+			}
+		}
+		free(cur);
+		cur = next;
+	}
+	free(cur);
+	errno = ELOOP;
+	return NULL;
+}
+
+/* The temporary file beside the (resolved) target: created with the
+ * target's mode and owner when it exists, else 0666 & ~umask, as a file
+ * created by open(2) would be. */
+static int create_replacement(struct fsf_dev *dev, const struct stat *old)
+{
+	size_t n;
+	mode_t mask;
+
+	dev->target = resolve_links(dev->path);
+	if (!dev->target) {
+		int e = errno;
+
+		fsf_err(dev->log, "cannot resolve %s: %s", dev->path, strerror(e));
+		return -e;
+	}
+	n = strlen(dev->target) + 16;
+	dev->tmp_path = malloc(n);
+	if (!dev->tmp_path)
+		return -ENOMEM;
+	snprintf(dev->tmp_path, n, "%s.tmpXXXXXX", dev->target);
+	dev->fd = mkostemp(dev->tmp_path, O_CLOEXEC);
+	if (dev->fd < 0)
+		return -errno;
+	if (old) {
+		dev->has_old = true;
+		dev->old_dev = old->st_dev;
+		dev->old_ino = old->st_ino;
+		if (fchown(dev->fd, old->st_uid, old->st_gid) != 0 &&
+		    (old->st_uid != geteuid() || old->st_gid != getegid()))
+			fsf_warn(dev->log, "%s: cannot keep owner %u:%u of the image it replaces: %s",
+				 dev->path, (unsigned int)old->st_uid,
+				 (unsigned int)old->st_gid, strerror(errno));
+		/* after chown, which may clear set-id bits */
+		if (fchmod(dev->fd, old->st_mode & 07777) != 0)
+			return -errno;
+		return 0;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(dev->fd, 0666 & ~mask) != 0)
+		return -errno;
+	return 0;
+}
+
 static int open_file(struct fsf_dev *dev, unsigned flags)
 {
 	struct stat st;
+	bool exists = stat(dev->path, &st) == 0;
 
-	if (stat(dev->path, &st) == 0) {
+	if (exists) {
 		char *loop = loop_backing_user(&st);
 
 		if (!S_ISREG(st.st_mode)) {
@@ -421,7 +503,8 @@ static int open_file(struct fsf_dev *dev, unsigned flags)
 		}
 		/* a replaced image (temp file + rename, as erofs-utils does)
 		 * is a new file: what the old one held is not overwritten */
-		if (!(flags & (FSF_DEV_FORCE | FSF_DEV_REPLACE))) {
+		if (!(flags & (FSF_DEV_FORCE | FSF_DEV_REPLACE |
+			       FSF_DEV_OVERWRITE))) {
 			int ret = check_file_signatures(dev, &st);
 
 			if (ret)
@@ -432,27 +515,32 @@ static int open_file(struct fsf_dev *dev, unsigned flags)
 		dev->fd = -1;
 		return 0;
 	}
+	dev->overwrite = flags & FSF_DEV_OVERWRITE;
 	if (flags & FSF_DEV_REPLACE) {
-		size_t n = strlen(dev->path) + 16;
+		int ret = create_replacement(dev, exists ? &st : NULL);
 
-		dev->tmp_path = malloc(n);
-		if (!dev->tmp_path)
-			return -ENOMEM;
-		snprintf(dev->tmp_path, n, "%s.tmpXXXXXX", dev->path);
-		dev->fd = mkostemp(dev->tmp_path, O_CLOEXEC);
-		if (dev->fd >= 0 && fchmod(dev->fd, 0644) != 0) {
-			/* the image is data, readable like any mkfs output */
+		if (ret) {
+			fsf_err(dev->log, "cannot create %s: %s",
+				dev->tmp_path && dev->fd >= 0 ? dev->tmp_path :
+				dev->path, strerror(-ret));
+			if (dev->fd >= 0) {
+				close(dev->fd);
+				dev->fd = -1;
+				unlink(dev->tmp_path);
+			}
+			free(dev->tmp_path);
+			dev->tmp_path = NULL;
+			return ret;
 		}
 	} else {
-		dev->fd = open(dev->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		/* 0666 & ~umask, as any file open(2) creates */
+		dev->fd = open(dev->path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	}
 	if (dev->fd < 0) {
 		int e = errno;
 
 		fsf_err(dev->log, "cannot create %s: %s", dev->path,
 			strerror(e));
-		free(dev->tmp_path);
-		dev->tmp_path = NULL;
 		return -e;
 	}
 	if (fstat(dev->fd, &st) == 0) {
@@ -606,8 +694,11 @@ int fsf_dev_open_check(struct fsf_dev *dev, const char *path, unsigned flags,
 
 bool fsf_dev_is_same_file(const struct fsf_dev *dev, dev_t d, ino_t i)
 {
-	return !dev->is_blkdev && dev->fd >= 0 && dev->st_dev == d &&
-	       dev->st_ino == i;
+	if (dev->is_blkdev)
+		return false;
+	if (dev->has_old && dev->old_dev == d && dev->old_ino == i)
+		return true;
+	return dev->fd >= 0 && dev->st_dev == d && dev->st_ino == i;
 }
 
 int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
@@ -637,6 +728,11 @@ int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 
 			if (e == EINTR)
 				continue;
+			if ((e == ENOSPC || e == EDQUOT) && dev->tmp_path) {
+				fsf_err(dev->log, "no room for the new image beside %s (its temporary copy %s): %s",
+					dev->path, dev->tmp_path, strerror(e));
+				return -e;
+			}
 			fsf_err(dev->log, "write to %s at offset %llu failed: %s",
 				dev->path, (unsigned long long)off,
 				strerror(e));
@@ -722,11 +818,33 @@ int fsf_dev_set_size(struct fsf_dev *dev, uint64_t size)
 	return 0;
 }
 
+/* fsync the directory holding PATH, so that a rename in it is durable */
+static int sync_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) :
+		    strdup(".");
+	int fd, ret = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) != 0 && errno != EINVAL)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 int fsf_dev_commit(struct fsf_dev *dev)
 {
 	if (dev->dry_run || dev->fd < 0)
 		return 0;
-	if ((dev->is_blkdev || dev->fixed_size) && fsync(dev->fd) != 0) {
+	/* the data is on stable storage before the name points at it */
+	if ((dev->is_blkdev || dev->fixed_size || dev->tmp_path ||
+	     dev->overwrite) && fsync(dev->fd) != 0) {
 		int e = errno;
 
 		fsf_err(dev->log, "flushing %s failed: %s", dev->path,
@@ -739,12 +857,23 @@ int fsf_dev_commit(struct fsf_dev *dev)
 		if (ret)
 			return ret;
 	}
-	if (dev->tmp_path && rename(dev->tmp_path, dev->path) != 0) {
-		int e = errno;
+	if (dev->tmp_path) {
+		int ret;
 
-		fsf_err(dev->log, "cannot rename %s to %s: %s", dev->tmp_path,
-			dev->path, strerror(e));
-		return -e;
+		if (rename(dev->tmp_path, dev->target) != 0) {
+			int e = errno;
+
+			fsf_err(dev->log, "cannot rename %s to %s: %s",
+				dev->tmp_path, dev->target, strerror(e));
+			return -e;
+		}
+		dev->committed = true;
+		ret = sync_parent(dev->target);
+		if (ret) {
+			fsf_err(dev->log, "flushing the directory of %s failed: %s",
+				dev->target, strerror(-ret));
+			return ret;
+		}
 	}
 	dev->committed = true;
 	return 0;
@@ -762,7 +891,9 @@ void fsf_dev_close(struct fsf_dev *dev)
 	if (dev->tmp_path && !dev->committed)
 		unlink(dev->tmp_path);
 	free(dev->tmp_path);
+	free(dev->target);
 	free(dev->path);
+	dev->target = NULL;
 	dev->fd = -1;
 	dev->tmp_path = NULL;
 	dev->path = NULL;

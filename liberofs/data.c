@@ -99,7 +99,7 @@ static int open_source(struct data_pass *dp, const struct erofs_node *n,
 }
 
 /* Read up to LEN bytes; returns bytes read (short only at EOF) or -errno. */
-static ssize_t read_full(int fd, uint8_t *buf, size_t len)
+ssize_t erofs_read_full(int fd, uint8_t *buf, size_t len)
 {
 	size_t got = 0;
 
@@ -121,11 +121,32 @@ static ssize_t read_full(int fd, uint8_t *buf, size_t len)
 static int check_eof(struct data_pass *dp, int fd, const char *path)
 {
 	uint8_t probe;
-	ssize_t r = read_full(fd, &probe, 1);
+	ssize_t r = erofs_read_full(fd, &probe, 1);
 
 	if (r < 0)
 		return fail(dp, path, "cannot read", (int)r);
 	return r ? fail(dp, path, "file grew while reading", -EAGAIN) : 0;
+}
+
+int erofs_open_source(struct erofs_build *b, const struct erofs_node *n,
+		      char *path, size_t size)
+{
+	int fd, ret = node_relpath(n, path, size);
+
+	if (ret) {
+		fsf_err(b->log, "%s: path too long", n->name);
+		return ret;
+	}
+	fd = openat(b->src_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = openat(b->src_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		fsf_err(b->log, "cannot open %s/%s: %s", b->opts->source, path,
+			strerror(-ret));
+		return ret;
+	}
+	return fd;
 }
 
 static int keep_tail(struct erofs_node *n, const uint8_t *src)
@@ -149,7 +170,7 @@ static int read_small(struct data_pass *dp, struct erofs_node *n, uint8_t *dst,
 
 	if (fd < 0)
 		return fd;
-	r = read_full(fd, dst, n->size);
+	r = erofs_read_full(fd, dst, n->size);
 	if (r < 0)
 		ret = fail(dp, path, "cannot read", (int)r);
 	else if ((uint64_t)r != n->size)
@@ -186,7 +207,7 @@ static int copy_large(struct data_pass *dp, struct erofs_node *n, uint8_t *buf,
 		EVP_DigestInit_ex(md, EVP_sha256(), NULL);
 	while (done < n->size && !ret) {
 		size_t want = n->size - done < CHUNK ? (size_t)(n->size - done) : CHUNK;
-		ssize_t r = read_full(fd, buf, want);
+		ssize_t r = erofs_read_full(fd, buf, want);
 		size_t whole, rest;
 
 		if (r < 0) {
@@ -334,7 +355,7 @@ int erofs_write_file_data(struct erofs_build *b)
 	for (size_t i = 0; i < b->count; i++) {
 		struct erofs_node *n = b->order[i];
 
-		if (!n->master && S_ISREG(n->mode) && n->size)
+		if (!n->master && S_ISREG(n->mode) && n->size && !n->compressed)
 			dp.files[dp.nfiles++] = n;
 	}
 	ret = make_batches(&dp);

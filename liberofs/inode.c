@@ -13,6 +13,8 @@ static uint32_t i_u_of(const struct erofs_node *n)
 {
 	if (S_ISCHR(n->mode) || S_ISBLK(n->mode))
 		return n->rdev;
+	if (n->compressed)
+		return n->zblocks;
 	return n->nblocks ? (uint32_t)n->blkaddr : 0;
 }
 
@@ -76,4 +78,11 @@ void erofs_inode_encode(const struct erofs_build *b, const struct erofs_node *n,
 		erofs_node_xattr_encode(b, n, out + isize);
 	if (n->tail)
 		memcpy(out + isize + n->xattr_isize, n->tail, n->inline_size);
+	if (n->zindex) {
+		uint32_t head = isize + n->xattr_isize;
+		uint64_t z = erofs_zindex_size(b, n, head);
+		uint32_t pad = (uint32_t)(erofs_round_up(head, 8) - head);
+
+		memcpy(out + head + pad, n->zindex, z - pad);
+	}
 }

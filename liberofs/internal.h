@@ -64,6 +64,10 @@ struct erofs_node {
 	uint64_t blkaddr;		/* first data block */
 	uint64_t nblocks;		/* data blocks */
 
+	bool compressed;		/* COMPRESSED_FULL layout */
+	uint32_t zblocks;		/* compressed: pcluster blocks */
+	uint8_t *zindex;		/* compressed: lcluster indexes */
+
 	/* filled by the data pass */
 	uint8_t *tail;			/* inline tail bytes */
 	uint8_t digest[32];		/* SHA-256 of the content */
@@ -92,6 +96,7 @@ struct erofs_build {
 	const char *digest_filter_name;	/* digest name after its namespace */
 
 	uint64_t prefix_start;		/* byte offset of the prefix table */
+	uint32_t pclusterblks;		/* compressed: blocks per pcluster */
 	uint64_t meta_end;		/* end of inodes (bytes) */
 	uint64_t xattr_blkaddr;		/* shared xattr area */
 	uint64_t shared_size;
@@ -112,6 +117,21 @@ void erofs_shared_xattrs_encode(const struct erofs_build *b, uint8_t *out);
 int erofs_layout(struct erofs_build *b);
 /* data.c: read, hash and write file contents (parallel) */
 int erofs_write_file_data(struct erofs_build *b);
+/* data.c: the source file of N opened for reading (PATH gets its path
+ * relative to the source directory), or a negative errno, reported */
+int erofs_open_source(struct erofs_build *b, const struct erofs_node *n,
+		      char *path, size_t size);
+ssize_t erofs_read_full(int fd, uint8_t *buf, size_t len);
+/* compress.c: choose the files worth compressing (before the layout);
+ * write them, after every other data block */
+int erofs_compress_plan(struct erofs_build *b);
+int erofs_write_compressed(struct erofs_build *b);
+/* bytes of a compressed inode's map header and index after its xattrs
+ * (HEAD is inode + xattr bytes) */
+bool erofs_zindex_compact(const struct erofs_build *b);
+uint64_t erofs_zindex_size(const struct erofs_build *b,
+			   const struct erofs_node *n, uint32_t head);
+size_t erofs_compr_cfgs_encode(const struct erofs_build *b, uint8_t *out);
 /* dir.c: directory and symlink contents */
 int erofs_write_dirs_and_symlinks(struct erofs_build *b);
 uint64_t erofs_node_dir_size(const struct erofs_build *b,

@@ -164,10 +164,28 @@ static int place_inode(struct erofs_build *b, struct meta_alloc *m,
 	const unsigned int bs = b->blksz;
 	uint32_t head = (n->extended ? 64u : 32u) + n->xattr_isize;
 	uint32_t tail = (uint32_t)(n->size % bs);
+	uint64_t zsize;
 	bool inlinable = tail && head + tail <= bs &&
 			 !(S_ISREG(n->mode) && b->opts->noinline_data);
 	uint64_t at;
 
+	/* compressed (chosen by erofs_compress_plan): the index size
+	 * depends on the file size only */
+	if (n->compressed) {
+		n->datalayout = erofs_zindex_compact(b) ?
+				EROFS_LAYOUT_COMPRESSED_COMPACT :
+				EROFS_LAYOUT_COMPRESSED_FULL;
+		n->inline_size = 0;
+		n->nblocks = 0;
+		zsize = erofs_zindex_size(b, n, head);
+		if (zsize > UINT32_MAX - head)
+			return -EFBIG;
+		at = ma_alloc(m, head + (uint32_t)zsize);
+		if (at == UINT64_MAX)
+			return -ENOMEM;
+		n->nid = at / EROFS_SLOT_SIZE;
+		return 0;
+	}
 	n->datalayout = inlinable ? EROFS_LAYOUT_FLAT_INLINE :
 				    EROFS_LAYOUT_FLAT_PLAIN;
 	n->inline_size = inlinable ? tail : 0;
@@ -186,7 +204,11 @@ int erofs_layout(struct erofs_build *b)
 	uint64_t pos, next;
 	uint32_t ino = 0;
 
-	b->prefix_start = EROFS_SUPER_OFFSET + 128;
+	b->pclusterblks = b->opts->pcluster_size ?
+			  b->opts->pcluster_size / bs : 1;
+	/* compression settings, if any, then the long prefix table */
+	b->prefix_start = EROFS_SUPER_OFFSET + 128 +
+			  erofs_compr_cfgs_encode(b, NULL);
 	pos = b->prefix_start +
 	      erofs_prefix_table_encode(b->prefixes, b->nprefixes, NULL);
 	pos = erofs_round_up(pos, EROFS_SLOT_SIZE);
@@ -212,6 +234,8 @@ int erofs_layout(struct erofs_build *b)
 		n->extended = !want_compact(b, n);
 		n->ino = ++ino;
 		if (place_inode(b, &m, n)) {
+			fsf_err(b->log, "%s: cannot place its inode (out of memory or too large)",
+				n->name[0] ? n->name : "/");
 			ma_free(&m);
 			return -ENOMEM;
 		}

@@ -31,6 +31,7 @@ void erofs_mkfs_opts_init(struct erofs_mkfs_opts *o)
 	o->build_time = (int64_t)time(NULL);
 	o->force_uid = o->force_gid = -1;
 	o->xattr_tolerance = 2;
+	o->compr_level = -1;
 	o->workers = cpus > 0 ? (unsigned int)cpus : 1;
 }
 
@@ -54,6 +55,7 @@ static void free_subtree(struct erofs_node *n, bool own_xattrs)
 	free(n->symlink);
 	free(n->xattrs);
 	free(n->tail);
+	free(n->zindex);
 	free(n);
 }
 
@@ -80,10 +82,14 @@ static int cmp_nid(const void *x, const void *y)
 	return a->nid < c->nid ? -1 : a->nid > c->nid;
 }
 
-static size_t record_size(const struct erofs_node *n)
+static size_t record_size(const struct erofs_build *b,
+			  const struct erofs_node *n)
 {
-	return (n->extended ? 64u : 32u) + n->xattr_isize +
-	       (n->tail ? n->inline_size : 0);
+	uint32_t head = (n->extended ? 64u : 32u) + n->xattr_isize;
+
+	if (n->compressed)
+		return head + erofs_zindex_size(b, n, head);
+	return head + (n->tail ? n->inline_size : 0);
 }
 
 /*
@@ -118,7 +124,7 @@ static int write_metadata(struct erofs_build *b)
 		for (; next < n; next++) {
 			struct erofs_node *x = by_nid[next];
 			uint64_t at = x->nid * EROFS_SLOT_SIZE;
-			size_t sz = record_size(x);
+			size_t sz = record_size(b, x);
 
 			if (at >= base + len)
 				break;
@@ -146,7 +152,9 @@ static int write_metadata(struct erofs_build *b)
 		if (ret)
 			break;
 		if (base == 0) {
-			/* kept for last: superblock, prefix table */
+			/* kept for last: superblock, compression
+			 * settings, prefix table */
+			erofs_compr_cfgs_encode(b, chunk + EROFS_SUPER_OFFSET + 128);
 			erofs_prefix_table_encode(b->prefixes, b->nprefixes,
 						  chunk + b->prefix_start);
 			first = chunk;
@@ -203,6 +211,13 @@ static int timed(struct erofs_build *b, const char *what,
 
 static int set_size(struct erofs_build *b)
 {
+	/* in place: nothing of the old image may show through a gap */
+	if (b->opts->in_place) {
+		int ret = fsf_dev_set_size(&b->dev, 0);
+
+		if (ret)
+			return ret;
+	}
 	return fsf_dev_set_size(&b->dev, b->total_blocks * b->blksz);
 }
 
@@ -213,8 +228,22 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 			1u << (o->blkszbits & 31));
 		return -EINVAL;
 	}
-	if (strlen(o->label) > 16) {
-		fsf_err(log, "volume label '%s' is longer than 16 bytes", o->label);
+	if (strnlen(o->label, sizeof(o->label)) > 15) {
+		fsf_err(log, "volume label is longer than 15 bytes");
+		return -EINVAL;
+	}
+	if (o->compr != EROFS_COMPR_NONE && o->pcluster_size &&
+	    (o->pcluster_size % (1u << o->blkszbits) ||
+	     o->pcluster_size > Z_EROFS_PCLUSTER_MAX_SIZE ||
+	     o->pcluster_size >> o->blkszbits > 1024)) {
+		fsf_err(log, "physical cluster size %u must be a multiple of the block size (%u) of at most %u bytes and 1024 blocks",
+			o->pcluster_size, 1u << o->blkszbits,
+			Z_EROFS_PCLUSTER_MAX_SIZE);
+		return -EINVAL;
+	}
+	if (o->max_extent_bytes && o->max_extent_bytes < (1u << o->blkszbits)) {
+		fsf_err(log, "--max-extent-bytes %u is less than the block size %u",
+			o->max_extent_bytes, 1u << o->blkszbits);
 		return -EINVAL;
 	}
 	if (o->build_time < 0) {
@@ -228,7 +257,7 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	       struct erofs_mkfs_stats *stats)
 {
 	struct erofs_build b = { .opts = o, .log = log, .src_fd = -1 };
-	unsigned int flags = FSF_DEV_REPLACE;
+	unsigned int flags = o->in_place ? FSF_DEV_OVERWRITE : FSF_DEV_REPLACE;
 	int ret = check_opts(o, log);
 
 	if (ret)
@@ -260,6 +289,8 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	if (!ret)
 		ret = timed(&b, "xattrs", erofs_xattrs_prepare);
 	if (!ret)
+		ret = timed(&b, "compression plan", erofs_compress_plan);
+	if (!ret)
 		ret = timed(&b, "layout", erofs_layout);
 	if (ret || o->dry_run)
 		goto out;
@@ -270,9 +301,16 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	if (!ret)
 		ret = timed(&b, "directories, symlinks", erofs_write_dirs_and_symlinks);
 	if (!ret)
+		ret = timed(&b, "compressed files", erofs_write_compressed);
+	if (!ret)	/* compressed data made it longer */
+		ret = fsf_dev_set_size(&b.dev, b.total_blocks * b.blksz);
+	if (!ret)
 		ret = timed(&b, "metadata, superblock", write_metadata);
 	if (!ret)
 		ret = fsf_dev_commit(&b.dev);
+	if ((ret == -ENOSPC || ret == -EDQUOT) && b.dev.tmp_path)
+		fsf_err(log, "%s is left untouched; free %llu bytes beside it or use --in-place to overwrite it directly",
+			o->image, (unsigned long long)b.total_blocks * b.blksz);
 out:
 	if (!ret && stats) {
 		memset(stats, 0, sizeof(*stats));
@@ -280,8 +318,11 @@ out:
 		stats->inodes = b.ninodes;
 		stats->meta_bytes = b.meta_end;
 		stats->data_bytes = (b.total_blocks - b.data_blkaddr) * b.blksz;
-		for (size_t i = 0; i < b.count; i++)
+		for (size_t i = 0; i < b.count; i++) {
 			stats->fingerprints += b.order[i]->has_digest;
+			stats->compressed += b.order[i]->compressed &&
+					     !b.order[i]->master;
+		}
 		memcpy(stats->uuid, b.uuid, 16);
 	}
 	fsf_dev_close(&b.dev);

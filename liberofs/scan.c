@@ -200,7 +200,8 @@ static int fill_node(struct erofs_build *b, struct erofs_node *n,
 			       st->st_gid, &n->gid);
 	if (ret)
 		return ret;
-	if (o->all_time) {
+	if (o->all_time || (o->clamp_time &&
+			     st->st_mtim.tv_sec >= o->build_time)) {
 		n->mtime = o->build_time;
 		n->mtime_nsec = 0;
 	} else {

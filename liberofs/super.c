@@ -36,6 +36,18 @@ void erofs_super_encode(const struct erofs_build *b, uint8_t *out)
 		compat |= EROFS_COMPAT_ISHARE_XATTRS;
 		sb.ishare_xattr_prefix_id = (uint8_t)b->digest_prefix;
 	}
+	if (o->compr != EROFS_COMPR_NONE) {
+		incompat |= EROFS_INCOMPAT_ZERO_PADDING;
+		if (b->pclusterblks > 1) {
+			/* lz4 settings follow the superblock */
+			incompat |= EROFS_INCOMPAT_COMPR_CFGS |
+				    EROFS_INCOMPAT_BIG_PCLUSTER;
+			sb.available_compr_algs =
+				htole16(1u << Z_EROFS_COMPRESSION_LZ4);
+		} else {
+			sb.available_compr_algs = htole16(UINT16_MAX);
+		}
+	}
 	sb.feature_compat = htole32(compat);
 	sb.feature_incompat = htole32(incompat);
 	memcpy(sb.uuid, b->uuid, sizeof(sb.uuid));

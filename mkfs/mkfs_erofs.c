@@ -23,7 +23,7 @@ enum {
 	OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME,
 	OPT_PRESERVE_MTIME, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_XATTR_PREFIX, OPT_DIGEST, OPT_WORKERS, OPT_QUIET, OPT_FORCE,
-	OPT_DRY_RUN,
+	OPT_DRY_RUN, OPT_IN_PLACE, OPT_MAX_EXTENT,
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +44,8 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "in-place", no_argument, NULL, OPT_IN_PLACE },
+	{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -53,14 +55,22 @@ static void usage(FILE *f)
 {
 	fputs(
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCEDIR\n"
-"Build an uncompressed EROFS image in IMAGE (a file or block device) from\n"
-"the directory SOURCEDIR.\n"
+"Build an EROFS image in IMAGE (a file or block device) from the directory\n"
+"SOURCEDIR.\n"
 "\n"
 "  -b SIZE                 block size in bytes (512..65536, default: page size)\n"
-"  -L LABEL                volume label (at most 16 bytes)\n"
+"  -z ALG[,level=N]        compress files: lz4, or lz4hc (level 0-12,\n"
+"                          default 9); blocks that do not shrink stay raw\n"
+"  -C SIZE                 largest physical cluster of compressed data in bytes\n"
+"                          (a multiple of the block size up to 1 MiB;\n"
+"                          default: one block)\n"
+"      --max-extent-bytes=N largest decompressed extent (default 4 MiB, and\n"
+"                          at most 1024 blocks)\n"
+"  -L LABEL                volume label (at most 15 bytes)\n"
 "  -U UUID|clear|random    filesystem UUID (default: random)\n"
 "  -T SECONDS              image build time; also every file's time unless\n"
-"                          --mkfs-time (default: $SOURCE_DATE_EPOCH or now)\n"
+"                          --mkfs-time (default: now, or $SOURCE_DATE_EPOCH,\n"
+"                          which also clamps newer file times down to it)\n"
 "      --mkfs-time         -T sets only the image build time\n"
 "      --all-time          give every file the build time\n"
 "      --ignore-mtime      use compact inodes even when that loses mtimes\n"
@@ -81,9 +91,12 @@ static void usage(FILE *f)
 "                          xattr NAME (default " EROFS_DEFAULT_DIGEST_NAME ")\n"
 "                          for page-cache sharing (mount -o inode_share)\n"
 "  -E OPT[,OPT]            extended options: noinline_data,\n"
-"                          force-inode-extended\n"
+"                          force-inode-extended, legacy-compress (full\n"
+"                          8-byte indexes instead of compact ones)\n"
 "      --workers=N         threads reading and hashing files (default: CPUs)\n"
 "      --force             overwrite a device holding a filesystem\n"
+"      --in-place          write an image file directly instead of through a\n"
+"                          temporary copy renamed over it (no second copy)\n"
 "      --dry-run           scan and lay out, write nothing\n"
 "  -d N                    message level (0 errors .. 9 debug)\n"
 "      --quiet             print errors only\n"
@@ -129,6 +142,41 @@ static int push_str(const char ***arr, size_t *n, const char *s)
 	return 0;
 }
 
+/* -z ALG[,level=N|,N]: lz4, lz4hc (erofs-utils 1.9 syntax and ranges) */
+static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
+{
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	int64_t v;
+
+	if (strchr(arg, ':')) {
+		fprintf(stderr, "mkfs.erofs: '%s': only one compressor is supported (no ':' alternatives)\n", arg);
+		return -1;
+	}
+	if (len == 3 && !strncmp(arg, "lz4", 3)) {
+		o->compr = EROFS_COMPR_LZ4;
+	} else if (len == 5 && !strncmp(arg, "lz4hc", 5)) {
+		o->compr = EROFS_COMPR_LZ4HC;
+	} else {
+		fprintf(stderr, "mkfs.erofs: compressor '%.*s' is not supported (lz4, lz4hc)\n",
+			(int)len, arg);
+		return -1;
+	}
+	if (!comma)
+		return 0;
+	comma++;
+	if (!strncmp(comma, "level=", 6))
+		comma += 6;
+	if (o->compr == EROFS_COMPR_LZ4) {
+		fprintf(stderr, "mkfs.erofs: lz4 takes no level (lz4hc does: 0-12)\n");
+		return -1;
+	}
+	if (parse_i64(comma, "lz4hc level (0-12)", 0, 12, &v))
+		return -1;
+	o->compr_level = (int)v;
+	return 0;
+}
+
 static int parse_extended(struct erofs_mkfs_opts *o, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL;
@@ -142,6 +190,8 @@ static int parse_extended(struct erofs_mkfs_opts *o, const char *arg)
 			o->noinline_data = true;
 		} else if (!strcmp(t, "force-inode-extended")) {
 			o->force_extended = true;
+		} else if (!strcmp(t, "legacy-compress")) {
+			o->legacy_compress = true;
 		} else {
 			fprintf(stderr, "mkfs.erofs: unsupported extended option '%s'\n", t);
 			ret = -1;
@@ -159,7 +209,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	int64_t v;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "b:L:U:T:x:d:E:z:Vh", long_opts,
+	while ((opt = getopt_long(argc, argv, "b:L:U:T:x:d:E:z:C:Vh", long_opts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'b':
@@ -173,8 +223,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				o->blkszbits++;
 			break;
 		case 'L':
-			if (strlen(optarg) > 16) {
-				fprintf(stderr, "mkfs.erofs: volume label '%s' is longer than 16 bytes\n", optarg);
+			if (strlen(optarg) > 15) {
+				fprintf(stderr, "mkfs.erofs: volume label '%s' is longer than 15 bytes\n", optarg);
 				return -1;
 			}
 			snprintf(o->label, sizeof(o->label), "%s", optarg);
@@ -214,8 +264,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				return -1;
 			break;
 		case 'z':
-			fprintf(stderr, "mkfs.erofs: compression (-z) is not supported; images are uncompressed\n");
-			return -1;
+			if (parse_compressor(o, optarg))
+				return -1;
+			break;
+		case 'C':
+			if (parse_i64(optarg, "physical cluster size", 512,
+				      1 << 20, &v))
+				return -1;
+			o->pcluster_size = (uint32_t)v;
+			break;
 		case OPT_ALL_ROOT: o->all_root = true; break;
 		case OPT_ALL_TIME: all_time = true; break;
 		case OPT_MKFS_TIME: mkfs_time = true; break;
@@ -223,6 +280,13 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case OPT_PRESERVE_MTIME: o->ignore_mtime = false; break;
 		case OPT_FORCE: o->force = true; break;
 		case OPT_DRY_RUN: o->dry_run = true; break;
+		case OPT_IN_PLACE: o->in_place = true; break;
+		case OPT_MAX_EXTENT:
+			if (parse_i64(optarg, "maximum extent size", 512,
+				      UINT32_MAX, &v))
+				return -1;
+			o->max_extent_bytes = (uint32_t)v;
+			break;
 		case OPT_QUIET: c->level = FSF_QUIET; break;
 		case OPT_FORCE_UID:
 			if (parse_i64(optarg, "uid", 0, UINT32_MAX, &o->force_uid))
@@ -293,15 +357,17 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		usage(stderr);
 		return -1;
 	}
-	if (!have_t && sde && *sde) {
-		if (parse_i64(sde, "SOURCE_DATE_EPOCH", 0, INT64_MAX / 2, &v))
-			return -1;
-		o->build_time = v;
-		have_t = true;
-	}
 	/* erofs-utils semantics: -T also stamps every file unless
 	 * --mkfs-time says it is only the image's time */
 	o->all_time = all_time || (have_t && !mkfs_time);
+	if (!have_t && sde && *sde) {
+		/* SOURCE_DATE_EPOCH (without -T, which wins): the build
+		 * time, and no file newer than it (erofs-utils 1.9) */
+		if (parse_i64(sde, "SOURCE_DATE_EPOCH", 0, INT64_MAX / 2, &v))
+			return -1;
+		o->build_time = v;
+		o->clamp_time = !all_time;
+	}
 	o->image = argv[optind];
 	o->source = argv[optind + 1];
 	o->exclude_paths = c->exclude_paths;
@@ -345,8 +411,10 @@ int main(int argc, char **argv)
 		return 1;
 	uuid_unparse_lower(st.uuid, uuid);
 	fsf_out(&log, "%s%s: %" PRIu64 " blocks of %u bytes, %" PRIu64
-		" inodes, %" PRIu64 " fingerprints, uuid %s",
+		" inodes, %" PRIu64 " fingerprints, %" PRIu64
+		" compressed files, uuid %s",
 		c.o.dry_run ? "(dry run) " : "", c.o.image, st.blocks,
-		1u << c.o.blkszbits, st.inodes, st.fingerprints, uuid);
+		1u << c.o.blkszbits, st.inodes, st.fingerprints, st.compressed,
+		uuid);
 	return 0;
 }

@@ -22,6 +22,9 @@
 #define EROFS_COMPAT_PLAIN_XATTR_PFX	0x00000010u
 #define EROFS_COMPAT_ISHARE_XATTRS	0x00000020u
 /* feature_incompat: a reader that does not know a bit must refuse */
+#define EROFS_INCOMPAT_ZERO_PADDING	0x00000001u	/* lz4 data ends its pcluster */
+#define EROFS_INCOMPAT_COMPR_CFGS	0x00000002u	/* configs after the sb */
+#define EROFS_INCOMPAT_BIG_PCLUSTER	0x00000002u	/* (same bit) */
 #define EROFS_INCOMPAT_XATTR_PREFIXES	0x00000040u
 
 struct erofs_super_block {
@@ -40,7 +43,8 @@ struct erofs_super_block {
 	uint8_t uuid[16];		/* 0x30 */
 	uint8_t volume_name[16];	/* 0x40 */
 	uint32_t feature_incompat;	/* 0x50 */
-	uint16_t available_compr_algs;	/* 0x54 */
+	uint16_t available_compr_algs;	/* 0x54 bitmap with COMPR_CFGS, else
+					 * the lz4 window (lz4_max_distance) */
 	uint16_t extra_devices;		/* 0x56 */
 	uint16_t devt_slotoff;		/* 0x58 */
 	uint8_t dirblkbits;		/* 0x5a */
@@ -60,7 +64,9 @@ static_assert(sizeof(struct erofs_super_block) == 128, "superblock size");
 #define EROFS_INODE_COMPACT		0u
 #define EROFS_INODE_EXTENDED		1u
 #define EROFS_LAYOUT_FLAT_PLAIN		0u
+#define EROFS_LAYOUT_COMPRESSED_FULL	1u	/* one 8-byte index per lcluster */
 #define EROFS_LAYOUT_FLAT_INLINE	2u
+#define EROFS_LAYOUT_COMPRESSED_COMPACT	3u	/* 4-byte packed indexes */
 #define EROFS_I_LAYOUT_SHIFT		1u
 
 struct erofs_inode_compact {
@@ -153,5 +159,57 @@ static inline uint32_t erofs_xattr_entry_size(uint32_t name_len,
 	return (uint32_t)(sizeof(struct erofs_xattr_entry) + name_len +
 			  value_len + 3u) & ~3u;
 }
+
+/*
+ * Compressed files (fs/erofs/zmap.c).  A file is cut into logical clusters
+ * (lclusters, here one block each) and into extents, each decoded from one
+ * physical cluster (pcluster) of whole blocks.  After the inode and its
+ * xattrs, 8-byte aligned: the map header, 8 unused bytes, then (full
+ * indexes) one lcluster index per lcluster of the file.  The lcluster where
+ * an extent starts is its HEAD (di_clusterofs: where in it the extent
+ * starts; blkaddr: the pcluster), the others NONHEAD (delta[0] back to the
+ * head, delta[1] on to the next head).  With big pclusters the first
+ * NONHEAD of a compressed extent holds its block count in delta[0] instead,
+ * flagged by Z_EROFS_LI_D0_CBLKCNT.  PLAIN heads are stored raw, one
+ * lcluster, the extent's bytes from the pcluster's start.  With
+ * ZERO_PADDING, lz4 data ends its pcluster and zeros lead.
+ */
+#define Z_EROFS_COMPRESSION_LZ4		0u
+#define Z_EROFS_ADVISE_BIG_PCLUSTER_1	0x0002u
+#define Z_EROFS_ADVISE_BIG_PCLUSTER_2	0x0004u
+#define Z_EROFS_LCLUSTER_TYPE_PLAIN	0u
+#define Z_EROFS_LCLUSTER_TYPE_HEAD1	1u
+#define Z_EROFS_LCLUSTER_TYPE_NONHEAD	2u
+#define Z_EROFS_LI_D0_CBLKCNT		(1u << 11)
+#define Z_EROFS_PCLUSTER_MAX_SIZE	(1024u * 1024u)
+#define Z_EROFS_PCLUSTER_MAX_DSIZE	(12u * 1024u * 1024u)
+
+struct z_erofs_map_header {
+	uint16_t h_reserved1;
+	uint16_t h_idata_size;		/* ztailpacking: inline tail size */
+	uint16_t h_advise;
+	uint8_t h_algorithmtype;	/* bits 0-3 HEAD1, 4-7 HEAD2 */
+	uint8_t h_clusterbits;		/* lcluster bits - block bits */
+} __attribute__((packed));
+static_assert(sizeof(struct z_erofs_map_header) == 8, "map header");
+
+struct z_erofs_lcluster_index {
+	uint16_t di_advise;		/* bits 0-1: lcluster type */
+	uint16_t di_clusterofs;
+	union {
+		uint32_t blkaddr;	/* HEAD: the pcluster */
+		uint16_t delta[2];	/* NONHEAD */
+	} di_u;
+} __attribute__((packed));
+static_assert(sizeof(struct z_erofs_lcluster_index) == 8, "lcluster index");
+
+/* lz4 settings, stored after the superblock with COMPR_CFGS (le16 size
+ * first, 4-byte aligned) */
+struct z_erofs_lz4_cfgs {
+	uint16_t max_distance;
+	uint16_t max_pclusterblks;
+	uint8_t reserved[10];
+} __attribute__((packed));
+static_assert(sizeof(struct z_erofs_lz4_cfgs) == 14, "lz4 cfgs");
 
 #endif

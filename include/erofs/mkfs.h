@@ -20,11 +20,13 @@ struct erofs_mkfs_opts {
 	const char *image;		/* output file or block device */
 	const char *source;		/* source directory */
 	unsigned int blkszbits;		/* -b: log2 of the block size */
-	char label[17];			/* -L, NUL-terminated, <= 16 bytes */
+	char label[16];			/* -L, NUL-terminated, <= 15 bytes */
 	uint8_t uuid[16];		/* -U (see uuid_mode) */
 	enum { EROFS_UUID_RANDOM, EROFS_UUID_GIVEN } uuid_mode;
 	int64_t build_time;		/* seconds since the epoch */
 	bool all_time;			/* every file takes build_time */
+	bool clamp_time;		/* files newer than build_time take it
+					 * (SOURCE_DATE_EPOCH) */
 	bool ignore_mtime;		/* --ignore-mtime */
 	bool all_root;			/* --all-root */
 	int64_t force_uid, force_gid;	/* -1 when not forced */
@@ -39,9 +41,18 @@ struct erofs_mkfs_opts {
 	size_t n_xattr_prefixes;
 	const char *digest_name;	/* --xattr-inode-digest, NULL = off */
 	unsigned int workers;		/* threads reading/hashing files */
+	enum erofs_compr {
+		EROFS_COMPR_NONE, EROFS_COMPR_LZ4, EROFS_COMPR_LZ4HC,
+	} compr;			/* -z */
+	int compr_level;		/* -z ALG,level=N; -1: the default */
+	uint32_t pcluster_size;		/* -C bytes; 0: one block */
+	uint32_t max_extent_bytes;	/* --max-extent-bytes; 0: default */
+	bool legacy_compress;		/* -E legacy-compress: full indexes */
 	bool noinline_data;		/* -E noinline_data */
 	bool force_extended;		/* -E force-inode-extended */
 	bool force;			/* overwrite an existing signature */
+	bool in_place;			/* write an image file directly, not
+					 * through a temporary copy + rename */
 	bool dry_run;			/* plan only, write nothing */
 	bool progress;			/* progress line on a terminal */
 };
@@ -52,6 +63,7 @@ struct erofs_mkfs_stats {
 	uint64_t meta_bytes;		/* superblock + inodes + xattrs */
 	uint64_t data_bytes;		/* file and directory data blocks */
 	uint64_t fingerprints;		/* regular files given a digest */
+	uint64_t compressed;		/* regular files stored compressed */
 	uint8_t uuid[16];
 };
 

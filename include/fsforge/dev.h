@@ -37,6 +37,9 @@ enum fsf_dev_flags {
 					 * (mke2fs-style -F -F; dangerous) */
 	FSF_DEV_LOOP_STRICT = 1u << 4,	/* refuse a loop-attached target even
 					 * with FSF_DEV_FORCE */
+	FSF_DEV_OVERWRITE = 1u << 5,	/* regular file written in place on
+					 * request: an existing signature is
+					 * not probed (in-use checks stay) */
 };
 
 /* Asked, when set, before refusing a device that holds a signature:
@@ -49,12 +52,18 @@ struct fsf_dev {
 	int fd;
 	char *path;		/* the name the user gave */
 	char *tmp_path;		/* FSF_DEV_REPLACE: where we really write */
+	char *target;		/* FSF_DEV_REPLACE: PATH with symlinks
+				 * resolved, the name renamed onto */
 	bool is_blkdev;
 	bool dry_run;
 	bool committed;
+	bool overwrite;		/* FSF_DEV_OVERWRITE: fsync on commit */
 	bool fixed_size;	/* writes past size are refused (checkers) */
 	dev_t st_dev;		/* identity of what we write, to keep an */
 	ino_t st_ino;		/* output file out of its own source tree */
+	bool has_old;		/* FSF_DEV_REPLACE: the file being replaced */
+	dev_t old_dev;		/* (also kept out of the source tree) */
+	ino_t old_ino;
 	uint64_t size;		/* block device size in bytes, else 0 */
 	const struct fsf_log *log;
 	fsf_dev_confirm_fn confirm;	/* see fsf_dev_open_output_confirm */
@@ -100,12 +109,15 @@ int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off);
 int fsf_dev_zero(struct fsf_dev *dev, uint64_t off, uint64_t len);
 /* Make the output exactly SIZE bytes (files) or check it fits (devices). */
 int fsf_dev_set_size(struct fsf_dev *dev, uint64_t size);
-/* Flush and, for FSF_DEV_REPLACE, rename the temporary file into place;
- * an attached undo file records the state the run left. */
+/* Flush (fsync) and, for FSF_DEV_REPLACE, rename the temporary file into
+ * place and fsync its directory, so that after a crash the name holds the
+ * old image or the complete new one; an attached undo file records the
+ * state the run left. */
 int fsf_dev_commit(struct fsf_dev *dev);
 /* Close; an uncommitted temporary file is removed. */
 void fsf_dev_close(struct fsf_dev *dev);
-/* Is (st_dev, st_ino) the file this device writes to? */
+/* Is (st_dev, st_ino) the file this device writes to, or the file a
+ * FSF_DEV_REPLACE output replaces? */
 bool fsf_dev_is_same_file(const struct fsf_dev *dev, dev_t d, ino_t i);
 
 #endif

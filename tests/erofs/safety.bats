@@ -133,3 +133,97 @@ as_nobody() {
 	[ "$status" -eq 1 ]
 	[[ $output == *"is too small"* ]]
 }
+
+@test "the image is fsynced before the rename and its directory after" {
+	command -v strace >/dev/null || need_or_skip "strace is not installed"
+	# -y names each descriptor's file: the calls in order, pids stripped
+	run strace -f -y -e trace=fsync,rename -o trace "$MKFS_EROFS" --quiet out.img "$SRC"
+	[ "$status" -eq 0 ]
+	calls=$(grep -E "fsync\(|rename\(" trace | grep -v unfinished | sed -E 's/^[0-9]+ +//; s/ += .*//')
+	echo "$calls"
+	[ "$(echo "$calls" | wc -l)" -eq 3 ]
+	[[ $(echo "$calls" | sed -n 1p) == "fsync("*"<$BATS_TEST_TMPDIR/out.img.tmp"*">)" ]]
+	[[ $(echo "$calls" | sed -n 2p) == "rename(\"out.img.tmp"*"\", \"out.img\")" ]]
+	[[ $(echo "$calls" | sed -n 3p) == "fsync("*"<$BATS_TEST_TMPDIR>)" ]]
+}
+
+@test "a symlinked output is written through; the link stays" {
+	mkdir real
+	ln -s real/disk.img link.img
+	"$MKFS_EROFS" --quiet link.img "$SRC"
+	[ -L link.img ]
+	[ "$(readlink link.img)" = real/disk.img ]
+	[ -f real/disk.img ]
+	[ ! -L real/disk.img ]
+	mnt=$(mount_erofs real/disk.img)
+	[ "$(cat "$mnt/d/file")" = data ]
+	umount "$mnt"
+	# an existing target through the link is replaced, the link kept
+	echo changed > "$SRC/d/file"
+	"$MKFS_EROFS" --quiet link.img "$SRC"
+	[ -L link.img ]
+	mnt=$(mount_erofs real/disk.img)
+	[ "$(cat "$mnt/d/file")" = changed ]
+	run compgen -G "real/disk.img.tmp*"
+	[ "$status" -ne 0 ]
+	run compgen -G "link.img.tmp*"
+	[ "$status" -ne 0 ]
+}
+
+@test "a new image gets 0666 & ~umask; a replaced one keeps mode and owner" {
+	(umask 027 && "$MKFS_EROFS" --quiet new.img "$SRC")
+	[ "$(stat -c %a new.img)" = 640 ]
+	(umask 0 && "$MKFS_EROFS" --quiet new0.img "$SRC")
+	[ "$(stat -c %a new0.img)" = 666 ]
+	echo old > kept.img
+	chmod 604 kept.img
+	chown 65534:65533 kept.img
+	(umask 077 && "$MKFS_EROFS" --quiet kept.img "$SRC")
+	[ "$(stat -c %a kept.img)" = 604 ]
+	[ "$(stat -c %u:%g kept.img)" = 65534:65533 ]
+	[ "$(blkid -p -o value -s TYPE kept.img)" = erofs ]
+}
+
+@test "rebuilding into the source tree packs neither the old image nor the temporary file" {
+	"$MKFS_EROFS" --quiet "$SRC/self.img" "$SRC"
+	[ -s "$SRC/self.img" ]
+	ln -s self.img "$SRC/via-link.img"
+	"$MKFS_EROFS" --quiet "$SRC/via-link.img" "$SRC"
+	mnt=$(mount_erofs "$SRC/self.img")
+	run ls -A "$mnt"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'd\nvia-link.img')" ]
+	[ -L "$mnt/via-link.img" ]
+}
+
+@test "no room for the temporary copy: clear message, old image intact; --in-place works" {
+	mkdir small
+	mount -t tmpfs -o size=1200k tmpfs small
+	head -c 700000 /dev/urandom > "$SRC/big"
+	"$MKFS_EROFS" --quiet small/img "$SRC"
+	before=$(sha256sum < small/img)
+	echo more > "$SRC/d/other"
+	run "$MKFS_EROFS" --quiet small/img "$SRC"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"no room for the new image beside small/img"* ]]
+	[[ $output == *"--in-place"* ]]
+	[ "$(sha256sum < small/img)" = "$before" ]
+	run compgen -G "small/img.tmp*"
+	[ "$status" -ne 0 ]
+	run "$MKFS_EROFS" --quiet --in-place small/img "$SRC"
+	[ "$status" -eq 0 ]
+	mnt=$(mount_erofs small/img)
+	[ "$(cat "$mnt/d/other")" = more ]
+	cmp "$mnt/big" "$SRC/big"
+	umount "$mnt"
+	umount small
+}
+
+@test "--in-place still refuses an image that is mounted" {
+	"$MKFS_EROFS" --quiet disk.img "$SRC"
+	mnt=$(mount_erofs disk.img)
+	run "$MKFS_EROFS" --in-place disk.img "$SRC"
+	[ "$status" -eq 1 ]
+	[[ $output == *"disk.img is attached to"* ]]
+}

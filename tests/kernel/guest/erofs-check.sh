@@ -4,6 +4,8 @@
 #   vdb  version A of an application tree, fingerprinted
 #   vdc  version B of the same application (mostly identical files)
 #   vdd  a copy of vdb with one byte of file data flipped
+#   vde  the rich tree and more, compressed (lz4hc, 64 KiB pclusters)
+#   vdf, vdg  versions A and B of a compressible application, lz4hc
 # Results are written to /host for the host-side assertions.
 set -u
 out=/host/result
@@ -44,5 +46,27 @@ measure() {
 }
 measure "" > "$out/cache.plain"
 measure ",inode_share,domain_id=fsforge" > "$out/cache.shared"
+
+# 4. a compressed image: the tree as the kernel decompresses it, and
+#    erofs-utils' checker with digests
+mount -t erofs -o ro /dev/vde /mnt/a || exit 13
+bash /host/manifest /mnt/a --drop-xattr trusted.erofs.fingerprint > "$out/ztree.manifest"
+umount /mnt/a
+fsck.erofs --xattr-inode-digest /dev/vde > "$out/zfsck.log" 2>&1
+echo $? > "$out/zfsck.rc"
+
+# 5. page-cache sharing between two compressed images
+measure_z() {
+	sync; echo 3 > /proc/sys/vm/drop_caches
+	before=$(cached)
+	mount -t erofs -o "ro$1" /dev/vdf /mnt/b || exit 14
+	mount -t erofs -o "ro$1" /dev/vdg /mnt/c || exit 15
+	read_all /mnt/b; read_all /mnt/c
+	after=$(cached)
+	umount /mnt/b /mnt/c
+	echo $((after - before))
+}
+measure_z "" > "$out/zcache.plain"
+measure_z ",inode_share,domain_id=fsforgez" > "$out/zcache.shared"
 dmesg > "$out/dmesg"
 exit 0

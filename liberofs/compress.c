@@ -1,0 +1,863 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Compressed files (-z lz4 | lz4hc): cut into extents, each compressed into
+ * one physical cluster of at most -C bytes ("destination size" compression
+ * fills the pcluster with as much input as fits), or stored raw (PLAIN,
+ * one block) where compressing does not save a block.  Their data goes
+ * after every other data block, file after file in layout order.
+ *
+ * Worker threads take files in layout order and compress them into their
+ * own buffers; the blocks are written under a turn: file i is written only
+ * after file i-1, at the next free block.  A worker whose file's turn has
+ * not come keeps it (up to HOLD_MAX bytes) and goes on with the next file,
+ * writing what it keeps as the turns come.  A file larger than the buffer
+ * takes the turn early and writes as it goes.  Addresses thus follow the
+ * layout order only, never the thread schedule: the image is the same for
+ * any --workers.  The lcluster index (full form: 8 bytes per block of the
+ * file) is built once the file's first block is known and kept for the
+ * metadata pass; the fingerprint digest is taken over the uncompressed
+ * bytes as they are read.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <lz4.h>
+#include <lz4hc.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "erofs/erofs_fs.h"
+#include "internal.h"
+
+/* Largest decompressed extent: bounds the input window of a worker.  An
+ * extent also spans fewer than 2048 lclusters, so that no lookback
+ * distance sets the CBLKCNT bit (bit 11 of delta[0]). */
+#define MAX_EXTENT	(4u << 20)
+/* Compressed bytes a worker holds before it must write. */
+#define OUT_FLUSH	(4u << 20)
+
+struct zext {
+	uint64_t la;		/* logical start */
+	uint32_t len;		/* decompressed bytes */
+	uint32_t cblks;		/* pcluster blocks */
+	uint64_t rel;		/* pcluster block, from the file's first */
+	bool plain;
+};
+
+struct cpass {
+	struct erofs_build *b;
+	struct erofs_node **files;
+	size_t nfiles;
+	atomic_size_t next;
+	atomic_int error;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	size_t turn;		/* the file allowed to write */
+	uint64_t cursor;	/* next free block */
+};
+
+struct worker {
+	struct cpass *cp;
+	uint8_t *in, *out, *z;
+	size_t in_cap, out_cap;
+	void *hc;		/* lz4hc state */
+	EVP_MD_CTX *md;
+	struct zext *ext;
+	size_t next_ext, ext_cap;
+	uint32_t max_extent;
+	bool digest;		/* the current file gets a fingerprint */
+	/* files compressed but not written yet (their turn has not come):
+	 * the worker goes on with the next file instead of waiting */
+	struct held {
+		size_t i;
+		uint8_t *out;
+		size_t outlen;
+		struct zext *ext;
+		size_t n_ext;
+	} *held;
+	size_t nheld, held_cap, held_bytes;
+};
+
+/* Compressed bytes a worker may hold for files whose turn has not come. */
+#define HOLD_MAX	(16u << 20)
+
+bool erofs_zindex_compact(const struct erofs_build *b)
+{
+	/* 12-bit entries: 4 KiB lclusters only */
+	return b->blksz == 4096 && !b->opts->legacy_compress;
+}
+
+uint64_t erofs_zindex_size(const struct erofs_build *b,
+			   const struct erofs_node *n, uint32_t head)
+{
+	uint64_t nlc = (n->size + b->blksz - 1) / b->blksz;
+
+	if (n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT)
+		return erofs_round_up(head, 8) - head +
+		       sizeof(struct z_erofs_map_header) + (nlc + 1) / 2 * 8;
+	return erofs_round_up(head, 8) - head +
+	       sizeof(struct z_erofs_map_header) + 8 +
+	       nlc * sizeof(struct z_erofs_lcluster_index);
+}
+
+size_t erofs_compr_cfgs_encode(const struct erofs_build *b, uint8_t *out)
+{
+	struct z_erofs_lz4_cfgs c = {
+		.max_distance = htole16(UINT16_MAX),
+		.max_pclusterblks = htole16((uint16_t)b->pclusterblks),
+	};
+	uint16_t len = htole16(sizeof(c));
+
+	if (b->opts->compr == EROFS_COMPR_NONE || b->pclusterblks <= 1)
+		return 0;
+	if (out) {
+		memcpy(out, &len, 2);
+		memcpy(out + 2, &c, sizeof(c));
+	}
+	return erofs_round_up(2 + sizeof(c), 4);
+}
+
+static int fail(struct cpass *cp, int err)
+{
+	int expected = 0;
+
+	atomic_compare_exchange_strong(&cp->error, &expected, err);
+	pthread_mutex_lock(&cp->lock);
+	pthread_cond_broadcast(&cp->cond);
+	pthread_mutex_unlock(&cp->lock);
+	return err;
+}
+
+static void give_turn(struct cpass *cp, uint64_t end);
+static int write_held(struct worker *w);
+static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
+		       const struct zext *ext, size_t n_ext);
+
+/* Wait until file I may write; its first block is then cp->cursor.  While
+ * waiting, the files this worker holds are written as their turn comes. */
+static int take_turn(struct worker *w, size_t i, uint64_t *base)
+{
+	struct cpass *cp = w->cp;
+	int err = 0;
+
+	pthread_mutex_lock(&cp->lock);
+	while (cp->turn != i && !(err = atomic_load(&cp->error))) {
+		if (w->nheld && w->held[0].i == cp->turn) {
+			pthread_mutex_unlock(&cp->lock);
+			err = write_held(w);
+			pthread_mutex_lock(&cp->lock);
+			if (err)
+				break;
+			continue;
+		}
+		pthread_cond_wait(&cp->cond, &cp->lock);
+	}
+	if (!err)
+		err = atomic_load(&cp->error);
+	*base = cp->cursor;
+	pthread_mutex_unlock(&cp->lock);
+	return err;
+}
+
+/* Write the file that ends a worker's compression (its turn has come):
+ * blocks at cp->cursor, index, turn passed on. */
+static int finish_file(struct worker *w, size_t i, const uint8_t *out,
+		       size_t outlen, uint64_t base, uint64_t written,
+		       const struct zext *ext, size_t n_ext)
+{
+	struct cpass *cp = w->cp;
+	struct erofs_node *n = cp->files[i];
+	const unsigned int bs = cp->b->blksz;
+	int ret = 0;
+
+	if (outlen)
+		ret = fsf_dev_pwrite(&cp->b->dev, out, outlen,
+				     (base + written) * bs);
+	if (ret)
+		return fail(cp, ret);
+	written += outlen / bs;
+	n->blkaddr = base;
+	n->zblocks = (uint32_t)written;
+	give_turn(cp, base + written);
+	ret = build_index(w, n, base, ext, n_ext);
+	return ret ? fail(cp, ret) : 0;
+}
+
+/* Write the oldest held file (its turn has come). */
+static int write_held(struct worker *w)
+{
+	struct held h = w->held[0];
+	uint64_t base;
+	int ret;
+
+	pthread_mutex_lock(&w->cp->lock);
+	base = w->cp->cursor;
+	pthread_mutex_unlock(&w->cp->lock);
+	memmove(w->held, w->held + 1, --w->nheld * sizeof(*w->held));
+	w->held_bytes -= h.outlen;
+	ret = finish_file(w, h.i, h.out, h.outlen, base, 0, h.ext, h.n_ext);
+	free(h.out);
+	free(h.ext);
+	return ret;
+}
+
+/* Write every held file whose turn has come; with WAIT, all of them. */
+static int flush_held(struct worker *w, bool wait)
+{
+	while (w->nheld) {
+		uint64_t base;
+		bool ready;
+		int ret;
+
+		pthread_mutex_lock(&w->cp->lock);
+		ready = w->cp->turn == w->held[0].i;
+		pthread_mutex_unlock(&w->cp->lock);
+		if (!ready && !wait)
+			return 0;
+		ret = ready ? write_held(w) : take_turn(w, w->held[0].i, &base);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Keep a compressed file until its turn. */
+static int hold(struct worker *w, size_t i, size_t outlen)
+{
+	struct held h = { .i = i, .outlen = outlen, .n_ext = w->next_ext };
+
+	if (w->nheld == w->held_cap) {
+		size_t cap = w->held_cap ? w->held_cap * 2 : 16;
+		struct held *g = realloc(w->held, cap * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		w->held = g;
+		w->held_cap = cap;
+	}
+	h.out = malloc(outlen ? outlen : 1);
+	h.ext = malloc(w->next_ext * sizeof(*h.ext) + 1);
+	if (!h.out || !h.ext) {
+		free(h.out);
+		free(h.ext);
+		return -ENOMEM;
+	}
+	memcpy(h.out, w->out, outlen);
+	memcpy(h.ext, w->ext, w->next_ext * sizeof(*h.ext));
+	w->held[w->nheld++] = h;
+	w->held_bytes += outlen;
+	return 0;
+}
+
+static void give_turn(struct cpass *cp, uint64_t end)
+{
+	pthread_mutex_lock(&cp->lock);
+	cp->cursor = end;
+	cp->turn++;
+	pthread_cond_broadcast(&cp->cond);
+	pthread_mutex_unlock(&cp->lock);
+}
+
+static int add_ext(struct worker *w, const struct zext *e)
+{
+	if (w->next_ext == w->ext_cap) {
+		size_t cap = w->ext_cap ? w->ext_cap * 2 : 64;
+		struct zext *g = realloc(w->ext, cap * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		w->ext = g;
+		w->ext_cap = cap;
+	}
+	w->ext[w->next_ext++] = *e;
+	return 0;
+}
+
+/* Compress as much of SRC (LEN bytes) as fits CAP bytes: returns the
+ * compressed size (0: nothing fit) and the bytes taken in *TAKEN. */
+static int squeeze(struct worker *w, const uint8_t *src, uint32_t len,
+		   uint32_t cap, uint32_t *taken)
+{
+	const struct erofs_mkfs_opts *o = w->cp->b->opts;
+	int in = (int)len, r;
+
+	if (o->compr == EROFS_COMPR_LZ4HC)
+		r = LZ4_compress_HC_destSize(w->hc, (const char *)src,
+					     (char *)w->z, &in, (int)cap,
+					     o->compr_level < 0 ? 9 : o->compr_level);
+	else
+		r = LZ4_compress_destSize((const char *)src, (char *)w->z, &in,
+					  (int)cap);
+	*taken = r > 0 ? (uint32_t)in : 0;
+	return r > 0 ? r : 0;
+}
+
+/* One lcluster as the kernel sees it, before encoding. */
+struct lent {
+	uint8_t type;
+	bool eof;		/* the head marking an EOF (no pcluster) */
+	uint16_t ofs;		/* HEAD: clusterofs */
+	uint16_t d0, d1;	/* NONHEAD: d0 may be CBLKCNT | blocks */
+	uint32_t blk;		/* HEAD: pcluster block */
+};
+
+/*
+ * Compact 4-byte indexes (COMPRESSED_COMPACT without COMPACTED_2B, 4 KiB
+ * lclusters): packs of two 16-bit entries (12 bits of clusterofs or
+ * distance, 2 bits of type) and a 32-bit block.  A NONHEAD in a pack's
+ * last slot stores its lookahead distance (delta[1]) instead of delta[0];
+ * a HEAD's block is the pack's block plus the pclusters of the heads
+ * before it in the pack (a HEAD followed by CBLKCNT counts CBLKCNT blocks,
+ * another one block; without big pclusters, plus one).  The pack's block
+ * is chosen so that this gives every head its block, then checked.
+ */
+static uint32_t pack_nblk(const uint16_t *v, int i, bool big)
+{
+	uint32_t nblk = big ? 0 : 1;
+
+	while (i > 0) {
+		uint16_t lo;
+		unsigned int type;
+
+		--i;
+		lo = v[i] & 0x0fffu;
+		type = (v[i] >> 12) & 3u;
+		if (type != Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+			++nblk;
+			continue;
+		}
+		if (!big) {
+			i -= lo;
+			if (i >= 0)
+				++nblk;
+		} else if (lo & Z_EROFS_LI_D0_CBLKCNT) {
+			--i;
+			nblk += lo & ~Z_EROFS_LI_D0_CBLKCNT;
+		} else {
+			i -= lo - 2;
+		}
+	}
+	return nblk;
+}
+
+static int encode_compact(const struct lent *e, uint64_t nlc, bool big,
+			  uint8_t *out)
+{
+	for (uint64_t k = 0; k < (nlc + 1) / 2; k++) {
+		uint16_t v[2] = { 0, 0 };
+		uint32_t blk = 0;
+		int first = -1;
+
+		for (int i = 0; i < 2 && 2 * k + (uint64_t)i < nlc; i++) {
+			const struct lent *x = &e[2 * k + (uint64_t)i];
+			uint16_t lo = x->ofs;
+
+			if (x->type == Z_EROFS_LCLUSTER_TYPE_NONHEAD)
+				lo = i == 1 && !(x->d0 & Z_EROFS_LI_D0_CBLKCNT) ?
+				     x->d1 : x->d0;
+			else if (first < 0 && !x->eof)
+				first = i;
+			if (lo > 0x0fffu)
+				return -EOVERFLOW;
+			v[i] = (uint16_t)(lo | x->type << 12);
+		}
+		if (first >= 0)
+			blk = e[2 * k + (uint64_t)first].blk - pack_nblk(v, first, big);
+		for (int i = 0; i < 2 && 2 * k + (uint64_t)i < nlc; i++) {
+			const struct lent *x = &e[2 * k + (uint64_t)i];
+
+			if (x->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD && !x->eof &&
+			    blk + pack_nblk(v, i, big) != x->blk)
+				return -EPROTO;
+		}
+		v[0] = htole16(v[0]);
+		v[1] = htole16(v[1]);
+		blk = htole32(blk);
+		memcpy(out + 8 * k, v, 4);
+		memcpy(out + 8 * k + 4, &blk, 4);
+	}
+	return 0;
+}
+
+/* Encode the index of N from the extents, its data at block BASE. */
+static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
+		       const struct zext *ext, size_t n_ext)
+{
+	const struct erofs_build *b = w->cp->b;
+	const unsigned int bs = b->blksz;
+	const uint64_t nlc = (n->size + bs - 1) / bs;
+	const bool big = b->pclusterblks > 1;
+	const bool compact = n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT;
+	/* compact indexes need both big pcluster bits or neither */
+	struct z_erofs_map_header h = {
+		.h_advise = htole16(!big ? 0 : compact ?
+				    Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
+				    Z_EROFS_ADVISE_BIG_PCLUSTER_2 :
+				    Z_EROFS_ADVISE_BIG_PCLUSTER_1),
+		.h_algorithmtype = Z_EROFS_COMPRESSION_LZ4,
+		.h_clusterbits = 0,	/* lcluster = block */
+	};
+	struct lent *e = calloc(nlc, sizeof(*e));
+	size_t len = compact ? 8 + (nlc + 1) / 2 * 8 :
+		     16 + nlc * sizeof(struct z_erofs_lcluster_index);
+	uint8_t *buf = calloc(1, len);
+	int ret = 0;
+
+	if (!buf || !e) {
+		free(buf);
+		free(e);
+		return -ENOMEM;
+	}
+	memcpy(buf, &h, sizeof(h));
+	for (size_t k = 0; k < n_ext; k++) {
+		const struct zext *x = &ext[k];
+		uint64_t head = x->la / bs, end = x->la + x->len;
+		/* the lcluster holding the next head; after the last extent
+		 * an EOF inside an lcluster is marked by a head there whose
+		 * clusterofs is the EOF (so that lookups before it end the
+		 * extent at EOF, not at the lcluster's end) */
+		uint64_t next = end / bs;
+
+		e[head].type = x->plain ? Z_EROFS_LCLUSTER_TYPE_PLAIN :
+					  Z_EROFS_LCLUSTER_TYPE_HEAD1;
+		e[head].ofs = (uint16_t)(x->la % bs);
+		e[head].blk = (uint32_t)(base + x->rel);
+		for (uint64_t l = head + 1; l < next && l < nlc; l++) {
+			e[l].type = Z_EROFS_LCLUSTER_TYPE_NONHEAD;
+			e[l].ofs = e[head].ofs;
+			e[l].d0 = (uint16_t)(l - head);
+			if (l == head + 1 && big)
+				e[l].d0 = (uint16_t)(Z_EROFS_LI_D0_CBLKCNT | x->cblks);
+			e[l].d1 = (uint16_t)(next - l);
+		}
+		if (end >= n->size && next < nlc && next > head) {
+			e[next].type = Z_EROFS_LCLUSTER_TYPE_PLAIN;
+			e[next].eof = true;
+			e[next].ofs = (uint16_t)(n->size % bs);
+		}
+	}
+	if (compact) {
+		ret = encode_compact(e, nlc, big, buf + 8);
+		if (ret)
+			fsf_err(b->log, "%s: internal error encoding its compact index (%s)",
+				n->name, strerror(-ret));
+	} else {
+		struct z_erofs_lcluster_index *ix = (void *)(buf + 16);
+
+		for (uint64_t l = 0; l < nlc; l++) {
+			ix[l].di_advise = htole16(e[l].type);
+			ix[l].di_clusterofs = htole16(e[l].ofs);
+			if (e[l].type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+				ix[l].di_u.delta[0] = htole16(e[l].d0);
+				ix[l].di_u.delta[1] = htole16(e[l].d1);
+			} else {
+				ix[l].di_u.blkaddr = htole32(e[l].blk);
+			}
+		}
+	}
+	free(e);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	n->zindex = buf;
+	return 0;
+}
+
+/* Read more of the file behind the AVAIL bytes at W->in + *OFF. */
+static int refill(struct worker *w, int fd, const char *path, size_t *off,
+		  size_t *avail, uint64_t left)
+{
+	struct cpass *cp = w->cp;
+	size_t want;
+	ssize_t r;
+
+	if (*off) {
+		memmove(w->in, w->in + *off, *avail);
+		*off = 0;
+	}
+	want = w->in_cap - *avail;
+	if (want > left)
+		want = (size_t)left;
+	r = erofs_read_full(fd, w->in + *avail, want);
+	if (r < 0) {
+		fsf_err(cp->b->log, "cannot read %s/%s: %s", cp->b->opts->source,
+			path, strerror((int)-r));
+		return (int)r;
+	}
+	if ((size_t)r != want) {
+		fsf_err(cp->b->log, "%s/%s: file shrank while reading",
+			cp->b->opts->source, path);
+		return -EAGAIN;
+	}
+	if (w->digest)
+		EVP_DigestUpdate(w->md, w->in + *avail, want);
+	*avail += want;
+	return 0;
+}
+
+static int compress_file(struct worker *w, size_t i)
+{
+	struct cpass *cp = w->cp;
+	struct erofs_build *b = cp->b;
+	struct erofs_node *n = cp->files[i];
+	const unsigned int bs = b->blksz;
+	const uint32_t pcl = b->pclusterblks * bs;
+	uint64_t pos = 0, read_to = 0, base = 0, written = 0;
+	size_t off = 0, avail = 0, outlen = 0;
+	bool turn = false;
+	char path[PATH_MAX];
+	uint8_t probe;
+	int fd, ret = 0;
+
+	fd = erofs_open_source(b, n, path, sizeof(path));
+	if (fd < 0)
+		return fd;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	w->digest = n->has_digest;
+	if (w->digest)
+		EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
+	w->next_ext = 0;
+	while (pos < n->size && !ret) {
+		uint64_t left = n->size - pos;
+		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
+		uint32_t taken = 0, cblks, csize;
+		struct zext e = { .la = pos };
+
+		if (avail < want) {
+			ret = refill(w, fd, path, &off, &avail, n->size - read_to);
+			if (ret)
+				break;
+			read_to = pos + avail;
+		}
+		csize = (uint32_t)squeeze(w, w->in + off, want, pcl, &taken);
+		cblks = (csize + bs - 1) / bs;
+		if (csize && cblks < (taken + bs - 1) / bs) {
+			/* zeros first: the data ends the pcluster */
+			memset(w->out + outlen, 0, cblks * bs - csize);
+			memcpy(w->out + outlen + cblks * bs - csize, w->z, csize);
+			e.len = taken;
+			e.cblks = cblks;
+		} else {
+			e.len = want < bs ? want : bs;
+			e.cblks = 1;
+			e.plain = true;
+			memcpy(w->out + outlen, w->in + off, e.len);
+			memset(w->out + outlen + e.len, 0, bs - e.len);
+		}
+		e.rel = written + outlen / bs;
+		outlen += (size_t)e.cblks * bs;
+		ret = add_ext(w, &e);
+		pos += e.len;
+		off += e.len;
+		avail -= e.len;
+		if (ret || outlen < OUT_FLUSH || pos >= n->size)
+			continue;
+		/* a big file: write as it goes, holding the turn */
+		if (!turn) {
+			ret = take_turn(w, i, &base);
+			turn = !ret;
+		}
+		if (!ret)
+			ret = fsf_dev_pwrite(&b->dev, w->out, outlen,
+					     (base + written) * bs);
+		written += outlen / bs;
+		outlen = 0;
+	}
+	if (!ret) {
+		ssize_t r = erofs_read_full(fd, &probe, 1);
+
+		if (r) {
+			fsf_err(b->log, "%s/%s: %s", b->opts->source, path,
+				r < 0 ? strerror((int)-r) : "file grew while reading");
+			ret = r < 0 ? (int)r : -EAGAIN;
+		}
+	}
+	close(fd);
+	if (ret)
+		return fail(cp, ret);
+	if (n->has_digest)
+		EVP_DigestFinal_ex(w->md, n->digest, NULL);
+	if (!turn) {
+		bool ready;
+
+		pthread_mutex_lock(&cp->lock);
+		ready = cp->turn == i;
+		base = cp->cursor;
+		pthread_mutex_unlock(&cp->lock);
+		if (!ready || w->nheld) {
+			/* not its turn yet: keep it and go on */
+			ret = hold(w, i, outlen);
+			if (!ret && w->held_bytes > HOLD_MAX)
+				ret = flush_held(w, true);
+			else if (!ret)
+				ret = flush_held(w, false);
+			return ret ? fail(cp, ret) : 0;
+		}
+	}
+	return finish_file(w, i, w->out, outlen, base, written, w->ext,
+			   w->next_ext);
+}
+
+static void *run(void *arg)
+{
+	struct worker *w = arg;
+	struct cpass *cp = w->cp;
+
+	for (;;) {
+		size_t i = atomic_fetch_add(&cp->next, 1);
+
+		if (i >= cp->nfiles || atomic_load(&cp->error))
+			break;
+		if (compress_file(w, i))
+			return NULL;
+	}
+	if (flush_held(w, true))
+		fail(cp, -EIO);
+	return NULL;
+}
+
+static int worker_init(struct worker *w, struct cpass *cp)
+{
+	uint32_t pcl = cp->b->pclusterblks * cp->b->blksz;
+
+	memset(w, 0, sizeof(*w));
+	w->cp = cp;
+	w->max_extent = MAX_EXTENT < 1024u * cp->b->blksz ? MAX_EXTENT :
+			1024u * cp->b->blksz;
+	if (cp->b->opts->max_extent_bytes &&
+	    cp->b->opts->max_extent_bytes < w->max_extent)
+		w->max_extent = cp->b->opts->max_extent_bytes;
+	w->in_cap = 2u * MAX_EXTENT;
+	w->out_cap = OUT_FLUSH + MAX_EXTENT + pcl;
+	w->in = malloc(w->in_cap);
+	w->out = malloc(w->out_cap);
+	w->z = malloc(pcl);
+	w->md = EVP_MD_CTX_new();
+	if (cp->b->opts->compr == EROFS_COMPR_LZ4HC)
+		w->hc = malloc((size_t)LZ4_sizeofStateHC());
+	if (!w->in || !w->out || !w->z || !w->md ||
+	    (cp->b->opts->compr == EROFS_COMPR_LZ4HC && !w->hc))
+		return -ENOMEM;
+	return 0;
+}
+
+static void worker_free(struct worker *w)
+{
+	free(w->in);
+	free(w->out);
+	free(w->z);
+	free(w->hc);
+	free(w->ext);
+	for (size_t k = 0; k < w->nheld; k++) {
+		free(w->held[k].out);
+		free(w->held[k].ext);
+	}
+	free(w->held);
+	EVP_MD_CTX_free(w->md);
+}
+
+/*
+ * Plan: which files to compress.  The inode's size depends on it and is
+ * fixed before any data is written, so the choice is made from samples
+ * compressed with fast lz4 (lz4hc does better; it is counted 1/8 better):
+ * a small file whole - compressed when that saves at least a quarter
+ * block over the flat layout with its inline tail -, a larger one from
+ * three windows (start, middle, end) - compressed when any of them shrinks
+ * by 1/8, since incompressible extents of a compressed file are stored raw
+ * at little cost.  Already compressed data (images, archives) thus stays
+ * flat with its tail inlined and costs no more than in an uncompressed
+ * image.  The choice depends on the content only.
+ */
+#define PROBE (64u << 10)
+#define WINDOW (32u << 10)
+
+struct plan {
+	struct erofs_build *b;
+	struct erofs_node **files;
+	size_t nfiles;
+	atomic_size_t next;
+	atomic_int error;
+};
+
+static uint64_t estimate(const uint8_t *in, uint32_t len, uint8_t *z, int zcap)
+{
+	int c = LZ4_compress_default((const char *)in, (char *)z, (int)len, zcap);
+
+	return c > 0 ? (uint64_t)c * 7 / 8 : len;
+}
+
+static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
+		 uint8_t *z, int zcap)
+{
+	const unsigned int bs = p->b->blksz;
+	char path[PATH_MAX];
+	uint64_t offs[3] = { 0, n->size / 2 / bs * bs, n->size - WINDOW };
+	int fd = erofs_open_source(p->b, n, path, sizeof(path)), ret = 0;
+
+	if (fd < 0)
+		return fd;
+	n->compressed = false;
+	for (int k = 0; k < (n->size <= PROBE ? 1 : 3); k++) {
+		uint32_t want = n->size <= PROBE ? (uint32_t)n->size : WINDOW;
+		ssize_t r = pread(fd, in, want, (off_t)offs[k]);
+		uint64_t est;
+
+		if (r < 0) {
+			ret = -errno;
+			fsf_err(p->b->log, "cannot read %s/%s: %s",
+				p->b->opts->source, path, strerror(errno));
+			break;
+		}
+		/* a file that shrank is reported by the data pass */
+		est = estimate(in, (uint32_t)r, z, zcap);
+		if (n->size <= PROBE)
+			n->compressed = (est + bs - 1) / bs * bs + bs / 4 <=
+					(uint64_t)r;
+		else
+			n->compressed = est * 8 <= (uint64_t)r * 7;
+		if (n->compressed)
+			break;
+	}
+	close(fd);
+	return ret;
+}
+
+static void *plan_run(void *arg)
+{
+	struct plan *p = arg;
+	int zcap = LZ4_compressBound(PROBE);
+	uint8_t *in = malloc(PROBE), *z = malloc((size_t)zcap);
+
+	if (!in || !z) {
+		atomic_store(&p->error, -ENOMEM);
+		goto out;
+	}
+	for (;;) {
+		size_t i = atomic_fetch_add(&p->next, 1);
+		int ret;
+
+		if (i >= p->nfiles || atomic_load(&p->error))
+			break;
+		ret = probe(p, p->files[i], in, z, zcap);
+		if (ret) {
+			atomic_store(&p->error, ret);
+			break;
+		}
+	}
+out:
+	free(in);
+	free(z);
+	return NULL;
+}
+
+int erofs_compress_plan(struct erofs_build *b)
+{
+	struct plan p = { .b = b };
+	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
+	unsigned int started = 0;
+	pthread_t *tids;
+
+	if (b->opts->compr == EROFS_COMPR_NONE)
+		return 0;
+	b->pclusterblks = b->opts->pcluster_size ?
+			  b->opts->pcluster_size / b->blksz : 1;
+	p.files = malloc(b->count * sizeof(*p.files));
+	tids = calloc(nw, sizeof(*tids));
+	if (!p.files || !tids) {
+		free(p.files);
+		free(tids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < b->count; i++) {
+		struct erofs_node *n = b->order[i];
+
+		if (!n->master && S_ISREG(n->mode) && n->size > b->blksz)
+			p.files[p.nfiles++] = n;
+	}
+	atomic_init(&p.next, 0);
+	atomic_init(&p.error, 0);
+	for (unsigned int i = 0; i < nw; i++) {
+		if (pthread_create(&tids[i], NULL, plan_run, &p) != 0)
+			break;
+		started++;
+	}
+	if (!started)
+		plan_run(&p);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	free(tids);
+	free(p.files);
+	return atomic_load(&p.error);
+}
+
+int erofs_write_compressed(struct erofs_build *b)
+{
+	struct cpass cp = { .b = b, .cursor = b->total_blocks };
+	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
+	struct worker *ws = NULL;
+	pthread_t *tids = NULL;
+	unsigned int started = 0;
+	int ret = 0;
+
+	cp.files = malloc(b->count * sizeof(*cp.files));
+	if (!cp.files)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->count; i++)
+		if (b->order[i]->compressed && !b->order[i]->master)
+			cp.files[cp.nfiles++] = b->order[i];
+	if (!cp.nfiles)
+		goto out;
+	if (nw > cp.nfiles)
+		nw = (unsigned int)cp.nfiles;
+	atomic_init(&cp.next, 0);
+	atomic_init(&cp.error, 0);
+	pthread_mutex_init(&cp.lock, NULL);
+	pthread_cond_init(&cp.cond, NULL);
+	ws = calloc(nw, sizeof(*ws));
+	tids = calloc(nw, sizeof(*tids));
+	if (!ws || !tids) {
+		ret = -ENOMEM;
+		goto out_sync;
+	}
+	for (unsigned int i = 0; i < nw && !ret; i++)
+		ret = worker_init(&ws[i], &cp);
+	if (ret)
+		goto out_workers;
+	for (unsigned int i = 0; i < nw; i++) {
+		if (pthread_create(&tids[i], NULL, run, &ws[i]) != 0)
+			break;
+		started++;
+	}
+	if (!started)
+		run(&ws[0]);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	ret = atomic_load(&cp.error);
+	if (!ret)
+		b->total_blocks = cp.cursor;
+out_workers:
+	for (unsigned int i = 0; i < nw; i++)
+		worker_free(&ws[i]);
+out_sync:
+	pthread_cond_destroy(&cp.cond);
+	pthread_mutex_destroy(&cp.lock);
+out:
+	free(ws);
+	free(tids);
+	free(cp.files);
+	if (!ret && b->total_blocks > UINT32_MAX) {
+		fsf_err(b->log, "image would need %llu blocks; EROFS without 48-bit addressing holds at most %u",
+			(unsigned long long)b->total_blocks, UINT32_MAX);
+		ret = -EFBIG;
+	}
+	return ret;
+}

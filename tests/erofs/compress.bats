@@ -1,0 +1,174 @@
+#!/usr/bin/env bats
+# mkfs.erofs -z lz4|lz4hc: compressed images checked by independent readers:
+# the host kernel mounts them and the tree matches the source manifest;
+# erofs-utils 1.9 (sid tree) fsck.erofs verifies every digest and extracts
+# content whose SHA-256 list equals the source's.
+load ../lib/common
+
+SID_ROOT=${FSFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fsforge}/sid-root
+
+setup_file() {
+	export SRC=$BATS_FILE_TMPDIR/src
+	"$LIB/mktree" "$SRC"
+	# compressible and incompressible data, of sizes around block and
+	# pcluster boundaries, and a mix of both in one file
+	mkdir -p "$SRC/z"
+	head -c 3000000 /dev/zero > "$SRC/z/zeros"
+	head -c 300000 /dev/urandom > "$SRC/z/random"
+	seq 1 200000 > "$SRC/z/numbers"
+	{ head -c 70000 /dev/urandom; seq 1 30000; head -c 5000 /dev/urandom; head -c 9000 /dev/zero; } > "$SRC/z/mixed"
+	for n in 4095 4096 4097 8191 8193 65536 65537 131073; do
+		yes "line $n of text" | head -c "$n" > "$SRC/z/t$n"
+	done
+	cp -r "$FSFORGE_TOP/liberofs" "$SRC/z/code"
+	"$LIB/manifest" "$SRC" > "$BATS_FILE_TMPDIR/src.manifest"
+	(cd "$SRC" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) > "$BATS_FILE_TMPDIR/src.sha256"
+}
+
+setup() { cd_tmp; }
+teardown() {
+	umount_all
+	if [ -n "${SIDTMP:-}" ]; then rm -rf "$SIDTMP"; fi
+}
+
+need_sid_erofs() {
+	if [ ! -d "$SID_ROOT/tmp" ] || ! chroot "$SID_ROOT" sh -c 'command -v fsck.erofs' >/dev/null 2>&1; then
+		need_or_skip "sid tree not cached (tests/kernel/setup --sid)"
+	fi
+	SIDTMP=$(mktemp -d "$SID_ROOT/tmp/fsforge-erofs.XXXXXX")
+}
+
+# erofs-utils 1.9 fsck.erofs on IMG: digests checked, tree extracted; the
+# SHA-256 list of the extracted files must equal the source's
+sid_check() {
+	local img=$1 name=${2:-i}
+	cp "$img" "$SIDTMP/$name.img"
+	chroot "$SID_ROOT" fsck.erofs --xattr-inode-digest --extract="/tmp/${SIDTMP##*/}/$name.x" "/tmp/${SIDTMP##*/}/$name.img" ||
+		die "fsck.erofs failed on $img"
+	(cd "$SIDTMP/$name.x" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
+		diff "$BATS_FILE_TMPDIR/src.sha256" - || die "extracted content of $img differs"
+	rm -rf "$SIDTMP/$name.x" "$SIDTMP/$name.img"
+}
+
+@test "-z lz4 and lz4hc, levels and -C: fsck.erofs 1.9 extracts the tree, digests pass" {
+	need_sid_erofs
+	for opts in "-zlz4" "-zlz4hc" "-zlz4hc,level=12 -C65536" "-zlz4hc,3 -C16384" \
+		    "-zlz4 -C1048576" "-zlz4hc -b1024 -C8192" "-zlz4 -b512" \
+		    "-zlz4hc -C32768 --max-extent-bytes=20000" "-zlz4hc -Elegacy-compress" \
+		    "-zlz4 -C65536 -Elegacy-compress"; do
+		# shellcheck disable=SC2086
+		run "$MKFS_EROFS" --quiet $opts --xattr-inode-digest=trusted.erofs.fingerprint \
+			--exclude-path=types/socket x.img "$SRC"
+		[ "$status" -eq 0 ] || die "mkfs.erofs $opts: $output"
+		sid_check x.img || die "options $opts"
+	done
+}
+
+@test "compressed images mount in the host kernel and match the source manifest" {
+	for opts in "-zlz4hc" "-zlz4 -C65536" "-zlz4hc -C16384 -Elegacy-compress"; do
+		# shellcheck disable=SC2086
+		"$MKFS_EROFS" --quiet $opts --xattr-inode-digest=trusted.erofs.fingerprint k.img "$SRC"
+		mnt=$(mount_erofs k.img)
+		"$LIB/manifest" "$mnt" --drop-xattr trusted.erofs.fingerprint |
+			diff "$BATS_FILE_TMPDIR/src.manifest" - || die "options $opts"
+		umount "$mnt"
+	done
+}
+
+@test "compression pays where it can and stores raw blocks where it cannot" {
+	"$MKFS_EROFS" --quiet -zlz4hc z.img "$SRC/z"
+	"$MKFS_EROFS" --quiet p.img "$SRC/z"
+	mnt=$(mount_erofs z.img)
+	# 3 MB of zeros: lz4 reaches ~250:1, a few blocks
+	[ "$(stat -c %b "$mnt/zeros")" -le 48 ]
+	# random data cannot shrink: about its own size, never much more
+	blocks=$(stat -c %b "$mnt/random")
+	[ "$blocks" -ge $((300000 / 512)) ]
+	[ "$blocks" -le $((300000 / 512 + 16)) ]
+	cmp "$mnt/random" "$SRC/z/random"
+	cmp "$mnt/mixed" "$SRC/z/mixed"
+	# an incompressible file costs what it costs uncompressed (kept flat)
+	pm=$(mount_erofs p.img)
+	[ "$(stat -c %b "$mnt/random")" = "$(stat -c %b "$pm/random")" ]
+	# a file mixing random and text data is compressed, its random
+	# extents stored raw: smaller than the file, larger than its text
+	[ "$(stat -c %b "$mnt/mixed")" -lt $((204999 / 512)) ]
+	[ "$(stat -c %b "$mnt/mixed")" -ge $((75001 / 512)) ]
+	[ "$(stat -c %s z.img)" -lt $(($(stat -c %s p.img) / 2)) ]
+}
+
+@test "fingerprints of compressed files equal erofs-utils' (same options)" {
+	need_sid_erofs
+	cp -a "$SRC/z" "$SIDTMP/tree"
+	chroot "$SID_ROOT" mkfs.erofs -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint \
+		"/tmp/${SIDTMP##*/}/ref.img" "/tmp/${SIDTMP##*/}/tree" >/dev/null
+	"$MKFS_EROFS" --quiet -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint ours.img "$SRC/z"
+	ref=$(mount_erofs "$SIDTMP/ref.img")
+	ours=$(mount_erofs ours.img)
+	# every non-empty regular file carries one (getfattr fails otherwise)
+	(cd "$ref" && find . -type f -size +0 -print0 | LC_ALL=C sort -z |
+		xargs -0 getfattr -e hex -n trusted.erofs.fingerprint) > ref.fp
+	(cd "$ours" && find . -type f -size +0 -print0 | LC_ALL=C sort -z |
+		xargs -0 getfattr -e hex -n trusted.erofs.fingerprint) > ours.fp
+	[ "$(grep -c '^trusted.erofs.fingerprint=0x7368613235363a' ours.fp)" -ge 10 ]
+	diff ref.fp ours.fp
+	# and each is sha256: + SHA-256 of the content
+	want=7368613235363a$(sha256sum < "$SRC/z/numbers" | cut -c1-64)
+	[ "$(getfattr --absolute-names -e hex -n trusted.erofs.fingerprint "$ours/numbers" | sed -n 's/^trusted.erofs.fingerprint=0x//p')" = "$want" ]
+}
+
+@test "compressed: same tree, -T and -U give byte-identical images for any --workers" {
+	u=3f0c3a53-8f1e-4a3b-9d7e-0123456789ab
+	"$MKFS_EROFS" --quiet -zlz4hc -C65536 -T 1700000000 -U $u --workers=1 --xattr-inode-digest a.img "$SRC"
+	"$MKFS_EROFS" --quiet -zlz4hc -C65536 -T 1700000000 -U $u --workers=4 --xattr-inode-digest b.img "$SRC"
+	"$MKFS_EROFS" --quiet -zlz4hc -C65536 -T 1700000000 -U $u --workers=16 --xattr-inode-digest c.img "$SRC"
+	cmp a.img b.img
+	cmp a.img c.img
+}
+
+@test "-z and -C usage errors" {
+	run "$MKFS_EROFS" -z zstd x.img "$SRC"
+	[ "$status" -eq 16 ]
+	[[ $output == *"compressor 'zstd' is not supported"* ]]
+	run "$MKFS_EROFS" -z lz4,5 x.img "$SRC"
+	[ "$status" -eq 16 ]
+	run "$MKFS_EROFS" -z lz4hc,level=13 x.img "$SRC"
+	[ "$status" -eq 16 ]
+	run "$MKFS_EROFS" -z lz4hc --max-extent-bytes=100 x.img "$SRC"
+	[ "$status" -eq 16 ]
+	run "$MKFS_EROFS" -z lz4hc -C 6000 x.img "$SRC"
+	[ "$status" -eq 1 ]
+	[[ $output == *"multiple of the block size"* ]]
+	[ ! -e x.img ]
+}
+
+@test "compact 4-byte indexes by default with 4 KiB blocks; full ones with -E legacy-compress" {
+	need_sid_erofs
+	"$MKFS_EROFS" --quiet -zlz4hc -b 4096 "$SIDTMP/c.img" "$SRC/z"
+	"$MKFS_EROFS" --quiet -zlz4hc -b 4096 -Elegacy-compress "$SIDTMP/l.img" "$SRC/z"
+	run chroot "$SID_ROOT" dump.erofs --path=/numbers "/tmp/${SIDTMP##*/}/c.img"
+	[ "$status" -eq 0 ]
+	[[ $output == *"Layout: 3 "* ]]
+	run chroot "$SID_ROOT" dump.erofs --path=/numbers "/tmp/${SIDTMP##*/}/l.img"
+	[ "$status" -eq 0 ]
+	[[ $output == *"Layout: 1 "* ]]
+	[ "$(stat -c %s "$SIDTMP/c.img")" -le "$(stat -c %s "$SIDTMP/l.img")" ]
+}
+
+@test "a flipped byte in compressed data is caught by fsck.erofs 1.9 (digests)" {
+	need_sid_erofs
+	"$MKFS_EROFS" --quiet -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint "$SIDTMP/ok.img" "$SRC/z/code"
+	run chroot "$SID_ROOT" fsck.erofs --xattr-inode-digest "/tmp/${SIDTMP##*/}/ok.img"
+	[ "$status" -eq 0 ]
+	# compressed data is the last data of the image: flip a byte in it
+	cp "$SIDTMP/ok.img" "$SIDTMP/bad.img"
+	size=$(stat -c %s "$SIDTMP/bad.img")
+	off=$((size - 3000))
+	orig=$(od -An -tu1 -j "$off" -N1 "$SIDTMP/bad.img" | tr -d ' ')
+	printf "\\$(printf '%03o' $(((orig ^ 0x5a) & 255)))" |
+		dd of="$SIDTMP/bad.img" bs=1 seek="$off" conv=notrunc status=none
+	! cmp -s "$SIDTMP/ok.img" "$SIDTMP/bad.img" || die "byte not flipped"
+	run chroot "$SID_ROOT" fsck.erofs --xattr-inode-digest "/tmp/${SIDTMP##*/}/bad.img"
+	echo "$output"
+	[ "$status" -ne 0 ]
+}
