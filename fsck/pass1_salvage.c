@@ -475,8 +475,12 @@ static int salvage_walk(struct salvage *s)
 	/* a base record begins with its $STANDARD_INFORMATION */
 	if (!kept || (s->structural && first_type != NTFS_AT_STANDARD_INFORMATION))
 		return -1;	/* nothing usable left: cleared as before */
-	/* a file whose $DATA went is a file of 0 bytes, not a broken one */
-	if (removed && !data && !dir && ntfs_rec_add_empty_data(rec, rs))
+	/* a file whose $DATA went is a file of 0 bytes, not a broken one;
+	 * only a base record in no list holds all of the file (an extension
+	 * record holds no unnamed $DATA of its own, and a list's unnamed
+	 * $DATA is never removed) */
+	if (removed && s->structural && !data && !dir &&
+	    ntfs_rec_add_empty_data(rec, rs))
 		return -1;
 	return 0;
 }

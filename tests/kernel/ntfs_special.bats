@@ -30,7 +30,8 @@ setup_file() {
 			t=$(mktemp -d "$SID_ROOT/tmp/fsforge-special.XXXXXX")
 			truncate -s 24M "$t/v.img"
 			chroot "$SID_ROOT" /opt/ntfsprogs-plus/usr/sbin/mkntfs -F -f -q -c "$cs" \
-				"/tmp/${t##*/}/v.img" > /dev/null 2>&1 && mv "$t/v.img" "$W/$name.img"
+				"/tmp/${t##*/}/v.img" > /dev/null 2>&1
+			mv "$t/v.img" "$W/$name.img"
 			rm -rf "$t"
 		else
 			truncate -s 24M "$W/$name.img"

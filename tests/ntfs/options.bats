@@ -118,13 +118,18 @@ teardown() {
 # / is mounted (unshare -m cannot make / private where / is no mount point,
 # as in a chroot); only /proc is mounted, for the sanitizer runtime.
 mkfs_root() {
-	local r=$1 b lib
+	local r=$1 b lib blkid
 	mkdir -p "$r/bin" "$r/sbin" "$r/proc"
 	for b in mkfs sh yes; do
 		cp "$(command -v "$b")" "$r/bin/"
 	done
 	cp "$MKFS_NTFS" "$r/sbin/mkfs.ntfs"
-	for lib in $(ldd "$r"/bin/* "$r/sbin/mkfs.ntfs" |
+	# libblkid is loaded at run time (dlopen) to probe for signatures
+	blkid=$(ldconfig -p | awk '$1 == "libblkid.so.1" && $NF ~ /^\// { print $NF; exit }')
+	[ -n "$blkid" ] || die "libblkid.so.1 not found by ldconfig"
+	mkdir -p "$r$(dirname "$blkid")"
+	cp -L "$blkid" "$r$blkid"
+	for lib in $(ldd "$r"/bin/* "$r/sbin/mkfs.ntfs" "$blkid" |
 		awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $1 !~ /:$/ { print $1 }' | sort -u); do
 		mkdir -p "$r$(dirname "$lib")"
 		cp -L "$lib" "$r$lib"

@@ -131,14 +131,14 @@ static void test_resident(void)
 	const struct ntfs_attr_header *a;
 	char why[NTFS_WHY];
 	uint32_t types[4], lens[4], len;
-	uint8_t val[40];
+	uint8_t val[48];	/* $STANDARD_INFORMATION is at least 48 bytes */
 	int k = 0;
 
 	memset(rec, 0, sizeof(rec));
 	ntfs_rec_init_free(rec, sizeof(rec), 40, 1);
 	memset(val, 0xab, sizeof(val));
 	ok(!ntfs_rec_insert_resident(rec, sizeof(rec), NTFS_AT_EA, val, 20) &&
-	   !ntfs_rec_insert_resident(rec, sizeof(rec), NTFS_AT_STANDARD_INFORMATION, val, 40) &&
+	   !ntfs_rec_insert_resident(rec, sizeof(rec), NTFS_AT_STANDARD_INFORMATION, val, 48) &&
 	   !ntfs_rec_insert_resident(rec, sizeof(rec), NTFS_AT_EA_INFORMATION, val, 8),
 	   "three attributes inserted");
 	ntfs_attr_cursor_init(&cur, rec);
@@ -148,7 +148,7 @@ static void test_resident(void)
 		lens[k++] = len;
 	}
 	ok(k == 3 && types[0] == 0x10 && types[1] == 0xd0 && types[2] == 0xe0 &&
-	   lens[0] == 40 && lens[1] == 8 && lens[2] == 20, "in type order, values as given");
+	   lens[0] == 48 && lens[1] == 8 && lens[2] == 20, "in type order, values as given");
 	/* the $EA_INFORMATION (second) resized to 12, then 4 bytes */
 	{
 		uint32_t off = le16toh(((struct ntfs_mft_record *)(void *)rec)->attrs_offset);
