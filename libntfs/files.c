@@ -290,6 +290,8 @@ static int badclus_file(struct ntfs_build *b)
 	add_si(b, &r, FA_SYS, SECID_SYSTEM);
 	add_fn(b, &r, NTFS_FILE_BADCLUS, NTFS_FILE_ROOT, "$BadClus", FA_SYS, 0, 0);
 	ntfs_rec_add_resident(&r, NTFS_AT_DATA, NULL, NULL, 0, 0);
+	if (b->bad_kept)
+		return 0;
 	/* $Bad: one hole as long as the volume; bad clusters get mapped in */
 	return ntfs_rec_add_nonresident(&r, NTFS_AT_DATA, "$Bad", &hole, 1,
 					n * b->plan->g.cluster_size,

@@ -65,6 +65,7 @@ struct ntfs_build {
 	uint32_t secid;			/* security id of every file; 0: ours */
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
 	bool extend_empty;		/* $Extend's $I30 without entries */
+	bool bad_kept;			/* $BadClus: $Bad comes from the old record */
 };
 int ntfs_build_records(struct ntfs_build *b);
 /* Only system record REC (1-4, 6-8, 10, 11) of B's plan; 0 or -ENOSPC. */

@@ -85,6 +85,8 @@ int ntfs_sysfile_record(uint32_t recno, const struct ntfs_sysfile *s,
 	b->secid = s->secid;
 	b->volume_flags = s->volume_flags;
 	b->extend_empty = true;
+	/* a readable $Bad replaces the built one (a stream of each name) */
+	b->bad_kept = recno == NTFS_FILE_BADCLUS && s->keep[0];
 	/* the builders write at record RECNO of B->mft */
 	b->mft = calloc(recno + 1, rs);
 	if (!b->mft || ntfs_build_one(b, recno))
