@@ -159,6 +159,18 @@ ROW(PR_ATTR_VALUE_LENGTH, 0x010044, "attribute_value_length",
 ROW(PR_ATTR_VALUE_CUT, 0x010045, "attribute_value_cut",
     "attribute 0x%x: value of %u bytes runs past the attribute; only %u are there",
     FSF_PROMPT_FIX, 0);
+/* One bit of the type flipped: the only defined type one bit away that
+ * fits the attribute's place in the record's order and its form is the
+ * type it had (otherwise the attribute is dropped, PR_ATTR_DROPPED). */
+ROW(PR_ATTR_TYPE, 0x01004b, "attribute_type_bit",
+    "attribute at %u has type 0x%x, which NTFS does not define; by its place and form it is 0x%x",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* Writers put a resident value where its header and name end, on an
+ * 8-byte boundary: a value offset that is not there is put back when the
+ * value then fits. */
+ROW(PR_ATTR_VALUE_OFFSET, 0x01004c, "attribute_value_offset",
+    "attribute 0x%x: value offset %u is not a multiple of 8; the value starts at %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_RUNS_CUT, 0x010046, "attribute_runlist_cut",
     "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept",
     FSF_PROMPT_FIX, 0);
@@ -236,6 +248,13 @@ ROW(PR_DATA_RESIDENCE, 0x020023, "attribute_residence",
 ROW(PR_DATA_STREAM_DUPLICATE, 0x020024, "data_stream_duplicate",
     "has two $DATA streams called \"%s\"",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* The file's content flags are derived data: the unnamed $DATA says how
+ * the content is stored, and ntfs-3g and the Linux driver refuse to open
+ * a file whose $STANDARD_INFORMATION says otherwise ("corrupt attribute
+ * flags"); the file attributes are set from the $DATA. */
+ROW(PR_DATA_FILE_FLAGS, 0x020025, "data_file_attribute_flags",
+    "file attributes 0x%x say %s, its data is %s",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 
 /* pass 3: directory indexes ($I30).  Each problem asks to rebuild the
  * directory's index from the $FILE_NAME attributes of its files (the

@@ -361,18 +361,20 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	return 0;
 }
 
-/* Equal apart from the update sequence number, which each write bumps. */
+/* Do the two copies of a record (fixups removed) say the same?  As
+ * ntfs-3g and the Linux driver compare them when they mount: the bytes in
+ * use, the update sequence number included (a mirror whose USN differs
+ * makes ntfs-3g refuse the volume). */
 static bool same_record(const uint8_t *a, const uint8_t *b, uint32_t rs)
 {
-	struct ntfs_record_header h;
-	uint32_t usn_at;
+	struct ntfs_mft_record m;
+	uint32_t used;
 
-	memcpy(&h, a, sizeof(h));
-	usn_at = le16toh(h.usa_ofs);
-	if (usn_at + 2 > rs)
-		return false;
-	return !memcmp(a, b, usn_at) &&
-	       !memcmp(a + usn_at + 2, b + usn_at + 2, rs - usn_at - 2);
+	memcpy(&m, a, sizeof(m));
+	used = le32toh(m.bytes_in_use);
+	if (used > rs || used < sizeof(m))
+		used = rs;
+	return !memcmp(a, b, used);
 }
 
 /*

@@ -206,6 +206,82 @@ static int salvage_vcns(struct salvage *s, uint8_t *a)
  * In-place repair of the framed attribute at OFF.  Returns 0 (it parses
  * now, or the fix was declined), 1 (it must be removed), -1 (give up).
  */
+/* The type of the attribute after the one at OFF; NTFS_AT_END when there
+ * is none or it does not frame. */
+static uint32_t type_after(const uint8_t *rec, uint32_t off)
+{
+	uint32_t len, next, t;
+	char why[NTFS_WHY];
+
+	if (ntfs_attr_frame(rec, used_of(rec), off, &len, why) != 1 ||
+	    ntfs_attr_frame(rec, used_of(rec), off + len, &next, why) != 1)
+		return NTFS_AT_END;
+	memcpy(&t, rec + off + len, 4);
+	return le32toh(t);
+}
+
+/* Could attribute A (its header framed) be of type T by its form? */
+static bool form_fits(const uint8_t *a, uint32_t t)
+{
+	bool nonres = a[offsetof(struct ntfs_attr_header, non_resident)];
+	uint32_t vlen;
+
+	memcpy(&vlen, a + offsetof(struct ntfs_attr_resident, value_length), 4);
+	vlen = le32toh(vlen);
+	switch (t) {
+	case NTFS_AT_STANDARD_INFORMATION:
+		return !nonres && (vlen == 48 || vlen == 72);
+	case NTFS_AT_FILE_NAME:
+		return !nonres && vlen >= sizeof(struct ntfs_file_name);
+	case NTFS_AT_OBJECT_ID: case NTFS_AT_VOLUME_NAME:
+	case NTFS_AT_VOLUME_INFORMATION: case NTFS_AT_INDEX_ROOT:
+	case NTFS_AT_EA_INFORMATION:
+		return !nonres;
+	case NTFS_AT_INDEX_ALLOCATION:
+		return nonres;
+	default:
+		return true;
+	}
+}
+
+/* The one defined type one bit away from TYPE that fits between LAST and
+ * NEXT and the form of A; 0 when there is none or more than one. */
+static uint32_t type_by_bit(const uint8_t *a, uint32_t type, uint32_t last,
+			    uint32_t next)
+{
+	uint32_t found = 0;
+
+	for (int bit = 0; bit < 32; bit++) {
+		uint32_t t = type ^ (1u << bit);
+
+		if (!ntfs_attr_type_valid(t) || t < last || t > next || !form_fits(a, t))
+			continue;
+		if (found)
+			return 0;
+		found = t;
+	}
+	return found;
+}
+
+/* A resident value whose offset is off the 8-byte grid: where writers
+ * put it (after the header and name), when the value fits there; 0 if
+ * not. */
+static uint16_t value_offset_fix(const uint8_t *a)
+{
+	struct ntfs_attr_resident r;
+	uint32_t start = sizeof(r);
+
+	memcpy(&r, a, sizeof(r));
+	if (r.h.non_resident || !(le16toh(r.value_offset) & 7))
+		return 0;
+	if (r.h.name_length)
+		start = le16toh(r.h.name_offset) + 2u * r.h.name_length;
+	start = (start + 7) & ~7u;
+	if (start + (uint64_t)le32toh(r.value_length) > le32toh(r.h.length))
+		return 0;
+	return (uint16_t)start;
+}
+
 static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 {
 	uint8_t *a = s->rec + off;
@@ -257,7 +333,34 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 						 (unsigned long long)now.init)))
 				ntfs_attr_clamp_sizes(a, alloc_from_runs(s, a), &now);
 			break;
-		case NTFS_AF_VALUE:
+		case NTFS_AF_TYPE: {
+			uint32_t t = type_by_bit(a, type, last_type, type_after(s->rec, off));
+
+			if (!t)
+				return 1;	/* dropped, if it may be */
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_TYPE, s->obj, off,
+						 type, t))) {
+				uint32_t le = htole32(t);
+
+				memcpy(a, &le, 4);
+				type = t;
+			}
+			break;
+		}
+		case NTFS_AF_VALUE: {
+			uint16_t vofs = value_offset_fix(a), now_ofs;
+
+			memcpy(&now_ofs, a + offsetof(struct ntfs_attr_resident, value_offset), 2);
+			if (vofs) {
+				if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_VALUE_OFFSET,
+							 s->obj, type, le16toh(now_ofs), vofs))) {
+					vofs = htole16(vofs);
+					memcpy(a + offsetof(struct ntfs_attr_resident, value_offset),
+					       &vofs, 2);
+				}
+				break;
+			}
+		}
 			room = ntfs_attr_value_room(a);
 			if (room == UINT32_MAX)
 				return 1;
@@ -427,6 +530,7 @@ static int salvage_walk(struct salvage *s)
 		r = salvage_fields(s, off, last_type);
 		if (r < 0)
 			return -1;
+		type = le32toh(a->type);	/* a flipped type bit put back */
 		if (s->declined)
 			break;
 		if (r > 0) {

@@ -8,7 +8,8 @@
  * only in the record ($STANDARD_INFORMATION, $FILE_NAME, $OBJECT_ID, the
  * volume name and information, $INDEX_ROOT, $EA_INFORMATION) must be
  * resident and $INDEX_ALLOCATION must not be; a file has one $DATA stream
- * per name.
+ * per name; a file's $STANDARD_INFORMATION says sparse, compressed and
+ * encrypted exactly when its unnamed $DATA is (set from the $DATA).
  */
 #include "config.h"
 
@@ -143,6 +144,64 @@ static void check_streams(struct ntfs_check *c, const uint8_t *rec,
 	}
 }
 
+/* "sparse, compressed" for the content flags F of file attributes */
+static void flag_words(uint32_t f, char *out, size_t size)
+{
+	snprintf(out, size, "%s%s%s%s", f & NTFS_FA_SPARSE_FILE ? "sparse " : "",
+		 f & NTFS_FA_COMPRESSED ? "compressed " : "",
+		 f & NTFS_FA_ENCRYPTED ? "encrypted " : "",
+		 f ? "" : "plain ");
+	out[strlen(out) - 1] = 0;
+}
+
+/* A user file's base record REC: its $STANDARD_INFORMATION's content
+ * flags against its unnamed $DATA's first extent, both in REC. */
+static void check_file_flags(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+			     const char *obj)
+{
+	const uint32_t mask = NTFS_FA_SPARSE_FILE | NTFS_FA_COMPRESSED | NTFS_FA_ENCRYPTED;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a, *si = NULL, *data = NULL;
+	uint32_t fa, want = 0, len;
+	uint16_t af;
+	char why[NTFS_WHY], said[40], is[40];
+	uint8_t *v;
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		if (le32toh(a->type) == NTFS_AT_STANDARD_INFORMATION && !a->non_resident)
+			si = a;
+		else if (le32toh(a->type) == NTFS_AT_DATA && !a->name_length && !data &&
+			 (!a->non_resident ||
+			  !((const struct ntfs_attr_nonresident *)(const void *)a)->lowest_vcn))
+			data = a;
+	}
+	if (!si || !data)
+		return;
+	v = (uint8_t *)ntfs_attr_value(si, &len);
+	if (!v || len < offsetof(struct ntfs_standard_information, file_attributes) + 4)
+		return;
+	memcpy(&fa, v + offsetof(struct ntfs_standard_information, file_attributes), 4);
+	fa = le32toh(fa);
+	af = le16toh(data->flags);
+	if (af & NTFS_ATTR_SPARSE)
+		want |= NTFS_FA_SPARSE_FILE;
+	if (af & NTFS_ATTR_COMPRESSION_MASK)
+		want |= NTFS_FA_COMPRESSED;
+	if (af & NTFS_ATTR_ENCRYPTED)
+		want |= NTFS_FA_ENCRYPTED;
+	if ((fa & mask) == want)
+		return;
+	flag_words(fa & mask, said, sizeof(said));
+	flag_words(want, is, sizeof(is));
+	if (fsf_fix_ask(&c->fix, &PR_DATA_FILE_FLAGS, obj, fa, said, is)) {
+		fa = htole32((fa & ~mask) | want);
+		memcpy(v + offsetof(struct ntfs_standard_information, file_attributes), &fa, 4);
+		if (ntfs_check_write_record(c, recno, rec))
+			fsf_fix_failed(&c->fix);
+	}
+}
+
 int ntfs_pass2_data(struct ntfs_check *c)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
@@ -176,6 +235,9 @@ int ntfs_pass2_data(struct ntfs_check *c)
 			check_attr(c, r, rec, a, whole, obj);
 		}
 		check_streams(c, rec, obj[0] ? obj : "record");
+		if (!le64toh(m.base_mft_record) && r >= NTFS_FILE_FIRST_USER &&
+		    !(le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY))
+			check_file_flags(c, r, rec, obj[0] ? obj : "record");
 	}
 	free(rec);
 	return 0;

@@ -174,12 +174,21 @@ int ntfs_attr_frame(const uint8_t *rec, uint32_t used, uint32_t off,
 	return 1;
 }
 
+bool ntfs_attr_type_valid(uint32_t type)
+{
+	return !(type & 0xf) && ((type >= 0x10 && type <= 0x100) ||
+				 (type >= 0x1000 && type != NTFS_AT_END));
+}
+
 enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 				     uint32_t off, uint32_t last_type,
 				     char *why)
 {
 	uint32_t type = le32toh(a->type), len = le32toh(a->length), name_end, vlen;
 
+	if (!ntfs_attr_type_valid(type))
+		return WHY("attribute at %u has type 0x%x, which NTFS does not define",
+			   off, type), NTFS_AF_TYPE;
 	if (type < last_type)
 		return WHY("attribute 0x%x at %u is out of order", type, off), NTFS_AF_ORDER;
 	name_end = a->name_length ? le16toh(a->name_offset) + 2u * a->name_length : 0;
@@ -204,6 +213,10 @@ enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 		    (le32toh(r.value_length) && le16toh(r.value_offset) < name_end))
 			return WHY("attribute 0x%x at %u: value outside the attribute",
 				   type, off), NTFS_AF_VALUE;
+		/* every writer puts the value on an 8-byte boundary */
+		if (le32toh(r.value_length) && le16toh(r.value_offset) & 7)
+			return WHY("attribute 0x%x at %u: value offset %u is not a multiple of 8",
+				   type, off, le16toh(r.value_offset)), NTFS_AF_VALUE;
 		/* the two values every reader parses must hold what they
 		 * say (a $STANDARD_INFORMATION of NTFS 1.2 has 48 bytes) */
 		vlen = le32toh(r.value_length);

@@ -79,7 +79,12 @@ enum ntfs_attr_fault {
 	NTFS_AF_MAPPING,	/* mapping pairs offset outside */
 	NTFS_AF_VCN,		/* VCN range impossible */
 	NTFS_AF_SIZES,		/* initialized <= data <= allocated broken */
+	NTFS_AF_TYPE,		/* not an attribute type NTFS defines */
 };
+/* An attribute type of NTFS 3.1's $AttrDef (0x10..0x100 in steps of
+ * 0x10) or of the range left to user definitions (0x1000 and up, in
+ * steps of 0x10). */
+bool ntfs_attr_type_valid(uint32_t type);
 #define NTFS_ATTR_KNOWN_FLAGS 0xc001u	/* compressed (LZNT1), encrypted, sparse */
 enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 				     uint32_t off, uint32_t last_type,

@@ -242,6 +242,24 @@ asked_case() {
 	repair_case dir usa_count "the strides say at 48 with 3"
 }
 
+@test "one bit of \$STANDARD_INFORMATION's type flipped (0x14): put back by place and form, the 12 MiB file kept" {
+	repair_case big si_type_bit "has type 0x14, which NTFS does not define; by its place and form it is 0x10"
+}
+
+@test "\$STANDARD_INFORMATION's value offset off the 8-byte grid: put back, the directory keeps its 700 names" {
+	repair_case dir si_value_offset "value offset 28 is not a multiple of 8; the value starts at 24"
+}
+
+@test "a file's \$STANDARD_INFORMATION says sparse, its \$DATA is not: the file attributes follow the data" {
+	repair_case big si_sparse_bit "say sparse, its data is plain"
+}
+
+@test "\$Volume's record differs from its \$MFTMirr copy only in the update sequence number: the mirror rewritten" {
+	# ntfs-3g compares the two copies with the USN and refuses to mount
+	echo 3 > "$BATS_FILE_TMPDIR/volume.rec"
+	repair_case volume usn_bump "\$MFTMirr copy differs from \$MFT"
+}
+
 @test "allocated size of the 12 MiB file's record one byte short: set back, the file kept" {
 	repair_case big alloc_field "allocated size 1023, not 1024"
 }

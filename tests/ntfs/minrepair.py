@@ -20,6 +20,14 @@ DAMAGE:
   value_length   resident unnamed $DATA: value length 512 (past the record's room)
   runs_outside   unnamed $DATA: first run's LCN past the end of the volume
   index_runs_outside  $INDEX_ALLOCATION ($I30): the same
+  si_type_bit    $STANDARD_INFORMATION's type 0x10 -> 0x14 (one bit)
+  si_value_offset  $STANDARD_INFORMATION's value offset 24 -> 28 (off the
+                 8-byte grid; the value now runs 4 bytes past the attribute)
+  si_sparse_bit  $STANDARD_INFORMATION's file attributes: sparse (0x200)
+                 set on a file whose $DATA is not sparse
+  usn_bump       the update sequence number one higher, its copies at the
+                 stride ends too (a valid record that differs from its
+                 $MFTMirr copy only there)
   used           print bytes in use of the record (nothing changed)
 """
 import os
@@ -71,6 +79,23 @@ def main():
                     break
             else:
                 raise KeyError("no named $DATA")
+        elif what == "si_sparse_bit":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x10)
+            vofs, = struct.unpack_from("<H", rec, off + 0x14)
+            fa, = struct.unpack_from("<I", rec, off + vofs + 32)
+            damage.set_record_bytes(img, g, n, off + vofs + 32, struct.pack("<I", fa | 0x200))
+        elif what == "usn_bump":
+            ofs, = struct.unpack_from("<H", rec, 4)
+            usn, = struct.unpack_from("<H", damage.record(img, mft, rs, n), ofs)
+            damage.set_record_bytes(img, g, n, ofs, struct.pack("<H", (usn + 1) & 0xFFFF or 1))
+        elif what in ("si_type_bit", "si_value_offset"):
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x10)
+            if what == "si_type_bit":
+                damage.set_record_bytes(img, g, n, off, struct.pack("<I", 0x14))
+            else:
+                vofs, = struct.unpack_from("<H", rec, off + 0x14)
+                assert vofs == 24, "value offset %d" % vofs
+                damage.set_record_bytes(img, g, n, off + 0x14, struct.pack("<H", 28))
         elif what == "usa_count":
             img[mft + n * rs + 6:mft + n * rs + 8] = struct.pack("<H", 2)
         elif what == "alloc_field":
