@@ -63,6 +63,13 @@ static int rank(bool ok, const struct ntfs_candidate *k)
 	return k->mirr_lcn >= 0 && k->mirr_lcn == k->b.mftmirr_lcn ? 2 : 1;
 }
 
+/* The jump at the start of an NTFS boot sector: EB 52 90 (mkntfs,
+ * Windows) or EB 5B 90; ntfsck and chkdsk refuse a sector with another. */
+static bool standard_jump(const uint8_t *sec)
+{
+	return sec[0] == 0xeb && (sec[1] == 0x52 || sec[1] == 0x5b) && sec[2] == 0x90;
+}
+
 /* Why candidate K is worse than the chosen one. */
 static const char *worse(const struct ntfs_candidate *k, char *why)
 {
@@ -136,6 +143,13 @@ int ntfs_pass0_boot(struct ntfs_check *c)
 	r0 = rank(ok[0], &k[0]);
 	r1 = rank(ok[1], &k[1]);
 	best = r1 > r0 ? 1 : 0;
+	if (ok[0] && ok[1] && r0 == r1 && !standard_jump(sec[0]) && standard_jump(sec[1])) {
+		/* equally confirmed: the one whose jump is NTFS's */
+		best = 1;
+		k[0].mft_ok = false;	/* for worse() */
+		snprintf(k[0].why, NTFS_WHY, "its jump instruction is %02X %02X %02X",
+			 sec[0][0], sec[0][1], sec[0][2]);
+	}
 	if (ok[0] && !ok[1] && !fits(c, &k[0])) {
 		/* a primary larger than the device and no backup where it
 		 * says: its size may be the damage, and a backup at the

@@ -83,6 +83,13 @@ damage_repair() {
 	[[ $repaired == *"boot sector: boot sector is invalid"* ]]
 }
 
+# Both sectors lead to the same records; only the primary's jump is not
+# NTFS's (ntfsck refuses such a volume: "Bad jump"), so the backup wins.
+@test "primary boot sector with a jump instruction that is not NTFS's: rewritten from the backup" {
+	damage_repair jump-primary
+	[[ $repaired == *"boot sector is invalid (its jump instruction is EC 52 90)"* ]]
+}
+
 @test "backup boot sector with its \$MFT cluster one off: rewritten from the primary" {
 	damage_repair mft-lcn-backup
 	[[ $repaired == *"backup boot sector is invalid"* ]]
