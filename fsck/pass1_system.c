@@ -2,7 +2,7 @@
 /*
  * Pass 1: system files made again instead of giving up.  A system record
  * of $MFTMirr, $LogFile, $Volume, $AttrDef, $Bitmap, $Boot, $BadClus,
- * $UpCase or $Extend that neither its mirror copy nor the in-place repairs
+ * $Secure, $UpCase or $Extend that neither its mirror copy nor the in-place repairs
  * make usable, or that does not fit its role (no journal stream, a $Boot
  * not at cluster 0, a $Bitmap too small for the volume...), is built again
  * by libntfs exactly as mkfs.ntfs builds it.  What is still readable in
@@ -12,7 +12,9 @@
  * $Boot at cluster 0); otherwise the content is written to free clusters
  * after every record has been scanned: an empty journal (0xff, as
  * ntfsfix and ntfsck reset it), the standard attribute and upper case
- * tables, a cluster map the bitmap pass then fills.  $Extend gets an
+ * tables, a cluster map the bitmap pass then fills, mkfs.ntfs's security
+ * descriptors (the $Secure pass then gives every file whose security id
+ * they do not hold the default one).  $Extend gets an
  * empty index that the index pass rebuilds from its files' names.
  *
  * $UpCase's table is also checked: an entry that is neither the character
@@ -281,6 +283,7 @@ int ntfs_sysrec_lost(struct ntfs_check *c, uint64_t recno, const uint8_t *rec,
 		[NTFS_FILE_BITMAP] = ", the computed cluster map in free clusters",
 		[NTFS_FILE_BOOT] = ", pointing at the boot sectors",
 		[NTFS_FILE_BADCLUS] = ", keeping its $Bad stream where readable",
+		[NTFS_FILE_SECURE] = ", mkfs.ntfs's security descriptors in free clusters (files with other ids get the default one)",
 		[NTFS_FILE_UPCASE] = ", the standard upper case table in free clusters",
 		[NTFS_FILE_EXTEND] = ", its index rebuilt from its files' names",
 	};
@@ -365,8 +368,12 @@ static int write_content(struct ntfs_check *c, uint32_t recno, int64_t lcn,
 		tlen = NTFS_SYSFILE_ATTRDEF_BYTES;
 	} else if (recno == NTFS_FILE_UPCASE && (table = upcase_le())) {
 		tlen = NTFS_UPCASE_LEN * 2;
+	} else if (recno == NTFS_FILE_SECURE &&
+		   (table = malloc(tlen = ntfs_sysfile_size(recno, &c->vol.boot.g, 0)))) {
+		ntfs_sysfile_sds(table);
 	}
-	if (!buf || ((recno == NTFS_FILE_ATTRDEF || recno == NTFS_FILE_UPCASE) && !table))
+	if (!buf || ((recno == NTFS_FILE_ATTRDEF || recno == NTFS_FILE_UPCASE ||
+		      recno == NTFS_FILE_SECURE) && !table))
 		ret = -ENOMEM;
 	for (uint64_t pos = 0; pos < total && !ret; pos += CHUNK) {
 		uint32_t len = total - pos < CHUNK ? (uint32_t)(total - pos) : CHUNK;

@@ -390,6 +390,8 @@ int ntfs_build_one(struct ntfs_build *b, uint32_t rec)
 		return volume_file(b);
 	case NTFS_FILE_BADCLUS:
 		return badclus_file(b);
+	case NTFS_FILE_SECURE:
+		return secure_file(b);
 	case NTFS_FILE_EXTEND:
 		return extend_dir(b);
 	default:

@@ -17,10 +17,20 @@ void ntfs_sysfile_attrdef(uint8_t *out)
 	ntfs_attrdef_build(out);
 }
 
+void ntfs_sysfile_sds(uint8_t *out)
+{
+	struct ntfs_secure sec;
+
+	ntfs_secure_build(&sec);
+	memset(out, 0, NTFS_SDS_BLOCK + sec.sds_len);
+	memcpy(out, sec.sds, sec.sds_len);
+	memcpy(out + NTFS_SDS_BLOCK, sec.sds, sec.sds_len);
+}
+
 bool ntfs_sysfile_buildable(uint32_t recno)
 {
 	return recno >= NTFS_FILE_MFTMIRR && recno <= NTFS_FILE_EXTEND &&
-	       recno != NTFS_FILE_ROOT && recno != NTFS_FILE_SECURE;
+	       recno != NTFS_FILE_ROOT;
 }
 
 uint64_t ntfs_sysfile_size(uint32_t recno, const struct ntfs_geometry *g,
@@ -40,6 +50,12 @@ uint64_t ntfs_sysfile_size(uint32_t recno, const struct ntfs_geometry *g,
 		return 8192;
 	case NTFS_FILE_UPCASE:
 		return NTFS_UPCASE_LEN * 2;
+	case NTFS_FILE_SECURE: {
+		struct ntfs_secure sec;
+
+		ntfs_secure_build(&sec);
+		return NTFS_SDS_BLOCK + sec.sds_len;
+	}
 	default:
 		return 0;
 	}
@@ -54,6 +70,7 @@ static enum ntfs_area area_of(uint32_t recno)
 	case NTFS_FILE_BITMAP: return AREA_BITMAP;
 	case NTFS_FILE_BOOT: return AREA_BOOT;
 	case NTFS_FILE_UPCASE: return AREA_UPCASE;
+	case NTFS_FILE_SECURE: return AREA_SDS;
 	default: return AREA_COUNT;
 	}
 }
@@ -62,6 +79,7 @@ int ntfs_sysfile_record(uint32_t recno, const struct ntfs_sysfile *s,
 			uint8_t *rec)
 {
 	static const struct ntfs_mkfs_opts opts;
+	struct ntfs_secure sec;
 	uint32_t rs = s->g.mft_record_size;
 	struct ntfs_plan *plan = calloc(1, sizeof(*plan));
 	struct ntfs_build *b = calloc(1, sizeof(*b));
@@ -79,6 +97,8 @@ int ntfs_sysfile_record(uint32_t recno, const struct ntfs_sysfile *s,
 	}
 	b->plan = plan;
 	b->opts = &opts;
+	b->sec = &sec;
+	ntfs_secure_build(&sec);
 	b->now = s->now;
 	b->label = s->label;
 	b->label_len = s->label_len;

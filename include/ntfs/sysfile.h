@@ -34,8 +34,12 @@ struct ntfs_sysfile {
 /* $AttrDef's content as mkfs.ntfs writes it */
 #define NTFS_SYSFILE_ATTRDEF_BYTES 2560u
 void ntfs_sysfile_attrdef(uint8_t *out);
-/* Is RECNO one of the records ntfs_sysfile_record() builds?  (1-4, 6-8,
- * 10, 11; the root directory, $Secure and $MFT need more than a record) */
+/* $Secure:$SDS as mkfs.ntfs writes it: its default security descriptors
+ * and their mirror copy one 256 KiB block on; ntfs_sysfile_size() bytes
+ * into OUT. */
+void ntfs_sysfile_sds(uint8_t *out);
+/* Is RECNO one of the records ntfs_sysfile_record() builds?  (1-4, 6-11;
+ * the root directory and $MFT need more than a record) */
 bool ntfs_sysfile_buildable(uint32_t recno);
 /* The size mkfs.ntfs gives the unnamed $DATA of system file RECNO on a
  * volume of geometry G (0: resident or none).  MIRR_RECORDS: records in

@@ -133,6 +133,10 @@ REMADE="system file record is unusable"
 	sysrec_case ours4k notinuse-8 "MFT record 8: $REMADE"
 }
 
+@test "ours 4k: \$Secure's record zeroed: made again with mkfs.ntfs's descriptors" {
+	sysrec_case ours4k zero-9 "MFT record 9: $REMADE"
+}
+
 @test "ours 4k: \$UpCase's record zeroed: made again with the standard table" {
 	sysrec_case ours4k zero-10 "MFT record 10: $REMADE"
 }
@@ -171,6 +175,10 @@ REMADE="system file record is unusable"
 
 @test "sid 4k: \$Bitmap's record zeroed: made again" {
 	sysrec_case sid4k zero-6 "MFT record 6: $REMADE"
+}
+
+@test "sid 4k: \$Secure's record zeroed: made again, every file's security id held by it" {
+	sysrec_case sid4k zero-9 "MFT record 9: $REMADE"
 }
 
 @test "sid 4k: \$UpCase without its table: made again" {
