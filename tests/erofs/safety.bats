@@ -27,9 +27,13 @@ no_leftovers() {
 	no_leftovers out.img
 }
 
-# run mkfs.erofs as nobody in a world-reachable scratch tree
+# run mkfs.erofs as nobody in the world-reachable scratch tree $w; the
+# binary is copied there (the build tree may be under a home nobody cannot
+# enter, such as /root on a fresh machine)
 as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+	cp "$MKFS_EROFS" "$w/mkfs.erofs"
+	chmod 755 "$w/mkfs.erofs"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$w/mkfs.erofs" "$@"
 }
 
 @test "an unreadable file fails the build, names the file and leaves no image" {
@@ -37,7 +41,7 @@ as_nobody() {
 	cp -a "$SRC" "$w/src"
 	chmod 777 "$w"
 	chmod 000 "$w/src/d/file"
-	run as_nobody "$MKFS_EROFS" "$w/out.img" "$w/src"
+	run as_nobody "$w/out.img" "$w/src"
 	[ "$status" -eq 1 ]
 	[[ $output == *"cannot open $w/src/d/file: Permission denied"* ]]
 	no_leftovers "$w/out.img"
@@ -49,7 +53,7 @@ as_nobody() {
 	cp -a "$SRC" "$w/src"
 	chmod 777 "$w"
 	chmod 000 "$w/src/d"
-	run as_nobody "$MKFS_EROFS" "$w/out.img" "$w/src"
+	run as_nobody "$w/out.img" "$w/src"
 	[ "$status" -eq 1 ]
 	[[ $output == *"cannot open directory $w/src/d: Permission denied"* ]]
 	no_leftovers "$w/out.img"
@@ -63,7 +67,7 @@ as_nobody() {
 	chmod 000 "$w/src/d/file"
 	echo old > "$w/out.img"
 	chown 65534 "$w/out.img"
-	run as_nobody "$MKFS_EROFS" "$w/out.img" "$w/src"
+	run as_nobody "$w/out.img" "$w/src"
 	[ "$status" -eq 1 ]
 	[ "$(cat "$w/out.img")" = old ]
 	no_leftovers "$w/out.img.none"

@@ -193,7 +193,10 @@ FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
 	( exec 3<>"$d/v.img"; echo held > held; read -r _ < go ) &
 	holder=$!
 	while [ ! -s held ]; do sleep 0.05; done
-	run setpriv --reuid=65534 --regid=65534 --clear-groups "$FSCK" -a "$d/v.img"
+	# a copy nobody can run (the build tree may be under /root)
+	cp "$FSCK" "$d/fsck.ntfs"
+	chmod 755 "$d/fsck.ntfs"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$d/fsck.ntfs" -a "$d/v.img"
 	echo > go
 	wait "$holder"
 	after=$(sha256sum < "$d/v.img")
