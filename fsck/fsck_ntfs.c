@@ -145,6 +145,8 @@ static void check_free(struct ntfs_check *c)
 	free(c->ext_bad);
 	free(c->record_lost);
 	free(c->nameless);
+	free(c->plain);
+	free(c->secids);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i].name);
 	free(c->names);

@@ -47,7 +47,7 @@ struct ntfs_ext_ref {
 };
 
 /* chunks of consecutive MFT records as on disk (ntfs_io.c) */
-#define NTFS_CACHE_SLOTS 8
+#define NTFS_CACHE_SLOTS 4
 struct ntfs_rec_cache {
 	uint8_t *mem;
 	uint64_t chunk[NTFS_CACHE_SLOTS];	/* UINT64_MAX: empty */
@@ -108,6 +108,11 @@ struct ntfs_check {
 	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
 	uint8_t *nameless;		/* one bit per record: a file without
 					 * any $FILE_NAME (pass 1) */
+	/* pass1_summary.c: what pass 1 saw, so later passes read less */
+	uint8_t *plain;			/* one bit per record: nothing for pass 2 */
+	uint32_t *secids;		/* the base records' security ids */
+	size_t nsecids, cap_secids;
+	bool secids_overflow;		/* too many to keep: not used */
 	struct ntfs_fn_ref *names;	/* names of the directories rebuilt */
 	size_t nnames, cap_names;
 	struct ntfs_ext_ref *exts;	/* extension records in use */
@@ -272,6 +277,11 @@ int ntfs_salvage_header(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			enum ntfs_rec_state st, const char *obj);
 /* Make REC a free record (sequence number bumped). */
 void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
+
+/* pass1_summary.c: note record RECNO (accepted by pass 1; REC fixups
+ * removed) for the later passes; ntfs_record_plain: may pass 2 skip it? */
+void ntfs_note_record(struct ntfs_check *c, uint64_t recno, const uint8_t *rec);
+bool ntfs_record_plain(const struct ntfs_check *c, uint64_t recno);
 
 /* pass1_system.c: system records 1-4, 6-8, 10 and 11 that are beyond
  * repair are made again as mkfs.ntfs makes them (libntfs/sysfile.c).

@@ -515,6 +515,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->ext_bad = calloc(1, c->vol.mft_records / 8 + 1);
 	c->record_lost = calloc(1, c->vol.mft_records / 8 + 1);
 	c->nameless = calloc(1, c->vol.mft_records / 8 + 1);
+	c->plain = calloc(1, c->vol.mft_records / 8 + 1);	/* optional */
 	if (!c->cluster_used || !c->record_used || !c->record_dir ||
 	    !c->fn_pending || !c->ext_bad || !c->record_lost || !c->nameless) {
 		ret = -ENOMEM;
@@ -669,6 +670,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			bool list;
 
 			bit_set(c->record_used, i);
+			ntfs_note_record(c, i, rec);
 			/* a user file without a name in its own record and no
 			 * list: pass 3 gives it one (its entry's, or /lost+found) */
 			if (i >= NTFS_FILE_FIRST_USER && !le64toh(m.base_mft_record) &&

@@ -216,7 +216,8 @@ int ntfs_pass2_data(struct ntfs_check *c)
 		char why[NTFS_WHY], obj[NTFS_WHY + 64];
 		bool whole = true;
 
-		if (!bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
+		if (!bit_get(c->record_used, r) || ntfs_record_plain(c, r) ||
+		    ntfs_check_read_record(c, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));

@@ -432,7 +432,8 @@ static int collect(struct ntfs_check *c, struct items *it, uint8_t *rec)
 		char why[NTFS_WHY];
 		uint64_t base;
 
-		if (!bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
+		if (!bit_get(c->record_used, r) || ntfs_record_plain(c, r) ||
+		    ntfs_check_read_record(c, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));

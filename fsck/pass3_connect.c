@@ -28,6 +28,18 @@
 
 enum { UNSEEN, ON_PATH, DONE };
 
+/* two bits per record (a byte each would be most of the peak memory on
+ * a volume of small files) */
+static unsigned int st_get(const uint8_t *st, uint64_t r)
+{
+	return (st[r / 4] >> (2 * (r % 4))) & 3u;
+}
+
+static void st_set(uint8_t *st, uint64_t r, unsigned int v)
+{
+	st[r / 4] = (uint8_t)((st[r / 4] & ~(3u << (2 * (r % 4)))) | v << (2 * (r % 4)));
+}
+
 struct parent_of {
 	uint64_t parent;
 	bool found;
@@ -102,7 +114,7 @@ static void break_loop(struct ntfs_check *c, const uint64_t *path, size_t from,
 int ntfs_pass3_connect(struct ntfs_check *c)
 {
 	uint64_t nrec = c->vol.mft_records;
-	uint8_t *state = calloc(nrec, 1);
+	uint8_t *state = calloc(nrec / 4 + 1, 1);
 	uint64_t *path = malloc(nrec * sizeof(*path));
 	uint8_t *buf = malloc(c->vol.boot.g.mft_record_size);
 	int ret = 0;
@@ -114,22 +126,22 @@ int ntfs_pass3_connect(struct ntfs_check *c)
 	/* the root, and the system directories ($Extend) whose place is
 	 * not ours to change: never moved, taken as reached */
 	for (uint64_t r = 0; r < NTFS_FILE_FIRST_USER && r < nrec; r++)
-		state[r] = DONE;
+		st_set(state, r, DONE);
 	for (uint64_t d = 0; d < nrec; d++) {
 		size_t n = 0;
 		uint64_t r = d;
 
-		if (!is_dir(c, d) || state[d] != UNSEEN)
+		if (!is_dir(c, d) || st_get(state, d) != UNSEEN)
 			continue;
 		/* up the parents until the root, a known directory, a
 		 * parent that is no directory (an orphan: not ours) or a
 		 * directory already on this path (a loop) */
-		while (is_dir(c, r) && state[r] == UNSEEN) {
-			state[r] = ON_PATH;
+		while (is_dir(c, r) && st_get(state, r) == UNSEEN) {
+			st_set(state, r, ON_PATH);
 			path[n++] = r;
 			r = parent_of(c, r, buf);
 		}
-		if (r < nrec && state[r] == ON_PATH) {
+		if (r < nrec && st_get(state, r) == ON_PATH) {
 			size_t from = 0;
 
 			while (path[from] != r)
@@ -140,7 +152,7 @@ int ntfs_pass3_connect(struct ntfs_check *c)
 			move(c, path[n - 1], "it has no name");
 		}
 		for (size_t i = 0; i < n; i++)
-			state[path[i]] = DONE;
+			st_set(state, path[i], DONE);
 	}
 out:
 	free(state);

@@ -355,6 +355,7 @@ static void check_ids(struct secure *s, uint8_t *rec)
 	struct ntfs_check *c = s->c;
 	uint32_t rs = c->vol.boot.g.mft_record_size, at, root_id = 0, low;
 	char why[NTFS_WHY], obj[1200];
+	bool known = c->plain && !c->secids_overflow;
 
 	if (!s->n)
 		return;
@@ -362,11 +363,20 @@ static void check_ids(struct secure *s, uint8_t *rec)
 	if (!ntfs_check_read_record(c, NTFS_FILE_ROOT, rec) &&
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK)
 		root_id = secid_of(rec, &at);
-	if (!lookup(s, root_id))
+	if (!lookup(s, root_id)) {
 		root_id = low;
+		known = false;	/* a /lost+found made with the root's id */
+	}
+	/* pass 1 saw every base record's id: when $Secure holds them all,
+	 * only the records made after pass 1 (system ones) need a look */
+	for (size_t i = 0; known && i < c->nsecids; i++)
+		known = lookup(s, c->secids[i]);
 	for (uint64_t r = 0; r < c->vol.mft_records; r++) {
 		struct ntfs_mft_record m;
 		uint32_t id, to;
+
+		if (known && r >= 24)
+			break;
 
 		if (!bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
