@@ -27,7 +27,12 @@ setup_file() {
 }
 
 teardown_file() {
-	rm -rf "$OUT"
+	local m
+	# a mount left by an interrupted case (ntfs-3g on a case's mnt/)
+	for m in $(awk -v d="$OUT" 'index($2, d "/") == 1 { print $2 }' /proc/mounts | sort -r); do
+		umount -l "$m" 2>/dev/null || true
+	done
+	rm -rf --one-file-system "$OUT" || true
 }
 
 check() {
