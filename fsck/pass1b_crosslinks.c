@@ -554,7 +554,8 @@ int ntfs_pass1b_crosslinks(struct ntfs_check *c)
 	ret = for_each_extent(&p, note_keepers);
 	if (ret)
 		goto out;
-	qsort(p.keepers, p.nkeepers, sizeof(*p.keepers), keeper_cmp);
+	if (p.nkeepers)
+		qsort(p.keepers, p.nkeepers, sizeof(*p.keepers), keeper_cmp);
 	for (uint64_t l = 0; l < c->vol.boot.g.nr_clusters; l++)
 		p.nfree += !bit_get(c->cluster_used, l);
 	/* the same walk again: the first owner keeps, the others copy */
