@@ -305,8 +305,10 @@ void ntfs_reparse_index_check(struct ntfs_check *c, struct ntfs_rp_set *seen)
 		want_rebuild = fsf_fix_ask(&c->fix, &PR_REPARSE_INDEX_CORRUPT, obj, w.why);
 		goto rebuild;
 	}
-	qsort(seen->v, seen->n, sizeof(*seen->v), key_cmp);
-	qsort(found.v, found.n, sizeof(*found.v), key_cmp);
+	if (seen->n)
+		qsort(seen->v, seen->n, sizeof(*seen->v), key_cmp);
+	if (found.n)
+		qsort(found.v, found.n, sizeof(*found.v), key_cmp);
 	for (i = 0, j = 0; i < seen->n || j < found.n;) {
 		int d = i == seen->n ? 1 : j == found.n ? -1 :
 			key_cmp(&seen->v[i], &found.v[j]);
@@ -333,7 +335,8 @@ void ntfs_reparse_index_check(struct ntfs_check *c, struct ntfs_rp_set *seen)
 	}
 rebuild:
 	if (want_rebuild) {
-		qsort(seen->v, seen->n, sizeof(*seen->v), key_cmp);
+		if (seen->n)
+			qsort(seen->v, seen->n, sizeof(*seen->v), key_cmp);
 		if (large || !has_root ||
 		    ntfs_check_read_record(c, (uint64_t)r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||

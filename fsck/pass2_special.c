@@ -486,7 +486,8 @@ int ntfs_pass2_special(struct ntfs_check *c)
 	ret = collect(c, &it, f.rec);
 	if (ret)
 		goto out;
-	qsort(it.v, it.n, sizeof(*it.v), by_base);
+	if (it.n)
+		qsort(it.v, it.n, sizeof(*it.v), by_base);
 	for (size_t i = 0, j; i < it.n; i = j) {
 		struct ntfs_mft_record m;
 
