@@ -264,6 +264,12 @@ void ntfs_check_attr_lists(struct ntfs_check *c);
  * its list names that still point back at B (after attributes were
  * removed from them).  0, or -1 with WHY. */
 int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why);
+/* pass1_mftext.c: $MFT's $DATA (first extent in C->vol, SIZE bytes) with
+ * its later extents, named by record 0's (REC0) attribute list, joined
+ * into C->vol.mft_runs.  0, or -1 with WHY; C->vol.mft_records is left 0
+ * for the caller to set. */
+int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
+		     char *why);
 /* pass1_salvage.c: repair record REC's attributes in place where they
  * are wrong (written back when accepted).  0: usable now; 1: a repair was
  * declined, the record is left alone; -1: nothing to do in place, the

@@ -107,7 +107,7 @@ struct extents {
 	uint32_t type;
 	const char *name;
 	uint64_t nr_clusters;
-	struct ntfs_extent *x;
+	struct ntfs_attr_extent *x;
 	size_t n, cap;
 	uint64_t size;
 	int err;			/* -1 (WHY) or -ENOMEM */
@@ -118,14 +118,14 @@ static int add_extent(const struct ntfs_attr_header *a, void *arg)
 {
 	struct extents *e = arg;
 	struct ntfs_attr_nonresident n;
-	struct ntfs_extent *x;
+	struct ntfs_attr_extent *x;
 
 	if (le32toh(a->type) != e->type || !a->non_resident ||
 	    !ntfs_attr_has_name(a, e->name))
 		return 0;
 	if (e->n == e->cap) {
 		size_t cap = e->cap ? 2 * e->cap : 8;
-		struct ntfs_extent *g = realloc(e->x, cap * sizeof(*g));
+		struct ntfs_attr_extent *g = realloc(e->x, cap * sizeof(*g));
 
 		if (!g) {
 			e->err = -ENOMEM;

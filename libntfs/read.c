@@ -331,12 +331,12 @@ long ntfs_attr_runs(const struct ntfs_attr_header *a, uint64_t nr_clusters,
 
 static int cmp_extent(const void *x, const void *y)
 {
-	const struct ntfs_extent *a = x, *b = y;
+	const struct ntfs_attr_extent *a = x, *b = y;
 
 	return a->lowest_vcn < b->lowest_vcn ? -1 : a->lowest_vcn > b->lowest_vcn;
 }
 
-long ntfs_extents_join(struct ntfs_extent *x, size_t n, struct ntfs_run **runs,
+long ntfs_extents_join(struct ntfs_attr_extent *x, size_t n, struct ntfs_run **runs,
 		       char *why)
 {
 	int64_t next = 0;

@@ -9,6 +9,15 @@ tests/ntfs/splitidx.bats.  The format is read with the lab's own parser
   splitidx_lab.py layout IMG          "EXTENTS RECORDS BLOCKS" of big/'s
                                       $I30 allocation, from the list
   splitidx_lab.py damage IMG CASE     damage an INDX block of the 2nd extent
+  splitidx_lab.py make-mft IMG MKFS   a volume whose $MFT's $DATA has extents
+                                      in several records (record 0's list)
+  splitidx_lab.py mft-layout IMG      "EXTENTS RECORDS NRECORDS FIRST USED":
+                                      FIRST the first record of the last
+                                      extent, USED records in use past it
+  splitidx_lab.py damage-mft IMG CASE damage a user file record past the
+                                      first extent; prints "RECORD PATH"
+                                      (CASE ext: the record holding the
+                                      last extent, PATH -)
 
 Free space is fragmented the way deleted files leave it: before ntfs-3g
 mounts the volume, every other free cluster is marked in
@@ -29,6 +38,7 @@ import ntfsparse as P  # noqa: E402
 
 NAME = "-" + "x" * 180
 FILES = 700
+MFT_FILES = int(os.environ.get("MFT_FILES", "1500"))
 STEP = int(os.environ.get("STEP", "4"))
 
 
@@ -151,6 +161,120 @@ def make(img, mkfs):
     v.save()
 
 
+def mft_extents(v):
+    """[(lowest vcn, record, runs)] of $MFT's $DATA, through record 0's
+    attribute list; V.g's record offsets then cover every extent."""
+    rec0 = v.rec(0)
+    lst = None
+    for off, t, _, nr in P.attrs(rec0):
+        if t == 0x20:
+            if nr:
+                size, = struct.unpack_from("<q", rec0, off + 0x30)
+                lst = b"".join(bytes(v.img[l * v.g.cs:(l + n) * v.g.cs])
+                               for l, n in P.runlist(rec0, off))[:size]
+            else:
+                vo, ln = P.value(rec0, off)
+                lst = bytes(rec0[vo:vo + ln])
+    if lst is None:
+        return [(0, 0, v.g.mft_runs)]
+    want, off = [], 0
+    while off + 26 <= len(lst):
+        t, ln, nl = struct.unpack_from("<IHB", lst, off)
+        if ln < 26:
+            break
+        vcn, ref = struct.unpack_from("<qQ", lst, off + 8)
+        if t == 0x80 and nl == 0:
+            want.append((vcn, ref & 0xFFFFFFFFFFFF))
+        off += ln
+    out = []
+    for vcn, x in sorted(want):
+        xr = v.rec(x)      # records of the extents already known
+        for aoff, at, an, nr in P.attrs(xr):
+            if at == 0x80 and an == "" and nr and \
+                    struct.unpack_from("<q", xr, aoff + 0x10)[0] == vcn:
+                out.append((vcn, x, P.runlist(xr, aoff)))
+                v.g.mft_runs = [r for _, _, rr in out for r in rr]
+    v.g.nrecords = sum(n for _, n in v.g.mft_runs) * v.g.cs // v.g.rs
+    return out
+
+
+def make_mft(img, mkfs):
+    """A volume whose $MFT grew into one-cluster holes: its $DATA in
+    several extents (record 0 gets an attribute list)."""
+    subprocess.run(["truncate", "-s", "0", img], check=True)
+    subprocess.run(["truncate", "-s", "48M", img], check=True)
+    subprocess.run([mkfs, "-q", "-F", "-c", "4096", img], check=True,
+                   stdout=subprocess.DEVNULL)
+    v = Vol(img)
+    marked = []
+    for lcn in range(0, v.g.clusters, 2):
+        at, bit = v.bit_offset(lcn)
+        if not v.img[at] & bit:
+            v.img[at] |= bit
+            marked.append(lcn)
+    v.save()
+    m = img + ".mnt"
+    if not B.mount(img, m):
+        sys.exit("ntfs-3g cannot mount " + img)
+    try:
+        for d in range(MFT_FILES // 100):
+            os.makedirs(m + "/d%02d" % d)
+            for i in range(100):
+                with open(m + "/d%02d/file%03d" % (d, i), "wb") as f:
+                    f.write(b"%d %d\n" % (d, i))
+    finally:
+        B.umount(m)
+        os.rmdir(m)
+    v = Vol(img)
+    for lcn in marked:
+        at, bit = v.bit_offset(lcn)
+        v.img[at] &= ~bit
+    v.save()
+
+
+def mft_layout(img):
+    v = Vol(img)
+    x = mft_extents(v)
+    last = x[-1][0] * v.g.cs // v.g.rs
+    used = sum(1 for n, _, _ in P.records(v.img, v.g) if n >= x[1][0] * v.g.cs // v.g.rs) \
+        if len(x) > 1 else 0
+    print(len(x), len({r for _, r, _ in x}), v.g.nrecords, last, used)
+
+
+def damage_mft(img, case):
+    """Damage an in-use user file record past $MFT's first extent."""
+    v = Vol(img)
+    x = mft_extents(v)
+    if len(x) < 2:
+        sys.exit("one extent only")
+    if case == "ext":        # the record holding the last extent
+        at = v.g.rec_off(x[-1][1])
+        v.img[at:at + 4] = b"XXXX"
+        v.save()
+        print(x[-1][1], "-")
+        return
+    first = x[-1][0] * v.g.cs // v.g.rs
+    for n, at, rec in P.records(v.img, v.g):
+        if n < first or struct.unpack_from("<Q", rec, 0x20)[0]:
+            continue
+        names = P.file_names(rec)
+        if not names or not names[0][2].startswith("file"):
+            continue
+        if case == "torn":
+            v.img[at + 510] ^= 0xff
+        elif case == "used":     # header: bytes in use past the record
+            plain = P.unfix(v.img[at:at + v.g.rs])
+            struct.pack_into("<I", plain, 0x18, v.g.rs + 8)
+            v.img[at:at + v.g.rs] = P.refix(plain)
+        else:
+            sys.exit("unknown case " + case)
+        v.save()
+        parent = P.file_names(v.rec(names[0][0]))[0][2]
+        print(n, parent + "/" + names[0][2])
+        return
+    sys.exit("no user file record past VCN %d" % x[-1][0])
+
+
 def layout(img):
     v = Vol(img)
     x = v.alloc_extents(v.lookup_dir("big"))
@@ -207,5 +331,11 @@ if __name__ == "__main__":
         layout(sys.argv[2])
     elif cmd == "damage":
         damage(sys.argv[2], sys.argv[3])
+    elif cmd == "make-mft":
+        make_mft(sys.argv[2], sys.argv[3])
+    elif cmd == "mft-layout":
+        mft_layout(sys.argv[2])
+    elif cmd == "damage-mft":
+        damage_mft(sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)
