@@ -355,8 +355,9 @@ long ntfs_extents_join(struct ntfs_attr_extent *x, size_t n, struct ntfs_run **r
 		if (x[i].lowest_vcn != next)
 			return WHY("its extent at VCN %lld should start at VCN %lld",
 				   (long long)x[i].lowest_vcn, (long long)next), -1;
-		if (x[i].highest_vcn < x[i].lowest_vcn ||
-		    (uint64_t)(x[i].highest_vcn - x[i].lowest_vcn) + 1 != clusters)
+		/* an empty extent has its highest VCN just below its lowest */
+		if (x[i].highest_vcn < x[i].lowest_vcn - 1 ||
+		    (uint64_t)(x[i].highest_vcn + 1 - x[i].lowest_vcn) != clusters)
 			return WHY("its extent at VCN %lld has %llu clusters of runs for VCNs up to %lld",
 				   (long long)x[i].lowest_vcn,
 				   (unsigned long long)clusters,
