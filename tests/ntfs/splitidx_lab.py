@@ -10,8 +10,10 @@ tests/ntfs/splitidx.bats.  The format is read with the lab's own parser
                                       $I30 allocation, from the list
   splitidx_lab.py damage IMG CASE     damage an INDX block of the 2nd extent
   splitidx_lab.py make-mft IMG MKFS   a volume whose $MFT's $DATA has extents
-                                      in several records (record 0's list)
+                                      in several records (record 0's list);
+                                      MKFS sid:ROOT: mkntfs of that tree
   splitidx_lab.py mft-layout IMG      "EXTENTS RECORDS NRECORDS FIRST USED":
+                                      NRECORDS those $DATA's size holds,
                                       FIRST the first record of the last
                                       extent, USED records in use past it
   splitidx_lab.py damage-mft IMG CASE damage a user file record past the
@@ -28,9 +30,11 @@ ntfs-3g splits it into extents.  After the unmount the marks are taken
 back: the clusters are free and owned by nobody, as after the deletes.
 """
 import os
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab"))
 import base as B  # noqa: E402
@@ -203,8 +207,20 @@ def make_mft(img, mkfs):
     several extents (record 0 gets an attribute list)."""
     subprocess.run(["truncate", "-s", "0", img], check=True)
     subprocess.run(["truncate", "-s", "48M", img], check=True)
-    subprocess.run([mkfs, "-q", "-F", "-c", "4096", img], check=True,
-                   stdout=subprocess.DEVNULL)
+    if mkfs.startswith("sid:"):      # mkntfs of the sid tree
+        root = mkfs[4:]
+        t = tempfile.mkdtemp(dir=os.path.join(root, "tmp"))
+        try:
+            shutil.copyfile(img, t + "/v.img")
+            subprocess.run(["chroot", root, "mkntfs", "-q", "-F", "-Q", "-c", "4096",
+                            "/tmp/" + os.path.basename(t) + "/v.img"], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            shutil.copyfile(t + "/v.img", img)
+        finally:
+            shutil.rmtree(t)
+    else:
+        subprocess.run([mkfs, "-q", "-F", "-c", "4096", img], check=True,
+                       stdout=subprocess.DEVNULL)
     v = Vol(img)
     marked = []
     for lcn in range(0, v.g.clusters, 2):
@@ -238,7 +254,10 @@ def mft_layout(img):
     last = x[-1][0] * v.g.cs // v.g.rs
     used = sum(1 for n, _, _ in P.records(v.img, v.g) if n >= x[1][0] * v.g.cs // v.g.rs) \
         if len(x) > 1 else 0
-    print(len(x), len({r for _, r, _ in x}), v.g.nrecords, last, used)
+    rec0 = v.rec(0)
+    size = [struct.unpack_from("<q", rec0, off + 0x30)[0]
+            for off, t, name, nr in P.attrs(rec0) if t == 0x80 and name == "" and nr][0]
+    print(len(x), len({r for _, r, _ in x}), size // v.g.rs, last, used)
 
 
 def damage_mft(img, case):
