@@ -87,7 +87,7 @@ int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
 	uint32_t off = 0;
 	size_t nw = 0, nx = 0;
 	long lnr, nj;
-	int ret = -1, r;
+	int ret = -1;
 
 	if (!rec || !a0 || !a0->non_resident) {
 		snprintf(why, NTFS_WHY, rec ? "no $DATA in record 0" : "out of memory");
@@ -97,9 +97,12 @@ int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
 		ret = 0;
 		goto out;
 	}
+	/* a list that cannot be read names no extent: the records past
+	 * the first extent stay unread, as without a list (pass 1 then
+	 * judges the list) */
 	if (ntfs_check_read_attr(c, rec0, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
 				 &lruns, &lnr) || len > UINT32_MAX) {
-		snprintf(why, NTFS_WHY, "its attribute list is unreadable");
+		ret = 0;
 		goto out;
 	}
 	w = calloc(len / NTFS_AL_HEADER + 1, sizeof(*w));
@@ -108,15 +111,12 @@ int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
 		snprintf(why, NTFS_WHY, "out of memory");
 		goto out;
 	}
-	while ((r = ntfs_al_next(list, (uint32_t)len, &off, &e, why)) == 1)
+	/* the entries before a malformed one still say where extents are */
+	while (ntfs_al_next(list, (uint32_t)len, &off, &e, why) == 1)
 		if (e.type == NTFS_AT_DATA && !e.name_len && e.lowest_vcn) {
 			w[nw].vcn = e.lowest_vcn;
 			w[nw++].recno = e.mref & MASK48;
 		}
-	if (r < 0) {
-		snprintf(why, NTFS_WHY, "its attribute list is malformed");
-		goto out;
-	}
 	if (!nw) {
 		ret = 0;
 		goto out;

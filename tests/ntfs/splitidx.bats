@@ -208,6 +208,16 @@ mjudge() {
 	mjudge used lost
 }
 
+@test "split MFT: record 0's list entry for the later extent malformed: the list rebuilt, every record read after" {
+	mjudge list kept
+	run python3 "$LAB" mft-layout d.img
+	[ "$status" -eq 0 ]
+	read -r extents _ nrecords _ _ <<< "$output"
+	[ "$extents" -ge 2 ] || die "the list no longer names the extents: $output"
+	run "$FSCK" -n d.img
+	[[ "$output" == *": $nrecords MFT records;"* ]] || die "not $nrecords records: $output"
+}
+
 @test "split MFT: the record holding a later extent of \$MFT's data destroyed: named, nothing written (exit 4)" {
 	local before
 	cp --sparse=always "$MVOL" d.img

@@ -19,7 +19,8 @@ tests/ntfs/splitidx.bats.  The format is read with the lab's own parser
   splitidx_lab.py damage-mft IMG CASE damage a user file record past the
                                       first extent; prints "RECORD PATH"
                                       (CASE ext: the record holding the
-                                      last extent, PATH -)
+                                      last extent, list: record 0's list
+                                      entry for it; PATH -)
 
 Free space is fragmented the way deleted files leave it: before ntfs-3g
 mounts the volume, every other free cluster is marked in
@@ -271,6 +272,18 @@ def damage_mft(img, case):
         v.img[at:at + 4] = b"XXXX"
         v.save()
         print(x[-1][1], "-")
+        return
+    if case == "list":       # record 0's list: the entry of the last
+        import attrlist_lab as A    # extent malformed (length 27)
+        al = A.Vol(img)
+        rec, _, value, where = al.list_attr(0)
+        value = bytearray(value)
+        for off, t, _ in A.entries(value):
+            if t == 0x80 and struct.unpack_from("<q", value, off + 8)[0] == x[-1][0]:
+                struct.pack_into("<H", value, off + 4, 0x1b)
+        al.write_list(0, rec, where, bytes(value))
+        al.save()
+        print(0, "-")
         return
     first = x[-1][0] * v.g.cs // v.g.rs
     for n, at, rec in P.records(v.img, v.g):
