@@ -214,17 +214,20 @@ bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
 			struct ntfs_data_sizes *d);
 
 /* ntfs_index.c: index NAME of record D (base record REC, checked) for
- * the B+tree walker.  ntfs_index_open: 0, 1 when its attributes have
+ * the B+tree walker.  ntfs_index_open: 0, 1 when its root or bitmap has
  * extents in several records (not walked), -1 corrupt (IX->why), -ENOMEM;
- * close it in every case. */
+ * close it in every case.  An $INDEX_ALLOCATION in several extents (its
+ * base's list names them) is read whole: the runs of all extents joined
+ * in VCN order. */
 struct ntfs_index {
 	struct ntfs_check *c;
 	const uint8_t *root;		/* $INDEX_ROOT value */
 	uint32_t root_len;
 	bool has_alloc, has_bitmap, split;
 	uint64_t alloc_size;
-	struct ntfs_run *runs;		/* of $INDEX_ALLOCATION */
+	struct ntfs_run *runs;		/* of $INDEX_ALLOCATION (all extents) */
 	long nruns;
+	size_t alloc_extents;		/* its extents */
 	uint8_t *bitmap;		/* $BITMAP, read whole */
 	uint64_t bitmap_len;
 	uint8_t *ext[3];		/* records holding the attributes */
@@ -232,6 +235,14 @@ struct ntfs_index {
 };
 int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
 		    const char *name, struct ntfs_index *ix);
+/* The runs of every extent of file D's non-resident attribute TYPE NAME
+ * (base record and the extension records of its list), joined in VCN
+ * order: the count of runs (0: no such attribute), with the data size of
+ * the first extent and how many extents there are; -1 with WHY when the
+ * extents do not join, -ENOMEM. */
+long ntfs_attr_extents_runs(struct ntfs_check *c, uint64_t d, uint32_t type,
+			    const char *name, struct ntfs_run **runs,
+			    uint64_t *size, size_t *nextents, char *why);
 void ntfs_index_close(struct ntfs_index *ix);
 /* T's index fields, T->ops = OPS with OPS->read set to read IX's blocks
  * (T->read_arg = IX); the caller sets the rest of T and OPS. */
@@ -258,6 +269,12 @@ void ntfs_check_attr_lists(struct ntfs_check *c);
  * its list names that still point back at B (after attributes were
  * removed from them).  0, or -1 with WHY. */
 int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why);
+/* pass1_mftext.c: $MFT's $DATA (first extent in C->vol, SIZE bytes) with
+ * its later extents, named by record 0's (REC0) attribute list, joined
+ * into C->vol.mft_runs.  0, or -1 with WHY; C->vol.mft_records is left 0
+ * for the caller to set. */
+int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
+		     char *why);
 /* pass1_salvage.c: repair record REC's attributes in place where they
  * are wrong (written back when accepted).  0: usable now; 1: a repair was
  * declined, the record is left alone; -1: nothing to do in place, the

@@ -102,6 +102,90 @@ static const struct ntfs_attr_header *find(struct ntfs_check *c, uint64_t d,
 	return ntfs_attr_named(ext, type, name);
 }
 
+/* ntfs_attr_extents_runs: the extents met in the records of a file */
+struct extents {
+	uint32_t type;
+	const char *name;
+	uint64_t nr_clusters;
+	struct ntfs_attr_extent *x;
+	size_t n, cap;
+	uint64_t size;
+	int err;			/* -1 (WHY) or -ENOMEM */
+	char why[NTFS_WHY];
+};
+
+static int add_extent(const struct ntfs_attr_header *a, void *arg)
+{
+	struct extents *e = arg;
+	struct ntfs_attr_nonresident n;
+	struct ntfs_attr_extent *x;
+
+	if (le32toh(a->type) != e->type || !a->non_resident ||
+	    !ntfs_attr_has_name(a, e->name))
+		return 0;
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? 2 * e->cap : 8;
+		struct ntfs_attr_extent *g = realloc(e->x, cap * sizeof(*g));
+
+		if (!g) {
+			e->err = -ENOMEM;
+			return 1;
+		}
+		e->x = g;
+		e->cap = cap;
+	}
+	x = &e->x[e->n];
+	x->nruns = ntfs_attr_runs(a, e->nr_clusters, &x->runs, e->why);
+	if (x->nruns < 0) {
+		e->err = -1;
+		return 1;
+	}
+	memcpy(&n, a, sizeof(n));
+	x->lowest_vcn = (int64_t)le64toh((uint64_t)n.lowest_vcn);
+	x->highest_vcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
+	if (!x->lowest_vcn)
+		e->size = le64toh((uint64_t)n.data_size);
+	e->n++;
+	return 0;
+}
+
+long ntfs_attr_extents_runs(struct ntfs_check *c, uint64_t d, uint32_t type,
+			    const char *name, struct ntfs_run **runs,
+			    uint64_t *size, size_t *nextents, char *why)
+{
+	struct extents e = { .type = type, .name = name,
+			     .nr_clusters = c->vol.boot.g.nr_clusters };
+	uint8_t *buf = malloc(c->vol.boot.g.mft_record_size);
+	long ret;
+
+	*runs = NULL;
+	*size = 0;
+	*nextents = 0;
+	if (!buf)
+		return -ENOMEM;
+	if (ntfs_file_foreach(c, d, buf, add_extent, &e) < 0 && !e.err) {
+		e.err = -1;
+		snprintf(e.why, sizeof(e.why), "MFT record %llu is unreadable",
+			 (unsigned long long)d);
+	}
+	free(buf);
+	if (e.err) {
+		ret = e.err;
+		if (ret == -1)
+			memcpy(why, e.why, NTFS_WHY);
+	} else if (!e.n) {
+		ret = 0;
+	} else {
+		ret = ntfs_extents_join(e.x, e.n, runs, why);
+		*size = e.size;
+		*nextents = e.n;
+	}
+	for (size_t i = 0; i < e.n; i++)
+		free(e.x[i].runs);
+	free(e.x);
+	return ret;
+}
+
 int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
 		    const char *name, struct ntfs_index *ix)
 {
@@ -109,6 +193,7 @@ int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
 	const struct ntfs_attr_header *ra, *ia, *ba;
 	struct ntfs_attr_nonresident n;
 	char why[NTFS_WHY];
+	bool more = false;
 
 	memset(ix, 0, sizeof(*ix));
 	ix->c = c;
@@ -118,7 +203,8 @@ int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
 	if (!ix->ext[0] || !ix->ext[1] || !ix->ext[2])
 		return -ENOMEM;
 	ra = find(c, d, rec, ix->ext[0], NTFS_AT_INDEX_ROOT, name, &ix->split);
-	ia = find(c, d, rec, ix->ext[1], NTFS_AT_INDEX_ALLOCATION, name, &ix->split);
+	/* the allocation's later extents are joined below */
+	ia = find(c, d, rec, ix->ext[1], NTFS_AT_INDEX_ALLOCATION, name, &more);
 	ba = find(c, d, rec, ix->ext[2], NTFS_AT_BITMAP, name, &ix->split);
 	if (ix->split)
 		return 1;
@@ -141,6 +227,29 @@ int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
 		}
 		ix->has_alloc = true;
 		ix->alloc_size = le64toh((uint64_t)n.data_size);
+		ix->alloc_extents = 1;
+		if (ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, "")) {
+			struct ntfs_run *all;
+			uint64_t size;
+			size_t nx;
+			long nr = ntfs_attr_extents_runs(c, d, NTFS_AT_INDEX_ALLOCATION,
+							 name, &all, &size, &nx, why);
+
+			if (nr == -ENOMEM)
+				return -ENOMEM;
+			if (nr < 0) {
+				memcpy(ix->why, why, sizeof(ix->why));
+				return -1;
+			}
+			if (nx > 1) {
+				free(ix->runs);
+				ix->runs = all;
+				ix->nruns = nr;
+				ix->alloc_extents = nx;
+			} else {
+				free(all);
+			}
+		}
 	}
 	if (!ba)
 		return 0;

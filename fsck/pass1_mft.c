@@ -156,7 +156,15 @@ static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
 			    ret ? strerror(-ret) : "fewer than 16 records");
 		return ret ? ret : -EUCLEAN;
 	}
-	if (c->vol.mft_runs[0].lcn != c->vol.boot.mft_lcn) {
+	if (c->vol.mft_runs[0].lcn == c->vol.boot.mft_lcn) {
+		/* its later extents, when record 0 has a list */
+		char why[NTFS_WHY];
+
+		if (ntfs_mft_extents(c, rec0, len, why)) {
+			fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT", why);
+			return -EUCLEAN;
+		}
+	} else {
 		/* only the mirror's copy could disagree: pass 0 checked */
 		char why[NTFS_WHY];
 

@@ -43,8 +43,11 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 
 	memcpy(&m, rec, sizeof(m));
 	flags = le16toh(m.flags);
-	/* system files are base records, always */
+	/* system files are base records, always; the reserved records
+	 * 12-15 may extend $MFT (record 0), as ntfs-3g makes them when
+	 * $MFT's runs overflow record 0 */
 	if (recno < NTFS_FILE_FIRST_USER && m.base_mft_record &&
+	    (recno <= NTFS_FILE_EXTEND || le64toh(m.base_mft_record) & 0xffffffffffffULL) &&
 	    fsf_fix_ask(&c->fix, &PR_SYSTEM_BASE, obj,
 			(unsigned long long)(le64toh(m.base_mft_record) & 0xffffffffffffULL))) {
 		m.base_mft_record = 0;

@@ -9,7 +9,9 @@
  * when they are enough or else into newly allocated ones, and the three
  * $I30 attributes of the directory record are replaced; every other
  * attribute is kept byte for byte.  Directories whose attributes spill
- * into extension records ($ATTRIBUTE_LIST) are not rebuilt.
+ * into extension records ($ATTRIBUTE_LIST) have each index attribute
+ * replaced in the record that holds it; an allocation in several extents
+ * keeps its extents and clusters and takes the new blocks.
  */
 #include "config.h"
 
@@ -425,8 +427,12 @@ static int commit_blocks(struct ntfs_check *c, const struct plan *p,
  * A directory whose attributes continue in extension records: each $I30
  * attribute is replaced in the record that holds it, keeping its instance
  * number, so that the $ATTRIBUTE_LIST stays true as it is.  The index
- * keeps its shape (a large index stays large, a small one small); an
- * attribute in several extents is not handled.
+ * keeps its shape (a large index stays large, a small one small).  An
+ * $INDEX_ALLOCATION in several extents stays as it is, every extent byte
+ * for byte (and so the list): the new blocks are written into its
+ * clusters from VCN 0, the $BITMAP marks them, the blocks past them are
+ * free blocks of the index, as a directory that shrank leaves them.
+ * Root and bitmap in several extents are not handled.
  */
 enum { I_ROOT, I_ALLOC, I_BITMAP, I_TYPES };
 static const uint32_t index_types[I_TYPES] = {
@@ -448,9 +454,10 @@ static bool named_i30(const struct ntfs_attr_header *a)
 	       !memcmp((const uint8_t *)a + le16toh(a->name_offset), I30, 8);
 }
 
-/* Which record holds each $I30 attribute (UINT64_MAX: none). */
+/* Which record holds each $I30 attribute (UINT64_MAX: none; for the
+ * allocation, its extent at VCN 0); *MORE: its later extents. */
 static int find_holders(struct ntfs_check *c, const uint8_t *rec,
-			uint64_t at[I_TYPES], char *why)
+			uint64_t at[I_TYPES], size_t *more, char *why)
 {
 	struct ntfs_run *runs = NULL;
 	uint8_t *list = NULL;
@@ -460,6 +467,7 @@ static int find_holders(struct ntfs_check *c, const uint8_t *rec,
 
 	for (int i = 0; i < I_TYPES; i++)
 		at[i] = UINT64_MAX;
+	*more = 0;
 	if (ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
 				 &runs, &nruns)) {
 		snprintf(why, NTFS_WHY, "its attribute list is unreadable");
@@ -482,7 +490,10 @@ static int find_holders(struct ntfs_check *c, const uint8_t *rec,
 		if (elen < 26 || off + elen > len || noff + 2u * nlen > elen)
 			break;
 		k = type_slot(le32toh(t));
-		if (k >= 0 && nlen == 4 && !memcmp(list + off + noff, I30, 8)) {
+		if (k == I_ALLOC && le64toh(lvcn) && nlen == 4 &&
+		    !memcmp(list + off + noff, I30, 8)) {
+			++*more;
+		} else if (k >= 0 && nlen == 4 && !memcmp(list + off + noff, I30, 8)) {
 			if (le64toh(lvcn) || at[k] != UINT64_MAX) {
 				snprintf(why, NTFS_WHY, "its index attributes are in several extents");
 				ret = -1;
@@ -542,9 +553,11 @@ static bool add_index_attr(struct ntfs_check *c, struct ntfs_rec *r, int k,
 	return ok;
 }
 
-/* REC (record RECNO) with its $I30 attributes replaced by P's. */
+/* REC (record RECNO) with its $I30 attributes replaced by P's (but for
+ * the allocation when KEEP_ALLOC). */
 static int rewrite_holder(struct ntfs_check *c, const uint8_t *rec,
-			  uint8_t *out, const struct plan *p, char *why)
+			  uint8_t *out, const struct plan *p, bool keep_alloc,
+			  char *why)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct ntfs_attr_cursor cur;
@@ -557,9 +570,12 @@ static int rewrite_holder(struct ntfs_check *c, const uint8_t *rec,
 	ntfs_attr_cursor_init(&cur, rec);
 	while ((more = ntfs_attr_next(&cur, &a, why)) == 1) {
 		int k = named_i30(a) ? type_slot(le32toh(a->type)) : -1;
-		bool ok = k >= 0 ? add_index_attr(c, &r, k, p, a->instance) :
-			  ntfs_rec_add_raw(&r, a, le32toh(a->length)) != NULL;
+		bool ok;
 
+		if (k == I_ALLOC && keep_alloc)
+			k = -1;
+		ok = k >= 0 ? add_index_attr(c, &r, k, p, a->instance) :
+			  ntfs_rec_add_raw(&r, a, le32toh(a->length)) != NULL;
 		if (!ok) {
 			snprintf(why, NTFS_WHY, "the index does not fit MFT record %llu",
 				 (unsigned long long)le32toh(((const struct ntfs_mft_record *)rec)->mft_record_number));
@@ -567,6 +583,50 @@ static int rewrite_holder(struct ntfs_check *c, const uint8_t *rec,
 		}
 	}
 	return more < 0 ? -1 : 0;
+}
+
+/* The index of E (N entries) for an allocation in several extents, whose
+ * runs (all extents, NOLD of them) are OLD and data size OLD_SIZE: the
+ * root as big as the ROOM left in its record, the blocks in the old
+ * clusters (there must be enough of them), a bitmap of BITMAP_LEN bytes. */
+static int build_in_extents(struct ntfs_check *c, struct plan *p,
+			    const struct ntfs_ib_entry *e, long n, uint32_t room,
+			    const struct ntfs_run *old, long nold,
+			    uint64_t old_size, uint32_t bitmap_len, char *why)
+{
+	uint32_t bs = c->vol.boot.g.index_block_size, cs = c->vol.boot.g.cluster_size;
+	struct ntfs_ib_spec spec = { .type = NTFS_AT_FILE_NAME,
+				     .collation = NTFS_COLLATION_FILE_NAME,
+				     .block_size = bs, .cluster_size = cs,
+				     .root_room = room, .large = true };
+	uint64_t blocks = old_size / bs;
+
+	if (ntfs_index_build_spec(&spec, e, (size_t)n, &p->res)) {
+		snprintf(why, NTFS_WHY, "%u-byte index blocks cannot hold the entries", bs);
+		return -1;
+	}
+	if (p->res.nblocks > blocks || bitmap_len > sizeof(p->bitmap) ||
+	    (uint64_t)bitmap_len * 8 < blocks) {
+		snprintf(why, NTFS_WHY, "the index needs %u blocks, its allocation in several extents holds %llu",
+			 p->res.nblocks, (unsigned long long)blocks);
+		return -1;
+	}
+	p->runs = malloc((size_t)nold * sizeof(*old));
+	if (!p->runs) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		return -1;
+	}
+	memcpy(p->runs, old, (size_t)nold * sizeof(*old));
+	p->nruns = nold;
+	p->reuse = true;
+	p->clusters = 0;
+	for (long i = 0; i < nold; i++)
+		p->clusters += old[i].len;
+	p->bitmap_len = bitmap_len;
+	memset(p->bitmap, 0, bitmap_len);
+	for (uint32_t b = 0; b < p->res.nblocks; b++)
+		p->bitmap[b >> 3] |= (uint8_t)(1u << (b & 7));
+	return 0;
 }
 
 static int rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
@@ -584,10 +644,12 @@ static int rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 	struct shape sh;
 	struct plan p;
 	int nrec = 0, ret = -1;
-	uint32_t other = 0;
+	uint32_t other = 0, bitmap_len = 0;
+	uint64_t old_size = 0;
+	size_t more;
 
 	memset(&p, 0, sizeof(p));
-	if (find_holders(c, base, at, why))
+	if (find_holders(c, base, at, &more, why))
 		return -1;
 	/* the distinct records holding them, read and checked */
 	for (int k = 0; k < I_TYPES; k++) {
@@ -643,6 +705,37 @@ static int rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 			ngone = 0;
 		}
 	}
+	if (more) {
+		/* every extent of the allocation: they stay, and hold the
+		 * new blocks */
+		size_t nx;
+
+		free(old);
+		nold = ntfs_attr_extents_runs(c, d, NTFS_AT_INDEX_ALLOCATION, "$I30",
+					      &old, &old_size, &nx, why);
+		if (nold < 0) {
+			if (nold == -ENOMEM)
+				snprintf(why, NTFS_WHY, "out of memory");
+			old = NULL;
+			nold = 0;
+			goto out;
+		}
+		for (long i = 0; i < nold; i++)
+			if (old[i].lcn < 0 ||
+			    (uint64_t)old[i].lcn + old[i].len > c->geo.dev_clusters) {
+				snprintf(why, NTFS_WHY, "its index allocation in %zu extents has holes or clusters past the device",
+					 nx);
+				goto out;
+			}
+		bitmap_len = (uint32_t)ntfs_align((old_size / c->vol.boot.g.index_block_size + 7) / 8, 8);
+		if (attr[I_BITMAP] && !attr[I_BITMAP]->non_resident) {
+			uint32_t blen;
+
+			ntfs_attr_value(attr[I_BITMAP], &blen);
+			if (blen > bitmap_len)
+				bitmap_len = blen;
+		}
+	}
 	/* the root's record: what is not index stays */
 	for (int j = 0; j < nrec; j++)
 		if (rec_of[j] == at[I_ROOT]) {
@@ -650,8 +743,10 @@ static int rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 			other = le32toh(m.bytes_in_use);
 		}
 	for (int k = 0; k < I_TYPES; k++)
-		if (attr[k] && at[k] == at[I_ROOT])
+		if (attr[k] && at[k] == at[I_ROOT] && !(more && k == I_ALLOC))
 			other -= le32toh(attr[k]->length);
+	if (more && at[I_BITMAP] == at[I_ROOT])
+		other += (uint32_t)ntfs_align(RESIDENT_HDR + bitmap_len, 8);
 	sh.large = attr[I_ALLOC] != NULL;
 	sh.small = !sh.large;
 	sh.alone = at[I_ALLOC] != at[I_ROOT] && at[I_BITMAP] != at[I_ROOT];
@@ -665,16 +760,20 @@ static int rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 		snprintf(why, NTFS_WHY, "out of memory");
 		goto out;
 	}
-	if (build(c, &p, NTFS_AT_FILE_NAME, NTFS_COLLATION_FILE_NAME, e, n,
+	if (more ? build_in_extents(c, &p, e, n,
+				    rs > other + RESIDENT_HDR ? rs - other - RESIDENT_HDR : 0,
+				    old, nold, old_size, bitmap_len, why) :
+	    build(c, &p, NTFS_AT_FILE_NAME, NTFS_COLLATION_FILE_NAME, e, n,
 		  other, old, nold, &sh, why))
 		goto out;
 	for (int j = 0; j < nrec; j++)
-		if (rewrite_holder(c, bufs[j], outs[j], &p, why))
+		if (rewrite_holder(c, bufs[j], outs[j], &p, more > 0, why))
 			goto out;
 	if (commit_blocks(c, &p, old, nold, gone, ngone, why))
 		goto out;
 	for (int j = 0; j < nrec; j++)
-		if (ntfs_check_write_record(c, rec_of[j], outs[j])) {
+		if (memcmp(bufs[j], outs[j], rs) &&
+		    ntfs_check_write_record(c, rec_of[j], outs[j])) {
 			snprintf(why, NTFS_WHY, "writing MFT record %llu failed",
 				 (unsigned long long)rec_of[j]);
 			goto out;

@@ -329,6 +329,51 @@ long ntfs_attr_runs(const struct ntfs_attr_header *a, uint64_t nr_clusters,
 	return cnt;
 }
 
+static int cmp_extent(const void *x, const void *y)
+{
+	const struct ntfs_attr_extent *a = x, *b = y;
+
+	return a->lowest_vcn < b->lowest_vcn ? -1 : a->lowest_vcn > b->lowest_vcn;
+}
+
+long ntfs_extents_join(struct ntfs_attr_extent *x, size_t n, struct ntfs_run **runs,
+		       char *why)
+{
+	int64_t next = 0;
+	size_t total = 0;
+	long k = 0;
+
+	*runs = NULL;
+	if (!n)
+		return WHY("no extent"), -1;
+	qsort(x, n, sizeof(*x), cmp_extent);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t clusters = 0;
+
+		for (long j = 0; j < x[i].nruns; j++)
+			clusters += x[i].runs[j].len;
+		if (x[i].lowest_vcn != next)
+			return WHY("its extent at VCN %lld should start at VCN %lld",
+				   (long long)x[i].lowest_vcn, (long long)next), -1;
+		/* an empty extent has its highest VCN just below its lowest */
+		if (x[i].highest_vcn < x[i].lowest_vcn - 1 ||
+		    (uint64_t)(x[i].highest_vcn + 1 - x[i].lowest_vcn) != clusters)
+			return WHY("its extent at VCN %lld has %llu clusters of runs for VCNs up to %lld",
+				   (long long)x[i].lowest_vcn,
+				   (unsigned long long)clusters,
+				   (long long)x[i].highest_vcn), -1;
+		next = x[i].highest_vcn + 1;
+		total += (size_t)x[i].nruns;
+	}
+	*runs = calloc(total ? total : 1, sizeof(**runs));
+	if (!*runs)
+		return WHY("out of memory"), -1;
+	for (size_t i = 0; i < n; i++)
+		for (long j = 0; j < x[i].nruns; j++)
+			(*runs)[k++] = x[i].runs[j];
+	return k;
+}
+
 uint64_t ntfs_vol_record_offset(const struct ntfs_vol *v, uint64_t recno)
 {
 	uint64_t byte = recno * v->boot.g.mft_record_size, vcn_bytes = 0;

@@ -96,6 +96,20 @@ const void *ntfs_attr_value(const struct ntfs_attr_header *a, uint32_t *len);
 long ntfs_attr_runs(const struct ntfs_attr_header *a, uint64_t nr_clusters,
 		    struct ntfs_run **runs, char *why);
 
+/* One extent of a non-resident attribute whose runs an $ATTRIBUTE_LIST
+ * spreads over several records: its VCN range and its decoded runs. */
+struct ntfs_attr_extent {
+	int64_t lowest_vcn, highest_vcn;
+	struct ntfs_run *runs;		/* as ntfs_attr_runs decoded them */
+	long nruns;
+};
+/* The runs of the N extents X (any order; sorted in place) joined in VCN
+ * order into a malloc'ed *RUNS: the extents must start at VCN 0 and follow
+ * one another without a gap or an overlap, each exactly as long as its
+ * runs.  Returns the count of runs, or -1 (WHY; *RUNS NULL). */
+long ntfs_extents_join(struct ntfs_attr_extent *x, size_t n, struct ntfs_run **runs,
+		       char *why);
+
 /* One index entry as a checker sees it (pointers into the node). */
 struct ntfs_ie_view {
 	uint64_t mref;			/* indexed file (directory indexes) */

@@ -207,6 +207,33 @@ static void test_runlist(void)
 	ok(ntfs_mp_encode(a, 3, mp, 5) == -1, "runlist: overflow is reported");
 }
 
+/* extents of one attribute, joined in VCN order (given out of order) */
+static void test_extents_join(void)
+{
+	struct ntfs_run r0[2] = { { 10, 3 }, { 20, 2 } }, r1[1] = { { 40, 4 } };
+	struct ntfs_run r2[1] = { { 50, 1 } }, *out = NULL;
+	struct ntfs_attr_extent x[3] = {
+		{ 5, 8, r1, 1 }, { 0, 4, r0, 2 }, { 9, 9, r2, 1 },
+	};
+	struct ntfs_attr_extent empty[1] = { { 0, -1, NULL, 0 } };
+	char why[NTFS_WHY];
+	long n = ntfs_extents_join(x, 3, &out, why);
+
+	ok(n == 4 && out[0].lcn == 10 && out[1].lcn == 20 && out[2].lcn == 40 &&
+	   out[3].lcn == 50, "extents: joined in VCN order");
+	free(out);
+	x[2].lowest_vcn = x[2].highest_vcn = 10;
+	ok(ntfs_extents_join(x, 3, &out, why) == -1 && !out,
+	   "extents: a gap between two extents is refused (%s)", why);
+	x[2].lowest_vcn = x[2].highest_vcn = 9;
+	x[0].highest_vcn = 9;
+	ok(ntfs_extents_join(x, 3, &out, why) == -1,
+	   "extents: an extent longer than its runs is refused (%s)", why);
+	ok(ntfs_extents_join(empty, 1, &out, why) == 0,
+	   "extents: an empty attribute (highest VCN -1) has no runs");
+	free(out);
+}
+
 static void test_boot(void)
 {
 	struct ntfs_boot_sector bs;
@@ -607,6 +634,7 @@ int main(int argc, char **argv)
 	test_header_repair();
 	test_record();
 	test_runlist();
+	test_extents_join();
 	test_boot();
 	test_collation_index();
 	test_sd_hash();

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Pass 1: $MFT's own $DATA in several extents.  An MFT that grew on
+ * fragmented free space has more runs than record 0 can hold: record 0
+ * gets an $ATTRIBUTE_LIST and the later extents of its $DATA live in
+ * extension records (ntfs-3g takes the reserved records 12-15 first).
+ * Before any record past the first extent can be read, those extents are
+ * found: in VCN order, each in a record the extents before it already
+ * map, their runs joined to the first extent's (libntfs
+ * ntfs_extents_join).  Reads only.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs/attrlist.h"
+#include "ntfs_check.h"
+
+#define MASK48 0xffffffffffffULL
+
+struct want {
+	int64_t vcn;
+	uint64_t recno;
+};
+
+static int cmp_want(const void *x, const void *y)
+{
+	const struct want *a = x, *b = y;
+
+	return a->vcn < b->vcn ? -1 : a->vcn > b->vcn;
+}
+
+/* Records the runs RUNS (N) map, at most those of SIZE bytes. */
+static uint64_t mapped(const struct ntfs_check *c, const struct ntfs_run *runs,
+		       long n, uint64_t size)
+{
+	uint64_t bytes = 0;
+
+	for (long i = 0; i < n; i++)
+		bytes += runs[i].len * c->vol.boot.g.cluster_size;
+	if (bytes > size)
+		bytes = size;
+	return bytes / c->vol.boot.g.mft_record_size;
+}
+
+/* The extent of the unnamed $DATA at VCN in checked record REC. */
+static int extent_in(struct ntfs_check *c, const uint8_t *rec, int64_t vcn,
+		     struct ntfs_attr_extent *x, char *why)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_attr_nonresident n;
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		if (le32toh(a->type) != NTFS_AT_DATA || a->name_length ||
+		    !a->non_resident)
+			continue;
+		memcpy(&n, a, sizeof(n));
+		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) != vcn)
+			continue;
+		x->lowest_vcn = vcn;
+		x->highest_vcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
+		x->nruns = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &x->runs, why);
+		return x->nruns < 0 ? -1 : 0;
+	}
+	snprintf(why, NTFS_WHY, "has no extent at VCN %lld", (long long)vcn);
+	return -1;
+}
+
+int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
+		     char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	const struct ntfs_attr_header *a0 = ntfs_attr_named(rec0, NTFS_AT_DATA, "");
+	struct ntfs_attr_nonresident n0;
+	struct ntfs_attr_extent *x = NULL;
+	struct want *w = NULL;
+	struct ntfs_run *lruns = NULL, *joined;
+	struct ntfs_al_entry e;
+	uint8_t *list = NULL, *rec = malloc(rs);
+	uint64_t len = 0;
+	uint32_t off = 0;
+	size_t nw = 0, nx = 0;
+	long lnr, nj;
+	int ret = -1;
+
+	if (!rec || !a0 || !a0->non_resident) {
+		snprintf(why, NTFS_WHY, rec ? "no $DATA in record 0" : "out of memory");
+		goto out;
+	}
+	if (!ntfs_attr_named(rec0, NTFS_AT_ATTRIBUTE_LIST, "")) {
+		ret = 0;
+		goto out;
+	}
+	/* a list that cannot be read names no extent: the records past
+	 * the first extent stay unread, as without a list (pass 1 then
+	 * judges the list) */
+	if (ntfs_check_read_attr(c, rec0, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+				 &lruns, &lnr) || len > UINT32_MAX) {
+		ret = 0;
+		goto out;
+	}
+	w = calloc(len / NTFS_AL_HEADER + 1, sizeof(*w));
+	x = calloc(len / NTFS_AL_HEADER + 2, sizeof(*x));
+	if (!w || !x) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		goto out;
+	}
+	/* the entries before a malformed one still say where extents are */
+	while (ntfs_al_next(list, (uint32_t)len, &off, &e, why) == 1)
+		if (e.type == NTFS_AT_DATA && !e.name_len && e.lowest_vcn) {
+			w[nw].vcn = e.lowest_vcn;
+			w[nw++].recno = e.mref & MASK48;
+		}
+	if (!nw) {
+		ret = 0;
+		goto out;
+	}
+	qsort(w, nw, sizeof(*w), cmp_want);
+	/* the first extent: record 0's */
+	memcpy(&n0, a0, sizeof(n0));
+	x[0].lowest_vcn = (int64_t)le64toh((uint64_t)n0.lowest_vcn);
+	x[0].highest_vcn = (int64_t)le64toh((uint64_t)n0.highest_vcn);
+	x[0].nruns = c->vol.nmft_runs;
+	x[0].runs = malloc((size_t)c->vol.nmft_runs * sizeof(*x[0].runs));
+	if (!x[0].runs) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		goto out;
+	}
+	memcpy(x[0].runs, c->vol.mft_runs, (size_t)c->vol.nmft_runs * sizeof(*x[0].runs));
+	nx = 1;
+	for (size_t i = 0; i < nw; i++) {
+		struct ntfs_mft_record m;
+		char rwhy[NTFS_WHY];
+
+		/* the records mapped so far can be read */
+		c->vol.mft_records = mapped(c, c->vol.mft_runs, c->vol.nmft_runs, size);
+		ntfs_check_cache_drop(c);
+		if (w[i].recno >= c->vol.mft_records || !w[i].recno) {
+			snprintf(why, NTFS_WHY, "its extent at VCN %lld is in MFT record %llu, which the extents before it do not map",
+				 (long long)w[i].vcn, (unsigned long long)w[i].recno);
+			goto out;
+		}
+		rwhy[0] = 0;
+		if (ntfs_check_read_record(c, w[i].recno, rec)) {
+			snprintf(rwhy, sizeof(rwhy), "is unreadable");
+		} else if (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, rwhy) == NTFS_REC_OK) {
+			memcpy(&m, rec, sizeof(m));
+			if (!(le16toh(m.flags) & NTFS_MFT_IN_USE) || !m.base_mft_record ||
+			    le64toh(m.base_mft_record) & MASK48)
+				snprintf(rwhy, sizeof(rwhy), "is not an extension record of $MFT");
+			else if (!extent_in(c, rec, w[i].vcn, &x[nx], rwhy))
+				rwhy[0] = 0;
+		}
+		if (rwhy[0]) {
+			snprintf(why, NTFS_WHY, "MFT record %llu holding its extent at VCN %lld %.60s",
+				 (unsigned long long)w[i].recno, (long long)w[i].vcn, rwhy);
+			goto out;
+		}
+		nx++;
+		nj = ntfs_extents_join(x, nx, &joined, why);
+		if (nj < 0)
+			goto out;
+		free(c->vol.mft_runs);
+		c->vol.mft_runs = joined;
+		c->vol.nmft_runs = nj;
+	}
+	ret = 0;
+out:
+	c->vol.mft_records = 0;		/* the caller sets it */
+	ntfs_check_cache_drop(c);
+	for (size_t i = 0; i < nx; i++)
+		free(x[i].runs);
+	free(x);
+	free(w);
+	free(list);
+	free(lruns);
+	free(rec);
+	return ret;
+}
