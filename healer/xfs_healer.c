@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "healer.h"
@@ -504,16 +505,83 @@ static void set_mode(struct healer *h)
 }
 
 /*
- * The reader, the workers and, on this thread, signals and hooks.  SIGTERM
- * or SIGINT end the daemon within a second whatever is in flight (a repair
- * ioctl or a D-Bus call is left to finish, or to die with the process);
- * SIGHUP is ignored.
+ * The reader, the workers and, on this thread, hooks.  SIGTERM or SIGINT
+ * end the daemon within a second whatever is in flight (a repair ioctl or a
+ * D-Bus call is left to finish, or to die with the process), even when
+ * every thread, this one included, is blocked writing to a stalled stdout
+ * or journal: a stopper thread that never touches stdio takes the signal,
+ * stops the queue, the hooks and the reader, and ends the process at
+ * STOP_LIMIT_MS if nothing else has.  SIGHUP is ignored.
  */
-#define STOP_GRACE_MS 800
+#define STOP_GRACE_MS 400	/* this thread: workers finish what they hold */
+#define STOP_LIMIT_MS 550	/* the stopper: the process ends, whatever */
+
+struct stopper {
+	struct healer *h;
+	sigset_t set;			/* SIGTERM, SIGINT */
+	pthread_mutex_t mu;
+	int sig;			/* the stop signal, 0 before */
+};
+
+/* a line on stderr only if it cannot block (poll says there is room) */
+static void say_nonblocking(int fd, const char *line)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) &&
+	    write(fd, line, strlen(line)) < 0)
+		(void)0;
+}
+
+static void *stopper(void *arg)
+{
+	struct stopper *st = arg;
+	struct healer *h = st->h;
+	uint64_t one = 1, deadline;
+	char line[160];
+	int sig = 0;
+
+	while (sigwait(&st->set, &sig) != 0 || !sig)
+		;
+	deadline = hm_now_ms() + STOP_LIMIT_MS;
+	pthread_mutex_lock(&st->mu);
+	st->sig = sig;
+	pthread_mutex_unlock(&st->mu);
+	/* none of these waits on a thread that may be stuck in stdio */
+	hm_queue_stop(&h->q);
+	hm_hook_stop(&h->hooks);
+	if (write(h->stopfd, &one, sizeof(one)) < 0)
+		(void)0;
+	wake_main(h);
+	for (uint64_t now; (now = hm_now_ms()) < deadline;) {
+		struct timespec ts = {
+			.tv_sec = (time_t)((deadline - now) / 1000),
+			.tv_nsec = (long)((deadline - now) % 1000) * 1000000L,
+		};
+
+		nanosleep(&ts, NULL);
+	}
+	/* the main thread did not get to exit: it is blocked too */
+	snprintf(line, sizeof(line), "%s: warning: stopping on signal %d with "
+		 "output blocked; exiting now\n", h->log.prog, sig);
+	say_nonblocking(2, line);
+	_exit(0);
+}
+
+static int stop_signal(struct stopper *st)
+{
+	int sig;
+
+	pthread_mutex_lock(&st->mu);
+	sig = st->sig;
+	pthread_mutex_unlock(&st->mu);
+	return sig;
+}
 
 static int run_threads(struct healer *h)
 {
-	pthread_t reader, *workers;
+	pthread_t reader, stop_thread, *workers;
+	struct stopper st = { .h = h, .mu = PTHREAD_MUTEX_INITIALIZER };
 	sigset_t mask;
 	int sfd, ret = 0;
 	bool stopped = false;
@@ -526,13 +594,16 @@ static int run_threads(struct healer *h)
 	workers = calloc(h->nworkers, sizeof(*workers));
 	h->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	h->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sigemptyset(&st.set);
+	sigaddset(&st.set, SIGTERM);
+	sigaddset(&st.set, SIGINT);
 	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
 	/* before any thread starts, so that every thread inherits it */
+	pthread_sigmask(SIG_BLOCK, &st.set, NULL);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	/* this thread: children ended, and SIGHUP read and ignored */
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (!workers || h->wakefd < 0 || h->stopfd < 0 || sfd < 0) {
 		hm_say(&h->out, HM_ERR, "cannot set up threads: %s",
@@ -540,6 +611,12 @@ static int run_threads(struct healer *h)
 		return 1;
 	}
 	hm_hook_init(&h->hooks, h->wakefd);
+	/* first: a stop signal is taken from now on, whatever else fails */
+	if (pthread_create(&stop_thread, NULL, stopper, &st) ||
+	    pthread_detach(stop_thread)) {
+		hm_say(&h->out, HM_ERR, "cannot start the signal thread");
+		return 1;
+	}
 	h->workers_left = h->nworkers;
 	for (; started < h->nworkers; started++)
 		if (pthread_create(&workers[started], NULL, worker, h))
@@ -570,6 +647,14 @@ static int run_threads(struct healer *h)
 		bool done;
 		uint64_t v;
 
+		if (stop_signal(&st)) {
+			/* may block on a stalled stdout: the stopper ends
+			 * the process then */
+			hm_say(&h->out, HM_INFO, "%s: stopping on signal %d",
+			       h->label, stop_signal(&st));
+			stopped = true;
+			break;
+		}
 		pthread_mutex_lock(&h->mu);
 		done = h->workers_left == 0;
 		pthread_mutex_unlock(&h->mu);
@@ -586,13 +671,9 @@ static int run_threads(struct healer *h)
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			if (read(sfd, &si, sizeof(si)) == sizeof(si) &&
-			    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)) {
-				hm_say(&h->out, HM_INFO, "%s: stopping on "
-				       "signal %u", h->label, si.ssi_signo);
-				stopped = true;
-				break;
-			}
+			/* SIGCHLD: reaped at the top; SIGHUP: ignored */
+			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+				;
 		}
 	}
 	hm_notify("STOPPING=1");

@@ -198,6 +198,30 @@ bg_stuck() {
 	done < hook.pids
 }
 
+@test "SIGTERM ends the daemon within a second while every thread is blocked writing to a stalled stdout" {
+	awk 'BEGIN { for (i = 1; i <= 5000; i++) printf "ag sick mask=0x10 gno=%d\n", i }' | cap big.cap
+	# a reader that holds the pipe open and never reads: the workers, and
+	# the main thread's own lines, block once the pipe buffer is full
+	mkfifo out.fifo
+	sleep 30 < out.fifo &
+	spid=$!
+	"$HEALER" --replay big.cap /mnt > out.fifo 2> err &
+	pid=$!
+	# the pipe is full well within this (5000 lines, 64 KiB buffer)
+	for _ in $(seq 50); do [ "$(awk '{ print $3 }' /proc/$pid/stat)" = S ] && break; sleep 0.1; done
+	sleep 0.5
+	kill -0 $pid
+	t0=$(date +%s%N)
+	kill -TERM $pid
+	rc=0; wait $pid || rc=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	{ kill $spid; wait $spid; } 2> /dev/null || true
+	echo "# SIGTERM to exit with stdout blocked: $ms ms" >&3
+	[ "$rc" -eq 0 ]
+	[ "$ms" -lt 1000 ]
+	grep -qx 'xfs_healer: warning: stopping on signal 15 with output blocked; exiting now' err
+}
+
 @test "the unit restarts the daemon on failure, not after a clean exit" {
 	u=$FSFORGE_BUILDDIR/healer/xfs_healer@.service
 	grep -qx 'Restart=on-failure' "$u"
