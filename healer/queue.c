@@ -100,6 +100,20 @@ bool hm_queue_push(struct hm_queue *q,
 	return ok;
 }
 
+bool hm_queue_push_ctl(struct hm_queue *q,
+		       const struct xfs_health_monitor_event *ev,
+		       unsigned int flags)
+{
+	bool ok;
+
+	pthread_mutex_lock(&q->mu);
+	ok = !q->stopping && !q->closed && q->n + 1 < q->cap;
+	if (ok)
+		put(q, ev, flags);
+	pthread_mutex_unlock(&q->mu);
+	return ok;
+}
+
 void hm_queue_close(struct hm_queue *q, uint64_t time_ns)
 {
 	pthread_mutex_lock(&q->mu);

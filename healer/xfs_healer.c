@@ -34,7 +34,7 @@ enum {
 	OPT_EVERYTHING = 256, OPT_FOREGROUND, OPT_NO_AUTOFSCK, OPT_QUIET,
 	OPT_REPAIR, OPT_SUPPORTED, OPT_JSON, OPT_EXEC, OPT_EXEC_TIMEOUT,
 	OPT_REPLAY, OPT_RECORD, OPT_QUEUE, OPT_REPLAY_NOWAIT, OPT_NO_SCRUB_SVC,
-	OPT_ALLOW_RISKY, OPT_KERNEL_RELEASE,
+	OPT_ALLOW_RISKY, OPT_KERNEL_RELEASE, OPT_RECHECK_INTERVAL,
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +54,7 @@ static const struct option long_opts[] = {
 	{ "no-scrub-service", no_argument, NULL, OPT_NO_SCRUB_SVC },
 	{ "allow-risky-repairs", no_argument, NULL, OPT_ALLOW_RISKY },
 	{ "kernel-release", required_argument, NULL, OPT_KERNEL_RELEASE },
+	{ "recheck-interval", required_argument, NULL, OPT_RECHECK_INTERVAL },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -79,6 +80,9 @@ static void usage(FILE *f)
 "                          running kernel (see KERNEL HAZARDS in the manual)\n"
 "      --kernel-release REL  judge kernel hazards for release REL instead\n"
 "                          of the running kernel's (for --replay)\n"
+"      --recheck-interval SEC  at most one full re-check per SEC seconds\n"
+"                          (default 60); requests in between are counted\n"
+"                          and one deferred re-check starts when it ends\n"
 "      --no-scrub-service  never start xfs_scrub@: re-check every AG and\n"
 "                          filesystem-wide object in-process instead (the\n"
 "                          default when systemd is not running)\n"
@@ -149,11 +153,16 @@ struct healer {
 	bool scrub_started;
 	uint64_t scrub_time_ns;		/* event time of the last start */
 	uint64_t scrub_suppressed;	/* requests since, by the rate limit */
+	bool deferred_queued;		/* the deferred re-check is queued */
+	uint64_t clock_ns;		/* latest event time handled ... */
+	uint64_t clock_ms;		/* ... and hm_now_ms() then */
+	uint64_t interval_ns;		/* --recheck-interval */
 };
 
 /* one xfs_scrub@ start per minute of event time is plenty: a flood of
  * lost events or failed repairs must not flood systemd */
-#define SCRUB_INTERVAL_NS (60ULL * 1000000000ULL)
+#define RECHECK_INTERVAL_S 60
+#define NS_PER_S 1000000000ULL
 
 static void wake_main(struct healer *h)
 {
@@ -186,16 +195,19 @@ static void start_full_scrub(struct healer *h, const char *why,
 
 	pthread_mutex_lock(&h->mu);
 	if (h->scrub_started && time_ns >= h->scrub_time_ns &&
-	    time_ns - h->scrub_time_ns < SCRUB_INTERVAL_NS) {
+	    time_ns - h->scrub_time_ns < h->interval_ns) {
 		say_suppressed = h->scrub_suppressed++ == 0;
 		pthread_mutex_unlock(&h->mu);
+		/* its timer queues the deferred re-check if no event does */
+		if (say_suppressed)
+			wake_main(h);
 		if (say_suppressed)
 			hm_say(&h->out, HM_NOTICE, "%s: %s: a full re-check "
 			       "was started %" PRIu64 " s ago; not starting "
 			       "another within %llu s (rate limit; further "
 			       "requests are counted)", h->label, why,
-			       (uint64_t)((time_ns - h->scrub_time_ns) / 1000000000ULL),
-			       (unsigned long long)(SCRUB_INTERVAL_NS / 1000000000ULL));
+			       (uint64_t)((time_ns - h->scrub_time_ns) / NS_PER_S),
+			       (unsigned long long)(h->interval_ns / NS_PER_S));
 		return;
 	}
 	h->scrub_started = true;
@@ -239,6 +251,55 @@ static void start_full_scrub(struct healer *h, const char *why,
 		       h->no_scrub_service ? "" : " (systemd is not running)");
 	}
 	hm_recheck(h->path, h->label, &h->handle, repair, &h->out);
+}
+
+/*
+ * The event clock: the latest event time a worker handled, advanced by the
+ * time that passed since.  Live, events are handled as they come, so this
+ * is the kernel's clock; in a replay it stays with the recorded times.
+ */
+static void clock_advance(struct healer *h, uint64_t time_ns)
+{
+	pthread_mutex_lock(&h->mu);
+	if (time_ns >= h->clock_ns) {
+		h->clock_ns = time_ns;
+		h->clock_ms = hm_now_ms();
+	}
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* with h->mu held: ms until the deferred re-check is due, -1 if none */
+static int64_t deferred_due_ms(const struct healer *h, uint64_t *now_ns)
+{
+	uint64_t now = h->clock_ns + (hm_now_ms() - h->clock_ms) * 1000000ULL;
+	uint64_t due = h->scrub_time_ns + h->interval_ns;
+
+	*now_ns = now;
+	if (!h->scrub_suppressed || h->shut_down)
+		return -1;
+	return now >= due ? 0 : (int64_t)((due - now + 999999) / 1000000);
+}
+
+/*
+ * Requests suppressed by the rate limit are not dropped: once the interval
+ * since the last start has passed, one deferred re-check starts (a worker
+ * that handles a later event sees it due; with no later event the main
+ * thread's timer queues it).  A loss reported just after a re-check began
+ * may concern objects that re-check had already passed.
+ */
+static void deferred_recheck(struct healer *h, uint64_t time_ns, bool timer)
+{
+	uint64_t now;
+	bool due;
+
+	pthread_mutex_lock(&h->mu);
+	due = deferred_due_ms(h, &now) == 0;
+	if (timer)
+		h->deferred_queued = false;
+	pthread_mutex_unlock(&h->mu);
+	if (due)
+		start_full_scrub(h, "re-check requests deferred by the rate "
+				 "limit", time_ns > now ? time_ns : now);
 }
 
 /* at exit: requests the rate limit swallowed after the last start */
@@ -285,6 +346,11 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	bool scrub = false, first_shutdown = false;
 	const char *why = NULL;
 
+	if (qe->flags & HM_QF_RECHECK) {
+		deferred_recheck(h, ev->time_ns, true);
+		return;
+	}
+	clock_advance(h, ev->time_ns);
 	pthread_mutex_lock(&h->mu);
 	h->events++;
 	pthread_mutex_unlock(&h->mu);
@@ -356,6 +422,8 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	}
 	if (scrub)
 		start_full_scrub(h, why, ev->time_ns);
+	else
+		deferred_recheck(h, ev->time_ns, false);
 }
 
 static void *worker(void *arg)
@@ -568,6 +636,33 @@ static void *stopper(void *arg)
 	_exit(0);
 }
 
+/*
+ * The main thread's timer for deferred re-checks (live, no later event
+ * may come): queue one for the workers once due.  Returns the ms to wait
+ * before the next look, -1 for none.
+ */
+static int queue_deferred(struct healer *h)
+{
+	struct xfs_health_monitor_event ev;
+	uint64_t now;
+	int64_t ms;
+
+	pthread_mutex_lock(&h->mu);
+	ms = h->deferred_queued ? -1 : deferred_due_ms(h, &now);
+	pthread_mutex_unlock(&h->mu);
+	if (ms != 0)
+		return ms < 0 ? -1 : ms > 60000 ? 60000 : (int)ms;
+	memset(&ev, 0, sizeof(ev));
+	ev.time_ns = now;
+	/* never waits; a full queue: look again shortly */
+	if (!hm_queue_push_ctl(&h->q, &ev, HM_QF_RECHECK))
+		return 100;
+	pthread_mutex_lock(&h->mu);
+	h->deferred_queued = true;
+	pthread_mutex_unlock(&h->mu);
+	return -1;
+}
+
 static int stop_signal(struct stopper *st)
 {
 	int sig;
@@ -644,6 +739,7 @@ static int run_threads(struct healer *h)
 			{ .fd = h->wakefd, .events = POLLIN },
 		};
 		int timeout = hm_hook_reap(&h->hooks, &h->out);
+		int recheck = queue_deferred(h);
 		bool done;
 		uint64_t v;
 
@@ -660,6 +756,8 @@ static int run_threads(struct healer *h)
 		pthread_mutex_unlock(&h->mu);
 		if (done)
 			break;
+		if (recheck >= 0 && (timeout < 0 || recheck < timeout))
+			timeout = recheck;
 		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
 			hm_say(&h->out, HM_ERR, "poll: %s", strerror(errno));
 			ret = 1;
@@ -837,6 +935,7 @@ int main(int argc, char **argv)
 		.hooks = { .timeout_s = 30, .wakefd = -1 },
 		.nworkers = 1, .queue_events = HM_QUEUE_DEFAULT,
 		.mfd = -1, .wakefd = -1, .stopfd = -1,
+		.interval_ns = RECHECK_INTERVAL_S * NS_PER_S,
 	};
 	int c, ret;
 	unsigned long v;
@@ -865,6 +964,14 @@ int main(int argc, char **argv)
 		case OPT_NO_SCRUB_SVC: h.no_scrub_service = true; break;
 		case OPT_ALLOW_RISKY: h.allow_risky = true; break;
 		case OPT_KERNEL_RELEASE: h.kernel_release = optarg; break;
+		case OPT_RECHECK_INTERVAL:
+			if (!parse_uint(optarg, 1, 86400, &v)) {
+				fsf_err(&h.log, "--recheck-interval: expected "
+					"1..86400 seconds, got '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			h.interval_ns = v * NS_PER_S;
+			break;
 		case OPT_EXEC_TIMEOUT:
 			if (!parse_uint(optarg, 1, 86400, &v)) {
 				fsf_err(&h.log, "--exec-timeout: expected 1..86400 "

@@ -89,7 +89,7 @@ HOOK
 		<(grep -v '^/mnt: repairing' <<<"$output" | sort)
 }
 
-@test "--queue-events and --replay-nowait: bad values are usage errors" {
+@test "--queue-events, --replay-nowait, --recheck-interval: bad values are usage errors" {
 	run "$HEALER" --queue-events 1 /mnt
 	[ "$status" -eq 16 ]
 	[[ $output == *"--queue-events: expected 2..16777216 events, got '1'"* ]]
@@ -98,6 +98,9 @@ HOOK
 	run "$HEALER" --replay-nowait /mnt
 	[ "$status" -eq 16 ]
 	[[ $output == *"--replay-nowait needs --replay"* ]]
+	run "$HEALER" --recheck-interval 0 /mnt
+	[ "$status" -eq 16 ]
+	[[ $output == *"--recheck-interval: expected 1..86400 seconds, got '0'"* ]]
 }
 
 @test "lost events: a full re-check in report-only mode too; none when the policy says not to monitor" {
@@ -137,6 +140,55 @@ HOOK
 	grep -qx '/mnt: 2 re-check requests were suppressed by the rate limit since the last start' <<<"$output"
 	[ "$(grep -c 'was started 5 s ago; not starting another' <<<"$output")" -eq 1 ]
 	[ "${lines[-1]}" = "/mnt: 1 re-check request was suppressed by the rate limit after the last start" ]
+}
+
+@test "rate limit: suppressed requests are not dropped: one deferred re-check once the interval has passed (a later event)" {
+	# 1 s starts, 10 s is suppressed; the sick report at 80 s starts no
+	# re-check of its own (report mode) but the deferred one is due
+	printf 'mount lost count=1 time=1000000000\nmount lost count=2 time=10000000000\nag sick mask=0x10 gno=1 time=80000000000\n' | cap d.cap
+	run "$HEALER" --replay d.cap /mnt
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 8 ]
+	[ "${lines[2]}" = "/mnt: events were lost: would start xfs_scrub@mnt.service" ]
+	[ "${lines[4]}" = "/mnt: events were lost: a full re-check was started 9 s ago; not starting another within 60 s (rate limit; further requests are counted)" ]
+	[ "${lines[5]}" = "/mnt agno 0x1 bnobt: sick" ]
+	[ "${lines[6]}" = "/mnt: 1 re-check request was suppressed by the rate limit since the last start" ]
+	[ "${lines[7]}" = "/mnt: re-check requests deferred by the rate limit: would start xfs_scrub@mnt.service" ]
+	# the same stream ending at 20 s: nothing due, the count said at exit
+	printf 'mount lost count=1 time=1000000000\nmount lost count=2 time=10000000000\nag sick mask=0x10 gno=1 time=20000000000\n' | cap e.cap
+	run "$HEALER" --replay e.cap /mnt
+	[ "$(grep -c 'would start' <<<"$output")" -eq 1 ]
+	[ "${lines[-1]}" = "/mnt: 1 re-check request was suppressed by the rate limit after the last start" ]
+}
+
+@test "rate limit: with no later event the deferred re-check starts on a timer (--recheck-interval 1, a stream left open)" {
+	t=$(date +%s%N)
+	printf 'mount lost count=1 time=%d\nmount lost count=2 time=%d\n' "$t" $((t + 200000000)) | cap t.cap
+	mkfifo in.fifo
+	# the stream stays open 4 s after its two events, as a live monitor
+	( cat t.cap; sleep 4 ) > in.fifo &
+	wpid=$!
+	"$HEALER" --recheck-interval 1 --replay in.fifo /mnt > out 2> err &
+	pid=$!
+	found=no
+	for _ in $(seq 30); do
+		if grep -q 'deferred' out; then found=yes; break; fi
+		sleep 0.1
+	done
+	ms=$(( ($(date +%s%N) - t) / 1000000 ))
+	echo "# deferred re-check after $ms ms (due after 1000 ms of event time)" >&3
+	# while the stream was still open (the writer has not ended)
+	kill -0 $wpid
+	{ kill $wpid; wait $wpid; } 2> /dev/null || true
+	wait $pid
+	cat out err
+	[ "$found" = yes ]
+	[ "$ms" -ge 700 ]
+	[ "$(grep -c 'would start xfs_scrub@mnt.service' out)" -eq 2 ]
+	grep -qx '/mnt: 1 re-check request was suppressed by the rate limit since the last start' out
+	grep -qx '/mnt: re-check requests deferred by the rate limit: would start xfs_scrub@mnt.service' out
+	run grep -c 'after the last start' out
+	[ "$output" = 0 ]
 }
 
 @test "read-only mount: one message, no repair attempted, events still reported" {
