@@ -51,6 +51,28 @@ HOOK
 	[ "$status" -eq 1 ]
 }
 
+@test "queue: the reader drains its input at once while the worker is stalled 3 s by a hook" {
+	storm 2000
+	stall_hook
+	mkfifo in.fifo
+	"$HEALER" --replay-nowait --exec ./hook --replay in.fifo /mnt > out 2> err &
+	pid=$!
+	# 128 KiB through a 64 KiB pipe: the writer ends only once the
+	# reader has taken nearly everything
+	t0=$(date +%s%N)
+	cat storm.cap > in.fifo
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	echo "# 2000 events (128 KiB) read in $ms ms while the worker stalls" >&3
+	# the worker is still stalled by the first 16 hooks
+	kill -0 $pid
+	wait $pid
+	[ "$ms" -lt 1500 ]
+	[ "$(grep -c '^/mnt agno 0x[0-9a-f]* bnobt: sick$' out)" -eq 2000 ]
+	[ "$(sort -u hooks.log | wc -l)" -eq 2000 ]
+	run grep -E 'lost|dropped' out err
+	[ "$status" -eq 1 ]
+}
+
 @test "queue: overflow is counted exactly, reported as lost events, and starts the re-check" {
 	storm 2000
 	stall_hook
