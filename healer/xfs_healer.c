@@ -110,7 +110,8 @@ static void usage(FILE *f)
 "report if the filesystem has rmapbt or parent pointers, else exit.\n"
 "One thread reads events into a queue; workers report, repair and run\n"
 "hooks.  SIGHUP is ignored.\n"
-"Exit status: 0 after unmount, SIGTERM or SIGINT; 1 on errors; 16 on usage\n"
+"Exit status: 0 after unmount, SIGTERM or SIGINT; 1 on errors (also when\n"
+"the event stream ends without an unmount event); 16 on usage\n"
 "errors.\n", f);
 }
 
@@ -814,7 +815,12 @@ static int run_threads(struct healer *h)
 		hm_say(&h->out, HM_ERR, "%s", h->reader_err);
 		free(h->reader_err);
 	} else if (!stopped && !h->replay && !h->saw_unmount) {
-		hm_say(&h->out, HM_INFO, "%s: event stream ended", h->label);
+		/* the unmount event itself lost, or the monitor detached:
+		 * status 1, so that the unit comes back if it is still
+		 * mounted (its ConditionPathIsMountPoint= says if not) */
+		hm_say(&h->out, HM_ERR, "%s: the event stream ended without "
+		       "an unmount event", h->label);
+		ret = 1;
 	}
 	if (h->reader_status)
 		ret = 1;

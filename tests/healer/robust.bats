@@ -296,10 +296,16 @@ bg_stuck() {
 	grep -qx 'xfs_healer: warning: stopping on signal 15 with output blocked; exiting now' err
 }
 
-@test "the unit restarts the daemon on failure, not after a clean exit" {
+@test "the unit restarts the daemon on failure, not after a clean exit, and not forever" {
 	u=$FSFORGE_BUILDDIR/healer/xfs_healer@.service
 	grep -qx 'Restart=on-failure' "$u"
 	grep -qx 'RestartSec=5s' "$u"
+	# but a failure that comes back at once does not loop forever: the
+	# default limit (5 starts in 10 s) is never reached 5 s apart
+	grep -qx 'StartLimitIntervalSec=10min' "$u"
+	grep -qx 'StartLimitBurst=5' "$u"
+	# in [Unit], where systemd reads them
+	[ "$(sed -n '/^\[Unit\]/,/^\[Service\]/p' "$u" | grep -c '^StartLimit')" -eq 2 ]
 }
 
 # a stand-in for systemd's notify socket: records every datagram and
