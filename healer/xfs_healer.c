@@ -586,11 +586,16 @@ static void set_mode(struct healer *h)
 #define STOP_LIMIT_MS 550	/* the stopper: the process ends, whatever */
 
 struct stopper {
-	struct healer *h;
+	struct healer *h;		/* NULL once run_threads tears down */
+	const char *prog;
 	sigset_t set;			/* SIGTERM, SIGINT */
 	pthread_mutex_t mu;
 	int sig;			/* the stop signal, 0 before */
 };
+
+/* static: the thread outlives run_threads (and main's frame, at exit);
+ * signals are per process anyway */
+static struct stopper stop_state = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* a line on stderr only if it cannot block (poll says there is room) */
 static void say_nonblocking(int fd, const char *line)
@@ -605,7 +610,7 @@ static void say_nonblocking(int fd, const char *line)
 static void *stopper(void *arg)
 {
 	struct stopper *st = arg;
-	struct healer *h = st->h;
+	struct healer *h;
 	uint64_t one = 1, deadline;
 	char line[160];
 	int sig = 0;
@@ -615,13 +620,17 @@ static void *stopper(void *arg)
 	deadline = hm_now_ms() + STOP_LIMIT_MS;
 	pthread_mutex_lock(&st->mu);
 	st->sig = sig;
+	h = st->h;
+	/* under st->mu, so that the queue and hooks are not torn down
+	 * meanwhile; none of these waits on a thread stuck in stdio */
+	if (h) {
+		hm_queue_stop(&h->q);
+		hm_hook_stop(&h->hooks);
+		if (write(h->stopfd, &one, sizeof(one)) < 0)
+			(void)0;
+		wake_main(h);
+	}
 	pthread_mutex_unlock(&st->mu);
-	/* none of these waits on a thread that may be stuck in stdio */
-	hm_queue_stop(&h->q);
-	hm_hook_stop(&h->hooks);
-	if (write(h->stopfd, &one, sizeof(one)) < 0)
-		(void)0;
-	wake_main(h);
 	for (uint64_t now; (now = hm_now_ms()) < deadline;) {
 		struct timespec ts = {
 			.tv_sec = (time_t)((deadline - now) / 1000),
@@ -632,7 +641,7 @@ static void *stopper(void *arg)
 	}
 	/* the main thread did not get to exit: it is blocked too */
 	snprintf(line, sizeof(line), "%s: warning: stopping on signal %d with "
-		 "output blocked; exiting now\n", h->log.prog, sig);
+		 "output blocked; exiting now\n", st->prog, sig);
 	say_nonblocking(2, line);
 	_exit(0);
 }
@@ -664,6 +673,14 @@ static int queue_deferred(struct healer *h)
 	return -1;
 }
 
+/* run_threads is done with its queue and hooks: the stopper keeps away */
+static void stopper_detach(struct stopper *st)
+{
+	pthread_mutex_lock(&st->mu);
+	st->h = NULL;
+	pthread_mutex_unlock(&st->mu);
+}
+
 static int stop_signal(struct stopper *st)
 {
 	int sig;
@@ -677,7 +694,7 @@ static int stop_signal(struct stopper *st)
 static int run_threads(struct healer *h)
 {
 	pthread_t reader, stop_thread, *workers;
-	struct stopper st = { .h = h, .mu = PTHREAD_MUTEX_INITIALIZER };
+	struct stopper *st = &stop_state;
 	sigset_t mask;
 	int sfd, ret = 0;
 	bool stopped = false;
@@ -690,14 +707,14 @@ static int run_threads(struct healer *h)
 	workers = calloc(h->nworkers, sizeof(*workers));
 	h->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	h->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	sigemptyset(&st.set);
-	sigaddset(&st.set, SIGTERM);
-	sigaddset(&st.set, SIGINT);
+	sigemptyset(&st->set);
+	sigaddset(&st->set, SIGTERM);
+	sigaddset(&st->set, SIGINT);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
 	/* before any thread starts, so that every thread inherits it */
-	pthread_sigmask(SIG_BLOCK, &st.set, NULL);
+	pthread_sigmask(SIG_BLOCK, &st->set, NULL);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	/* this thread: children ended, and SIGHUP read and ignored */
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -708,7 +725,9 @@ static int run_threads(struct healer *h)
 	}
 	hm_hook_init(&h->hooks, h->wakefd);
 	/* first: a stop signal is taken from now on, whatever else fails */
-	if (pthread_create(&stop_thread, NULL, stopper, &st) ||
+	st->h = h;
+	st->prog = h->log.prog;
+	if (pthread_create(&stop_thread, NULL, stopper, st) ||
 	    pthread_detach(stop_thread)) {
 		hm_say(&h->out, HM_ERR, "cannot start the signal thread");
 		return 1;
@@ -722,6 +741,7 @@ static int run_threads(struct healer *h)
 		hm_queue_stop(&h->q);
 		for (unsigned int i = 0; i < started; i++)
 			pthread_join(workers[i], NULL);
+		stopper_detach(st);
 		return 1;
 	}
 	if (pthread_create(&reader, NULL, h->replay ? replay_reader :
@@ -730,6 +750,7 @@ static int run_threads(struct healer *h)
 		hm_queue_stop(&h->q);
 		for (unsigned int i = 0; i < started; i++)
 			pthread_join(workers[i], NULL);
+		stopper_detach(st);
 		return 1;
 	}
 	hm_notify("READY=1\nSTATUS=watching for health events");
@@ -744,11 +765,11 @@ static int run_threads(struct healer *h)
 		bool done;
 		uint64_t v;
 
-		if (stop_signal(&st)) {
+		if (stop_signal(st)) {
 			/* may block on a stalled stdout: the stopper ends
 			 * the process then */
 			hm_say(&h->out, HM_INFO, "%s: stopping on signal %d",
-			       h->label, stop_signal(&st));
+			       h->label, stop_signal(st));
 			stopped = true;
 			break;
 		}
@@ -824,6 +845,7 @@ static int run_threads(struct healer *h)
 	}
 	if (h->reader_status)
 		ret = 1;
+	stopper_detach(st);
 	close(sfd);
 	free(workers);
 	hm_queue_destroy(&h->q);
