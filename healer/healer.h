@@ -256,7 +256,8 @@ struct hm_qent {
 struct hm_queue {
 	pthread_mutex_t mu;
 	pthread_cond_t nonempty, nonfull;
-	struct hm_qent *ring;
+	struct xfs_health_monitor_event *ring;	/* 64 bytes each */
+	unsigned char *flags;			/* HM_QF_* of each */
 	size_t cap, head, n, peak;
 	uint64_t queued;		/* entries ever queued */
 	uint64_t lost_pending;		/* dropped, notice not queued yet */

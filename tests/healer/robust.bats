@@ -93,6 +93,30 @@ HOOK
 	[[ $output == *"/mnt: events were lost: would start xfs_scrub@mnt.service"* ]]
 }
 
+# peak RSS (KiB) of a storm of $1 events while stdout is not read for 2 s
+storm_rss() {
+	storm "$1"
+	rm -f out.fifo
+	mkfifo out.fifo
+	( sleep 2; cat > /dev/null ) < out.fifo &
+	/usr/bin/time -f %M -o rss.$1 "$HEALER" --replay-nowait --replay storm.cap /mnt > out.fifo 2> err.$1
+	wait
+	cat rss.$1
+}
+
+@test "queue: memory stays bounded by the queue, whatever the size of the storm" {
+	[ -x /usr/bin/time ] || skip "GNU time not installed"
+	small=$(storm_rss 20000)
+	big=$(storm_rss 200000)
+	echo "# peak RSS: 20,000 events $small KiB, 200,000 events $big KiB (1.25 and 12.5 MiB of input)" >&3
+	# the worker blocked on stdout while the reader took everything in:
+	# the overflow was counted in both runs
+	grep -q "events dropped: xfs_healer's event queue (16384 events) was full" err.20000
+	grep -q "events dropped: xfs_healer's event queue (16384 events) was full" err.200000
+	# ten times the input, not even 1 MiB more memory (the queue is ~1 MiB)
+	[ "$big" -lt $((small + 1024)) ]
+}
+
 @test "queue: without --replay-nowait a replay waits for the workers and loses nothing" {
 	storm 2000
 	stall_hook
