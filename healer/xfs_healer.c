@@ -199,16 +199,17 @@ static void start_full_scrub(struct healer *h, const char *why,
 	    time_ns - h->scrub_time_ns < h->interval_ns) {
 		say_suppressed = h->scrub_suppressed++ == 0;
 		pthread_mutex_unlock(&h->mu);
-		/* its timer queues the deferred re-check if no event does */
-		if (say_suppressed)
+		if (say_suppressed) {
+			/* its timer queues the deferred re-check if no
+			 * event does */
 			wake_main(h);
-		if (say_suppressed)
 			hm_say(&h->out, HM_NOTICE, "%s: %s: a full re-check "
 			       "was started %" PRIu64 " s ago; not starting "
 			       "another within %llu s (rate limit; further "
 			       "requests are counted)", h->label, why,
 			       (uint64_t)((time_ns - h->scrub_time_ns) / NS_PER_S),
 			       (unsigned long long)(h->interval_ns / NS_PER_S));
+		}
 		return;
 	}
 	h->scrub_started = true;
