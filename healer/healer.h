@@ -248,6 +248,7 @@ enum hm_repair_result hm_repair_one(const char *mountpoint,
 /* ---- queue.c ------------------------------------------------------------- */
 #define HM_QUEUE_DEFAULT (1024 * 1024 / XFS_HM_EVENT_SIZE)	/* 1 MiB */
 #define HM_QF_QUEUE (1U << 0)	/* a LOST event for our own queue's drops */
+#define HM_QF_RECHECK (1U << 1)	/* not an event: the deferred re-check */
 struct hm_qent {
 	struct xfs_health_monitor_event ev;
 	unsigned int flags;
@@ -255,7 +256,8 @@ struct hm_qent {
 struct hm_queue {
 	pthread_mutex_t mu;
 	pthread_cond_t nonempty, nonfull;
-	struct hm_qent *ring;
+	struct xfs_health_monitor_event *ring;	/* 64 bytes each */
+	unsigned char *flags;			/* HM_QF_* of each */
 	size_t cap, head, n, peak;
 	uint64_t queued;		/* entries ever queued */
 	uint64_t lost_pending;		/* dropped, notice not queued yet */
@@ -269,6 +271,11 @@ void hm_queue_destroy(struct hm_queue *q);
  * returns false), wait=true waits for room (false when stopped) */
 bool hm_queue_push(struct hm_queue *q,
 		   const struct xfs_health_monitor_event *ev, bool wait);
+/* a control entry (flags): queued if there is room beside the slot kept
+ * for a loss notice, else false; never waits, never counts a loss */
+bool hm_queue_push_ctl(struct hm_queue *q,
+		       const struct xfs_health_monitor_event *ev,
+		       unsigned int flags);
 /* end of the stream: a pending loss notice is queued, workers drain */
 void hm_queue_close(struct hm_queue *q, uint64_t time_ns);
 /* stop now: every waiter returns */

@@ -148,7 +148,7 @@ void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
 {
 	char **env, *err;
 	struct rlimit rl;
-	int errlen, maxfd = 65536;
+	int errlen, maxfd = 65536, fork_err = 0;
 	pid_t pid;
 
 	if (!h->path)
@@ -169,17 +169,19 @@ void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
 			free(err);
 		return;
 	}
+	/* outside the lock: stdio may block (a stalled journal or pipe), and
+	 * whoever stops the daemon takes the lock.  The child never flushes
+	 * (execve or _exit), so buffered lines are not written twice. */
+	fflush(stdout);
+	fflush(stderr);
 	pthread_mutex_lock(&h->mu);
 	while (h->nr == HM_HOOK_MAX && !h->stopping)
 		pthread_cond_wait(&h->slot, &h->mu);
 	if (h->stopping)
 		goto out;
-	fflush(stdout);
-	fflush(stderr);
 	pid = fork();
 	if (pid < 0) {
-		hm_say(o, HM_WARNING, "cannot run hook %s: %s", h->path,
-		       strerror(errno));
+		fork_err = errno;
 		goto out;
 	}
 	if (pid == 0)
@@ -198,6 +200,9 @@ void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
 	}
 out:
 	pthread_mutex_unlock(&h->mu);
+	if (fork_err)
+		hm_say(o, HM_WARNING, "cannot run hook %s: %s", h->path,
+		       strerror(fork_err));
 	free_env(env);
 	free(err);
 }
@@ -210,10 +215,17 @@ static void drop(struct hm_hooks *h, unsigned int i)
 	pthread_cond_signal(&h->slot);
 }
 
+/* what hm_hook_reap says, once the lock is dropped */
+struct reap_note {
+	enum { NOTE_EXIT, NOTE_SIGNAL, NOTE_KILL } kind;
+	int value;
+};
+
 int hm_hook_reap(struct hm_hooks *h, const struct hm_out *o)
 {
 	uint64_t now = hm_now_ms(), next = UINT64_MAX;
-	unsigned int i = 0;
+	struct reap_note notes[HM_HOOK_MAX];
+	unsigned int i = 0, nn = 0;
 	int st, ret;
 
 	pthread_mutex_lock(&h->mu);
@@ -222,17 +234,16 @@ int hm_hook_reap(struct hm_hooks *h, const struct hm_out *o)
 
 		if (r == h->pid[i] || (r < 0 && errno == ECHILD)) {
 			if (r > 0 && WIFEXITED(st) && WEXITSTATUS(st))
-				hm_say(o, HM_WARNING, "hook %s exited with "
-				       "status %d", h->path, WEXITSTATUS(st));
+				notes[nn++] = (struct reap_note){
+					NOTE_EXIT, WEXITSTATUS(st) };
 			else if (r > 0 && WIFSIGNALED(st))
-				hm_say(o, HM_WARNING, "hook %s killed by "
-				       "signal %d", h->path, WTERMSIG(st));
+				notes[nn++] = (struct reap_note){
+					NOTE_SIGNAL, WTERMSIG(st) };
 			drop(h, i);
 			continue;
 		}
 		if (now >= h->deadline_ms[i]) {
-			hm_say(o, HM_WARNING, "hook %s ran over %u s; killing "
-			       "it", h->path, h->timeout_s);
+			notes[nn++] = (struct reap_note){ NOTE_KILL, 0 };
 			kill(-h->pid[i], SIGKILL);
 			kill(h->pid[i], SIGKILL);
 			/* reaped on the next pass, give it a moment */
@@ -247,6 +258,18 @@ int hm_hook_reap(struct hm_hooks *h, const struct hm_out *o)
 	else
 		ret = next > now ? (int)(next - now) : 0;
 	pthread_mutex_unlock(&h->mu);
+	/* no stdio under the lock: a blocked stdout must not block a stop */
+	for (i = 0; i < nn; i++) {
+		if (notes[i].kind == NOTE_EXIT)
+			hm_say(o, HM_WARNING, "hook %s exited with status %d",
+			       h->path, notes[i].value);
+		else if (notes[i].kind == NOTE_SIGNAL)
+			hm_say(o, HM_WARNING, "hook %s killed by signal %d",
+			       h->path, notes[i].value);
+		else
+			hm_say(o, HM_WARNING, "hook %s ran over %u s; killing "
+			       "it", h->path, h->timeout_s);
+	}
 	return ret;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The in-process event queue between the one reader thread and the
- * workers.  Bounded (default 16384 events, 1 MiB, as the reference): the
+ * workers.  Bounded (default 16384 events: 1 MiB of 64-byte records plus
+ * one byte of flags each, as the reference's 1 MiB): the
  * reader never waits for a worker; when the queue is full an event is
  * counted as lost, and the count is queued as one LOST event (marked as
  * ours, HM_QF_QUEUE) as soon as there is room again, so that the workers
@@ -22,8 +23,12 @@ int hm_queue_init(struct hm_queue *q, size_t cap)
 	if (cap < 2)
 		cap = 2;
 	q->ring = calloc(cap, sizeof(*q->ring));
-	if (!q->ring)
+	q->flags = calloc(cap, 1);
+	if (!q->ring || !q->flags) {
+		free(q->ring);
+		free(q->flags);
 		return -ENOMEM;
+	}
 	q->cap = cap;
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->nonempty, NULL);
@@ -34,7 +39,9 @@ int hm_queue_init(struct hm_queue *q, size_t cap)
 void hm_queue_destroy(struct hm_queue *q)
 {
 	free(q->ring);
+	free(q->flags);
 	q->ring = NULL;
+	q->flags = NULL;
 	pthread_mutex_destroy(&q->mu);
 	pthread_cond_destroy(&q->nonempty);
 	pthread_cond_destroy(&q->nonfull);
@@ -44,10 +51,10 @@ void hm_queue_destroy(struct hm_queue *q)
 static void put(struct hm_queue *q, const struct xfs_health_monitor_event *ev,
 		unsigned int flags)
 {
-	struct hm_qent *e = &q->ring[(q->head + q->n) % q->cap];
+	size_t i = (q->head + q->n) % q->cap;
 
-	e->ev = *ev;
-	e->flags = flags;
+	q->ring[i] = *ev;
+	q->flags[i] = (unsigned char)flags;
 	q->n++;
 	q->queued++;
 	if (q->n > q->peak)
@@ -100,6 +107,20 @@ bool hm_queue_push(struct hm_queue *q,
 	return ok;
 }
 
+bool hm_queue_push_ctl(struct hm_queue *q,
+		       const struct xfs_health_monitor_event *ev,
+		       unsigned int flags)
+{
+	bool ok;
+
+	pthread_mutex_lock(&q->mu);
+	ok = !q->stopping && !q->closed && q->n + 1 < q->cap;
+	if (ok)
+		put(q, ev, flags);
+	pthread_mutex_unlock(&q->mu);
+	return ok;
+}
+
 void hm_queue_close(struct hm_queue *q, uint64_t time_ns)
 {
 	pthread_mutex_lock(&q->mu);
@@ -129,7 +150,8 @@ bool hm_queue_pop(struct hm_queue *q, struct hm_qent *out)
 		pthread_mutex_unlock(&q->mu);
 		return false;
 	}
-	*out = q->ring[q->head];
+	out->ev = q->ring[q->head];
+	out->flags = q->flags[q->head];
 	q->head = (q->head + 1) % q->cap;
 	q->n--;
 	pthread_cond_signal(&q->nonfull);

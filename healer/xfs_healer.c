@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "healer.h"
@@ -33,7 +34,7 @@ enum {
 	OPT_EVERYTHING = 256, OPT_FOREGROUND, OPT_NO_AUTOFSCK, OPT_QUIET,
 	OPT_REPAIR, OPT_SUPPORTED, OPT_JSON, OPT_EXEC, OPT_EXEC_TIMEOUT,
 	OPT_REPLAY, OPT_RECORD, OPT_QUEUE, OPT_REPLAY_NOWAIT, OPT_NO_SCRUB_SVC,
-	OPT_ALLOW_RISKY, OPT_KERNEL_RELEASE,
+	OPT_ALLOW_RISKY, OPT_KERNEL_RELEASE, OPT_RECHECK_INTERVAL,
 };
 
 static const struct option long_opts[] = {
@@ -53,6 +54,7 @@ static const struct option long_opts[] = {
 	{ "no-scrub-service", no_argument, NULL, OPT_NO_SCRUB_SVC },
 	{ "allow-risky-repairs", no_argument, NULL, OPT_ALLOW_RISKY },
 	{ "kernel-release", required_argument, NULL, OPT_KERNEL_RELEASE },
+	{ "recheck-interval", required_argument, NULL, OPT_RECHECK_INTERVAL },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -78,6 +80,9 @@ static void usage(FILE *f)
 "                          running kernel (see KERNEL HAZARDS in the manual)\n"
 "      --kernel-release REL  judge kernel hazards for release REL instead\n"
 "                          of the running kernel's (for --replay)\n"
+"      --recheck-interval SEC  at most one full re-check per SEC seconds\n"
+"                          (default 60); requests in between are counted\n"
+"                          and one deferred re-check starts when it ends\n"
 "      --no-scrub-service  never start xfs_scrub@: re-check every AG and\n"
 "                          filesystem-wide object in-process instead (the\n"
 "                          default when systemd is not running)\n"
@@ -105,7 +110,8 @@ static void usage(FILE *f)
 "report if the filesystem has rmapbt or parent pointers, else exit.\n"
 "One thread reads events into a queue; workers report, repair and run\n"
 "hooks.  SIGHUP is ignored.\n"
-"Exit status: 0 after unmount, SIGTERM or SIGINT; 1 on errors; 16 on usage\n"
+"Exit status: 0 after unmount, SIGTERM or SIGINT; 1 on errors (also when\n"
+"the event stream ends without an unmount event); 16 on usage\n"
 "errors.\n", f);
 }
 
@@ -148,11 +154,16 @@ struct healer {
 	bool scrub_started;
 	uint64_t scrub_time_ns;		/* event time of the last start */
 	uint64_t scrub_suppressed;	/* requests since, by the rate limit */
+	bool deferred_queued;		/* the deferred re-check is queued */
+	uint64_t clock_ns;		/* latest event time handled ... */
+	uint64_t clock_ms;		/* ... and hm_now_ms() then */
+	uint64_t interval_ns;		/* --recheck-interval */
 };
 
 /* one xfs_scrub@ start per minute of event time is plenty: a flood of
  * lost events or failed repairs must not flood systemd */
-#define SCRUB_INTERVAL_NS (60ULL * 1000000000ULL)
+#define RECHECK_INTERVAL_S 60
+#define NS_PER_S 1000000000ULL
 
 static void wake_main(struct healer *h)
 {
@@ -185,16 +196,20 @@ static void start_full_scrub(struct healer *h, const char *why,
 
 	pthread_mutex_lock(&h->mu);
 	if (h->scrub_started && time_ns >= h->scrub_time_ns &&
-	    time_ns - h->scrub_time_ns < SCRUB_INTERVAL_NS) {
+	    time_ns - h->scrub_time_ns < h->interval_ns) {
 		say_suppressed = h->scrub_suppressed++ == 0;
 		pthread_mutex_unlock(&h->mu);
-		if (say_suppressed)
+		if (say_suppressed) {
+			/* its timer queues the deferred re-check if no
+			 * event does */
+			wake_main(h);
 			hm_say(&h->out, HM_NOTICE, "%s: %s: a full re-check "
 			       "was started %" PRIu64 " s ago; not starting "
 			       "another within %llu s (rate limit; further "
 			       "requests are counted)", h->label, why,
-			       (uint64_t)((time_ns - h->scrub_time_ns) / 1000000000ULL),
-			       (unsigned long long)(SCRUB_INTERVAL_NS / 1000000000ULL));
+			       (uint64_t)((time_ns - h->scrub_time_ns) / NS_PER_S),
+			       (unsigned long long)(h->interval_ns / NS_PER_S));
+		}
 		return;
 	}
 	h->scrub_started = true;
@@ -238,6 +253,55 @@ static void start_full_scrub(struct healer *h, const char *why,
 		       h->no_scrub_service ? "" : " (systemd is not running)");
 	}
 	hm_recheck(h->path, h->label, &h->handle, repair, &h->out);
+}
+
+/*
+ * The event clock: the latest event time a worker handled, advanced by the
+ * time that passed since.  Live, events are handled as they come, so this
+ * is the kernel's clock; in a replay it stays with the recorded times.
+ */
+static void clock_advance(struct healer *h, uint64_t time_ns)
+{
+	pthread_mutex_lock(&h->mu);
+	if (time_ns >= h->clock_ns) {
+		h->clock_ns = time_ns;
+		h->clock_ms = hm_now_ms();
+	}
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* with h->mu held: ms until the deferred re-check is due, -1 if none */
+static int64_t deferred_due_ms(const struct healer *h, uint64_t *now_ns)
+{
+	uint64_t now = h->clock_ns + (hm_now_ms() - h->clock_ms) * 1000000ULL;
+	uint64_t due = h->scrub_time_ns + h->interval_ns;
+
+	*now_ns = now;
+	if (!h->scrub_suppressed || h->shut_down)
+		return -1;
+	return now >= due ? 0 : (int64_t)((due - now + 999999) / 1000000);
+}
+
+/*
+ * Requests suppressed by the rate limit are not dropped: once the interval
+ * since the last start has passed, one deferred re-check starts (a worker
+ * that handles a later event sees it due; with no later event the main
+ * thread's timer queues it).  A loss reported just after a re-check began
+ * may concern objects that re-check had already passed.
+ */
+static void deferred_recheck(struct healer *h, uint64_t time_ns, bool timer)
+{
+	uint64_t now;
+	bool due;
+
+	pthread_mutex_lock(&h->mu);
+	due = deferred_due_ms(h, &now) == 0;
+	if (timer)
+		h->deferred_queued = false;
+	pthread_mutex_unlock(&h->mu);
+	if (due)
+		start_full_scrub(h, "re-check requests deferred by the rate "
+				 "limit", time_ns > now ? time_ns : now);
 }
 
 /* at exit: requests the rate limit swallowed after the last start */
@@ -284,6 +348,11 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	bool scrub = false, first_shutdown = false;
 	const char *why = NULL;
 
+	if (qe->flags & HM_QF_RECHECK) {
+		deferred_recheck(h, ev->time_ns, true);
+		return;
+	}
+	clock_advance(h, ev->time_ns);
 	pthread_mutex_lock(&h->mu);
 	h->events++;
 	pthread_mutex_unlock(&h->mu);
@@ -355,6 +424,8 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	}
 	if (scrub)
 		start_full_scrub(h, why, ev->time_ns);
+	else
+		deferred_recheck(h, ev->time_ns, false);
 }
 
 static void *worker(void *arg)
@@ -504,16 +575,127 @@ static void set_mode(struct healer *h)
 }
 
 /*
- * The reader, the workers and, on this thread, signals and hooks.  SIGTERM
- * or SIGINT end the daemon within a second whatever is in flight (a repair
- * ioctl or a D-Bus call is left to finish, or to die with the process);
- * SIGHUP is ignored.
+ * The reader, the workers and, on this thread, hooks.  SIGTERM or SIGINT
+ * end the daemon within a second whatever is in flight (a repair ioctl or a
+ * D-Bus call is left to finish, or to die with the process), even when
+ * every thread, this one included, is blocked writing to a stalled stdout
+ * or journal: a stopper thread that never touches stdio takes the signal,
+ * stops the queue, the hooks and the reader, and ends the process at
+ * STOP_LIMIT_MS if nothing else has.  SIGHUP is ignored.
  */
-#define STOP_GRACE_MS 800
+#define STOP_GRACE_MS 400	/* this thread: workers finish what they hold */
+#define STOP_LIMIT_MS 550	/* the stopper: the process ends, whatever */
+
+struct stopper {
+	struct healer *h;		/* NULL once run_threads tears down */
+	const char *prog;
+	sigset_t set;			/* SIGTERM, SIGINT */
+	pthread_mutex_t mu;
+	int sig;			/* the stop signal, 0 before */
+};
+
+/* static: the thread outlives run_threads (and main's frame, at exit);
+ * signals are per process anyway */
+static struct stopper stop_state = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* a line on stderr only if it cannot block (poll says there is room) */
+static void say_nonblocking(int fd, const char *line)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) &&
+	    write(fd, line, strlen(line)) < 0)
+		(void)0;
+}
+
+static void *stopper(void *arg)
+{
+	struct stopper *st = arg;
+	struct healer *h;
+	uint64_t one = 1, deadline;
+	char line[160];
+	int sig = 0;
+
+	while (sigwait(&st->set, &sig) != 0 || !sig)
+		;
+	deadline = hm_now_ms() + STOP_LIMIT_MS;
+	pthread_mutex_lock(&st->mu);
+	st->sig = sig;
+	h = st->h;
+	/* under st->mu, so that the queue and hooks are not torn down
+	 * meanwhile; none of these waits on a thread stuck in stdio */
+	if (h) {
+		hm_queue_stop(&h->q);
+		hm_hook_stop(&h->hooks);
+		if (write(h->stopfd, &one, sizeof(one)) < 0)
+			(void)0;
+		wake_main(h);
+	}
+	pthread_mutex_unlock(&st->mu);
+	for (uint64_t now; (now = hm_now_ms()) < deadline;) {
+		struct timespec ts = {
+			.tv_sec = (time_t)((deadline - now) / 1000),
+			.tv_nsec = (long)((deadline - now) % 1000) * 1000000L,
+		};
+
+		nanosleep(&ts, NULL);
+	}
+	/* the main thread did not get to exit: it is blocked too */
+	snprintf(line, sizeof(line), "%s: warning: stopping on signal %d with "
+		 "output blocked; exiting now\n", st->prog, sig);
+	say_nonblocking(2, line);
+	_exit(0);
+}
+
+/*
+ * The main thread's timer for deferred re-checks (live, no later event
+ * may come): queue one for the workers once due.  Returns the ms to wait
+ * before the next look, -1 for none.
+ */
+static int queue_deferred(struct healer *h)
+{
+	struct xfs_health_monitor_event ev;
+	uint64_t now;
+	int64_t ms;
+
+	pthread_mutex_lock(&h->mu);
+	ms = h->deferred_queued ? -1 : deferred_due_ms(h, &now);
+	pthread_mutex_unlock(&h->mu);
+	if (ms != 0)
+		return ms < 0 ? -1 : ms > 60000 ? 60000 : (int)ms;
+	memset(&ev, 0, sizeof(ev));
+	ev.time_ns = now;
+	/* never waits; a full queue: look again shortly */
+	if (!hm_queue_push_ctl(&h->q, &ev, HM_QF_RECHECK))
+		return 100;
+	pthread_mutex_lock(&h->mu);
+	h->deferred_queued = true;
+	pthread_mutex_unlock(&h->mu);
+	return -1;
+}
+
+/* run_threads is done with its queue and hooks: the stopper keeps away */
+static void stopper_detach(struct stopper *st)
+{
+	pthread_mutex_lock(&st->mu);
+	st->h = NULL;
+	pthread_mutex_unlock(&st->mu);
+}
+
+static int stop_signal(struct stopper *st)
+{
+	int sig;
+
+	pthread_mutex_lock(&st->mu);
+	sig = st->sig;
+	pthread_mutex_unlock(&st->mu);
+	return sig;
+}
 
 static int run_threads(struct healer *h)
 {
-	pthread_t reader, *workers;
+	pthread_t reader, stop_thread, *workers;
+	struct stopper *st = &stop_state;
 	sigset_t mask;
 	int sfd, ret = 0;
 	bool stopped = false;
@@ -526,13 +708,16 @@ static int run_threads(struct healer *h)
 	workers = calloc(h->nworkers, sizeof(*workers));
 	h->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	h->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sigemptyset(&st->set);
+	sigaddset(&st->set, SIGTERM);
+	sigaddset(&st->set, SIGINT);
 	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
 	/* before any thread starts, so that every thread inherits it */
+	pthread_sigmask(SIG_BLOCK, &st->set, NULL);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	/* this thread: children ended, and SIGHUP read and ignored */
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (!workers || h->wakefd < 0 || h->stopfd < 0 || sfd < 0) {
 		hm_say(&h->out, HM_ERR, "cannot set up threads: %s",
@@ -540,6 +725,14 @@ static int run_threads(struct healer *h)
 		return 1;
 	}
 	hm_hook_init(&h->hooks, h->wakefd);
+	/* first: a stop signal is taken from now on, whatever else fails */
+	st->h = h;
+	st->prog = h->log.prog;
+	if (pthread_create(&stop_thread, NULL, stopper, st) ||
+	    pthread_detach(stop_thread)) {
+		hm_say(&h->out, HM_ERR, "cannot start the signal thread");
+		return 1;
+	}
 	h->workers_left = h->nworkers;
 	for (; started < h->nworkers; started++)
 		if (pthread_create(&workers[started], NULL, worker, h))
@@ -549,6 +742,7 @@ static int run_threads(struct healer *h)
 		hm_queue_stop(&h->q);
 		for (unsigned int i = 0; i < started; i++)
 			pthread_join(workers[i], NULL);
+		stopper_detach(st);
 		return 1;
 	}
 	if (pthread_create(&reader, NULL, h->replay ? replay_reader :
@@ -557,6 +751,7 @@ static int run_threads(struct healer *h)
 		hm_queue_stop(&h->q);
 		for (unsigned int i = 0; i < started; i++)
 			pthread_join(workers[i], NULL);
+		stopper_detach(st);
 		return 1;
 	}
 	hm_notify("READY=1\nSTATUS=watching for health events");
@@ -567,14 +762,25 @@ static int run_threads(struct healer *h)
 			{ .fd = h->wakefd, .events = POLLIN },
 		};
 		int timeout = hm_hook_reap(&h->hooks, &h->out);
+		int recheck = queue_deferred(h);
 		bool done;
 		uint64_t v;
 
+		if (stop_signal(st)) {
+			/* may block on a stalled stdout: the stopper ends
+			 * the process then */
+			hm_say(&h->out, HM_INFO, "%s: stopping on signal %d",
+			       h->label, stop_signal(st));
+			stopped = true;
+			break;
+		}
 		pthread_mutex_lock(&h->mu);
 		done = h->workers_left == 0;
 		pthread_mutex_unlock(&h->mu);
 		if (done)
 			break;
+		if (recheck >= 0 && (timeout < 0 || recheck < timeout))
+			timeout = recheck;
 		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
 			hm_say(&h->out, HM_ERR, "poll: %s", strerror(errno));
 			ret = 1;
@@ -586,13 +792,9 @@ static int run_threads(struct healer *h)
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			if (read(sfd, &si, sizeof(si)) == sizeof(si) &&
-			    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)) {
-				hm_say(&h->out, HM_INFO, "%s: stopping on "
-				       "signal %u", h->label, si.ssi_signo);
-				stopped = true;
-				break;
-			}
+			/* SIGCHLD: reaped at the top; SIGHUP: ignored */
+			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+				;
 		}
 	}
 	hm_notify("STOPPING=1");
@@ -635,10 +837,16 @@ static int run_threads(struct healer *h)
 		hm_say(&h->out, HM_ERR, "%s", h->reader_err);
 		free(h->reader_err);
 	} else if (!stopped && !h->replay && !h->saw_unmount) {
-		hm_say(&h->out, HM_INFO, "%s: event stream ended", h->label);
+		/* the unmount event itself lost, or the monitor detached:
+		 * status 1, so that the unit comes back if it is still
+		 * mounted (its ConditionPathIsMountPoint= says if not) */
+		hm_say(&h->out, HM_ERR, "%s: the event stream ended without "
+		       "an unmount event", h->label);
+		ret = 1;
 	}
 	if (h->reader_status)
 		ret = 1;
+	stopper_detach(st);
 	close(sfd);
 	free(workers);
 	hm_queue_destroy(&h->q);
@@ -756,6 +964,7 @@ int main(int argc, char **argv)
 		.hooks = { .timeout_s = 30, .wakefd = -1 },
 		.nworkers = 1, .queue_events = HM_QUEUE_DEFAULT,
 		.mfd = -1, .wakefd = -1, .stopfd = -1,
+		.interval_ns = RECHECK_INTERVAL_S * NS_PER_S,
 	};
 	int c, ret;
 	unsigned long v;
@@ -784,6 +993,14 @@ int main(int argc, char **argv)
 		case OPT_NO_SCRUB_SVC: h.no_scrub_service = true; break;
 		case OPT_ALLOW_RISKY: h.allow_risky = true; break;
 		case OPT_KERNEL_RELEASE: h.kernel_release = optarg; break;
+		case OPT_RECHECK_INTERVAL:
+			if (!parse_uint(optarg, 1, 86400, &v)) {
+				fsf_err(&h.log, "--recheck-interval: expected "
+					"1..86400 seconds, got '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			h.interval_ns = v * NS_PER_S;
+			break;
 		case OPT_EXEC_TIMEOUT:
 			if (!parse_uint(optarg, 1, 86400, &v)) {
 				fsf_err(&h.log, "--exec-timeout: expected 1..86400 "

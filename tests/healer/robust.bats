@@ -51,6 +51,30 @@ HOOK
 	[ "$status" -eq 1 ]
 }
 
+@test "queue: the reader drains its input at once while the worker is stalled 3 s" {
+	storm 5000
+	# the worker stalls on stdout: nothing reads it for 3 s
+	mkfifo in.fifo out.fifo
+	( sleep 3; cat > out ) < out.fifo &
+	opid=$!
+	"$HEALER" --replay-nowait --replay in.fifo /mnt > out.fifo 2> err &
+	pid=$!
+	# 320 KiB through a 64 KiB pipe: the writer ends only once the
+	# reader has taken nearly everything
+	t0=$(date +%s%N)
+	cat storm.cap > in.fifo
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	echo "# 5000 events (320 KiB) read in $ms ms while the worker stalls" >&3
+	# the worker is still stalled
+	kill -0 $pid
+	wait $pid
+	wait $opid
+	[ "$ms" -lt 1500 ]
+	[ "$(grep -c '^/mnt agno 0x[0-9a-f]* bnobt: sick$' out)" -eq 5000 ]
+	run grep -E 'lost|dropped' out err
+	[ "$status" -eq 1 ]
+}
+
 @test "queue: overflow is counted exactly, reported as lost events, and starts the re-check" {
 	storm 2000
 	stall_hook
@@ -71,6 +95,31 @@ HOOK
 	[[ $output == *"/mnt: events were lost: would start xfs_scrub@mnt.service"* ]]
 }
 
+# peak RSS (KiB) of a storm of $1 events while stdout is not read for 2 s
+storm_rss() {
+	storm "$1"
+	rm -f out.fifo
+	mkfifo out.fifo
+	( sleep 2; cat > /dev/null ) < out.fifo &
+	/usr/bin/time -f %M -o rss.$1 "$HEALER" --replay-nowait --replay storm.cap /mnt > out.fifo 2> err.$1
+	wait
+	cat rss.$1
+}
+
+@test "queue: memory stays bounded by the queue, whatever the size of the storm" {
+	[ -x /usr/bin/time ] || skip "GNU time not installed"
+	small=$(storm_rss 20000)
+	big=$(storm_rss 200000)
+	echo "# peak RSS: 20,000 events $small KiB, 200,000 events $big KiB (1.25 and 12.5 MiB of input)" >&3
+	# the worker blocked on stdout while the reader took everything in:
+	# the overflow was counted in both runs
+	grep -q "events dropped: xfs_healer's event queue (16384 events) was full" err.20000
+	grep -q "events dropped: xfs_healer's event queue (16384 events) was full" err.200000
+	# ten times the input (11 MiB more, which an unbounded queue would
+	# hold) costs less than 4 MiB more (ASan's allocator varies by ~1 MiB)
+	[ "$big" -lt $((small + 4096)) ]
+}
+
 @test "queue: without --replay-nowait a replay waits for the workers and loses nothing" {
 	storm 2000
 	stall_hook
@@ -89,7 +138,7 @@ HOOK
 		<(grep -v '^/mnt: repairing' <<<"$output" | sort)
 }
 
-@test "--queue-events and --replay-nowait: bad values are usage errors" {
+@test "--queue-events, --replay-nowait, --recheck-interval: bad values are usage errors" {
 	run "$HEALER" --queue-events 1 /mnt
 	[ "$status" -eq 16 ]
 	[[ $output == *"--queue-events: expected 2..16777216 events, got '1'"* ]]
@@ -98,6 +147,9 @@ HOOK
 	run "$HEALER" --replay-nowait /mnt
 	[ "$status" -eq 16 ]
 	[[ $output == *"--replay-nowait needs --replay"* ]]
+	run "$HEALER" --recheck-interval 0 /mnt
+	[ "$status" -eq 16 ]
+	[[ $output == *"--recheck-interval: expected 1..86400 seconds, got '0'"* ]]
 }
 
 @test "lost events: a full re-check in report-only mode too; none when the policy says not to monitor" {
@@ -137,6 +189,55 @@ HOOK
 	grep -qx '/mnt: 2 re-check requests were suppressed by the rate limit since the last start' <<<"$output"
 	[ "$(grep -c 'was started 5 s ago; not starting another' <<<"$output")" -eq 1 ]
 	[ "${lines[-1]}" = "/mnt: 1 re-check request was suppressed by the rate limit after the last start" ]
+}
+
+@test "rate limit: suppressed requests are not dropped: one deferred re-check once the interval has passed (a later event)" {
+	# 1 s starts, 10 s is suppressed; the sick report at 80 s starts no
+	# re-check of its own (report mode) but the deferred one is due
+	printf 'mount lost count=1 time=1000000000\nmount lost count=2 time=10000000000\nag sick mask=0x10 gno=1 time=80000000000\n' | cap d.cap
+	run "$HEALER" --replay d.cap /mnt
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 8 ]
+	[ "${lines[2]}" = "/mnt: events were lost: would start xfs_scrub@mnt.service" ]
+	[ "${lines[4]}" = "/mnt: events were lost: a full re-check was started 9 s ago; not starting another within 60 s (rate limit; further requests are counted)" ]
+	[ "${lines[5]}" = "/mnt agno 0x1 bnobt: sick" ]
+	[ "${lines[6]}" = "/mnt: 1 re-check request was suppressed by the rate limit since the last start" ]
+	[ "${lines[7]}" = "/mnt: re-check requests deferred by the rate limit: would start xfs_scrub@mnt.service" ]
+	# the same stream ending at 20 s: nothing due, the count said at exit
+	printf 'mount lost count=1 time=1000000000\nmount lost count=2 time=10000000000\nag sick mask=0x10 gno=1 time=20000000000\n' | cap e.cap
+	run "$HEALER" --replay e.cap /mnt
+	[ "$(grep -c 'would start' <<<"$output")" -eq 1 ]
+	[ "${lines[-1]}" = "/mnt: 1 re-check request was suppressed by the rate limit after the last start" ]
+}
+
+@test "rate limit: with no later event the deferred re-check starts on a timer (--recheck-interval 1, a stream left open)" {
+	t=$(date +%s%N)
+	printf 'mount lost count=1 time=%d\nmount lost count=2 time=%d\n' "$t" $((t + 200000000)) | cap t.cap
+	mkfifo in.fifo
+	# the stream stays open 4 s after its two events, as a live monitor
+	( cat t.cap; sleep 4 ) > in.fifo &
+	wpid=$!
+	"$HEALER" --recheck-interval 1 --replay in.fifo /mnt > out 2> err &
+	pid=$!
+	found=no
+	for _ in $(seq 30); do
+		if grep -q 'deferred' out; then found=yes; break; fi
+		sleep 0.1
+	done
+	ms=$(( ($(date +%s%N) - t) / 1000000 ))
+	echo "# deferred re-check after $ms ms (due after 1000 ms of event time)" >&3
+	# while the stream was still open (the writer has not ended)
+	kill -0 $wpid
+	{ kill $wpid; wait $wpid; } 2> /dev/null || true
+	wait $pid
+	cat out err
+	[ "$found" = yes ]
+	[ "$ms" -ge 700 ]
+	[ "$(grep -c 'would start xfs_scrub@mnt.service' out)" -eq 2 ]
+	grep -qx '/mnt: 1 re-check request was suppressed by the rate limit since the last start' out
+	grep -qx '/mnt: re-check requests deferred by the rate limit: would start xfs_scrub@mnt.service' out
+	run grep -c 'after the last start' out
+	[ "$output" = 0 ]
 }
 
 @test "read-only mount: one message, no repair attempted, events still reported" {
@@ -198,10 +299,40 @@ bg_stuck() {
 	done < hook.pids
 }
 
-@test "the unit restarts the daemon on failure, not after a clean exit" {
+@test "SIGTERM ends the daemon within a second while every thread is blocked writing to a stalled stdout" {
+	awk 'BEGIN { for (i = 1; i <= 5000; i++) printf "ag sick mask=0x10 gno=%d\n", i }' | cap big.cap
+	# a reader that holds the pipe open and never reads: the workers, and
+	# the main thread's own lines, block once the pipe buffer is full
+	mkfifo out.fifo
+	sleep 30 < out.fifo &
+	spid=$!
+	"$HEALER" --replay big.cap /mnt > out.fifo 2> err &
+	pid=$!
+	# the pipe is full well within this (5000 lines, 64 KiB buffer)
+	for _ in $(seq 50); do [ "$(awk '{ print $3 }' /proc/$pid/stat)" = S ] && break; sleep 0.1; done
+	sleep 0.5
+	kill -0 $pid
+	t0=$(date +%s%N)
+	kill -TERM $pid
+	rc=0; wait $pid || rc=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	{ kill $spid; wait $spid; } 2> /dev/null || true
+	echo "# SIGTERM to exit with stdout blocked: $ms ms" >&3
+	[ "$rc" -eq 0 ]
+	[ "$ms" -lt 1000 ]
+	grep -qx 'xfs_healer: warning: stopping on signal 15 with output blocked; exiting now' err
+}
+
+@test "the unit restarts the daemon on failure, not after a clean exit, and not forever" {
 	u=$FSFORGE_BUILDDIR/healer/xfs_healer@.service
 	grep -qx 'Restart=on-failure' "$u"
 	grep -qx 'RestartSec=5s' "$u"
+	# but a failure that comes back at once does not loop forever: the
+	# default limit (5 starts in 10 s) is never reached 5 s apart
+	grep -qx 'StartLimitIntervalSec=10min' "$u"
+	grep -qx 'StartLimitBurst=5' "$u"
+	# in [Unit], where systemd reads them
+	[ "$(sed -n '/^\[Unit\]/,/^\[Service\]/p' "$u" | grep -c '^StartLimit')" -eq 2 ]
 }
 
 # a stand-in for systemd's notify socket: records every datagram and
