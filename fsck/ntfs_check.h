@@ -101,8 +101,9 @@ struct ntfs_check {
 
 	/* per record, for the index pass */
 	uint8_t *record_dir;		/* one bit per record: a directory */
-	/* per base record: its $FILE_NAMEs (pass 1) less the index entries
-	 * found for it (pass 3); 255: too many to count, not judged */
+	/* per base record, 4 bits (fnp_get/fnp_set): its $FILE_NAMEs (pass
+	 * 1) less the index entries found for it (pass 3); FNP_MANY: too
+	 * many to count, not judged */
 	uint8_t *fn_pending;
 	uint8_t *ext_bad;		/* one bit per record: orphan extension */
 	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
@@ -149,6 +150,19 @@ int ntfs_check_attr_runs(struct ntfs_check *c, const uint8_t *rec,
 /* Write LEN bytes of DATA back into the clusters of RUNS. */
 int ntfs_check_write_runs(struct ntfs_check *c, const struct ntfs_run *runs,
 			  long nruns, const uint8_t *data, uint64_t len);
+
+#define FNP_MANY 15u
+static inline unsigned int fnp_get(const uint8_t *fnp, uint64_t r)
+{
+	return (fnp[r / 2] >> (4 * (r % 2))) & 15u;
+}
+
+static inline void fnp_set(uint8_t *fnp, uint64_t r, unsigned int v)
+{
+	if (v > FNP_MANY)
+		v = FNP_MANY;
+	fnp[r / 2] = (uint8_t)((fnp[r / 2] & ~(15u << (4 * (r % 2)))) | v << (4 * (r % 2)));
+}
 
 static inline bool bit_get(const uint8_t *map, uint64_t i)
 {

@@ -456,8 +456,8 @@ static int remake(struct ntfs_check *c, uint32_t recno, struct keep *k,
 		fsf_fix_failed(&c->fix);
 	bit_set(c->record_used, recno);
 	bit_clear(c->record_lost, recno);
-	if (c->fn_pending[recno] < 255)
-		c->fn_pending[recno]++;
+	if (fnp_get(c->fn_pending, recno) < FNP_MANY)
+		fnp_set(c->fn_pending, recno, fnp_get(c->fn_pending, recno) + 1);
 	if (recno == NTFS_FILE_EXTEND)
 		bit_set(c->record_dir, recno);
 	if (recno == NTFS_FILE_VOLUME) {
@@ -482,7 +482,7 @@ static void check_upcase(struct ntfs_check *c, uint8_t *rec)
 	    ntfs_check_read_record(c, NTFS_FILE_UPCASE, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 	    ntfs_check_read_attr(c, rec, NTFS_AT_DATA, &data, &len, &runs, &n) ||
-	    len != 2ull * NTFS_UPCASE_LEN || !(std = upcase_le()))
+	    len != 2ull * NTFS_UPCASE_LEN)
 		goto out;
 	/* $UpCase:$Info: a table of Windows 8 or later, which may upcase
 	 * characters of newer Unicode versions than ours: only its ASCII
@@ -496,20 +496,14 @@ static void check_upcase(struct ntfs_check *c, uint8_t *rec)
 			if (le32toh(a->type) == NTFS_AT_DATA && named(a, NAME_INFO, 5))
 				judged = 0x80;
 	}
-	for (uint32_t i = 0; i < judged; i++) {
-		uint16_t v, s;
-
-		memcpy(&v, data + 2 * i, 2);
-		memcpy(&s, std + 2 * i, 2);
-		v = le16toh(v);
-		s = le16toh(s);
-		if ((v != i && v != s) || (i >= 'a' && i <= 'z' && v != s)) {
-			if (!bad++)
-				first = i;
-		}
+	/* judged without a second 128 KiB table (peak memory) */
+	bad = ntfs_upcase_judge(data, judged, &first);
+	if (bad == UINT32_MAX) {
+		fsf_fix_failed(&c->fix);
+		goto out;
 	}
 	if (bad && fsf_fix_ask(&c->fix, &PR_UPCASE_CONTENT, "$UpCase", bad, first) &&
-	    ntfs_check_write_runs(c, runs, n, std, len))
+	    (!(std = upcase_le()) || ntfs_check_write_runs(c, runs, n, std, len)))
 		fsf_fix_failed(&c->fix);
 out:
 	free(data);

@@ -173,8 +173,8 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	} else {
 		const struct ntfs_data_sizes *d = &m.data;
 
-		if (c->fn_pending[recno] && c->fn_pending[recno] < 255)
-			c->fn_pending[recno]--;
+		if (fnp_get(c->fn_pending, recno) && fnp_get(c->fn_pending, recno) < FNP_MANY)
+			fnp_set(c->fn_pending, recno, fnp_get(c->fn_pending, recno) - 1);
 		memcpy(&fn, ie->key, sizeof(fn));
 		/* parent references name the directory with its sequence
 		 * number (0: not checked, as NTFS allows) */
@@ -338,13 +338,17 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
 			      NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
 	    !ntfs_check_read_attr(c, rec, NTFS_AT_DATA, &data, &len, &runs, &nruns)) {
-		if (len == 2u * NTFS_UPCASE_LEN && (up = malloc(len))) {
+		if (len == 2u * NTFS_UPCASE_LEN) {
+			/* converted in place: one 128 KiB table, not two */
 			for (uint32_t i = 0; i < NTFS_UPCASE_LEN; i++) {
 				uint16_t v;
 
 				memcpy(&v, data + 2 * i, 2);
-				up[i] = le16toh(v);
+				v = le16toh(v);
+				memcpy(data + 2 * i, &v, 2);
 			}
+			up = (uint16_t *)(void *)data;
+			data = NULL;
 		} else {
 			snprintf(why, sizeof(why), "%llu bytes", (unsigned long long)len);
 		}
@@ -450,15 +454,15 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 			orphans[norphans++] = r;
 			continue;
 		}
-		if (!bit_get(c->record_used, r) || !c->fn_pending[r] ||
-		    c->fn_pending[r] == 255)
+		if (!bit_get(c->record_used, r) || !fnp_get(c->fn_pending, r) ||
+		    fnp_get(c->fn_pending, r) == FNP_MANY)
 			continue;
 		s.recno = r;
 		s.names = s.placed = 0;
 		ntfs_file_foreach(c, r, b->file, add_suspect, &s);
 		/* no name indexed anywhere, no name in a directory */
 		if (r >= NTFS_FILE_FIRST_USER && !s.placed && s.names &&
-		    s.names == c->fn_pending[r]) {
+		    s.names == fnp_get(c->fn_pending, r)) {
 			uint64_t *g = realloc(orphans, (norphans + 1) * sizeof(*g));
 
 			if (!g) {

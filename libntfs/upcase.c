@@ -11,6 +11,9 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "ntfs/format.h"
 
 struct upcase_run {
@@ -82,4 +85,46 @@ void ntfs_upcase_build(uint16_t *table)
 			table[c] = (uint16_t)(c + (uint32_t)r->delta);
 		}
 	}
+}
+
+static uint16_t entry(const uint8_t *t, uint32_t c)
+{
+	return (uint16_t)(t[2 * c] | t[2 * c + 1] << 8);
+}
+
+static void judged_bad(uint32_t c, uint32_t *bad, uint32_t *first)
+{
+	if (!(*bad)++ || c < *first)
+		*first = c;
+}
+
+uint32_t ntfs_upcase_judge(const uint8_t *t, uint32_t judged, uint32_t *first)
+{
+	/* one bit per character: in a run (its upper case differs) */
+	uint8_t *in_run = calloc(NTFS_UPCASE_LEN / 8, 1);
+	uint32_t bad = 0;
+
+	if (!in_run)
+		return UINT32_MAX;
+	*first = 0;
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		const struct upcase_run *r = &runs[i];
+
+		for (uint32_t k = 0; k < r->count; k++) {
+			uint32_t c = r->first + k * r->step;
+			uint16_t v, s = (uint16_t)(c + (uint32_t)r->delta);
+
+			in_run[c / 8] |= (uint8_t)(1u << (c % 8));
+			if (c >= judged)
+				continue;
+			v = entry(t, c);
+			if ((v != c && v != s) || (c >= 'a' && c <= 'z' && v != s))
+				judged_bad(c, &bad, first);
+		}
+	}
+	for (uint32_t c = 0; c < judged; c++)
+		if (!(in_run[c / 8] & (1u << (c % 8))) && entry(t, c) != c)
+			judged_bad(c, &bad, first);
+	free(in_run);
+	return bad;
 }

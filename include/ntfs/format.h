@@ -16,6 +16,13 @@
 
 /* upcase.c: the $UpCase table Windows writes (NTFS 3.1), host order */
 void ntfs_upcase_build(uint16_t *table);
+/* Judge the first JUDGED entries of an on-disk (little-endian) $UpCase
+ * table against the standard one without building it: an entry must be
+ * the character itself or its standard upper case, and an ASCII letter
+ * must be upper-cased.  Returns the number of entries that are neither
+ * (the first in *FIRST); UINT32_MAX when out of memory. */
+uint32_t ntfs_upcase_judge(const uint8_t *le_table, uint32_t judged,
+			   uint32_t *first);
 
 /* fixup.c: protect / unprotect a multi-sector record in place */
 void ntfs_fixup_apply(uint8_t *rec, uint32_t size, uint16_t usn);

@@ -40,6 +40,29 @@ static void test_upcase(const char *ref)
 	ok(t[0x3b1] == 0x391 && t[0x44f] == 0x42f && t[0xff41] == 0xff21,
 	   "upcase: Greek alpha, Cyrillic ya, fullwidth a");
 	ok(t[0x101] == 0x100 && t[0x100] == 0x100, "upcase: Latin Extended-A pairs");
+	{
+		/* the judge, against tables written here (little-endian) */
+		static uint8_t le[NTFS_UPCASE_LEN * 2];
+		uint32_t first = 99, bad;
+
+		for (uint32_t i = 0; i < NTFS_UPCASE_LEN; i++) {
+			le[2 * i] = (uint8_t)t[i];
+			le[2 * i + 1] = (uint8_t)(t[i] >> 8);
+		}
+		ok(ntfs_upcase_judge(le, NTFS_UPCASE_LEN, &first) == 0,
+		   "upcase judge: the standard table is good");
+		le[2 * 0x3b1] = 0xb1;	/* alpha left lower case: an older table */
+		le[2 * 0x3b1 + 1] = 0x03;
+		ok(ntfs_upcase_judge(le, NTFS_UPCASE_LEN, &first) == 0,
+		   "upcase judge: a character left as itself is accepted");
+		le[2 * 'q'] = 'q';	/* an ASCII letter left lower case */
+		le[2 * 0x4000] = 0x41;	/* a character mapped to another */
+		bad = ntfs_upcase_judge(le, NTFS_UPCASE_LEN, &first);
+		ok(bad == 2 && first == 'q', "upcase judge: 2 bad entries, the first at 'q' (%u, U+%04X)",
+		   bad, first);
+		ok(ntfs_upcase_judge(le, 0x80, &first) == 1 && first == 'q',
+		   "upcase judge: only the ASCII half judged");
+	}
 	if (ref) {
 		FILE *f = fopen(ref, "rb");
 		size_t n = f ? fread(disk, 1, sizeof(disk), f) : 0;
