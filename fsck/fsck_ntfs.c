@@ -142,6 +142,7 @@ static void check_free(struct ntfs_check *c)
 	free(c->record_dir);
 	free(c->cache.mem);
 	free(c->fn_pending);
+	free(c->fnp_big);
 	free(c->ext_bad);
 	free(c->record_lost);
 	free(c->nameless);

@@ -105,6 +105,8 @@ struct ntfs_check {
 	 * 1) less the index entries found for it (pass 3); FNP_MANY: too
 	 * many to count, not judged */
 	uint8_t *fn_pending;
+	struct ntfs_fnp_big { uint64_t r; uint8_t n; } *fnp_big;
+	size_t nfnp_big, cap_fnp_big;
 	uint8_t *ext_bad;		/* one bit per record: orphan extension */
 	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
 	uint8_t *nameless;		/* one bit per record: a file without
@@ -151,18 +153,11 @@ int ntfs_check_attr_runs(struct ntfs_check *c, const uint8_t *rec,
 int ntfs_check_write_runs(struct ntfs_check *c, const struct ntfs_run *runs,
 			  long nruns, const uint8_t *data, uint64_t len);
 
-#define FNP_MANY 15u
-static inline unsigned int fnp_get(const uint8_t *fnp, uint64_t r)
-{
-	return (fnp[r / 2] >> (4 * (r % 2))) & 15u;
-}
-
-static inline void fnp_set(uint8_t *fnp, uint64_t r, unsigned int v)
-{
-	if (v > FNP_MANY)
-		v = FNP_MANY;
-	fnp[r / 2] = (uint8_t)((fnp[r / 2] & ~(15u << (4 * (r % 2)))) | v << (4 * (r % 2)));
-}
+#define FNP_MANY 255u
+/* name_counts.c: the names pending per record (0..254, FNP_MANY: too
+ * many to count), 4 bits each; 15 and more in a small sorted side table */
+unsigned int fnp_get(const struct ntfs_check *c, uint64_t r);
+void fnp_set(struct ntfs_check *c, uint64_t r, unsigned int v);
 
 static inline bool bit_get(const uint8_t *map, uint64_t i)
 {

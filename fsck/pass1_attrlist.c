@@ -335,10 +335,10 @@ static void reclaim(struct lctx *l, uint64_t b, uint16_t bseq, const uint8_t *v,
 			continue;
 		}
 		/* its names are the file's now */
-		if (!claimed && fnp_get(c->fn_pending, x) != FNP_MANY) {
-			fnp_set(c->fn_pending, b, fnp_get(c->fn_pending, b) +
-				fnp_get(c->fn_pending, x));
-			fnp_set(c->fn_pending, x, 0);
+		if (!claimed && fnp_get(c, x) != FNP_MANY) {
+			fnp_set(c, b, fnp_get(c, b) +
+				fnp_get(c, x));
+			fnp_set(c, x, 0);
 		}
 		bit_clear(c->record_dir, x);
 		set_ext_base(c, x, b);

@@ -246,8 +246,8 @@ static void mark_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
 /* Count a $FILE_NAME of file OWNER for the index pass. */
 static void note_file_name(struct ntfs_check *c, uint64_t owner)
 {
-	if (owner < c->vol.mft_records && fnp_get(c->fn_pending, owner) < FNP_MANY)
-		fnp_set(c->fn_pending, owner, fnp_get(c->fn_pending, owner) + 1);
+	if (owner < c->vol.mft_records && fnp_get(c, owner) < FNP_MANY)
+		fnp_set(c, owner, fnp_get(c, owner) + 1);
 }
 
 static int note_extension(struct ntfs_check *c, uint64_t recno, uint64_t base)
@@ -682,7 +682,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			/* a user file without a name in its own record and no
 			 * list: pass 3 gives it one (its entry's, or /lost+found) */
 			if (i >= NTFS_FILE_FIRST_USER && !le64toh(m.base_mft_record) &&
-			    !fnp_get(c->fn_pending, i) && (count_links(rec, &list), !list))
+			    !fnp_get(c, i) && (count_links(rec, &list), !list))
 				bit_set(c->nameless, i);
 			if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY &&
 			    !le64toh(m.base_mft_record))

@@ -218,9 +218,9 @@ void ntfs_check_extensions(struct ntfs_check *c)
 			ntfs_attr_cursor_init(&cur, rec);
 			while (ntfs_attr_next(&cur, &a, why) == 1)
 				if (le32toh(a->type) == NTFS_AT_FILE_NAME &&
-				    fnp_get(c->fn_pending, b) &&
-				    fnp_get(c->fn_pending, b) < FNP_MANY)
-					fnp_set(c->fn_pending, b, fnp_get(c->fn_pending, b) - 1);
+				    fnp_get(c, b) &&
+				    fnp_get(c, b) < FNP_MANY)
+					fnp_set(c, b, fnp_get(c, b) - 1);
 		}
 		snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)e);
 		if (!fsf_fix_ask(&c->fix, &PR_EXTENSION_ORPHAN, obj,

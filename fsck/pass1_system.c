@@ -456,8 +456,8 @@ static int remake(struct ntfs_check *c, uint32_t recno, struct keep *k,
 		fsf_fix_failed(&c->fix);
 	bit_set(c->record_used, recno);
 	bit_clear(c->record_lost, recno);
-	if (fnp_get(c->fn_pending, recno) < FNP_MANY)
-		fnp_set(c->fn_pending, recno, fnp_get(c->fn_pending, recno) + 1);
+	if (fnp_get(c, recno) < FNP_MANY)
+		fnp_set(c, recno, fnp_get(c, recno) + 1);
 	if (recno == NTFS_FILE_EXTEND)
 		bit_set(c->record_dir, recno);
 	if (recno == NTFS_FILE_VOLUME) {

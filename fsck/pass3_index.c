@@ -173,8 +173,8 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	} else {
 		const struct ntfs_data_sizes *d = &m.data;
 
-		if (fnp_get(c->fn_pending, recno) && fnp_get(c->fn_pending, recno) < FNP_MANY)
-			fnp_set(c->fn_pending, recno, fnp_get(c->fn_pending, recno) - 1);
+		if (fnp_get(c, recno) && fnp_get(c, recno) < FNP_MANY)
+			fnp_set(c, recno, fnp_get(c, recno) - 1);
 		memcpy(&fn, ie->key, sizeof(fn));
 		/* parent references name the directory with its sequence
 		 * number (0: not checked, as NTFS allows) */
@@ -454,15 +454,15 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 			orphans[norphans++] = r;
 			continue;
 		}
-		if (!bit_get(c->record_used, r) || !fnp_get(c->fn_pending, r) ||
-		    fnp_get(c->fn_pending, r) == FNP_MANY)
+		if (!bit_get(c->record_used, r) || !fnp_get(c, r) ||
+		    fnp_get(c, r) == FNP_MANY)
 			continue;
 		s.recno = r;
 		s.names = s.placed = 0;
 		ntfs_file_foreach(c, r, b->file, add_suspect, &s);
 		/* no name indexed anywhere, no name in a directory */
 		if (r >= NTFS_FILE_FIRST_USER && !s.placed && s.names &&
-		    s.names == fnp_get(c->fn_pending, r)) {
+		    s.names == fnp_get(c, r)) {
 			uint64_t *g = realloc(orphans, (norphans + 1) * sizeof(*g));
 
 			if (!g) {
