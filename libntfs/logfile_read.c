@@ -194,7 +194,7 @@ enum ntfs_log_state ntfs_logfile_parse(uint8_t *buf, size_t len,
 			ok2 = ntfs_restart_page_check(buf + off2, n - off2, &second);
 	} else {
 		/* the first page is unusable: the second is at a power of two */
-		for (off2 = BLOCK; off2 <= MAX_PAGE && off2 < n && ok2; off2 <<= 1)
+		for (off2 = BLOCK; off2 <= MAX_PAGE && off2 + 4 <= n && ok2; off2 <<= 1)
 			if (g32(buf + off2) == NTFS_MAGIC_RSTR ||
 			    g32(buf + off2) == NTFS_MAGIC_CHKD)
 				ok2 = ntfs_restart_page_check(buf + off2, n - off2, &second);
