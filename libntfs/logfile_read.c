@@ -42,6 +42,7 @@
 #define RA_PAGE_DATA_OFS 0x26
 #define RA_SIZE 0x30
 #define CLIENT_RECORD_SIZE 0xa0
+#define CR_NEXT 0x12
 #define BLOCK 512u
 #define MAX_PAGE 65536u
 
@@ -90,7 +91,8 @@ static int pow2(uint32_t v)
 int ntfs_restart_page_check(uint8_t *buf, uint32_t page_size,
 			    struct ntfs_log_info *info)
 {
-	uint32_t magic, sps, lps, usa_end, ra_len, ca_end;
+	uint32_t magic, sps, lps, usa_end, ra_len, ca_end, fs_bits, walked = 0;
+	uint64_t fsz;
 	uint16_t usa_ofs, usa_count, ra_ofs, clients, free_l, used_l, ca_ofs;
 	const uint8_t *ra;
 	int16_t major, minor;
@@ -147,10 +149,27 @@ int ntfs_restart_page_check(uint8_t *buf, uint32_t page_size,
 	if (g64(ra + RA_FILE_SIZE) & 7 || (int64_t)g64(ra + RA_FILE_SIZE) <= 0)
 		return reject(info, "log file size %llu is invalid",
 			      (unsigned long long)g64(ra + RA_FILE_SIZE));
-	if (g32(ra + RA_SEQ_BITS) > 64 ||
-	    g16(ra + RA_REC_HDR_LEN) & 7 || g16(ra + RA_PAGE_DATA_OFS) & 7 ||
+	/* the sequence number takes the bits the file offset leaves of 67 */
+	for (fsz = g64(ra + RA_FILE_SIZE), fs_bits = 0; fsz; fsz >>= 1)
+		fs_bits++;
+	if (g32(ra + RA_SEQ_BITS) != 67 - fs_bits)
+		return reject(info, "sequence number bits %u do not match the log file size",
+			      g32(ra + RA_SEQ_BITS));
+	if (g16(ra + RA_REC_HDR_LEN) & 7 || g16(ra + RA_PAGE_DATA_OFS) & 7 ||
 	    g16(ra + RA_PAGE_DATA_OFS) >= lps)
-		return reject(info, "restart area header fields are inconsistent");
+		return reject(info, "log record header length or page data offset is misaligned");
+	/* both client lists: indexes in range, no loop (at most CLIENTS
+	 * steps in all), the records inside the restart area */
+	for (int list = 0; list < 2; list++) {
+		uint32_t idx = list ? used_l : free_l, steps = 0;
+
+		while (idx != NTFS_LOG_NO_CLIENT) {
+			if (idx >= clients || ++steps > clients || ++walked > clients)
+				return reject(info, "log client %s list is corrupt",
+					      list ? "in-use" : "free");
+			idx = g16(ra + ca_ofs + idx * CLIENT_RECORD_SIZE + CR_NEXT);
+		}
+	}
 
 	info->magic = magic;
 	info->system_page_size = sps;

@@ -677,12 +677,14 @@ static void restart_page(uint8_t *pg, uint16_t in_use, uint16_t flags, uint64_t 
 	put16(ra + 0xa, 0xffff);
 	put16(ra + 0xc, in_use);
 	put16(ra + 0xe, flags);
-	put32(ra + 0x10, 44);
+	put32(ra + 0x10, 46);	/* 67 - bits of 0x1f0000 */
 	put16(ra + 0x14, 0x30 + 0xa0);
 	put16(ra + 0x16, 0x30);
 	put64(ra + 0x18, 0x1f0000);
 	put16(ra + 0x24, 0x30);
 	put16(ra + 0x26, 0x40);
+	put16(ra + 0x30 + 0x10, 0xffff);	/* client 0: no previous */
+	put16(ra + 0x30 + 0x12, 0xffff);	/* ... and no next client */
 	memcpy(ra + 0x30 + 0x20, "N\0T\0F\0S\0", 8);
 	pg[4096 - 2] = 0xab;	/* a tail value the fixup must restore */
 	for (int i = 1; i <= 8; i++) {
@@ -762,6 +764,21 @@ static void test_logfile(void)
 	restart_page(log, 5, 0x0002, 0x1000);
 	ok(ntfs_restart_page_check(log, 4096, &li) == -1 && strstr(li.why, "client list"),
 	   "logfile: in-use list head beyond the clients (%s)", li.why);
+
+	restart_page(log, 0, 0x0002, 0x1000);
+	put32(log + 0x30 + 0x10, 44);	/* LSN bits no longer 67 - 21 */
+	ok(ntfs_restart_page_check(log, 4096, &li) == -1 && strstr(li.why, "sequence number bits"),
+	   "logfile: sequence number bits inconsistent with the file size (%s)", li.why);
+
+	{
+		uint8_t *ra = log + 0x30;
+
+		restart_page(log, 0, 0x0002, 0x1000);
+		/* the fixup of sector 0 is not involved: offsets < 510 */
+		put16(ra + 0x30 + 0x12, 0);	/* client 0 follows itself */
+		ok(ntfs_restart_page_check(log, 4096, &li) == -1 && strstr(li.why, "in-use list"),
+		   "logfile: looping client list (%s)", li.why);
+	}
 
 	restart_page(log, 0, 0, 0x1000);
 	ok(ntfs_logfile_parse(log, 700, &li) == NTFS_LOG_CORRUPT,
