@@ -350,6 +350,12 @@ ROW(PR_MFT_BITMAP, 0x040002, "mft_bitmap_differs",
 ROW(PR_LOGFILE_RESET, 0x050002, "logfile_reset",
     "journal is emptied after the repair (no driver may replay it now)",
     FSF_PROMPT_RESET, FSF_PR_PREEN_OK | FSF_PR_NOT_ERROR);
+ROW(PR_LOGFILE_DIRTY, 0x050010, "logfile_dirty",
+    "journal holds changes that were not checkpointed (restart area LSN %llu, clean flag not set): the volume was not cleanly unmounted by Windows",
+    FSF_PROMPT_NONE, 0);
+ROW(PR_LOGFILE_CORRUPT, 0x050011, "logfile_restart_corrupt",
+    "journal is neither empty nor a valid restart page pair (%s)",
+    FSF_PROMPT_NONE, 0);
 ROW(PR_VOLUME_DIRTY, 0x050001, "volume_dirty",
     "volume is marked dirty",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK | FSF_PR_NOT_ERROR);

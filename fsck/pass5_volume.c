@@ -5,7 +5,9 @@
  * it) so that no driver replays records written against the metadata as
  * it was before the repair; the Linux driver cannot replay it anyway.
  * Both happen only when nothing was left uncorrected, so that a volume
- * that still needs attention keeps saying so.
+ * that still needs attention keeps saying so.  A journal that is not
+ * empty is read first: its restart pages say whether Windows left changes
+ * that were not checkpointed (reported by name, read-only), or are corrupt.
  */
 #include "config.h"
 
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/logfile.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
@@ -44,6 +47,67 @@ static int journal_empty(struct ntfs_check *c, const struct ntfs_run *runs,
 		}
 	}
 	return 1;
+}
+
+#define HEAD (2u * 65536u)	/* both restart pages, whatever their size */
+
+/* Read the first LEN bytes of the journal (its runs) into BUF. */
+static int journal_head(struct ntfs_check *c, const struct ntfs_run *runs,
+			long n, uint8_t *buf, uint32_t len)
+{
+	uint32_t cs = c->vol.boot.g.cluster_size, done = 0;
+
+	for (long i = 0; i < n && done < len; i++) {
+		uint64_t run = runs[i].len * cs;
+		uint32_t l = run < len - done ? (uint32_t)run : len - done;
+		int ret = 0;
+
+		if (runs[i].lcn < 0)
+			memset(buf + done, 0, l);
+		else
+			ret = fsf_dev_pread(&c->dev, buf + done, l,
+					    (uint64_t)runs[i].lcn * cs);
+		if (ret)
+			return ret;
+		done += l;
+	}
+	if (done < len)
+		memset(buf + done, 0xff, len - done);
+	return 0;
+}
+
+/* Name what a journal that is not empty holds (read-only; a journal whose
+ * first two restart pages' bytes are all 0xff is judged empty here). */
+static void inspect_journal(struct ntfs_check *c)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs), *buf = malloc(HEAD);
+	struct ntfs_run *runs = NULL;
+	struct ntfs_log_info info;
+	char why[NTFS_WHY];
+	uint64_t len;
+	long n = 0;
+
+	if (!rec || !buf || ntfs_check_read_record(c, NTFS_FILE_LOGFILE, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+	    ntfs_check_attr_runs(c, rec, NTFS_AT_DATA, &len, &runs, &n) ||
+	    journal_head(c, runs, n, buf, len < HEAD ? (uint32_t)len : HEAD))
+		goto out;
+	switch (ntfs_logfile_parse(buf, len < HEAD ? (size_t)len : HEAD, &info)) {
+	case NTFS_LOG_DIRTY:
+		fsf_fix_ask(&c->fix, &PR_LOGFILE_DIRTY, "$LogFile",
+			    (unsigned long long)info.current_lsn);
+		break;
+	case NTFS_LOG_CORRUPT:
+		fsf_fix_ask(&c->fix, &PR_LOGFILE_CORRUPT, "$LogFile", info.why);
+		break;
+	default:
+		break;
+	}
+out:
+	free(rec);
+	free(buf);
+	free(runs);
 }
 
 static void reset_journal(struct ntfs_check *c)
@@ -93,6 +157,8 @@ int ntfs_pass5_volume(struct ntfs_check *c)
 	uint8_t *rec;
 	int ret = 0;
 
+	if (!c->fix.fatal)
+		inspect_journal(c);
 	if (c->fix.left || c->fix.preen_halted || c->fix.fatal)
 		return 0;
 	if (c->fix.fixed || (c->volume_flags & NTFS_VOLUME_IS_DIRTY &&

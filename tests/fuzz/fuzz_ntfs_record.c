@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/logfile.h"
 #include "ntfs/read.h"
 #include "ntfs/repair.h"
 
@@ -126,6 +127,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the first byte picks the record size, the rest is the record */
 	if (size < 1)
 		return 0;
+	/* the rest as the head of a $LogFile, in a copy of its exact size so
+	 * that any read beyond it is caught; bit 2 of the first byte forces
+	 * the RSTR magic so that the restart area checks are reached */
+	{
+		uint8_t *log = malloc(size - 1 ? size - 1 : 1);
+		struct ntfs_log_info li;
+
+		if (log) {
+			memcpy(log, data + 1, size - 1);
+			if (data[0] & 4 && size - 1 >= 4)
+				memcpy(log, "RSTR", 4);
+			(void)ntfs_logfile_parse(log, size - 1, &li);
+			memcpy(log, data + 1, size - 1);
+			if (size - 1 >= 4)
+				memcpy(log, "CHKD", 4);
+			(void)ntfs_restart_page_check(log, (uint32_t)(size - 1), &li);
+			free(log);
+		}
+	}
 	rsize = 512u << (data[0] % 4);
 	data++;
 	size--;

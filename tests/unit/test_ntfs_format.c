@@ -18,6 +18,7 @@
 #include "ntfs/btree.h"
 #include "ntfs/format.h"
 #include "ntfs/index_build.h"
+#include "ntfs/logfile.h"
 #include "ntfs/read.h"
 #include "ntfs/repair.h"
 #include "tap.h"
@@ -649,6 +650,141 @@ static void test_btree_walk(void)
 	}
 }
 
+/* A restart page laid out by hand from the documented offsets (header:
+ * magic 0, usa 4/6, chkdsk LSN 8, page sizes 0x10/0x14, restart area
+ * offset 0x18, minor/major 0x1a/0x1c; area: LSN 0, clients 8, free and
+ * in-use lists 0xa/0xc, flags 0xe, length 0x14, client array 0x16, file
+ * size 0x18), fixups applied by hand with update sequence number 7. */
+static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
+static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
+
+static void restart_page(uint8_t *pg, uint16_t in_use, uint16_t flags, uint64_t lsn)
+{
+	uint8_t *ra = pg + 0x30;
+
+	memset(pg, 0, 4096);
+	memcpy(pg, "RSTR", 4);
+	put16(pg + 4, 0x1e);
+	put16(pg + 6, 9);
+	put32(pg + 0x10, 4096);
+	put32(pg + 0x14, 4096);
+	put16(pg + 0x18, 0x30);
+	put16(pg + 0x1a, 1);
+	put16(pg + 0x1c, 1);
+	put64(ra, lsn);
+	put16(ra + 8, 1);
+	put16(ra + 0xa, 0xffff);
+	put16(ra + 0xc, in_use);
+	put16(ra + 0xe, flags);
+	put32(ra + 0x10, 46);	/* 67 - bits of 0x1f0000 */
+	put16(ra + 0x14, 0x30 + 0xa0);
+	put16(ra + 0x16, 0x30);
+	put64(ra + 0x18, 0x1f0000);
+	put16(ra + 0x24, 0x30);
+	put16(ra + 0x26, 0x40);
+	put16(ra + 0x30 + 0x10, 0xffff);	/* client 0: no previous */
+	put16(ra + 0x30 + 0x12, 0xffff);	/* ... and no next client */
+	memcpy(ra + 0x30 + 0x20, "N\0T\0F\0S\0", 8);
+	pg[4096 - 2] = 0xab;	/* a tail value the fixup must restore */
+	for (int i = 1; i <= 8; i++) {
+		memcpy(pg + 0x1e + 2 * i, pg + 512 * i - 2, 2);
+		put16(pg + 512 * i - 2, 7);
+	}
+	put16(pg + 0x1e, 7);
+}
+
+static void test_logfile(void)
+{
+	static uint8_t log[3 * 4096];
+	struct ntfs_log_info li;
+
+	memset(log, 0xff, sizeof(log));
+	ok(ntfs_logfile_parse(log, sizeof(log), &li) == NTFS_LOG_EMPTY,
+	   "logfile: all 0xff is empty");
+
+	restart_page(log, 0, 0x0002, 0x1000);
+	restart_page(log + 4096, 0, 0x0002, 0x1000);
+	ok(ntfs_logfile_parse(log, sizeof(log), &li) == NTFS_LOG_CLEAN &&
+	   li.page == 0 && li.current_lsn == 0x1000 && li.system_page_size == 4096 &&
+	   li.major == 1 && li.minor == 1 && log[4094] == 0xab,
+	   "logfile: open log with the clean flag is clean, fixups removed");
+
+	restart_page(log, 0xffff, 0, 0x1000);
+	restart_page(log + 4096, 0xffff, 0, 0x1000);
+	ok(ntfs_logfile_parse(log, sizeof(log), &li) == NTFS_LOG_CLEAN,
+	   "logfile: closed log (no client in use) is clean");
+
+	restart_page(log, 0, 0, 0x1000);
+	restart_page(log + 4096, 0, 0, 0x2000);
+	ok(ntfs_logfile_parse(log, sizeof(log), &li) == NTFS_LOG_DIRTY &&
+	   li.page == 1 && li.current_lsn == 0x2000,
+	   "logfile: open log without the clean flag is dirty; newer page used");
+
+	restart_page(log, 0, 0, 0x1000);
+	memcpy(log, "RSTX", 4);
+	restart_page(log + 4096, 0, 0x0002, 0x1000);
+	ok(ntfs_logfile_parse(log, sizeof(log), &li) == NTFS_LOG_CLEAN &&
+	   li.page == 1 && strstr(li.why, "magic"),
+	   "logfile: bad first page, second used (%s)", li.why);
+	memcpy(log + 4096, "XXXX", 4);
+	ok(ntfs_logfile_parse(log, sizeof(log), &li) == NTFS_LOG_CORRUPT &&
+	   strstr(li.why, "magic"), "logfile: both pages bad: corrupt (%s)", li.why);
+
+	restart_page(log, 0, 0x0002, 0x1000);
+	log[1024 - 1] ^= 1;	/* a torn sector */
+	ok(ntfs_restart_page_check(log, 4096, &li) == -1 && strstr(li.why, "torn"),
+	   "logfile: bad fixup rejected (%s)", li.why);
+
+	restart_page(log, 0, 0x0002, 0x1000);
+	put16(log + 0x18, 0xff8);	/* restart area at the page's end */
+	ok(ntfs_restart_page_check(log, 4096, &li) == -1 && strstr(li.why, "restart area offset"),
+	   "logfile: restart area offset out of bounds (%s)", li.why);
+
+	restart_page(log, 0, 0x0002, 0x1000);
+	put16(log + 6, 200);		/* usa beyond the first sector */
+	ok(ntfs_restart_page_check(log, 4096, &li) == -1 && strstr(li.why, "update sequence array"),
+	   "logfile: update sequence array out of bounds (%s)", li.why);
+
+	restart_page(log, 0, 0x0002, 0x1000);
+	put16(log + 0x30 + 8, 30);	/* 30 clients cannot fit 4096 bytes */
+	ok(ntfs_restart_page_check(log, 4096, &li) == -1 && strstr(li.why, "overruns"),
+	   "logfile: client array beyond the page (%s)", li.why);
+
+	restart_page(log, 0, 0x0002, 0x1000);
+	put32(log + 0x10, 65536);	/* page size larger than the bytes given */
+	ok(ntfs_restart_page_check(log, 4096, &li) == -1,
+	   "logfile: system page size beyond the buffer rejected (%s)", li.why);
+
+	restart_page(log, 0, 0x0002, 0x1000);
+	put16(log + 0x1c, 3);
+	ok(ntfs_restart_page_check(log, 4096, &li) == -1 && strstr(li.why, "version"),
+	   "logfile: version 3.1 rejected (%s)", li.why);
+
+	restart_page(log, 5, 0x0002, 0x1000);
+	ok(ntfs_restart_page_check(log, 4096, &li) == -1 && strstr(li.why, "client list"),
+	   "logfile: in-use list head beyond the clients (%s)", li.why);
+
+	restart_page(log, 0, 0x0002, 0x1000);
+	put32(log + 0x30 + 0x10, 44);	/* LSN bits no longer 67 - 21 */
+	ok(ntfs_restart_page_check(log, 4096, &li) == -1 && strstr(li.why, "sequence number bits"),
+	   "logfile: sequence number bits inconsistent with the file size (%s)", li.why);
+
+	{
+		uint8_t *ra = log + 0x30;
+
+		restart_page(log, 0, 0x0002, 0x1000);
+		/* the fixup of sector 0 is not involved: offsets < 510 */
+		put16(ra + 0x30 + 0x12, 0);	/* client 0 follows itself */
+		ok(ntfs_restart_page_check(log, 4096, &li) == -1 && strstr(li.why, "in-use list"),
+		   "logfile: looping client list (%s)", li.why);
+	}
+
+	restart_page(log, 0, 0, 0x1000);
+	ok(ntfs_logfile_parse(log, 700, &li) == NTFS_LOG_CORRUPT,
+	   "logfile: truncated journal is corrupt, not read beyond (%s)", li.why);
+}
+
 int main(int argc, char **argv)
 {
 	test_upcase(argc > 1 ? argv[1] : NULL);
@@ -664,5 +800,6 @@ int main(int argc, char **argv)
 	test_planner();
 	test_index_build();
 	test_btree_walk();
+	test_logfile();
 	return tap_done();
 }
