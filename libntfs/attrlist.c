@@ -10,12 +10,9 @@
 
 #include "ntfs/attrlist.h"
 #include "ntfs/read.h"
+#include "le.h"
 
 #define WHY(...) snprintf(why, NTFS_WHY, __VA_ARGS__)
-
-static uint16_t g16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return le16toh(v); }
-static uint32_t g32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
-static uint64_t g64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
 
 static uint16_t entry_len(uint8_t name_len)
 {
@@ -32,13 +29,13 @@ int ntfs_al_next(const uint8_t *v, uint32_t len, uint32_t *off,
 		return 0;
 	if (len - o < NTFS_AL_HEADER)
 		return WHY("entry at %u is cut off", o), -1;
-	e->type = g32(v + o);
-	e->length = g16(v + o + 4);
+	e->type = ntfs_get32(v + o);
+	e->length = ntfs_get16(v + o + 4);
 	e->name_len = v[o + 6];
 	noff = v[o + 7];
-	e->lowest_vcn = (int64_t)g64(v + o + 8);
-	e->mref = g64(v + o + 16);
-	e->instance = g16(v + o + 24);
+	e->lowest_vcn = (int64_t)ntfs_get64(v + o + 8);
+	e->mref = ntfs_get64(v + o + 16);
+	e->instance = ntfs_get16(v + o + 24);
 	if (e->length < NTFS_AL_HEADER || e->length & 7 || e->length > len - o)
 		return WHY("entry at %u has length %u", o, e->length), -1;
 	if (e->name_len && (noff < NTFS_AL_HEADER ||
@@ -62,7 +59,7 @@ static int cmp_names(const uint8_t *a, uint8_t alen, const uint8_t *b,
 
 	for (int pass = upcase ? 0 : 1; pass < 2; pass++) {
 		for (unsigned int i = 0; i < n; i++) {
-			uint16_t x = g16(a + 2 * i), y = g16(b + 2 * i);
+			uint16_t x = ntfs_get16(a + 2 * i), y = ntfs_get16(b + 2 * i);
 
 			if (!pass) {
 				x = upcase[x];
@@ -289,7 +286,7 @@ static void name8(const struct ntfs_al_entry *e, char *out, size_t size)
 	size_t k = 0;
 
 	for (unsigned int i = 0; i < e->name_len && k + 2 < size; i++) {
-		uint16_t u = g16(e->name + 2 * i);
+		uint16_t u = ntfs_get16(e->name + 2 * i);
 
 		out[k++] = u >= 0x20 && u < 0x7f ? (char)u : '?';
 	}

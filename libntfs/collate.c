@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ntfs/format.h"
+#include "le.h"
 
 static int cmp_units(const uint16_t *upcase, const uint16_t *a, size_t alen,
 		     const uint16_t *b, size_t blen)
@@ -37,14 +38,6 @@ int ntfs_collate_file_name(const uint16_t *upcase, const uint16_t *a,
 	int c = cmp_units(upcase, a, alen, b, blen);
 
 	return c ? c : cmp_units(NULL, a, alen, b, blen);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return le32toh(v);
 }
 
 /* the name of a $FILE_NAME key in host order; -1 if it does not fit */
@@ -75,14 +68,14 @@ int ntfs_collate(uint32_t rule, const uint16_t *upcase, const uint8_t *a,
 	case NTFS_COLLATION_NTOFS_ULONG:
 		if (alen != 4 || blen != 4)
 			return NTFS_COLLATE_BAD;
-		return get32(a) < get32(b) ? -1 : get32(a) > get32(b);
+		return ntfs_get32(a) < ntfs_get32(b) ? -1 : ntfs_get32(a) > ntfs_get32(b);
 	case NTFS_COLLATION_NTOFS_SECURITY_HASH:
 	case NTFS_COLLATION_NTOFS_ULONGS:
 		if (alen & 3 || blen & 3 || !alen || !blen)
 			return NTFS_COLLATE_BAD;
 		for (uint32_t i = 0; i < alen && i < blen; i += 4)
-			if (get32(a + i) != get32(b + i))
-				return get32(a + i) < get32(b + i) ? -1 : 1;
+			if (ntfs_get32(a + i) != ntfs_get32(b + i))
+				return ntfs_get32(a + i) < ntfs_get32(b + i) ? -1 : 1;
 		return alen == blen ? 0 : (alen < blen ? -1 : 1);
 	case NTFS_COLLATION_NTOFS_SID:
 	case NTFS_COLLATION_BINARY:

@@ -11,17 +11,7 @@
 #include <string.h>
 
 #include "ntfs/special.h"
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
+#include "le.h"
 
 int ntfs_ea_next(const uint8_t *v, uint32_t len, uint32_t *off,
 		 struct ntfs_ea_view *e, char *why)
@@ -35,11 +25,11 @@ int ntfs_ea_next(const uint8_t *v, uint32_t len, uint32_t *off,
 			 len - o, o);
 		return -1;
 	}
-	next = get32(v + o);
+	next = ntfs_get32(v + o);
 	e->off = o;
 	e->flags = v[o + 4];
 	e->name_len = v[o + 5];
-	e->value_len = get16(v + o + 6);
+	e->value_len = ntfs_get16(v + o + 6);
 	min = 8 + e->name_len + 1u + e->value_len;
 	if (min > len - o) {
 		snprintf(why, 128, "entry at offset %u (name %u, value %u bytes) runs past the %u bytes",
@@ -128,9 +118,9 @@ int ntfs_ea_info_parse(const uint8_t *v, uint32_t len, struct ntfs_ea_info *i,
 			 NTFS_EA_INFO_LEN);
 		return -1;
 	}
-	i->packed_size = get16(v);
-	i->need_ea = get16(v + 2);
-	i->unpacked_size = get32(v + 4);
+	i->packed_size = ntfs_get16(v);
+	i->need_ea = ntfs_get16(v + 2);
+	i->unpacked_size = ntfs_get32(v + 4);
 	return 0;
 }
 

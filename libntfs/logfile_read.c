@@ -16,6 +16,7 @@
 
 #include "ntfs/format.h"
 #include "ntfs/logfile.h"
+#include "le.h"
 
 /* restart page header */
 #define RP_MAGIC 0x00
@@ -45,30 +46,6 @@
 #define CR_NEXT 0x12
 #define BLOCK 512u
 #define MAX_PAGE 65536u
-
-static uint16_t g16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return le16toh(v);
-}
-
-static uint32_t g32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return le32toh(v);
-}
-
-static uint64_t g64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return le64toh(v);
-}
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
@@ -100,42 +77,42 @@ int ntfs_restart_page_check(uint8_t *buf, uint32_t page_size,
 	info->why[0] = 0;
 	if (page_size < BLOCK)
 		return reject(info, "restart page truncated (%u bytes)", page_size);
-	magic = g32(buf + RP_MAGIC);
+	magic = ntfs_get32(buf + RP_MAGIC);
 	if (magic != NTFS_MAGIC_RSTR && magic != NTFS_MAGIC_CHKD)
 		return reject(info, "restart page magic is 0x%08x, not RSTR or CHKD", magic);
-	sps = g32(buf + RP_SYS_PAGE);
-	lps = g32(buf + RP_LOG_PAGE);
+	sps = ntfs_get32(buf + RP_SYS_PAGE);
+	lps = ntfs_get32(buf + RP_LOG_PAGE);
 	if (sps < BLOCK || sps > MAX_PAGE || !pow2(sps))
 		return reject(info, "system page size %u is not a power of two in 512..65536", sps);
 	if (lps < BLOCK || lps > MAX_PAGE || !pow2(lps))
 		return reject(info, "log page size %u is not a power of two in 512..65536", lps);
 	if (sps > page_size)
 		return reject(info, "system page size %u exceeds the %u bytes read", sps, page_size);
-	major = (int16_t)g16(buf + RP_MAJOR);
-	minor = (int16_t)g16(buf + RP_MINOR);
+	major = (int16_t)ntfs_get16(buf + RP_MAJOR);
+	minor = (int16_t)ntfs_get16(buf + RP_MINOR);
 	if (!(major == 1 && minor == 1) && !(major == 2 && minor == 0))
 		return reject(info, "version %d.%d is neither 1.1 nor 2.0", major, minor);
-	usa_ofs = g16(buf + RP_USA_OFS);
-	usa_count = g16(buf + RP_USA_COUNT);
+	usa_ofs = ntfs_get16(buf + RP_USA_OFS);
+	usa_count = ntfs_get16(buf + RP_USA_COUNT);
 	usa_end = (uint32_t)usa_ofs + 2u * usa_count;
 	if (usa_count != 1 + sps / BLOCK || usa_ofs < RP_SIZE || usa_ofs & 1 ||
 	    usa_end > BLOCK - 2)
 		return reject(info, "update sequence array (offset %u, %u entries) does not fit a %u-byte page",
 			      usa_ofs, usa_count, sps);
-	if (magic == NTFS_MAGIC_RSTR && g64(buf + RP_CHKDSK_LSN))
+	if (magic == NTFS_MAGIC_RSTR && ntfs_get64(buf + RP_CHKDSK_LSN))
 		return reject(info, "RSTR page with a chkdsk LSN");
-	ra_ofs = g16(buf + RP_RA_OFS);
+	ra_ofs = ntfs_get16(buf + RP_RA_OFS);
 	if (ra_ofs & 7 || ra_ofs < usa_end || (uint32_t)ra_ofs + RA_SIZE > sps)
 		return reject(info, "restart area offset %u is outside the page", ra_ofs);
 	if (ntfs_fixup_remove(buf, sps))
 		return reject(info, "restart page is torn (update sequence mismatch)");
 
 	ra = buf + ra_ofs;
-	clients = g16(ra + RA_LOG_CLIENTS);
-	free_l = g16(ra + RA_FREE_LIST);
-	used_l = g16(ra + RA_IN_USE_LIST);
-	ca_ofs = g16(ra + RA_CLIENT_ARRAY);
-	ra_len = g16(ra + RA_LENGTH);
+	clients = ntfs_get16(ra + RA_LOG_CLIENTS);
+	free_l = ntfs_get16(ra + RA_FREE_LIST);
+	used_l = ntfs_get16(ra + RA_IN_USE_LIST);
+	ca_ofs = ntfs_get16(ra + RA_CLIENT_ARRAY);
+	ra_len = ntfs_get16(ra + RA_LENGTH);
 	if (ca_ofs & 7 || (uint32_t)ra_ofs + ca_ofs > BLOCK - 2)
 		return reject(info, "client array offset %u is outside the first sector", ca_ofs);
 	ca_end = ca_ofs + (uint32_t)clients * CLIENT_RECORD_SIZE;
@@ -146,17 +123,17 @@ int ntfs_restart_page_check(uint8_t *buf, uint32_t page_size,
 	if ((free_l != NTFS_LOG_NO_CLIENT && free_l >= clients) ||
 	    (used_l != NTFS_LOG_NO_CLIENT && used_l >= clients))
 		return reject(info, "client list head out of range (%u clients)", clients);
-	if (g64(ra + RA_FILE_SIZE) & 7 || (int64_t)g64(ra + RA_FILE_SIZE) <= 0)
+	if (ntfs_get64(ra + RA_FILE_SIZE) & 7 || (int64_t)ntfs_get64(ra + RA_FILE_SIZE) <= 0)
 		return reject(info, "log file size %llu is invalid",
-			      (unsigned long long)g64(ra + RA_FILE_SIZE));
+			      (unsigned long long)ntfs_get64(ra + RA_FILE_SIZE));
 	/* the sequence number takes the bits the file offset leaves of 67 */
-	for (fsz = g64(ra + RA_FILE_SIZE), fs_bits = 0; fsz; fsz >>= 1)
+	for (fsz = ntfs_get64(ra + RA_FILE_SIZE), fs_bits = 0; fsz; fsz >>= 1)
 		fs_bits++;
-	if (g32(ra + RA_SEQ_BITS) != 67 - fs_bits)
+	if (ntfs_get32(ra + RA_SEQ_BITS) != 67 - fs_bits)
 		return reject(info, "sequence number bits %u do not match the log file size",
-			      g32(ra + RA_SEQ_BITS));
-	if (g16(ra + RA_REC_HDR_LEN) & 7 || g16(ra + RA_PAGE_DATA_OFS) & 7 ||
-	    g16(ra + RA_PAGE_DATA_OFS) >= lps)
+			      ntfs_get32(ra + RA_SEQ_BITS));
+	if (ntfs_get16(ra + RA_REC_HDR_LEN) & 7 || ntfs_get16(ra + RA_PAGE_DATA_OFS) & 7 ||
+	    ntfs_get16(ra + RA_PAGE_DATA_OFS) >= lps)
 		return reject(info, "log record header length or page data offset is misaligned");
 	/* both client lists: indexes in range, no loop (at most CLIENTS
 	 * steps in all), the records inside the restart area */
@@ -167,7 +144,7 @@ int ntfs_restart_page_check(uint8_t *buf, uint32_t page_size,
 			if (idx >= clients || ++steps > clients || ++walked > clients)
 				return reject(info, "log client %s list is corrupt",
 					      list ? "in-use" : "free");
-			idx = g16(ra + ca_ofs + idx * CLIENT_RECORD_SIZE + CR_NEXT);
+			idx = ntfs_get16(ra + ca_ofs + idx * CLIENT_RECORD_SIZE + CR_NEXT);
 		}
 	}
 
@@ -176,11 +153,11 @@ int ntfs_restart_page_check(uint8_t *buf, uint32_t page_size,
 	info->log_page_size = lps;
 	info->major = major;
 	info->minor = minor;
-	info->current_lsn = g64(ra + RA_CURRENT_LSN);
+	info->current_lsn = ntfs_get64(ra + RA_CURRENT_LSN);
 	info->log_clients = clients;
 	info->client_in_use = used_l;
-	info->flags = g16(ra + RA_FLAGS);
-	info->file_size = g64(ra + RA_FILE_SIZE);
+	info->flags = ntfs_get16(ra + RA_FLAGS);
+	info->file_size = ntfs_get64(ra + RA_FILE_SIZE);
 	info->state = used_l != NTFS_LOG_NO_CLIENT &&
 		!(info->flags & NTFS_RESTART_VOLUME_IS_CLEAN) ?
 		NTFS_LOG_DIRTY : NTFS_LOG_CLEAN;
@@ -214,8 +191,8 @@ enum ntfs_log_state ntfs_logfile_parse(uint8_t *buf, size_t len,
 	} else {
 		/* the first page is unusable: the second is at a power of two */
 		for (off2 = BLOCK; off2 <= MAX_PAGE && off2 + 4 <= n && ok2; off2 <<= 1)
-			if (g32(buf + off2) == NTFS_MAGIC_RSTR ||
-			    g32(buf + off2) == NTFS_MAGIC_CHKD)
+			if (ntfs_get32(buf + off2) == NTFS_MAGIC_RSTR ||
+			    ntfs_get32(buf + off2) == NTFS_MAGIC_CHKD)
 				ok2 = ntfs_restart_page_check(buf + off2, n - off2, &second);
 	}
 	if (!ok1 && (ok2 || first.current_lsn >= second.current_lsn)) {

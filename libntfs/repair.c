@@ -9,36 +9,7 @@
 
 #include "ntfs/read.h"
 #include "ntfs/repair.h"
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return le64toh(v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return le32toh(v);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return le16toh(v);
-}
+#include "le.h"
 
 #define NR_LOWEST offsetof(struct ntfs_attr_nonresident, lowest_vcn)
 #define NR_HIGHEST offsetof(struct ntfs_attr_nonresident, highest_vcn)
@@ -52,10 +23,10 @@ static uint16_t get16(const uint8_t *p)
 
 uint16_t ntfs_attr_known_flags(const uint8_t *a)
 {
-	uint16_t f = get16(a + offsetof(struct ntfs_attr_header, flags)) &
+	uint16_t f = ntfs_get16(a + offsetof(struct ntfs_attr_header, flags)) &
 		     NTFS_ATTR_KNOWN_FLAGS;
-	uint32_t type = get32(a);
-	uint32_t len = get32(a + offsetof(struct ntfs_attr_header, length));
+	uint32_t type = ntfs_get32(a);
+	uint32_t len = ntfs_get32(a + offsetof(struct ntfs_attr_header, length));
 	bool nonres = a[offsetof(struct ntfs_attr_header, non_resident)];
 	size_t cu = offsetof(struct ntfs_attr_nonresident, compression_unit);
 
@@ -74,7 +45,7 @@ uint16_t ntfs_attr_known_flags(const uint8_t *a)
 
 uint16_t ntfs_attr_clear_unknown_flags(uint8_t *a)
 {
-	uint16_t old = get16(a + offsetof(struct ntfs_attr_header, flags));
+	uint16_t old = ntfs_get16(a + offsetof(struct ntfs_attr_header, flags));
 	uint16_t f = htole16(ntfs_attr_known_flags(a));
 
 	memcpy(a + offsetof(struct ntfs_attr_header, flags), &f, 2);
@@ -83,9 +54,9 @@ uint16_t ntfs_attr_clear_unknown_flags(uint8_t *a)
 
 void ntfs_attr_sizes(const uint8_t *a, struct ntfs_sizes *sz)
 {
-	sz->alloc = get64(a + NR_ALLOC);
-	sz->data = get64(a + NR_DATA);
-	sz->init = get64(a + NR_INIT);
+	sz->alloc = ntfs_get64(a + NR_ALLOC);
+	sz->data = ntfs_get64(a + NR_DATA);
+	sz->init = ntfs_get64(a + NR_INIT);
 }
 
 bool ntfs_attr_clamp_sizes(uint8_t *a, uint64_t alloc, struct ntfs_sizes *now)
@@ -94,7 +65,7 @@ bool ntfs_attr_clamp_sizes(uint8_t *a, uint64_t alloc, struct ntfs_sizes *now)
 
 	ntfs_attr_sizes(a, &old);
 	*now = old;
-	if (get64(a + NR_LOWEST)) {
+	if (ntfs_get64(a + NR_LOWEST)) {
 		if (now->data >> 63)
 			now->data = 0;
 		if (now->init >> 63)
@@ -107,18 +78,18 @@ bool ntfs_attr_clamp_sizes(uint8_t *a, uint64_t alloc, struct ntfs_sizes *now)
 		if (now->init > now->data)
 			now->init = now->data;
 	}
-	put64(a + NR_ALLOC, now->alloc);
-	put64(a + NR_DATA, now->data);
-	put64(a + NR_INIT, now->init);
+	ntfs_put64(a + NR_ALLOC, now->alloc);
+	ntfs_put64(a + NR_DATA, now->data);
+	ntfs_put64(a + NR_INIT, now->init);
 	return memcmp(&old, now, sizeof(old)) != 0;
 }
 
 uint32_t ntfs_attr_value_room(const uint8_t *a)
 {
-	uint32_t len = get32(a + offsetof(struct ntfs_attr_header, length));
-	uint16_t vofs = get16(a + R_VOFS);
+	uint32_t len = ntfs_get32(a + offsetof(struct ntfs_attr_header, length));
+	uint16_t vofs = ntfs_get16(a + R_VOFS);
 	uint8_t nlen = a[offsetof(struct ntfs_attr_header, name_length)];
-	uint32_t name_end = nlen ? get16(a + offsetof(struct ntfs_attr_header, name_offset)) +
+	uint32_t name_end = nlen ? ntfs_get16(a + offsetof(struct ntfs_attr_header, name_offset)) +
 				   2u * nlen : 0;
 
 	if (vofs < sizeof(struct ntfs_attr_resident) || vofs < name_end || vofs > len)
@@ -128,8 +99,8 @@ uint32_t ntfs_attr_value_room(const uint8_t *a)
 
 uint32_t ntfs_attr_value_length_of(const uint8_t *a, uint32_t room)
 {
-	uint32_t type = get32(a);
-	const uint8_t *v = a + get16(a + R_VOFS);
+	uint32_t type = ntfs_get32(a);
+	const uint8_t *v = a + ntfs_get16(a + R_VOFS);
 
 	if (type == NTFS_AT_STANDARD_INFORMATION)
 		return room >= 72 ? 72 : room >= 48 ? 48 : 0;
@@ -163,36 +134,36 @@ static void runs_total(const struct ntfs_run *runs, size_t n, uint64_t *span,
 void ntfs_attr_cut_runs(uint8_t *a, uint32_t stop, const struct ntfs_run *runs,
 			size_t n, uint32_t cluster_size)
 {
-	uint32_t len = get32(a + offsetof(struct ntfs_attr_header, length));
-	uint16_t mpo = get16(a + NR_MPO);
+	uint32_t len = ntfs_get32(a + offsetof(struct ntfs_attr_header, length));
+	uint16_t mpo = ntfs_get16(a + NR_MPO);
 	uint64_t span, real;
 	struct ntfs_sizes sz;
 
 	memset(a + stop, 0, len - stop);
 	runs_total(runs, n, &span, &real);
-	put64(a + NR_HIGHEST, get64(a + NR_LOWEST) + span - 1);
-	if (get64(a + NR_LOWEST))
+	ntfs_put64(a + NR_HIGHEST, ntfs_get64(a + NR_LOWEST) + span - 1);
+	if (ntfs_get64(a + NR_LOWEST))
 		return;
-	if (get16(a + offsetof(struct ntfs_attr_header, flags)) &
+	if (ntfs_get16(a + offsetof(struct ntfs_attr_header, flags)) &
 	    (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE) &&
 	    mpo >= NR_COMPRESSED + 8)
-		put64(a + NR_COMPRESSED, real * cluster_size);
+		ntfs_put64(a + NR_COMPRESSED, real * cluster_size);
 	ntfs_attr_clamp_sizes(a, span * cluster_size, &sz);
 }
 
 bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
 			  uint32_t cluster_size)
 {
-	uint64_t span, real, lo = get64(a + NR_LOWEST), hi = get64(a + NR_HIGHEST);
+	uint64_t span, real, lo = ntfs_get64(a + NR_LOWEST), hi = ntfs_get64(a + NR_HIGHEST);
 	struct ntfs_sizes sz;
 	bool changed = lo != 0;
 
 	runs_total(runs, n, &span, &real);
 	changed |= hi != span - 1;
-	put64(a + NR_LOWEST, 0);
-	put64(a + NR_HIGHEST, span - 1);
+	ntfs_put64(a + NR_LOWEST, 0);
+	ntfs_put64(a + NR_HIGHEST, span - 1);
 	/* compressed attributes allocate by compression unit */
-	if (get16(a + offsetof(struct ntfs_attr_header, flags)) & NTFS_ATTR_COMPRESSION_MASK)
+	if (ntfs_get16(a + offsetof(struct ntfs_attr_header, flags)) & NTFS_ATTR_COMPRESSION_MASK)
 		changed |= ntfs_attr_clamp_sizes(a, UINT64_MAX, &sz);
 	else
 		changed |= ntfs_attr_clamp_sizes(a, span * cluster_size, &sz);
@@ -201,8 +172,8 @@ bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
 
 void ntfs_rec_remove_attr(uint8_t *rec, uint32_t size, uint32_t off)
 {
-	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
-	uint32_t len = get32(rec + off + offsetof(struct ntfs_attr_header, length));
+	uint32_t used = ntfs_get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t len = ntfs_get32(rec + off + offsetof(struct ntfs_attr_header, length));
 	uint32_t le;
 
 	memmove(rec + off, rec + off + len, used - off - len);
@@ -214,7 +185,7 @@ void ntfs_rec_remove_attr(uint8_t *rec, uint32_t size, uint32_t off)
 
 int ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off)
 {
-	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t used = ntfs_get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
 	uint32_t end = htole32(NTFS_AT_END), le = htole32(off + 8);
 
 	if (off > size || size - off < 8)
@@ -229,19 +200,19 @@ int ntfs_rec_end_at(uint8_t *rec, uint32_t size, uint32_t off)
 
 int ntfs_rec_add_empty_data(uint8_t *rec, uint32_t size)
 {
-	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
-	uint32_t off = get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
+	uint32_t used = ntfs_get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t off = ntfs_get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
 	uint32_t len = sizeof(struct ntfs_attr_resident), le;
-	uint16_t inst = get16(rec + offsetof(struct ntfs_mft_record, next_attr_instance));
+	uint16_t inst = ntfs_get16(rec + offsetof(struct ntfs_mft_record, next_attr_instance));
 	struct ntfs_attr_resident a;
 
 	if (used + len > size)
 		return -1;
 	/* after the attributes that sort before an unnamed $DATA */
-	while (off + 8 <= used && get32(rec + off) < NTFS_AT_DATA) {
-		if (get32(rec + off + 4) < 24 || get32(rec + off + 4) > used - off)
+	while (off + 8 <= used && ntfs_get32(rec + off) < NTFS_AT_DATA) {
+		if (ntfs_get32(rec + off + 4) < 24 || ntfs_get32(rec + off + 4) > used - off)
 			return -1;
-		off += get32(rec + off + 4);
+		off += ntfs_get32(rec + off + 4);
 	}
 	if (off + 8 > used)
 		return -1;
@@ -269,12 +240,12 @@ int ntfs_list_drop_entry(uint8_t *v, uint32_t vlen, uint32_t type,
 	unsigned int hits = 0;
 
 	for (uint32_t p = 0; p + 26 <= vlen;) {
-		uint16_t l = get16(v + p + 4);
+		uint16_t l = ntfs_get16(v + p + 4);
 
 		if (l < 26 || p + l > vlen)
 			return -1;
-		if (get32(v + p) == type && get16(v + p + 24) == instance &&
-		    (get64(v + p + 16) & 0xffffffffffffULL) == recno) {
+		if (ntfs_get32(v + p) == type && ntfs_get16(v + p + 24) == instance &&
+		    (ntfs_get64(v + p + 16) & 0xffffffffffffULL) == recno) {
 			hits++;
 			eoff = p;
 			elen = l;
@@ -288,9 +259,9 @@ int ntfs_list_drop_entry(uint8_t *v, uint32_t vlen, uint32_t type,
 	if (hits != 1)
 		return -1;
 	/* another extent of the same attribute: removing one breaks it */
-	for (uint32_t p = 0; p + 26 <= vlen; p += get16(v + p + 4))
-		if (p != eoff && get32(v + p) == type && v[p + 6] == enlen &&
-		    v[p + 7] + 2u * enlen <= get16(v + p + 4) &&
+	for (uint32_t p = 0; p + 26 <= vlen; p += ntfs_get16(v + p + 4))
+		if (p != eoff && ntfs_get32(v + p) == type && v[p + 6] == enlen &&
+		    v[p + 7] + 2u * enlen <= ntfs_get16(v + p + 4) &&
 		    !memcmp(v + p + v[p + 7], ename, 2u * enlen))
 			return -1;
 	memmove(v + eoff, v + eoff + elen, vlen - eoff - elen);
@@ -301,8 +272,8 @@ int ntfs_list_drop_entry(uint8_t *v, uint32_t vlen, uint32_t type,
 int ntfs_rec_unlist_attr(uint8_t *rec, uint32_t size, uint32_t type,
 			 uint16_t instance, uint64_t recno)
 {
-	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
-	uint32_t off = get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
+	uint32_t used = ntfs_get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t off = ntfs_get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
 	uint32_t len, vlen, voff, newlen, delta, le;
 	uint8_t *a;
 	char why[NTFS_WHY];
@@ -313,15 +284,15 @@ int ntfs_rec_unlist_attr(uint8_t *rec, uint32_t size, uint32_t type,
 	for (;; off += len) {
 		if (ntfs_attr_frame(rec, used, off, &len, why) != 1)
 			return -1;
-		if (get32(rec + off) == NTFS_AT_ATTRIBUTE_LIST)
+		if (ntfs_get32(rec + off) == NTFS_AT_ATTRIBUTE_LIST)
 			break;
 	}
 	a = rec + off;
 	if (a[offsetof(struct ntfs_attr_header, non_resident)] ||
 	    ntfs_attr_fault((const void *)a, off, 0, why) != NTFS_AF_NONE)
 		return -1;	/* only a resident list is edited here */
-	vlen = get32(a + R_VLEN);
-	voff = get16(a + R_VOFS);
+	vlen = ntfs_get32(a + R_VLEN);
+	voff = ntfs_get16(a + R_VOFS);
 	nv = ntfs_list_drop_entry(a + voff, vlen, type, instance, recno);
 	if (nv < 0)
 		return -1;
@@ -341,8 +312,8 @@ int ntfs_rec_unlist_attr(uint8_t *rec, uint32_t size, uint32_t type,
 
 void ntfs_attr_set_data_size(uint8_t *a, uint64_t size)
 {
-	put64(a + NR_DATA, size);
-	put64(a + NR_INIT, size);
+	ntfs_put64(a + NR_DATA, size);
+	ntfs_put64(a + NR_INIT, size);
 }
 
 /* do all stride ends hold the number at OFS? */
@@ -441,11 +412,11 @@ int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what)
 int ntfs_rec_resize_resident(uint8_t *rec, uint32_t size, uint32_t off,
 			     uint32_t vlen)
 {
-	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
-	uint32_t alen = get32(rec + off + 4);
-	uint16_t voff = get16(rec + off + offsetof(struct ntfs_attr_resident, value_offset));
+	uint32_t used = ntfs_get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t alen = ntfs_get32(rec + off + 4);
+	uint16_t voff = ntfs_get16(rec + off + offsetof(struct ntfs_attr_resident, value_offset));
 	uint32_t nlen = (uint32_t)ntfs_align((uint64_t)voff + vlen, 8);
-	uint32_t old_v = get32(rec + off + offsetof(struct ntfs_attr_resident, value_length));
+	uint32_t old_v = ntfs_get32(rec + off + offsetof(struct ntfs_attr_resident, value_length));
 	uint32_t le;
 
 	if (rec[off + 8] || off + alen > used || used > size ||
@@ -471,18 +442,18 @@ int ntfs_rec_resize_resident(uint8_t *rec, uint32_t size, uint32_t off,
 int ntfs_rec_insert_resident(uint8_t *rec, uint32_t size, uint32_t type,
 			     const void *val, uint32_t vlen)
 {
-	uint32_t used = get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
-	uint32_t off = get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
+	uint32_t used = ntfs_get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t off = ntfs_get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
 	uint32_t len = (uint32_t)ntfs_align(sizeof(struct ntfs_attr_resident) + vlen, 8), le;
-	uint16_t inst = get16(rec + offsetof(struct ntfs_mft_record, next_attr_instance));
+	uint16_t inst = ntfs_get16(rec + offsetof(struct ntfs_mft_record, next_attr_instance));
 	struct ntfs_attr_resident a;
 
 	if (used > size || len > size - used)
 		return -1;
-	while (off + 8 <= used && get32(rec + off) <= type) {
-		if (get32(rec + off + 4) < 24 || get32(rec + off + 4) > used - off)
+	while (off + 8 <= used && ntfs_get32(rec + off) <= type) {
+		if (ntfs_get32(rec + off + 4) < 24 || ntfs_get32(rec + off + 4) > used - off)
 			return -1;
-		off += get32(rec + off + 4);
+		off += ntfs_get32(rec + off + 4);
 	}
 	if (off + 8 > used)
 		return -1;

@@ -12,17 +12,7 @@
 #include <string.h>
 
 #include "ntfs/special.h"
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
+#include "le.h"
 
 const char *ntfs_reparse_tag_name(uint32_t tag, char *buf, unsigned int size)
 {
@@ -71,12 +61,12 @@ static int parse_data(struct ntfs_reparse_view *rp, bool strict, char *why)
 			return -1;
 		}
 		room = n - hdr;
-		rp->subst_len = get16(d + 2);
-		rp->print_len = get16(d + 6);
-		rp->flags = hdr == 12 ? get32(d + 8) : 0;
-		if (name_in(d + hdr, room, get16(d), rp->subst_len, "substitute",
+		rp->subst_len = ntfs_get16(d + 2);
+		rp->print_len = ntfs_get16(d + 6);
+		rp->flags = hdr == 12 ? ntfs_get32(d + 8) : 0;
+		if (name_in(d + hdr, room, ntfs_get16(d), rp->subst_len, "substitute",
 			    &rp->subst, why) ||
-		    name_in(d + hdr, room, get16(d + 4), rp->print_len, "print",
+		    name_in(d + hdr, room, ntfs_get16(d + 4), rp->print_len, "print",
 			    &rp->print, why))
 			return -1;
 		if (!rp->subst_len) {
@@ -86,16 +76,16 @@ static int parse_data(struct ntfs_reparse_view *rp, bool strict, char *why)
 		/* symlink flags: only RELATIVE is documented, others are
 		 * left alone (a newer Windows may set them) */
 		if (strict) {
-			end = get16(d) + rp->subst_len;
-			if ((uint32_t)get16(d + 4) + rp->print_len > end)
-				end = get16(d + 4) + rp->print_len;
+			end = ntfs_get16(d) + rp->subst_len;
+			if ((uint32_t)ntfs_get16(d + 4) + rp->print_len > end)
+				end = ntfs_get16(d + 4) + rp->print_len;
 			/* junctions (and some symlinks) end each name in NUL */
 			if (room != end && room != end + 2 && room != end + 4)
 				return -1;
 		}
 		return 0;
 	case NTFS_RT_LX_SYMLINK:
-		if (n < 5 || get32(d) != 2) {
+		if (n < 5 || ntfs_get32(d) != 2) {
 			snprintf(why, 128, "LX_SYMLINK data of %u bytes without version 2 and a target", n);
 			return -1;
 		}
@@ -122,8 +112,8 @@ static int parse(const uint8_t *val, uint32_t len, struct ntfs_reparse_view *rp,
 		snprintf(why, 128, "value of %u bytes is larger than %u", len, NTFS_REPARSE_MAX);
 		return -1;
 	}
-	rp->tag = get32(val);
-	rp->data_len = force_len != UINT32_MAX ? (uint16_t)force_len : get16(val + 4);
+	rp->tag = ntfs_get32(val);
+	rp->data_len = force_len != UINT32_MAX ? (uint16_t)force_len : ntfs_get16(val + 4);
 	rp->header_len = rp->tag & NTFS_RT_MICROSOFT ? 8 : 24;
 	if (!rp->tag) {
 		snprintf(why, 128, "reparse tag is 0");
@@ -152,7 +142,7 @@ uint32_t ntfs_reparse_fixable_len(const uint8_t *val, uint32_t len)
 
 	if (len < 8 || len > NTFS_REPARSE_MAX)
 		return 0;
-	tag = get32(val);
+	tag = ntfs_get32(val);
 	hdr = tag & NTFS_RT_MICROSOFT ? 8 : 24;
 	/* only tags whose content says how long it is */
 	if (len < hdr || (tag != NTFS_RT_SYMLINK && tag != NTFS_RT_MOUNT_POINT &&

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "le.h"
 
 uint32_t ntfs_sd_hash(const uint8_t *sd, size_t len)
 {
@@ -43,9 +44,6 @@ struct ace_spec {
 	uint32_t mask;
 };
 
-static void put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
-static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
-
 /* A self-relative descriptor: header, DACL, owner and group (both
  * Administrators).  Returns its length. */
 static size_t build_sd(uint8_t *out, const struct ace_spec *aces, int n)
@@ -54,27 +52,27 @@ static size_t build_sd(uint8_t *out, const struct ace_spec *aces, int n)
 
 	memset(out, 0, 512);
 	out[0] = 1;				/* revision */
-	put16(out + 2, 0x8004);			/* self-relative, DACL present */
+	ntfs_put16(out + 2, 0x8004);			/* self-relative, DACL present */
 	for (int i = 0; i < n; i++) {
 		size_t sz = 8 + aces[i].sid_len;
 
 		out[pos] = 0;			/* ACCESS_ALLOWED */
 		out[pos + 1] = aces[i].flags;
-		put16(out + pos + 2, (uint16_t)sz);
-		put32(out + pos + 4, aces[i].mask);
+		ntfs_put16(out + pos + 2, (uint16_t)sz);
+		ntfs_put32(out + pos + 4, aces[i].mask);
 		memcpy(out + pos + 8, aces[i].sid, aces[i].sid_len);
 		pos += sz;
 	}
 	out[dacl] = 2;				/* ACL revision */
-	put16(out + dacl + 2, (uint16_t)(pos - dacl));
-	put16(out + dacl + 4, (uint16_t)n);
-	put32(out + 4, (uint32_t)pos);		/* owner */
+	ntfs_put16(out + dacl + 2, (uint16_t)(pos - dacl));
+	ntfs_put16(out + dacl + 4, (uint16_t)n);
+	ntfs_put32(out + 4, (uint32_t)pos);		/* owner */
 	memcpy(out + pos, sid_admins, sizeof(sid_admins));
 	pos += sizeof(sid_admins);
-	put32(out + 8, (uint32_t)pos);		/* group */
+	ntfs_put32(out + 8, (uint32_t)pos);		/* group */
 	memcpy(out + pos, sid_admins, sizeof(sid_admins));
 	pos += sizeof(sid_admins);
-	put32(out + 16, (uint32_t)dacl);
+	ntfs_put32(out + 16, (uint32_t)dacl);
 	return pos;
 }
 
