@@ -27,19 +27,6 @@ static int visit(const uint8_t *rec, ntfs_attr_visit fn, void *arg)
 	return 0;
 }
 
-static bool has_list(const uint8_t *rec)
-{
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	char why[NTFS_WHY];
-
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1)
-		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
-			return true;
-	return false;
-}
-
 int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 		      ntfs_attr_visit fn, void *arg)
 {
@@ -55,7 +42,7 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 	if (base >= c->vol.mft_records || ntfs_check_read_record(c, base, buf) ||
 	    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return -1;
-	if ((r = visit(buf, fn, arg)) || !has_list(buf))
+	if ((r = visit(buf, fn, arg)) || !ntfs_attr_find(buf, NTFS_AT_ATTRIBUTE_LIST))
 		return r;
 	if (ntfs_check_read_attr(c, buf, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
 				 &runs, &nruns)) {

@@ -185,19 +185,6 @@ static bool holds_listed(const uint8_t *v, uint32_t len, uint64_t x,
 	return ok && n;
 }
 
-static bool has_si(const uint8_t *rec)
-{
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	char why[NTFS_WHY];
-
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1)
-		if (le32toh(a->type) == NTFS_AT_STANDARD_INFORMATION)
-			return true;
-	return false;
-}
-
 static void set_ext_base(struct ntfs_check *c, uint64_t x, uint64_t b)
 {
 	for (size_t i = 0; i < c->nexts; i++)
@@ -319,7 +306,7 @@ static void reclaim(struct lctx *l, uint64_t b, uint16_t bseq, const uint8_t *v,
 			continue;
 		if (!holds_listed(v, len, x, l->rec))
 			continue;
-		if (claimed ? base_lists(l, claimed, x, seq_of(l->rec)) : has_si(l->rec))
+		if (claimed ? base_lists(l, claimed, x, seq_of(l->rec)) : ntfs_attr_find(l->rec, NTFS_AT_STANDARD_INFORMATION) != NULL)
 			continue;	/* it is someone else's, or a file */
 		if (load(l, x, l->rec))
 			continue;

@@ -146,14 +146,7 @@ static bool extent_owns(struct pass1b *p, uint64_t recno, const uint8_t *rec,
 		/* with an attribute list, the list says which extent is
 		 * where (the base's own ones too): a copy left behind in
 		 * the base when a driver moved it out owns nothing */
-		struct ntfs_attr_cursor cur;
-		const struct ntfs_attr_header *l;
-		bool has_list = false;
-
-		ntfs_attr_cursor_init(&cur, rec);
-		while (!has_list && ntfs_attr_next(&cur, &l, why) == 1)
-			has_list = le32toh(l->type) == NTFS_AT_ATTRIBUTE_LIST;
-		return !has_list ||
+		return !ntfs_attr_find(rec, NTFS_AT_ATTRIBUTE_LIST) ||
 		       listed(c, rec, recno, a, le64toh((uint64_t)n.lowest_vcn));
 	}
 	return !ntfs_check_read_record(c, base, p->base) &&

@@ -290,6 +290,19 @@ const void *ntfs_attr_value(const struct ntfs_attr_header *a, uint32_t *len)
 	return (const uint8_t *)a + le16toh(r.value_offset);
 }
 
+const struct ntfs_attr_header *ntfs_attr_find(const uint8_t *rec, uint32_t type)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if (le32toh(a->type) == type)
+			return a;
+	return NULL;
+}
+
 long ntfs_attr_runs(const struct ntfs_attr_header *a, uint64_t nr_clusters,
 		    struct ntfs_run **runs, char *why)
 {

@@ -91,6 +91,9 @@ enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 				     char *why);
 /* A resident attribute's value (after ntfs_attr_next accepted it). */
 const void *ntfs_attr_value(const struct ntfs_attr_header *a, uint32_t *len);
+/* The first attribute of TYPE in record REC (fixups removed) that the
+ * cursor reaches before the end or the first fault; NULL if none. */
+const struct ntfs_attr_header *ntfs_attr_find(const uint8_t *rec, uint32_t type);
 /* Decode a non-resident attribute's runs into a malloc'ed array, checking
  * every cluster is inside NR_CLUSTERS.  Returns the count or -1 (WHY). */
 long ntfs_attr_runs(const struct ntfs_attr_header *a, uint64_t nr_clusters,
