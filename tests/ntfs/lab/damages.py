@@ -394,3 +394,40 @@ def random_damage(v, seed):
         else:
             buf[o:o + 4] = struct.pack("<I", rnd.choice([0, 1, 0x7FFFFFFF, 0xFFFFFFFF, 0x10000]))
         v.img[base:base + span] = P.refix(buf) if keep_fixups else buf
+
+
+# --- sectors ----------------------------------------------------------------
+
+def sector_damage(v, seed):
+    """A run of 1-16 unreadable-then-remapped sectors, as a failing disk
+    leaves them: zeros (most drives), 0xff or garbage, starting at a random
+    sector of metadata (MFT records in use, INDX blocks, $MFTMirr,
+    $Bitmap's first cluster, the boot sectors).  Unlike the random kind it
+    ignores record boundaries: one run may take out several records, or
+    the tail of one and the head of the next."""
+    rnd = random.Random(seed)
+    bps = v.g.bps
+    recs = [n for n, at, rec in P.records(v.img, v.g)]
+    spots = [("mft", v.g.rec_off(n)) for n in recs]
+    for n in [n for n in recs if n == 5 or n >= 16]:
+        try:
+            spots += [("indx", b) for b in v.index_blocks(n)]
+        except (KeyError, IndexError, struct.error):
+            pass
+    spots.append(("mirr", v.g.mirr_lcn * v.g.cs))
+    try:
+        spots.append(("bitmap", cluster_of(v, 6, 0x80)))
+    except (KeyError, ValueError):
+        pass
+    spots += [("boot", 0), ("boot", v.g.backup)]
+    what, at = rnd.choice(spots)
+    at += rnd.randrange(0, max(1, v.g.rs // bps)) * bps if what == "mft" else 0
+    count = rnd.choice((1, 1, 2, 2, 4, 8, 16))
+    fill = rnd.random()
+    end = min(len(v.img), at + count * bps)
+    if fill < 0.7:
+        v.img[at:end] = bytes(end - at)
+    elif fill < 0.85:
+        v.img[at:end] = b"\xff" * (end - at)
+    else:
+        v.img[at:end] = bytes(rnd.randrange(256) for _ in range(end - at))

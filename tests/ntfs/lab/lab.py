@@ -145,6 +145,8 @@ def case_list(bases, kinds, seed, nrandom, ncuts):
             out += ["t-%s-%s" % (b, name) for name, _ in D.targeted(v)]
         if "random" in kinds:
             out += ["r-%s-%d" % (b, seed * 100000 + i) for i in range(nrandom)]
+        if "sectors" in kinds:
+            out += ["s-%s-%d" % (b, seed * 100000 + i) for i in range(nrandom)]
         if "powercut" in kinds and os.path.exists(d + "/writes"):
             w = PC.load(d + "/writes")
             # a different set of cut points for each base
@@ -163,7 +165,7 @@ def pick(ids, n, seed, kinds):
     for i in ids:
         groups.setdefault(i[0], []).append(i)
     share = {k: 0 for k in groups}
-    left, ks = n, sorted(groups, key=lambda k: "tpr".index(k))
+    left, ks = n, sorted(groups, key=lambda k: "tprs".index(k))
     while left:
         for k in ks:
             if left and share[k] < len(groups[k]):
@@ -211,6 +213,8 @@ def materialize(cid, bases, out):
         v.img = img
     elif kind == "r":
         D.random_damage(v, int(rest))
+    elif kind == "s":
+        D.sector_damage(v, int(rest))
     elif kind == "k":
         e, t = rest.split("-")
         if t[0] == "r":
@@ -274,12 +278,15 @@ def key(e):
 
 def survivors(before, after):
     """Paths of BEFORE's files present in AFTER with identical content and
-    streams, at their path (or where the power-cut workload renamed it) or
-    under lost+found (by record number or name)."""
-    lf = {}
+    streams, at their path (or where the power-cut workload renamed it),
+    under lost+found (by record number or name), or as the same MFT record
+    anywhere (a damaged directory name moves its whole subtree: the files
+    in it are still there)."""
+    lf, byino = {}, set()
     for p, e in after.items():
         if p.startswith("lost+found/"):
             lf.setdefault(key(e), []).append((os.path.basename(p), e["ino"]))
+        byino.add((e["ino"], key(e)))
     out = []
     for p, e in before.items():
         if e["t"] not in "fl" or e.get("sha") == "EIO":
@@ -293,6 +300,9 @@ def survivors(before, after):
             out.append(p)
             continue
         name, ino = os.path.basename(p), e["ino"]
+        if (ino, key(e)) in byino:
+            out.append(p)
+            continue
         for n, i in lf.get(key(e), []):
             if i == ino or n == name or str(ino) in n:
                 out.append(p)
@@ -504,10 +514,10 @@ def results(out):
 def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
-    kinds = ("control", "targeted", "random", "powercut", "kpowercut", "external")
+    kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "external")
     for r in rs:
         k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
-             "k": "kpowercut", "x": "external"}[r["id"][0]]
+             "k": "kpowercut", "x": "external", "s": "sectors"}[r["id"][0]]
         for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
             rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
