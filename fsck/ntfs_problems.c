@@ -171,6 +171,11 @@ ROW(PR_ATTR_TYPE, 0x01004b, "attribute_type_bit",
 ROW(PR_ATTR_VALUE_OFFSET, 0x01004c, "attribute_value_offset",
     "attribute 0x%x: value offset %u is not a multiple of 8; the value starts at %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* The resident flags byte has one bit, "indexed" (set on $FILE_NAME):
+ * any other bit is cleared, the indexed bit kept as it is. */
+ROW(PR_ATTR_RESIDENT_FLAGS, 0x01004d, "attribute_resident_flags",
+    "attribute 0x%x at %u has unknown resident flags 0x%x (0x%x kept)",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_RUNS_CUT, 0x010046, "attribute_runlist_cut",
     "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept",
     FSF_PROMPT_FIX, 0);

@@ -309,6 +309,15 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 						 ntfs_attr_known_flags(a))))
 				ntfs_attr_clear_unknown_flags(a);
 			break;
+		case NTFS_AF_RESFLAGS: {
+			uint8_t *rf = a + offsetof(struct ntfs_attr_resident, resident_flags);
+
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_RESIDENT_FLAGS, s->obj,
+						 type, off, *rf,
+						 *rf & NTFS_RESIDENT_INDEXED)))
+				*rf &= NTFS_RESIDENT_INDEXED;
+			break;
+		}
 		case NTFS_AF_SIZES:
 			if (salvage_runs(s, a) < 0)
 				return -1;

@@ -207,6 +207,9 @@ enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 		struct ntfs_attr_resident r;
 
 		memcpy(&r, a, sizeof(r));
+		if (r.resident_flags & ~NTFS_RESIDENT_INDEXED)
+			return WHY("attribute 0x%x at %u has unknown resident flags 0x%x",
+				   type, off, r.resident_flags), NTFS_AF_RESFLAGS;
 		/* 64-bit sum: a hostile length must not wrap around */
 		if ((uint64_t)le16toh(r.value_offset) + le32toh(r.value_length) > len ||
 		    le16toh(r.value_offset) < sizeof(r) ||

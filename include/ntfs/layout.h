@@ -127,9 +127,13 @@ struct ntfs_attr_resident {
 	struct ntfs_attr_header h;
 	uint32_t value_length;
 	uint16_t value_offset;
-	uint8_t resident_flags;		/* 1: indexed */
+	uint8_t resident_flags;		/* NTFS_RESIDENT_INDEXED or 0 */
 	uint8_t reserved;
 } NTFS_PACKED;
+
+/* resident_flags: the value is a key of an index ($FILE_NAME); no other
+ * bit exists */
+#define NTFS_RESIDENT_INDEXED 0x01
 
 /* attribute record flags */
 enum {

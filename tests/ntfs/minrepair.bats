@@ -250,6 +250,10 @@ asked_case() {
 	repair_case dir si_value_offset "value offset 28 is not a multiple of 8; the value starts at 24"
 }
 
+@test "an unknown bit in \$FILE_NAME's resident flags: cleared, the indexed bit kept, ntfsck agrees" {
+	repair_case dir fn_resident_flags "has unknown resident flags 0x3 (0x1 kept)"
+}
+
 @test "a file's \$STANDARD_INFORMATION says sparse, its \$DATA is not: the file attributes follow the data" {
 	repair_case big si_sparse_bit "say sparse, its data is plain"
 }

@@ -25,6 +25,8 @@ DAMAGE:
                  8-byte grid; the value now runs 4 bytes past the attribute)
   si_sparse_bit  $STANDARD_INFORMATION's file attributes: sparse (0x200)
                  set on a file whose $DATA is not sparse
+  fn_resident_flags  the first $FILE_NAME's resident flags 0x01 -> 0x03
+                 (bit 1 does not exist; ntfsck -n reports the record)
   usn_bump       the update sequence number one higher, its copies at the
                  stride ends too (a valid record that differs from its
                  $MFTMirr copy only there)
@@ -84,6 +86,10 @@ def main():
             vofs, = struct.unpack_from("<H", rec, off + 0x14)
             fa, = struct.unpack_from("<I", rec, off + vofs + 32)
             damage.set_record_bytes(img, g, n, off + vofs + 32, struct.pack("<I", fa | 0x200))
+        elif what == "fn_resident_flags":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x30)
+            assert rec[off + 0x16] == 1, "resident flags 0x%x" % rec[off + 0x16]
+            damage.set_record_bytes(img, g, n, off + 0x16, b"\x03")
         elif what == "usn_bump":
             ofs, = struct.unpack_from("<H", rec, 4)
             usn, = struct.unpack_from("<H", damage.record(img, mft, rs, n), ofs)
