@@ -413,9 +413,9 @@ static int commit_blocks(struct ntfs_check *c, const struct plan *p,
 	}
 	if (p->res.large) {
 		set_clusters(c, p->runs, p->nruns, true);
-		if (ntfs_check_write_runs(c, p->runs, p->nruns, p->res.blocks,
-					  (uint64_t)p->res.nblocks *
-					  c->vol.boot.g.index_block_size)) {
+		if (ntfs_vol_write_runs(&c->vol, p->runs, p->nruns, p->res.blocks,
+					(uint64_t)p->res.nblocks *
+					c->vol.boot.g.index_block_size)) {
 			snprintf(why, NTFS_WHY, "writing the index blocks failed");
 			return -1;
 		}
@@ -468,8 +468,8 @@ static int find_holders(struct ntfs_check *c, const uint8_t *rec,
 	for (int i = 0; i < I_TYPES; i++)
 		at[i] = UINT64_MAX;
 	*more = 0;
-	if (ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
-				 &runs, &nruns)) {
+	if (ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &runs, &nruns)) {
 		snprintf(why, NTFS_WHY, "its attribute list is unreadable");
 		ret = -1;
 		goto out;
@@ -672,7 +672,7 @@ static int rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 				memcpy(bufs[nrec], base, rs);
 			} else if (at[k] >= c->vol.mft_records ||
 				   !bit_get(c->record_used, at[k]) ||
-				   ntfs_check_read_record(c, at[k], bufs[nrec]) ||
+				   ntfs_vol_read_record(&c->vol, at[k], bufs[nrec]) ||
 				   ntfs_record_check(bufs[nrec], rs, NTFS_MAGIC_FILE,
 						     why) != NTFS_REC_OK ||
 				   (memcpy(&m, bufs[nrec], sizeof(m)),
@@ -814,7 +814,7 @@ int ntfs_write_index(struct ntfs_check *c, uint64_t d, const char *name,
 		snprintf(why, NTFS_WHY, "out of memory");
 		goto out;
 	}
-	if (ntfs_check_read_record(c, d, rec) ||
+	if (ntfs_vol_read_record(&c->vol, d, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		goto out;
 	memcpy(&m, rec, sizeof(m));
@@ -887,7 +887,7 @@ int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 		snprintf(why, NTFS_WHY, "$UpCase is unreadable");
 		goto out;
 	}
-	if (ntfs_check_read_record(c, d, rec) ||
+	if (ntfs_vol_read_record(&c->vol, d, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		goto out;
 	if (ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, "")) {
@@ -926,7 +926,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 		bool dirty = false;
 
 		if (!bit_get(c->record_used, r) || bit_get(c->ext_bad, r) ||
-		    ntfs_check_read_record(c, r, rec) ||
+		    ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));
@@ -938,11 +938,11 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 			continue;
 		if (owner != r) {
 			/* the entry names the base record, with its sequence */
-			if (ntfs_check_read_record(c, owner, base))
+			if (ntfs_vol_read_record(&c->vol, owner, base))
 				continue;
 			memcpy(&m, base, sizeof(m));
 			seq = le16toh(m.sequence_number);
-			if (ntfs_check_read_record(c, r, rec) ||
+			if (ntfs_vol_read_record(&c->vol, r, rec) ||
 			    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 				continue;
 		}
@@ -966,7 +966,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 				continue;
 			/* a parent reference with a stale sequence number is
 			 * refreshed in the file and so in its key */
-			if (p != last_p && !ntfs_check_read_record(c, p, base)) {
+			if (p != last_p && !ntfs_vol_read_record(&c->vol, p, base)) {
 				memcpy(&m, base, sizeof(m));
 				last_p = p;
 				last_seq = le16toh(m.sequence_number);
