@@ -140,7 +140,7 @@ static void check_free(struct ntfs_check *c)
 	free(c->cluster_used);
 	free(c->record_used);
 	free(c->record_dir);
-	free(c->cache.mem);
+	ntfs_vol_cache_free(&c->vol);
 	free(c->fn_pending);
 	free(c->fnp_big);
 	free(c->ext_bad);

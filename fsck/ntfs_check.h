@@ -19,6 +19,7 @@
 #include "fsforge/progress.h"
 #include "ntfs/btree.h"
 #include "ntfs/read.h"
+#include "ntfs/volume_io.h"
 
 /* a $FILE_NAME naming a directory whose index is rebuilt (name in host
  * order UTF-16) */
@@ -44,16 +45,6 @@ struct ntfs_data_sizes {
 /* an extension record and the base it claims */
 struct ntfs_ext_ref {
 	uint64_t recno, base;
-};
-
-/* chunks of consecutive MFT records as on disk (ntfs_io.c) */
-#define NTFS_CACHE_SLOTS 4
-struct ntfs_rec_cache {
-	uint8_t *mem;
-	uint64_t chunk[NTFS_CACHE_SLOTS];	/* UINT64_MAX: empty */
-	uint64_t stamp[NTFS_CACHE_SLOTS];	/* last use */
-	uint64_t clock;
-	uint32_t per_chunk;			/* records per chunk */
 };
 
 /*
@@ -89,7 +80,6 @@ struct ntfs_check {
 	struct fsf_dev dev;
 	struct fsf_fix_ctx fix;
 	struct ntfs_vol vol;
-	struct ntfs_rec_cache cache;
 	bool verbose, progress;
 	uint32_t mirr_records;		/* records mirrored in $MFTMirr */
 	struct ntfs_geom geo;
@@ -134,24 +124,10 @@ struct ntfs_check {
 	uint16_t lf_seq;
 };
 
-/* I/O of MFT records (raw on read, fixups applied on write; records of
- * the mirrored range also go to $MFTMirr).  Any other write to the MFT's
- * clusters must be followed by ntfs_check_cache_drop(). */
-void ntfs_check_cache_drop(struct ntfs_check *c);
-int ntfs_check_read_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf);
+/* ntfs_io.c: write MFT record RECNO (ntfs_vol_write_record), its copy in
+ * $MFTMirr too when pass 0 verified the mirror and RECNO is in its range.
+ * Everything else is read and written with ntfs/volume_io.h on C->vol. */
 int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf);
-/* The non-resident or resident value of attribute TYPE (unnamed) of a
- * checked record, read whole into a malloc'ed buffer. */
-int ntfs_check_read_attr(struct ntfs_check *c, const uint8_t *rec,
-			 uint32_t type, uint8_t **data, uint64_t *len,
-			 struct ntfs_run **runs, long *nruns);
-/* Only the runs and data size of non-resident attribute TYPE. */
-int ntfs_check_attr_runs(struct ntfs_check *c, const uint8_t *rec,
-			 uint32_t type, uint64_t *len, struct ntfs_run **runs,
-			 long *nruns);
-/* Write LEN bytes of DATA back into the clusters of RUNS. */
-int ntfs_check_write_runs(struct ntfs_check *c, const struct ntfs_run *runs,
-			  long nruns, const uint8_t *data, uint64_t len);
 
 #define FNP_MANY 255u
 /* name_counts.c: the names pending per record (0..254, FNP_MANY: too
@@ -206,18 +182,6 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 /* A's value if it is a resident $FILE_NAME whose name fits (header in FN). */
 const uint8_t *ntfs_file_name_of(const struct ntfs_attr_header *a,
 				 struct ntfs_file_name *fn);
-/* Where bytes BYTE..BYTE+LEN of a non-resident stream are on disk, if in
- * one run; UINT64_MAX otherwise. */
-uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
-			  uint64_t byte, uint64_t len);
-/* Read LEN bytes at BYTE of a non-resident stream, across as many runs
- * as they span (an index block may straddle two): 0, or -1 for a hole,
- * bytes past the runs or a read error. */
-int ntfs_runs_pread(struct ntfs_check *c, const struct ntfs_run *runs, long n,
-		    uint64_t byte, uint64_t len, void *buf);
-/* The same, written (through the one I/O layer). */
-int ntfs_runs_pwrite(struct ntfs_check *c, const struct ntfs_run *runs, long n,
-		     uint64_t byte, uint64_t len, const void *buf);
 /* A's sizes if it is the first extent of the unnamed $DATA. */
 bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
 			struct ntfs_data_sizes *d);

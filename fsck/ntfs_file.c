@@ -39,13 +39,13 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 	int r;
 	long nruns;
 
-	if (base >= c->vol.mft_records || ntfs_check_read_record(c, base, buf) ||
+	if (base >= c->vol.mft_records || ntfs_vol_read_record(&c->vol, base, buf) ||
 	    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return -1;
 	if ((r = visit(buf, fn, arg)) || !ntfs_attr_find(buf, NTFS_AT_ATTRIBUTE_LIST))
 		return r;
-	if (ntfs_check_read_attr(c, buf, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
-				 &runs, &nruns)) {
+	if (ntfs_vol_read_attr(&c->vol, buf, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &runs, &nruns)) {
 		free(list);
 		free(runs);
 		return 0;
@@ -78,7 +78,7 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 		struct ntfs_mft_record m;
 
 		if (ext[i] >= c->vol.mft_records || !bit_get(c->record_used, ext[i]) ||
-		    ntfs_check_read_record(c, ext[i], buf) ||
+		    ntfs_vol_read_record(&c->vol, ext[i], buf) ||
 		    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, buf, sizeof(m));
@@ -136,64 +136,4 @@ const uint8_t *ntfs_file_name_of(const struct ntfs_attr_header *a,
 		return NULL;
 	memcpy(fn, v, sizeof(*fn));
 	return sizeof(*fn) + 2u * fn->name_length <= len ? v : NULL;
-}
-
-uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
-			  uint64_t byte, uint64_t len)
-{
-	uint64_t pos = 0;
-
-	for (long i = 0; i < n; i++) {
-		uint64_t run = runs[i].len * cs;
-
-		if (byte < pos + run)
-			return runs[i].lcn < 0 || byte + len > pos + run ?
-			       UINT64_MAX : (uint64_t)runs[i].lcn * cs + (byte - pos);
-		pos += run;
-	}
-	return UINT64_MAX;
-}
-
-/* LEN bytes at BYTE of the stream RUNS (N of them), read or written */
-static int runs_io(struct ntfs_check *c, const struct ntfs_run *runs, long n,
-		   uint64_t byte, uint64_t len, void *buf, bool write)
-{
-	uint32_t cs = c->vol.boot.g.cluster_size;
-	uint8_t *out = buf;
-	uint64_t pos = 0;
-
-	for (long i = 0; i < n && len; i++) {
-		uint64_t run = runs[i].len * cs, part;
-
-		if (byte >= pos + run) {
-			pos += run;
-			continue;
-		}
-		if (runs[i].lcn < 0)
-			return -1;
-		part = pos + run - byte < len ? pos + run - byte : len;
-		if (write ? fsf_dev_pwrite(&c->dev, out, part,
-					   (uint64_t)runs[i].lcn * cs + (byte - pos)) :
-		    fsf_dev_pread(&c->dev, out, part,
-				  (uint64_t)runs[i].lcn * cs + (byte - pos)))
-			return -1;
-		out += part;
-		byte += part;
-		len -= part;
-		pos += run;
-	}
-	return len ? -1 : 0;
-}
-
-int ntfs_runs_pread(struct ntfs_check *c, const struct ntfs_run *runs, long n,
-		    uint64_t byte, uint64_t len, void *buf)
-{
-	return runs_io(c, runs, n, byte, len, buf, false);
-}
-
-int ntfs_runs_pwrite(struct ntfs_check *c, const struct ntfs_run *runs, long n,
-		     uint64_t byte, uint64_t len, const void *buf)
-{
-	ntfs_check_cache_drop(c);	/* whatever the clusters were */
-	return runs_io(c, runs, n, byte, len, (void *)buf, true);
 }

@@ -61,8 +61,8 @@ static const struct ntfs_attr_header *find(struct ntfs_check *c, uint64_t d,
 
 	if (a)
 		return a;
-	if (ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
-				 &runs, &nruns)) {
+	if (ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &runs, &nruns)) {
 		free(list);
 		free(runs);
 		return NULL;
@@ -95,7 +95,7 @@ static const struct ntfs_attr_header *find(struct ntfs_check *c, uint64_t d,
 		off += elen;
 	}
 	free(list);
-	if (where == UINT64_MAX || where == d || ntfs_check_read_record(c, where, ext) ||
+	if (where == UINT64_MAX || where == d || ntfs_vol_read_record(&c->vol, where, ext) ||
 	    ntfs_record_check(ext, c->vol.boot.g.mft_record_size, NTFS_MAGIC_FILE,
 			      why) != NTFS_REC_OK)
 		return NULL;
@@ -271,7 +271,7 @@ int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
 		ix->bitmap_len = le64toh((uint64_t)n.data_size);
 		if (nr < 0 || ix->bitmap_len > (1u << 24) ||
 		    !(ix->bitmap = calloc(1, ix->bitmap_len + 1)) ||
-		    ntfs_runs_pread(c, runs, nr, 0, ix->bitmap_len, ix->bitmap)) {
+		    ntfs_vol_runs_pread(&c->vol, runs, nr, 0, ix->bitmap_len, ix->bitmap)) {
 			free(runs);
 			snprintf(ix->why, sizeof(ix->why), "index bitmap unreadable");
 			return -1;
@@ -294,7 +294,7 @@ static int read_block(void *arg, uint64_t byte, uint32_t len, void *buf)
 {
 	struct ntfs_index *ix = arg;
 
-	return ntfs_runs_pread(ix->c, ix->runs, ix->nruns, byte, len, buf);
+	return ntfs_vol_runs_pread(&ix->c->vol, ix->runs, ix->nruns, byte, len, buf);
 }
 
 void ntfs_index_bt(struct ntfs_index *ix, struct ntfs_bt *t,

@@ -52,7 +52,7 @@ static int load(struct lctx *l, uint64_t r, uint8_t *buf)
 {
 	char why[NTFS_WHY];
 
-	if (r >= l->c->vol.mft_records || ntfs_check_read_record(l->c, r, buf) ||
+	if (r >= l->c->vol.mft_records || ntfs_vol_read_record(&l->c->vol, r, buf) ||
 	    ntfs_record_check(buf, l->rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return -1;
 	return 0;
@@ -119,7 +119,7 @@ static uint8_t *read_list(struct ntfs_check *c, const uint8_t *rec,
 	if (nr < 0)
 		return NULL;
 	v = calloc(1, *len ? *len : 1);
-	if (!v || ntfs_runs_pread(c, runs, nr, 0, *len, v)) {
+	if (!v || ntfs_vol_runs_pread(&c->vol, runs, nr, 0, *len, v)) {
 		snprintf(why, NTFS_WHY, "its value is unreadable");
 		free(v);
 		v = NULL;
@@ -371,7 +371,7 @@ static int write_list(struct lctx *l, uint64_t b, uint8_t *rec, uint32_t at,
 		return -1;
 	}
 	memcpy(buf, nv, nlen);
-	ret = ntfs_check_write_runs(c, runs, nr, buf, old > nlen ? old : nlen);
+	ret = ntfs_vol_write_runs(&c->vol, runs, nr, buf, old > nlen ? old : nlen);
 	free(buf);
 	free(runs);
 	if (ret)

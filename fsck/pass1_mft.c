@@ -149,8 +149,8 @@ static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
 	uint64_t len;
 	int ret;
 
-	ret = ntfs_check_attr_runs(c, rec0, NTFS_AT_DATA, &len,
-				   &c->vol.mft_runs, &c->vol.nmft_runs);
+	ret = ntfs_vol_attr_runs(&c->vol, rec0, NTFS_AT_DATA, &len,
+				 &c->vol.mft_runs, &c->vol.nmft_runs);
 	if (ret || c->vol.nmft_runs <= 0 || len < 16ull * rs) {
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT",
 			    ret ? strerror(-ret) : "fewer than 16 records");
@@ -174,8 +174,8 @@ static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
 		return -EUCLEAN;
 	}
 	c->vol.mft_records = len / rs;
-	ret = ntfs_check_read_attr(c, rec0, NTFS_AT_BITMAP, mft_bitmap,
-				   bitmap_len, bitmap_runs, bitmap_nruns);
+	ret = ntfs_vol_read_attr(&c->vol, rec0, NTFS_AT_BITMAP, mft_bitmap,
+				 bitmap_len, bitmap_runs, bitmap_nruns);
 	if (ret) {
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT bitmap", strerror(-ret));
 		return ret;
@@ -477,7 +477,7 @@ static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, obj, why) &&
 		    fsf_dev_pwrite(&c->dev, raw, rs, ntfs_vol_record_offset(&c->vol, recno)))
 			fsf_fix_failed(&c->fix);
-		ntfs_check_cache_drop(c);
+		ntfs_vol_cache_drop(&c->vol);
 		memcpy(rec, mir, rs);
 		*state = NTFS_REC_OK;
 	} else if (*state == NTFS_REC_OK &&
@@ -544,7 +544,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 
 		fsf_progress_update(&prog, i, c->vol.mft_records);
 		snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)i);
-		if (ntfs_check_read_record(c, i, rec)) {
+		if (ntfs_vol_read_record(&c->vol, i, rec)) {
 			uint64_t off = ntfs_vol_record_offset(&c->vol, i);
 
 			st = NTFS_REC_BAD_MAGIC;

@@ -100,8 +100,8 @@ int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
 	/* a list that cannot be read names no extent: the records past
 	 * the first extent stay unread, as without a list (pass 1 then
 	 * judges the list) */
-	if (ntfs_check_read_attr(c, rec0, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
-				 &lruns, &lnr) || len > UINT32_MAX) {
+	if (ntfs_vol_read_attr(&c->vol, rec0, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &lruns, &lnr) || len > UINT32_MAX) {
 		ret = 0;
 		goto out;
 	}
@@ -140,14 +140,14 @@ int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
 
 		/* the records mapped so far can be read */
 		c->vol.mft_records = mapped(c, c->vol.mft_runs, c->vol.nmft_runs, size);
-		ntfs_check_cache_drop(c);
+		ntfs_vol_cache_drop(&c->vol);
 		if (w[i].recno >= c->vol.mft_records || !w[i].recno) {
 			snprintf(why, NTFS_WHY, "its extent at VCN %lld is in MFT record %llu, which the extents before it do not map",
 				 (long long)w[i].vcn, (unsigned long long)w[i].recno);
 			goto out;
 		}
 		rwhy[0] = 0;
-		if (ntfs_check_read_record(c, w[i].recno, rec)) {
+		if (ntfs_vol_read_record(&c->vol, w[i].recno, rec)) {
 			snprintf(rwhy, sizeof(rwhy), "is unreadable");
 		} else if (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, rwhy) == NTFS_REC_OK) {
 			memcpy(&m, rec, sizeof(m));
@@ -173,7 +173,7 @@ int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
 	ret = 0;
 out:
 	c->vol.mft_records = 0;		/* the caller sets it */
-	ntfs_check_cache_drop(c);
+	ntfs_vol_cache_drop(&c->vol);
 	for (size_t i = 0; i < nx; i++)
 		free(x[i].runs);
 	free(x);

@@ -170,8 +170,8 @@ static bool lists(struct ntfs_check *c, const uint8_t *rec, uint64_t ext)
 	long nruns;
 	bool found = false;
 
-	if (!ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
-				  &runs, &nruns)) {
+	if (!ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+				&runs, &nruns)) {
 		uint32_t type;
 		uint64_t r;
 
@@ -199,7 +199,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 			continue;	/* a system record: pass 1 made it a base */
 		if (b >= c->vol.mft_records || !bit_get(c->record_used, b))
 			what = "is not in use";
-		else if (ntfs_check_read_record(c, b, base) ||
+		else if (ntfs_vol_read_record(&c->vol, b, base) ||
 			 ntfs_record_check(base, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			what = "is unreadable";
 		else if (memcpy(&bm, base, sizeof(bm)), le64toh(bm.base_mft_record))
@@ -210,7 +210,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 			continue;
 		/* its names are not the base's, whatever is done with it */
 		bit_set(c->ext_bad, e);
-		if (b < c->vol.mft_records && !ntfs_check_read_record(c, e, rec) &&
+		if (b < c->vol.mft_records && !ntfs_vol_read_record(&c->vol, e, rec) &&
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK) {
 			struct ntfs_attr_cursor cur;
 			const struct ntfs_attr_header *a;
@@ -227,7 +227,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 				 (unsigned long long)b, what))
 			continue;
 		/* its clusters go with it */
-		if (!ntfs_check_read_record(c, e, rec) &&
+		if (!ntfs_vol_read_record(&c->vol, e, rec) &&
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK) {
 			struct ntfs_attr_cursor cur;
 			const struct ntfs_attr_header *a;

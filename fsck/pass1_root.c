@@ -64,7 +64,7 @@ int ntfs_recreate_root(struct ntfs_check *c, uint8_t *rec, const char *obj,
 	ntfs_index_build_free(&ir);
 	/* written, then read back as pass 1 reads every record */
 	if (!ok || ntfs_check_write_record(c, NTFS_FILE_ROOT, rec) ||
-	    ntfs_check_read_record(c, NTFS_FILE_ROOT, rec) ||
+	    ntfs_vol_read_record(&c->vol, NTFS_FILE_ROOT, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, w) != NTFS_REC_OK) {
 		fsf_fix_failed(&c->fix);
 		return -1;

@@ -415,8 +415,8 @@ static int unlist_nonresident(struct salvage *s, uint32_t type, uint16_t inst,
 	int nv;
 
 	if (!s->list) {
-		if (ntfs_check_read_attr(c, s->base, NTFS_AT_ATTRIBUTE_LIST, &s->list,
-					 &s->list_len, &s->list_runs, &s->list_nruns) ||
+		if (ntfs_vol_read_attr(&c->vol, s->base, NTFS_AT_ATTRIBUTE_LIST, &s->list,
+				       &s->list_len, &s->list_runs, &s->list_nruns) ||
 		    s->list_nruns <= 0 || s->list_len > UINT32_MAX) {
 			free(s->list);
 			free(s->list_runs);
@@ -476,7 +476,7 @@ static int unlist(struct salvage *s, uint32_t type, uint16_t inst, bool do_it)
 		s->base_recno = le64toh(m.base_mft_record) & 0xffffffffffffULL;
 		s->base = malloc(rs);
 		if (!s->base || s->base_recno >= s->c->vol.mft_records ||
-		    ntfs_check_read_record(s->c, s->base_recno, s->base) ||
+		    ntfs_vol_read_record(&s->c->vol, s->base_recno, s->base) ||
 		    ntfs_record_check(s->base, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 		    (memcpy(&bm, s->base, sizeof(bm)), bm.base_mft_record)) {
 			free(s->base);
@@ -645,8 +645,8 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		memcpy(rec, s.rec, rs);
 		/* the list first: a record never names what it lost */
 		if ((s.list && s.list_vlen != s.list_len &&
-		     ntfs_check_write_runs(c, s.list_runs, s.list_nruns, s.list,
-					   s.list_len)) ||
+		     ntfs_vol_write_runs(&c->vol, s.list_runs, s.list_nruns, s.list,
+					 s.list_len)) ||
 		    ntfs_check_write_record(c, recno, rec) ||
 		    (s.base && ntfs_check_write_record(c, s.base_recno, s.base)))
 			fsf_fix_failed(&c->fix);

@@ -479,9 +479,9 @@ static void check_upcase(struct ntfs_check *c, uint8_t *rec)
 	long n = 0;
 
 	if (!bit_get(c->record_used, NTFS_FILE_UPCASE) ||
-	    ntfs_check_read_record(c, NTFS_FILE_UPCASE, rec) ||
+	    ntfs_vol_read_record(&c->vol, NTFS_FILE_UPCASE, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-	    ntfs_check_read_attr(c, rec, NTFS_AT_DATA, &data, &len, &runs, &n) ||
+	    ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_DATA, &data, &len, &runs, &n) ||
 	    len != 2ull * NTFS_UPCASE_LEN)
 		goto out;
 	/* $UpCase:$Info: a table of Windows 8 or later, which may upcase
@@ -503,7 +503,7 @@ static void check_upcase(struct ntfs_check *c, uint8_t *rec)
 		goto out;
 	}
 	if (bad && fsf_fix_ask(&c->fix, &PR_UPCASE_CONTENT, "$UpCase", bad, first) &&
-	    (!(std = upcase_le()) || ntfs_check_write_runs(c, runs, n, std, len)))
+	    (!(std = upcase_le()) || ntfs_vol_write_runs(&c->vol, runs, n, std, len)))
 		fsf_fix_failed(&c->fix);
 out:
 	free(data);

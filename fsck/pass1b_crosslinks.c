@@ -63,8 +63,8 @@ static bool listed(struct ntfs_check *c, const uint8_t *base, uint64_t ext,
 	long nruns;
 	bool found = false;
 
-	if (ntfs_check_read_attr(c, base, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
-				 &runs, &nruns))
+	if (ntfs_vol_read_attr(&c->vol, base, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &runs, &nruns))
 		return false;
 	while (!found && off + 26 <= len) {
 		uint32_t type;
@@ -149,7 +149,7 @@ static bool extent_owns(struct pass1b *p, uint64_t recno, const uint8_t *rec,
 		return !ntfs_attr_find(rec, NTFS_AT_ATTRIBUTE_LIST) ||
 		       listed(c, rec, recno, a, le64toh((uint64_t)n.lowest_vcn));
 	}
-	return !ntfs_check_read_record(c, base, p->base) &&
+	return !ntfs_vol_read_record(&c->vol, base, p->base) &&
 	       ntfs_record_check(p->base, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
 	       listed(c, p->base, recno, a, le64toh((uint64_t)n.lowest_vcn));
 }
@@ -179,7 +179,7 @@ static int for_each_extent(struct pass1b *p, extent_fn fn)
 		const struct ntfs_attr_header *a;
 
 		if (!bit_get(c->record_used, i) || bit_get(c->ext_bad, i) ||
-		    ntfs_check_read_record(c, i, rec) ||
+		    ntfs_vol_read_record(&c->vol, i, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 		    !record_owns(c, i, rec) ||
 		    !in_phase(j >= c->vol.mft_records, i, rec))

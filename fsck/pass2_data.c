@@ -217,7 +217,7 @@ int ntfs_pass2_data(struct ntfs_check *c)
 		bool whole = true;
 
 		if (!bit_get(c->record_used, r) || ntfs_record_plain(c, r) ||
-		    ntfs_check_read_record(c, r, rec) ||
+		    ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));

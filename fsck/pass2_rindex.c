@@ -72,7 +72,7 @@ static int64_t find_reparse_file(struct ntfs_check *c, uint8_t *rec)
 		const struct ntfs_attr_header *a;
 		char why[NTFS_WHY];
 
-		if (!bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
+		if (!bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		ntfs_attr_cursor_init(&cur, rec);
@@ -125,8 +125,8 @@ static void walk_block(struct walk *w, int64_t vcn, int depth)
 	uint32_t elen;
 
 	if (!blk || depth > MAX_DEPTH || vcn < 0 ||
-	    ntfs_runs_pread(w->c, w->runs, w->nruns, (uint64_t)vcn * unit,
-			    w->block_size, blk) ||
+	    ntfs_vol_runs_pread(&w->c->vol, w->runs, w->nruns, (uint64_t)vcn * unit,
+				w->block_size, blk) ||
 	    ntfs_record_check(blk, w->block_size, NTFS_MAGIC_INDX, w->why) != NTFS_REC_OK ||
 	    ntfs_index_block_parse(blk, w->block_size, vcn, &ents, &elen, w->why)) {
 		if (!w->bad && depth > MAX_DEPTH)
@@ -338,7 +338,7 @@ rebuild:
 		if (seen->n)
 			qsort(seen->v, seen->n, sizeof(*seen->v), key_cmp);
 		if (large || !has_root ||
-		    ntfs_check_read_record(c, (uint64_t)r, rec) ||
+		    ntfs_vol_read_record(&c->vol, (uint64_t)r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 		    rewrite_root(c, (uint64_t)r, rec, seen))
 			fsf_fix_failed(&c->fix);

@@ -109,8 +109,8 @@ static int read_value(struct file *f, const struct ntfs_attr_header *a,
 		*len = l;
 		return 0;
 	}
-	return ntfs_check_read_attr(f->c, rec, le32toh(a->type), val, len,
-				    runs, nruns);
+	return ntfs_vol_read_attr(&f->c->vol, rec, le32toh(a->type), val, len,
+				  runs, nruns);
 }
 
 /* Remove attribute TYPE/INSTANCE from record RECNO (and from the base's
@@ -123,7 +123,7 @@ static int remove_attr(struct file *f, uint64_t recno, uint32_t type,
 	uint32_t rs = c->vol.boot.g.mft_record_size, off;
 	const struct ntfs_attr_header *a;
 
-	if (ntfs_check_read_record(c, recno, f->rec) ||
+	if (ntfs_vol_read_record(&c->vol, recno, f->rec) ||
 	    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, f->why) != NTFS_REC_OK ||
 	    !(off = find_attr(f->rec, type, instance, &a)))
 		return -1;
@@ -144,7 +144,7 @@ static int remove_attr(struct file *f, uint64_t recno, uint32_t type,
 	if (recno != f->base) {
 		int shrunk;
 
-		if (ntfs_check_read_record(c, f->base, f->rec) ||
+		if (ntfs_vol_read_record(&c->vol, f->base, f->rec) ||
 		    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, f->why) != NTFS_REC_OK)
 			return -1;
 		shrunk = ntfs_rec_unlist_attr(f->rec, rs, type, instance, recno);
@@ -164,7 +164,7 @@ static int rewrite_value(struct file *f, uint64_t recno, uint32_t type,
 	uint32_t rs = c->vol.boot.g.mft_record_size, off;
 	const struct ntfs_attr_header *a;
 
-	if (ntfs_check_read_record(c, recno, f->rec) ||
+	if (ntfs_vol_read_record(&c->vol, recno, f->rec) ||
 	    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, f->why) != NTFS_REC_OK ||
 	    !(off = find_attr(f->rec, type, instance, &a)))
 		return -1;
@@ -183,7 +183,7 @@ static int rewrite_value(struct file *f, uint64_t recno, uint32_t type,
 		if (n < 0)
 			return -1;
 		ntfs_attr_sizes((const uint8_t *)a, &sz);
-		if (len > sz.alloc || ntfs_check_write_runs(c, runs, n, val, len)) {
+		if (len > sz.alloc || ntfs_vol_write_runs(&c->vol, runs, n, val, len)) {
 			free(runs);
 			return -1;
 		}
@@ -202,7 +202,7 @@ static void check_reparse_flag(struct file *f, bool has, uint32_t tag)
 	const struct ntfs_attr_header *a;
 	char why[NTFS_WHY], tn[32], what[64];
 
-	if (ntfs_check_read_record(c, f->base, f->rec) ||
+	if (ntfs_vol_read_record(&c->vol, f->base, f->rec) ||
 	    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return;
 	ntfs_attr_cursor_init(&cur, f->rec);
@@ -247,7 +247,7 @@ static int check_reparse(struct file *f, const struct item *it, uint32_t *tag)
 	char why[NTFS_WHY];
 	int ret = 0;
 
-	if (ntfs_check_read_record(c, it->recno, f->rec) ||
+	if (ntfs_vol_read_record(&c->vol, it->recno, f->rec) ||
 	    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 	    !find_attr(f->rec, it->type, it->instance, &a))
 		return 0;
@@ -306,7 +306,7 @@ static void check_ea(struct file *f, const struct item *info,
 			fsf_fix_failed(&c->fix);
 		return;
 	}
-	if (ntfs_check_read_record(c, ea->recno, f->rec) ||
+	if (ntfs_vol_read_record(&c->vol, ea->recno, f->rec) ||
 	    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 	    !find_attr(f->rec, ea->type, ea->instance, &a))
 		return;
@@ -344,7 +344,7 @@ static void check_ea(struct file *f, const struct item *info,
 		if (fsf_fix_ask(&c->fix, &PR_EA_INFO_MISSING, f->obj, s.count)) {
 			/* next to $EA when it is in the base record */
 			if (ea->recno != f->base ||
-			    ntfs_check_read_record(c, f->base, f->rec) ||
+			    ntfs_vol_read_record(&c->vol, f->base, f->rec) ||
 			    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 			    ntfs_rec_insert_resident(f->rec, rs, NTFS_AT_EA_INFORMATION,
 						     want, sizeof(want)) ||
@@ -353,7 +353,7 @@ static void check_ea(struct file *f, const struct item *info,
 		}
 		goto out;
 	}
-	if (ntfs_check_read_record(c, info->recno, f->rec) ||
+	if (ntfs_vol_read_record(&c->vol, info->recno, f->rec) ||
 	    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 	    !find_attr(f->rec, info->type, info->instance, &a))
 		goto out;
@@ -376,7 +376,7 @@ static void check_ea(struct file *f, const struct item *info,
 			ei.unpacked_size, s.count, s.packed, s.need_ea, s.valid_len)) {
 		if (a->non_resident) {
 			if (remove_attr(f, info->recno, info->type, info->instance) ||
-			    ntfs_check_read_record(c, f->base, f->rec) ||
+			    ntfs_vol_read_record(&c->vol, f->base, f->rec) ||
 			    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 			    ntfs_rec_insert_resident(f->rec, rs, NTFS_AT_EA_INFORMATION,
 						     want, sizeof(want)) ||
@@ -433,7 +433,7 @@ static int collect(struct ntfs_check *c, struct items *it, uint8_t *rec)
 		uint64_t base;
 
 		if (!bit_get(c->record_used, r) || ntfs_record_plain(c, r) ||
-		    ntfs_check_read_record(c, r, rec) ||
+		    ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));
@@ -497,7 +497,7 @@ int ntfs_pass2_special(struct ntfs_check *c)
 		f.base = it.v[i].base;
 		/* a file whose base record is gone is the orphan pass's */
 		if (f.base >= c->vol.mft_records || !bit_get(c->record_used, f.base) ||
-		    ntfs_check_read_record(c, f.base, hdr))
+		    ntfs_vol_read_record(&c->vol, f.base, hdr))
 			continue;
 		memcpy(&m, hdr, sizeof(m));
 		f.seq = le16toh(m.sequence_number);

@@ -85,7 +85,7 @@ static int rewrite_name(struct ntfs_check *c, const struct ntfs_fn_ref *x,
 		snprintf(why, NTFS_WHY, "out of memory");
 		goto out;
 	}
-	if (ntfs_check_read_record(c, x->holder, rec) ||
+	if (ntfs_vol_read_record(&c->vol, x->holder, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		goto out;
 	memcpy(out, rec, rs);

@@ -135,7 +135,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	if (recno < c->vol.mft_records && bit_get(c->record_used, recno)) {
 		/* in use but unreadable: past a truncated device's end
 		 * (pass 1 kept it), so it cannot be judged */
-		if (ntfs_check_read_record(c, recno, w->fbuf))
+		if (ntfs_vol_read_record(&c->vol, recno, w->fbuf))
 			return;
 		memcpy(&hdr, w->fbuf, sizeof(hdr));
 	} else {
@@ -301,7 +301,7 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 	int r;
 
 	w.metadata = !lookup && ntfs_in_extend(c, d, b->file);
-	if (ntfs_check_read_record(c, d, rec) ||
+	if (ntfs_vol_read_record(&c->vol, d, rec) ||
 	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
 			      NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return;		/* pass 1 dealt with it */
@@ -334,10 +334,10 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 	char why[NTFS_WHY] = "unreadable";
 	long nruns;
 
-	if (!ntfs_check_read_record(c, NTFS_FILE_UPCASE, rec) &&
+	if (!ntfs_vol_read_record(&c->vol, NTFS_FILE_UPCASE, rec) &&
 	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
 			      NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
-	    !ntfs_check_read_attr(c, rec, NTFS_AT_DATA, &data, &len, &runs, &nruns)) {
+	    !ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_DATA, &data, &len, &runs, &nruns)) {
 		if (len == 2u * NTFS_UPCASE_LEN) {
 			/* converted in place: one 128 KiB table, not two */
 			for (uint32_t i = 0; i < NTFS_UPCASE_LEN; i++) {

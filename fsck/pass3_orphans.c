@@ -53,7 +53,7 @@ static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec,
 		struct ntfs_attr_cursor cur;
 		const struct ntfs_attr_header *a;
 
-		if (!bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
+		if (!bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		ntfs_attr_cursor_init(&cur, rec);
@@ -110,7 +110,7 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 	char w[NTFS_WHY];
 
 	/* the root's $STANDARD_INFORMATION (owner, security id) */
-	if (ntfs_check_read_record(c, NTFS_FILE_ROOT, rec) ||
+	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_ROOT, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, w) != NTFS_REC_OK ||
 	    !(v = value_of(rec, NTFS_AT_STANDARD_INFORMATION, &len)) || len < 48) {
 		snprintf(why, NTFS_WHY, "the root directory's record is unusable");
@@ -122,7 +122,7 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 	root_seq = le16toh(m.sequence_number);
 	/* a record free on disk as well as in our view; 16..23 stay reserved */
 	for (r = 24; r < c->vol.mft_records; r++) {
-		if (bit_get(c->record_used, r) || ntfs_check_read_record(c, r, buf))
+		if (bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, buf))
 			continue;
 		memcpy(&m, buf, sizeof(m));
 		if (le32toh(m.h.magic) != NTFS_MAGIC_FILE)
@@ -195,7 +195,7 @@ static bool rename_squatter(struct ntfs_check *c, uint64_t r, uint8_t *rec)
 	char new8[1024], obj[1200], why[NTFS_WHY];
 	bool ok = false;
 
-	if (ntfs_check_read_record(c, r, rec) ||
+	if (ntfs_vol_read_record(&c->vol, r, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return false;
 	ntfs_attr_cursor_init(&cur, rec);
@@ -258,7 +258,7 @@ int64_t ntfs_lost_found(struct ntfs_check *c, uint16_t *seq, char *why)
 			snprintf(why, NTFS_WHY, "/lost+found is not a directory");
 		else if (c->lf == 0)
 			c->lf = make_lost_found(c, rec, buf, why);
-		if (c->lf > 0 && !ntfs_check_read_record(c, (uint64_t)c->lf, rec)) {
+		if (c->lf > 0 && !ntfs_vol_read_record(&c->vol, (uint64_t)c->lf, rec)) {
 			memcpy(&m, rec, sizeof(m));
 			c->lf_seq = le16toh(m.sequence_number);
 		} else if (c->lf > 0) {
@@ -349,10 +349,10 @@ static int drop_extension_names(struct ntfs_check *c, uint64_t o, uint8_t *rec,
 	long nruns;
 	int ret = 0;
 
-	if (ntfs_check_read_record(c, o, rec) ||
+	if (ntfs_vol_read_record(&c->vol, o, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-	    ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
-				 &runs, &nruns)) {
+	    ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &runs, &nruns)) {
 		snprintf(why, NTFS_WHY, "its attribute list is unreadable");
 		free(list);
 		free(runs);
@@ -374,7 +374,7 @@ static int drop_extension_names(struct ntfs_check *c, uint64_t o, uint8_t *rec,
 			continue;
 		done = g;
 		done[ndone++] = e;
-		if (ntfs_check_read_record(c, e, rec) ||
+		if (ntfs_vol_read_record(&c->vol, e, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));
@@ -438,7 +438,7 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 	char name[24];
 	int n;
 
-	if (ntfs_check_read_record(c, o, rec) ||
+	if (ntfs_vol_read_record(&c->vol, o, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return -1;
 	ntfs_attr_cursor_init(&cur, rec);
@@ -497,7 +497,7 @@ int ntfs_name_from_entry(struct ntfs_check *c, uint64_t r, uint64_t dir,
 	snprintf(why, NTFS_WHY, "out of memory");
 	if (!rec || !out || ie->key_len < len || !(fnv = malloc(len)))
 		goto out;
-	if (ntfs_check_read_record(c, r, rec) ||
+	if (ntfs_vol_read_record(&c->vol, r, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		goto out;
 	ntfs_attr_cursor_init(&cur, rec);

@@ -32,7 +32,7 @@ static bool parent_si(struct ntfs_check *c, uint64_t parent, uint8_t *buf,
 	const struct ntfs_attr_header *a;
 	char why[NTFS_WHY];
 
-	if (ntfs_check_read_record(c, parent, buf) ||
+	if (ntfs_vol_read_record(&c->vol, parent, buf) ||
 	    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return false;
 	ntfs_attr_cursor_init(&cur, buf);

@@ -116,8 +116,8 @@ static int scan_sds(struct secure *s)
 				if (fsf_fix_ask(&c->fix, &PR_SECURE_SDS_MIRROR, "$Secure:$SDS",
 						le32toh(h.security_id), (unsigned long long)off)) {
 					memcpy(s->sds + off, s->sds + off + NTFS_SDS_BLOCK, len);
-					if (ntfs_runs_pwrite(c, s->runs, s->nruns, off,
-							     len, s->sds + off))
+					if (ntfs_vol_runs_pwrite(&c->vol, s->runs, s->nruns, off,
+								 len, s->sds + off))
 						fsf_fix_failed(&c->fix);
 				}
 			} else {
@@ -294,9 +294,9 @@ static int write_defaults(struct secure *s)
 	memcpy(s->sds, def.sds, def.sds_len);
 	memset(s->sds + NTFS_SDS_BLOCK, 0, mlen);
 	memcpy(s->sds + NTFS_SDS_BLOCK, def.sds, def.sds_len);
-	if (ntfs_runs_pwrite(s->c, s->runs, s->nruns, 0, 4096, s->sds) ||
-	    ntfs_runs_pwrite(s->c, s->runs, s->nruns, NTFS_SDS_BLOCK,
-			     mlen, s->sds + NTFS_SDS_BLOCK)) {
+	if (ntfs_vol_runs_pwrite(&s->c->vol, s->runs, s->nruns, 0, 4096, s->sds) ||
+	    ntfs_vol_runs_pwrite(&s->c->vol, s->runs, s->nruns, NTFS_SDS_BLOCK,
+				 mlen, s->sds + NTFS_SDS_BLOCK)) {
 		fsf_fix_failed(&s->c->fix);
 		return -1;
 	}
@@ -360,7 +360,7 @@ static void check_ids(struct secure *s, uint8_t *rec)
 	if (!s->n)
 		return;
 	low = s->v[0].id;
-	if (!ntfs_check_read_record(c, NTFS_FILE_ROOT, rec) &&
+	if (!ntfs_vol_read_record(&c->vol, NTFS_FILE_ROOT, rec) &&
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK)
 		root_id = secid_of(rec, &at);
 	if (!lookup(s, root_id)) {
@@ -378,7 +378,7 @@ static void check_ids(struct secure *s, uint8_t *rec)
 		if (known && r >= 24)
 			break;
 
-		if (!bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
+		if (!bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));
@@ -411,7 +411,7 @@ int ntfs_pass3_secure(struct ntfs_check *c)
 
 	if (!rec)
 		return -ENOMEM;
-	if (ntfs_check_read_record(c, NTFS_FILE_SECURE, rec) ||
+	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_SECURE, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 	    ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, "") ||
 	    !(sa = ntfs_attr_named(rec, NTFS_AT_DATA, "$SDS")) || !sa->non_resident ||
@@ -425,9 +425,9 @@ int ntfs_pass3_secure(struct ntfs_check *c)
 	}
 	/* unreadable pieces stay zero: their entries are not valid */
 	for (uint64_t off = 0; off < s.sds_size; off += 4096)
-		ntfs_runs_pread(c, s.runs, s.nruns, off,
-				s.sds_size - off < 4096 ? s.sds_size - off : 4096,
-				s.sds + off);
+		ntfs_vol_runs_pread(&c->vol, s.runs, s.nruns, off,
+				    s.sds_size - off < 4096 ? s.sds_size - off : 4096,
+				    s.sds + off);
 	ret = scan_sds(&s);
 	if (ret)
 		goto out;

@@ -150,7 +150,7 @@ static int object_ids(struct vwalk *w, uint8_t *rec)
 		const struct ntfs_attr_header *a;
 		struct ntfs_mft_record m;
 
-		if (!bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
+		if (!bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));
@@ -260,7 +260,7 @@ int ntfs_pass3_views(struct ntfs_check *c)
 	for (size_t i = 0; i < NVIEWS; i++)
 		f.rec[i] = UINT64_MAX;
 	/* $Extend's index was checked (and rebuilt) by the $I30 pass */
-	if (ntfs_check_read_record(c, NTFS_FILE_EXTEND, rec) ||
+	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_EXTEND, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		goto out;
 	if (!ntfs_index_open(c, NTFS_FILE_EXTEND, rec, "$I30", &ix)) {
@@ -273,7 +273,7 @@ int ntfs_pass3_views(struct ntfs_check *c)
 		uint64_t r = f.rec[i];
 
 		if (r == UINT64_MAX || r >= c->vol.mft_records ||
-		    !bit_get(c->record_used, r) || ntfs_check_read_record(c, r, rec) ||
+		    !bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		ret = check_view(c, &views[i], r, rec);

@@ -74,7 +74,7 @@ static int write_back(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	char why[NTFS_WHY];
 
 	if (nruns > 0)
-		return ntfs_check_write_runs(c, runs, nruns, data, len);
+		return ntfs_vol_write_runs(&c->vol, runs, nruns, data, len);
 	/* resident: patch the value in the record and write the record */
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
@@ -105,11 +105,11 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 
 	if (!rec)
 		return -ENOMEM;
-	ret = ntfs_check_read_record(c, recno, rec);
+	ret = ntfs_vol_read_record(&c->vol, recno, rec);
 	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		ret = -EUCLEAN;
 	if (!ret)
-		ret = ntfs_check_read_attr(c, rec, type, &disk, &len, &runs, &nruns);
+		ret = ntfs_vol_read_attr(&c->vol, rec, type, &disk, &len, &runs, &nruns);
 	if (ret == -EIO && c->geo.dev_clusters < c->vol.boot.g.nr_clusters) {
 		/* in the missing tail: pass 0 reported it, and nothing
 		 * can be compared */

@@ -88,9 +88,9 @@ static void inspect_journal(struct ntfs_check *c)
 	uint64_t len;
 	long n = 0;
 
-	if (!rec || !buf || ntfs_check_read_record(c, NTFS_FILE_LOGFILE, rec) ||
+	if (!rec || !buf || ntfs_vol_read_record(&c->vol, NTFS_FILE_LOGFILE, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-	    ntfs_check_attr_runs(c, rec, NTFS_AT_DATA, &len, &runs, &n) ||
+	    ntfs_vol_attr_runs(&c->vol, rec, NTFS_AT_DATA, &len, &runs, &n) ||
 	    journal_head(c, runs, n, buf, len < HEAD ? (uint32_t)len : HEAD))
 		goto out;
 	switch (ntfs_logfile_parse(buf, len < HEAD ? (size_t)len : HEAD, &info)) {
@@ -120,9 +120,9 @@ static void reset_journal(struct ntfs_check *c)
 	long n = 0;
 	int ret = -ENOMEM;
 
-	if (!rec || !buf || ntfs_check_read_record(c, NTFS_FILE_LOGFILE, rec) ||
+	if (!rec || !buf || ntfs_vol_read_record(&c->vol, NTFS_FILE_LOGFILE, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-	    ntfs_check_attr_runs(c, rec, NTFS_AT_DATA, &len, &runs, &n) ||
+	    ntfs_vol_attr_runs(&c->vol, rec, NTFS_AT_DATA, &len, &runs, &n) ||
 	    journal_empty(c, runs, n, buf) != 0)
 		goto out;
 	if (!fsf_fix_ask(&c->fix, &PR_LOGFILE_RESET, "$LogFile"))
@@ -171,7 +171,7 @@ int ntfs_pass5_volume(struct ntfs_check *c)
 	rec = malloc(rs);
 	if (!rec)
 		return -ENOMEM;
-	ret = ntfs_check_read_record(c, NTFS_FILE_VOLUME, rec);
+	ret = ntfs_vol_read_record(&c->vol, NTFS_FILE_VOLUME, rec);
 	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		ret = -EUCLEAN;
 	if (!ret) {

@@ -140,13 +140,24 @@ int ntfs_index_root_parse(const uint8_t *val, uint32_t len,
 int ntfs_index_block_parse(const uint8_t *blk, uint32_t size, int64_t vcn,
 			   const uint8_t **entries, uint32_t *elen, char *why);
 
-/* A volume opened for checking. */
+/* Chunks of consecutive MFT records as on disk (libntfs/record_io.c). */
+#define NTFS_CACHE_SLOTS 4
+struct ntfs_rec_cache {
+	uint8_t *mem;
+	uint64_t chunk[NTFS_CACHE_SLOTS];	/* UINT64_MAX: empty */
+	uint64_t stamp[NTFS_CACHE_SLOTS];	/* last use */
+	uint64_t clock;
+	uint32_t per_chunk;			/* records per chunk */
+};
+
+/* A volume opened for checking (its I/O: ntfs/volume_io.h). */
 struct ntfs_vol {
 	struct fsf_dev *dev;
 	struct ntfs_boot_info boot;
 	struct ntfs_run *mft_runs;	/* $MFT's $DATA */
 	long nmft_runs;
 	uint64_t mft_records;		/* records in $MFT's data */
+	struct ntfs_rec_cache cache;	/* zeroed: empty */
 };
 /* Byte offset of MFT record RECNO, or UINT64_MAX if outside $MFT. */
 uint64_t ntfs_vol_record_offset(const struct ntfs_vol *v, uint64_t recno);
