@@ -124,6 +124,9 @@ struct ntfs_check {
 	size_t nlbases, cap_lbases;
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */
 	bool root_recreated;		/* pass1_root.c made record 5 again */
+	uint64_t max_lsn;		/* highest LSN of the FILE records read
+					 * (ntfs_io.c): the journal reset starts
+					 * above it */
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
 	bool volume_flags_found;
 	/* system records pass 1 makes again (pass1_system.c) */
