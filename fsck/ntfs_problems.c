@@ -353,7 +353,7 @@ ROW(PR_MFT_BITMAP, 0x040002, "mft_bitmap_differs",
 
 /* pass 5: volume state */
 ROW(PR_LOGFILE_RESET, 0x050002, "logfile_reset",
-    "journal is emptied after the repair (no driver may replay it now)",
+    "journal is reset after the repair (a clean, closed log: no driver may replay it now)",
     FSF_PROMPT_RESET, FSF_PR_PREEN_OK | FSF_PR_NOT_ERROR);
 ROW(PR_LOGFILE_DIRTY, 0x050010, "logfile_dirty",
     "journal holds changes that were not checkpointed (restart area LSN %llu, clean flag not set): the volume was not cleanly unmounted by Windows",

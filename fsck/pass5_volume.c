@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Pass 5: the journal and the volume's dirty flag.  After repairs the
- * journal ($LogFile) is emptied (filled with 0xff, as a fresh volume has
- * it) so that no driver replays records written against the metadata as
- * it was before the repair; the Linux driver cannot replay it anyway.
+ * journal ($LogFile) is reset to what chkdsk leaves: two restart pages of
+ * a clean, closed log (libntfs/logfile_write.c), every log record page
+ * after them 0xff, so that no driver replays records written against the
+ * metadata as it was before the repair (the Linux driver cannot replay
+ * them anyway), and every driver mounts the volume as cleanly unmounted.
  * Both happen only when nothing was left uncorrected, so that a volume
  * that still needs attention keeps saying so.  A journal that is not
  * empty is read first: its restart pages say whether Windows left changes
@@ -24,15 +26,25 @@
 
 #define CHUNK (1u << 20)
 
-/* Is every byte of the journal 0xff already?  1 yes, 0 no, <0 error. */
+/* Is every byte of the journal from file offset FROM on 0xff already?
+ * 1 yes, 0 no, <0 error. */
 static int journal_empty(struct ntfs_check *c, const struct ntfs_run *runs,
-			 long n, uint8_t *buf)
+			 long n, uint8_t *buf, uint64_t from)
 {
 	uint32_t cs = c->vol.boot.g.cluster_size;
+	uint64_t foff = 0;
 
-	for (long i = 0; i < n; i++) {
+	for (long i = 0; i < n; foff += runs[i].len * cs, i++) {
 		uint64_t off = (uint64_t)runs[i].lcn * cs, left = runs[i].len * cs;
+		uint64_t at = foff;
 
+		if (at + left <= from)
+			continue;
+		if (at < from) {
+			off += from - at;
+			left -= from - at;
+			at = from;
+		}
 		while (runs[i].lcn >= 0 && left) {
 			uint32_t len = left < CHUNK ? (uint32_t)left : CHUNK;
 			int ret = fsf_dev_pread(&c->dev, buf, len, off);
@@ -110,33 +122,76 @@ out:
 	free(runs);
 }
 
+/* The system page size the restart pages are laid out for: the page size
+ * of the hosts Windows runs on (x86, x86-64 and arm64 alike). */
+#define SYS_PAGE 4096u
+
+/*
+ * After a repair: the journal becomes two restart pages of a clean, closed
+ * log (ntfs_logfile_restart_build), the rest 0xff.  Its current LSN is the
+ * highest of the old restart area's and of every FILE record read, so
+ * that the LSNs written next are above everything on disk.  A journal
+ * that is all 0xff, or that holds exactly that structure with the rest
+ * 0xff, is left alone: nothing to replay there, nothing to write.
+ */
 static void reset_journal(struct ntfs_check *c)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
-	uint8_t *rec = malloc(rs), *buf = malloc(CHUNK);
+	uint8_t *rec = malloc(rs), *buf = malloc(CHUNK), *head = malloc(HEAD);
+	uint8_t *want = malloc(HEAD);
 	struct ntfs_run *runs = NULL;
+	struct ntfs_log_info info;
 	char why[NTFS_WHY];
-	uint64_t len;
+	uint64_t len, lsn, foff = 0;
+	uint32_t hl;
 	long n = 0;
-	int ret = -ENOMEM;
+	int ret = -ENOMEM, built;
 
-	if (!rec || !buf || ntfs_vol_read_record(&c->vol, NTFS_FILE_LOGFILE, rec) ||
+	if (!rec || !buf || !head || !want ||
+	    ntfs_vol_read_record(&c->vol, NTFS_FILE_LOGFILE, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 	    ntfs_vol_attr_runs(&c->vol, rec, NTFS_AT_DATA, &len, &runs, &n) ||
-	    journal_empty(c, runs, n, buf) != 0)
+	    journal_empty(c, runs, n, buf, 0) != 0)
 		goto out;
+	hl = len < HEAD ? (uint32_t)len : HEAD;
+	if (journal_head(c, runs, n, head, hl))
+		goto out;
+	memcpy(buf, head, hl);
+	lsn = c->vol.max_lsn;
+	switch (ntfs_logfile_parse(buf, hl, &info)) {
+	case NTFS_LOG_CLEAN:
+	case NTFS_LOG_DIRTY:
+		if (info.current_lsn > lsn)
+			lsn = info.current_lsn;
+		break;
+	default:
+		break;
+	}
+	memset(want, 0xff, HEAD);
+	built = ntfs_logfile_restart_build(want, HEAD, len, SYS_PAGE, lsn);
+	if (built < 0)
+		built = 0;	/* too small for a log: all 0xff, as before */
+	else if (!memcmp(head, want, (size_t)built) &&
+		 journal_empty(c, runs, n, buf, (uint64_t)built) != 0)
+		goto out;	/* already reset (or unreadable: leave it) */
 	if (!fsf_fix_ask(&c->fix, &PR_LOGFILE_RESET, "$LogFile"))
 		goto out;
-	memset(buf, 0xff, CHUNK);
 	ret = 0;
-	for (long i = 0; i < n && !ret; i++) {
+	for (long i = 0; i < n && !ret; foff += runs[i].len * cs, i++) {
 		uint64_t off = (uint64_t)runs[i].lcn * cs, left = runs[i].len * cs;
+		uint64_t at = foff;
 
 		while (runs[i].lcn >= 0 && left && !ret) {
 			uint32_t l = left < CHUNK ? (uint32_t)left : CHUNK;
 
+			memset(buf, 0xff, l);
+			if (at < (uint64_t)built)
+				memcpy(buf, want + at,
+				       (size_t)((uint64_t)built - at < l ?
+						(uint64_t)built - at : l));
 			ret = fsf_dev_pwrite(&c->dev, buf, l, off);
 			off += l;
+			at += l;
 			left -= l;
 		}
 	}
@@ -145,6 +200,8 @@ static void reset_journal(struct ntfs_check *c)
 out:
 	free(rec);
 	free(buf);
+	free(head);
+	free(want);
 	free(runs);
 }
 

@@ -82,15 +82,24 @@ int ntfs_vol_read_record(struct ntfs_vol *v, uint64_t recno, uint8_t *buf)
 	uint64_t off = ntfs_vol_record_offset(v, recno);
 	uint32_t rs = v->boot.g.mft_record_size;
 	const uint8_t *hit;
+	int ret;
 
 	if (off == UINT64_MAX)
 		return -ERANGE;
 	hit = cached(v, recno);
-	if (hit) {
+	if (hit)
 		memcpy(buf, hit, rs);
-		return 0;
+	else if ((ret = fsf_dev_pread(v->dev, buf, rs, off)))
+		return ret;
+	/* the LSN field lies before the first protected word */
+	if (!memcmp(buf, "FILE", 4)) {
+		struct ntfs_record_header h;
+
+		memcpy(&h, buf, sizeof(h));
+		if (le64toh(h.lsn) > v->max_lsn)
+			v->max_lsn = le64toh(h.lsn);
 	}
-	return fsf_dev_pread(v->dev, buf, rs, off);
+	return 0;
 }
 
 int ntfs_vol_write_record(struct ntfs_vol *v, uint64_t recno, uint8_t *buf,

@@ -53,4 +53,14 @@ enum ntfs_log_state ntfs_logfile_parse(uint8_t *buf, size_t len,
 int ntfs_restart_page_check(uint8_t *buf, uint32_t page_size,
 			    struct ntfs_log_info *info);
 
+/* Write side (logfile_write.c): the two restart pages of a clean, closed
+ * journal of LOG_SIZE bytes for system pages of SYS_PAGE_SIZE bytes (a
+ * power of two, 512..65536; 4096 on the usual hosts), current LSN
+ * CURRENT_LSN, fixups applied, into BUF[0 .. 2 * SYS_PAGE_SIZE).  The
+ * rest of the journal is the caller's (0xff).  Returns the bytes written,
+ * or -EINVAL when BUF_LEN is too short or the journal too small (two
+ * restart pages and 48 log pages) or too large (4 GiB) to hold a log. */
+int ntfs_logfile_restart_build(uint8_t *buf, size_t buf_len, uint64_t log_size,
+			       uint32_t sys_page_size, uint64_t current_lsn);
+
 #endif

@@ -158,6 +158,9 @@ struct ntfs_vol {
 	long nmft_runs;
 	uint64_t mft_records;		/* records in $MFT's data */
 	struct ntfs_rec_cache cache;	/* zeroed: empty */
+	uint64_t max_lsn;		/* highest LSN of the FILE records
+					 * read so far (a journal reset
+					 * must start above it) */
 };
 /* Byte offset of MFT record RECNO, or UINT64_MAX if outside $MFT. */
 uint64_t ntfs_vol_record_offset(const struct ntfs_vol *v, uint64_t recno);

@@ -694,6 +694,48 @@ static void restart_page(uint8_t *pg, uint16_t in_use, uint16_t flags, uint64_t 
 	put16(pg + 0x1e, 7);
 }
 
+/* The write side: what it builds is read back as a clean, closed log,
+ * and the bytes that matter are where the documentation puts them. */
+static void test_logfile_write(void)
+{
+	static uint8_t a[2 * 65536 + 4096], b[2 * 65536 + 4096];
+	struct ntfs_log_info li;
+	int n;
+
+	memset(a, 0xff, sizeof(a));
+	n = ntfs_logfile_restart_build(a, sizeof(a), 2 << 20, 4096, 0x12345);
+	ok(n == 8192 && !memcmp(a, "RSTR", 4) && a[8192] == 0xff &&
+	   a[0x30 + 0x0a] == 0 && a[0x30 + 0x0b] == 0 &&		/* free: client 0 */
+	   a[0x30 + 0x0c] == 0xff && a[0x30 + 0x0d] == 0xff &&	/* none in use */
+	   a[0x30 + 0x0e] == 0x02 && a[0x30 + 0x10] == 67 - 22 &&
+	   !memcmp(a + 0x30 + 0x30 + 0x20, "N\0T\0F\0S\0", 8) &&
+	   !memcmp(a + 4096, "RSTR", 4),
+	   "logfile write: two RSTR pages, closed log, clean flag, client NTFS");
+	memcpy(b, a, sizeof(a));
+	ok(ntfs_logfile_parse(b, 3 * 4096, &li) == NTFS_LOG_CLEAN && li.page == 0 &&
+	   li.current_lsn == 0x12345 && li.file_size == 2 << 20 &&
+	   li.client_in_use == NTFS_LOG_NO_CLIENT && li.major == 1 && li.minor == 1 &&
+	   li.system_page_size == 4096 && li.log_page_size == 4096,
+	   "logfile write: read back as clean, first page, LSN and size kept");
+	memcpy(b, a, sizeof(a));	/* the parse removed both pages' fixups */
+	ok(ntfs_restart_page_check(b + 4096, 4096, &li) == 0 &&
+	   li.state == NTFS_LOG_CLEAN, "logfile write: the second page is valid too");
+	memset(b, 0xff, sizeof(b));
+	ntfs_logfile_restart_build(b, sizeof(b), 2 << 20, 4096, 0x12345);
+	ok(!memcmp(a, b, sizeof(a)), "logfile write: the same input gives the same bytes");
+
+	memset(a, 0xff, sizeof(a));
+	n = ntfs_logfile_restart_build(a, sizeof(a), (300 << 10) + 1000, 8192, 7);
+	ok(n == 16384 && ntfs_logfile_parse(a, sizeof(a), &li) == NTFS_LOG_CLEAN &&
+	   li.system_page_size == 8192 && li.log_page_size == 4096 &&
+	   li.file_size == 300 << 10,
+	   "logfile write: 8 KiB system pages, 4 KiB log pages, size in whole log pages");
+	ok(ntfs_logfile_restart_build(a, sizeof(a), 49 * 4096, 4096, 0) < 0 &&
+	   ntfs_logfile_restart_build(a, 8191, 2 << 20, 4096, 0) < 0 &&
+	   ntfs_logfile_restart_build(a, sizeof(a), 2 << 20, 3000, 0) < 0,
+	   "logfile write: too small a journal or buffer, odd page size refused");
+}
+
 static void test_logfile(void)
 {
 	static uint8_t log[3 * 4096];
@@ -783,6 +825,8 @@ static void test_logfile(void)
 	restart_page(log, 0, 0, 0x1000);
 	ok(ntfs_logfile_parse(log, 700, &li) == NTFS_LOG_CORRUPT,
 	   "logfile: truncated journal is corrupt, not read beyond (%s)", li.why);
+
+	test_logfile_write();
 }
 
 int main(int argc, char **argv)
