@@ -16,7 +16,8 @@
 # what the root proves is that its install-deps brings QEMU and what
 # vm-run needs, and that the tier runs from a clone.  The harness's boot,
 # not tests/kernel/erofs.bats: on the loaded 2-core machine erofs.bats took
-# 529 s, the harness's boot 47 s, and the fresh tier has about 12 minutes.
+# 529 s, the harness's boot 47 s, and the tier's budget in the hour of CI
+# is about 12 minutes (already overrun on the loaded machine: README).
 #
 # One run of the root (setup_file), one test per step.  Cost on the 2-core
 # machine (see the README): cold (no ~/.cache/fsforge/fresh-*), all of it
