@@ -86,7 +86,8 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 			 si ? "$FILE_NAME" : "$STANDARD_INFORMATION");
 		return -1;
 	}
-	if (recno == NTFS_FILE_MFT && (!data || !bitmap)) {
+	/* Linux's ntfs driver moves $BITMAP out too (locate_mft finds it) */
+	if (recno == NTFS_FILE_MFT && (!data || (!bitmap && !list))) {
 		snprintf(why, NTFS_WHY, "no usable %s attribute",
 			 data ? "$BITMAP" : "$DATA");
 		return -1;
@@ -141,12 +142,13 @@ out:
 }
 
 /* $MFT's data runs and size, and the count of mirrored records. */
-static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
+static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 		      uint8_t **mft_bitmap, uint64_t *bitmap_len,
 		      struct ntfs_run **bitmap_runs, long *bitmap_nruns)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint64_t len;
+	uint8_t *ext, *holder;
+	uint64_t len, where;
 	int ret;
 
 	ret = ntfs_check_attr_runs(c, rec0, NTFS_AT_DATA, &len,
@@ -174,8 +176,15 @@ static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
 		return -EUCLEAN;
 	}
 	c->vol.mft_records = len / rs;
-	ret = ntfs_check_read_attr(c, rec0, NTFS_AT_BITMAP, mft_bitmap,
-				   bitmap_len, bitmap_runs, bitmap_nruns);
+	ext = malloc(rs);
+	if (!ext)
+		return -ENOMEM;
+	ret = ntfs_file_attr_holder(c, rec0, NTFS_FILE_MFT,
+				    NTFS_AT_BITMAP, ext, &holder, &where);
+	if (!ret)
+		ret = ntfs_check_read_attr(c, holder, NTFS_AT_BITMAP, mft_bitmap,
+					   bitmap_len, bitmap_runs, bitmap_nruns);
+	free(ext);
 	if (ret) {
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT bitmap", strerror(-ret));
 		return ret;
