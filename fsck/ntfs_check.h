@@ -204,13 +204,13 @@ typedef int (*ntfs_attr_visit)(const struct ntfs_attr_header *a, void *arg);
 int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 		      ntfs_attr_visit fn, void *arg);
 /* The record holding unnamed attribute TYPE of file BASE, whose checked
- * base record is REC: REC itself, or the extension record its attribute
- * list names, read into EXT (record-sized) and checked (Linux's ntfs
- * driver moves $MFT's $BITMAP and $FILE_NAME out of record 0 when $MFT's
- * $DATA grows).  *HOLDER and *WHERE: that record and its number.  0;
- * -ENOENT: no such attribute; -EUCLEAN: the list or the record it names
- * is not usable, or the attribute is in several extents (the callers
- * read one). */
+ * base record is REC: the extension record REC's attribute list names
+ * for it, read into EXT (record-sized) and checked (Linux's ntfs driver
+ * moves $MFT's $BITMAP and $FILE_NAME out of record 0 when $MFT's $DATA
+ * grows), else REC itself.  *HOLDER and *WHERE: that record and its
+ * number.  0, or -EUCLEAN: the list or the record it names is not
+ * usable, or the attribute is in several extents (the callers read
+ * one). */
 int ntfs_file_attr_holder(struct ntfs_check *c, uint8_t *rec, uint64_t base,
 			  uint32_t type, uint8_t *ext, uint8_t **holder,
 			  uint64_t *where);

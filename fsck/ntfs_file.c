@@ -107,13 +107,13 @@ int ntfs_file_attr_holder(struct ntfs_check *c, uint8_t *rec, uint64_t base,
 	long nruns;
 	int r;
 
-	if (ntfs_attr_named(rec, type, "")) {
-		*holder = rec;
-		*where = base;
+	/* the base, unless its list names an extension record: reading it
+	 * then says what is wrong, as it did before lists were followed */
+	*holder = rec;
+	*where = base;
+	if (ntfs_attr_named(rec, type, "") ||
+	    !ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, ""))
 		return 0;
-	}
-	if (!ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, ""))
-		return -ENOENT;
 	if (ntfs_check_read_attr(c, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
 				 &runs, &nruns) || len > UINT32_MAX) {
 		r = -EUCLEAN;
@@ -132,7 +132,7 @@ int ntfs_file_attr_holder(struct ntfs_check *c, uint8_t *rec, uint64_t base,
 		goto out;
 	}
 	if (!have) {
-		r = -ENOENT;
+		r = 0;
 		goto out;
 	}
 	r = -EUCLEAN;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/attrlist.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 #include "ntfs/sysfile.h"
@@ -26,6 +27,23 @@ static uint64_t mirror_offset(const struct ntfs_check *c, uint64_t recno)
 
 	return (uint64_t)b->mftmirr_lcn * b->g.cluster_size +
 	       recno * b->g.mft_record_size;
+}
+
+/* Does resident attribute list A name an unnamed attribute TYPE? */
+static bool list_names(const struct ntfs_attr_header *a, uint32_t type)
+{
+	struct ntfs_al_entry e;
+	char why[NTFS_WHY];
+	uint32_t len, off = 0;
+	const uint8_t *v;
+
+	if (a->non_resident)
+		return false;	/* not read here: record 0's is resident */
+	v = ntfs_attr_value(a, &len);
+	while (ntfs_al_next(v, len, &off, &e, why) == 1)
+		if (e.type == type && !e.name_len && !e.lowest_vcn)
+			return true;
+	return false;
 }
 
 /*
@@ -41,6 +59,7 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
 	bool si = false, fn = false, data = false, bitmap = false, list = false;
+	const struct ntfs_attr_header *la = NULL;
 	int r;
 
 	struct ntfs_mft_record m;
@@ -63,7 +82,10 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 		uint32_t type = le32toh(a->type);
 
 		si |= type == NTFS_AT_STANDARD_INFORMATION;
-		list |= type == NTFS_AT_ATTRIBUTE_LIST;
+		if (type == NTFS_AT_ATTRIBUTE_LIST) {
+			list = true;
+			la = a;
+		}
 		fn |= type == NTFS_AT_FILE_NAME;
 		bitmap |= type == NTFS_AT_BITMAP && !a->name_length;
 		if (type == NTFS_AT_DATA && !a->name_length && a->non_resident) {
@@ -87,7 +109,9 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 		return -1;
 	}
 	/* Linux's ntfs driver moves $BITMAP out too (locate_mft finds it) */
-	if (recno == NTFS_FILE_MFT && (!data || (!bitmap && !list))) {
+	if (!bitmap && la)
+		bitmap = list_names(la, NTFS_AT_BITMAP);
+	if (recno == NTFS_FILE_MFT && (!data || !bitmap)) {
 		snprintf(why, NTFS_WHY, "no usable %s attribute",
 			 data ? "$BITMAP" : "$DATA");
 		return -1;
