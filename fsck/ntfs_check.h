@@ -179,6 +179,17 @@ static inline int ntfs_list_next(const uint8_t *list, uint64_t len,
 typedef int (*ntfs_attr_visit)(const struct ntfs_attr_header *a, void *arg);
 int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 		      ntfs_attr_visit fn, void *arg);
+/* The record holding unnamed attribute TYPE of file BASE, whose checked
+ * base record is REC: the extension record REC's attribute list names
+ * for it, read into EXT (record-sized) and checked (Linux's ntfs driver
+ * moves $MFT's $BITMAP and $FILE_NAME out of record 0 when $MFT's $DATA
+ * grows), else REC itself.  *HOLDER and *WHERE: that record and its
+ * number.  0, or -EUCLEAN: the list or the record it names is not
+ * usable, or the attribute is in several extents (the callers read
+ * one). */
+int ntfs_file_attr_holder(struct ntfs_check *c, uint8_t *rec, uint64_t base,
+			  uint32_t type, uint8_t *ext, uint8_t **holder,
+			  uint64_t *where);
 /* A's value if it is a resident $FILE_NAME whose name fits (header in FN). */
 const uint8_t *ntfs_file_name_of(const struct ntfs_attr_header *a,
 				 struct ntfs_file_name *fn);

@@ -8,9 +8,11 @@
 #include "config.h"
 
 #include <endian.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/attrlist.h"
 #include "ntfs_check.h"
 
 static int visit(const uint8_t *rec, ntfs_attr_visit fn, void *arg)
@@ -87,6 +89,68 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 		r = visit(buf, fn, arg);
 	}
 	free(ext);
+	return r;
+}
+
+int ntfs_file_attr_holder(struct ntfs_check *c, uint8_t *rec, uint64_t base,
+			  uint32_t type, uint8_t *ext, uint8_t **holder,
+			  uint64_t *where)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, off = 0;
+	struct ntfs_run *runs = NULL;
+	struct ntfs_al_entry e;
+	struct ntfs_mft_record m;
+	uint8_t *list = NULL;
+	uint64_t len, found = 0;
+	bool have = false, split = false;
+	char why[NTFS_WHY];
+	long nruns;
+	int r;
+
+	/* the base, unless its list names an extension record: reading it
+	 * then says what is wrong, as it did before lists were followed */
+	*holder = rec;
+	*where = base;
+	if (ntfs_attr_named(rec, type, "") ||
+	    !ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, ""))
+		return 0;
+	if (ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+				 &runs, &nruns) || len > UINT32_MAX) {
+		r = -EUCLEAN;
+		goto out;
+	}
+	while ((r = ntfs_al_next(list, (uint32_t)len, &off, &e, why)) == 1) {
+		if (e.type != type || e.name_len)
+			continue;
+		if (e.lowest_vcn)
+			split = true;
+		else if (!have)
+			found = e.mref & 0xffffffffffffULL, have = true;
+	}
+	if (r < 0 || split) {
+		r = -EUCLEAN;
+		goto out;
+	}
+	if (!have) {
+		r = 0;
+		goto out;
+	}
+	r = -EUCLEAN;
+	if (found == base || found >= c->vol.mft_records ||
+	    ntfs_vol_read_record(&c->vol, found, ext) ||
+	    ntfs_record_check(ext, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		goto out;
+	memcpy(&m, ext, sizeof(m));
+	if (!(le16toh(m.flags) & NTFS_MFT_IN_USE) ||
+	    (le64toh(m.base_mft_record) & 0xffffffffffffULL) != base ||
+	    !ntfs_attr_named(ext, type, ""))
+		goto out;
+	*holder = ext;
+	*where = found;
+	r = 0;
+out:
+	free(list);
+	free(runs);
 	return r;
 }
 

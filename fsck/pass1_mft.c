@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/attrlist.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 #include "ntfs/sysfile.h"
@@ -26,6 +27,23 @@ static uint64_t mirror_offset(const struct ntfs_check *c, uint64_t recno)
 
 	return (uint64_t)b->mftmirr_lcn * b->g.cluster_size +
 	       recno * b->g.mft_record_size;
+}
+
+/* Does resident attribute list A name an unnamed attribute TYPE? */
+static bool list_names(const struct ntfs_attr_header *a, uint32_t type)
+{
+	struct ntfs_al_entry e;
+	char why[NTFS_WHY];
+	uint32_t len, off = 0;
+	const uint8_t *v;
+
+	if (a->non_resident)
+		return false;	/* not read here: record 0's is resident */
+	v = ntfs_attr_value(a, &len);
+	while (ntfs_al_next(v, len, &off, &e, why) == 1)
+		if (e.type == type && !e.name_len && !e.lowest_vcn)
+			return true;
+	return false;
 }
 
 /*
@@ -41,6 +59,7 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
 	bool si = false, fn = false, data = false, bitmap = false, list = false;
+	const struct ntfs_attr_header *la = NULL;
 	int r;
 
 	struct ntfs_mft_record m;
@@ -63,7 +82,10 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 		uint32_t type = le32toh(a->type);
 
 		si |= type == NTFS_AT_STANDARD_INFORMATION;
-		list |= type == NTFS_AT_ATTRIBUTE_LIST;
+		if (type == NTFS_AT_ATTRIBUTE_LIST) {
+			list = true;
+			la = a;
+		}
 		fn |= type == NTFS_AT_FILE_NAME;
 		bitmap |= type == NTFS_AT_BITMAP && !a->name_length;
 		if (type == NTFS_AT_DATA && !a->name_length && a->non_resident) {
@@ -86,6 +108,9 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 			 si ? "$FILE_NAME" : "$STANDARD_INFORMATION");
 		return -1;
 	}
+	/* Linux's ntfs driver moves $BITMAP out too (locate_mft finds it) */
+	if (!bitmap && la)
+		bitmap = list_names(la, NTFS_AT_BITMAP);
 	if (recno == NTFS_FILE_MFT && (!data || !bitmap)) {
 		snprintf(why, NTFS_WHY, "no usable %s attribute",
 			 data ? "$BITMAP" : "$DATA");
@@ -141,12 +166,13 @@ out:
 }
 
 /* $MFT's data runs and size, and the count of mirrored records. */
-static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
+static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 		      uint8_t **mft_bitmap, uint64_t *bitmap_len,
 		      struct ntfs_run **bitmap_runs, long *bitmap_nruns)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint64_t len;
+	uint8_t *ext, *holder;
+	uint64_t len, where;
 	int ret;
 
 	ret = ntfs_vol_attr_runs(&c->vol, rec0, NTFS_AT_DATA, &len,
@@ -174,8 +200,15 @@ static int locate_mft(struct ntfs_check *c, const uint8_t *rec0,
 		return -EUCLEAN;
 	}
 	c->vol.mft_records = len / rs;
-	ret = ntfs_vol_read_attr(&c->vol, rec0, NTFS_AT_BITMAP, mft_bitmap,
-				 bitmap_len, bitmap_runs, bitmap_nruns);
+	ext = malloc(rs);
+	if (!ext)
+		return -ENOMEM;
+	ret = ntfs_file_attr_holder(c, rec0, NTFS_FILE_MFT,
+				    NTFS_AT_BITMAP, ext, &holder, &where);
+	if (!ret)
+		ret = ntfs_vol_read_attr(&c->vol, holder, NTFS_AT_BITMAP, mft_bitmap,
+					   bitmap_len, bitmap_runs, bitmap_nruns);
+	free(ext);
 	if (ret) {
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT bitmap", strerror(-ret));
 		return ret;

@@ -95,25 +95,33 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 		     const struct bit_rules *rules)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint8_t *rec = malloc(rs), *disk = NULL;
+	uint8_t *rec = malloc(rs), *ext = malloc(rs), *holder = NULL, *disk = NULL;
 	struct ntfs_run *runs = NULL;
 	unsigned long long missing, extra;
 	char why[NTFS_WHY];
-	uint64_t len;
+	uint64_t len, where = recno;
 	long nruns;
 	int ret;
 
-	if (!rec)
+	if (!rec || !ext) {
+		free(rec);
+		free(ext);
 		return -ENOMEM;
+	}
 	ret = ntfs_vol_read_record(&c->vol, recno, rec);
 	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		ret = -EUCLEAN;
+	/* in an extension record when the base has a list ($MFT's $BITMAP
+	 * as Linux's ntfs driver leaves it) */
 	if (!ret)
-		ret = ntfs_vol_read_attr(&c->vol, rec, type, &disk, &len, &runs, &nruns);
+		ret = ntfs_file_attr_holder(c, rec, recno, type, ext, &holder, &where);
+	if (!ret)
+		ret = ntfs_vol_read_attr(&c->vol, holder, type, &disk, &len, &runs, &nruns);
 	if (ret == -EIO && c->geo.dev_clusters < c->vol.boot.g.nr_clusters) {
 		/* in the missing tail: pass 0 reported it, and nothing
 		 * can be compared */
 		free(rec);
+		free(ext);
 		free(disk);
 		free(runs);
 		return 0;
@@ -122,9 +130,10 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 		ret = -EUCLEAN;
 	if (!ret && reconcile(disk, len, rules, &missing, &extra) &&
 	    fsf_fix_ask(&c->fix, pr, obj, missing, extra) &&
-	    write_back(c, recno, rec, type, disk, len, runs, nruns))
+	    write_back(c, where, holder, type, disk, len, runs, nruns))
 		fsf_fix_failed(&c->fix);
 	free(rec);
+	free(ext);
 	free(disk);
 	free(runs);
 	return ret;

@@ -1,15 +1,16 @@
 #!/bin/sh
 # Runs in the sid guest (Linux 7.x, the read-write "ntfs" driver).
-# Arguments: volume names in disk order (vda, vdb, ...); a name ending in
-# "+repair" also gets the repair check below.  Each small fresh volume is
-# mounted by the kernel's ntfs driver and filled with every kind of object
-# it can write: a directory of 300 entries (a non-resident index of two
-# levels), a file with 16 long hard links (an attribute list),
-# sparse and fragmented files, symbolic links (relative, absolute, to a
-# directory, dangling, long, non-ASCII), a FIFO, a socket, character and
-# block devices, owners and modes, user xattrs (small and 3000 bytes),
-# chattr flags.  Then it is unmounted, remounted and the manifest taken
-# again (the driver reads back what it wrote), and ntfsck -n runs.
+# Arguments: volume names in disk order (vda, vdb, ...), each with optional
+# flags: "+repair" adds the repair check below, "+many" a directory of
+# 20,000 small files (many/).  Each small fresh volume is mounted by the
+# kernel's ntfs driver and filled with every kind of object it can write:
+# a directory of 300 entries (a non-resident index of two levels), a file
+# with 16 long hard links (an attribute list), sparse and fragmented files,
+# symbolic links (relative, absolute, to a directory, dangling, long,
+# non-ASCII), a FIFO, a socket, character and block devices, owners and
+# modes, user xattrs (small and 3000 bytes), chattr flags.  Then it is
+# unmounted, remounted and the manifest taken again (the driver reads back
+# what it wrote), and ntfsck -n runs.
 # Repair check: a copy of the volume gets five single-point damages
 # (/host/special_damage.py: a reparse data length, a reparse flag, an $R
 # key, an $EA_INFORMATION, an $EA_INFORMATION removed), /host/fsck.ntfs -a
@@ -61,6 +62,17 @@ fill() {
 	return 0
 }
 
+# many: 20,000 small files in one directory, names of 12 to 16 characters
+many() {
+	mkdir /mnt/v/many || return 30
+	n=1
+	while [ $n -le 20000 ]; do
+		echo "$n" > "/mnt/v/many/file-$n.txt" || return 31
+		n=$((n + 1))
+	done
+	return 0
+}
+
 # repair NAME DEV: the repair check on a copy of DEV
 repair() {
 	cp "$2" /tmp/d.img || return 40
@@ -90,12 +102,15 @@ repair() {
 }
 
 for spec in "$@"; do
-	name=${spec%+repair}
+	name=${spec%%+*}
 	dev=/dev/vd$(echo $letters | cut -c$((i + 1)))
 	i=$((i + 1))
 	rc=0
+	t0=$(date +%s)
 	kmount "$dev" /mnt/v || rc=20
 	[ $rc -eq 0 ] && { fill || rc=$?; }
+	case $spec in *+many*) [ $rc -eq 0 ] && { many || rc=$?; } ;; esac
+	t1=$(date +%s)
 	[ $rc -eq 0 ] && bash /host/manifest /mnt/v > "$out/$name.manifest.before"
 	umount /mnt/v 2>/dev/null
 	if [ $rc -eq 0 ]; then
@@ -103,10 +118,13 @@ for spec in "$@"; do
 		[ $rc -eq 0 ] && bash /host/manifest /mnt/v > "$out/$name.manifest.after"
 		umount /mnt/v 2>/dev/null
 	fi
+	t2=$(date +%s)
 	echo $rc > "$out/$name.rc"
 	ntfsck -n "$dev" > "$out/$name.ntfsck.log" 2>&1
 	echo $? > "$out/$name.ntfsck.rc"
-	if [ "$spec" != "$name" ] && [ $rc -eq 0 ]; then
+	t3=$(date +%s)
+	echo "$name: filled in $((t1 - t0)) s, manifests $((t2 - t1)) s, ntfsck $((t3 - t2)) s"
+	if [ "${spec#*+repair}" != "$spec" ] && [ $rc -eq 0 ]; then
 		repair "$name" "$dev"
 		echo $? > "$out/$name.repair.rc"
 	fi
