@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The damage lab (tests/ntfs/lab, issue 10) at CI size: LAB_CASES (default
-# 44) damaged volumes sampled from the targeted, random and power-cut lists
+# 48) damaged volumes sampled from the targeted, random, bad-sector and
+# power-cut lists
 # (seed 1), LAB_KCUTS (default 6) power cuts under the Linux 7.2 ntfs driver
 # (kind kpowercut: cut from the recorded block writes in
 # tests/ntfs/lab/kfixture, no QEMU here) plus one undamaged control per
@@ -20,9 +21,9 @@ setup_file() {
 	export OUT=/dev/shm/fsforge-lab-bats.$$
 	rm -rf "$OUT"
 	mkdir -p "$OUT"
-	"$LAB/run-lab" --cases "${LAB_CASES:-44}" --seed 1 --jobs 2 --out "$OUT" \
+	"$LAB/run-lab" --cases "${LAB_CASES:-48}" --seed 1 --jobs 2 --out "$OUT" \
 		--bases ours4k,ours1k,sid4k,sid64k,kern4k --random 40 --cuts 20 \
-		--kinds targeted,random,powercut,kpowercut --kcuts "${LAB_KCUTS:-6}" \
+		--kinds targeted,random,sectors,powercut,kpowercut --kcuts "${LAB_KCUTS:-6}" \
 		> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
 }
 
@@ -45,7 +46,7 @@ check() {
 	run grep -c -e 'LAB ERROR' -e '^run-lab exit' "$OUT/run.log"
 	[ "$output" = 0 ] || { grep -e 'LAB ERROR' -e 'run-lab exit' "$OUT/run.log"; false; }
 	n=$(ls "$OUT/results" | wc -l)
-	[ "$n" -ge "${LAB_CASES:-44}" ]
+	[ "$n" -ge "${LAB_CASES:-48}" ]
 }
 
 @test "lab: the known-bad list (diagnostic)" {
