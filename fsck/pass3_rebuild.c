@@ -971,7 +971,8 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 				last_p = p;
 				last_seq = le16toh(m.sequence_number);
 			}
-			if (p == last_p && le64toh(fn.parent_directory) >> 48 &&
+			if (p == last_p &&
+			    (le64toh(fn.parent_directory) >> 48 || owner >= NTFS_FILE_FIRST_USER) &&
 			    le64toh(fn.parent_directory) >> 48 != last_seq) {
 				uint64_t ref = htole64(p | (uint64_t)last_seq << 48);
 

@@ -267,3 +267,11 @@ asked_case() {
 @test "allocated size of the 12 MiB file's record one byte short: set back, the file kept" {
 	repair_case big alloc_field "allocated size 1023, not 1024"
 }
+
+@test "a file's \$FILE_NAME names its directory with sequence number 0: set to the directory's, ntfsck agrees" {
+	repair_case s1 fn_parent_seq0 "the file's name names the directory with sequence number 0, the directory's is 5"
+}
+
+@test "an index entry names its file with sequence number 0: the index rebuilt, all 700 names kept" {
+	repair_case dir ie_ref_seq0 "which has sequence number 1; the entry says 0"
+}

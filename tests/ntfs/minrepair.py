@@ -30,6 +30,11 @@ DAMAGE:
   usn_bump       the update sequence number one higher, its copies at the
                  stride ends too (a valid record that differs from its
                  $MFTMirr copy only there)
+  fn_parent_seq0  the first $FILE_NAME's parent reference: sequence number 0
+                 (ntfsck -n: FN_PARENT_SEQNO_ZERO)
+  ie_ref_seq0    directory RECORD: the first entry of its first index block
+                 names its file with sequence number 0 (the block's fixups
+                 kept valid; ntfsck -n: IDX_SEQNO_ZERO)
   used           print bytes in use of the record (nothing changed)
 """
 import os
@@ -90,6 +95,30 @@ def main():
             off, _ = damage.attr(damage.record(img, mft, rs, n), 0x30)
             assert rec[off + 0x16] == 1, "resident flags 0x%x" % rec[off + 0x16]
             damage.set_record_bytes(img, g, n, off + 0x16, b"\x03")
+        elif what == "fn_parent_seq0":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x30)
+            vofs, = struct.unpack_from("<H", rec, off + 0x14)
+            assert struct.unpack_from("<H", rec, off + vofs + 6)[0], "sequence already 0"
+            damage.set_record_bytes(img, g, n, off + vofs + 6, b"\0\0")
+        elif what == "ie_ref_seq0":
+            off = [o for o, t, _ in damage.attrs(rec) if t == 0xa0][0]
+            mpo, = struct.unpack_from("<H", rec, off + 0x20)
+            p = off + mpo
+            lb, ob = rec[p] & 15, rec[p] >> 4
+            at = cs * int.from_bytes(rec[p + 1 + lb:p + 1 + lb + ob], "little", signed=True)
+            blk = damage.unfix(img[at:at + 4096])
+            assert blk[:4] == b"INDX", "no index block"
+            assert struct.unpack_from("<I", blk, 0x20)[0] + 0x18 == 4096, "blocks not 4 KiB"
+            e = 0x18 + struct.unpack_from("<I", blk, 0x18)[0]
+            assert struct.unpack_from("<H", blk, e + 6)[0], "sequence already 0"
+            blk[e + 6:e + 8] = b"\0\0"
+            # the fixups again: the stride ends back into the array
+            ofs, cnt = struct.unpack_from("<HH", blk, 4)
+            for i in range(1, cnt):
+                blk[ofs + 2 * i:ofs + 2 * i + 2] = blk[i * 512 - 2:i * 512]
+                blk[i * 512 - 2:i * 512] = blk[ofs:ofs + 2]
+            img[at:at + 4096] = blk
+            print(blk[e + 16 + 66:e + 16 + 66 + 2 * blk[e + 16 + 64]].decode("utf-16-le"))
         elif what == "usn_bump":
             ofs, = struct.unpack_from("<H", rec, 4)
             usn, = struct.unpack_from("<H", damage.record(img, mft, rs, n), ofs)
