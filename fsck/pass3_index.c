@@ -213,6 +213,17 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 				bit_set(c->rebuild, w->dir);
 			return;
 		}
+		/* a directory's entry says 0 bytes (ntfsck: DIR_NONZERO_SIZE) */
+		if (user && bit_get(c->record_dir, recno) &&
+		    (fn.data_size || fn.allocated_size)) {
+			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+			if (fsf_fix_ask(&c->fix, &PR_INDEX_SIZES, wobj(w), n8,
+					(unsigned long long)le64toh((uint64_t)fn.data_size),
+					(unsigned long long)le64toh((uint64_t)fn.allocated_size),
+					0ULL, 0ULL))
+				bit_set(c->rebuild, w->dir);
+			return;
+		}
 		if (!d->known || bit_get(c->record_dir, recno) ||
 		    recno < NTFS_FILE_FIRST_USER || w->metadata ||
 		    (le64toh((uint64_t)fn.data_size) == d->size &&

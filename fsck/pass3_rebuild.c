@@ -232,7 +232,9 @@ static struct ntfs_ib_entry *dir_entries(struct ntfs_check *c,
 		if (!bit_get(c->record_dir, v[i]->recno) &&
 		    v[i]->recno >= NTFS_FILE_FIRST_USER)
 			ntfs_file_foreach(c, v[i]->recno, scratch, data_sizes, d);
-		if (d->known) {
+		/* a directory's entry says 0 bytes */
+		if (d->known || (bit_get(c->record_dir, v[i]->recno) &&
+				 v[i]->recno >= NTFS_FILE_FIRST_USER)) {
 			uint64_t al = htole64(d->alloc), sz = htole64(d->size);
 
 			memcpy(v[i]->fn + offsetof(struct ntfs_file_name, allocated_size), &al, 8);

@@ -275,3 +275,8 @@ asked_case() {
 @test "an index entry names its file with sequence number 0: the index rebuilt, all 700 names kept" {
 	repair_case dir ie_ref_seq0 "which has sequence number 1; the entry says 0"
 }
+
+@test "a directory's index entry says 4096 bytes: the root index rebuilt with 0, ntfsck agrees" {
+	echo 5 > "$BATS_FILE_TMPDIR/root.rec"
+	repair_case root ie_size:dir "index entry \"dir\" says 4096 bytes (0 allocated), the file has 0 (0)"
+}

@@ -35,6 +35,8 @@ DAMAGE:
   ie_ref_seq0    directory RECORD: the first entry of its first index block
                  names its file with sequence number 0 (the block's fixups
                  kept valid; ntfsck -n: IDX_SEQNO_ZERO)
+  ie_size:NAME   directory RECORD: the entry NAME (a directory) of its first
+                 index block says 4096 bytes (ntfsck -n: DIR_NONZERO_SIZE)
   used           print bytes in use of the record (nothing changed)
 """
 import os
@@ -100,7 +102,7 @@ def main():
             vofs, = struct.unpack_from("<H", rec, off + 0x14)
             assert struct.unpack_from("<H", rec, off + vofs + 6)[0], "sequence already 0"
             damage.set_record_bytes(img, g, n, off + vofs + 6, b"\0\0")
-        elif what == "ie_ref_seq0":
+        elif what == "ie_ref_seq0" or what.startswith("ie_size:"):
             off = [o for o, t, _ in damage.attrs(rec) if t == 0xa0][0]
             mpo, = struct.unpack_from("<H", rec, off + 0x20)
             p = off + mpo
@@ -110,8 +112,15 @@ def main():
             assert blk[:4] == b"INDX", "no index block"
             assert struct.unpack_from("<I", blk, 0x20)[0] + 0x18 == 4096, "blocks not 4 KiB"
             e = 0x18 + struct.unpack_from("<I", blk, 0x18)[0]
-            assert struct.unpack_from("<H", blk, e + 6)[0], "sequence already 0"
-            blk[e + 6:e + 8] = b"\0\0"
+            if what == "ie_ref_seq0":
+                assert struct.unpack_from("<H", blk, e + 6)[0], "sequence already 0"
+                blk[e + 6:e + 8] = b"\0\0"
+            else:
+                while blk[e + 16 + 66:e + 16 + 66 + 2 * blk[e + 16 + 64]].decode("utf-16-le") != what[8:]:
+                    assert not blk[e + 12] & 2, "no entry " + what[8:]
+                    e += struct.unpack_from("<H", blk, e + 8)[0]
+                assert struct.unpack_from("<q", blk, e + 16 + 48) == (0,), "size not 0"
+                blk[e + 16 + 48:e + 16 + 56] = struct.pack("<q", 4096)
             # the fixups again: the stride ends back into the array
             ofs, cnt = struct.unpack_from("<HH", blk, 4)
             for i in range(1, cnt):
