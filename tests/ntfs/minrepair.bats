@@ -280,3 +280,7 @@ asked_case() {
 	echo 5 > "$BATS_FILE_TMPDIR/root.rec"
 	repair_case root ie_size:dir "index entry \"dir\" says 4096 bytes (0 allocated), the file has 0 (0)"
 }
+
+@test "the compressed flag on a plain \$DATA (no unit, no compressed size): cleared, the 12 MiB file reads again" {
+	repair_case big compressed_bit "says compressed but has no compression unit and no compressed size; the flag is cleared"
+}

@@ -8,6 +8,9 @@ DAMAGE:
   init_gt_data   unnamed $DATA: initialized size = data size + 8 KiB
   data_gt_alloc  unnamed $DATA: data size = allocated size + 4 KiB
   flag_bit       unnamed $DATA: attribute flag 0x0100 (no such flag)
+  compressed_bit unnamed $DATA: the compressed flag (0x0001) on a plain
+                 attribute (no compression unit, no compressed size field;
+                 ntfsck -n: ATTR_DATA_FLAGS_CORRUPTED, ntfs-3g cannot read it)
   torn:STRIDE    the check value at the end of 512-byte stride STRIDE flipped
   stream_header  the first named $DATA: name offset beyond the attribute
   stream_flag_bit  the first named $DATA: attribute flag 0x0100
@@ -176,6 +179,10 @@ def main():
                 damage.set_record_bytes(img, g, n, off + 0x38, struct.pack("<q", size + 8192))
             elif what == "data_gt_alloc":
                 damage.set_record_bytes(img, g, n, off + 0x30, struct.pack("<q", alloc + 4096))
+            elif what == "compressed_bit":
+                fl, = struct.unpack_from("<H", rec, off + 12)
+                assert not fl and not rec[off + 0x22], "not a plain attribute"
+                damage.set_record_bytes(img, g, n, off + 12, struct.pack("<H", 1))
             elif what == "flag_bit":
                 fl, = struct.unpack_from("<H", rec, off + 12)
                 damage.set_record_bytes(img, g, n, off + 12, struct.pack("<H", fl | 0x0100))
