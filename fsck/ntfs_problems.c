@@ -247,6 +247,11 @@ ROW(PR_DATA_COMPRESSED_SIZE, 0x020021, "data_compressed_size",
 ROW(PR_DATA_HOLES, 0x020022, "data_holes_not_sparse",
     "attribute 0x%x%s has %llu clusters of holes but is neither sparse nor compressed",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* A compressed attribute has a compression unit and a compressed size
+ * field: one with neither was written plain, its flag is wrong. */
+ROW(PR_DATA_COMPRESSION_FLAG, 0x020080, "data_compression_flag",
+    "attribute 0x%x%s says compressed but has no compression unit and no compressed size; the flag is cleared",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
 ROW(PR_DATA_RESIDENCE, 0x020023, "attribute_residence",
     "attribute 0x%x%s is %s, it must be %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

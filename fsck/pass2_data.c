@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Pass 2: data attributes, record by record.  Compressed attributes must
- * use the one compression unit NTFS knows (16 clusters of at most 4 KiB);
+ * use the one compression unit NTFS knows (16 clusters of at most 4 KiB),
+ * and one with no unit and no compressed size field is plain (the
+ * compressed flag is cleared);
  * the compressed size of a compressed or sparse attribute is what its
  * runs really hold (recomputed when the whole attribute is in one
  * extent); holes need the sparse or compressed flag; attributes that live
@@ -72,6 +74,19 @@ static void check_attr(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	if (!a->non_resident)
 		return;
 	memcpy(&n, a, sizeof(n));
+	/* compressed, but written as a plain attribute: the flag is wrong */
+	if (flags & NTFS_ATTR_COMPRESSION_MASK && !n.lowest_vcn && !n.compression_unit &&
+	    !(flags & NTFS_ATTR_SPARSE) &&
+	    le16toh(n.mapping_pairs_offset) < COMPRESSED_SIZE_AT + 8) {
+		if (fsf_fix_ask(&c->fix, &PR_DATA_COMPRESSION_FLAG, obj, t, sn)) {
+			uint16_t f = htole16(flags & ~NTFS_ATTR_COMPRESSION_MASK);
+
+			memcpy((uint8_t *)a + offsetof(struct ntfs_attr_header, flags), &f, 2);
+			if (ntfs_check_write_record(c, recno, rec))
+				fsf_fix_failed(&c->fix);
+		}
+		return;
+	}
 	if (flags & NTFS_ATTR_COMPRESSION_MASK && !n.lowest_vcn &&
 	    (n.compression_unit != 4 || cs > 4096)) {
 		fsf_fix_ask(&c->fix, &PR_DATA_COMPRESSION, obj, t, sn,

@@ -150,6 +150,12 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	else if (seq && le16toh(hdr.sequence_number) != seq)
 		snprintf(why, sizeof(why), "was reused (sequence %u, the entry says %u)",
 			 le16toh(hdr.sequence_number), seq);
+	/* a user file's reference carries its sequence number: 0 there is
+	 * a cleared field, not a wildcard (ntfsck: IDX_SEQNO_ZERO) */
+	else if (!seq && hdr.sequence_number && recno >= NTFS_FILE_FIRST_USER &&
+		 !w->metadata)
+		snprintf(why, sizeof(why), "has sequence number %u; the entry says 0",
+			 le16toh(hdr.sequence_number));
 	else if (ntfs_file_foreach(c, recno, w->fbuf, match_name, &m) < 0 ||
 		 !m.found) {
 		char fwhy[NTFS_WHY];
@@ -177,11 +183,15 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 			fnp_set(c, recno, fnp_get(c, recno) - 1);
 		memcpy(&fn, ie->key, sizeof(fn));
 		/* parent references name the directory with its sequence
-		 * number (0: not checked, as NTFS allows) */
-		if ((m.parent >> 48 && (uint16_t)(m.parent >> 48) != w->dir_seq) ||
-		    (le64toh(fn.parent_directory) >> 48 &&
-		     le64toh(fn.parent_directory) != (w->dir | (uint64_t)w->dir_seq << 48))) {
-			bool in_file = m.parent >> 48 && (uint16_t)(m.parent >> 48) != w->dir_seq;
+		 * number (0: not checked in system files; in a user file's
+		 * name it is a cleared field, ntfsck's FN_PARENT_SEQNO_ZERO) */
+		bool user = recno >= NTFS_FILE_FIRST_USER && !w->metadata;
+		uint64_t key_parent = le64toh(fn.parent_directory);
+		bool in_file = (m.parent >> 48 || user) &&
+			       (uint16_t)(m.parent >> 48) != w->dir_seq;
+
+		if (in_file || ((key_parent >> 48 || user) &&
+				key_parent != (w->dir | (uint64_t)w->dir_seq << 48))) {
 
 			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
 			if (fsf_fix_ask(&c->fix, &PR_NAME_PARENT_SEQ, wobj(w), n8,
@@ -200,6 +210,17 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_KEY_TYPE, wobj(w), n8,
 					bit_get(c->record_dir, recno) ? "a file" : "a directory",
 					bit_get(c->record_dir, recno) ? "a directory" : "a file"))
+				bit_set(c->rebuild, w->dir);
+			return;
+		}
+		/* a directory's entry says 0 bytes (ntfsck: DIR_NONZERO_SIZE) */
+		if (user && bit_get(c->record_dir, recno) &&
+		    (fn.data_size || fn.allocated_size)) {
+			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+			if (fsf_fix_ask(&c->fix, &PR_INDEX_SIZES, wobj(w), n8,
+					(unsigned long long)le64toh((uint64_t)fn.data_size),
+					(unsigned long long)le64toh((uint64_t)fn.allocated_size),
+					0ULL, 0ULL))
 				bit_set(c->rebuild, w->dir);
 			return;
 		}

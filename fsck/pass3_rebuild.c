@@ -114,7 +114,9 @@ struct ntfs_ib_entry *ntfs_dir_entries(struct ntfs_check *c,
 		if (!bit_get(c->record_dir, v[i]->recno) &&
 		    v[i]->recno >= NTFS_FILE_FIRST_USER)
 			ntfs_file_foreach(c, v[i]->recno, scratch, data_sizes, d);
-		if (d->known) {
+		/* a directory's entry says 0 bytes */
+		if (d->known || (bit_get(c->record_dir, v[i]->recno) &&
+				 v[i]->recno >= NTFS_FILE_FIRST_USER)) {
 			uint64_t al = htole64(d->alloc), sz = htole64(d->size);
 
 			memcpy(v[i]->fn + offsetof(struct ntfs_file_name, allocated_size), &al, 8);
@@ -243,7 +245,8 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 				last_p = p;
 				last_seq = le16toh(m.sequence_number);
 			}
-			if (p == last_p && le64toh(fn.parent_directory) >> 48 &&
+			if (p == last_p &&
+			    (le64toh(fn.parent_directory) >> 48 || owner >= NTFS_FILE_FIRST_USER) &&
 			    le64toh(fn.parent_directory) >> 48 != last_seq) {
 				uint64_t ref = htole64(p | (uint64_t)last_seq << 48);
 

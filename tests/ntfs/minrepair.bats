@@ -267,3 +267,20 @@ asked_case() {
 @test "allocated size of the 12 MiB file's record one byte short: set back, the file kept" {
 	repair_case big alloc_field "allocated size 1023, not 1024"
 }
+
+@test "a file's \$FILE_NAME names its directory with sequence number 0: set to the directory's, ntfsck agrees" {
+	repair_case s1 fn_parent_seq0 "the file's name names the directory with sequence number 0, the directory's is 5"
+}
+
+@test "an index entry names its file with sequence number 0: the index rebuilt, all 700 names kept" {
+	repair_case dir ie_ref_seq0 "which has sequence number 1; the entry says 0"
+}
+
+@test "a directory's index entry says 4096 bytes: the root index rebuilt with 0, ntfsck agrees" {
+	echo 5 > "$BATS_FILE_TMPDIR/root.rec"
+	repair_case root ie_size:dir "index entry \"dir\" says 4096 bytes (0 allocated), the file has 0 (0)"
+}
+
+@test "the compressed flag on a plain \$DATA (no unit, no compressed size): cleared, the 12 MiB file reads again" {
+	repair_case big compressed_bit "says compressed but has no compression unit and no compressed size; the flag is cleared"
+}

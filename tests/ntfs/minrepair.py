@@ -8,6 +8,9 @@ DAMAGE:
   init_gt_data   unnamed $DATA: initialized size = data size + 8 KiB
   data_gt_alloc  unnamed $DATA: data size = allocated size + 4 KiB
   flag_bit       unnamed $DATA: attribute flag 0x0100 (no such flag)
+  compressed_bit unnamed $DATA: the compressed flag (0x0001) on a plain
+                 attribute (no compression unit, no compressed size field;
+                 ntfsck -n: ATTR_DATA_FLAGS_CORRUPTED, ntfs-3g cannot read it)
   torn:STRIDE    the check value at the end of 512-byte stride STRIDE flipped
   stream_header  the first named $DATA: name offset beyond the attribute
   stream_flag_bit  the first named $DATA: attribute flag 0x0100
@@ -30,6 +33,13 @@ DAMAGE:
   usn_bump       the update sequence number one higher, its copies at the
                  stride ends too (a valid record that differs from its
                  $MFTMirr copy only there)
+  fn_parent_seq0  the first $FILE_NAME's parent reference: sequence number 0
+                 (ntfsck -n: FN_PARENT_SEQNO_ZERO)
+  ie_ref_seq0    directory RECORD: the first entry of its first index block
+                 names its file with sequence number 0 (the block's fixups
+                 kept valid; ntfsck -n: IDX_SEQNO_ZERO)
+  ie_size:NAME   directory RECORD: the entry NAME (a directory) of its first
+                 index block says 4096 bytes (ntfsck -n: DIR_NONZERO_SIZE)
   used           print bytes in use of the record (nothing changed)
 """
 import os
@@ -90,6 +100,37 @@ def main():
             off, _ = damage.attr(damage.record(img, mft, rs, n), 0x30)
             assert rec[off + 0x16] == 1, "resident flags 0x%x" % rec[off + 0x16]
             damage.set_record_bytes(img, g, n, off + 0x16, b"\x03")
+        elif what == "fn_parent_seq0":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x30)
+            vofs, = struct.unpack_from("<H", rec, off + 0x14)
+            assert struct.unpack_from("<H", rec, off + vofs + 6)[0], "sequence already 0"
+            damage.set_record_bytes(img, g, n, off + vofs + 6, b"\0\0")
+        elif what == "ie_ref_seq0" or what.startswith("ie_size:"):
+            off = [o for o, t, _ in damage.attrs(rec) if t == 0xa0][0]
+            mpo, = struct.unpack_from("<H", rec, off + 0x20)
+            p = off + mpo
+            lb, ob = rec[p] & 15, rec[p] >> 4
+            at = cs * int.from_bytes(rec[p + 1 + lb:p + 1 + lb + ob], "little", signed=True)
+            blk = damage.unfix(img[at:at + 4096])
+            assert blk[:4] == b"INDX", "no index block"
+            assert struct.unpack_from("<I", blk, 0x20)[0] + 0x18 == 4096, "blocks not 4 KiB"
+            e = 0x18 + struct.unpack_from("<I", blk, 0x18)[0]
+            if what == "ie_ref_seq0":
+                assert struct.unpack_from("<H", blk, e + 6)[0], "sequence already 0"
+                blk[e + 6:e + 8] = b"\0\0"
+            else:
+                while blk[e + 16 + 66:e + 16 + 66 + 2 * blk[e + 16 + 64]].decode("utf-16-le") != what[8:]:
+                    assert not blk[e + 12] & 2, "no entry " + what[8:]
+                    e += struct.unpack_from("<H", blk, e + 8)[0]
+                assert struct.unpack_from("<q", blk, e + 16 + 48) == (0,), "size not 0"
+                blk[e + 16 + 48:e + 16 + 56] = struct.pack("<q", 4096)
+            # the fixups again: the stride ends back into the array
+            ofs, cnt = struct.unpack_from("<HH", blk, 4)
+            for i in range(1, cnt):
+                blk[ofs + 2 * i:ofs + 2 * i + 2] = blk[i * 512 - 2:i * 512]
+                blk[i * 512 - 2:i * 512] = blk[ofs:ofs + 2]
+            img[at:at + 4096] = blk
+            print(blk[e + 16 + 66:e + 16 + 66 + 2 * blk[e + 16 + 64]].decode("utf-16-le"))
         elif what == "usn_bump":
             ofs, = struct.unpack_from("<H", rec, 4)
             usn, = struct.unpack_from("<H", damage.record(img, mft, rs, n), ofs)
@@ -138,6 +179,10 @@ def main():
                 damage.set_record_bytes(img, g, n, off + 0x38, struct.pack("<q", size + 8192))
             elif what == "data_gt_alloc":
                 damage.set_record_bytes(img, g, n, off + 0x30, struct.pack("<q", alloc + 4096))
+            elif what == "compressed_bit":
+                fl, = struct.unpack_from("<H", rec, off + 12)
+                assert not fl and not rec[off + 0x22], "not a plain attribute"
+                damage.set_record_bytes(img, g, n, off + 12, struct.pack("<H", 1))
             elif what == "flag_bit":
                 fl, = struct.unpack_from("<H", rec, off + 12)
                 damage.set_record_bytes(img, g, n, off + 12, struct.pack("<H", fl | 0x0100))
