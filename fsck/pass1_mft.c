@@ -165,6 +165,46 @@ out:
 	return ret;
 }
 
+/*
+ * Records in use past $MFT's data size: the $MFT bitmap marks them and
+ * they hold FILE records in use, in clusters $MFT already owns.  With a
+ * data size cut short every one of them, and every name pointing at one,
+ * would look lost, so the size is what is wrong; nothing is repaired on
+ * that (ntfs_vol_record_offset() stops at mft_records: widened here for
+ * the look only).
+ */
+static uint64_t hidden_records(struct ntfs_check *c, const uint8_t *bm,
+			       uint64_t bmlen)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
+	uint64_t alloc = 0, n = 0, have = c->vol.mft_records, top;
+	uint8_t *rec = malloc(rs);
+	char why[NTFS_WHY];
+
+	if (!rec || !bm)
+		return free(rec), 0;
+	for (long i = 0; i < c->vol.nmft_runs; i++)
+		alloc += c->vol.mft_runs[i].len * cs;
+	top = alloc / rs;
+	if (top > bmlen * 8)
+		top = bmlen * 8;
+	c->vol.mft_records = top;
+	for (uint64_t i = have; i < top; i++) {
+		struct ntfs_mft_record m;
+
+		if (!(bm[i / 8] >> (i % 8) & 1) || ntfs_vol_read_record(&c->vol, i, rec) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			continue;
+		memcpy(&m, rec, sizeof(m));
+		if (le16toh(m.flags) & NTFS_MFT_IN_USE)
+			n++;
+	}
+	c->vol.mft_records = have;
+	ntfs_vol_cache_drop(&c->vol);
+	free(rec);
+	return n;
+}
+
 /* $MFT's data runs and size, and the count of mirrored records. */
 static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 		      uint8_t **mft_bitmap, uint64_t *bitmap_len,
@@ -212,6 +252,19 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 	if (ret) {
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT bitmap", strerror(-ret));
 		return ret;
+	}
+	{
+		uint64_t hidden = hidden_records(c, *mft_bitmap, *bitmap_len);
+		char why[NTFS_WHY];
+
+		if (hidden) {
+			snprintf(why, sizeof(why),
+				 "its data size of %llu records hides %llu records in use past it",
+				 (unsigned long long)c->vol.mft_records,
+				 (unsigned long long)hidden);
+			fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT", why);
+			return -EUCLEAN;
+		}
 	}
 	return 0;
 }

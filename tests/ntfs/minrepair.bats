@@ -250,6 +250,22 @@ asked_case() {
 	repair_case dir si_value_offset "value offset 28 is not a multiple of 8; the value starts at 24"
 }
 
+@test "\$MFT's data size cut short, hiding records in use: refused (exit 4), nothing written, every name kept" {
+	# a data size below the records the \$MFT bitmap has in use would
+	# make all of them, and the names in every index, look lost
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	run python3 "$HELPER" image 0 mft_size_short
+	[ "$status" -eq 0 ] || die "damage: $output"
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	before=$(sha256sum < image)
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 4 ] || die "-a exit $status"
+	[[ $output == *"data size of 16 records hides"*"records in use past it"* ]] || die "not reported"
+	[ "$(sha256sum < image)" = "$before" ] || die "-a wrote to the image"
+}
+
 @test "an unknown bit in \$FILE_NAME's resident flags: cleared, the indexed bit kept, ntfsck agrees" {
 	repair_case dir fn_resident_flags "has unknown resident flags 0x3 (0x1 kept)"
 }

@@ -30,6 +30,9 @@ DAMAGE:
                  set on a file whose $DATA is not sparse
   fn_resident_flags  the first $FILE_NAME's resident flags 0x01 -> 0x03
                  (bit 1 does not exist; ntfsck -n reports the record)
+  mft_size_short  record RECORD (0, $MFT) and its $MFTMirr copy: $DATA's
+                 data and initialized size cut to 16 records (the runs,
+                 the allocated size and the $MFT bitmap unchanged)
   usn_bump       the update sequence number one higher, its copies at the
                  stride ends too (a valid record that differs from its
                  $MFTMirr copy only there)
@@ -131,6 +134,15 @@ def main():
                 blk[i * 512 - 2:i * 512] = blk[ofs:ofs + 2]
             img[at:at + 4096] = blk
             print(blk[e + 16 + 66:e + 16 + 66 + 2 * blk[e + 16 + 64]].decode("utf-16-le"))
+        elif what == "mft_size_short":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            assert rec[off + 8] == 1, "$MFT's $DATA is resident"
+            short = struct.pack("<qq", 16 * rs, 16 * rs)
+            damage.set_record_bytes(img, g, n, off + 0x30, short)
+            # the same in the mirror's copy (the geometry with the
+            # mirror's cluster as the MFT's)
+            gm = (bps, cs, rs, sectors, mirr, mirr)
+            damage.set_record_bytes(img, gm, n, off + 0x30, short)
         elif what == "usn_bump":
             ofs, = struct.unpack_from("<H", rec, 4)
             usn, = struct.unpack_from("<H", damage.record(img, mft, rs, n), ofs)
