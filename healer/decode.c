@@ -305,7 +305,7 @@ void hm_format_text(const struct xfs_health_monitor_event *ev,
 	return;
 }
 
-static void json_str(struct hm_str *out, const char *s)
+void hm_json_str(struct hm_str *out, const char *s)
 {
 	hm_str_add(out, "\"");
 	while (*s) {
@@ -340,7 +340,7 @@ static void json_mask(struct hm_str *out, const char *key,
 		if (!(mask & t->bit))
 			continue;
 		hm_str_add(out, "%s", first ? "" : ",");
-		json_str(out, t->name);
+		hm_json_str(out, t->name);
 		left &= ~t->bit;
 		first = false;
 	}
@@ -353,7 +353,7 @@ void hm_format_json(const struct xfs_health_monitor_event *ev,
 		    const char *label, struct hm_str *out)
 {
 	hm_str_add(out, "{\"time_ns\":%" PRIu64 ",\"mount\":", ev->time_ns);
-	json_str(out, label);
+	hm_json_str(out, label);
 	if (!hm_event_known(ev)) {
 		hm_str_add(out, ",\"domain\":%" PRIu32 ",\"type\":%" PRIu32
 		    ",\"known\":false,\"payload\":\"", ev->domain, ev->type);

@@ -17,6 +17,7 @@
  *   recheck.c  the full re-check in-process, when no xfs_scrub@ can start
  *   text.c     growing strings, escaping of outside text
  *   hazard.c   repairs known to crash given kernel releases
+ *   status.c   the status file for operators (--status)
  */
 #ifndef FSFORGE_HEALER_H
 #define FSFORGE_HEALER_H
@@ -27,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "fsforge/log.h"
 #include "xfs/healthmon.h"
@@ -63,6 +65,8 @@ void hm_format_text(const struct xfs_health_monitor_event *ev,
 		    const char *label, struct hm_str *out);
 void hm_format_json(const struct xfs_health_monitor_event *ev,
 		    const char *label, struct hm_str *out);
+/* a JSON string of text already escaped by hm_str_escape */
+void hm_json_str(struct hm_str *out, const char *s);
 
 /* ---- capture.c ----------------------------------------------------------- */
 /*
@@ -300,5 +304,33 @@ const struct hm_hazard *hm_hazard_find(const char *release,
 int hm_recheck(const char *mountpoint, const char *label,
 	       const struct hm_handle *expect, bool repair,
 	       const struct hm_out *o);
+
+/* ---- status.c ------------------------------------------------------------ */
+#define HM_STATUS_DIR "/run/xfs_healer"
+#define HM_STATUS_TYPES 13	/* event types 0..12; [13]: unknown ones */
+struct hm_status {
+	const char *label;		/* escaped mount point */
+	const char *state;		/* "running", "stopped", ... */
+	const char *mode;		/* "repair", "report", "none" */
+	pid_t pid;
+	time_t started;
+	uint64_t events;		/* from the kernel (or the capture) */
+	uint64_t by_type[HM_STATUS_TYPES + 1];
+	uint64_t lost;			/* reported lost + dropped in queue */
+	uint64_t lost_queue;		/* dropped by our own queue */
+	uint64_t repairs_requested, repairs_done, repairs_clean;
+	uint64_t repairs_failed, repairs_skipped;
+	uint64_t rechecks, rechecks_suppressed;
+	uint64_t last_event_ns;		/* the event's own time stamp */
+	time_t last_event_seen;		/* our clock when it was handled */
+	bool shut_down;
+};
+/* <dir>/<mount escaped as systemd-escape --path>.json (malloc), or NULL */
+char *hm_status_path(const char *dir, const char *mount);
+void hm_status_format(const struct hm_status *st, struct hm_str *s);
+/* write to a temporary file beside path, rename over it; 0 or -errno */
+int hm_status_write(const char *path, const struct hm_status *st);
+/* the file as is (json) or one "name value" line per member; -errno */
+int hm_status_show(const char *path, bool json, FILE *out);
 
 #endif
