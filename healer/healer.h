@@ -18,6 +18,7 @@
  *   text.c     growing strings, escaping of outside text
  *   hazard.c   repairs known to crash given kernel releases
  *   status.c   the status file for operators (--status)
+ *   parents.c  paths of inodes through parent pointers
  */
 #ifndef FSFORGE_HEALER_H
 #define FSFORGE_HEALER_H
@@ -60,11 +61,12 @@ char *hm_shutdown_text(uint32_t reasons, char *buf, size_t len);
 char *hm_object_text(const struct xfs_health_monitor_event *ev, char *buf,
 		     size_t len);
 /* one line without trailing newline, prefixed by the mount point label
- * (already escaped: hm_escape_dup), appended to out */
+ * (already escaped: hm_escape_dup), appended to out; path: the file of an
+ * inode or file range event (escaped, hm_inode_path) or NULL */
 void hm_format_text(const struct xfs_health_monitor_event *ev,
-		    const char *label, struct hm_str *out);
+		    const char *label, const char *path, struct hm_str *out);
 void hm_format_json(const struct xfs_health_monitor_event *ev,
-		    const char *label, struct hm_str *out);
+		    const char *label, const char *path, struct hm_str *out);
 /* a JSON string of text already escaped by hm_str_escape */
 void hm_json_str(struct hm_str *out, const char *s);
 
@@ -188,7 +190,8 @@ void hm_say(const struct hm_out *o, enum hm_prio prio, const char *fmt, ...)
 	FSF_PRINTF(3, 4);
 /* the decoded event (text or JSON) */
 void hm_emit_event(const struct hm_out *o,
-		   const struct xfs_health_monitor_event *ev, const char *label);
+		   const struct xfs_health_monitor_event *ev, const char *label,
+		   const char *path);
 
 /* ---- hook.c -------------------------------------------------------------- */
 #define HM_HOOK_MAX 16
@@ -207,7 +210,8 @@ void hm_hook_init(struct hm_hooks *h, int wakefd);
 /* run the hook for one event (a worker): waits for a free slot when
  * HM_HOOK_MAX hooks are running, never for the hook itself */
 void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
-		   const struct xfs_health_monitor_event *ev, const char *label);
+		   const struct xfs_health_monitor_event *ev, const char *label,
+		   const char *path);
 /* reap finished hooks, kill overdue ones; ms until the next deadline or -1 */
 int hm_hook_reap(struct hm_hooks *h, const struct hm_out *o);
 /* wait for all hooks (bounded by their deadlines) at exit */
@@ -304,6 +308,30 @@ const struct hm_hazard *hm_hazard_find(const char *release,
 int hm_recheck(const char *mountpoint, const char *label,
 	       const struct hm_handle *expect, bool repair,
 	       const struct hm_out *o);
+
+/* ---- parents.c ----------------------------------------------------------- */
+#define HM_PATH_DEPTH 512	/* directory levels walked at most */
+#define HM_PATH_MAX 4096	/* bytes of path at most (PATH_MAX) */
+struct hm_parent {
+	bool root;		/* the inode asked about is the root directory */
+	uint64_t ino;		/* else: one parent directory ... */
+	uint32_t gen;
+	char name[256];		/* ... and the inode's name in it */
+};
+/* one parent of (ino, gen): 0 or -errno */
+typedef int (*hm_parent_fn)(void *ctx, uint64_t ino, uint32_t gen,
+			    struct hm_parent *p);
+/* "/a/b" from the filesystem root ("/" for the root), one parent per level
+ * (malloc in *out); 0, or -errno: the lookup's, -ELOOP beyond
+ * HM_PATH_DEPTH levels, -ENAMETOOLONG beyond HM_PATH_MAX bytes, -EUCLEAN
+ * for an empty name, a name with '/' or a directory that is its own parent */
+int hm_parent_path(hm_parent_fn fn, void *ctx, uint64_t ino, uint32_t gen,
+		   char **out);
+/* label + the escaped path of the inode on the filesystem mounted at
+ * mountpoint (if still the one of expect), or NULL: use "ino N gen G" */
+struct hm_handle;
+char *hm_inode_path(const char *mountpoint, const struct hm_handle *expect,
+		    const char *label, uint64_t ino, uint32_t gen);
 
 /* ---- status.c ------------------------------------------------------------ */
 #define HM_STATUS_DIR "/run/xfs_healer"

@@ -119,7 +119,8 @@ static void usage(FILE *f)
 "decides: repair -> repair, check/optimize -> report, none -> exit; unset ->\n"
 "report if the filesystem has rmapbt or parent pointers, else exit.\n"
 "One thread reads events into a queue; workers report, repair and run\n"
-"hooks.  SIGHUP is ignored.\n"
+"hooks.  SIGHUP is ignored.  Inode events name the file through parent\n"
+"pointers when the filesystem has them (else \"ino N gen G\").\n"
 "Exit status: 0 after unmount, SIGTERM or SIGINT; 1 on errors (also when\n"
 "the event stream ends without an unmount event); 16 on usage\n"
 "errors.\n", f);
@@ -444,6 +445,7 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	char obj[64], msg[512];
 	bool scrub = false, first_shutdown = false;
 	const char *why = NULL;
+	char *path = NULL;
 
 	if (qe->flags & HM_QF_RECHECK) {
 		deferred_recheck(h, ev->time_ns, true);
@@ -454,12 +456,23 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	h->events++;
 	status_count_event(h, qe);
 	pthread_mutex_unlock(&h->mu);
-	hm_emit_event(&h->out, ev, h->label);
+	/* live inode events: the file's path, through parent pointers */
+	if (!h->replay && (ev->domain == XFS_HM_DOMAIN_INODE ||
+			   ev->domain == XFS_HM_DOMAIN_FILERANGE) &&
+	    hm_event_known(ev))
+		path = hm_inode_path(h->path, &h->handle, h->label,
+				     ev->domain == XFS_HM_DOMAIN_INODE ?
+				     ev->e.inode.ino : ev->e.filerange.ino,
+				     ev->domain == XFS_HM_DOMAIN_INODE ?
+				     ev->e.inode.gen : ev->e.filerange.gen);
+	hm_emit_event(&h->out, ev, h->label, path);
 	if (qe->flags & HM_QF_QUEUE)
 		hm_say(&h->out, HM_WARNING, "%s: %" PRIu64 " events dropped: "
 		       "xfs_healer's event queue (%zu events) was full",
 		       h->label, ev->e.lost.count, h->q.cap);
-	hm_hook_spawn(&h->hooks, &h->out, ev, h->label);
+	hm_hook_spawn(&h->hooks, &h->out, ev, h->label, path);
+	free(path);
+	path = NULL;
 	hm_plan_event(ev, h->mode, &plan);
 	/* in every mode: nothing more can be done but unmount and repair */
 	if (ev->domain == XFS_HM_DOMAIN_MOUNT &&
