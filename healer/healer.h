@@ -223,7 +223,8 @@ uint64_t hm_now_ms(void);
 /* ---- mount.c ------------------------------------------------------------- */
 #define HM_HANDLE_MAX 128
 struct hm_handle {
-	int mount_id;
+	int mount_id;			/* 31-bit, reused after unmount */
+	uint64_t mnt_unique;		/* STATX_MNT_ID_UNIQUE; 0: unknown */
 	unsigned int len;
 	int type;
 	unsigned char bytes[HM_HANDLE_MAX];
@@ -232,6 +233,10 @@ struct hm_handle {
 int hm_open_mountpoint(const char *path, const struct hm_out *o);
 int hm_get_handle(int fd, struct hm_handle *h);
 bool hm_handle_equal(const struct hm_handle *a, const struct hm_handle *b);
+/* the 64-bit never-reused id of the mount at path (Linux 6.8+) when path
+ * resolves to the mount with mountinfo id mi_id; else mi_id with bit 63
+ * set (the 31-bit id, which a new mount may reuse) */
+uint64_t hm_mount_key(const char *path, uint64_t mi_id);
 void hm_read_fsinfo(int fd, struct hm_fsinfo *info);
 /* XFS_IOC_HEALTH_MONITOR; the new fd or -1 with errno and a message */
 int hm_open_monitor(int fd, bool verbose, const char *path,
