@@ -175,7 +175,8 @@ teardown() { sid_cleanup; }
 	# both changes in one rescan: the starter is stopped meanwhile (the
 	# main branch's build, keyed by mountinfo's id, started one healer)
 	kill -STOP $pid
-	umount mnt.q && mount -o loop q.img mnt.q
+	umount mnt.q
+	mount -o loop q.img mnt.q
 	kill -CONT $pid
 	id2=$(awk -v m="$BATS_TEST_TMPDIR/mnt.q" '$5 == m { print $1 }' /proc/self/mountinfo)
 	sleep 1
