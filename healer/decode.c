@@ -232,7 +232,7 @@ static void raw_hex(const struct xfs_health_monitor_event *ev,
 }
 
 void hm_format_text(const struct xfs_health_monitor_event *ev,
-		    const char *label, struct hm_str *out)
+		    const char *label, const char *path, struct hm_str *out)
 {
 	char m[512], obj[64];
 
@@ -276,8 +276,8 @@ void hm_format_text(const struct xfs_health_monitor_event *ev,
 		    status_word(ev->type));
 		break;
 	case XFS_HM_DOMAIN_INODE:
-		hm_str_add(out, "%s %s %s: %s", label,
-		    hm_object_text(ev, obj, sizeof(obj)),
+		hm_str_add(out, path ? "%s (%s) %s: %s" : "%s %s %s: %s",
+		    path ? path : label, hm_object_text(ev, obj, sizeof(obj)),
 		    hm_mask_text(ev->domain, ev->e.inode.mask, m, sizeof(m)),
 		    status_word(ev->type));
 		break;
@@ -289,8 +289,10 @@ void hm_format_text(const struct xfs_health_monitor_event *ev,
 		    ev->e.media.daddr, ev->e.media.bbcount);
 		break;
 	case XFS_HM_DOMAIN_FILERANGE:
-		hm_str_add(out, "%s ino %" PRIu64 " gen 0x%" PRIx32
-		    " pos %" PRIu64 " len %" PRIu64 ": %s", label,
+		hm_str_add(out, path ? "%s (ino %" PRIu64 " gen 0x%" PRIx32
+		    ") pos %" PRIu64 " len %" PRIu64 ": %s" : "%s ino %" PRIu64
+		    " gen 0x%" PRIx32 " pos %" PRIu64 " len %" PRIu64 ": %s",
+		    path ? path : label,
 		    ev->e.filerange.ino, ev->e.filerange.gen,
 		    ev->e.filerange.pos, ev->e.filerange.len,
 		    io_word(ev->type));
@@ -305,7 +307,7 @@ void hm_format_text(const struct xfs_health_monitor_event *ev,
 	return;
 }
 
-static void json_str(struct hm_str *out, const char *s)
+void hm_json_str(struct hm_str *out, const char *s)
 {
 	hm_str_add(out, "\"");
 	while (*s) {
@@ -340,7 +342,7 @@ static void json_mask(struct hm_str *out, const char *key,
 		if (!(mask & t->bit))
 			continue;
 		hm_str_add(out, "%s", first ? "" : ",");
-		json_str(out, t->name);
+		hm_json_str(out, t->name);
 		left &= ~t->bit;
 		first = false;
 	}
@@ -350,10 +352,14 @@ static void json_mask(struct hm_str *out, const char *key,
 }
 
 void hm_format_json(const struct xfs_health_monitor_event *ev,
-		    const char *label, struct hm_str *out)
+		    const char *label, const char *path, struct hm_str *out)
 {
 	hm_str_add(out, "{\"time_ns\":%" PRIu64 ",\"mount\":", ev->time_ns);
-	json_str(out, label);
+	hm_json_str(out, label);
+	if (path) {
+		hm_str_add(out, ",\"path\":");
+		hm_json_str(out, path);
+	}
 	if (!hm_event_known(ev)) {
 		hm_str_add(out, ",\"domain\":%" PRIu32 ",\"type\":%" PRIu32
 		    ",\"known\":false,\"payload\":\"", ev->domain, ev->type);

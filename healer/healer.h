@@ -17,6 +17,8 @@
  *   recheck.c  the full re-check in-process, when no xfs_scrub@ can start
  *   text.c     growing strings, escaping of outside text
  *   hazard.c   repairs known to crash given kernel releases
+ *   status.c   the status file for operators (--status)
+ *   parents.c  paths of inodes through parent pointers
  */
 #ifndef FSFORGE_HEALER_H
 #define FSFORGE_HEALER_H
@@ -27,6 +29,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "fsforge/log.h"
 #include "xfs/healthmon.h"
@@ -58,11 +61,14 @@ char *hm_shutdown_text(uint32_t reasons, char *buf, size_t len);
 char *hm_object_text(const struct xfs_health_monitor_event *ev, char *buf,
 		     size_t len);
 /* one line without trailing newline, prefixed by the mount point label
- * (already escaped: hm_escape_dup), appended to out */
+ * (already escaped: hm_escape_dup), appended to out; path: the file of an
+ * inode or file range event (escaped, hm_inode_path) or NULL */
 void hm_format_text(const struct xfs_health_monitor_event *ev,
-		    const char *label, struct hm_str *out);
+		    const char *label, const char *path, struct hm_str *out);
 void hm_format_json(const struct xfs_health_monitor_event *ev,
-		    const char *label, struct hm_str *out);
+		    const char *label, const char *path, struct hm_str *out);
+/* a JSON string of text already escaped by hm_str_escape */
+void hm_json_str(struct hm_str *out, const char *s);
 
 /* ---- capture.c ----------------------------------------------------------- */
 /*
@@ -184,7 +190,8 @@ void hm_say(const struct hm_out *o, enum hm_prio prio, const char *fmt, ...)
 	FSF_PRINTF(3, 4);
 /* the decoded event (text or JSON) */
 void hm_emit_event(const struct hm_out *o,
-		   const struct xfs_health_monitor_event *ev, const char *label);
+		   const struct xfs_health_monitor_event *ev, const char *label,
+		   const char *path);
 
 /* ---- hook.c -------------------------------------------------------------- */
 #define HM_HOOK_MAX 16
@@ -203,7 +210,8 @@ void hm_hook_init(struct hm_hooks *h, int wakefd);
 /* run the hook for one event (a worker): waits for a free slot when
  * HM_HOOK_MAX hooks are running, never for the hook itself */
 void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
-		   const struct xfs_health_monitor_event *ev, const char *label);
+		   const struct xfs_health_monitor_event *ev, const char *label,
+		   const char *path);
 /* reap finished hooks, kill overdue ones; ms until the next deadline or -1 */
 int hm_hook_reap(struct hm_hooks *h, const struct hm_out *o);
 /* wait for all hooks (bounded by their deadlines) at exit */
@@ -215,7 +223,8 @@ uint64_t hm_now_ms(void);
 /* ---- mount.c ------------------------------------------------------------- */
 #define HM_HANDLE_MAX 128
 struct hm_handle {
-	int mount_id;
+	int mount_id;			/* 31-bit, reused after unmount */
+	uint64_t mnt_unique;		/* STATX_MNT_ID_UNIQUE; 0: unknown */
 	unsigned int len;
 	int type;
 	unsigned char bytes[HM_HANDLE_MAX];
@@ -224,6 +233,10 @@ struct hm_handle {
 int hm_open_mountpoint(const char *path, const struct hm_out *o);
 int hm_get_handle(int fd, struct hm_handle *h);
 bool hm_handle_equal(const struct hm_handle *a, const struct hm_handle *b);
+/* the 64-bit never-reused id of the mount at path (Linux 6.8+) when path
+ * resolves to the mount with mountinfo id mi_id; else mi_id with bit 63
+ * set (the 31-bit id, which a new mount may reuse) */
+uint64_t hm_mount_key(const char *path, uint64_t mi_id);
 void hm_read_fsinfo(int fd, struct hm_fsinfo *info);
 /* XFS_IOC_HEALTH_MONITOR; the new fd or -1 with errno and a message */
 int hm_open_monitor(int fd, bool verbose, const char *path,
@@ -300,5 +313,57 @@ const struct hm_hazard *hm_hazard_find(const char *release,
 int hm_recheck(const char *mountpoint, const char *label,
 	       const struct hm_handle *expect, bool repair,
 	       const struct hm_out *o);
+
+/* ---- parents.c ----------------------------------------------------------- */
+#define HM_PATH_DEPTH 512	/* directory levels walked at most */
+#define HM_PATH_MAX 4096	/* bytes of path at most (PATH_MAX) */
+struct hm_parent {
+	bool root;		/* the inode asked about is the root directory */
+	uint64_t ino;		/* else: one parent directory ... */
+	uint32_t gen;
+	char name[256];		/* ... and the inode's name in it */
+};
+/* one parent of (ino, gen): 0 or -errno */
+typedef int (*hm_parent_fn)(void *ctx, uint64_t ino, uint32_t gen,
+			    struct hm_parent *p);
+/* "/a/b" from the filesystem root ("/" for the root), one parent per level
+ * (malloc in *out); 0, or -errno: the lookup's, -ELOOP beyond
+ * HM_PATH_DEPTH levels, -ENAMETOOLONG beyond HM_PATH_MAX bytes, -EUCLEAN
+ * for an empty name, a name with '/' or a directory that is its own parent */
+int hm_parent_path(hm_parent_fn fn, void *ctx, uint64_t ino, uint32_t gen,
+		   char **out);
+/* label + the escaped path of the inode on the filesystem mounted at
+ * mountpoint (if still the one of expect), or NULL: use "ino N gen G" */
+struct hm_handle;
+char *hm_inode_path(const char *mountpoint, const struct hm_handle *expect,
+		    const char *label, uint64_t ino, uint32_t gen);
+
+/* ---- status.c ------------------------------------------------------------ */
+#define HM_STATUS_DIR "/run/xfs_healer"
+#define HM_STATUS_TYPES 13	/* event types 0..12; [13]: unknown ones */
+struct hm_status {
+	const char *label;		/* escaped mount point */
+	const char *state;		/* "running", "stopped", ... */
+	const char *mode;		/* "repair", "report", "none" */
+	pid_t pid;
+	time_t started;
+	uint64_t events;		/* from the kernel (or the capture) */
+	uint64_t by_type[HM_STATUS_TYPES + 1];
+	uint64_t lost;			/* reported lost + dropped in queue */
+	uint64_t lost_queue;		/* dropped by our own queue */
+	uint64_t repairs_requested, repairs_done, repairs_clean;
+	uint64_t repairs_failed, repairs_skipped;
+	uint64_t rechecks, rechecks_suppressed;
+	uint64_t last_event_ns;		/* the event's own time stamp */
+	time_t last_event_seen;		/* our clock when it was handled */
+	bool shut_down;
+};
+/* <dir>/<mount escaped as systemd-escape --path>.json (malloc), or NULL */
+char *hm_status_path(const char *dir, const char *mount);
+void hm_status_format(const struct hm_status *st, struct hm_str *s);
+/* write to a temporary file beside path, rename over it; 0 or -errno */
+int hm_status_write(const char *path, const struct hm_status *st);
+/* the file as is (json) or one "name value" line per member; -errno */
+int hm_status_show(const char *path, bool json, FILE *out);
 
 #endif

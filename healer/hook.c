@@ -44,11 +44,11 @@ void hm_hook_init(struct hm_hooks *h, int wakefd)
 	pthread_cond_init(&h->slot, NULL);
 }
 
-enum { NVARS = 7 };
+enum { NVARS = 8 };
 
 /* environ without our variables, then ours; NULL on no memory */
 static char **build_env(const struct xfs_health_monitor_event *ev,
-			const char *label)
+			const char *label, const char *path)
 {
 	char obj[64], num[32];
 	struct hm_str text = { 0 }, json = { 0 };
@@ -73,9 +73,11 @@ static char **build_env(const struct xfs_health_monitor_event *ev,
 	bad |= asprintf(&env[i++], "XFS_HEALER_TIME_NS=%s", num) < 0;
 	bad |= asprintf(&env[i++], "XFS_HEALER_OBJECT=%s",
 			hm_object_text(ev, obj, sizeof(obj))) < 0;
-	hm_format_text(ev, label, &text);
+	/* empty when unknown (replay, no parent pointers, not an inode) */
+	bad |= asprintf(&env[i++], "XFS_HEALER_PATH=%s", path ? path : "") < 0;
+	hm_format_text(ev, label, path, &text);
 	bad |= asprintf(&env[i++], "XFS_HEALER_MESSAGE=%s", hm_str_get(&text)) < 0;
-	hm_format_json(ev, label, &json);
+	hm_format_json(ev, label, path, &json);
 	bad |= asprintf(&env[i++], "XFS_HEALER_JSON=%s", hm_str_get(&json)) < 0;
 	bad |= text.oom || json.oom;
 	hm_str_free(&text);
@@ -144,7 +146,8 @@ static void child(const char *path, char **env, const char *err, size_t errlen,
 }
 
 void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
-		   const struct xfs_health_monitor_event *ev, const char *label)
+		   const struct xfs_health_monitor_event *ev, const char *label,
+		   const char *fpath)
 {
 	char **env, *err;
 	struct rlimit rl;
@@ -157,7 +160,7 @@ void hm_hook_spawn(struct hm_hooks *h, const struct hm_out *o,
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur < 1048576)
 		maxfd = (int)rl.rlim_cur;
-	env = build_env(ev, label);
+	env = build_env(ev, label, fpath);
 	errlen = asprintf(&err, "%s: cannot run hook %s\n", o->log->prog,
 			  h->path);
 	if (!env || errlen < 0) {

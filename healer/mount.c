@@ -24,6 +24,40 @@
 #ifndef STATX_ATTR_MOUNT_ROOT
 #define STATX_ATTR_MOUNT_ROOT 0x00002000
 #endif
+/* Linux 5.8 and 6.8 UAPI; bookworm's headers may lack the second */
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
+
+/* the unique id of the mount of fd/path, 0 if the kernel has none */
+static uint64_t mnt_unique(int dirfd, const char *path, int flags)
+{
+	struct statx stx;
+
+	memset(&stx, 0, sizeof(stx));
+	if (statx(dirfd, path, flags, STATX_MNT_ID_UNIQUE, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
+uint64_t hm_mount_key(const char *path, uint64_t mi_id)
+{
+	struct statx stx;
+	int flags = AT_NO_AUTOMOUNT | AT_SYMLINK_NOFOLLOW;
+	uint64_t u;
+
+	memset(&stx, 0, sizeof(stx));
+	/* the path may be covered by a later mount: only its own id counts */
+	if (statx(AT_FDCWD, path, flags, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id == mi_id &&
+	    (u = mnt_unique(AT_FDCWD, path, flags)) != 0)
+		return u;
+	return mi_id | (1ULL << 63);
+}
 
 /* the fs property lives in the root directory as a trusted xattr */
 #define AUTOFSCK_XATTR "trusted.xfs:autofsck"
@@ -92,6 +126,7 @@ int hm_get_handle(int fd, struct hm_handle *h)
 	u.fh.handle_bytes = HM_HANDLE_MAX;
 	if (name_to_handle_at(fd, "", &u.fh, &h->mount_id, AT_EMPTY_PATH) < 0)
 		return -1;
+	h->mnt_unique = mnt_unique(fd, "", AT_EMPTY_PATH);
 	h->len = u.fh.handle_bytes;
 	h->type = u.fh.handle_type;
 	memcpy(h->bytes, u.fh.f_handle, h->len);
@@ -100,7 +135,9 @@ int hm_get_handle(int fd, struct hm_handle *h)
 
 bool hm_handle_equal(const struct hm_handle *a, const struct hm_handle *b)
 {
-	return a->mount_id == b->mount_id && a->len == b->len &&
+	/* the unique id tells a new mount that reuses the 31-bit id */
+	return a->mount_id == b->mount_id && a->mnt_unique == b->mnt_unique &&
+	       a->len == b->len &&
 	       a->type == b->type && !memcmp(a->bytes, b->bytes, a->len);
 }
 

@@ -63,20 +63,21 @@ void hm_say(const struct hm_out *o, enum hm_prio prio, const char *fmt, ...)
 }
 
 void hm_emit_event(const struct hm_out *o,
-		   const struct xfs_health_monitor_event *ev, const char *label)
+		   const struct xfs_health_monitor_event *ev, const char *label,
+		   const char *path)
 {
 	struct hm_str line = { 0 };
 
 	if (o->quiet)
 		return;
 	if (o->json) {
-		hm_format_json(ev, label, &line);
+		hm_format_json(ev, label, path, &line);
 		/* one call: workers never interleave halves of lines */
 		printf("%s\n", hm_str_get(&line));
 		hm_str_free(&line);
 		return;
 	}
-	hm_format_text(ev, label, &line);
+	hm_format_text(ev, label, path, &line);
 	if (o->journal) {
 		int prio = HM_INFO;
 		char dom[16], typ[16];

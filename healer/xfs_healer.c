@@ -35,6 +35,7 @@ enum {
 	OPT_REPAIR, OPT_SUPPORTED, OPT_JSON, OPT_EXEC, OPT_EXEC_TIMEOUT,
 	OPT_REPLAY, OPT_RECORD, OPT_QUEUE, OPT_REPLAY_NOWAIT, OPT_NO_SCRUB_SVC,
 	OPT_ALLOW_RISKY, OPT_KERNEL_RELEASE, OPT_RECHECK_INTERVAL,
+	OPT_STATUS, OPT_STATE_DIR,
 };
 
 static const struct option long_opts[] = {
@@ -55,6 +56,8 @@ static const struct option long_opts[] = {
 	{ "allow-risky-repairs", no_argument, NULL, OPT_ALLOW_RISKY },
 	{ "kernel-release", required_argument, NULL, OPT_KERNEL_RELEASE },
 	{ "recheck-interval", required_argument, NULL, OPT_RECHECK_INTERVAL },
+	{ "status", no_argument, NULL, OPT_STATUS },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -65,6 +68,7 @@ static void usage(FILE *f)
 	fputs(
 "Usage: xfs_healer [OPTIONS] MOUNTPOINT\n"
 "       xfs_healer --replay FILE [OPTIONS] [LABEL]\n"
+"       xfs_healer --status [--json] [--state-dir DIR] MOUNTPOINT\n"
 "Watch the XFS filesystem mounted at MOUNTPOINT through the kernel's health\n"
 "monitor (Linux 7.0+), report every event on one line, and repair the\n"
 "metadata the kernel reports as sick when allowed.\n"
@@ -101,6 +105,12 @@ static void usage(FILE *f)
 "                          monitor; repairs are shown, not done\n"
 "      --replay-nowait     replay as the kernel delivers: never wait for\n"
 "                          the workers (a full queue loses events)\n"
+"      --status            print the status of the healer of MOUNTPOINT\n"
+"                          (counters since it started; --json: as is)\n"
+"      --state-dir DIR     where status files are (default\n"
+"                          $XFS_HEALER_STATE_DIR, else /run/xfs_healer;\n"
+"                          a replay writes one only with this option or\n"
+"                          the variable)\n"
 "  -V, --version           print the version and exit\n"
 "  -h, --help              print this help and exit\n"
 "\n"
@@ -109,7 +119,8 @@ static void usage(FILE *f)
 "decides: repair -> repair, check/optimize -> report, none -> exit; unset ->\n"
 "report if the filesystem has rmapbt or parent pointers, else exit.\n"
 "One thread reads events into a queue; workers report, repair and run\n"
-"hooks.  SIGHUP is ignored.\n"
+"hooks.  SIGHUP is ignored.  Inode events name the file through parent\n"
+"pointers when the filesystem has them (else \"ino N gen G\").\n"
 "Exit status: 0 after unmount, SIGTERM or SIGINT; 1 on errors (also when\n"
 "the event stream ends without an unmount event); 16 on usage\n"
 "errors.\n", f);
@@ -158,6 +169,13 @@ struct healer {
 	uint64_t clock_ns;		/* latest event time handled ... */
 	uint64_t clock_ms;		/* ... and hm_now_ms() then */
 	uint64_t interval_ns;		/* --recheck-interval */
+	struct hm_status st;		/* counters for the status file */
+	bool st_dirty;			/* changed since the last write */
+
+	/* the status file: written by the main thread only */
+	char *status_path;		/* NULL: none */
+	uint64_t status_ms;		/* hm_now_ms() of the last write */
+	bool status_warned;
 };
 
 /* one xfs_scrub@ start per minute of event time is plenty: a flood of
@@ -198,6 +216,8 @@ static void start_full_scrub(struct healer *h, const char *why,
 	if (h->scrub_started && time_ns >= h->scrub_time_ns &&
 	    time_ns - h->scrub_time_ns < h->interval_ns) {
 		say_suppressed = h->scrub_suppressed++ == 0;
+		h->st.rechecks_suppressed++;
+		h->st_dirty = true;
 		pthread_mutex_unlock(&h->mu);
 		if (say_suppressed) {
 			/* its timer queues the deferred re-check if no
@@ -216,6 +236,8 @@ static void start_full_scrub(struct healer *h, const char *why,
 	h->scrub_time_ns = time_ns;
 	suppressed = h->scrub_suppressed;
 	h->scrub_suppressed = 0;
+	h->st.rechecks++;
+	h->st_dirty = true;
 	pthread_mutex_unlock(&h->mu);
 
 	if (suppressed)
@@ -339,6 +361,82 @@ static void readonly_once(struct healer *h)
 		       "still reported)", h->label);
 }
 
+/* a status counter, from a worker */
+static void status_add(struct healer *h, uint64_t *counter)
+{
+	pthread_mutex_lock(&h->mu);
+	(*counter)++;
+	h->st_dirty = true;
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* with h->mu held: an event into the status counters; our own queue's
+ * loss notices count as lost events, not as events */
+static void status_count_event(struct healer *h, const struct hm_qent *qe)
+{
+	const struct xfs_health_monitor_event *ev = &qe->ev;
+	bool lost = ev->domain == XFS_HM_DOMAIN_MOUNT &&
+		    ev->type == XFS_HM_TYPE_LOST;
+
+	h->st_dirty = true;
+	h->st.last_event_seen = time(NULL);
+	if (qe->flags & HM_QF_QUEUE) {
+		h->st.lost += ev->e.lost.count;
+		h->st.lost_queue += ev->e.lost.count;
+		return;
+	}
+	h->st.events++;
+	h->st.by_type[ev->type < HM_STATUS_TYPES && hm_type_name(ev->type) ?
+		      ev->type : HM_STATUS_TYPES]++;
+	h->st.last_event_ns = ev->time_ns;
+	if (lost)
+		h->st.lost += ev->e.lost.count;
+}
+
+/*
+ * The status file, from the main thread: at most once a second while
+ * counters change (force: now, e.g. at start and exit).  Returns the ms
+ * until the next write is due, -1 if none is pending.
+ */
+#define STATUS_INTERVAL_MS 1000
+static int status_flush(struct healer *h, bool force)
+{
+	struct hm_status copy;
+	uint64_t now = hm_now_ms();
+	int err;
+
+	if (!h->status_path)
+		return -1;
+	pthread_mutex_lock(&h->mu);
+	if (!force && (!h->st_dirty || now - h->status_ms < STATUS_INTERVAL_MS)) {
+		bool dirty = h->st_dirty;
+
+		pthread_mutex_unlock(&h->mu);
+		return dirty ? (int)(STATUS_INTERVAL_MS - (now - h->status_ms)) :
+		       -1;
+	}
+	copy = h->st;
+	h->st_dirty = false;
+	pthread_mutex_unlock(&h->mu);
+	h->status_ms = now;
+	err = hm_status_write(h->status_path, &copy);
+	if (err && !h->status_warned) {
+		h->status_warned = true;
+		hm_say(&h->out, HM_WARNING, "%s: cannot write the status file "
+		       "%s: %s (events are still handled)", h->label,
+		       h->status_path, strerror(-err));
+	}
+	return -1;
+}
+
+static void status_state(struct healer *h, const char *state)
+{
+	pthread_mutex_lock(&h->mu);
+	h->st.state = state;
+	pthread_mutex_unlock(&h->mu);
+	status_flush(h, true);
+}
+
 /* one event, on a worker */
 static void handle_event(struct healer *h, const struct hm_qent *qe)
 {
@@ -347,6 +445,7 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	char obj[64], msg[512];
 	bool scrub = false, first_shutdown = false;
 	const char *why = NULL;
+	char *path = NULL;
 
 	if (qe->flags & HM_QF_RECHECK) {
 		deferred_recheck(h, ev->time_ns, true);
@@ -355,13 +454,25 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	clock_advance(h, ev->time_ns);
 	pthread_mutex_lock(&h->mu);
 	h->events++;
+	status_count_event(h, qe);
 	pthread_mutex_unlock(&h->mu);
-	hm_emit_event(&h->out, ev, h->label);
+	/* live inode events: the file's path, through parent pointers */
+	if (!h->replay && (ev->domain == XFS_HM_DOMAIN_INODE ||
+			   ev->domain == XFS_HM_DOMAIN_FILERANGE) &&
+	    hm_event_known(ev))
+		path = hm_inode_path(h->path, &h->handle, h->label,
+				     ev->domain == XFS_HM_DOMAIN_INODE ?
+				     ev->e.inode.ino : ev->e.filerange.ino,
+				     ev->domain == XFS_HM_DOMAIN_INODE ?
+				     ev->e.inode.gen : ev->e.filerange.gen);
+	hm_emit_event(&h->out, ev, h->label, path);
 	if (qe->flags & HM_QF_QUEUE)
 		hm_say(&h->out, HM_WARNING, "%s: %" PRIu64 " events dropped: "
 		       "xfs_healer's event queue (%zu events) was full",
 		       h->label, ev->e.lost.count, h->q.cap);
-	hm_hook_spawn(&h->hooks, &h->out, ev, h->label);
+	hm_hook_spawn(&h->hooks, &h->out, ev, h->label, path);
+	free(path);
+	path = NULL;
 	hm_plan_event(ev, h->mode, &plan);
 	/* in every mode: nothing more can be done but unmount and repair */
 	if (ev->domain == XFS_HM_DOMAIN_MOUNT &&
@@ -369,6 +480,7 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 		pthread_mutex_lock(&h->mu);
 		first_shutdown = !h->shut_down;
 		h->shut_down = true;
+		h->st.shut_down = true;
 		pthread_mutex_unlock(&h->mu);
 	}
 	if (first_shutdown)
@@ -383,7 +495,9 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 			hm_hazard_find(h->kernel_release, r->scrub_type);
 		enum hm_repair_result res;
 
+		status_add(h, &h->st.repairs_requested);
 		if (hz) {
+			status_add(h, &h->st.repairs_skipped);
 			hm_say(&h->out, HM_WARNING, "%s%s%s %s: not repairing: "
 			       "on Linux %s the %s (--allow-risky-repairs "
 			       "overrides)", h->label, *obj ? " " : "", obj,
@@ -393,6 +507,7 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 			continue;
 		}
 		if (h->replay && h->fsinfo.readonly) {
+			status_add(h, &h->st.repairs_skipped);
 			readonly_once(h);
 			continue;
 		}
@@ -404,11 +519,19 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 		}
 		res = hm_repair_one(h->path, &h->handle, r, msg, sizeof(msg));
 		if (res == HM_REPAIR_READONLY) {
+			status_add(h, &h->st.repairs_skipped);
 			readonly_once(h);
 			continue;
 		}
 		pthread_mutex_lock(&h->mu);
 		h->ro_said = false;
+		h->st_dirty = true;
+		if (res == HM_REPAIR_DONE)
+			h->st.repairs_done++;
+		else if (res == HM_REPAIR_CLEAN)
+			h->st.repairs_clean++;
+		else
+			h->st.repairs_failed++;
 		pthread_mutex_unlock(&h->mu);
 		hm_say(&h->out, res == HM_REPAIR_DONE || res == HM_REPAIR_CLEAN ?
 		       HM_NOTICE : HM_ERR, "%s%s%s %s: %s", h->label,
@@ -569,6 +692,8 @@ static void set_mode(struct healer *h)
 
 	h->mode = hm_policy_mode(&in, &why);
 	h->mode_why = why;
+	h->st.mode = h->mode == HM_MODE_REPAIR ? "repair" :
+		     h->mode == HM_MODE_LOG ? "report" : "none";
 	hm_say(&h->out, HM_INFO, "%s: %s (%s)", h->label, names[h->mode], why);
 	if (h->mode == HM_MODE_REPAIR && h->fsinfo.readonly)
 		readonly_once(h);
@@ -754,6 +879,7 @@ static int run_threads(struct healer *h)
 		stopper_detach(st);
 		return 1;
 	}
+	status_state(h, "running");
 	hm_notify("READY=1\nSTATUS=watching for health events");
 
 	for (;;) {
@@ -763,6 +889,7 @@ static int run_threads(struct healer *h)
 		};
 		int timeout = hm_hook_reap(&h->hooks, &h->out);
 		int recheck = queue_deferred(h);
+		int stwait = status_flush(h, false);
 		bool done;
 		uint64_t v;
 
@@ -781,6 +908,8 @@ static int run_threads(struct healer *h)
 			break;
 		if (recheck >= 0 && (timeout < 0 || recheck < timeout))
 			timeout = recheck;
+		if (stwait >= 0 && (timeout < 0 || stwait < timeout))
+			timeout = stwait;
 		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
 			hm_say(&h->out, HM_ERR, "poll: %s", strerror(errno));
 			ret = 1;
@@ -821,6 +950,7 @@ static int run_threads(struct healer *h)
 			hm_say(&h->out, HM_WARNING, "%s: exiting with work in "
 			       "flight (a repair or a service start); the "
 			       "kernel finishes a repair on its own", h->label);
+			status_state(h, "stopped by signal");
 			fflush(stdout);
 			fflush(stderr);
 			_exit(ret);
@@ -846,6 +976,8 @@ static int run_threads(struct healer *h)
 	}
 	if (h->reader_status)
 		ret = 1;
+	status_state(h, stopped ? "stopped by signal" : ret ? "failed" :
+		     "stopped");
 	stopper_detach(st);
 	close(sfd);
 	free(workers);
@@ -864,6 +996,7 @@ static int run_replay(struct healer *h)
 	set_mode(h);
 	if (h->mode == HM_MODE_EXIT) {
 		hm_capture_close(&h->cap);
+		status_state(h, "not monitoring");
 		return not_monitored(h->mode_why);
 	}
 	ret = run_threads(h);
@@ -910,6 +1043,7 @@ static int run_live(struct healer *h)
 	set_mode(h);
 	if (h->mode == HM_MODE_EXIT) {
 		close(fd);
+		status_state(h, "not monitoring");
 		return not_monitored(h->mode_why);
 	}
 	if (h->mode == HM_MODE_REPAIR && !kernel_can_repair(fd)) {
@@ -957,6 +1091,47 @@ static unsigned int online_cpus(void)
 	return n < 1 ? 1 : n > 64 ? 64 : (unsigned int)n;
 }
 
+static void status_init(struct healer *h, const char *dir)
+{
+	h->status_path = hm_status_path(dir, h->path);
+	if (!h->status_path)
+		hm_say(&h->out, HM_WARNING, "%s: mount point too long for a "
+		       "status file name; none written", h->label);
+	h->st.label = h->label;
+	h->st.pid = getpid();
+	h->st.started = time(NULL);
+	h->st.state = "starting";
+}
+
+/* --status: the file of the mount as given, else of its real path */
+static int show_status(struct healer *h, const char *dir, const char *mount)
+{
+	char *path = hm_status_path(dir, mount), *real = realpath(mount, NULL);
+	int err = path ? hm_status_show(path, h->out.json, stdout) : -ENAMETOOLONG;
+
+	if (err == -ENOENT && real) {
+		free(path);
+		path = hm_status_path(dir, real);
+		err = path ? hm_status_show(path, h->out.json, stdout) :
+		      -ENAMETOOLONG;
+	}
+	free(real);
+	if (err) {
+		char *lbl = hm_escape_dup(mount);
+
+		if (err == -ENOENT)
+			fsf_err(&h->log, "%s: no status (%s): no xfs_healer "
+				"has watched it since boot", lbl,
+				path ? path : dir);
+		else
+			fsf_err(&h->log, "%s: %s: %s", lbl, path ? path : dir,
+				strerror(-err));
+		free(lbl);
+	}
+	free(path);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct healer h = {
@@ -968,6 +1143,9 @@ int main(int argc, char **argv)
 	};
 	int c, ret;
 	unsigned long v;
+	bool status = false;
+	const char *state_dir = getenv("XFS_HEALER_STATE_DIR");
+	bool state_dir_given = state_dir && *state_dir;
 
 	h.out.log = &h.log;
 	pthread_mutex_init(&h.mu, NULL);
@@ -1010,6 +1188,11 @@ int main(int argc, char **argv)
 			h.hooks.timeout_s = (unsigned int)v;
 			break;
 		case OPT_REPLAY: h.replay = optarg; break;
+		case OPT_STATUS: status = true; break;
+		case OPT_STATE_DIR:
+			state_dir = optarg;
+			state_dir_given = true;
+			break;
 		case OPT_RECORD: h.record = optarg; break;
 		case 'V':
 			printf("xfs_healer (fsforge) %s\n", PACKAGE_VERSION);
@@ -1028,6 +1211,15 @@ int main(int argc, char **argv)
 		if (uname(&uts) == 0)
 			h.kernel_release = uts.release;
 	}
+	if (!state_dir_given)
+		state_dir = HM_STATUS_DIR;
+	if (status) {
+		if (argc - optind != 1 || h.replay) {
+			fsf_err(&h.log, "--status takes one MOUNTPOINT");
+			return EXIT_USAGE;
+		}
+		return show_status(&h, state_dir, argv[optind]);
+	}
 	if (h.replay_nowait && !h.replay) {
 		fsf_err(&h.log, "--replay-nowait needs --replay");
 		return EXIT_USAGE;
@@ -1040,7 +1232,11 @@ int main(int argc, char **argv)
 		}
 		h.path = optind < argc ? argv[optind] : h.replay;
 		h.label = hm_escape_dup(h.path);
+		/* a replay writes a status file only when asked */
+		if (state_dir_given)
+			status_init(&h, state_dir);
 		ret = run_replay(&h);
+		free(h.status_path);
 		free(h.label);
 		return ret;
 	}
@@ -1053,7 +1249,10 @@ int main(int argc, char **argv)
 	h.path = argv[optind];
 	h.label = hm_escape_dup(h.path);
 	h.out.journal = hm_stderr_is_journal();
+	if (!h.supported)
+		status_init(&h, state_dir);
 	ret = run_live(&h);
+	free(h.status_path);
 	free(h.label);
 	return ret;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "healer.h"
@@ -56,8 +57,9 @@ static void usage(FILE *f)
 "in the mount namespace, now and whenever one is mounted later.\n"
 "\n"
 "      --supported     exit 0 if the kernel reports mount events, 1 if not\n"
-"      --mountns PATH  watch this mount namespace (e.g. /proc/PID/ns/mnt)\n"
-"                      instead of our own\n"
+"      --mountns PATH  the mount namespace to watch (/proc/PID/ns/mnt);\n"
+"                      only our own is accepted: another one is refused\n"
+"                      (its mounts are invisible to xfs_healer@ units)\n"
 "      --dry-run       print the units instead of starting them\n"
 "  -V, --version       print the version and exit\n"
 "  -h, --help          print this help and exit\n", f);
@@ -161,13 +163,18 @@ static int scan(struct starter *s)
 		if (!sep || sscanf(line, "%llu %*u %*s %4095s %4095s", &id, root,
 				   mnt) != 3 || sscanf(sep + 3, "%63s", fstype) != 1)
 			continue;
-		if (!push(&s->now, &s->nnow, &s->now_cap, id))
-			break;
 		/* only whole filesystems: a healer needs the fs root */
-		if (strcmp(fstype, "xfs") || strcmp(root, "/") ||
-		    contains(s->seen, s->nseen, id))
+		if (strcmp(fstype, "xfs") || strcmp(root, "/"))
 			continue;
 		unescape(mnt);
+		/* mountinfo's id is reused at once by the next mount: an
+		 * unmount and mount between two scans would look like the
+		 * same mount; the unique id tells them apart */
+		id = hm_mount_key(mnt, id);
+		if (!push(&s->now, &s->nnow, &s->now_cap, id))
+			break;
+		if (contains(s->seen, s->nseen, id))
+			continue;
 		start_for(s, mnt);
 	}
 	free(line);
@@ -204,6 +211,30 @@ static int watch(struct starter *s, int fan, int sfd)
 	}
 }
 
+/*
+ * xfs_healer@ units run in systemd's mount namespace (ours, as a service
+ * of the same systemd); a mount that exists only in another namespace is
+ * invisible there, so its healer could not watch it: refuse.
+ */
+static bool other_namespace(struct starter *s, const char *mountns)
+{
+	struct stat a, b;
+
+	if (stat(mountns, &a) < 0) {
+		hm_say(&s->out, HM_ERR, "cannot open mount namespace %s: %s",
+		       mountns, strerror(errno));
+		return true;
+	}
+	if (stat("/proc/self/ns/mnt", &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		return false;
+	hm_say(&s->out, HM_ERR, "--mountns %s: another mount namespace is not "
+	       "supported: xfs_healer@ units run in this one, where its "
+	       "mounts are not visible; run xfs_healer_start (or xfs_healer "
+	       "MOUNTPOINT) inside that namespace instead", mountns);
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	struct starter s = {
@@ -237,6 +268,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	s.out.journal = hm_stderr_is_journal();
+	if (mountns && other_namespace(&s, mountns))
+		return 1;
 	fan = fanotify_init(FAN_REPORT_MNT | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY);
 	if (fan < 0) {
 		hm_say(&s.out, HM_ERR, "this kernel cannot report mount events "

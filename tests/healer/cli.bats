@@ -12,7 +12,8 @@ teardown() { umount_all; }
 	run "$HEALER" --help
 	[ "$status" -eq 0 ]
 	for o in --everything --foreground --no-autofsck --quiet --repair \
-		 --supported --json --exec --exec-timeout --record --replay; do
+		 --supported --json --exec --exec-timeout --record --replay \
+		 --status --state-dir; do
 		[[ $output == *"$o"* ]] || die "$o missing from --help"
 	done
 	run "$HEALER" -V

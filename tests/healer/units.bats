@@ -158,3 +158,49 @@ teardown() { sid_cleanup; }
 	[ "$(grep -cxF "xfs_healer@$b.service" out)" -eq 2 ]
 	! grep -q tmpfs out
 }
+
+@test "xfs_healer_start: a quick unmount and mount that reuses the mount id starts a fresh healer" {
+	[ "$(id -u)" -eq 0 ] || need_or_skip "needs root"
+	command -v mkfs.xfs >/dev/null || need_or_skip "mkfs.xfs (xfsprogs) not installed"
+	"$START" --supported 2>/dev/null || skip "no fanotify mount events on this kernel"
+	cd "$BATS_TEST_TMPDIR"
+	truncate -s 300M q.img
+	mkfs.xfs -q q.img
+	mkdir -p mnt.q
+	mount -o loop q.img mnt.q
+	id1=$(awk -v m="$BATS_TEST_TMPDIR/mnt.q" '$5 == m { print $1 }' /proc/self/mountinfo)
+	"$START" --dry-run > out 2> err &
+	pid=$!
+	sleep 1
+	# both changes in one rescan: the starter is stopped meanwhile (the
+	# main branch's build, keyed by mountinfo's id, started one healer)
+	kill -STOP $pid
+	umount mnt.q
+	mount -o loop q.img mnt.q
+	kill -CONT $pid
+	id2=$(awk -v m="$BATS_TEST_TMPDIR/mnt.q" '$5 == m { print $1 }' /proc/self/mountinfo)
+	sleep 1
+	kill $pid; wait $pid || true
+	umount mnt.q
+	cat out err
+	echo "# mountinfo ids: $id1 then $id2" >&3
+	q=$(systemd-escape --path "$BATS_TEST_TMPDIR/mnt.q")
+	[ "$(grep -cxF "xfs_healer@$q.service" out)" -eq 2 ]
+}
+
+@test "xfs_healer_start --mountns: another namespace is refused with the reason; our own is accepted" {
+	[ "$(id -u)" -eq 0 ] || need_or_skip "needs root"
+	command -v unshare >/dev/null || need_or_skip "unshare (util-linux) missing"
+	unshare -m sleep 30 &
+	ns=$!
+	sleep 0.3
+	run "$START" --dry-run --mountns /proc/$ns/ns/mnt
+	kill $ns; wait $ns || true
+	[ "$status" -eq 1 ]
+	[[ $output == *"--mountns /proc/$ns/ns/mnt: another mount namespace is not supported: xfs_healer@ units run in this one, where its mounts are not visible"* ]]
+	run timeout 2 "$START" --dry-run --mountns /proc/self/ns/mnt
+	[[ $output != *"another mount namespace"* ]] || die "own namespace refused: $output"
+	# it ran until timeout killed it (124), or stopped on a kernel without
+	# mount events (1, with that reason)
+	[ "$status" -eq 124 ] || [[ $output == *"cannot report mount events"* ]]
+}

@@ -41,3 +41,12 @@ PY
 	run grep -c '^not ok' <<<"$output"
 	[ "$output" -eq 0 ]
 }
+
+@test "xfs_healer: inode paths through a fake parent-pointer lookup (depth, length, loops)" {
+	run "$FSFORGE_BUILDDIR/tests/unit/test_healer_parents"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"ok 3 - two levels, a space (12 bytes)"* ]]
+	[[ $output == *"1..15"* ]]
+	! grep -q '^not ok' <<<"$output"
+}
