@@ -115,6 +115,7 @@ void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 		uint64_t clusters = 0, want_alloc;
 		int64_t lvcn, hvcn;
 		bool whole, vcn_bad, alloc_bad;
+		int64_t want_lvcn;
 		long nr;
 
 		if (!a->non_resident)
@@ -129,10 +130,13 @@ void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 		lvcn = (int64_t)le64toh((uint64_t)n.lowest_vcn);
 		hvcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
 		/* the one extent of an attribute of a record without a list:
-		 * its allocation is exactly its runs (compressed ones aside) */
-		whole = lvcn == 0 && !list && !le64toh(m.base_mft_record);
+		 * it starts at VCN 0 (nothing else could hold VCN 0: a lowest
+		 * VCN above it would shift every byte of the data) and its
+		 * allocation is exactly its runs (compressed ones aside) */
+		whole = !list && !le64toh(m.base_mft_record);
+		want_lvcn = whole ? 0 : lvcn;
 		want_alloc = clusters * cs;
-		vcn_bad = (uint64_t)(hvcn - lvcn + 1) != clusters;
+		vcn_bad = lvcn != want_lvcn || (uint64_t)(hvcn - lvcn + 1) != clusters;
 		alloc_bad = whole && !(le16toh(n.h.flags) & 0xff) &&
 			    (uint64_t)le64toh((uint64_t)n.allocated_size) != want_alloc;
 		if (!vcn_bad && !alloc_bad)
@@ -142,7 +146,8 @@ void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 				 (long long)hvcn,
 				 (unsigned long long)le64toh((uint64_t)n.allocated_size)))
 			continue;
-		n.highest_vcn = (int64_t)htole64((uint64_t)(lvcn + (int64_t)clusters - 1));
+		n.lowest_vcn = (int64_t)htole64((uint64_t)want_lvcn);
+		n.highest_vcn = (int64_t)htole64((uint64_t)(want_lvcn + (int64_t)clusters - 1));
 		if (whole && !(le16toh(n.h.flags) & 0xff)) {
 			uint64_t size = le64toh((uint64_t)n.data_size);
 			uint64_t init = le64toh((uint64_t)n.initialized_size);

@@ -266,6 +266,12 @@ asked_case() {
 	[ "$(sha256sum < image)" = "$before" ] || die "-a wrote to the image"
 }
 
+@test "lowest VCN 1 on the one extent of a file's \$DATA (no attribute list): back to 0, the 12 MiB file reads as before" {
+	# a repair that kept VCN 1 and fitted the upper end to the runs would
+	# shift every byte of the file by a cluster (the manifest catches it)
+	repair_case big lowest_vcn "its header says VCNs 1-"
+}
+
 @test "an unknown bit in \$FILE_NAME's resident flags: cleared, the indexed bit kept, ntfsck agrees" {
 	repair_case dir fn_resident_flags "has unknown resident flags 0x3 (0x1 kept)"
 }

@@ -33,6 +33,8 @@ DAMAGE:
   mft_size_short  record RECORD (0, $MFT) and its $MFTMirr copy: $DATA's
                  data and initialized size cut to 16 records (the runs,
                  the allocated size and the $MFT bitmap unchanged)
+  lowest_vcn     unnamed $DATA: lowest VCN 0 -> 1 (the record has no
+                 attribute list: its one extent must start at 0)
   usn_bump       the update sequence number one higher, its copies at the
                  stride ends too (a valid record that differs from its
                  $MFTMirr copy only there)
@@ -143,6 +145,10 @@ def main():
             # mirror's cluster as the MFT's)
             gm = (bps, cs, rs, sectors, mirr, mirr)
             damage.set_record_bytes(img, gm, n, off + 0x30, short)
+        elif what == "lowest_vcn":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            assert rec[off + 8] == 1, "$DATA is resident"
+            damage.set_record_bytes(img, g, n, off + 0x10, struct.pack("<q", 1))
         elif what == "usn_bump":
             ofs, = struct.unpack_from("<H", rec, 4)
             usn, = struct.unpack_from("<H", damage.record(img, mft, rs, n), ofs)
