@@ -53,6 +53,12 @@ ROW(PR_MIRROR_DIFFERS, 0x010003, "mftmirr_differs",
 ROW(PR_MFT_DATA_BAD, 0x010004, "mft_data_bad",
     "$MFT's data attribute is unusable (%s)",
     FSF_PROMPT_NONE, FSF_PR_FATAL);
+/* Records the $MFT bitmap has in use, FILE records in use, past $MFT's
+ * data size but inside its allocation: the size grows to hold them (a
+ * driver that grew the MFT was cut off before it wrote the size). */
+ROW(PR_MFT_SIZE_SHORT, 0x010005, "mft_data_size_short",
+    "$MFT's data size of %llu records hides %llu records in use past it; it becomes %llu records",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_RECORD_CORRUPT, 0x010010, "record_corrupt",
     "record is in use but corrupt (%s); its file is lost",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);

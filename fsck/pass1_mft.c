@@ -168,19 +168,21 @@ out:
 /*
  * Records in use past $MFT's data size: the $MFT bitmap marks them and
  * they hold FILE records in use, in clusters $MFT already owns.  With a
- * data size cut short every one of them, and every name pointing at one,
- * would look lost, so the size is what is wrong; nothing is repaired on
- * that (ntfs_vol_record_offset() stops at mft_records: widened here for
- * the look only).
+ * data size cut short (a power cut while a driver grew the MFT, or
+ * damage) every one of them, and every name pointing at one, would look
+ * lost, so the size is what is wrong.  Returns how many; *END is one past
+ * the last (ntfs_vol_record_offset() stops at mft_records: widened here
+ * for the look).
  */
 static uint64_t hidden_records(struct ntfs_check *c, const uint8_t *bm,
-			       uint64_t bmlen)
+			       uint64_t bmlen, uint64_t *end)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
 	uint64_t alloc = 0, n = 0, have = c->vol.mft_records, top;
 	uint8_t *rec = malloc(rs);
 	char why[NTFS_WHY];
 
+	*end = have;
 	if (!rec || !bm)
 		return free(rec), 0;
 	for (long i = 0; i < c->vol.nmft_runs; i++)
@@ -196,13 +198,49 @@ static uint64_t hidden_records(struct ntfs_check *c, const uint8_t *bm,
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));
-		if (le16toh(m.flags) & NTFS_MFT_IN_USE)
+		if (le16toh(m.flags) & NTFS_MFT_IN_USE) {
 			n++;
+			*end = i + 1;
+		}
 	}
 	c->vol.mft_records = have;
 	ntfs_vol_cache_drop(&c->vol);
 	free(rec);
 	return n;
+}
+
+/* $MFT's data size and initialized size set to BYTES (record 0 and its
+ * mirror copy); the runs and the allocation already hold them. */
+static int grow_mft_size(struct ntfs_check *c, uint64_t bytes)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs), *a;
+	char why[NTFS_WHY];
+	int ret = -ENOMEM;
+
+	if (!rec)
+		return ret;
+	ret = ntfs_vol_read_record(&c->vol, NTFS_FILE_MFT, rec);
+	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		ret = -EUCLEAN;
+	if (!ret) {
+		struct ntfs_attr_nonresident n;
+
+		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_DATA);
+		if (a)
+			memcpy(&n, a, sizeof(n));
+		if (!a || !n.h.non_resident || n.h.name_length || n.lowest_vcn ||
+		    (uint64_t)le64toh((uint64_t)n.allocated_size) < bytes) {
+			ret = -EUCLEAN;
+		} else {
+			n.data_size = (int64_t)htole64(bytes);
+			n.initialized_size = (int64_t)htole64(bytes);
+			memcpy(a, &n, sizeof(n));
+			ret = ntfs_check_write_record(c, NTFS_FILE_MFT, rec);
+		}
+	}
+	free(rec);
+	return ret;
 }
 
 /* $MFT's data runs and size, and the count of mirrored records. */
@@ -254,16 +292,18 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 		return ret;
 	}
 	{
-		uint64_t hidden = hidden_records(c, *mft_bitmap, *bitmap_len);
-		char why[NTFS_WHY];
+		uint64_t end, had = c->vol.mft_records;
+		uint64_t hidden = hidden_records(c, *mft_bitmap, *bitmap_len, &end);
 
 		if (hidden) {
-			snprintf(why, sizeof(why),
-				 "its data size of %llu records hides %llu records in use past it",
-				 (unsigned long long)c->vol.mft_records,
-				 (unsigned long long)hidden);
-			fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT", why);
-			return -EUCLEAN;
+			/* checked at the size it must have, -n included */
+			c->vol.mft_records = end;
+			if (fsf_fix_ask(&c->fix, &PR_MFT_SIZE_SHORT, "$MFT",
+					(unsigned long long)had,
+					(unsigned long long)hidden,
+					(unsigned long long)end) &&
+			    grow_mft_size(c, end * rs))
+				fsf_fix_failed(&c->fix);
 		}
 	}
 	return 0;
