@@ -191,7 +191,9 @@ teardown() { sid_cleanup; }
 @test "xfs_healer_start --mountns: another namespace is refused with the reason; our own is accepted" {
 	[ "$(id -u)" -eq 0 ] || need_or_skip "needs root"
 	command -v unshare >/dev/null || need_or_skip "unshare (util-linux) missing"
-	unshare -m sleep 30 &
+	# --propagation unchanged: a private / is not needed here, and making it
+	# private fails where / is no mount point (a chroot: tests/fresh)
+	unshare -m --propagation unchanged sleep 30 &
 	ns=$!
 	sleep 0.3
 	run "$START" --dry-run --mountns /proc/$ns/ns/mnt
