@@ -6,6 +6,7 @@
 #   vdd  a copy of vdb with one byte of file data flipped
 #   vde  the rich tree and more, compressed (lz4hc, 64 KiB pclusters)
 #   vdf, vdg  versions A and B of a compressible application, lz4hc
+#   vdh, vdi, vdj  the tree of vde with zstd, deflate and lzma
 # Results are written to /host for the host-side assertions.
 set -u
 out=/host/result
@@ -68,5 +69,11 @@ measure_z() {
 }
 measure_z "" > "$out/zcache.plain"
 measure_z ",inode_share,domain_id=fsforgez" > "$out/zcache.shared"
+# 6. the other algorithms: the tree as the kernel decompresses it
+for d in vdh:zstd vdi:deflate vdj:lzma; do
+	mount -t erofs -o ro "/dev/${d%%:*}" /mnt/a || exit 16
+	bash /host/manifest /mnt/a > "$out/${d#*:}.manifest"
+	umount /mnt/a
+done
 dmesg > "$out/dmesg"
 exit 0
