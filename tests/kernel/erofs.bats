@@ -50,7 +50,7 @@ setup_file() {
 	"$MKFS_EROFS" --quiet -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint "$W/za.img" "$W/za"
 	"$MKFS_EROFS" --quiet -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint "$W/zb.img" "$W/zb"
 	cp "$LIB/manifest" "$W/share/manifest"
-	run "$FSFORGE_TOP/tests/kernel/vm-run" --sid --drivers erofs --timeout 900 \
+	run "$FSFORGE_TOP/tests/kernel/vm-run" --sid --drivers erofs --timeout 1500 \
 		--share "$W/share" --disk "$W/tree.img,ro" --disk "$W/a.img,ro" \
 		--disk "$W/b.img,ro" --disk "$W/corrupt.img,ro" \
 		--disk "$W/ztree.img,ro" --disk "$W/za.img,ro" --disk "$W/zb.img,ro" \
