@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Compressed files (-z lz4 | lz4hc): cut into extents, each compressed into
- * one physical cluster of at most -C bytes ("destination size" compression
- * fills the pcluster with as much input as fits), or stored raw (PLAIN,
- * one block) where compressing does not save a block.  Their data goes
+ * Compressed files (-z lz4 | lz4hc | lzma | deflate | zstd): cut into
+ * extents, each compressed into one physical cluster of at most -C bytes
+ * ("destination size" compression fills the pcluster with as much input as
+ * fits), or stored raw (PLAIN, one block) where compressing does not save a
+ * block.  lz4 and MicroLZMA (liblzma) stop by themselves when the output is
+ * full; for raw deflate (libdeflate) and zstd frames (libzstd) the input
+ * length is searched for (see squeeze_search).  Their data goes
  * after every other data block, file after file in layout order.
  *
  * Worker threads take files in layout order and compress them into their
@@ -23,9 +26,11 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <lz4.h>
 #include <lz4hc.h>
 #include <limits.h>
+#include <lzma.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,6 +38,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include "erofs/erofs_fs.h"
 #include "internal.h"
@@ -69,6 +76,12 @@ struct worker {
 	uint8_t *in, *out, *z;
 	size_t in_cap, out_cap;
 	void *hc;		/* lz4hc state */
+	lzma_stream lz;		/* lzma */
+	lzma_options_lzma lzopt;
+	struct libdeflate_compressor *dfl;	/* deflate */
+	ZSTD_CCtx *zc;		/* zstd */
+	uint8_t *trial;		/* deflate, zstd: one attempt's output */
+	size_t trial_cap;
 	EVP_MD_CTX *md;
 	struct zext *ext;
 	size_t next_ext, ext_cap;
@@ -108,21 +121,105 @@ uint64_t erofs_zindex_size(const struct erofs_build *b,
 	       nlc * sizeof(struct z_erofs_lcluster_index);
 }
 
+unsigned int erofs_compr_alg(const struct erofs_mkfs_opts *o)
+{
+	switch (o->compr) {
+	case EROFS_COMPR_LZMA:
+		return Z_EROFS_COMPRESSION_LZMA;
+	case EROFS_COMPR_DEFLATE:
+		return Z_EROFS_COMPRESSION_DEFLATE;
+	case EROFS_COMPR_ZSTD:
+		return Z_EROFS_COMPRESSION_ZSTD;
+	default:
+		return Z_EROFS_COMPRESSION_LZ4;
+	}
+}
+
+/* Largest decompressed extent of the build. */
+static uint32_t max_extent(const struct erofs_build *b)
+{
+	uint32_t m = MAX_EXTENT < 1024u * b->blksz ? MAX_EXTENT : 1024u * b->blksz;
+
+	if (b->opts->max_extent_bytes && b->opts->max_extent_bytes < m)
+		m = b->opts->max_extent_bytes;
+	return m;
+}
+
+/* LZMA dictionary: four pclusters, from 32 KiB to 8 MiB (what the reader
+ * allocates per stream; a pcluster's input rarely reaches further back). */
+static uint32_t lzma_dict(const struct erofs_build *b)
+{
+	uint64_t d = (uint64_t)b->pclusterblks * b->blksz * 4;
+
+	return d < 32768 ? 32768 : d > Z_EROFS_LZMA_MAX_DICT_SIZE ?
+	       Z_EROFS_LZMA_MAX_DICT_SIZE : (uint32_t)d;
+}
+
+/* zstd window log: enough for the largest extent, from 10 to 20 (the
+ * reader's limit, 1 MiB). */
+static unsigned int zstd_wlog(const struct erofs_build *b)
+{
+	unsigned int l = 10;
+
+	while (l < 20 && (1u << l) < max_extent(b))
+		l++;
+	return l;
+}
+
 size_t erofs_compr_cfgs_encode(const struct erofs_build *b, uint8_t *out)
 {
-	struct z_erofs_lz4_cfgs c = {
-		.max_distance = htole16(UINT16_MAX),
-		.max_pclusterblks = htole16((uint16_t)b->pclusterblks),
-	};
-	uint16_t len = htole16(sizeof(c));
+	uint8_t rec[14] = { 0 };
+	uint16_t len;
 
-	if (b->opts->compr == EROFS_COMPR_NONE || b->pclusterblks <= 1)
+	switch (b->opts->compr) {
+	case EROFS_COMPR_NONE:
 		return 0;
-	if (out) {
-		memcpy(out, &len, 2);
-		memcpy(out + 2, &c, sizeof(c));
+	case EROFS_COMPR_LZMA: {
+		struct z_erofs_lzma_cfgs c = {
+			.dict_size = htole32(lzma_dict(b)),
+		};
+
+		memcpy(rec, &c, sizeof(c));
+		len = sizeof(c);
+		break;
 	}
-	return erofs_round_up(2 + sizeof(c), 4);
+	case EROFS_COMPR_DEFLATE: {
+		struct z_erofs_deflate_cfgs c = { .windowbits = 15 };
+
+		memcpy(rec, &c, sizeof(c));
+		len = sizeof(c);
+		break;
+	}
+	case EROFS_COMPR_ZSTD: {
+		struct z_erofs_zstd_cfgs c = {
+			.windowlog = (uint8_t)(zstd_wlog(b) - 10),
+		};
+
+		memcpy(rec, &c, sizeof(c));
+		len = sizeof(c);
+		break;
+	}
+	default: {
+		/* lz4 needs them for big pclusters only */
+		struct z_erofs_lz4_cfgs c = {
+			.max_distance = htole16(UINT16_MAX),
+			.max_pclusterblks = htole16((uint16_t)b->pclusterblks),
+		};
+
+		if (b->pclusterblks <= 1)
+			return 0;
+		memcpy(rec, &c, sizeof(c));
+		len = sizeof(c);
+		break;
+	}
+	}
+	if (out) {
+		uint16_t le = htole16(len);
+
+		memcpy(out, &le, 2);
+		memcpy(out + 2, rec, len);
+	}
+	return erofs_round_up(2u + len, 4);
 }
 
 static int fail(struct cpass *cp, int err)
@@ -281,14 +378,116 @@ static int add_ext(struct worker *w, const struct zext *e)
 	return 0;
 }
 
+/* deflate, zstd: compress all of SRC (LEN bytes) into w->trial; returns
+ * the size, or a negative errno. */
+static long compress_all(struct worker *w, const uint8_t *src, uint32_t len)
+{
+	size_t c;
+
+	if (w->dfl) {
+		c = libdeflate_deflate_compress(w->dfl, src, len, w->trial,
+						w->trial_cap);
+		return c ? (long)c : -EOVERFLOW;
+	}
+	c = ZSTD_compress2(w->zc, w->trial, w->trial_cap, src, len);
+	if (ZSTD_isError(c))
+		return ZSTD_getErrorCode(c) == ZSTD_error_memory_allocation ?
+		       -ENOMEM : -EIO;
+	return (long)c;
+}
+
+/*
+ * deflate, zstd (no destination size mode): the longest input, to within
+ * SEARCH_TOL bytes, whose compressed stream fits CAP.  Each attempt
+ * compresses a prefix whole; the next length is interpolated between the
+ * longest prefix that fits and the shortest that does not (the sizes grow
+ * with the length, not quite linearly), halving when the interpolation
+ * lands on a bound.  The result depends on the data only.  A stream that
+ * starts with a zero byte does not fit: the reader takes leading zeros
+ * for padding (a raw deflate stream can start so, a zstd frame cannot).
+ */
+#define SEARCH_TOL	32u
+#define SEARCH_MAX	24
+
+static int squeeze_search(struct worker *w, const uint8_t *src, uint32_t len,
+			  uint32_t cap, uint32_t *taken)
+{
+	uint32_t lo = 0, hi = len + 1, m = len < 4 * cap ? len : 4 * cap;
+	uint64_t clo = 0, chi = 0;
+
+	for (int it = 0; it < SEARCH_MAX; it++) {
+		long c = compress_all(w, src, m);
+		uint64_t next;
+
+		if (c < 0)
+			return (int)c;
+		if ((uint64_t)c <= cap && w->trial[0]) {
+			lo = m;
+			clo = (uint64_t)c;
+			memcpy(w->z, w->trial, (size_t)c);
+		} else {
+			hi = m;
+			chi = (uint64_t)c;
+			/* no gain at all: raw blocks do as well */
+			if (!lo && chi >= hi)
+				break;
+		}
+		if (lo == len || hi - lo <= SEARCH_TOL)
+			break;
+		if (hi > len) {		/* everything tried fits */
+			next = (uint64_t)lo * cap / clo;
+			if (next > len)
+				next = len;
+			if (next <= lo)
+				next = lo + (len - lo + 1) / 2;
+		} else {
+			next = chi > clo ? lo + (cap - clo) * (hi - lo) /
+					   (chi - clo) : lo + (hi - lo) / 2;
+			/* keep off the bounds: the interpolation alone
+			 * converges from one side only */
+			if (next <= lo + SEARCH_TOL / 2 ||
+			    next + SEARCH_TOL / 2 >= hi)
+				next = lo + (hi - lo) / 2;
+		}
+		m = (uint32_t)next;
+	}
+	*taken = lo;
+	return (int)clo;
+}
+
+/* lzma: MicroLZMA stops when CAP bytes are out. */
+static int squeeze_lzma(struct worker *w, const uint8_t *src, uint32_t len,
+			uint32_t cap, uint32_t *taken)
+{
+	lzma_ret r = lzma_microlzma_encoder(&w->lz, &w->lzopt);
+
+	if (r != LZMA_OK)
+		return r == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
+	w->lz.next_in = src;
+	w->lz.avail_in = len;
+	w->lz.next_out = w->z;
+	w->lz.avail_out = cap;
+	r = lzma_code(&w->lz, LZMA_FINISH);
+	if (r != LZMA_STREAM_END)
+		return r == LZMA_MEM_ERROR ? -ENOMEM : -EIO;
+	*taken = (uint32_t)w->lz.total_in;
+	return w->lz.total_in ? (int)w->lz.total_out : 0;
+}
+
 /* Compress as much of SRC (LEN bytes) as fits CAP bytes: returns the
- * compressed size (0: nothing fit) and the bytes taken in *TAKEN. */
+ * compressed size (0: nothing fit, or a negative errno) and the bytes
+ * taken in *TAKEN. */
 static int squeeze(struct worker *w, const uint8_t *src, uint32_t len,
 		   uint32_t cap, uint32_t *taken)
 {
 	const struct erofs_mkfs_opts *o = w->cp->b->opts;
 	int in = (int)len, r;
 
+	*taken = 0;
+	if (o->compr == EROFS_COMPR_LZMA)
+		return squeeze_lzma(w, src, len, cap, taken);
+	if (o->compr == EROFS_COMPR_DEFLATE || o->compr == EROFS_COMPR_ZSTD)
+		return squeeze_search(w, src, len, cap, taken);
 	if (o->compr == EROFS_COMPR_LZ4HC)
 		r = LZ4_compress_HC_destSize(w->hc, (const char *)src,
 					     (char *)w->z, &in, (int)cap,
@@ -402,7 +601,7 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 				    Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
 				    Z_EROFS_ADVISE_BIG_PCLUSTER_2 :
 				    Z_EROFS_ADVISE_BIG_PCLUSTER_1),
-		.h_algorithmtype = Z_EROFS_COMPRESSION_LZ4,
+		.h_algorithmtype = (uint8_t)erofs_compr_alg(b->opts),
 		.h_clusterbits = 0,	/* lcluster = block */
 	};
 	struct lent *e = calloc(nlc, sizeof(*e));
@@ -531,6 +730,7 @@ static int compress_file(struct worker *w, size_t i)
 		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
 		uint32_t taken = 0, cblks, csize;
 		struct zext e = { .la = pos };
+		int r;
 
 		if (avail < want) {
 			ret = refill(w, fd, path, &off, &avail, n->size - read_to);
@@ -538,7 +738,14 @@ static int compress_file(struct worker *w, size_t i)
 				break;
 			read_to = pos + avail;
 		}
-		csize = (uint32_t)squeeze(w, w->in + off, want, pcl, &taken);
+		r = squeeze(w, w->in + off, want, pcl, &taken);
+		if (r < 0) {
+			fsf_err(b->log, "%s/%s: compressing: %s", b->opts->source,
+				path, strerror(-r));
+			ret = r;
+			break;
+		}
+		csize = (uint32_t)r;
 		cblks = (csize + bs - 1) / bs;
 		if (csize && cblks < (taken + bs - 1) / bs) {
 			/* zeros first: the data ends the pcluster */
@@ -627,15 +834,45 @@ static void *run(void *arg)
 
 static int worker_init(struct worker *w, struct cpass *cp)
 {
+	const struct erofs_mkfs_opts *o = cp->b->opts;
 	uint32_t pcl = cp->b->pclusterblks * cp->b->blksz;
 
 	memset(w, 0, sizeof(*w));
 	w->cp = cp;
-	w->max_extent = MAX_EXTENT < 1024u * cp->b->blksz ? MAX_EXTENT :
-			1024u * cp->b->blksz;
-	if (cp->b->opts->max_extent_bytes &&
-	    cp->b->opts->max_extent_bytes < w->max_extent)
-		w->max_extent = cp->b->opts->max_extent_bytes;
+	w->lz = (lzma_stream)LZMA_STREAM_INIT;
+	w->max_extent = max_extent(cp->b);
+	if (o->compr == EROFS_COMPR_LZMA) {
+		int l = o->compr_level < 0 ? 6 : o->compr_level;
+		uint32_t preset = l >= 100 ? (uint32_t)(l - 100) | LZMA_PRESET_EXTREME :
+				  (uint32_t)l;
+
+		if (lzma_lzma_preset(&w->lzopt, preset))
+			return -EINVAL;
+		w->lzopt.dict_size = lzma_dict(cp->b);
+	} else if (o->compr == EROFS_COMPR_DEFLATE) {
+		w->dfl = libdeflate_alloc_compressor(o->compr_level < 0 ? 1 :
+						      o->compr_level);
+		if (!w->dfl)
+			return -ENOMEM;
+		w->trial_cap = libdeflate_deflate_compress_bound(w->dfl,
+								 w->max_extent);
+	} else if (o->compr == EROFS_COMPR_ZSTD) {
+		w->zc = ZSTD_createCCtx();
+		if (!w->zc ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel,
+							o->compr_level < 0 ? 3 :
+							o->compr_level)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_windowLog,
+							(int)zstd_wlog(cp->b))) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 0)))
+			return -ENOMEM;
+		w->trial_cap = ZSTD_compressBound(w->max_extent);
+	}
+	if (w->trial_cap) {
+		w->trial = malloc(w->trial_cap);
+		if (!w->trial)
+			return -ENOMEM;
+	}
 	w->in_cap = 2u * MAX_EXTENT;
 	w->out_cap = OUT_FLUSH + MAX_EXTENT + pcl;
 	w->in = malloc(w->in_cap);
@@ -656,6 +893,11 @@ static void worker_free(struct worker *w)
 	free(w->out);
 	free(w->z);
 	free(w->hc);
+	lzma_end(&w->lz);
+	if (w->dfl)
+		libdeflate_free_compressor(w->dfl);
+	ZSTD_freeCCtx(w->zc);
+	free(w->trial);
 	free(w->ext);
 	for (size_t k = 0; k < w->nheld; k++) {
 		free(w->held[k].out);

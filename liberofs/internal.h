@@ -132,6 +132,8 @@ bool erofs_zindex_compact(const struct erofs_build *b);
 uint64_t erofs_zindex_size(const struct erofs_build *b,
 			   const struct erofs_node *n, uint32_t head);
 size_t erofs_compr_cfgs_encode(const struct erofs_build *b, uint8_t *out);
+/* the on-disk algorithm (Z_EROFS_COMPRESSION_*) of -z */
+unsigned int erofs_compr_alg(const struct erofs_mkfs_opts *o);
 /* dir.c: directory and symlink contents */
 int erofs_write_dirs_and_symlinks(struct erofs_build *b);
 uint64_t erofs_node_dir_size(const struct erofs_build *b,

@@ -38,12 +38,13 @@ void erofs_super_encode(const struct erofs_build *b, uint8_t *out)
 	}
 	if (o->compr != EROFS_COMPR_NONE) {
 		incompat |= EROFS_INCOMPAT_ZERO_PADDING;
-		if (b->pclusterblks > 1) {
-			/* lz4 settings follow the superblock */
+		if (erofs_compr_cfgs_encode(b, NULL)) {
+			/* the algorithm's settings follow the superblock
+			 * (the bit also allows big pclusters) */
 			incompat |= EROFS_INCOMPAT_COMPR_CFGS |
 				    EROFS_INCOMPAT_BIG_PCLUSTER;
 			sb.available_compr_algs =
-				htole16(1u << Z_EROFS_COMPRESSION_LZ4);
+				htole16(1u << erofs_compr_alg(o));
 		} else {
 			sb.available_compr_algs = htole16(UINT16_MAX);
 		}

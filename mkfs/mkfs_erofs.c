@@ -59,8 +59,12 @@ static void usage(FILE *f)
 "SOURCEDIR.\n"
 "\n"
 "  -b SIZE                 block size in bytes (512..65536, default: page size)\n"
-"  -z ALG[,level=N]        compress files: lz4, or lz4hc (level 0-12,\n"
-"                          default 9); blocks that do not shrink stay raw\n"
+"  -z ALG[,level=N]        compress files with ALG: lz4; lz4hc (level\n"
+"                          0-12, default 9); lzma (MicroLZMA: 0-9, or\n"
+"                          100-109 = extreme 0-9, default 6); deflate (0-9)\n"
+"                          or libdeflate (0-12), both raw deflate with\n"
+"                          libdeflate, default 1; zstd (0-22, default 3).\n"
+"                          Blocks that do not shrink stay raw\n"
 "  -C SIZE                 largest physical cluster of compressed data in bytes\n"
 "                          (a multiple of the block size up to 1 MiB;\n"
 "                          default: one block)\n"
@@ -142,37 +146,67 @@ static int push_str(const char ***arr, size_t *n, const char *s)
 	return 0;
 }
 
-/* -z ALG[,level=N|,N]: lz4, lz4hc (erofs-utils 1.9 syntax and ranges) */
+/* -z ALG[,level=N|,N]: the names, level ranges and defaults of erofs-utils
+ * 1.9 ("deflate" and "libdeflate" are both libdeflate here, with the level
+ * range of each name) */
+static const struct compr_name {
+	const char *name;
+	enum erofs_compr compr;
+	int min, max, def;	/* levels; max < 0: none */
+} compr_names[] = {
+	{ "lz4", EROFS_COMPR_LZ4, 0, -1, -1 },
+	{ "lz4hc", EROFS_COMPR_LZ4HC, 0, 12, 9 },
+	{ "lzma", EROFS_COMPR_LZMA, 0, 109, 6 },
+	{ "deflate", EROFS_COMPR_DEFLATE, 0, 9, 1 },
+	{ "libdeflate", EROFS_COMPR_DEFLATE, 0, 12, 1 },
+	{ "zstd", EROFS_COMPR_ZSTD, 0, 22, 3 },
+};
+
 static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
 {
 	const char *comma = strchr(arg, ',');
 	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	const struct compr_name *c = NULL;
+	char what[48];
 	int64_t v;
 
 	if (strchr(arg, ':')) {
 		fprintf(stderr, "mkfs.erofs: '%s': only one compressor is supported (no ':' alternatives)\n", arg);
 		return -1;
 	}
-	if (len == 3 && !strncmp(arg, "lz4", 3)) {
-		o->compr = EROFS_COMPR_LZ4;
-	} else if (len == 5 && !strncmp(arg, "lz4hc", 5)) {
-		o->compr = EROFS_COMPR_LZ4HC;
-	} else {
-		fprintf(stderr, "mkfs.erofs: compressor '%.*s' is not supported (lz4, lz4hc)\n",
+	for (size_t i = 0; i < sizeof(compr_names) / sizeof(*compr_names); i++)
+		if (strlen(compr_names[i].name) == len &&
+		    !strncmp(arg, compr_names[i].name, len))
+			c = &compr_names[i];
+	if (!c) {
+		fprintf(stderr, "mkfs.erofs: compressor '%.*s' is not supported (lz4, lz4hc, lzma, deflate, libdeflate, zstd)\n",
 			(int)len, arg);
 		return -1;
 	}
+	o->compr = c->compr;
+	o->compr_level = c->def;
 	if (!comma)
 		return 0;
 	comma++;
 	if (!strncmp(comma, "level=", 6))
 		comma += 6;
-	if (o->compr == EROFS_COMPR_LZ4) {
-		fprintf(stderr, "mkfs.erofs: lz4 takes no level (lz4hc does: 0-12)\n");
+	if (c->max < 0) {
+		fprintf(stderr, "mkfs.erofs: %s takes no level\n", c->name);
 		return -1;
 	}
-	if (parse_i64(comma, "lz4hc level (0-12)", 0, 12, &v))
+	if (strchr(comma, ',') || !strncmp(comma, "dictsize=", 9)) {
+		fprintf(stderr, "mkfs.erofs: '%s': only level=N is supported after the compressor (no dictsize= or lc/lp/pb)\n", arg);
 		return -1;
+	}
+	snprintf(what, sizeof(what), "%s level (%d-%d%s)", c->name, c->min,
+		 c->compr == EROFS_COMPR_LZMA ? 9 : c->max,
+		 c->compr == EROFS_COMPR_LZMA ? ", 100-109" : "");
+	if (parse_i64(comma, what, c->min, c->max, &v))
+		return -1;
+	if (c->compr == EROFS_COMPR_LZMA && v > 9 && v < 100) {
+		fprintf(stderr, "mkfs.erofs: invalid %s '%s'\n", what, comma);
+		return -1;
+	}
 	o->compr_level = (int)v;
 	return 0;
 }

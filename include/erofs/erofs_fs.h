@@ -172,9 +172,14 @@ static inline uint32_t erofs_xattr_entry_size(uint32_t name_len,
  * NONHEAD of a compressed extent holds its block count in delta[0] instead,
  * flagged by Z_EROFS_LI_D0_CBLKCNT.  PLAIN heads are stored raw, one
  * lcluster, the extent's bytes from the pcluster's start.  With
- * ZERO_PADDING, lz4 data ends its pcluster and zeros lead.
+ * ZERO_PADDING, lz4 data ends its pcluster and zeros lead; the other
+ * algorithms always end their pcluster so (the reader skips the leading
+ * zeros to find the compressed size, so a stream never starts with 0).
  */
 #define Z_EROFS_COMPRESSION_LZ4		0u
+#define Z_EROFS_COMPRESSION_LZMA	1u	/* MicroLZMA */
+#define Z_EROFS_COMPRESSION_DEFLATE	2u	/* raw deflate */
+#define Z_EROFS_COMPRESSION_ZSTD	3u	/* one zstd frame */
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_1	0x0002u
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_2	0x0004u
 #define Z_EROFS_LCLUSTER_TYPE_PLAIN	0u
@@ -211,5 +216,28 @@ struct z_erofs_lz4_cfgs {
 	uint8_t reserved[10];
 } __attribute__((packed));
 static_assert(sizeof(struct z_erofs_lz4_cfgs) == 14, "lz4 cfgs");
+
+/* With COMPR_CFGS, available_compr_algs is a bitmap of the algorithms
+ * used; one record per bit, lowest first, each 4-byte aligned. */
+struct z_erofs_lzma_cfgs {
+	uint32_t dict_size;		/* at most 8 MiB */
+	uint16_t format;		/* 0: MicroLZMA */
+	uint8_t reserved[8];
+} __attribute__((packed));
+static_assert(sizeof(struct z_erofs_lzma_cfgs) == 14, "lzma cfgs");
+#define Z_EROFS_LZMA_MAX_DICT_SIZE	(8u * Z_EROFS_PCLUSTER_MAX_SIZE)
+
+struct z_erofs_deflate_cfgs {
+	uint8_t windowbits;		/* at most 15 */
+	uint8_t reserved[5];
+} __attribute__((packed));
+static_assert(sizeof(struct z_erofs_deflate_cfgs) == 6, "deflate cfgs");
+
+struct z_erofs_zstd_cfgs {
+	uint8_t format;			/* 0: zstd frames */
+	uint8_t windowlog;		/* window log - 10, at most 10 */
+	uint8_t reserved[4];
+} __attribute__((packed));
+static_assert(sizeof(struct z_erofs_zstd_cfgs) == 6, "zstd cfgs");
 
 #endif

@@ -43,8 +43,10 @@ struct erofs_mkfs_opts {
 	unsigned int workers;		/* threads reading/hashing files */
 	enum erofs_compr {
 		EROFS_COMPR_NONE, EROFS_COMPR_LZ4, EROFS_COMPR_LZ4HC,
+		EROFS_COMPR_LZMA, EROFS_COMPR_DEFLATE, EROFS_COMPR_ZSTD,
 	} compr;			/* -z */
-	int compr_level;		/* -z ALG,level=N; -1: the default */
+	int compr_level;		/* -z ALG,level=N; -1: the default
+					 * (lzma: 100-109 = extreme 0-9) */
 	uint32_t pcluster_size;		/* -C bytes; 0: one block */
 	uint32_t max_extent_bytes;	/* --max-extent-bytes; 0: default */
 	bool legacy_compress;		/* -E legacy-compress: full indexes */

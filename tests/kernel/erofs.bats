@@ -36,6 +36,11 @@ setup_file() {
 	{ head -c 70000 /dev/urandom; seq 1 30000; head -c 5001 /dev/urandom; } > "$W/ztree/z/mixed"
 	"$LIB/manifest" "$W/ztree" > "$W/ztree.manifest"
 	"$MKFS_EROFS" --quiet -zlz4hc -C65536 --xattr-inode-digest=trusted.erofs.fingerprint "$W/ztree.img" "$W/ztree"
+	# the same tree with each other algorithm (one image each, varied
+	# pcluster sizes and index forms)
+	"$MKFS_EROFS" --quiet -zzstd -C65536 "$W/zstd.img" "$W/ztree"
+	"$MKFS_EROFS" --quiet -zdeflate,level=9 "$W/deflate.img" "$W/ztree"
+	"$MKFS_EROFS" --quiet -zlzma -C16384 -Elegacy-compress "$W/lzma.img" "$W/ztree"
 	mkdir -p "$W/za/lib" "$W/zb/lib"
 	for i in $(seq 1 80); do
 		head -c 196608 /dev/urandom | base64 -w 76 > "$W/za/lib/f$i"
@@ -45,10 +50,11 @@ setup_file() {
 	"$MKFS_EROFS" --quiet -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint "$W/za.img" "$W/za"
 	"$MKFS_EROFS" --quiet -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint "$W/zb.img" "$W/zb"
 	cp "$LIB/manifest" "$W/share/manifest"
-	run "$FSFORGE_TOP/tests/kernel/vm-run" --sid --drivers erofs --timeout 900 \
+	run "$FSFORGE_TOP/tests/kernel/vm-run" --sid --drivers erofs --timeout 1500 \
 		--share "$W/share" --disk "$W/tree.img,ro" --disk "$W/a.img,ro" \
 		--disk "$W/b.img,ro" --disk "$W/corrupt.img,ro" \
 		--disk "$W/ztree.img,ro" --disk "$W/za.img,ro" --disk "$W/zb.img,ro" \
+		--disk "$W/zstd.img,ro" --disk "$W/deflate.img,ro" --disk "$W/lzma.img,ro" \
 		"$FSFORGE_TOP/tests/kernel/guest/erofs-check.sh"
 	echo "$output" > "$W/vm.log"
 	echo "$status" > "$W/vm.rc"
@@ -91,6 +97,12 @@ setup_file() {
 
 @test "kernel: a compressed image (lz4hc, 64 KiB pclusters) reads back as the source" {
 	diff "$W/ztree.manifest" "$W/share/result/ztree.manifest"
+}
+
+@test "kernel: zstd, deflate and lzma images read back as the source" {
+	for alg in zstd deflate lzma; do
+		diff "$W/ztree.manifest" "$W/share/result/$alg.manifest" || die "$alg"
+	done
 }
 
 @test "reference: fsck.erofs 1.9 --xattr-inode-digest passes on the compressed image" {

@@ -6,6 +6,7 @@
 #   vdd  a copy of vdb with one byte of file data flipped
 #   vde  the rich tree and more, compressed (lz4hc, 64 KiB pclusters)
 #   vdf, vdg  versions A and B of a compressible application, lz4hc
+#   vdh, vdi, vdj  the tree of vde with zstd, deflate and lzma
 # Results are written to /host for the host-side assertions.
 set -u
 out=/host/result
@@ -55,7 +56,14 @@ umount /mnt/a
 fsck.erofs --xattr-inode-digest /dev/vde > "$out/zfsck.log" 2>&1
 echo $? > "$out/zfsck.rc"
 
-# 5. page-cache sharing between two compressed images
+# 5. the other algorithms: the tree as the kernel decompresses it
+for d in vdh:zstd vdi:deflate vdj:lzma; do
+	mount -t erofs -o ro "/dev/${d%%:*}" /mnt/a || exit 16
+	bash /host/manifest /mnt/a > "$out/${d#*:}.manifest"
+	umount /mnt/a
+done
+
+# 6. page-cache sharing between two compressed images
 measure_z() {
 	sync; echo 3 > /proc/sys/vm/drop_caches
 	before=$(cached)
