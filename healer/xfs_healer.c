@@ -457,9 +457,7 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	status_count_event(h, qe);
 	pthread_mutex_unlock(&h->mu);
 	/* live inode events: the file's path, through parent pointers */
-	if (!h->replay && (ev->domain == XFS_HM_DOMAIN_INODE ||
-			   ev->domain == XFS_HM_DOMAIN_FILERANGE) &&
-	    hm_event_known(ev))
+	if (!h->replay && hm_event_path_safe(ev))
 		path = hm_inode_path(h->path, &h->handle, h->label,
 				     ev->domain == XFS_HM_DOMAIN_INODE ?
 				     ev->e.inode.ino : ev->e.filerange.ino,
