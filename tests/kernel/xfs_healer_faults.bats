@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # xfs_healer under faults the kernel produces, Linux 7.2 (Debian sid kernel
-# in QEMU, sid userland).  One boot (tests/kernel/guest/xfs-healer-faults.sh,
-# BOOT s with TCG on 2 loaded cores):
+# in QEMU, sid userland).  One boot (tests/kernel/guest/xfs-healer-faults.sh):
+# boot+test 408 s with TCG on 2 cores at load 13-16 (other guests running),
+# of which the storms take about 3 minutes:
 #   - device-mapper's error target under the sectors of one file: buffered
 #     and direct reads fail, a media verification (xfs_io verifymedia -R)
 #     fails; the healer must report each as the kernel delivers it
