@@ -332,6 +332,10 @@ typedef int (*hm_parent_fn)(void *ctx, uint64_t ino, uint32_t gen,
  * for an empty name, a name with '/' or a directory that is its own parent */
 int hm_parent_path(hm_parent_fn fn, void *ctx, uint64_t ino, uint32_t gen,
 		   char **out);
+/* may the path of this event's inode be looked up?  Not when the lookup
+ * would read what the event says is damaged (the inode core, its parent
+ * pointers): the kernel would report it again, and again */
+bool hm_event_path_safe(const struct xfs_health_monitor_event *ev);
 /* label + the escaped path of the inode on the filesystem mounted at
  * mountpoint (if still the one of expect), or NULL: use "ino N gen G" */
 struct hm_handle;

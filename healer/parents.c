@@ -184,6 +184,28 @@ static int ioctl_parent(void *arg, uint64_t ino, uint32_t gen,
 	return 0;
 }
 
+/*
+ * Looking a path up loads the inode (its core) and reads its parent
+ * pointers (extended attributes, through the attribute fork's mapping).
+ * When the event says one of those is damaged, the lookup fails and the
+ * kernel reports the same damage again: a new event, a new lookup, for as
+ * long as the filesystem stays mounted (seen on Linux 7.2.13).  Such events
+ * keep "ino N gen G".
+ */
+bool hm_event_path_safe(const struct xfs_health_monitor_event *ev)
+{
+	const uint32_t reads = XFS_BS_SICK_INODE | XFS_BS_SICK_BMBTA |
+			       XFS_BS_SICK_XATTR | XFS_BS_SICK_PARENT;
+
+	if (!hm_event_known(ev))
+		return false;
+	if (ev->domain == XFS_HM_DOMAIN_FILERANGE)
+		return true;
+	if (ev->domain != XFS_HM_DOMAIN_INODE)
+		return false;
+	return ev->type == XFS_HM_TYPE_HEALTHY || !(ev->e.inode.mask & reads);
+}
+
 char *hm_inode_path(const char *mountpoint, const struct hm_handle *expect,
 		    const char *label, uint64_t ino, uint32_t gen)
 {

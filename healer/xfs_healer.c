@@ -171,6 +171,7 @@ struct healer {
 	uint64_t interval_ns;		/* --recheck-interval */
 	struct hm_status st;		/* counters for the status file */
 	bool st_dirty;			/* changed since the last write */
+	bool st_woken;			/* main thread told of st_dirty */
 
 	/* the status file: written by the main thread only */
 	char *status_path;		/* NULL: none */
@@ -417,6 +418,7 @@ static int status_flush(struct healer *h, bool force)
 	}
 	copy = h->st;
 	h->st_dirty = false;
+	h->st_woken = false;
 	pthread_mutex_unlock(&h->mu);
 	h->status_ms = now;
 	err = hm_status_write(h->status_path, &copy);
@@ -435,6 +437,24 @@ static void status_state(struct healer *h, const char *state)
 	h->st.state = state;
 	pthread_mutex_unlock(&h->mu);
 	status_flush(h, true);
+}
+
+/*
+ * After an event, from a worker: counters changed while the main thread
+ * may sleep in poll() with no deadline; wake it once per write, so that it
+ * writes within STATUS_INTERVAL_MS even when no later event comes.
+ */
+static void status_wake(struct healer *h)
+{
+	bool wake;
+
+	pthread_mutex_lock(&h->mu);
+	wake = h->st_dirty && !h->st_woken;
+	if (wake)
+		h->st_woken = true;
+	pthread_mutex_unlock(&h->mu);
+	if (wake)
+		wake_main(h);
 }
 
 /* one event, on a worker */
@@ -457,9 +477,7 @@ static void handle_event(struct healer *h, const struct hm_qent *qe)
 	status_count_event(h, qe);
 	pthread_mutex_unlock(&h->mu);
 	/* live inode events: the file's path, through parent pointers */
-	if (!h->replay && (ev->domain == XFS_HM_DOMAIN_INODE ||
-			   ev->domain == XFS_HM_DOMAIN_FILERANGE) &&
-	    hm_event_known(ev))
+	if (!h->replay && hm_event_path_safe(ev))
 		path = hm_inode_path(h->path, &h->handle, h->label,
 				     ev->domain == XFS_HM_DOMAIN_INODE ?
 				     ev->e.inode.ino : ev->e.filerange.ino,
@@ -559,6 +577,7 @@ static void *worker(void *arg)
 
 	while (hm_queue_pop(&h->q, &qe)) {
 		handle_event(h, &qe);
+		status_wake(h);
 		/* lines reach a pipe as soon as the queue is drained */
 		if (!hm_queue_len(&h->q))
 			fflush(stdout);

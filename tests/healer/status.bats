@@ -183,3 +183,26 @@ known_capture() {
 	run "$HEALER" --status /a /b
 	[ "$status" -eq 16 ]
 }
+
+@test "a burst of events reaches the file within about a second, with no later event (a stream left open)" {
+	"$MKCAP" b.cap <<-'EOF2'
+	mount running
+	ag sick mask=0x10 gno=1
+	inode sick mask=0x10 ino=128 gen=1
+	EOF2
+	mkfifo in.fifo
+	# the stream stays open 4 s after its three events, as a live monitor
+	( cat b.cap; sleep 4 ) > in.fifo &
+	wpid=$!
+	"$HEALER" --state-dir st --replay in.fifo /mnt/b > out 2> err &
+	pid=$!
+	sleep 2.5
+	# while the stream is still open
+	kill -0 $wpid
+	run jq -r .events st/mnt-b.json
+	kill $wpid
+	wait $pid
+	echo "events in the file after 2.5 s: $output"
+	[ "$output" = 3 ]
+	[ "$(jq -r .events st/mnt-b.json)" = 3 ]
+}

@@ -3,7 +3,7 @@
  * xfs_healer's path assembly (healer/parents.c) over a fake parent-pointer
  * lookup: a small tree described here, plus loops, over-deep chains, bad
  * names and lookup errors, which must all fail (the caller then prints
- * "ino N gen G").
+ * "ino N gen G"); and which events may be looked up at all.
  */
 #include "config.h"
 
@@ -118,5 +118,38 @@ int main(void)
 	ok(r == 0 && out && strlen(out) == 16 * 251, "16 levels of 250: %d bytes",
 	   16 * 251);
 	free(out);
+
+	/* no lookup that reads what the event says is damaged */
+	struct xfs_health_monitor_event ev;
+	static const struct { uint32_t domain, type, mask; bool safe;
+			      const char *what; } evs[] = {
+		{ XFS_HM_DOMAIN_INODE, XFS_HM_TYPE_SICK, XFS_BS_SICK_DIR, true,
+		  "a sick directory: looked up" },
+		{ XFS_HM_DOMAIN_INODE, XFS_HM_TYPE_SICK, XFS_BS_SICK_INODE, false,
+		  "a sick inode core: not looked up" },
+		{ XFS_HM_DOMAIN_INODE, XFS_HM_TYPE_CORRUPT,
+		  XFS_BS_SICK_DIR | XFS_BS_SICK_PARENT, false,
+		  "corrupt parent pointers: not looked up" },
+		{ XFS_HM_DOMAIN_INODE, XFS_HM_TYPE_SICK, XFS_BS_SICK_XATTR, false,
+		  "a sick xattr fork: not looked up" },
+		{ XFS_HM_DOMAIN_INODE, XFS_HM_TYPE_SICK, XFS_BS_SICK_BMBTA, false,
+		  "a sick attr fork mapping: not looked up" },
+		{ XFS_HM_DOMAIN_INODE, XFS_HM_TYPE_HEALTHY, XFS_BS_SICK_INODE, true,
+		  "a healthy inode core: looked up" },
+		{ XFS_HM_DOMAIN_FILERANGE, XFS_HM_TYPE_BUFREAD, 0, true,
+		  "a file I/O error: looked up" },
+		{ XFS_HM_DOMAIN_AG, XFS_HM_TYPE_SICK, 1, false,
+		  "an AG event: no inode" },
+	};
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.domain = evs[i].domain;
+		ev.type = evs[i].type;
+		if (ev.domain == XFS_HM_DOMAIN_INODE)
+			ev.e.inode.mask = evs[i].mask;
+		else if (ev.domain == XFS_HM_DOMAIN_AG)
+			ev.e.group.mask = evs[i].mask;
+		ok(hm_event_path_safe(&ev) == evs[i].safe, "%s", evs[i].what);
+	}
 	return tap_done();
 }
