@@ -128,6 +128,12 @@ struct ntfs_check {
  * $MFTMirr too when pass 0 verified the mirror and RECNO is in its range.
  * Everything else is read and written with ntfs/volume_io.h on C->vol. */
 int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf);
+/* A zeroed map of BITS bits whose pages take memory only once written
+ * (for maps seldom marked: ext_bad, record_lost, nameless, rebuild,
+ * pass 3's unchecked directories),
+ * freed by ntfs_rare_map_free; NULL if none. */
+uint8_t *ntfs_rare_map(uint64_t bits);
+void ntfs_rare_map_free(uint8_t *map);
 
 #define FNP_MANY 255u
 /* name_counts.c: the names pending per record (0..254, FNP_MANY: too
