@@ -91,7 +91,7 @@ struct ntfs_check {
 
 	/* per record, for the index pass */
 	uint8_t *record_dir;		/* one bit per record: a directory */
-	/* per base record, 4 bits (fnp_get/fnp_set): its $FILE_NAMEs (pass
+	/* per base record, 3 bits (fnp_get/fnp_set): its $FILE_NAMEs (pass
 	 * 1) less the index entries found for it (pass 3); FNP_MANY: too
 	 * many to count, not judged */
 	uint8_t *fn_pending;
@@ -137,7 +137,8 @@ void ntfs_rare_map_free(uint8_t *map);
 
 #define FNP_MANY 255u
 /* name_counts.c: the names pending per record (0..254, FNP_MANY: too
- * many to count), 4 bits each; 15 and more in a small sorted side table */
+ * many to count), 3 bits each; 7 and more in a small sorted side table */
+#define FNP_MAP_BYTES(records) ((records) * 3 / 8 + 2)
 unsigned int fnp_get(const struct ntfs_check *c, uint64_t r);
 void fnp_set(struct ntfs_check *c, uint64_t r, unsigned int v);
 
