@@ -12,92 +12,57 @@
 #include "ntfs/volume_io.h"
 
 /*
- * MFT records are read through a small cache of chunks of consecutive
- * records (16 KiB, at most 64 records): a checker reads the MFT in order
- * and its index pass often meets the files of one directory close
- * together.  A chunk is read whole when the record asked for follows the
- * one asked for last (a scan in order); any other record is read alone
- * into its place in its chunk.  Files of directories filled at the same
- * time lie interleaved in the MFT, and an index walk then meets one
- * record of a chunk here and another there: reading whole chunks for
- * those read the MFT several times over (1,000,000 files, eight
- * directories filled at once: 8 GiB read for a 1 GiB MFT).
+ * MFT records are read through a small cache of whole chunks (16 KiB of
+ * consecutive records): a checker reads the MFT in order and its index
+ * pass mostly meets the files of one directory close together, so this
+ * turns one read per record into one per chunk while keeping memory flat.
  */
 #define CHUNK_BYTES 16384u
-#define CHUNK_MAX 64u			/* records: the bits of have[] */
-
-static uint8_t *slot_rec(struct ntfs_rec_cache *rc, int i, uint64_t recno,
-			 uint32_t rs)
-{
-	return rc->mem + ((size_t)i * rc->per_chunk + recno % rc->per_chunk) * rs;
-}
 
 static uint8_t *cached(struct ntfs_vol *v, uint64_t recno)
 {
 	struct ntfs_rec_cache *rc = &v->cache;
 	uint32_t rs = v->boot.g.mft_record_size;
-	uint64_t k, first, off0, bit, prev;
+	uint64_t k, first, off0;
 	uint32_t n;
-	int victim = 0, held = -1;
+	int victim = 0;
 
 	if (!rc->mem) {
 		rc->per_chunk = CHUNK_BYTES / rs ? CHUNK_BYTES / rs : 1;
-		if (rc->per_chunk > CHUNK_MAX)
-			rc->per_chunk = CHUNK_MAX;
 		rc->mem = malloc((size_t)NTFS_CACHE_SLOTS * rc->per_chunk * rs);
 		if (!rc->mem)
 			return NULL;
 		for (int i = 0; i < NTFS_CACHE_SLOTS; i++)
 			rc->chunk[i] = UINT64_MAX;
-		rc->last = UINT64_MAX;
 	}
 	k = recno / rc->per_chunk;
-	bit = 1ULL << (recno % rc->per_chunk);
-	prev = rc->last;
-	rc->last = recno;
 	for (int i = 0; i < NTFS_CACHE_SLOTS; i++) {
 		if (rc->chunk[i] == k) {
 			rc->stamp[i] = ++rc->clock;
-			if (rc->have[i] & bit)
-				return slot_rec(rc, i, recno, rs);
-			held = i;
-			break;
+			return rc->mem + ((size_t)i * rc->per_chunk +
+					  recno % rc->per_chunk) * rs;
 		}
 		if (rc->stamp[i] < rc->stamp[victim])
 			victim = i;
 	}
-	if (held >= 0)
-		victim = held;
-	else
-		rc->have[victim] = 0;
+	/* only a chunk that lies in one piece on disk is cached */
+	first = k * rc->per_chunk;
+	n = (uint32_t)(v->mft_records - first < rc->per_chunk ?
+		       v->mft_records - first : rc->per_chunk);
+	off0 = ntfs_vol_record_offset(v, first);
+	if (off0 == UINT64_MAX ||
+	    ntfs_vol_record_offset(v, first + n - 1) != off0 + (uint64_t)(n - 1) * rs)
+		return NULL;
+	for (uint32_t i = 1; i + 1 < n; i++)
+		if (ntfs_vol_record_offset(v, first + i) != off0 + (uint64_t)i * rs)
+			return NULL;
 	rc->chunk[victim] = UINT64_MAX;
-	if (recno != prev + 1) {
-		/* a record met alone: only it is read */
-		off0 = ntfs_vol_record_offset(v, recno);
-		if (off0 == UINT64_MAX ||
-		    fsf_dev_pread(v->dev, slot_rec(rc, victim, recno, rs), rs, off0))
-			return NULL;
-		rc->have[victim] |= bit;
-	} else {
-		/* only a chunk that lies in one piece on disk is read whole */
-		first = k * rc->per_chunk;
-		n = (uint32_t)(v->mft_records - first < rc->per_chunk ?
-			       v->mft_records - first : rc->per_chunk);
-		off0 = ntfs_vol_record_offset(v, first);
-		if (off0 == UINT64_MAX ||
-		    ntfs_vol_record_offset(v, first + n - 1) != off0 + (uint64_t)(n - 1) * rs)
-			return NULL;
-		for (uint32_t i = 1; i + 1 < n; i++)
-			if (ntfs_vol_record_offset(v, first + i) != off0 + (uint64_t)i * rs)
-				return NULL;
-		if (fsf_dev_pread(v->dev, rc->mem + (size_t)victim * rc->per_chunk * rs,
-				  (size_t)n * rs, off0))
-			return NULL;	/* read record by record: errors stay local */
-		rc->have[victim] = UINT64_MAX;
-	}
+	if (fsf_dev_pread(v->dev, rc->mem + (size_t)victim * rc->per_chunk * rs,
+			  (size_t)n * rs, off0))
+		return NULL;	/* read record by record: errors stay local */
 	rc->chunk[victim] = k;
 	rc->stamp[victim] = ++rc->clock;
-	return slot_rec(rc, victim, recno, rs);
+	return rc->mem + ((size_t)victim * rc->per_chunk + recno % rc->per_chunk) * rs;
 }
 
 void ntfs_vol_cache_drop(struct ntfs_vol *v)

@@ -146,9 +146,7 @@ struct ntfs_rec_cache {
 	uint8_t *mem;
 	uint64_t chunk[NTFS_CACHE_SLOTS];	/* UINT64_MAX: empty */
 	uint64_t stamp[NTFS_CACHE_SLOTS];	/* last use */
-	uint64_t have[NTFS_CACHE_SLOTS];	/* one bit per record read */
 	uint64_t clock;
-	uint64_t last;				/* the record asked for last */
 	uint32_t per_chunk;			/* records per chunk */
 };
 
