@@ -143,15 +143,15 @@ static void check_free(struct ntfs_check *c)
 	ntfs_vol_cache_free(&c->vol);
 	free(c->fn_pending);
 	free(c->fnp_big);
-	free(c->ext_bad);
-	free(c->record_lost);
-	free(c->nameless);
+	ntfs_rare_map_free(c->ext_bad);
+	ntfs_rare_map_free(c->record_lost);
+	ntfs_rare_map_free(c->nameless);
 	free(c->plain);
 	free(c->secids);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i].name);
 	free(c->names);
-	free(c->rebuild);
+	ntfs_rare_map_free(c->rebuild);
 	free(c->exts);
 	ntfs_sysrec_free(c);
 	free(c->lbases);

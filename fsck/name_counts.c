@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The names pending per record (pass 1 counts a file's $FILE_NAMEs, pass
- * 3 takes away each index entry found for it): 4 bits per record, which
- * is enough for almost every file; a count of 15 or more is kept in a
- * small table sorted by record (a file with many hard links).  Counts
+ * 3 takes away each index entry found for it): 3 bits per record, which
+ * is enough for almost every file (a name, its DOS twin, a few hard
+ * links); a count of 7 or more is kept in a small table sorted by record
+ * (a file with many hard links).  The 3 bits of record R are bits 3R to
+ * 3R+2 of the map, least significant first, and may straddle two bytes
+ * (the map has one byte to spare: FNP_MAP_BYTES).  Counts
  * stop at FNP_MANY ("too many to count, not judged"), also when the table
  * cannot grow.
  */
@@ -14,7 +17,7 @@
 
 #include "ntfs_check.h"
 
-#define NIBBLE_BIG 15u
+#define NIBBLE_BIG 7u
 
 static size_t big_find(const struct ntfs_check *c, uint64_t r, bool *found)
 {
@@ -34,7 +37,9 @@ static size_t big_find(const struct ntfs_check *c, uint64_t r, bool *found)
 
 unsigned int fnp_get(const struct ntfs_check *c, uint64_t r)
 {
-	unsigned int v = (c->fn_pending[r / 2] >> (4 * (r % 2))) & 15u;
+	uint64_t at = 3 * r;
+	unsigned int w = c->fn_pending[at / 8] | c->fn_pending[at / 8 + 1] << 8;
+	unsigned int v = (w >> (at % 8)) & NIBBLE_BIG;
 	bool found;
 	size_t i;
 
@@ -46,9 +51,13 @@ unsigned int fnp_get(const struct ntfs_check *c, uint64_t r)
 
 static void nibble(struct ntfs_check *c, uint64_t r, unsigned int v)
 {
-	uint8_t *b = &c->fn_pending[r / 2];
+	uint64_t at = 3 * r;
+	uint8_t *b = &c->fn_pending[at / 8];
+	unsigned int w = b[0] | b[1] << 8;
 
-	*b = (uint8_t)((*b & ~(15u << (4 * (r % 2)))) | v << (4 * (r % 2)));
+	w = (w & ~(NIBBLE_BIG << (at % 8))) | v << (at % 8);
+	b[0] = (uint8_t)w;
+	b[1] = (uint8_t)(w >> 8);
 }
 
 void fnp_set(struct ntfs_check *c, uint64_t r, unsigned int v)

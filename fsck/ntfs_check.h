@@ -91,7 +91,7 @@ struct ntfs_check {
 
 	/* per record, for the index pass */
 	uint8_t *record_dir;		/* one bit per record: a directory */
-	/* per base record, 4 bits (fnp_get/fnp_set): its $FILE_NAMEs (pass
+	/* per base record, 3 bits (fnp_get/fnp_set): its $FILE_NAMEs (pass
 	 * 1) less the index entries found for it (pass 3); FNP_MANY: too
 	 * many to count, not judged */
 	uint8_t *fn_pending;
@@ -128,10 +128,17 @@ struct ntfs_check {
  * $MFTMirr too when pass 0 verified the mirror and RECNO is in its range.
  * Everything else is read and written with ntfs/volume_io.h on C->vol. */
 int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf);
+/* A zeroed map of BITS bits whose pages take memory only once written
+ * (for maps seldom marked: ext_bad, record_lost, nameless, rebuild,
+ * pass 3's unchecked directories),
+ * freed by ntfs_rare_map_free; NULL if none. */
+uint8_t *ntfs_rare_map(uint64_t bits);
+void ntfs_rare_map_free(uint8_t *map);
 
 #define FNP_MANY 255u
 /* name_counts.c: the names pending per record (0..254, FNP_MANY: too
- * many to count), 4 bits each; 15 and more in a small sorted side table */
+ * many to count), 3 bits each; 7 and more in a small sorted side table */
+#define FNP_MAP_BYTES(records) ((records) * 3 / 8 + 2)
 unsigned int fnp_get(const struct ntfs_check *c, uint64_t r);
 void fnp_set(struct ntfs_check *c, uint64_t r, unsigned int v);
 

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* fsck.ntfs: where MFT records are written (libntfs/record_io.c does the
- * writing): $MFTMirr gets its copies only where pass 0 verified it to be. */
+ * writing): $MFTMirr gets its copies only where pass 0 verified it to be;
+ * the maps of records seldom marked. */
 #include "config.h"
+
+#include <string.h>
+#include <sys/mman.h>
 
 #include "ntfs_check.h"
 
@@ -9,4 +13,32 @@ int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf)
 {
 	return ntfs_vol_write_record(&c->vol, recno, buf,
 				     c->geo.mirr_ok ? c->mirr_records : 0);
+}
+
+/* Maps of one bit per record that are seldom set are mapped (not taken
+ * from the heap): a page of one counts in memory only once a bit in it
+ * is set, where calloc() may clear (and so touch) the whole map.  The
+ * mapping's length is kept in front of the map. */
+#define RARE_HEAD 16u
+
+uint8_t *ntfs_rare_map(uint64_t bits)
+{
+	size_t len = (size_t)(bits / 8 + 1) + RARE_HEAD;
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memcpy(p, &len, sizeof(len));
+	return p + RARE_HEAD;
+}
+
+void ntfs_rare_map_free(uint8_t *map)
+{
+	size_t len;
+
+	if (!map)
+		return;
+	memcpy(&len, map - RARE_HEAD, sizeof(len));
+	munmap(map - RARE_HEAD, len);
 }

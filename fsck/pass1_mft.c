@@ -645,10 +645,10 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->cluster_used = calloc(1, b->g.nr_clusters / 8 + 1);
 	c->record_used = calloc(1, c->vol.mft_records / 8 + 1);
 	c->record_dir = calloc(1, c->vol.mft_records / 8 + 1);
-	c->fn_pending = calloc(c->vol.mft_records / 2 + 1, 1);
-	c->ext_bad = calloc(1, c->vol.mft_records / 8 + 1);
-	c->record_lost = calloc(1, c->vol.mft_records / 8 + 1);
-	c->nameless = calloc(1, c->vol.mft_records / 8 + 1);
+	c->fn_pending = calloc(FNP_MAP_BYTES(c->vol.mft_records), 1);
+	c->ext_bad = ntfs_rare_map(c->vol.mft_records);
+	c->record_lost = ntfs_rare_map(c->vol.mft_records);
+	c->nameless = ntfs_rare_map(c->vol.mft_records);
 	c->plain = calloc(1, c->vol.mft_records / 8 + 1);	/* optional */
 	if (!c->cluster_used || !c->record_used || !c->record_dir ||
 	    !c->fn_pending || !c->ext_bad || !c->record_lost || !c->nameless) {

@@ -531,13 +531,13 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct bufs b = { malloc(rs), malloc(rs) };
-	uint8_t *unchecked = calloc(1, c->vol.mft_records / 8 + 1);
+	uint8_t *unchecked = ntfs_rare_map(c->vol.mft_records);
 	uint16_t *upcase = NULL;
 	struct fsf_progress prog;
 	bool any = false;
 	int ret = -ENOMEM;
 
-	c->rebuild = calloc(1, c->vol.mft_records / 8 + 1);
+	c->rebuild = ntfs_rare_map(c->vol.mft_records);
 	if (!b.rec || !b.file || !unchecked ||
 	    !c->rebuild)
 		goto out;
@@ -565,6 +565,6 @@ out:
 	free(upcase);
 	free(b.rec);
 	free(b.file);
-	free(unchecked);
+	ntfs_rare_map_free(unchecked);
 	return ret;
 }
