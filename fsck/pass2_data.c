@@ -35,7 +35,8 @@
 
 #define COMPRESSED_SIZE_AT 0x40		/* after the initialized size */
 #define LZNT1_FLAG 0x0001		/* the compression method NTFS has */
-#define WHY(...) snprintf(why, NTFS_WHY, __VA_ARGS__)
+#define WHY(...) snprintf(why, EVIDENCE_WHY, __VA_ARGS__)
+#define EVIDENCE_WHY (2 * NTFS_WHY)	/* the evidence, with a reason of libntfs */
 
 static bool must_be_resident(uint32_t t)
 {
@@ -183,13 +184,13 @@ static bool lost_flags(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		       bool user, const char *obj, const char *sn)
 {
 	uint32_t t = le32toh(a->type);
-	char why[NTFS_WHY], words[40];
+	char why[EVIDENCE_WHY], words[40];
 	int want = -1;
 
 	if (user)
 		want = flags_evidence(c, rec, a, runs, nr, why);
 	else
-		snprintf(why, sizeof(why), "not a user file's data");
+		snprintf(why, sizeof(why), "not a user file's data in one record");
 	if (want > 0) {
 		flag_words((want & NTFS_ATTR_SPARSE ? NTFS_FA_SPARSE_FILE : 0) |
 			   (want & NTFS_ATTR_COMPRESSION_MASK ? NTFS_FA_COMPRESSED : 0),
@@ -199,6 +200,9 @@ static bool lost_flags(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			uint16_t f = htole16((uint16_t)(le16toh(a->flags) | want));
 
 			memcpy((uint8_t *)a + offsetof(struct ntfs_attr_header, flags), &f, 2);
+			/* the runs were judged in units of 16 clusters */
+			if (want & LZNT1_FLAG)
+				((uint8_t *)a)[offsetof(struct ntfs_attr_nonresident, compression_unit)] = 4;
 			if (ntfs_check_write_record(c, recno, rec))
 				fsf_fix_failed(&c->fix);
 		}
@@ -231,7 +235,7 @@ static bool check_attr(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	struct ntfs_attr_nonresident n;
 	struct ntfs_run *runs;
 	uint64_t real = 0, holes = 0, csize;
-	char why[NTFS_WHY], sn[NTFS_WHY + 2];
+	char why[EVIDENCE_WHY], sn[NTFS_WHY + 2];
 	long nr;
 
 	stream_name(a, sn, sizeof(sn));
@@ -296,9 +300,9 @@ static bool check_attr(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	}
 	/* $BadClus:$Bad is one hole the size of the volume, never sparse */
 	if ((holes || n.compression_unit) && recno != NTFS_FILE_BADCLUS &&
-	    !(flags & (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE)) && !n.lowest_vcn) {
+	    !(flags & (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE))) {
 		bool doubt = lost_flags(c, recno, rec, a, &n, runs, nr, holes,
-					user && whole, obj, sn);
+					user && whole && !n.lowest_vcn, obj, sn);
 
 		free(runs);
 		return doubt;
