@@ -173,6 +173,11 @@ bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
 			return false;
 		d->size = le64toh((uint64_t)n.data_size);
 		d->alloc = le64toh((uint64_t)n.allocated_size);
+		/* neither, but with a compression unit: its content flag
+		 * may be lost (pass 2), what it allocates is not known */
+		if (!(le16toh(a->flags) & (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE)) &&
+		    n.compression_unit)
+			return false;
 		/* compressed or sparse: the clusters really allocated */
 		if (le16toh(a->flags) & (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE)) {
 			uint64_t csize;

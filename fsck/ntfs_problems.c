@@ -245,19 +245,33 @@ ROW(PR_EA_INFO_MISSING, 0x020014, "ea_information_missing",
     "has $EA but no $EA_INFORMATION; one is made from its %u entries",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_DATA_COMPRESSION, 0x020020, "data_compression_unit",
-    "attribute 0x%x%s is compressed with compression unit %u (must be 4, clusters of at most 4096 bytes; here %u)",
+    "attribute 0x%x%s is compressed with compression unit %u (must be 4, clusters of at most 4096 bytes; here %u); left: %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_DATA_COMPRESSED_SIZE, 0x020021, "data_compressed_size",
     "attribute 0x%x%s: compressed size %llu, its runs hold %llu",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_DATA_HOLES, 0x020022, "data_holes_not_sparse",
-    "attribute 0x%x%s has %llu clusters of holes but is neither sparse nor compressed",
+    "attribute 0x%x%s has %llu clusters of holes but is neither sparse nor compressed; left: %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 /* A compressed attribute has a compression unit and a compressed size
  * field: one with neither was written plain, its flag is wrong. */
 ROW(PR_DATA_COMPRESSION_FLAG, 0x020080, "data_compression_flag",
     "attribute 0x%x%s says compressed but has no compression unit and no compressed size; the flag is cleared",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+/* A lost sparse or compressed flag, or compression unit, is put back
+ * only when the file attributes, the runs (whole units of 16 clusters)
+ * and the data (LZNT1 chunks in the partly allocated units) agree; the
+ * unit alone on a plain attribute without holes reads the same either
+ * way and is cleared. */
+ROW(PR_DATA_FLAGS_LOST, 0x020081, "data_content_flag_lost",
+    "attribute 0x%x%s has %llu clusters of holes and compression unit %u but is neither sparse nor compressed; the file attributes, runs and data say %s, the flag is set",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_DATA_UNIT_PLAIN, 0x020082, "data_compression_unit_plain",
+    "attribute 0x%x%s is neither sparse nor compressed and has no holes, but compression unit %u; it is cleared",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+ROW(PR_DATA_UNIT_SET, 0x020083, "data_compression_unit_set",
+    "attribute 0x%x%s is compressed with compression unit %u; the file attributes, runs and data say units of 16 clusters, it is set to 4",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_DATA_RESIDENCE, 0x020023, "attribute_residence",
     "attribute 0x%x%s is %s, it must be %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

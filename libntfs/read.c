@@ -390,6 +390,82 @@ long ntfs_extents_join(struct ntfs_attr_extent *x, size_t n, struct ntfs_run **r
 	return k;
 }
 
+long ntfs_cunits_partial(const struct ntfs_run *runs, long n, uint32_t unit,
+			 struct ntfs_cunit *part, long max, char *why)
+{
+	uint64_t vcn = 0, alloc = 0;
+	bool hole = false;
+	long k = 0;
+
+	if (!unit)
+		return WHY("no compression unit"), -1;
+	for (long i = 0; i < n; i++) {
+		uint64_t left = runs[i].len;
+
+		while (left) {
+			uint64_t take = unit - vcn % unit;
+
+			/* whole units at once: all holes or all clusters */
+			if (take == unit && left >= unit) {
+				take = left - left % unit;
+				vcn += take;
+				left -= take;
+				continue;
+			}
+			if (take > left)
+				take = left;
+			if (runs[i].lcn < 0)
+				hole = true;
+			else if (hole)
+				return WHY("the compression unit at VCN %llu has clusters after a hole",
+					   (unsigned long long)(vcn - vcn % unit)), -1;
+			else
+				alloc += take;
+			vcn += take;
+			left -= take;
+			if (vcn % unit)
+				continue;
+			if (alloc && alloc < unit) {
+				if (k < max)
+					part[k] = (struct ntfs_cunit){ vcn - unit, alloc };
+				k++;
+			}
+			alloc = 0;
+			hole = false;
+		}
+	}
+	if (vcn % unit)
+		return WHY("its %llu clusters are not whole compression units of %u",
+			   (unsigned long long)vcn, unit), -1;
+	return k;
+}
+
+bool ntfs_lznt1_chunks(const uint8_t *buf, size_t len, uint32_t unit_bytes,
+		       char *why)
+{
+	size_t at = 0, chunks = 0;
+
+	while (len - at >= 2) {
+		uint16_t h = (uint16_t)(buf[at] | buf[at + 1] << 8);
+		size_t size = (h & 0xfffu) + 1;
+
+		if (!h)
+			break;
+		if ((h >> 12 & 7) != 3)
+			return WHY("the chunk header 0x%04x at byte %zu has no LZNT1 signature",
+				   h, at), false;
+		if (size > len - at - 2)
+			return WHY("the chunk at byte %zu runs past the %zu allocated bytes",
+				   at, len), false;
+		if (++chunks > unit_bytes / 4096)
+			return WHY("more than %u chunks", unit_bytes / 4096), false;
+		at += 2 + size;
+	}
+	if (!chunks)
+		return WHY("no LZNT1 chunk"), false;
+	return true;
+}
+
 uint64_t ntfs_vol_record_offset(const struct ntfs_vol *v, uint64_t recno)
 {
 	uint64_t byte = recno * v->boot.g.mft_record_size, vcn_bytes = 0;

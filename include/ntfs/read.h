@@ -114,6 +114,29 @@ struct ntfs_attr_extent {
 long ntfs_extents_join(struct ntfs_attr_extent *x, size_t n, struct ntfs_run **runs,
 		       char *why);
 
+/* Compressed data (LZNT1) is cut into compression units of UNIT clusters
+ * (16 for compression unit 4): each unit is stored whole (every cluster
+ * allocated, the bytes as they are), or compressed (allocated clusters
+ * followed by holes to the unit's end), or is all holes (zeros).  A partly
+ * allocated unit, by its first VCN and its allocated clusters: */
+struct ntfs_cunit {
+	uint64_t vcn;
+	uint64_t clusters;
+};
+/* Whether RUNS (N, from VCN 0) have that shape: the count of partly
+ * allocated units (the first MAX of them in PART), or -1 (WHY) when the
+ * runs do not end on a unit boundary or a unit has clusters after a hole. */
+long ntfs_cunits_partial(const struct ntfs_run *runs, long n, uint32_t unit,
+			 struct ntfs_cunit *part, long max, char *why);
+/* Whether BUF (LEN bytes, the allocated clusters of a partly allocated
+ * unit of UNIT_BYTES) starts a chain of LZNT1 chunks: each a 2-byte
+ * little-endian header (bit 15: compressed; bits 14-12: the signature 3;
+ * bits 11-0: the bytes after the header, less 1) and its bytes, inside
+ * BUF, at most one chunk per 4096 bytes of the unit, the chain ended by a
+ * zero header or by the end of BUF.  false (WHY) otherwise. */
+bool ntfs_lznt1_chunks(const uint8_t *buf, size_t len, uint32_t unit_bytes,
+		       char *why);
+
 /* One index entry as a checker sees it (pointers into the node). */
 struct ntfs_ie_view {
 	uint64_t mref;			/* indexed file (directory indexes) */

@@ -3,7 +3,10 @@
 # record (sizes, an attribute flag, a torn stride, a corrupt attribute
 # header) is repaired where it is, and the file keeps its data and its name.
 # A volume made by our mkfs.ntfs is filled through ntfs-3g (a 12 MiB file,
-# a directory of 700 files, small files, one with a named stream); the
+# a directory of 700 files, small files, one with a named stream, a file
+# compressed by ntfs-3g in a compressed directory -- units of text, of
+# random bytes stored whole, of zeros left as a hole -- and a sparse file
+# with holes); the
 # content manifest (sha256 per path) is taken before the damage.  Oracles
 # that are not ours: ntfsprogs-plus ntfsck -n (sid) on the repaired volume,
 # ntfs-3g mounting it with the manifest unchanged.
@@ -39,16 +42,38 @@ setup_file() {
 		setfattr -n "user.attr$i" -v "$(printf 'v%.0s' $(seq 1 60))" "$m/listed"
 	done
 	getfattr -d "$m/listed" | grep "^user\." > "$d/listed.xattrs"
+	# compressed (LZNT1, units of 16 clusters of 4 KiB): 64 KiB of text,
+	# 192 KiB of random bytes (stored whole), 64 KiB of text, 64 KiB of
+	# zeros (a hole), a last unit of random bytes and text
+	mkdir "$m/packed"
+	setfattr -h -v 0x00000800 -n system.ntfs_attrib_be "$m/packed"
+	python3 -c '
+import random, sys
+r = random.Random(11)
+text = b"".join(b"compressible line %d of the packed file\n" % i for i in range(8000))
+noise = bytes(r.getrandbits(8) for _ in range(3 * 65536 + 12345))
+sys.stdout.buffer.write(text[:65536] + noise[:3 * 65536] + text[65536:131072] +
+                        bytes(65536) + noise[3 * 65536:] + text[131072:170000])' > "$m/packed/mixed"
+	# sparse: 3 MiB, data at 300000 and 100000 bytes at 800 KiB
+	truncate -s 3M "$m/holes"
+	printf middle | dd of="$m/holes" bs=1 seek=300000 conv=notrunc status=none
+	head -c 100000 /dev/urandom | dd of="$m/holes" bs=4096 seek=200 conv=notrunc status=none
+	getfattr -h -e hex -n system.ntfs_attrib_be "$m/packed/mixed" "$m/holes" > "$d/content.attrib"
 	# ntfs-3g's inode number is the MFT record number
 	stat -c %i "$m/big" > "$d/big.rec"
 	stat -c %i "$m/dir" > "$d/dir.rec"
 	stat -c %i "$m/noted" > "$d/noted.rec"
 	stat -c %i "$m/s1" > "$d/s1.rec"
 	stat -c %i "$m/listed" > "$d/listed.rec"
+	stat -c %i "$m/packed/mixed" > "$d/mixed.rec"
+	stat -c %i "$m/holes" > "$d/holes.rec"
 	manifest "$m" > "$d/manifest"
 	umount "$m"
-	[ "$(wc -l < "$d/manifest")" -eq 705 ]
+	[ "$(wc -l < "$d/manifest")" -eq 707 ]
 	[ "$(grep -c '^user.attr' "$d/listed.xattrs")" -eq 40 ]
+	# ntfs-3g made them compressed (0x800) and sparse (0x200)
+	grep -q '^system.ntfs_attrib_be=0x00000820$' <(sed -n 2p "$d/content.attrib")
+	grep -q '^system.ntfs_attrib_be=0x00000220$' <(sed -n 5p "$d/content.attrib")
 }
 
 setup() { cd_tmp; }
@@ -314,4 +339,69 @@ asked_case() {
 
 @test "the compressed flag on a plain \$DATA (no unit, no compressed size): cleared, the 12 MiB file reads again" {
 	repair_case big compressed_bit "says compressed but has no compression unit and no compressed size; the flag is cleared"
+}
+
+# Sparse and compressed data: a lost flag or compression unit is put back
+# only when the file attributes, the runs and the data agree (ntfs-3g then
+# reads every byte as before: the manifest).  ntfsck -n reports each
+# damage (the lost flags, the unit); ntfs-3g reads the compressed file
+# wrong without its flag and fails on it without its unit.
+@test "a sparse file's lost sparse flag (unit 4 and holes kept): set back, ntfsck agrees" {
+	repair_case holes flags_lost "the file attributes, runs and data say sparse, the flag is set"
+}
+
+@test "a compressed file's lost compressed flag: set back, ntfs-3g reads it as before" {
+	repair_case mixed flags_lost "the file attributes, runs and data say compressed, the flag is set"
+}
+
+@test "a compressed file's compression unit 0: set to 4, ntfs-3g reads it as before" {
+	repair_case mixed cu:0 "compression unit 0; the file attributes, runs and data say units of 16 clusters, it is set to 4"
+}
+
+@test "a compressed file's compression unit 5: set to 4" {
+	repair_case mixed cu:5 "compression unit 5; the file attributes, runs and data say units of 16 clusters, it is set to 4"
+}
+
+@test "a compressed file's compressed size one cluster too large: recomputed from its runs" {
+	repair_case mixed csize_grow "attribute 0x80: compressed size"
+}
+
+@test "a compression unit on the plain 12 MiB file: cleared" {
+	repair_case big cu_plain "is neither sparse nor compressed and has no holes, but compression unit 4; it is cleared"
+}
+
+# When the evidence does not agree, -a changes nothing (not the file
+# attributes, not the directory's entry) and exits 4 with the reason.
+left_case() {
+	local file=$1 damage=$2 expect=$3 rec before
+	rec=$(cat "$BATS_FILE_TMPDIR/$file.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" "$damage"
+	before=$(sha256sum < image)
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 4 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec "*"left: $expect"* ]] || die "-a did not report: $expect"
+	[[ $output == *"problems: 1 found, 0 fixed, 1 left"* ]] || die "-a did more than report"
+	[ "$(sha256sum < image)" = "$before" ] || die "-a wrote"
+}
+
+@test "flags lost, file attributes say compressed, the runs are not units of 16: left" {
+	left_case holes flags_lost_si:800 "the file attributes say compressed, but the compression unit at VCN 64 has clusters after a hole"
+}
+
+@test "flags lost, \$STANDARD_INFORMATION says sparse, \$FILE_NAME compressed: left" {
+	left_case mixed flags_lost_si:200 "\$FILE_NAME says compressed, \$STANDARD_INFORMATION sparse"
+}
+
+@test "flags lost, every file attribute says sparse, the data is LZNT1 units: left" {
+	left_case mixed flags_lost_fa:200 "the file attributes say sparse, but its 3 partly allocated units of 16 clusters all hold LZNT1 data"
+}
+
+@test "compression unit 0, the file attributes say plain: left" {
+	left_case mixed cu_si:0:0 "\$FILE_NAME says compressed, \$STANDARD_INFORMATION plain"
+}
+
+@test "compression unit 0, the first compressed unit has no LZNT1 chunk header: left" {
+	left_case mixed cu_chunk:0 "the file attributes say compressed, but the unit at VCN 0 does not hold LZNT1 data (no LZNT1 chunk)"
 }

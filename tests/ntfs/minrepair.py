@@ -45,6 +45,18 @@ DAMAGE:
                  kept valid; ntfsck -n: IDX_SEQNO_ZERO)
   ie_size:NAME   directory RECORD: the entry NAME (a directory) of its first
                  index block says 4096 bytes (ntfsck -n: DIR_NONZERO_SIZE)
+  flags_lost     unnamed $DATA: its sparse and compressed flags cleared
+                 (the compression unit and compressed size field kept)
+  flags_lost_si:FA  the same, and $STANDARD_INFORMATION's file attributes
+                 say FA (hex) for sparse and compressed (0x200, 0x800)
+  flags_lost_fa:FA  the same, and every $FILE_NAME's file attributes too
+  cu:N           unnamed $DATA: compression unit N
+  cu_si:N:FA     the same, and the file attributes say FA
+  cu_chunk:N     compression unit N, and the first partly allocated
+                 compression unit's first two bytes (its LZNT1 chunk
+                 header) zeroed
+  csize_grow     unnamed $DATA: compressed size + 1 cluster
+  cu_plain       plain unnamed $DATA: compression unit 4 (flags 0)
   used           print bytes in use of the record (nothing changed)
 """
 import os
@@ -161,6 +173,44 @@ def main():
                 vofs, = struct.unpack_from("<H", rec, off + 0x14)
                 assert vofs == 24, "value offset %d" % vofs
                 damage.set_record_bytes(img, g, n, off + 0x14, struct.pack("<H", 28))
+        elif what.split(":")[0] in ("flags_lost", "flags_lost_si", "flags_lost_fa", "cu", "cu_si",
+                                    "cu_chunk", "csize_grow"):
+            w = what.split(":")
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            assert rec[off + 8] == 1, "$DATA is resident"
+            fl, = struct.unpack_from("<H", rec, off + 12)
+            mpo, = struct.unpack_from("<H", rec, off + 0x20)
+            assert fl & 0x8001 and rec[off + 0x22] == 4 and mpo >= 0x48, \
+                "not sparse or compressed: flags 0x%x unit %d" % (fl, rec[off + 0x22])
+            if w[0].startswith("flags_lost"):
+                damage.set_record_bytes(img, g, n, off + 12, struct.pack("<H", fl & ~0x8001))
+            elif w[0].startswith("cu"):
+                damage.set_record_bytes(img, g, n, off + 0x22, bytes([int(w[1])]))
+            else:
+                csize, = struct.unpack_from("<q", rec, off + 0x40)
+                damage.set_record_bytes(img, g, n, off + 0x40, struct.pack("<q", csize + cs))
+            if w[0].endswith("_si") or w[0].endswith("_fa"):
+                # SI's file attributes at 32 in its value, FN's at 56
+                for o, t, _ in damage.attrs(rec):
+                    if t == 0x10 or (t == 0x30 and w[0].endswith("_fa")):
+                        at = o + struct.unpack_from("<H", rec, o + 0x14)[0] + (32 if t == 0x10 else 56)
+                        fa, = struct.unpack_from("<I", rec, at)
+                        fa = fa & ~0xA00 | int(w[-1], 16)
+                        damage.set_record_bytes(img, g, n, at, struct.pack("<I", fa))
+            if w[0] == "cu_chunk":
+                # the runs: the first unit of 16 clusters with a hole after clusters
+                p, vcn, lcn, units = off + mpo, 0, 0, {}
+                while rec[p]:
+                    lb, ob = rec[p] & 15, rec[p] >> 4
+                    ln = int.from_bytes(rec[p + 1:p + 1 + lb], "little")
+                    if ob:
+                        lcn += int.from_bytes(rec[p + 1 + lb:p + 1 + lb + ob], "little", signed=True)
+                        for i in range(ln):
+                            units.setdefault((vcn + i) // 16, []).append(lcn + i)
+                    vcn += ln
+                    p += 1 + lb + ob
+                first = min(u for u, c in units.items() if len(c) < 16)
+                img[units[first][0] * cs:units[first][0] * cs + 2] = b"\0\0"
         elif what == "usa_count":
             img[mft + n * rs + 6:mft + n * rs + 8] = struct.pack("<H", 2)
         elif what == "alloc_field":
@@ -197,6 +247,10 @@ def main():
                 damage.set_record_bytes(img, g, n, off + 0x38, struct.pack("<q", size + 8192))
             elif what == "data_gt_alloc":
                 damage.set_record_bytes(img, g, n, off + 0x30, struct.pack("<q", alloc + 4096))
+            elif what == "cu_plain":
+                fl, = struct.unpack_from("<H", rec, off + 12)
+                assert not fl and not rec[off + 0x22], "not a plain attribute"
+                damage.set_record_bytes(img, g, n, off + 0x22, b"\x04")
             elif what == "compressed_bit":
                 fl, = struct.unpack_from("<H", rec, off + 12)
                 assert not fl and not rec[off + 0x22], "not a plain attribute"

@@ -829,6 +829,57 @@ static void test_logfile(void)
 	test_logfile_write();
 }
 
+/* compression units (16 clusters) and LZNT1 chunk headers, by hand from
+ * the format: a chunk header is 0x3000 | (bytes after it - 1), bit 15 set
+ * when the chunk is compressed */
+static void test_cunits(void)
+{
+	char why[NTFS_WHY];
+	struct ntfs_cunit part[4];
+	/* unit 0: 3 clusters then 13 holes; units 1-3 whole; unit 4: 4
+	 * clusters then a hole; unit 5 all holes */
+	struct ntfs_run shaped[] = { { 100, 3 }, { -1, 13 }, { 200, 52 }, { -1, 28 } };
+	struct ntfs_run after_hole[] = { { -1, 9 }, { 300, 1 }, { -1, 6 } };
+	struct ntfs_run short_tail[] = { { 400, 20 } };
+	struct ntfs_run huge_hole[] = { { -1, 1ULL << 40 }, { 500, 2 }, { -1, 14 } };
+	uint8_t buf[3 * 4096];
+	long k;
+
+	k = ntfs_cunits_partial(shaped, 4, 16, part, 4, why);
+	ok(k == 2 && part[0].vcn == 0 && part[0].clusters == 3 &&
+	   part[1].vcn == 64 && part[1].clusters == 4,
+	   "cunits: two partly allocated units at VCN 0 (3) and 64 (4): %ld", k);
+	ok(ntfs_cunits_partial(after_hole, 3, 16, part, 4, why) == -1 && strstr(why, "after a hole"),
+	   "cunits: clusters after a hole in a unit (%s)", why);
+	ok(ntfs_cunits_partial(short_tail, 1, 16, part, 4, why) == -1 && strstr(why, "whole compression units"),
+	   "cunits: 20 clusters are not whole units (%s)", why);
+	k = ntfs_cunits_partial(huge_hole, 3, 16, part, 4, why);
+	ok(k == 1 && part[0].vcn == 1ULL << 40 && part[0].clusters == 2,
+	   "cunits: a hole of 2^40 clusters is skipped whole: %ld", k);
+
+	memset(buf, 0, sizeof(buf));
+	/* a compressed chunk of 100 bytes, an uncompressed one of 4096 */
+	buf[0] = 99; buf[1] = 0xb0;
+	buf[102] = 0xff; buf[103] = 0x3f;
+	ok(ntfs_lznt1_chunks(buf, sizeof(buf), 65536, why), "lznt1: two chunks then zeros");
+	buf[1] = 0x20;
+	ok(!ntfs_lznt1_chunks(buf, sizeof(buf), 65536, why) && strstr(why, "signature"),
+	   "lznt1: signature 2 refused (%s)", why);
+	buf[1] = 0xb0;
+	buf[103] = 0x3f;
+	ok(!ntfs_lznt1_chunks(buf, 4096, 65536, why) && strstr(why, "runs past"),
+	   "lznt1: a chunk past the allocated bytes (%s)", why);
+	memset(buf, 0, sizeof(buf));
+	ok(!ntfs_lznt1_chunks(buf, sizeof(buf), 65536, why) && strstr(why, "no LZNT1"),
+	   "lznt1: zeros are no chunk (%s)", why);
+	for (int i = 0; i < 3; i++) {
+		buf[i * 12] = 9;
+		buf[i * 12 + 1] = 0xb0;
+	}
+	ok(!ntfs_lznt1_chunks(buf, sizeof(buf), 8192, why) && strstr(why, "more than 2"),
+	   "lznt1: 3 chunks in a unit of 8 KiB (%s)", why);
+}
+
 int main(int argc, char **argv)
 {
 	test_upcase(argc > 1 ? argv[1] : NULL);
@@ -838,6 +889,7 @@ int main(int argc, char **argv)
 	test_record();
 	test_runlist();
 	test_extents_join();
+	test_cunits();
 	test_boot();
 	test_collation_index();
 	test_sd_hash();
