@@ -315,3 +315,59 @@ asked_case() {
 @test "the compressed flag on a plain \$DATA (no unit, no compressed size): cleared, the 12 MiB file reads again" {
 	repair_case big compressed_bit "says compressed but has no compression unit and no compressed size; the flag is cleared"
 }
+
+# What every file has and a record lacks is added, not the file dropped:
+# ntfsck -n sees each of these (FILE_HAVE_IR; an inode it cannot open).
+
+@test "a directory's record without its directory flag: the flag set back, the 700 names kept (not reconnected)" {
+	# taking the record for a file would rebuild the root without the
+	# directory and send its 700 files to /lost+found
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/dir.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" dir_flag_off
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	repair_case dir dir_flag_off "(/dir): record is not marked as a directory but holds a file-name index and no unnamed data; it is marked as one"
+}
+
+@test "a file's record without \$STANDARD_INFORMATION: one made from its \$FILE_NAME, the file kept" {
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/s1.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" si_missing
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	repair_case s1 si_missing "(/s1): record has no \$STANDARD_INFORMATION; one is made from its \$FILE_NAME's times and attributes"
+}
+
+@test "a file's record without an unnamed \$DATA: an empty one added, the file kept with 0 bytes" {
+	local rec after
+	rec=$(cat "$BATS_FILE_TMPDIR/s1.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" data_missing
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec (/s1): file has no unnamed \$DATA; an empty one is added"* ]] || die "not added"
+	# the root's entry follows the file's new size, nothing else
+	[[ $output == *"problems: 2 found, 2 fixed, 0 left"* ]] || die "-a did more than two repairs"
+	[[ $output != *"is lost"* ]] || die "-a cleared the record"
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
+	[ "$(sha256sum < image)" = "$after" ] || die "-n after -a wrote"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	grep -v '  ./s1$' "$BATS_FILE_TMPDIR/manifest" > want
+	grep -v '  ./s1$' manifest > got
+	diff -u want got || die "manifest differs beyond s1"
+	# sha256 of nothing: s1 is there, empty
+	grep -q '^e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  ./s1$' manifest || die "s1 not an empty file"
+}
