@@ -3,7 +3,7 @@
 # record (sizes, an attribute flag, a torn stride, a corrupt attribute
 # header) is repaired where it is, and the file keeps its data and its name.
 # A volume made by our mkfs.ntfs is filled through ntfs-3g (a 12 MiB file,
-# a directory of 700 files, small files, one with a named stream); the
+# a directory of 700 files, a directory of one file, small files, one with a named stream); the
 # content manifest (sha256 per path) is taken before the damage.  Oracles
 # that are not ours: ntfsprogs-plus ntfsck -n (sid) on the repaired volume,
 # ntfs-3g mounting it with the manifest unchanged.
@@ -32,6 +32,9 @@ setup_file() {
 	echo one > "$m/s1"
 	echo two > "$m/s2"
 	echo noted > "$m/noted"
+	# a directory whose index is its root alone
+	mkdir "$m/small"
+	echo x > "$m/small/x"
 	setfattr -n user.note -v "a named stream" "$m/noted"
 	# 40 named streams: an attribute list and extension records
 	echo listed > "$m/listed"
@@ -45,9 +48,10 @@ setup_file() {
 	stat -c %i "$m/noted" > "$d/noted.rec"
 	stat -c %i "$m/s1" > "$d/s1.rec"
 	stat -c %i "$m/listed" > "$d/listed.rec"
+	stat -c %i "$m/small" > "$d/small.rec"
 	manifest "$m" > "$d/manifest"
 	umount "$m"
-	[ "$(wc -l < "$d/manifest")" -eq 705 ]
+	[ "$(wc -l < "$d/manifest")" -eq 706 ]
 	[ "$(grep -c '^user.attr' "$d/listed.xattrs")" -eq 40 ]
 }
 
@@ -370,4 +374,19 @@ asked_case() {
 	diff -u want got || die "manifest differs beyond s1"
 	# sha256 of nothing: s1 is there, empty
 	grep -q '^e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  ./s1$' manifest || die "s1 not an empty file"
+}
+
+@test "a directory with a resident \$I30 \$INDEX_ALLOCATION: its index rebuilt by -a, one repair, its file kept" {
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/small.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" resident_ia
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec (/small): directory index is corrupt (resident index allocation)"*REBUILT* ]] || die "not rebuilt"
+	[[ $output == *"problems: 1 found, 1 fixed, 0 left"* ]] || die "-a did more than one repair"
+	repaired_oracles
 }
