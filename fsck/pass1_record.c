@@ -88,6 +88,7 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 	bool view_root = false;
 	char named[1200];
 	uint16_t flags, known = KNOWN_RECORD_FLAGS;
+	int walk;
 
 	memcpy(&m, rec, sizeof(m));
 	flags = le16toh(m.flags);
@@ -103,7 +104,7 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 		write_back(c, recno, rec);
 	}
 	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
+	while ((walk = ntfs_attr_next(&cur, &a, why)) == 1) {
 		uint32_t t = le32toh(a->type), len;
 
 		if (t == NTFS_AT_ATTRIBUTE_LIST) {
@@ -137,7 +138,9 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 		memcpy(rec, &m, sizeof(m));
 		write_back(c, recno, rec);
 	}
-	if (le64toh(m.base_mft_record) || recno < NTFS_FILE_FIRST_USER)
+	/* a walk that breaks says nothing of what the record lacks (the
+	 * attribute checks judge it) */
+	if (walk || le64toh(m.base_mft_record) || recno < NTFS_FILE_FIRST_USER)
 		return;
 	/* a base record without a list holds all of its file: what every
 	 * file has and this one lacks is added, the least that makes it
