@@ -92,6 +92,17 @@ ROW(PR_RECORD_FLAGS, 0x010025, "record_flags_unknown",
 ROW(PR_RECORD_NOT_DIRECTORY, 0x010026, "record_directory_flag",
     "record is marked as a directory but has no index and its names are a file's",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* A base user record without what every file has: the smallest thing
+ * that makes it whole is added (its names and data are never touched). */
+ROW(PR_RECORD_IS_DIRECTORY, 0x01002a, "record_directory_flag_missing",
+    "record is not marked as a directory but holds a file-name index and no unnamed data; it is marked as one",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_RECORD_SI_MISSING, 0x01002b, "standard_information_missing",
+    "record has no $STANDARD_INFORMATION; one is made from its $FILE_NAME's times and attributes",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_RECORD_DATA_MISSING, 0x01002c, "unnamed_data_missing",
+    "file has no unnamed $DATA; an empty one is added",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_EXTENT, 0x010027, "attribute_extent_sizes",
     "attribute 0x%x: its runs hold %llu clusters, its header says VCNs %lld-%lld and %llu bytes allocated",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

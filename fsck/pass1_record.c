@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/repair.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
@@ -31,6 +32,51 @@ static int write_back(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 	return 0;
 }
 
+/* REC (base record RECNO) without $STANDARD_INFORMATION gets one: the
+ * times and file attributes of its first $FILE_NAME, the root's security
+ * id (a file made in it inherits that), no owner, quota or USN. */
+static void add_standard_information(struct ntfs_check *c, uint64_t recno,
+				     uint8_t *rec)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, len;
+	struct ntfs_standard_information si;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	uint8_t *root = malloc(rs);
+
+	memset(&si, 0, sizeof(si));
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_file_name fn;
+
+		if (ntfs_file_name_of(a, &fn)) {
+			si.creation_time = fn.creation_time;
+			si.last_data_change_time = fn.last_data_change_time;
+			si.last_mft_change_time = fn.last_mft_change_time;
+			si.last_access_time = fn.last_access_time;
+			/* the low word, less the directory bit $FILE_NAME adds */
+			si.file_attributes = htole32(le32toh(fn.file_attributes) & 0xffef);
+			break;
+		}
+	}
+	if (root && !ntfs_vol_read_record(&c->vol, NTFS_FILE_ROOT, root) &&
+	    ntfs_record_check(root, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
+	    (a = ntfs_attr_named(root, NTFS_AT_STANDARD_INFORMATION, "")) &&
+	    !a->non_resident) {
+		const uint8_t *v = ntfs_attr_value(a, &len);
+
+		if (len >= sizeof(si))
+			memcpy(&si.security_id,
+			       v + offsetof(struct ntfs_standard_information, security_id), 4);
+	}
+	free(root);
+	if (ntfs_rec_insert_resident(rec, rs, NTFS_AT_STANDARD_INFORMATION, &si, sizeof(si)))
+		fsf_fix_failed(&c->fix);
+	else
+		write_back(c, recno, rec);
+}
+
 void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 			     uint8_t *rec, const char *obj)
 {
@@ -38,8 +84,11 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
 	char why[NTFS_WHY];
-	bool list = false, root = false, fn_dir = false;
+	bool list = false, root = false, fn_dir = false, si = false, data = false;
+	bool view_root = false;
+	char named[1200];
 	uint16_t flags, known = KNOWN_RECORD_FLAGS;
+	int walk;
 
 	memcpy(&m, rec, sizeof(m));
 	flags = le16toh(m.flags);
@@ -55,12 +104,19 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 		write_back(c, recno, rec);
 	}
 	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
+	while ((walk = ntfs_attr_next(&cur, &a, why)) == 1) {
 		uint32_t t = le32toh(a->type), len;
 
 		if (t == NTFS_AT_ATTRIBUTE_LIST) {
 			list = true;
+		} else if (t == NTFS_AT_STANDARD_INFORMATION) {
+			si = true;
+		} else if (t == NTFS_AT_DATA) {
+			data |= !a->name_length;
 		} else if (t == NTFS_AT_INDEX_ROOT) {
+			view_root |= !(a->name_length == 4 &&
+				       !memcmp((const uint8_t *)a + le16toh(a->name_offset),
+					       I30, 8));
 			root |= a->name_length == 4 &&
 				!memcmp((const uint8_t *)a + le16toh(a->name_offset),
 					I30, 8);
@@ -82,8 +138,40 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 		memcpy(rec, &m, sizeof(m));
 		write_back(c, recno, rec);
 	}
-	if (!(flags & NTFS_MFT_IS_DIRECTORY) || le64toh(m.base_mft_record) ||
-	    recno < NTFS_FILE_FIRST_USER)
+	/* a walk that breaks says nothing of what the record lacks (the
+	 * attribute checks judge it) */
+	if (walk || le64toh(m.base_mft_record) || recno < NTFS_FILE_FIRST_USER)
+		return;
+	/* a base record without a list holds all of its file: what every
+	 * file has and this one lacks is added, the least that makes it
+	 * whole (its names and data are kept as they are); a view index
+	 * ($Extend's $Quota, $ObjId, $Reparse) holds no data */
+	if (!list && !(flags & NTFS_MFT_IS_DIRECTORY) && root && !data) {
+		ntfs_object_name(c, "directory", recno, named, sizeof(named));
+		if (fsf_fix_ask(&c->fix, &PR_RECORD_IS_DIRECTORY, named)) {
+			flags |= NTFS_MFT_IS_DIRECTORY;
+			m.flags = htole16(flags);
+			memcpy(rec, &m, sizeof(m));
+			write_back(c, recno, rec);
+		}
+	}
+	if (!list && !si) {
+		ntfs_object_name(c, "file", recno, named, sizeof(named));
+		if (fsf_fix_ask(&c->fix, &PR_RECORD_SI_MISSING, named))
+			add_standard_information(c, recno, rec);
+	}
+	if (!list && !(flags & (NTFS_MFT_IS_DIRECTORY | NTFS_MFT_IS_4 |
+				NTFS_MFT_IS_VIEW_INDEX)) &&
+	    !root && !view_root && !data) {
+		ntfs_object_name(c, "file", recno, named, sizeof(named));
+		if (!fsf_fix_ask(&c->fix, &PR_RECORD_DATA_MISSING, named))
+			;
+		else if (ntfs_rec_add_empty_data(rec, c->vol.boot.g.mft_record_size))
+			fsf_fix_failed(&c->fix);
+		else
+			write_back(c, recno, rec);
+	}
+	if (!(flags & NTFS_MFT_IS_DIRECTORY))
 		return;
 	/* no index, and its names say "file": the flag is the damage */
 	if (!list && !root && !fn_dir &&

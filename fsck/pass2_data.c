@@ -243,7 +243,11 @@ static bool check_attr(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		fsf_fix_ask(&c->fix, &PR_DATA_RESIDENCE, obj, t, sn, "non-resident", "resident");
 		return false;
 	}
-	if (t == NTFS_AT_INDEX_ALLOCATION && !a->non_resident) {
+	/* a directory's resident $I30 allocation goes with the rebuild of
+	 * its index (pass 3 reports it there): no second, unfixed report */
+	if (t == NTFS_AT_INDEX_ALLOCATION && !a->non_resident &&
+	    (strcmp(sn, ":$I30") || !(rec[offsetof(struct ntfs_mft_record, flags)] &
+				      NTFS_MFT_IS_DIRECTORY))) {
 		fsf_fix_ask(&c->fix, &PR_DATA_RESIDENCE, obj, t, sn, "resident", "non-resident");
 		return false;
 	}

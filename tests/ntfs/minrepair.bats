@@ -3,10 +3,10 @@
 # record (sizes, an attribute flag, a torn stride, a corrupt attribute
 # header) is repaired where it is, and the file keeps its data and its name.
 # A volume made by our mkfs.ntfs is filled through ntfs-3g (a 12 MiB file,
-# a directory of 700 files, small files, one with a named stream, a file
-# compressed by ntfs-3g in a compressed directory -- units of text, of
-# random bytes stored whole, of zeros left as a hole -- and a sparse file
-# with holes); the
+# a directory of 700 files, a directory of one file, small files, one with
+# a named stream, a file compressed by ntfs-3g in a compressed directory --
+# units of text, of random bytes stored whole, of zeros left as a hole --
+# and a sparse file with holes); the
 # content manifest (sha256 per path) is taken before the damage.  Oracles
 # that are not ours: ntfsprogs-plus ntfsck -n (sid) on the repaired volume,
 # ntfs-3g mounting it with the manifest unchanged.
@@ -35,6 +35,9 @@ setup_file() {
 	echo one > "$m/s1"
 	echo two > "$m/s2"
 	echo noted > "$m/noted"
+	# a directory whose index is its root alone
+	mkdir "$m/small"
+	echo x > "$m/small/x"
 	setfattr -n user.note -v "a named stream" "$m/noted"
 	# 40 named streams: an attribute list and extension records
 	echo listed > "$m/listed"
@@ -67,9 +70,10 @@ sys.stdout.buffer.write(text[:65536] + noise[:3 * 65536] + text[65536:131072] +
 	stat -c %i "$m/listed" > "$d/listed.rec"
 	stat -c %i "$m/packed/mixed" > "$d/mixed.rec"
 	stat -c %i "$m/holes" > "$d/holes.rec"
+	stat -c %i "$m/small" > "$d/small.rec"
 	manifest "$m" > "$d/manifest"
 	umount "$m"
-	[ "$(wc -l < "$d/manifest")" -eq 707 ]
+	[ "$(wc -l < "$d/manifest")" -eq 708 ]
 	[ "$(grep -c '^user.attr' "$d/listed.xattrs")" -eq 40 ]
 	# ntfs-3g made them compressed (0x800) and sparse (0x200)
 	grep -q '^system.ntfs_attrib_be=0x00000820$' <(sed -n 2p "$d/content.attrib")
@@ -404,4 +408,75 @@ left_case() {
 
 @test "compression unit 0, the first compressed unit has no LZNT1 chunk header: left" {
 	left_case mixed cu_chunk:0 "the file attributes say compressed, but the unit at VCN 0 does not hold LZNT1 data (no LZNT1 chunk)"
+}
+
+# What every file has and a record lacks is added, not the file dropped:
+# ntfsck -n sees each of these (FILE_HAVE_IR; an inode it cannot open).
+
+@test "a directory's record without its directory flag: the flag set back, the 700 names kept (not reconnected)" {
+	# taking the record for a file would rebuild the root without the
+	# directory and send its 700 files to /lost+found
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/dir.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" dir_flag_off
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	repair_case dir dir_flag_off "(/dir): record is not marked as a directory but holds a file-name index and no unnamed data; it is marked as one"
+}
+
+@test "a file's record without \$STANDARD_INFORMATION: one made from its \$FILE_NAME, the file kept" {
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/s1.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" si_missing
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	repair_case s1 si_missing "(/s1): record has no \$STANDARD_INFORMATION; one is made from its \$FILE_NAME's times and attributes"
+}
+
+@test "a file's record without an unnamed \$DATA: an empty one added, the file kept with 0 bytes" {
+	local rec after
+	rec=$(cat "$BATS_FILE_TMPDIR/s1.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" data_missing
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec (/s1): file has no unnamed \$DATA; an empty one is added"* ]] || die "not added"
+	# the root's entry follows the file's new size, nothing else
+	[[ $output == *"problems: 2 found, 2 fixed, 0 left"* ]] || die "-a did more than two repairs"
+	[[ $output != *"is lost"* ]] || die "-a cleared the record"
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
+	[ "$(sha256sum < image)" = "$after" ] || die "-n after -a wrote"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	grep -v '  ./s1$' "$BATS_FILE_TMPDIR/manifest" > want
+	grep -v '  ./s1$' manifest > got
+	diff -u want got || die "manifest differs beyond s1"
+	# sha256 of nothing: s1 is there, empty
+	grep -q '^e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  ./s1$' manifest || die "s1 not an empty file"
+}
+
+@test "a directory with a resident \$I30 \$INDEX_ALLOCATION: its index rebuilt by -a, one repair, its file kept" {
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/small.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" resident_ia
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec (/small): directory index is corrupt (resident index allocation)"*REBUILT* ]] || die "not rebuilt"
+	[[ $output == *"problems: 1 found, 1 fixed, 0 left"* ]] || die "-a did more than one repair"
+	repaired_oracles
 }

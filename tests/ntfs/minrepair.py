@@ -57,6 +57,33 @@ DAMAGE:
                  header) zeroed
   csize_grow     unnamed $DATA: compressed size + 1 cluster
   cu_plain       plain unnamed $DATA: compression unit 4 (flags 0)
+  dir_flag_off   directory RECORD: the record's directory flag (0x0002)
+                 cleared (its $INDEX_ROOT kept; ntfsck -n: FILE_HAVE_IR)
+  file_iroot     file RECORD: an empty $I30 $INDEX_ROOT added before its
+                 unnamed $DATA (a plain file with an index root)
+  resident_ia    directory RECORD (resident index only): a resident $I30
+                 $INDEX_ALLOCATION of 8 zero bytes added after its root
+                 (ntfsck -n: DIR_HAVE_RESIDENT_IA)
+  ibitmap_size   directory RECORD: its $I30 $BITMAP's value length 8 -> 0
+                 (no bit for the index blocks it has)
+  ea_chain       the first $EA entry's next offset past the value
+  data_missing   file RECORD: its unnamed $DATA removed
+                 (ntfsck -n: MFT_UNNAMED_DATA_MISSING)
+  dir_data       directory RECORD: an empty resident unnamed $DATA added
+                 (ntfsck -n: DIR_HAVE_UNNAMED_DATA)
+  si_missing     $STANDARD_INFORMATION removed (ntfsck -n: MFT_SI_MISSING)
+  empty_runs     unnamed non-resident $DATA: data and initialized size 0,
+                 runs and allocated size kept (ntfsck -n:
+                 ATTR_EMPTY_DATA_STALE_RUNS)
+  ie_reparse:NAME  directory RECORD: the entry NAME (a file with a reparse
+                 point) of its first index block: its reparse field 0
+  ie_reparse_bit:NAME  the same entry's file attributes: reparse (0x400)
+                 cleared
+  si_reparse_bit  $STANDARD_INFORMATION's file attributes: the reparse bit
+                 (0x400) cleared on a file with a reparse point
+  si_security_id  $STANDARD_INFORMATION's security id 0x7777 (in no
+                 $Secure index)
+  si_usn         $STANDARD_INFORMATION's USN 2^40 (there is no $UsnJrnl)
   used           print bytes in use of the record (nothing changed)
 """
 import os
@@ -65,6 +92,59 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases"))
 import damage  # noqa: E402
+
+
+def put_record(img, g, n, rec):
+    """Write the fixed-up record REC as record N (its fixups redone)."""
+    damage.set_record_bytes(img, g, n, 0, bytes(rec))
+
+
+def remove_attr(rec, off):
+    """REC without the attribute at OFF; bytes in use follow."""
+    ln, = struct.unpack_from("<I", rec, off + 4)
+    used, = struct.unpack_from("<I", rec, 0x18)
+    rec[off:used] = rec[off + ln:used] + bytes(ln)
+    struct.pack_into("<I", rec, 0x18, used - ln)
+
+
+def insert_attr(rec, off, attr):
+    """REC with the attribute ATTR (its instance the record's next) at OFF."""
+    used, alloc = struct.unpack_from("<II", rec, 0x18)
+    assert used + len(attr) <= alloc, "no room in the record"
+    attr = bytearray(attr)
+    nxt, = struct.unpack_from("<H", rec, 0x28)
+    struct.pack_into("<H", attr, 14, nxt)
+    struct.pack_into("<H", rec, 0x28, nxt + 1)
+    rec[off:used + len(attr)] = attr + rec[off:used]
+    struct.pack_into("<I", rec, 0x18, used + len(attr))
+
+
+def resident(atype, value, name=""):
+    """A resident attribute ATYPE named NAME holding VALUE."""
+    nm = name.encode("utf-16-le")
+    vofs = (24 + len(nm) + 7) & ~7
+    ln = (vofs + len(value) + 7) & ~7
+    a = bytearray(ln)
+    struct.pack_into("<IIBBHHH", a, 0, atype, ln, 0, len(name), 24 if name else 0, 0, 0)
+    struct.pack_into("<IH", a, 16, len(value), vofs)
+    a[24:24 + len(nm)] = nm
+    a[vofs:vofs + len(value)] = value
+    return a
+
+
+def empty_i30_root(cs):
+    """The value of an empty $I30 $INDEX_ROOT (file names, 4 KiB blocks)."""
+    return (struct.pack("<IIIB3x", 0x30, 1, 4096, 4096 // cs if cs <= 4096 else 1)
+            + struct.pack("<IIIB3x", 16, 32, 32, 0)
+            + struct.pack("<QHHB3x", 0, 16, 0, 2))
+
+
+def type_offset(rec, atype):
+    """Where an attribute of ATYPE goes: before the first of a higher type."""
+    off, = struct.unpack_from("<H", rec, 0x14)
+    while struct.unpack_from("<I", rec, off)[0] <= atype:
+        off += struct.unpack_from("<I", rec, off + 4)[0]
+    return off
 
 
 def main():
@@ -122,7 +202,7 @@ def main():
             vofs, = struct.unpack_from("<H", rec, off + 0x14)
             assert struct.unpack_from("<H", rec, off + vofs + 6)[0], "sequence already 0"
             damage.set_record_bytes(img, g, n, off + vofs + 6, b"\0\0")
-        elif what == "ie_ref_seq0" or what.startswith("ie_size:"):
+        elif what == "ie_ref_seq0" or what.startswith(("ie_size:", "ie_reparse:", "ie_reparse_bit:")):
             off = [o for o, t, _ in damage.attrs(rec) if t == 0xa0][0]
             mpo, = struct.unpack_from("<H", rec, off + 0x20)
             p = off + mpo
@@ -136,9 +216,18 @@ def main():
                 assert struct.unpack_from("<H", blk, e + 6)[0], "sequence already 0"
                 blk[e + 6:e + 8] = b"\0\0"
             else:
-                while blk[e + 16 + 66:e + 16 + 66 + 2 * blk[e + 16 + 64]].decode("utf-16-le") != what[8:]:
-                    assert not blk[e + 12] & 2, "no entry " + what[8:]
+                name = what.split(":", 1)[1]
+                while blk[e + 16 + 66:e + 16 + 66 + 2 * blk[e + 16 + 64]].decode("utf-16-le") != name:
+                    assert not blk[e + 12] & 2, "no entry " + name
                     e += struct.unpack_from("<H", blk, e + 8)[0]
+            if what.startswith("ie_reparse:"):
+                assert struct.unpack_from("<I", blk, e + 16 + 0x3c)[0], "no reparse tag"
+                blk[e + 16 + 0x3c:e + 16 + 0x40] = bytes(4)
+            elif what.startswith("ie_reparse_bit:"):
+                fa, = struct.unpack_from("<I", blk, e + 16 + 0x38)
+                assert fa & 0x400, "no reparse bit"
+                struct.pack_into("<I", blk, e + 16 + 0x38, fa & ~0x400)
+            elif what.startswith("ie_size:"):
                 assert struct.unpack_from("<q", blk, e + 16 + 48) == (0,), "size not 0"
                 blk[e + 16 + 48:e + 16 + 56] = struct.pack("<q", 4096)
             # the fixups again: the stride ends back into the array
@@ -211,6 +300,56 @@ def main():
                     p += 1 + lb + ob
                 first = min(u for u, c in units.items() if len(c) < 16)
                 img[units[first][0] * cs:units[first][0] * cs + 2] = b"\0\0"
+        elif what in ("dir_flag_off", "file_iroot", "resident_ia", "ibitmap_size",
+                      "data_missing", "dir_data", "si_missing", "ea_chain"):
+            t = {"resident_ia": 0xa0, "ibitmap_size": 0xb0, "data_missing": 0x80,
+                 "si_missing": 0x10, "ea_chain": 0xe0}.get(what)
+            found = [o for o, ty, nm in damage.attrs(rec) if ty == t and
+                     nm == ("$I30" if t in (0xa0, 0xb0) else "")]
+            if what == "dir_flag_off":
+                assert rec[0x16] & 2, "not a directory"
+                rec[0x16] &= ~2
+            elif what == "file_iroot":
+                assert not rec[0x16] & 2, "a directory"
+                insert_attr(rec, type_offset(rec, 0x90), resident(0x90, empty_i30_root(cs), "$I30"))
+            elif what == "resident_ia":
+                assert rec[0x16] & 2 and not found, "not a directory with a resident index"
+                insert_attr(rec, type_offset(rec, 0xa0), resident(0xa0, bytes(8), "$I30"))
+            elif what == "ibitmap_size":
+                assert found and rec[found[0] + 8] == 0, "no resident index bitmap"
+                struct.pack_into("<I", rec, found[0] + 16, 0)
+            elif what == "ea_chain":
+                assert found and rec[found[0] + 8] == 0, "no resident $EA"
+                vofs, = struct.unpack_from("<H", rec, found[0] + 0x14)
+                vlen, = struct.unpack_from("<I", rec, found[0] + 0x10)
+                struct.pack_into("<I", rec, found[0] + vofs, vlen + 64)
+            elif what == "dir_data":
+                assert rec[0x16] & 2, "not a directory"
+                insert_attr(rec, type_offset(rec, 0x80), resident(0x80, b""))
+            else:
+                assert found, "no attribute 0x%x" % t
+                remove_attr(rec, found[0])
+            put_record(img, g, n, rec)
+        elif what in ("empty_runs", "si_reparse_bit", "si_security_id", "si_usn"):
+            if what == "empty_runs":
+                off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+                assert rec[off + 8] == 1, "$DATA is resident"
+                struct.pack_into("<qq", rec, off + 0x30, 0, 0)
+            else:
+                off, _ = damage.attr(damage.record(img, mft, rs, n), 0x10)
+                vofs, = struct.unpack_from("<H", rec, off + 0x14)
+                vlen, = struct.unpack_from("<I", rec, off + 0x10)
+                if what == "si_reparse_bit":
+                    fa, = struct.unpack_from("<I", rec, off + vofs + 32)
+                    assert fa & 0x400, "no reparse bit"
+                    struct.pack_into("<I", rec, off + vofs + 32, fa & ~0x400)
+                elif what == "si_security_id":
+                    assert vlen == 72, "a short $STANDARD_INFORMATION"
+                    struct.pack_into("<I", rec, off + vofs + 0x34, 0x7777)
+                else:
+                    assert vlen == 72, "a short $STANDARD_INFORMATION"
+                    struct.pack_into("<Q", rec, off + vofs + 0x40, 1 << 40)
+            put_record(img, g, n, rec)
         elif what == "usa_count":
             img[mft + n * rs + 6:mft + n * rs + 8] = struct.pack("<H", 2)
         elif what == "alloc_field":
