@@ -145,8 +145,14 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 	/* a base record without a list holds all of its file: what every
 	 * file has and this one lacks is added, the least that makes it
 	 * whole (its names and data are kept as they are); a view index
-	 * ($Extend's $Quota, $ObjId, $Reparse) holds no data */
-	if (!list && !(flags & NTFS_MFT_IS_DIRECTORY) && root && !data) {
+	 * ($Extend's $Quota, $ObjId, $Reparse) holds no data.  Not in a
+	 * record without links: an extension record whose base reference
+	 * was lost looks like a base record but has no link count (the
+	 * attribute-list pass gives it its base back); a file with no link
+	 * is the orphan checks' */
+	bool whole = !list && le16toh(m.link_count);
+
+	if (whole && !(flags & NTFS_MFT_IS_DIRECTORY) && root && !data) {
 		ntfs_object_name(c, "directory", recno, named, sizeof(named));
 		if (fsf_fix_ask(&c->fix, &PR_RECORD_IS_DIRECTORY, named)) {
 			flags |= NTFS_MFT_IS_DIRECTORY;
@@ -155,12 +161,12 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 			write_back(c, recno, rec);
 		}
 	}
-	if (!list && !si) {
+	if (whole && !si) {
 		ntfs_object_name(c, "file", recno, named, sizeof(named));
 		if (fsf_fix_ask(&c->fix, &PR_RECORD_SI_MISSING, named))
 			add_standard_information(c, recno, rec);
 	}
-	if (!list && !(flags & (NTFS_MFT_IS_DIRECTORY | NTFS_MFT_IS_4 |
+	if (whole && !(flags & (NTFS_MFT_IS_DIRECTORY | NTFS_MFT_IS_4 |
 				NTFS_MFT_IS_VIEW_INDEX)) &&
 	    !root && !view_root && !data) {
 		ntfs_object_name(c, "file", recno, named, sizeof(named));
