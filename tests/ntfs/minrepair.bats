@@ -107,6 +107,27 @@ repaired_oracles() {
 	[ "$(wc -l < names)" -eq 700 ] || die "dir has $(wc -l < names) names"
 }
 
+# after a repair by MODE (-a or -y) that changed PATH on purpose: -n clean
+# and writes nothing, ntfsck -n clean, the ntfs-3g manifest equal beyond
+# PATH, and PATH still there
+oracles_beyond() {
+	local path=$1 mode=$2 after
+	after=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after $mode: exit $status"; }
+	[ "$(sha256sum < image)" = "$after" ] || die "-n after $mode wrote"
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	grep -v "  ./$path\$" "$BATS_FILE_TMPDIR/manifest" > want
+	grep -v "  ./$path\$" manifest > got
+	diff -u want got || die "manifest differs beyond $path"
+	grep -q "  ./$path\$" manifest || die "$path is gone"
+}
+
 # DAMAGE applied to the record of FILE (big, dir or noted); then every
 # oracle.  EXPECT: words the -a report must hold for this damage.
 repair_case() {
@@ -180,7 +201,7 @@ repair_case() {
 # written); -y repairs; then the usual oracles, the damaged file excepted
 # from the manifest (FILE: its path in it).
 asked_case() {
-	local file=$1 damage=$2 expect=$3 path=$4 rec before after
+	local file=$1 damage=$2 expect=$3 path=$4 rec before
 	rec=$(cat "$BATS_FILE_TMPDIR/$file.rec")
 	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
 	python3 "$HELPER" image "$rec" "$damage"
@@ -193,20 +214,7 @@ asked_case() {
 	echo "$output"
 	[ "$status" -eq 1 ] || die "-y exit $status"
 	[[ $output != *"is lost"* ]] || die "-y cleared the record"
-	after=$(sha256sum < image)
-	run "$FSCK" -n image
-	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -y: exit $status"; }
-	[ "$(sha256sum < image)" = "$after" ] || die "-n after -y wrote"
-	run sid_ntfsck image
-	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
-	mkdir -p mnt
-	ntfs-3g -o ro image mnt
-	manifest mnt > manifest
-	umount mnt
-	grep -v "  ./$path\$" "$BATS_FILE_TMPDIR/manifest" > want
-	grep -v "  ./$path\$" manifest > got
-	diff -u want got || die "manifest differs beyond $path"
-	grep -q "  ./$path\$" manifest || die "$path is gone"
+	oracles_beyond "$path" -y
 }
 
 @test "a resident value longer than its attribute: asked, then cut to the bytes there" {
@@ -436,7 +444,7 @@ left_case() {
 }
 
 @test "a file's record without an unnamed \$DATA: an empty one added, the file kept with 0 bytes" {
-	local rec after
+	local rec
 	rec=$(cat "$BATS_FILE_TMPDIR/s1.rec")
 	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
 	python3 "$HELPER" image "$rec" data_missing
@@ -449,19 +457,7 @@ left_case() {
 	# the root's entry follows the file's new size, nothing else
 	[[ $output == *"problems: 2 found, 2 fixed, 0 left"* ]] || die "-a did more than two repairs"
 	[[ $output != *"is lost"* ]] || die "-a cleared the record"
-	after=$(sha256sum < image)
-	run "$FSCK" -n image
-	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
-	[ "$(sha256sum < image)" = "$after" ] || die "-n after -a wrote"
-	run sid_ntfsck image
-	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
-	mkdir -p mnt
-	ntfs-3g -o ro image mnt
-	manifest mnt > manifest
-	umount mnt
-	grep -v '  ./s1$' "$BATS_FILE_TMPDIR/manifest" > want
-	grep -v '  ./s1$' manifest > got
-	diff -u want got || die "manifest differs beyond s1"
+	oracles_beyond s1 -a
 	# sha256 of nothing: s1 is there, empty
 	grep -q '^e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  ./s1$' manifest || die "s1 not an empty file"
 }
