@@ -250,8 +250,9 @@ void hm_format_text(const struct xfs_health_monitor_event *ev,
 			    label);
 			break;
 		case XFS_HM_TYPE_LOST:
-			hm_str_add(out, "%s: %" PRIu64 " events lost",
-			    label, ev->e.lost.count);
+			hm_str_add(out, "%s: %" PRIu64 " %s lost", label,
+			    ev->e.lost.count,
+			    ev->e.lost.count == 1 ? "event" : "events");
 			break;
 		case XFS_HM_TYPE_UNMOUNT:
 			hm_str_add(out, "%s: filesystem unmounted", label);
