@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Tests of the QEMU kernel-tier harness itself (vm-run + setup).
-# Four boots in all: one default-mode boot whose results several tests
-# inspect, one for the kernel-log check, one --sid and one --systemd.
+# Seven boots in all: one default-mode boot whose results several tests
+# inspect, one for the kernel-log check, three for the boot-oops retry,
+# one --sid and one --systemd.
 # FSFORGE_SKIP_KERNEL=1 skips everything; otherwise a set-up that is missing
 # and cannot be built makes the tests fail (vm-run builds it on demand).
 
@@ -77,6 +78,21 @@ EOF
 	echo "$output"
 	[ "$status" = 98 ]
 	[[ $output == *"erofs: test warning"* ]]
+}
+
+@test "an oops while booting, before the test, boots again; after 3 boots vm-run gives up (97)" {
+	cat >"$BATS_TEST_TMPDIR/never.sh" <<'EOF'
+echo ran >/host/ran.txt
+EOF
+	mkdir -p "$BATS_TEST_TMPDIR/share"
+	run "$KDIR/vm-run" --share "$BATS_TEST_TMPDIR/share" --append fsforge.fakebootoops \
+		--timeout 300 "$BATS_TEST_TMPDIR/never.sh"
+	echo "$output"
+	[ "$status" = 97 ]
+	[ "$(grep -c 'oopsed while booting, before the test ran' <<<"$output")" = 3 ]
+	[[ $output == *"fsforge fake boot oops"* ]]
+	[[ $output == *"giving up after 3 boots"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/share/ran.txt" ]
 }
 
 @test "--sid: script passes (exit 0) and sid tools run in the chroot" {
