@@ -76,6 +76,14 @@ R() { cat "$W/share/result/$1"; }
 	[ "$(R umount.rc)" -eq 0 ]
 	grep -qx 'ActiveState=inactive' "$W/share/result/healer.after"
 	grep -qx 'Result=success' "$W/share/result/healer.after"
+	# These two also hold for a unit that systemd has unloaded once it
+	# stopped (it forgets the run: ExecMainCode=0).  The journal keeps the
+	# run's end: systemd logs "Deactivated successfully." for a clean stop
+	# and "Failed with result" otherwise.
+	R journal-full.txt
+	grep -q 'xfs_healer@mnt-x.service: Deactivated successfully' "$W/share/result/journal-full.txt"
+	run grep -E 'xfs_healer@mnt-x.service: (Failed with result|Main process exited, code=(killed|dumped))' "$W/share/result/journal-full.txt"
+	[ "$status" -eq 1 ]
 	R scrub-after.out
 	[ "$(R scrub-after.rc)" -eq 0 ]
 }
