@@ -460,7 +460,6 @@ static int check_dir(struct walk *w, struct dirwork *dw)
 		w->st->errors++;
 	if (!check_xattrs(w, &ino, dw->path))
 		goto meta;
-	extract_xattrs(w, &ino, dw->path);
 	if (ino.layout != EROFS_LAYOUT_FLAT_PLAIN &&
 	    ino.layout != EROFS_LAYOUT_FLAT_INLINE) {
 		problem(w, dw->path, "inode %" PRIu64 ": compressed directory", dw->nid);
@@ -595,6 +594,15 @@ int erofs_check(struct erofs_img *img, const struct erofs_check_opts *o,
 	}
 	if (!ret)
 		check_links(&w);
+	/* directories' xattrs last: a default ACL set earlier would be
+	 * inherited by the entries extracted under it */
+	for (size_t i = 0; w.ex && !ret && i < w.tabcap; i++) {
+		struct erofs_rinode ino;
+
+		if (w.tab[i].used && w.tab[i].isdir && w.tab[i].path &&
+		    !erofs_read_inode(img, w.tab[i].nid, &ino))
+			extract_xattrs(&w, &ino, w.tab[i].path);
+	}
 	if (w.ex) {
 		int r = erofs_extract_end(w.ex);
 

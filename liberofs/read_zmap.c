@@ -37,6 +37,7 @@ struct zmap {
 	uint64_t ebase;		/* first index byte */
 	uint64_t total;		/* lclusters */
 	unsigned int lbits;
+	unsigned int lobits;	/* compact entries: at least 12 bits of lo */
 	uint16_t advise;
 	bool compact;
 };
@@ -79,8 +80,8 @@ static uint32_t cbits(const struct zmap *z, const uint8_t *in,
 {
 	uint32_t v = le32_at(in + bitpos / 8) >> (bitpos & 7);
 
-	*type = (uint8_t)((v >> z->lbits) & 3u);
-	return v & ((1u << z->lbits) - 1);
+	*type = (uint8_t)((v >> z->lobits) & 3u);
+	return v & ((1u << z->lobits) - 1);
 }
 
 static int load_compact(struct zmap *z, uint64_t lcn, struct lcl *l)
@@ -109,9 +110,9 @@ static int load_compact(struct zmap *z, uint64_t lcn, struct lcl *l)
 		}
 	}
 	pos += lcn << shift;
-	if (shift == 2 && z->lbits <= 14)
+	if (shift == 2 && z->lobits <= 14)
 		vcnt = 2;
-	else if (shift == 1 && z->lbits <= 12)
+	else if (shift == 1 && z->lobits <= 12)
 		vcnt = 16;
 	else
 		return erofs_unsupported(z->img, "inode %" PRIu64 ": compact index with %u-bit lclusters",
@@ -237,6 +238,7 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 		return erofs_corrupt(img, "inode %" PRIu64 ": compact index with inconsistent big pcluster bits at byte %" PRIu64,
 				     ino->nid, hpos + 4);
 	z.lbits = img->blkszbits + (h.h_clusterbits & 7u);
+	z.lobits = z.lbits < 12 ? 12 : z.lbits;
 	lc = 1ull << z.lbits;
 	z.total = ino->size / lc + !!(ino->size % lc);
 	if (z.total > img->size / 2u)
