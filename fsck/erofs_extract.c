@@ -83,6 +83,15 @@ int erofs_extract_begin(struct erofs_extract **exp, const char *dir,
 	return 0;
 }
 
+/* ACLs a new object inherited from its parent's default ACL (or an
+ * existing directory kept): the image's own are set afterwards */
+static void drop_inherited(const char *p, bool dir)
+{
+	lremovexattr(p, "system.posix_acl_access");
+	if (dir)
+		lremovexattr(p, "system.posix_acl_default");
+}
+
 int erofs_extract_dir(struct erofs_extract *ex, const char *path)
 {
 	const char *p = full(ex, path);
@@ -95,6 +104,7 @@ int erofs_extract_dir(struct erofs_extract *ex, const char *path)
 	if (mkdir(p, 0700) && (errno != EEXIST || lstat(p, &st) ||
 			       !S_ISDIR(st.st_mode)))
 		return fail(ex, "create directory", p);
+	drop_inherited(p, true);
 	return 0;
 }
 
@@ -123,6 +133,7 @@ int erofs_extract_file(struct erofs_extract *ex, const char *path)
 	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return fail(ex, "create", p);
+	drop_inherited(p, false);
 	return fd;
 }
 
@@ -148,6 +159,7 @@ int erofs_extract_special(struct erofs_extract *ex, const char *path,
 		dev = 0;
 	if (!p || make_room(ex, p) || mknod(p, (ino->mode & S_IFMT) | 0600, dev))
 		return fail(ex, "create special file", p);
+	drop_inherited(p, false);
 	return 0;
 }
 
