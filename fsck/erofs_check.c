@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "erofs/erofs_fs.h"
-#include "erofs/mkfs.h"
 #include "erofs_check.h"
 
 #define DIGEST_PREFIX	"sha256:"
@@ -544,9 +543,7 @@ static char *fingerprint_name(struct erofs_img *img, const char *given)
 	char *s;
 
 	if (given)
-		return strdup(given);
-	if (!(img->feature_compat & EROFS_COMPAT_ISHARE_XATTRS))
-		return strdup(EROFS_DEFAULT_DIGEST_NAME);
+		return strdup(given);	/* the caller checked ISHARE_XATTRS */
 	p = &img->prefixes[img->ishare_prefix];
 	s = malloc(strlen(ns[p->base_index]) + p->infix_len + 1);
 	if (!s)
@@ -572,8 +569,7 @@ int erofs_check(struct erofs_img *img, const struct erofs_check_opts *o,
 			goto out;
 	}
 	if (o->extract_dir) {
-		ret = erofs_extract_begin(&w.ex, o->extract_dir, o->extract_xattrs,
-					  o->overwrite, log);
+		ret = erofs_extract_begin(&w.ex, o, log);
 		if (ret)
 			goto out;
 	}

@@ -15,6 +15,8 @@ struct erofs_check_opts {
 	const char *extract_dir;	/* --extract=DIR, NULL: check only */
 	bool extract_xattrs;		/* --xattrs */
 	bool overwrite;			/* --overwrite */
+	bool preserve_owner;		/* --[no-]preserve-owner */
+	bool preserve_perms;		/* --[no-]preserve-perms */
 };
 
 struct erofs_check_stats {
@@ -33,8 +35,9 @@ int erofs_check(struct erofs_img *img, const struct erofs_check_opts *o,
 
 /* erofs_extract.c: restore one object under the extract directory */
 struct erofs_extract;
-int erofs_extract_begin(struct erofs_extract **ex, const char *dir,
-			bool xattrs, bool overwrite, const struct fsf_log *log);
+int erofs_extract_begin(struct erofs_extract **ex,
+			const struct erofs_check_opts *o,
+			const struct fsf_log *log);
 /* a directory (before its entries), a file (returns a writable fd), a
  * symlink, a device/FIFO/socket, a hard link to OLD */
 int erofs_extract_dir(struct erofs_extract *ex, const char *path);

@@ -29,7 +29,8 @@ struct dirmeta {
 
 struct erofs_extract {
 	char *root;
-	bool xattrs, overwrite;
+	bool xattrs, overwrite, owner, perms;
+	mode_t mask;		/* the umask, without --preserve-perms */
 	const struct fsf_log *log;
 	struct dirmeta *dirs;
 	size_t ndirs, dircap;
@@ -58,9 +59,11 @@ static int fail(struct erofs_extract *ex, const char *what, const char *path)
 	return -e;
 }
 
-int erofs_extract_begin(struct erofs_extract **exp, const char *dir,
-			bool xattrs, bool overwrite, const struct fsf_log *log)
+int erofs_extract_begin(struct erofs_extract **exp,
+			const struct erofs_check_opts *o,
+			const struct fsf_log *log)
 {
+	const char *dir = o->extract_dir;
 	struct erofs_extract *ex = calloc(1, sizeof(*ex));
 	size_t len;
 
@@ -76,8 +79,12 @@ int erofs_extract_begin(struct erofs_extract **exp, const char *dir,
 		ex->root[--len] = 0;
 	if (!strcmp(ex->root, "/"))
 		ex->root[0] = 0;
-	ex->xattrs = xattrs;
-	ex->overwrite = overwrite;
+	ex->xattrs = o->extract_xattrs;
+	ex->overwrite = o->overwrite;
+	ex->owner = o->preserve_owner;
+	ex->perms = o->preserve_perms;
+	ex->mask = umask(022);
+	umask(ex->mask);
 	ex->log = log;
 	*exp = ex;
 	return 0;
@@ -211,9 +218,10 @@ static int apply_meta(struct erofs_extract *ex, const char *path,
 		return fail(ex, "restore", p);
 	if (!*p)
 		return 0;
-	if (lchown(p, ino->uid, ino->gid))
+	if (ex->owner && lchown(p, ino->uid, ino->gid))
 		return fail(ex, "set the owner of", p);
-	if (!S_ISLNK(ino->mode) && chmod(p, ino->mode & 07777))
+	if (!S_ISLNK(ino->mode) &&
+	    chmod(p, ex->perms ? ino->mode & 07777 : ino->mode & 0777 & ~ex->mask))
 		return fail(ex, "set the mode of", p);
 	if (utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW))
 		return fail(ex, "set the times of", p);

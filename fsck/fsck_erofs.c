@@ -20,12 +20,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "erofs/erofs_fs.h"
 #include "erofs/read.h"
 #include "erofs_check.h"
 
 enum {
 	OPT_EXTRACT = 256, OPT_DIGEST, OPT_NO_SBCRC, OPT_XATTRS, OPT_NO_XATTRS,
-	OPT_OVERWRITE, OPT_IGNORED, OPT_DEVICE, OPT_RATIO,
+	OPT_OVERWRITE, OPT_IGNORED, OPT_DEVICE, OPT_RATIO, OPT_PRESERVE,
+	OPT_NO_PRESERVE, OPT_PRESERVE_OWNER, OPT_NO_PRESERVE_OWNER,
+	OPT_PRESERVE_PERMS, OPT_NO_PRESERVE_PERMS,
 };
 
 static const struct option long_opts[] = {
@@ -37,9 +40,12 @@ static const struct option long_opts[] = {
 	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
 	{ "print-comp-ratio", no_argument, NULL, OPT_RATIO },
 	{ "force", no_argument, NULL, OPT_IGNORED },
-	{ "preserve", no_argument, NULL, OPT_IGNORED },
-	{ "preserve-owner", no_argument, NULL, OPT_IGNORED },
-	{ "preserve-perms", no_argument, NULL, OPT_IGNORED },
+	{ "preserve", no_argument, NULL, OPT_PRESERVE },
+	{ "no-preserve", no_argument, NULL, OPT_NO_PRESERVE },
+	{ "preserve-owner", no_argument, NULL, OPT_PRESERVE_OWNER },
+	{ "no-preserve-owner", no_argument, NULL, OPT_NO_PRESERVE_OWNER },
+	{ "preserve-perms", no_argument, NULL, OPT_PRESERVE_PERMS },
+	{ "no-preserve-perms", no_argument, NULL, OPT_NO_PRESERVE_PERMS },
 	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
@@ -57,11 +63,16 @@ static void usage(FILE *f)
 "\n"
 "  --xattr-inode-digest[=NAME]  recompute the SHA-256 fingerprint of every\n"
 "                         regular file and compare it with its xattr NAME\n"
-"                         (default: the superblock's fingerprint prefix)\n"
+"                         (default: the superblock's fingerprint prefix;\n"
+"                         an image without one is refused)\n"
 "  --extract[=DIR]        check, and restore the tree under DIR: types,\n"
 "                         contents, hard links, owners, modes, ns times\n"
 "  --xattrs, --no-xattrs  with --extract: restore xattrs too (default off)\n"
 "  --overwrite            with --extract: replace what DIR already holds\n"
+"  --[no-]preserve-owner  with --extract: restore owners (default for root)\n"
+"  --[no-]preserve-perms  with --extract: restore modes as they are, else\n"
+"                         less the umask (default for root: as they are)\n"
+"  --[no-]preserve        both of the above\n"
 "  --no-sbcrc             do not verify the superblock checksum\n"
 "  -p, --print-comp-ratio print the compression ratio of all files\n"
 "  -d N                   message level (0 errors only .. 9)\n"
@@ -137,6 +148,18 @@ static int parse(int argc, char **argv, struct cli *c, const struct fsf_log *log
 		case OPT_OVERWRITE:
 			c->o.overwrite = true;
 			break;
+		case OPT_PRESERVE:
+		case OPT_NO_PRESERVE:
+			c->o.preserve_owner = c->o.preserve_perms = opt == OPT_PRESERVE;
+			break;
+		case OPT_PRESERVE_OWNER:
+		case OPT_NO_PRESERVE_OWNER:
+			c->o.preserve_owner = opt == OPT_PRESERVE_OWNER;
+			break;
+		case OPT_PRESERVE_PERMS:
+		case OPT_NO_PRESERVE_PERMS:
+			c->o.preserve_perms = opt == OPT_PRESERVE_PERMS;
+			break;
 		case OPT_DEVICE:
 			fsf_err(log, "--device: images with extra devices are not supported");
 			return -1;
@@ -204,6 +227,8 @@ int main(int argc, char **argv)
 	void *data;
 	int ret;
 
+	/* as erofs-utils: owners and full modes restored for root only */
+	c.o.preserve_owner = c.o.preserve_perms = geteuid() == 0;
 	if (parse(argc, argv, &c, &log))
 		return 1;
 	log.level = c.level;
@@ -213,6 +238,13 @@ int main(int argc, char **argv)
 	ret = erofs_img_open(&img, data, size, c.no_sbcrc ? EROFS_OPEN_NO_SBCRC : 0);
 	if (ret) {
 		fsf_err(&log, "%s: %s", c.image, img.err);
+		munmap(data, size);
+		return 1;
+	}
+	if (c.o.digest && !c.o.digest_name &&
+	    !(img.feature_compat & EROFS_COMPAT_ISHARE_XATTRS)) {
+		fsf_err(&log, "%s: no fingerprint prefix in the superblock (was the image built with --xattr-inode-digest?)",
+			c.image);
 		munmap(data, size);
 		return 1;
 	}

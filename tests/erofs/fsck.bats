@@ -90,11 +90,13 @@ both_pass() {
 	"$LIB/manifest" x --drop-xattr trusted.erofs.fingerprint | diff "$BATS_FILE_TMPDIR/src.manifest" -
 }
 
-@test "fsck.erofs: exit status as erofs-utils' (usage, missing image, not EROFS, help)" {
+@test "fsck.erofs: exit status as erofs-utils' (usage, missing image, not EROFS, digests asked of an image without, help)" {
 	need_sid_erofs
 	head -c 65536 /dev/zero > "$SIDTMP/zero.img"
+	"$MKFS_EROFS" --quiet "$SIDTMP/nodigest.img" "$SRC/z"
 	for args in "" "--bogus-option $SIDREL/zero.img" "$SIDREL/missing.img" \
-		    "$SIDREL/zero.img" "$SIDREL/zero.img $SIDREL/zero.img"; do
+		    "$SIDREL/zero.img" "$SIDREL/zero.img $SIDREL/zero.img" \
+		    "$SIDREL/nodigest.img" "--xattr-inode-digest $SIDREL/nodigest.img"; do
 		# shellcheck disable=SC2086
 		run chroot "$SID_ROOT" fsck.erofs $args
 		ref=$status
