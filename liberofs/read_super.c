@@ -20,6 +20,7 @@
 #define KNOWN_INCOMPAT (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS | \
 			EROFS_INCOMPAT_XATTR_PREFIXES)
 
+__attribute__((format(printf, 3, 0)))
 static int vreport(struct erofs_img *img, int err, const char *fmt, va_list ap)
 {
 	vsnprintf(img->err, sizeof(img->err), fmt, ap);
