@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,8 +67,22 @@ struct walk {
 	const char *path;
 	bool have_digest, digest_bad, xattr_extract;
 	uint8_t digest[32];
-	uint64_t written;
+	uint64_t unmapped;	/* image bytes read since pages were dropped */
 };
+
+#define DROP_EVERY	(8u << 20)
+
+/* The image is mapped and every file is read once: drop the pages read
+ * now and then (they stay in the page cache), so that the RSS does not
+ * grow to the image size. */
+static void drop_pages(struct walk *w, uint64_t read)
+{
+	w->unmapped += read;
+	if (!w->o->mapped || w->unmapped < DROP_EVERY)
+		return;
+	madvise((void *)w->img->data, w->img->size, MADV_DONTNEED);
+	w->unmapped = 0;
+}
 
 static void problem(struct walk *w, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -267,6 +282,7 @@ static void check_regular(struct walk *w, const struct erofs_rinode *ino,
 		problem(w, path, "%s", w->img->err);
 	w->st->logical += ino->size;
 	w->st->physical += phys;
+	drop_pages(w, phys);
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
@@ -419,7 +435,6 @@ static int check_entry(struct walk *w, uint64_t dirnid, const char *dpath,
 		return 0;
 	}
 	e->nlink = ino.nlink;
-	e->path = path;
 	w->st->inodes++;
 	if (!check_xattrs(w, &ino, path))
 		return 0;
@@ -427,6 +442,11 @@ static int check_entry(struct walk *w, uint64_t dirnid, const char *dpath,
 	if (w->ex && erofs_extract_meta(w->ex, path, &ino))
 		w->st->errors++;
 	extract_xattrs(w, &ino, path);
+	/* the path is kept for hard links only (RSS on large trees) */
+	if (ino.nlink > 1 || S_ISDIR(ino.mode))
+		e = tab_get(w, d->nid, &fresh), e->path = path;
+	else
+		free(path);
 	return 0;
 }
 
@@ -524,12 +544,16 @@ static void check_links(struct walk *w)
 		if (!e->used)
 			continue;
 		want = e->isdir ? 2 + e->subdirs : e->refs;
-		if (e->nlink != want)
-			problem(w, e->path ? e->path : "/",
+		if (e->nlink != want) {
+			char nid[40];
+
+			snprintf(nid, sizeof(nid), "nid %" PRIu64, e->nid);
+			problem(w, e->path ? e->path : nid,
 				"inode %" PRIu64 ": link count %u, but %s %u",
 				e->nid, e->nlink,
 				e->isdir ? "2 + subdirectories make" :
 					   "directory entries name it", want);
+		}
 	}
 }
 

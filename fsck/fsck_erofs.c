@@ -248,6 +248,7 @@ int main(int argc, char **argv)
 		munmap(data, size);
 		return 1;
 	}
+	c.o.mapped = true;
 	ret = erofs_check(&img, &c.o, &log, &st);
 	munmap(data, size);
 	if (ret)
