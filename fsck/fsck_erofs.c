@@ -28,7 +28,7 @@ enum {
 	OPT_EXTRACT = 256, OPT_DIGEST, OPT_NO_SBCRC, OPT_XATTRS, OPT_NO_XATTRS,
 	OPT_OVERWRITE, OPT_IGNORED, OPT_DEVICE, OPT_RATIO, OPT_PRESERVE,
 	OPT_NO_PRESERVE, OPT_PRESERVE_OWNER, OPT_NO_PRESERVE_OWNER,
-	OPT_PRESERVE_PERMS, OPT_NO_PRESERVE_PERMS,
+	OPT_PRESERVE_PERMS, OPT_NO_PRESERVE_PERMS, OPT_FORCE,
 };
 
 static const struct option long_opts[] = {
@@ -39,7 +39,7 @@ static const struct option long_opts[] = {
 	{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
 	{ "print-comp-ratio", no_argument, NULL, OPT_RATIO },
-	{ "force", no_argument, NULL, OPT_IGNORED },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "preserve", no_argument, NULL, OPT_PRESERVE },
 	{ "no-preserve", no_argument, NULL, OPT_NO_PRESERVE },
 	{ "preserve-owner", no_argument, NULL, OPT_PRESERVE_OWNER },
@@ -69,6 +69,7 @@ static void usage(FILE *f)
 "                         contents, hard links, owners, modes, ns times\n"
 "  --xattrs, --no-xattrs  with --extract: restore xattrs too (default off)\n"
 "  --overwrite            with --extract: replace what DIR already holds\n"
+"  --force                with --extract: allow DIR to be /\n"
 "  --[no-]preserve-owner  with --extract: restore owners (default for root)\n"
 "  --[no-]preserve-perms  with --extract: restore modes as they are, else\n"
 "                         less the umask (default for root: as they are)\n"
@@ -86,7 +87,7 @@ static void usage(FILE *f)
 
 struct cli {
 	struct erofs_check_opts o;
-	bool ratio, no_sbcrc;
+	bool ratio, no_sbcrc, force;
 	int level;
 	const char *image;
 };
@@ -148,6 +149,9 @@ static int parse(int argc, char **argv, struct cli *c, const struct fsf_log *log
 		case OPT_OVERWRITE:
 			c->o.overwrite = true;
 			break;
+		case OPT_FORCE:
+			c->force = true;
+			break;
 		case OPT_PRESERVE:
 		case OPT_NO_PRESERVE:
 			c->o.preserve_owner = c->o.preserve_perms = opt == OPT_PRESERVE;
@@ -174,6 +178,16 @@ static int parse(int argc, char **argv, struct cli *c, const struct fsf_log *log
 		return -1;
 	}
 	c->image = argv[optind];
+	if (c->o.extract_dir && !c->force) {
+		char *real = realpath(c->o.extract_dir, NULL);
+		bool root = real && !strcmp(real, "/");
+
+		free(real);
+		if (root) {
+			fsf_err(log, "refusing to extract to / without --force");
+			return -1;
+		}
+	}
 	return 0;
 }
 

@@ -82,6 +82,10 @@ both_pass() {
 		"$LIB/manifest" x --drop-xattr trusted.erofs.fingerprint |
 			diff "$BATS_FILE_TMPDIR/src.manifest" - || die "options $opts"
 	done
+	# the root directory only with --force, as erofs-utils
+	run "$FSCK_EROFS" --extract=/ o.img
+	[ "$status" -eq 1 ]
+	[[ $output == *"without --force"* ]]
 	# the same tree again: refused without --overwrite, restored with it
 	run "$FSCK_EROFS" --extract=x o.img
 	[ "$status" -eq 1 ]
