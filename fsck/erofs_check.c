@@ -425,7 +425,11 @@ static int check_entry(struct walk *w, uint64_t dirnid, const char *dpath,
 		e->isdir = true;
 		e->nlink = ino.nlink;
 		e->path = strdup(path);
-		return push_dir(w, d->nid, dirnid, path);
+		if (push_dir(w, d->nid, dirnid, path)) {
+			free(path);
+			return -ENOMEM;
+		}
+		return 0;
 	}
 	e->refs++;
 	if (!fresh) {
@@ -436,8 +440,10 @@ static int check_entry(struct walk *w, uint64_t dirnid, const char *dpath,
 	}
 	e->nlink = ino.nlink;
 	w->st->inodes++;
-	if (!check_xattrs(w, &ino, path))
+	if (!check_xattrs(w, &ino, path)) {
+		free(path);
 		return 0;
+	}
 	check_leaf(w, &ino, path);
 	if (w->ex && erofs_extract_meta(w->ex, path, &ino))
 		w->st->errors++;
