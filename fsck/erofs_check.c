@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * fsck.erofs: walk the tree from the root directory (an explicit stack,
+ * so no image can make it recurse deeply) and check every inode reached:
+ * its record, its xattrs, its content (every compressed extent decoded),
+ * directories' entries ('.' and '..', types against the inodes), link
+ * counts against the directory entries, and with --xattr-inode-digest the
+ * SHA-256 fingerprint of every regular file.  A problem is reported as one
+ * line naming the path and the library's reason (inode and byte offset);
+ * the walk goes on with the next object.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "erofs/erofs_fs.h"
+#include "erofs_check.h"
+
+#define DIGEST_PREFIX	"sha256:"
+#define DIGEST_LEN	(7u + 32u)
+#define MAX_DIR_BYTES	(256u << 20)
+
+struct ient {
+	uint64_t nid;
+	uint32_t refs;		/* directory entries naming it ('.'/'..' aside) */
+	uint32_t nlink;
+	uint32_t subdirs;
+	bool used, isdir;
+	char *path;		/* first path (messages, hard links) */
+};
+
+struct dirwork {
+	uint64_t nid, parent;
+	char *path;
+};
+
+struct dent {
+	char *name;
+	uint64_t nid;
+	uint8_t ftype;
+};
+
+struct walk {
+	struct erofs_img *img;
+	const struct erofs_check_opts *o;
+	const struct fsf_log *log;
+	struct erofs_check_stats *st;
+	struct erofs_extract *ex;
+	struct ient *tab;
+	size_t tabcap, tabused;
+	struct dirwork *stack;
+	size_t nstack, stackcap;
+	char *digest_name;	/* full name of the fingerprint xattr */
+	/* per-file state */
+	EVP_MD_CTX *md;
+	int fd;
+	const char *path;
+	bool have_digest, digest_bad, xattr_extract;
+	uint8_t digest[32];
+	uint64_t unmapped;	/* image bytes read since pages were dropped */
+};
+
+#define DROP_EVERY	(8u << 20)
+
+/* The image is mapped and every file is read once: drop the pages read
+ * now and then (they stay in the page cache), so that the RSS does not
+ * grow to the image size. */
+static void drop_pages(struct walk *w, uint64_t read)
+{
+	w->unmapped += read;
+	if (!w->o->mapped || w->unmapped < DROP_EVERY)
+		return;
+	madvise((void *)w->img->data, w->img->size, MADV_DONTNEED);
+	w->unmapped = 0;
+}
+
+static void problem(struct walk *w, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void problem(struct walk *w, const char *path, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fsf_err(w->log, "%s: %s", path, msg);
+	w->st->errors++;
+}
+
+static uint64_t hash64(uint64_t v)
+{
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdull;
+	v ^= v >> 33;
+	return v;
+}
+
+static int tab_grow(struct walk *w)
+{
+	size_t cap = w->tabcap ? w->tabcap * 2 : 1024;
+	struct ient *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->tabcap; i++) {
+		size_t k;
+
+		if (!w->tab[i].used)
+			continue;
+		for (k = hash64(w->tab[i].nid) & (cap - 1); t[k].used; k = (k + 1) & (cap - 1))
+			;
+		t[k] = w->tab[i];
+	}
+	free(w->tab);
+	w->tab = t;
+	w->tabcap = cap;
+	return 0;
+}
+
+/* the entry of NID; *fresh when it was not there.  Only an insertion
+ * may move the table (pointers to existing entries stay valid across a
+ * lookup of an existing nid). */
+static struct ient *tab_get(struct walk *w, uint64_t nid, bool *fresh)
+{
+	size_t k;
+
+	*fresh = false;
+	if (w->tabcap) {
+		for (k = hash64(nid) & (w->tabcap - 1); w->tab[k].used;
+		     k = (k + 1) & (w->tabcap - 1))
+			if (w->tab[k].nid == nid)
+				return &w->tab[k];
+	}
+	if ((w->tabused + 1) * 2 > w->tabcap && tab_grow(w))
+		return NULL;
+	for (k = hash64(nid) & (w->tabcap - 1); w->tab[k].used;
+	     k = (k + 1) & (w->tabcap - 1))
+		;
+	w->tab[k].used = true;
+	w->tab[k].nid = nid;
+	w->tabused++;
+	*fresh = true;
+	return &w->tab[k];
+}
+
+static uint8_t ftype_of(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return EROFS_FT_REG_FILE;
+	case S_IFDIR: return EROFS_FT_DIR;
+	case S_IFCHR: return EROFS_FT_CHRDEV;
+	case S_IFBLK: return EROFS_FT_BLKDEV;
+	case S_IFIFO: return EROFS_FT_FIFO;
+	case S_IFSOCK: return EROFS_FT_SOCK;
+	default: return EROFS_FT_SYMLINK;
+	}
+}
+
+static char *join(const char *dir, const char *name, size_t len)
+{
+	size_t dl = strlen(dir);
+	char *p = malloc(dl + len + 2);
+
+	if (!p)
+		return NULL;
+	memcpy(p, dir, dl);
+	if (!dl || dir[dl - 1] != '/')
+		p[dl++] = '/';
+	memcpy(p + dl, name, len);
+	p[dl + len] = 0;
+	return p;
+}
+
+/* ---- xattrs ------------------------------------------------------------ */
+
+static int xattr_fn(void *ctx, const char *name, size_t name_len,
+		    const uint8_t *value, size_t value_len, unsigned int index)
+{
+	struct walk *w = ctx;
+
+	(void)index;
+	if (w->xattr_extract) {
+		if (erofs_extract_xattr(w->ex, w->path, name, name_len, value,
+					value_len))
+			w->st->errors++;
+		return 0;
+	}
+	if (w->o->digest && w->digest_name &&
+	    name_len == strlen(w->digest_name) &&
+	    !memcmp(name, w->digest_name, name_len)) {
+		if (w->have_digest || value_len != DIGEST_LEN ||
+		    memcmp(value, DIGEST_PREFIX, 7))
+			w->digest_bad = true;
+		else
+			memcpy(w->digest, value + 7, 32);
+		w->have_digest = true;
+	}
+	return 0;
+}
+
+static bool check_xattrs(struct walk *w, const struct erofs_rinode *ino,
+			 const char *path)
+{
+	w->have_digest = w->digest_bad = false;
+	w->xattr_extract = false;
+	w->path = path;
+	if (erofs_read_xattrs(w->img, ino, xattr_fn, w)) {
+		problem(w, path, "%s", w->img->err);
+		return false;
+	}
+	return true;
+}
+
+/* --extract --xattrs: once the object exists (after its owner is set,
+ * which would drop security.capability) */
+static void extract_xattrs(struct walk *w, const struct erofs_rinode *ino,
+			   const char *path)
+{
+	if (!w->ex || !w->o->extract_xattrs)
+		return;
+	w->xattr_extract = true;
+	w->path = path;
+	erofs_read_xattrs(w->img, ino, xattr_fn, w);	/* checked before */
+	w->xattr_extract = false;
+}
+
+/* ---- file content -------------------------------------------------------- */
+
+static int data_fn(void *ctx, const uint8_t *buf, size_t len)
+{
+	struct walk *w = ctx;
+
+	if (w->md)
+		EVP_DigestUpdate(w->md, buf, len);
+	while (w->fd >= 0 && len) {
+		ssize_t r = write(w->fd, buf, len);
+
+		if (r < 0) {
+			snprintf(w->img->err, sizeof(w->img->err),
+				 "cannot write the extracted file: %s", strerror(errno));
+			return -EIO;
+		}
+		buf += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+static void check_regular(struct walk *w, const struct erofs_rinode *ino,
+			  const char *path)
+{
+	bool want = w->o->digest && ino->size > 0;
+	uint64_t phys = 0;
+	uint8_t md[32];
+	int ret;
+
+	w->fd = -1;
+	if (w->ex) {
+		w->fd = erofs_extract_file(w->ex, path);
+		if (w->fd < 0)
+			w->st->errors++;
+	}
+	w->md = NULL;
+	if (want && w->have_digest && !w->digest_bad) {
+		w->md = EVP_MD_CTX_new();
+		if (w->md)
+			EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
+	}
+	ret = erofs_read_data(w->img, ino, data_fn, w, &phys);
+	if (ret)
+		problem(w, path, "%s", w->img->err);
+	w->st->logical += ino->size;
+	w->st->physical += phys;
+	drop_pages(w, phys);
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	if (want && !w->have_digest)
+		problem(w, path, "inode %" PRIu64 ": no fingerprint xattr %s",
+			ino->nid, w->digest_name);
+	else if (want && w->digest_bad)
+		problem(w, path, "inode %" PRIu64 ": fingerprint xattr %s is malformed (not 'sha256:' + 32 bytes, or twice)",
+			ino->nid, w->digest_name);
+	else if (w->md && !ret) {
+		EVP_DigestFinal_ex(w->md, md, NULL);
+		if (memcmp(md, w->digest, 32))
+			problem(w, path, "inode %" PRIu64 ": fingerprint %s does not match the content's SHA-256",
+				ino->nid, w->digest_name);
+		else
+			w->st->digests++;
+	}
+	EVP_MD_CTX_free(w->md);
+	w->md = NULL;
+}
+
+static void check_symlink(struct walk *w, const struct erofs_rinode *ino,
+			  const char *path)
+{
+	uint8_t *t;
+
+	if (!ino->size || ino->size >= PATH_MAX) {
+		problem(w, path, "inode %" PRIu64 ": symlink of %" PRIu64 " bytes",
+			ino->nid, ino->size);
+		return;
+	}
+	if (erofs_read_all(w->img, ino, PATH_MAX, &t)) {
+		problem(w, path, "%s", w->img->err);
+		return;
+	}
+	if (memchr(t, 0, ino->size))
+		problem(w, path, "inode %" PRIu64 ": symlink target holds a NUL byte",
+			ino->nid);
+	else if (w->ex && erofs_extract_symlink(w->ex, path, (char *)t))
+		w->st->errors++;
+	w->st->logical += ino->size;
+	w->st->physical += ino->size;
+	free(t);
+}
+
+/* a non-directory reached for the first time */
+static void check_leaf(struct walk *w, const struct erofs_rinode *ino,
+		       const char *path)
+{
+	if (S_ISLNK(ino->mode)) {
+		check_symlink(w, ino, path);
+	} else if (S_ISREG(ino->mode)) {
+		check_regular(w, ino, path);
+	} else {
+		if (ino->size)
+			problem(w, path, "inode %" PRIu64 ": special file with size %" PRIu64,
+				ino->nid, ino->size);
+		if (w->ex && erofs_extract_special(w->ex, path, ino))
+			w->st->errors++;
+	}
+}
+
+/* ---- directories ----------------------------------------------------------- */
+
+struct dirlist {
+	struct dent *e;
+	size_t n, cap;
+};
+
+static int dirent_fn(void *ctx, const char *name, size_t len, uint64_t nid,
+		     unsigned int ftype)
+{
+	struct dirlist *l = ctx;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct dent *e = realloc(l->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		l->e = e;
+		l->cap = cap;
+	}
+	l->e[l->n].name = strndup(name, len);
+	if (!l->e[l->n].name)
+		return -ENOMEM;
+	l->e[l->n].nid = nid;
+	l->e[l->n].ftype = (uint8_t)ftype;
+	l->n++;
+	return 0;
+}
+
+static int push_dir(struct walk *w, uint64_t nid, uint64_t parent, char *path)
+{
+	if (w->nstack == w->stackcap) {
+		size_t cap = w->stackcap ? w->stackcap * 2 : 64;
+		struct dirwork *s = realloc(w->stack, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		w->stack = s;
+		w->stackcap = cap;
+	}
+	w->stack[w->nstack++] = (struct dirwork){ nid, parent, path };
+	return 0;
+}
+
+static int check_entry(struct walk *w, uint64_t dirnid, const char *dpath,
+		       const struct dent *d)
+{
+	struct erofs_rinode ino;
+	struct ient *e, *dir;
+	bool fresh, f2;
+	char *path = join(dpath, d->name, strlen(d->name));
+
+	if (!path)
+		return -ENOMEM;
+	if (erofs_read_inode(w->img, d->nid, &ino)) {
+		problem(w, path, "%s", w->img->err);
+		free(path);
+		return 0;
+	}
+	if (ftype_of(ino.mode) != d->ftype)
+		problem(w, path, "directory entry type %u does not match inode %" PRIu64 " (mode 0%o)",
+			d->ftype, d->nid, ino.mode);
+	e = tab_get(w, d->nid, &fresh);
+	if (!e) {
+		free(path);
+		return -ENOMEM;
+	}
+	dir = tab_get(w, dirnid, &f2);	/* there already: does not move */
+	if (S_ISDIR(ino.mode)) {
+		dir->subdirs++;
+		if (!fresh) {
+			problem(w, path, "directory inode %" PRIu64 " is also reached as %s",
+				d->nid, e->path ? e->path : "another entry");
+			free(path);
+			return 0;
+		}
+		e->isdir = true;
+		e->nlink = ino.nlink;
+		e->path = strdup(path);
+		if (push_dir(w, d->nid, dirnid, path)) {
+			free(path);
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	e->refs++;
+	if (!fresh) {
+		if (w->ex && e->path && erofs_extract_link(w->ex, path, e->path))
+			w->st->errors++;
+		free(path);
+		return 0;
+	}
+	e->nlink = ino.nlink;
+	w->st->inodes++;
+	if (!check_xattrs(w, &ino, path)) {
+		free(path);
+		return 0;
+	}
+	check_leaf(w, &ino, path);
+	if (w->ex && erofs_extract_meta(w->ex, path, &ino))
+		w->st->errors++;
+	extract_xattrs(w, &ino, path);
+	/* the path is kept for hard links only (RSS on large trees) */
+	if (ino.nlink > 1 || S_ISDIR(ino.mode))
+		e = tab_get(w, d->nid, &fresh), e->path = path;
+	else
+		free(path);
+	return 0;
+}
+
+static int check_dir(struct walk *w, struct dirwork *dw)
+{
+	struct erofs_rinode ino;
+	struct dirlist l = { 0 };
+	struct ient *self;
+	uint8_t *data = NULL;
+	bool fresh, dot = false, dotdot = false;
+	int ret = 0;
+
+	self = tab_get(w, dw->nid, &fresh);
+	if (!self)
+		return -ENOMEM;
+	self->refs++;
+	w->st->inodes++;
+	if (erofs_read_inode(w->img, dw->nid, &ino)) {
+		problem(w, dw->path, "%s", w->img->err);
+		return 0;
+	}
+	if (!S_ISDIR(ino.mode)) {
+		problem(w, dw->path, "inode %" PRIu64 " is not a directory (mode 0%o)",
+			dw->nid, ino.mode);
+		return 0;
+	}
+	self->isdir = true;
+	self->nlink = ino.nlink;
+	if (w->ex && erofs_extract_dir(w->ex, dw->path))
+		w->st->errors++;
+	if (!check_xattrs(w, &ino, dw->path))
+		goto meta;
+	if (ino.layout != EROFS_LAYOUT_FLAT_PLAIN &&
+	    ino.layout != EROFS_LAYOUT_FLAT_INLINE) {
+		problem(w, dw->path, "inode %" PRIu64 ": compressed directory", dw->nid);
+		goto meta;
+	}
+	if (erofs_read_all(w->img, &ino, MAX_DIR_BYTES, &data)) {
+		problem(w, dw->path, "%s", w->img->err);
+		goto meta;
+	}
+	w->st->logical += ino.size;
+	w->st->physical += ino.size;
+	ret = erofs_read_dir(w->img, &ino, data, ino.size, dirent_fn, &l);
+	if (ret == -ENOMEM)
+		goto out;
+	if (ret) {
+		problem(w, dw->path, "%s", w->img->err);
+		ret = 0;
+		goto out;
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		const struct dent *d = &l.e[i];
+
+		if (!strcmp(d->name, ".")) {
+			dot = true;
+			if (d->nid != dw->nid || d->ftype != EROFS_FT_DIR)
+				problem(w, dw->path, "directory inode %" PRIu64 ": '.' names inode %" PRIu64 " (type %u)",
+					dw->nid, d->nid, d->ftype);
+			continue;
+		}
+		if (!strcmp(d->name, "..")) {
+			dotdot = true;
+			if (d->nid != dw->parent || d->ftype != EROFS_FT_DIR)
+				problem(w, dw->path, "directory inode %" PRIu64 ": '..' names inode %" PRIu64 ", its parent is %" PRIu64,
+					dw->nid, d->nid, dw->parent);
+			continue;
+		}
+		ret = check_entry(w, dw->nid, dw->path, d);
+		if (ret)
+			goto out;
+	}
+	if (!dot || !dotdot)
+		problem(w, dw->path, "directory inode %" PRIu64 ": no '%s' entry",
+			dw->nid, dot ? ".." : ".");
+out:
+	for (size_t i = 0; i < l.n; i++)
+		free(l.e[i].name);
+	free(l.e);
+	free(data);
+meta:
+	if (w->ex && erofs_extract_meta(w->ex, dw->path, &ino))
+		w->st->errors++;
+	return ret;
+}
+
+/* ---- link counts ------------------------------------------------------------ */
+
+static void check_links(struct walk *w)
+{
+	for (size_t i = 0; i < w->tabcap; i++) {
+		const struct ient *e = &w->tab[i];
+		uint32_t want;
+
+		if (!e->used)
+			continue;
+		want = e->isdir ? 2 + e->subdirs : e->refs;
+		if (e->nlink != want) {
+			char nid[40];
+
+			snprintf(nid, sizeof(nid), "nid %" PRIu64, e->nid);
+			problem(w, e->path ? e->path : nid,
+				"inode %" PRIu64 ": link count %u, but %s %u",
+				e->nid, e->nlink,
+				e->isdir ? "2 + subdirectories make" :
+					   "directory entries name it", want);
+		}
+	}
+}
+
+static char *fingerprint_name(struct erofs_img *img, const char *given)
+{
+	static const char *const ns[] = {
+		"", "user.", "system.posix_acl_access", "system.posix_acl_default",
+		"trusted.", "lustre.", "security.",
+	};
+	const struct erofs_rprefix *p;
+	char *s;
+
+	if (given)
+		return strdup(given);	/* the caller checked ISHARE_XATTRS */
+	p = &img->prefixes[img->ishare_prefix];
+	s = malloc(strlen(ns[p->base_index]) + p->infix_len + 1);
+	if (!s)
+		return NULL;
+	strcpy(s, ns[p->base_index]);
+	memcpy(s + strlen(s), p->infix, p->infix_len);
+	s[strlen(ns[p->base_index]) + p->infix_len] = 0;
+	return s;
+}
+
+int erofs_check(struct erofs_img *img, const struct erofs_check_opts *o,
+		const struct fsf_log *log, struct erofs_check_stats *st)
+{
+	struct walk w = { .img = img, .o = o, .log = log, .st = st, .fd = -1 };
+	struct ient *root;
+	bool fresh;
+	int ret = -ENOMEM;
+
+	memset(st, 0, sizeof(*st));
+	if (o->digest) {
+		w.digest_name = fingerprint_name(img, o->digest_name);
+		if (!w.digest_name)
+			goto out;
+	}
+	if (o->extract_dir) {
+		ret = erofs_extract_begin(&w.ex, o, log);
+		if (ret)
+			goto out;
+	}
+	root = tab_get(&w, img->root_nid, &fresh);
+	if (!root)
+		goto out;
+	root->path = strdup("/");
+	ret = push_dir(&w, img->root_nid, img->root_nid, strdup("/"));
+	while (!ret && w.nstack) {
+		struct dirwork dw = w.stack[--w.nstack];
+
+		if (!dw.path) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = check_dir(&w, &dw);
+		free(dw.path);
+	}
+	if (!ret)
+		check_links(&w);
+	/* directories' xattrs last: a default ACL set earlier would be
+	 * inherited by the entries extracted under it */
+	for (size_t i = 0; w.ex && !ret && i < w.tabcap; i++) {
+		struct erofs_rinode ino;
+
+		if (w.tab[i].used && w.tab[i].isdir && w.tab[i].path &&
+		    !erofs_read_inode(img, w.tab[i].nid, &ino))
+			extract_xattrs(&w, &ino, w.tab[i].path);
+	}
+	if (w.ex) {
+		int r = erofs_extract_end(w.ex);
+
+		if (!ret && r)
+			st->errors++;
+	}
+out:
+	if (ret == -ENOMEM)
+		fsf_err(log, "out of memory");
+	while (w.nstack)
+		free(w.stack[--w.nstack].path);
+	free(w.stack);
+	for (size_t i = 0; i < w.tabcap; i++)
+		free(w.tab[i].path);
+	free(w.tab);
+	free(w.digest_name);
+	return ret;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * liberofs read side: bounded parsers over an image held in memory (a
+ * mapping of the file, or a fuzzer's buffer).  No function trusts an
+ * offset or length from the image before checking it against the image
+ * size; on bad input each returns -EUCLEAN (corrupt) or -EOPNOTSUPP and
+ * leaves a one-line reason, with the byte offset, in img->err.
+ * The on-disk layouts are those of erofs/erofs_fs.h, shared with mkfs.
+ */
+#ifndef FSFORGE_EROFS_READ_H
+#define FSFORGE_EROFS_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EROFS_READ_MAX_PREFIXES 128u
+/* longest extent we decode (the kernel's limit is 12 MiB) */
+#define EROFS_READ_MAX_EXTENT	(16u << 20)
+
+struct erofs_rprefix {
+	uint8_t base_index;
+	const uint8_t *infix;
+	uint16_t infix_len;
+};
+
+struct erofs_img {
+	const uint8_t *data;
+	uint64_t size;
+	/* superblock, host order */
+	uint32_t blkszbits, blksz;
+	uint32_t feature_compat, feature_incompat;
+	uint32_t checksum;
+	uint64_t root_nid, inos, epoch, blocks;
+	uint32_t fixed_nsec;
+	uint64_t meta_off;		/* byte offset of nid 0 */
+	uint64_t xattr_off;		/* byte offset of shared xattr id 0 */
+	uint16_t compr_algs;		/* bitmap with COMPR_CFGS */
+	uint8_t ishare_prefix;		/* with COMPAT_ISHARE_XATTRS */
+	uint32_t nprefixes;
+	struct erofs_rprefix prefixes[EROFS_READ_MAX_PREFIXES];
+	char err[320];			/* last error: one line */
+};
+
+/* read_super.c: check and load the superblock, the compression configs
+ * and the long xattr prefix table.  0, or an error in img->err. */
+#define EROFS_OPEN_NO_SBCRC	1u	/* skip the superblock checksum */
+int erofs_img_open(struct erofs_img *img, const void *data, uint64_t size,
+		   unsigned int flags);
+/* pointer to LEN bytes at OFF, or NULL (and img->err) when out of range */
+const uint8_t *erofs_img_at(struct erofs_img *img, uint64_t off,
+			    uint64_t len, const char *what);
+int erofs_corrupt(struct erofs_img *img, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int erofs_unsupported(struct erofs_img *img, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* read_inode.c */
+struct erofs_rinode {
+	uint64_t nid;
+	uint64_t pos;			/* byte offset of the inode */
+	bool extended;
+	uint8_t layout;			/* EROFS_LAYOUT_* */
+	uint32_t isize;			/* 32 or 64 */
+	uint32_t xattr_isize;		/* inline xattr body bytes */
+	uint16_t xattr_icount;
+	uint32_t mode, nlink, uid, gid, ino;
+	uint64_t size;
+	int64_t mtime;
+	uint32_t mtime_nsec;
+	uint32_t i_u;			/* start block, rdev or compressed blocks */
+};
+int erofs_read_inode(struct erofs_img *img, uint64_t nid,
+		     struct erofs_rinode *ino);
+/* byte just after the inode and its inline xattrs */
+static inline uint64_t erofs_inode_end(const struct erofs_rinode *ino)
+{
+	return ino->pos + ino->isize + ino->xattr_isize;
+}
+
+/* read_data.c: the content of a file, directory or symlink, in order, in
+ * pieces handed to FN (which returns 0 to go on).  Compressed extents are
+ * decoded (decompress.c) and checked to fill exactly their length.
+ * PHYS (may be NULL) gets the bytes the content occupies in the image. */
+typedef int (*erofs_data_fn)(void *ctx, const uint8_t *buf, size_t len);
+int erofs_read_data(struct erofs_img *img, const struct erofs_rinode *ino,
+		    erofs_data_fn fn, void *ctx, uint64_t *phys);
+/* the whole content in a malloc()ed buffer (directories, symlinks) */
+int erofs_read_all(struct erofs_img *img, const struct erofs_rinode *ino,
+		   uint64_t max, uint8_t **out);
+
+/* read_zmap.c: the extents of a compressed inode, checked */
+struct erofs_rextent {
+	uint64_t la, llen;		/* logical bytes */
+	uint64_t pa;			/* byte offset of the pcluster */
+	uint32_t plen;			/* pcluster bytes */
+	bool plain;			/* stored raw */
+	uint8_t alg;			/* Z_EROFS_COMPRESSION_* */
+};
+int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
+		    struct erofs_rextent **ext, size_t *n);
+
+/* decompress.c: decode SRC into exactly DLEN bytes of DST */
+int erofs_decompress(struct erofs_img *img, unsigned int alg,
+		     const uint8_t *src, size_t slen, uint8_t *dst,
+		     size_t dlen);
+
+/* read_dir.c: every entry of a directory's content (DIR, SIZE bytes), in
+ * order; names are bounds-checked and sorted, nameoffs ordered. */
+typedef int (*erofs_dirent_fn)(void *ctx, const char *name, size_t len,
+			       uint64_t nid, unsigned int file_type);
+int erofs_read_dir(struct erofs_img *img, const struct erofs_rinode *dir,
+		   const uint8_t *data, uint64_t size, erofs_dirent_fn fn,
+		   void *ctx);
+
+/* read_xattr.c: every xattr of an inode (shared ones first), with its
+ * full name (prefix + suffix, no NUL) and value; the name filter is
+ * checked when the image has one. */
+typedef int (*erofs_xattr_fn)(void *ctx, const char *name, size_t name_len,
+			      const uint8_t *value, size_t value_len,
+			      unsigned int name_index);
+int erofs_read_xattrs(struct erofs_img *img, const struct erofs_rinode *ino,
+		      erofs_xattr_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Read side: a file's content, flat (blocks from the start block, the
+ * tail inline after the inode) or compressed (every extent decoded).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "erofs/erofs_fs.h"
+#include "erofs/read.h"
+
+static const char *const alg_names[] = { "lz4", "lzma", "deflate", "zstd" };
+
+static int read_flat(struct erofs_img *img, const struct erofs_rinode *ino,
+		     erofs_data_fn fn, void *ctx, uint64_t *phys)
+{
+	uint64_t nblocks = (ino->size + img->blksz - 1) >> img->blkszbits;
+	uint64_t full = ino->layout == EROFS_LAYOUT_FLAT_INLINE ? nblocks - 1 : nblocks;
+	uint64_t fullbytes = full << img->blkszbits, tail = 0;
+	const uint8_t *p;
+	int ret;
+
+	if (ino->size > fullbytes)
+		tail = ino->size - fullbytes;
+	if (full) {
+		uint64_t len = ino->size < fullbytes ? ino->size : fullbytes;
+
+		if ((uint64_t)ino->i_u > img->size >> img->blkszbits ||
+		    !(p = erofs_img_at(img, (uint64_t)ino->i_u << img->blkszbits,
+				       len, "data blocks")))
+			return erofs_corrupt(img, "inode %" PRIu64 ": %" PRIu64 " data blocks from block %u (byte %" PRIu64 ") lie beyond the image end",
+					     ino->nid, full, ino->i_u, ino->pos + 0x10);
+		ret = fn(ctx, p, (size_t)len);
+		if (ret)
+			return ret;
+		*phys += fullbytes;
+	}
+	if (ino->layout == EROFS_LAYOUT_FLAT_INLINE && tail) {
+		uint64_t at = erofs_inode_end(ino);
+
+		if ((at & (img->blksz - 1)) + tail > img->blksz)
+			return erofs_corrupt(img, "inode %" PRIu64 ": inline tail of %" PRIu64 " bytes at byte %" PRIu64 " crosses a block boundary",
+					     ino->nid, tail, at);
+		p = erofs_img_at(img, at, tail, "inline tail");
+		if (!p)
+			return -EUCLEAN;
+		ret = fn(ctx, p, (size_t)tail);
+		if (ret)
+			return ret;
+		*phys += tail;
+	}
+	return 0;
+}
+
+static int read_compressed(struct erofs_img *img,
+			   const struct erofs_rinode *ino, erofs_data_fn fn,
+			   void *ctx, uint64_t *phys)
+{
+	struct erofs_rextent *ext;
+	uint8_t *buf = NULL;
+	size_t n, cap = 0;
+	uint64_t pos = 0;
+	int ret = erofs_read_zmap(img, ino, &ext, &n);
+
+	if (ret)
+		return ret;
+	for (size_t k = 0; k < n && !ret; k++) {
+		const struct erofs_rextent *e = &ext[k];
+		const uint8_t *src = img->data + e->pa;	/* checked by zmap */
+		size_t slen = e->plen;
+
+		if (e->la != pos) {
+			ret = erofs_corrupt(img, "inode %" PRIu64 ": extent at logical byte %" PRIu64 " leaves a gap after %" PRIu64,
+					    ino->nid, e->la, pos);
+			break;
+		}
+		pos += e->llen;
+		*phys += e->plen;
+		if (e->plain) {
+			ret = fn(ctx, src, (size_t)e->llen);
+			continue;
+		}
+		if (e->alg != Z_EROFS_COMPRESSION_LZ4 ||
+		    (img->feature_incompat & EROFS_INCOMPAT_ZERO_PADDING)) {
+			while (slen && !*src) {
+				src++;
+				slen--;
+			}
+		}
+		if (!slen) {
+			ret = erofs_corrupt(img, "inode %" PRIu64 ": pcluster at byte %" PRIu64 " holds only zeros",
+					    ino->nid, e->pa);
+			break;
+		}
+		if (cap < e->llen) {
+			free(buf);
+			cap = (size_t)e->llen;
+			buf = malloc(cap);
+			if (!buf) {
+				snprintf(img->err, sizeof(img->err), "out of memory");
+				ret = -ENOMEM;
+				break;
+			}
+		}
+		ret = erofs_decompress(img, e->alg, src, slen, buf, (size_t)e->llen);
+		if (ret) {
+			erofs_corrupt(img, "inode %" PRIu64 ": %s pcluster at byte %" PRIu64 " (%u bytes) does not decode to the %" PRIu64 " bytes at logical byte %" PRIu64,
+				      ino->nid, alg_names[e->alg & 3], e->pa, e->plen,
+				      e->llen, e->la);
+			ret = -EUCLEAN;
+			break;
+		}
+		ret = fn(ctx, buf, (size_t)e->llen);
+	}
+	if (!ret && pos != ino->size)
+		ret = erofs_corrupt(img, "inode %" PRIu64 ": extents end at %" PRIu64 ", the size is %" PRIu64,
+				    ino->nid, pos, ino->size);
+	free(buf);
+	free(ext);
+	return ret;
+}
+
+int erofs_read_data(struct erofs_img *img, const struct erofs_rinode *ino,
+		    erofs_data_fn fn, void *ctx, uint64_t *phys)
+{
+	uint64_t dummy = 0;
+
+	if (!phys)
+		phys = &dummy;
+	*phys = 0;
+	if (!ino->size)
+		return 0;
+	if (ino->layout == EROFS_LAYOUT_FLAT_PLAIN ||
+	    ino->layout == EROFS_LAYOUT_FLAT_INLINE)
+		return read_flat(img, ino, fn, ctx, phys);
+	return read_compressed(img, ino, fn, ctx, phys);
+}
+
+struct collect {
+	uint8_t *buf;
+	size_t len;
+};
+
+static int collect_fn(void *ctx, const uint8_t *buf, size_t len)
+{
+	struct collect *c = ctx;
+
+	memcpy(c->buf + c->len, buf, len);
+	c->len += len;
+	return 0;
+}
+
+int erofs_read_all(struct erofs_img *img, const struct erofs_rinode *ino,
+		   uint64_t max, uint8_t **out)
+{
+	struct collect c = { 0 };
+	int ret;
+
+	*out = NULL;
+	if (ino->size > max || ino->size > img->size * 8u + 65536u)
+		return erofs_corrupt(img, "inode %" PRIu64 ": size %" PRIu64 " is implausible for its type",
+				     ino->nid, ino->size);
+	c.buf = malloc(ino->size + 1);
+	if (!c.buf) {
+		snprintf(img->err, sizeof(img->err), "out of memory");
+		return -ENOMEM;
+	}
+	ret = erofs_read_data(img, ino, collect_fn, &c, NULL);
+	if (ret) {
+		free(c.buf);
+		return ret;
+	}
+	c.buf[c.len] = 0;
+	*out = c.buf;
+	return 0;
+}
