@@ -244,7 +244,7 @@ ROW(PR_EA_INFO, 0x020010, "ea_information",
     "$EA_INFORMATION says packed size %u, %u needing EA support, %u bytes; the %u entries of $EA say %u, %u, %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_EA_CHAIN, 0x020011, "ea_chain",
-    "extended attributes are damaged (%s); the %u entries before the damage are kept",
+    "extended attributes are damaged (%s); the %u whole entries are kept, their chain mended, the rest cut",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_EA_CORRUPT, 0x020012, "ea_corrupt",
     "extended attributes are unusable (%s); they are removed, the file and its data are kept",
