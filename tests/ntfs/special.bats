@@ -233,7 +233,7 @@ damage() {
 	[ "$output" = "$(cat "$W/f4096.view")" ]
 }
 
-@test "repair: a broken \$EA chain (the last link 3) is mended, the file's data kept" {
+@test "repair: a broken \$EA chain (the second link 3) is mended, the file's data kept" {
 	need_ntfs3g
 	damage eachain chr ea_chain
 	run view "$W/d.img"
