@@ -357,6 +357,14 @@ int ntfs_move_to_lost_found(struct ntfs_check *c, uint64_t r, char *why);
  * rebuild).  0, or -1 with WHY. */
 int ntfs_name_from_entry(struct ntfs_check *c, uint64_t r, uint64_t dir,
 			 const struct ntfs_ie_view *ie, char *why);
+/* pass3_datasize.c: file RECNO's unnamed $DATA says 0 bytes with clusters
+ * allocated, its entry NAME in DIROBJ says SIZE bytes (ALLOC allocated):
+ * the size taken back on agreeing evidence (1: reported, the entry is
+ * right then), or a line saying the clusters stay (0: the entry follows
+ * the file), -ENOMEM. */
+int ntfs_data_size_from_entry(struct ntfs_check *c, uint64_t recno,
+			      uint64_t size, uint64_t alloc, const char *name,
+			      const char *dirobj);
 /* pass3_connect.c: every directory must be reachable from the root;
  * a directory in a loop of parents is moved to /lost+found. */
 int ntfs_pass3_connect(struct ntfs_check *c);

@@ -244,7 +244,7 @@ ROW(PR_EA_INFO, 0x020010, "ea_information",
     "$EA_INFORMATION says packed size %u, %u needing EA support, %u bytes; the %u entries of $EA say %u, %u, %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_EA_CHAIN, 0x020011, "ea_chain",
-    "extended attributes are damaged (%s); the %u entries before the damage are kept",
+    "extended attributes are damaged (%s); the %u whole entries are kept, their chain mended, the rest cut",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_EA_CORRUPT, 0x020012, "ea_corrupt",
     "extended attributes are unusable (%s); they are removed, the file and its data are kept",
@@ -318,6 +318,15 @@ ROW(PR_INDEX_MISSING, 0x030005, "index_entry_missing",
 ROW(PR_INDEX_SIZES, 0x030007, "index_entry_sizes",
     "index entry \"%s\" says %llu bytes (%llu allocated), the file has %llu (%llu)",
     FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+/* a file's unnamed $DATA at 0 bytes whose runs still map clusters
+ * (pass3_datasize.c): its size comes back from its index entry only on
+ * agreeing evidence; nothing is freed either way */
+ROW(PR_DATA_SIZE_FROM_ENTRY, 0x030016, "data_size_from_index_entry",
+    "unnamed $DATA says 0 bytes, its runs still map %llu; index entry \"%s\" in %s says %llu bytes of that allocation and $Bitmap holds the clusters: the size is taken back",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_DATA_SIZE_KEPT, 0x030017, "data_size_zero_clusters_kept",
+    "unnamed $DATA says 0 bytes, its runs still map %llu; index entry \"%s\" says %llu bytes, not evidence enough (%s): the clusters stay the file's, the entry follows its size",
+    FSF_PROMPT_NONE, 0);
 ROW(PR_ORPHAN, 0x030008, "file_orphaned",
     "file is in no directory",
     FSF_PROMPT_RECONNECT, FSF_PR_PREEN_OK);

@@ -6,7 +6,7 @@
  * make usable, or that does not fit its role (no journal stream, a $Boot
  * not at cluster 0, a $Bitmap too small for the volume...), is built again
  * by libntfs exactly as mkfs.ntfs builds it.  What is still readable in
- * the old record is kept: $Volume's name and flags, the security id,
+ * the old record is kept: $Volume's name, flags and version, the security id,
  * $BadClus:$Bad (the bad clusters), $UpCase:$Info.  Where the file's
  * content is known it stays ($MFTMirr at the cluster pass 0 verified,
  * $Boot at cluster 0); otherwise the content is written to free clusters
@@ -47,6 +47,7 @@ struct keep {
 	uint16_t label[128];	/* little-endian UTF-16 */
 	size_t label_len;
 	uint16_t vflags;
+	uint8_t major, minor;	/* $Volume's version, 0.0: not read */
 	uint32_t secid;
 };
 
@@ -250,6 +251,12 @@ static void salvage_keep(struct ntfs_check *c, uint64_t recno,
 
 			memcpy(&vi, v, sizeof(vi));
 			k->vflags = le16toh(vi.flags);
+			/* the versions NTFS has had: 1.2 (NT 4), 3.0, 3.1 */
+			if ((vi.major_ver == 1 && vi.minor_ver == 2) ||
+			    (vi.major_ver == 3 && vi.minor_ver <= 1)) {
+				k->major = vi.major_ver;
+				k->minor = vi.minor_ver;
+			}
 		} else if (recno == NTFS_FILE_BADCLUS && t == NTFS_AT_DATA &&
 			   a->non_resident && named(a, NAME_BAD, 4)) {
 			struct ntfs_attr_nonresident nr;
@@ -278,7 +285,7 @@ int ntfs_sysrec_lost(struct ntfs_check *c, uint64_t recno, const uint8_t *rec,
 	static const char *const what[NTFS_FILE_EXTEND + 1] = {
 		[NTFS_FILE_MFTMIRR] = ", pointing at the verified mirror",
 		[NTFS_FILE_LOGFILE] = ", the journal empty in free clusters",
-		[NTFS_FILE_VOLUME] = ", keeping its name and flags where readable",
+		[NTFS_FILE_VOLUME] = ", keeping its name, flags and version where readable",
 		[NTFS_FILE_ATTRDEF] = ", the standard attribute table in free clusters",
 		[NTFS_FILE_BITMAP] = ", the computed cluster map in free clusters",
 		[NTFS_FILE_BOOT] = ", pointing at the boot sectors",
@@ -395,6 +402,32 @@ static void claim(struct ntfs_check *c, int64_t lcn, uint64_t n)
 	}
 }
 
+/* $Volume's version: the old record's when it was readable, else what
+ * $MFT's record header says of the format (3.1 added the record number
+ * before the update sequence array: at 0x30; at 0x2a it is 3.0). */
+static void volume_version(struct ntfs_check *c, const struct keep *k,
+			   struct ntfs_sysfile *sf)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_mft_record m;
+	uint8_t *rec;
+
+	if (k->major) {
+		sf->major_ver = k->major;
+		sf->minor_ver = k->minor;
+		return;
+	}
+	rec = malloc(rs);
+	if (rec && !ntfs_vol_read_record(&c->vol, NTFS_FILE_MFT, rec)) {
+		memcpy(&m, rec, sizeof(m));
+		if (!memcmp(rec, "FILE", 4) && le16toh(m.h.usa_ofs) < 0x30) {
+			sf->major_ver = 3;
+			sf->minor_ver = 0;
+		}
+	}
+	free(rec);
+}
+
 /* Make record RECNO again; 0, or -1 with WHY. */
 static int remake(struct ntfs_check *c, uint32_t recno, struct keep *k,
 		  uint8_t *rec, char *why)
@@ -413,6 +446,8 @@ static int remake(struct ntfs_check *c, uint32_t recno, struct keep *k,
 	sf.label = k->label;
 	sf.label_len = k->label_len;
 	sf.volume_flags = k->vflags;
+	if (recno == NTFS_FILE_VOLUME)
+		volume_version(c, k, &sf);
 	for (int i = 0; i < 2; i++) {
 		sf.keep[i] = k->attr[i];
 		sf.keep_len[i] = k->len[i];

@@ -296,6 +296,7 @@ static void check_ea(struct file *f, const struct item *info,
 	struct ntfs_ea_info ei;
 	struct ntfs_ea_sum s;
 	uint64_t len = 0;
+	uint32_t mended = 0;
 	long nruns;
 	char why[NTFS_WHY], iwhy[NTFS_WHY];
 	int r;
@@ -320,6 +321,14 @@ static void check_ea(struct file *f, const struct item *info,
 		memset(&s, 0, sizeof(s));
 	} else {
 		r = ntfs_ea_sum(val, (uint32_t)len, &s, why);
+		/* the whole entries are kept, their chain mended (in memory
+		 * until the repair is agreed) */
+		if (r && ntfs_ea_mend(val, (uint32_t)len, &mended)) {
+			char w2[NTFS_WHY];
+
+			if (ntfs_ea_sum(val, mended, &s, w2))
+				memset(&s, 0, sizeof(s));
+		}
 	}
 	free(runs);
 	if (r && !s.count) {
@@ -334,7 +343,7 @@ static void check_ea(struct file *f, const struct item *info,
 		if (!fsf_fix_ask(&c->fix, &PR_EA_CHAIN, f->obj, why, s.count))
 			goto out;
 		if (rewrite_value(f, ea->recno, ea->type, ea->instance, val,
-				  s.valid_len)) {
+				  mended)) {
 			fsf_fix_failed(&c->fix);
 			goto out;
 		}

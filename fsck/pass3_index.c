@@ -230,6 +230,14 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		     le64toh((uint64_t)fn.allocated_size) == d->alloc))
 			return;
 		ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+		/* a file at 0 bytes whose clusters are still allocated: its
+		 * size may come back from this entry */
+		if (!d->size && d->alloc && fn.data_size &&
+		    ntfs_data_size_from_entry(c, recno,
+					      le64toh((uint64_t)fn.data_size),
+					      le64toh((uint64_t)fn.allocated_size),
+					      n8, wobj(w)))
+			return;
 		if (fsf_fix_ask(&c->fix, &PR_INDEX_SIZES, wobj(w), n8,
 				(unsigned long long)le64toh((uint64_t)fn.data_size),
 				(unsigned long long)le64toh((uint64_t)fn.allocated_size),

@@ -13,19 +13,18 @@
 #include "ntfs/special.h"
 #include "le.h"
 
-int ntfs_ea_next(const uint8_t *v, uint32_t len, uint32_t *off,
-		 struct ntfs_ea_view *e, char *why)
+/* The entry at O, its next-entry offset not judged: its bytes (header,
+ * name and value) or 0 with WHY. */
+static uint32_t entry_at(const uint8_t *v, uint32_t len, uint32_t o,
+			 struct ntfs_ea_view *e, char *why)
 {
-	uint32_t o = *off, next, min;
+	uint32_t min;
 
-	if (o >= len)
-		return 0;
 	if (len - o < 8) {
 		snprintf(why, 128, "%u stray bytes at offset %u after the last entry",
 			 len - o, o);
-		return -1;
+		return 0;
 	}
-	next = ntfs_get32(v + o);
 	e->off = o;
 	e->flags = v[o + 4];
 	e->name_len = v[o + 5];
@@ -34,18 +33,33 @@ int ntfs_ea_next(const uint8_t *v, uint32_t len, uint32_t *off,
 	if (min > len - o) {
 		snprintf(why, 128, "entry at offset %u (name %u, value %u bytes) runs past the %u bytes",
 			 o, e->name_len, e->value_len, len);
-		return -1;
+		return 0;
 	}
 	if (!e->name_len || v[o + 8 + e->name_len] ||
 	    memchr(v + o + 8, 0, e->name_len)) {
 		snprintf(why, 128, "entry at offset %u has no NUL-terminated name of %u bytes",
 			 o, e->name_len);
-		return -1;
+		return 0;
 	}
 	if (e->flags & ~NTFS_EA_NEED_EA) {
 		snprintf(why, 128, "entry at offset %u has unknown flags 0x%x", o, e->flags);
-		return -1;
+		return 0;
 	}
+	e->name = v + o + 8;
+	e->value = v + o + 9 + e->name_len;
+	return min;
+}
+
+int ntfs_ea_next(const uint8_t *v, uint32_t len, uint32_t *off,
+		 struct ntfs_ea_view *e, char *why)
+{
+	uint32_t o = *off, next, min;
+
+	if (o >= len)
+		return 0;
+	if (!(min = entry_at(v, len, o, e, why)))
+		return -1;
+	next = ntfs_get32(v + o);
 	if (next) {
 		if (next < min || next % 4 || next > len - o) {
 			snprintf(why, 128, "entry at offset %u: next-entry offset %u (entry of %u bytes, %u left)",
@@ -64,10 +78,57 @@ int ntfs_ea_next(const uint8_t *v, uint32_t len, uint32_t *off,
 			return -1;
 		}
 	}
-	e->name = v + o + 8;
-	e->value = v + o + 9 + e->name_len;
 	*off = o + e->size;
 	return 1;
+}
+
+/* Is the name of entry E (at E->off) the name of an entry before it? */
+static bool named_before(const uint8_t *v, uint32_t len,
+			 const struct ntfs_ea_view *e)
+{
+	struct ntfs_ea_view f;
+	uint32_t o = 0;
+	char why[128];
+
+	while (o < e->off && ntfs_ea_next(v, len, &o, &f, why) == 1)
+		if (f.name_len == e->name_len && !memcmp(f.name, e->name, e->name_len))
+			return true;
+	return false;
+}
+
+uint32_t ntfs_ea_mend(uint8_t *v, uint32_t len, uint32_t *newlen)
+{
+	struct ntfs_ea_view e, f;
+	uint32_t o = 0, kept = 0;
+	char why[128];
+
+	*newlen = 0;
+	while (o < len) {
+		uint32_t min = entry_at(v, len, o, &e, why), need, next;
+
+		if (!min || named_before(v, len, &e))
+			break;	/* the chain is cut before this entry */
+		kept++;
+		need = (min + 3) & ~3u;
+		next = ntfs_get32(v + o);
+		if (next && next >= min && !(next % 4) && next <= len - o) {
+			o += next;	/* a link that holds */
+			*newlen = o;
+			continue;
+		}
+		/* a link that does not hold: to where the entry ends, if an
+		 * entry is there; else this one is the last */
+		if (need < len - o && entry_at(v, len, o + need, &f, why)) {
+			ntfs_put32(v + o, need);
+			o += need;
+			*newlen = o;
+			continue;
+		}
+		ntfs_put32(v + o, 0);
+		*newlen = o + (need < len - o ? need : len - o);
+		break;
+	}
+	return kept;
 }
 
 int ntfs_ea_sum(const uint8_t *v, uint32_t len, struct ntfs_ea_sum *s,

@@ -272,8 +272,8 @@ static int volume_file(struct ntfs_build *b)
 				   (uint32_t)(2 * b->label_len), 0))
 		return -ENOSPC;
 	memset(&vi, 0, sizeof(vi));
-	vi.major_ver = 3;
-	vi.minor_ver = 1;
+	vi.major_ver = b->major_ver ? b->major_ver : 3;
+	vi.minor_ver = b->major_ver ? b->minor_ver : 1;
 	vi.flags = htole16(b->volume_flags);
 	ntfs_rec_add_resident(&r, NTFS_AT_VOLUME_INFORMATION, NULL, &vi, sizeof(vi), 0);
 	return ntfs_rec_add_resident(&r, NTFS_AT_DATA, NULL, NULL, 0, 0) ? 0 : -ENOSPC;

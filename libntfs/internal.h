@@ -64,6 +64,7 @@ struct ntfs_build {
 	/* a record made again on an existing volume (sysfile.c): */
 	uint32_t secid;			/* security id of every file; 0: ours */
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
+	uint8_t major_ver, minor_ver;	/* its NTFS version; 0.0: 3.1 */
 	bool extend_empty;		/* $Extend's $I30 without entries */
 	bool bad_kept;			/* $BadClus: $Bad comes from the old record */
 };

@@ -104,6 +104,8 @@ int ntfs_sysfile_record(uint32_t recno, const struct ntfs_sysfile *s,
 	b->label_len = s->label_len;
 	b->secid = s->secid;
 	b->volume_flags = s->volume_flags;
+	b->major_ver = s->major_ver;
+	b->minor_ver = s->minor_ver;
 	b->extend_empty = true;
 	/* a readable $Bad replaces the built one (a stream of each name) */
 	b->bad_kept = recno == NTFS_FILE_BADCLUS && s->keep[0];

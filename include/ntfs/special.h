@@ -89,6 +89,12 @@ struct ntfs_ea_sum {
  * entries before the break). */
 int ntfs_ea_sum(const uint8_t *v, uint32_t len, struct ntfs_ea_sum *s,
 		char *why);
+/* Mend the chain of V in place: every entry that is whole (header, name,
+ * value, a name no entry before has) is kept, up to the first that is
+ * not; a next-entry offset that does not hold is set to where its entry
+ * ends when an entry is there, else to 0 (the last).  The entries kept;
+ * *NEWLEN: the bytes they take (the value is to be cut there). */
+uint32_t ntfs_ea_mend(uint8_t *v, uint32_t len, uint32_t *newlen);
 /* Parse an $EA_INFORMATION value: 0, or -1 with WHY. */
 int ntfs_ea_info_parse(const uint8_t *v, uint32_t len, struct ntfs_ea_info *i,
 		       char *why);

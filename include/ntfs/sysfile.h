@@ -24,6 +24,8 @@ struct ntfs_sysfile {
 	const uint16_t *label;
 	size_t label_len;
 	uint16_t volume_flags;
+	/* $Volume's NTFS version (0.0: 3.1, what mkfs.ntfs writes) */
+	uint8_t major_ver, minor_ver;
 	/* attributes kept from the old record (whole, framed, in the order
 	 * they sort after the built ones: $BadClus:$Bad, $UpCase:$Info),
 	 * appended with new instance numbers */

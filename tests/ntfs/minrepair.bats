@@ -476,3 +476,45 @@ left_case() {
 	[[ $output == *"problems: 1 found, 1 fixed, 0 left"* ]] || die "-a did more than one repair"
 	repaired_oracles
 }
+
+@test "the 12 MiB file's \$DATA at 0 bytes, its runs and clusters kept: the size comes back from its index entry, nothing freed" {
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/big.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" empty_runs
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	# one repair, in the file (the index entry is the evidence, kept)
+	repair_case big empty_runs "(/big): unnamed \$DATA says 0 bytes, its runs still map 12582912; index entry \"big\" in directory MFT record 5 (/) says 12582912 bytes of that allocation and \$Bitmap holds the clusters: the size is taken back"
+	run python3 "$HELPER" image "$rec" runs_marked
+	[ "$output" = 3072/3072 ] || die "clusters of big marked in \$Bitmap: $output"
+}
+
+@test "the same with the clusters freed in \$Bitmap (a cut truncate?): the clusters stay the file's, 0 bytes, nothing freed" {
+	local rec blocks after
+	rec=$(cat "$BATS_FILE_TMPDIR/big.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" empty_runs_freed
+	run python3 "$HELPER" image "$rec" runs_marked
+	[ "$output" = 0/3072 ] || die "damage: $output"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec (/big): unnamed \$DATA says 0 bytes, its runs still map 12582912; index entry \"big\" says 12582912 bytes, not evidence enough (\$Bitmap has freed some of its clusters): the clusters stay the file's"* ]] || die "not said"
+	# the root's entry follows the file's size; \$Bitmap marks the runs again
+	[[ $output == *"problems: 2 found, 2 fixed, 0 left"* ]] || die "-a did more than two repairs"
+	after=$(sha256sum < image)
+	run "$FSCK" -a image
+	[ "$status" -eq 0 ] || die "second -a: exit $status"
+	[ "$(sha256sum < image)" = "$after" ] || die "second -a changed the image"
+	oracles_beyond big -a
+	grep -q '^e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  ./big$' manifest || die "big not 0 bytes"
+	run python3 "$HELPER" image "$rec" runs_marked
+	[ "$output" = 3072/3072 ] || die "clusters of big marked in \$Bitmap: $output"
+	# ntfs-3g: 0 bytes, 12 MiB allocated (24576 blocks of 512)
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	blocks=$(stat -c %b mnt/big)
+	umount mnt
+	[ "$blocks" -eq 24576 ] || die "big has $blocks blocks allocated"
+}

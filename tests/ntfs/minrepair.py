@@ -75,6 +75,12 @@ DAMAGE:
   empty_runs     unnamed non-resident $DATA: data and initialized size 0,
                  runs and allocated size kept (ntfsck -n:
                  ATTR_EMPTY_DATA_STALE_RUNS)
+  empty_runs_freed  the same, and the clusters of the runs marked free in
+                 $Bitmap (as a truncate whose record write was cut after
+                 the allocator let the clusters go)
+  runs_marked    print "MARKED/CLUSTERS": how many clusters of the unnamed
+                 non-resident $DATA's runs $Bitmap marks in use (nothing
+                 changed)
   ie_reparse:NAME  directory RECORD: the entry NAME (a file with a reparse
                  point) of its first index block: its reparse field 0
   ie_reparse_bit:NAME  the same entry's file attributes: reparse (0x400)
@@ -92,6 +98,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases"))
 import damage  # noqa: E402
+from ntfs_patch import runs_of  # noqa: E402
 
 
 def put_record(img, g, n, rec):
@@ -145,6 +152,22 @@ def type_offset(rec, atype):
     while struct.unpack_from("<I", rec, off)[0] <= atype:
         off += struct.unpack_from("<I", rec, off + 4)[0]
     return off
+
+
+def data_runs(rec):
+    """[(lcn, len)] of the unnamed non-resident $DATA of fixed-up REC."""
+    off, _ = damage.attr(bytes(rec), 0x80)
+    assert rec[off + 8] == 1, "$DATA is resident"
+    return runs_of(rec, off)
+
+
+def bitmap_at(img, g):
+    """Byte offset of $Bitmap's content (one run: the small test volumes)."""
+    bps, cs, rs, sectors, mft, mirr = g
+    brec = damage.unfix(damage.record(img, mft, rs, 6))
+    runs = data_runs(brec)
+    assert len(runs) == 1 and runs[0][1] * cs * 8 >= sectors * bps // cs, "$Bitmap in pieces"
+    return runs[0][0] * cs
 
 
 def main():
@@ -330,8 +353,19 @@ def main():
                 assert found, "no attribute 0x%x" % t
                 remove_attr(rec, found[0])
             put_record(img, g, n, rec)
-        elif what in ("empty_runs", "si_reparse_bit", "si_security_id", "si_usn"):
-            if what == "empty_runs":
+        elif what == "runs_marked":
+            at = bitmap_at(img, g)
+            lcns = [lcn + k for lcn, ln in data_runs(rec) for k in range(ln)]
+            print("%d/%d" % (sum(1 for x in lcns if img[at + x // 8] >> (x % 8) & 1), len(lcns)))
+            return
+        elif what in ("empty_runs", "empty_runs_freed", "si_reparse_bit", "si_security_id",
+                      "si_usn"):
+            if what == "empty_runs_freed":
+                at = bitmap_at(img, g)
+                for lcn, ln in data_runs(rec):
+                    for x in range(lcn, lcn + ln):
+                        img[at + x // 8] &= ~(1 << (x % 8)) & 0xFF
+            if what.startswith("empty_runs"):
                 off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
                 assert rec[off + 8] == 1, "$DATA is resident"
                 struct.pack_into("<qq", rec, off + 0x30, 0, 0)

@@ -12,6 +12,11 @@ Commands:
   rpflag REC      the reparse-point bit of $STANDARD_INFORMATION cleared
   eainfo REC      $EA_INFORMATION's packed size is 3 too large
   eachain REC     the second $EA entry's next-entry offset becomes 3
+  eanext REC      the first $EA entry's next-entry offset points 64 bytes
+                  past the value (its name and value intact)
+  eanames REC     print the names of the $EA entries, one a line, as the
+                  chain links them (nothing changed; "BROKEN" where a link
+                  leaves the value)
   eanoinfo REC    $EA_INFORMATION is removed from the record
   rkey REC        $R's entry for REC names another reparse tag
   csize REC       the compressed size of the sparse unnamed $DATA grows
@@ -72,6 +77,22 @@ def main():
         v, _ = value_at(rec, find(rec, AT_EA))
         first, = struct.unpack_from("<I", rec, v)
         struct.pack_into("<I", rec, v + first, 3)
+    elif cmd == "eanext":
+        v, vlen = value_at(rec, find(rec, AT_EA))
+        struct.pack_into("<I", rec, v, vlen + 64)
+    elif cmd == "eanames":
+        v, vlen = value_at(rec, find(rec, AT_EA))
+        o = 0
+        while o < vlen:
+            nxt, nlen = struct.unpack_from("<I", rec, v + o)[0], rec[v + o + 5]
+            print(rec[v + o + 8:v + o + 8 + nlen].decode("latin-1"))
+            if not nxt:
+                break
+            if nxt % 4 or o + nxt > vlen:
+                print("BROKEN")
+                break
+            o += nxt
+        return
     elif cmd == "eanoinfo":
         remove(rec, find(rec, AT_EAI))
     elif cmd == "csize":

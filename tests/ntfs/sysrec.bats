@@ -67,14 +67,17 @@ setup() { cd_tmp; }
 teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
 
 # sysrec_case BASE CASE EXPECT: damage CASE (sysrec_damage.py; "@blob"
-# stands for blob's record number) on a copy of BASE, then every oracle.
+# stands for blob's record number; several joined by "+" are applied in
+# turn) on a copy of BASE, then every oracle.
 # EXPECT: words the -a report must hold.
 sysrec_case() {
-	local base=$BATS_FILE_TMPDIR/$1.img damage=$2 expect=$3 before after
+	local base=$BATS_FILE_TMPDIR/$1.img damage=$2 expect=$3 before after d
 	[[ $1 == sid* ]] && need_sid
 	damage=${damage/@blob/$(cat "$base.blob")}
 	cp --sparse=always "$base" image
-	python3 "$DAMAGE" image "$damage"
+	for d in ${damage//+/ }; do
+		python3 "$DAMAGE" image "$d"
+	done
 	before=$(sha256sum < image)
 	run "$FSCK" -n image
 	[ "$status" -eq 4 ] || { echo "$output"; die "-n on the damage: exit $status"; }
@@ -113,6 +116,13 @@ REMADE="system file record is unusable"
 	sysrec_case ours4k zero-3 "MFT record 3: $REMADE"
 }
 
+@test "ours 4k: \$Volume's record BAAD in both copies on an NTFS 3.0 volume: made again with its version, name and flags" {
+	sysrec_case ours4k ver30+baad-3 "MFT record 3: $REMADE"
+	# read back by the damage script's own parser, not by fsck.ntfs
+	run python3 "$DAMAGE" image volinfo
+	[ "$output" = "3.0 0x0000 sysrec" ] || die "\$Volume says: $output"
+}
+
 @test "ours 4k: \$AttrDef's record BAAD: made again with the standard table" {
 	sysrec_case ours4k baad-4 "MFT record 4: $REMADE"
 }
@@ -143,6 +153,15 @@ REMADE="system file record is unusable"
 
 @test "ours 4k: \$Extend's record zeroed: made again, its index rebuilt from its files' names" {
 	sysrec_case ours4k zero-11 "MFT record 11: $REMADE"
+}
+
+@test "ours 4k: \$Extend's record BAAD (the lab's t-ours4k-sys11-magic): made again, its three files back in its index" {
+	sysrec_case ours4k baad-11 "MFT record 11: $REMADE"
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	run ls -A 'mnt/$Extend'
+	umount mnt
+	[ "$(echo $output)" = '$ObjId $Quota $Reparse' ] || die "\$Extend holds: $output"
 }
 
 @test "ours 4k: \$LogFile without its journal stream: made again" {

@@ -18,6 +18,10 @@ CASE:
   fnname-N       record N's $FILE_NAME name length 255 (its value cannot
                  hold it: the attribute is beyond repair)
   upcase         eight entries of $UpCase's table changed (a -> b ...)
+  ver30          $Volume's $VOLUME_INFORMATION says NTFS 3.0 (a volume
+                 Windows 2000 made; valid)
+  volinfo        print $Volume's "MAJOR.MINOR FLAGS LABEL" (record 3 in
+                 $MFT; nothing changed)
 """
 import os
 import struct
@@ -82,6 +86,25 @@ def main():
             struct.pack_into("<I", r, end, 0xFFFFFF00)
             struct.pack_into("<I", r, end + ln, 0xFFFFFFFF)
         edit(n, nodata)
+    elif what == "ver30":
+        def ver30(r):
+            v = attr(r, 0x70)
+            vofs, = struct.unpack_from("<H", r, v + 0x14)
+            r[v + vofs + 8:v + vofs + 10] = bytes([3, 0])
+        n = 3
+        edit(n, ver30)
+    elif what == "volinfo":
+        rec = P.unfix(img[g.rec_off(3):g.rec_off(3) + g.rs])
+        n = 3
+        out = []
+        for t in (0x70, 0x60):
+            v = attr(rec, t)
+            vlen, vofs = struct.unpack_from("<IH", rec, v + 0x10)
+            val = rec[v + vofs:v + vofs + vlen]
+            out.append("%d.%d 0x%04x" % (val[8], val[9], struct.unpack_from("<H", val, 10)[0])
+                       if t == 0x70 else val.decode("utf-16-le"))
+        print(" ".join(out))
+        return
     elif what == "upcase":
         at = g.rec_off(10)
         rec = P.unfix(img[at:at + g.rs])

@@ -124,6 +124,50 @@ static void test_ea(void)
 	ok(ntfs_ea_info_parse(v, 7, &ei, why), "$EA_INFORMATION of 7 bytes refused");
 }
 
+/* ntfs_ea_mend on the chr chain above ($LXMOD at 0, 20 bytes; $LXDEV at
+ * 20, 24 bytes): the expectations are worked out by hand from the layout */
+static void test_ea_mend(void)
+{
+	static const char chain[] =
+		"1400000000060400244c584d4f4400a4210000001800000000060800244c5844455600010000000300000000";
+	uint8_t v[64], good[64];
+	struct ntfs_ea_sum s;
+	char why[NTFS_WHY];
+	uint32_t len;
+	size_t n = unhex(chain, good);
+
+	/* the first link leaves the value: set back to 20, both kept */
+	memcpy(v, good, n);
+	v[0] = 44 + 64;
+	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 2 && len == 44 && !memcmp(v, good, n),
+	   "first link past the value: mended to 20, both entries kept");
+	/* the last entry's link is 3: it becomes the last (0) */
+	memcpy(v, good, n);
+	v[20] = 3;
+	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 2 && len == 44 && v[20] == 0 &&
+	   !ntfs_ea_sum(v, len, &s, why) && s.count == 2,
+	   "last link 3: set to 0, both entries kept, the chain parses");
+	/* the first entry says it is the last, the second follows: linked */
+	memcpy(v, good, n);
+	v[0] = 0;
+	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 2 && len == 44 && v[0] == 20,
+	   "a 0 link with a whole entry after it: linked to it");
+	/* the second entry's value runs past the chain: cut before it */
+	memcpy(v, good, n);
+	v[26] = 0x40;
+	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 1 && len == 20 &&
+	   !ntfs_ea_sum(v, len, &s, why) && s.count == 1,
+	   "second entry not whole: the first kept alone (%s)", why);
+	/* the second entry has the first's name: cut before it */
+	memcpy(v, good, n);
+	memcpy(v + 28, "$LXMOD", 6);
+	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 1 && len == 20, "a name used twice: cut before it");
+	/* the first entry's flags unknown: nothing kept */
+	memcpy(v, good, n);
+	v[4] = 0x81;
+	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 0 && len == 0, "first entry not whole: nothing kept");
+}
+
 static void test_resident(void)
 {
 	uint8_t rec[1024];
@@ -178,6 +222,7 @@ int main(void)
 {
 	test_reparse();
 	test_ea();
+	test_ea_mend();
 	test_resident();
 	return tap_done();
 }
