@@ -63,6 +63,9 @@ struct dir_walk {
 	/* lookup mode: only mark which of these entries exist */
 	struct suspect *lookup;
 	size_t nlookup;
+	/* counting mode: only take each entry that names a file's name
+	 * from the names pending (nothing reported) */
+	bool counting;
 };
 
 static const char *wobj(struct dir_walk *w)
@@ -74,7 +77,7 @@ static const char *wobj(struct dir_walk *w)
 
 static void corrupt(struct dir_walk *w, const char *why)
 {
-	if (w->lookup)
+	if (w->lookup || w->counting)
 		return;
 	if (!w->reported && fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, wobj(w), why))
 		bit_set(w->c->rebuild, w->dir);
@@ -179,8 +182,9 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	} else {
 		const struct ntfs_data_sizes *d = &m.data;
 
-		if (fnp_get(c, recno) && fnp_get(c, recno) < FNP_MANY)
-			fnp_set(c, recno, fnp_get(c, recno) - 1);
+		/* the entry names one of the file's names */
+		names_digest_add(c, c->entries_sum, recno, w->dir,
+				 ie->name_len, ie->name);
 		memcpy(&fn, ie->key, sizeof(fn));
 		/* parent references name the directory with its sequence
 		 * number (0: not checked in system files; in a user file's
@@ -205,16 +209,16 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		/* a key says whether it names a directory */
 		if (!w->metadata && recno >= NTFS_FILE_FIRST_USER &&
 		    !(le32toh(fn.file_attributes) & NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT) !=
-		    !bit_get(c->record_dir, recno)) {
+		    !rset_get(&c->record_dir, recno)) {
 			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_KEY_TYPE, wobj(w), n8,
-					bit_get(c->record_dir, recno) ? "a file" : "a directory",
-					bit_get(c->record_dir, recno) ? "a directory" : "a file"))
+					rset_get(&c->record_dir, recno) ? "a file" : "a directory",
+					rset_get(&c->record_dir, recno) ? "a directory" : "a file"))
 				bit_set(c->rebuild, w->dir);
 			return;
 		}
 		/* a directory's entry says 0 bytes (ntfsck: DIR_NONZERO_SIZE) */
-		if (user && bit_get(c->record_dir, recno) &&
+		if (user && rset_get(&c->record_dir, recno) &&
 		    (fn.data_size || fn.allocated_size)) {
 			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_SIZES, wobj(w), n8,
@@ -224,7 +228,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 				bit_set(c->rebuild, w->dir);
 			return;
 		}
-		if (!d->known || bit_get(c->record_dir, recno) ||
+		if (!d->known || rset_get(&c->record_dir, recno) ||
 		    recno < NTFS_FILE_FIRST_USER || w->metadata ||
 		    (le64toh((uint64_t)fn.data_size) == d->size &&
 		     le64toh((uint64_t)fn.allocated_size) == d->alloc))
@@ -242,6 +246,31 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	if (fsf_fix_ask(&c->fix, &PR_INDEX_STALE, wobj(w), n8,
 			(unsigned long long)recno, why))
 		bit_set(c->rebuild, w->dir);
+}
+
+/* counting mode: the entry takes one from its file's names pending when
+ * check_entry would find the name it names (nothing is reported) */
+static void count_entry(struct dir_walk *w, const struct ntfs_ie_view *ie)
+{
+	struct ntfs_check *c = w->c;
+	uint64_t recno = ie->mref & 0xffffffffffffULL;
+	uint16_t seq = (uint16_t)(ie->mref >> 48);
+	struct entry_match m = { .dir = w->dir, .name = ie->name, .len = ie->name_len };
+	struct ntfs_mft_record hdr;
+
+	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno) ||
+	    ntfs_vol_read_record(&c->vol, recno, w->fbuf))
+		return;
+	memcpy(&hdr, w->fbuf, sizeof(hdr));
+	if (seq && le16toh(hdr.sequence_number) != seq)
+		return;
+	if (!seq && hdr.sequence_number && recno >= NTFS_FILE_FIRST_USER &&
+	    !w->metadata)
+		return;
+	if (ntfs_file_foreach(c, recno, w->fbuf, match_name, &m) < 0 || !m.found)
+		return;
+	if (fnp_get(c, recno) && fnp_get(c, recno) < FNP_MANY)
+		fnp_set(c, recno, fnp_get(c, recno) - 1);
 }
 
 /* lookup mode: mark the suspect this entry is, if any */
@@ -268,6 +297,10 @@ static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 		lookup_entry(w, ie);
 		return 0;
 	}
+	if (w->counting) {
+		count_entry(w, ie);
+		return 0;
+	}
 	name_of(ie, cur);
 	check_entry(w, ie, cur);
 	return 0;
@@ -281,7 +314,7 @@ static void on_fault(void *arg, enum ntfs_bt_fault f,
 	uint16_t u[255];
 	char a[1024], b[1024];
 
-	if (w->lookup)
+	if (w->lookup || w->counting)
 		return;
 	if (f != NTFS_BT_ORDER && f != NTFS_BT_SEPARATOR && f != NTFS_BT_DUPLICATE) {
 		corrupt(w, why);
@@ -304,14 +337,16 @@ struct bufs {
 };
 
 /* Check directory D's index, or with LOOKUP only mark which of the
- * LOOKUP entries (all of D) it has. */
+ * LOOKUP entries (all of D) it has, or with COUNTING only count its
+ * entries against the names pending. */
 static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 		      const struct bufs *b, uint8_t *unchecked,
-		      struct suspect *lookup, size_t nlookup)
+		      struct suspect *lookup, size_t nlookup, bool counting)
 {
 	struct dir_walk w = { .c = c, .dir = d, .upcase = upcase,
 			      .unchecked = unchecked, .fbuf = b->file,
-			      .lookup = lookup, .nlookup = nlookup };
+			      .lookup = lookup, .nlookup = nlookup,
+			      .counting = counting };
 	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault };
 	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
 			     .collation = NTFS_COLLATION_FILE_NAME,
@@ -331,7 +366,7 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 	if (r == 1) {
 		/* extents in several records: not walked yet, and so its
 		 * names are not judged either */
-		if (!lookup)
+		if (!lookup && !counting)
 			bit_set(unchecked, d);
 	} else if (r < 0) {
 		if (r == -1)
@@ -407,7 +442,7 @@ static int add_suspect(const struct ntfs_attr_header *a, void *arg)
 	p = le64toh(fn.parent_directory) & 0xffffffffffffULL;
 	s->names++;
 	if (!fn.name_length ||
-	    p >= c->vol.mft_records || !bit_get(c->record_dir, p) ||
+	    p >= c->vol.mft_records || !rset_get(&c->record_dir, p) ||
 	    !bit_get(c->record_used, p))
 		return 0;
 	s->placed++;
@@ -443,11 +478,31 @@ static int count_names(const struct ntfs_attr_header *a, void *arg)
 }
 
 /*
- * Names without entries.  Pass 1 counted each file's names, the walk
- * counted the entries that name it; only files with fewer entries than
- * names are looked at again, and each directory concerned is walked once
- * more looking for just those names.
+ * Names without entries.  Pass 1 summed up the digest of every name, the
+ * walk that of every entry that names one (name_counts.c): equal, every
+ * name has its entry, no count is needed.  Else the names of every file
+ * are counted again, less each entry that names one (a second walk):
+ * only files with fewer entries than names are looked at again, and each
+ * directory concerned is walked once more looking for just those names.
  */
+static int count_pending(struct ntfs_check *c, const uint16_t *upcase,
+			 const struct bufs *b, uint8_t *unchecked)
+{
+	struct fsf_progress prog;
+
+	fsf_info(c->log, "pass 3: the names and the index entries differ: every file's names counted");
+	if (names_count_all(c, b->file))
+		return -ENOMEM;
+	fsf_progress_init(&prog, "pass 3: names counted", c->progress);
+	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
+		fsf_progress_update(&prog, d, c->vol.mft_records);
+		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d))
+			check_dir(c, d, upcase, b, unchecked, NULL, 0, true);
+	}
+	fsf_progress_done(&prog);
+	return 0;
+}
+
 static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 			const struct bufs *b, uint8_t *unchecked)
 {
@@ -455,6 +510,9 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 	uint64_t *orphans = NULL;
 	size_t norphans = 0;
 	int ret = 0;
+
+	if (!names_digest_equal(c) && count_pending(c, upcase, b, unchecked))
+		return -ENOMEM;
 
 	for (uint64_t r = 0; r < c->vol.mft_records && !s.nomem; r++) {
 		unsigned int names = 0;
@@ -501,7 +559,8 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 	for (size_t i = 0, j; i < s.n; i = j) {
 		for (j = i; j < s.n && s.v[j].dir == s.v[i].dir; j++)
 			;
-		check_dir(c, s.v[i].dir, upcase, b, unchecked, s.v + i, j - i);
+		check_dir(c, s.v[i].dir, upcase, b, unchecked, s.v + i, j - i,
+			  false);
 		for (size_t k = i; k < j; k++) {
 			uint16_t u[255];
 			char n8[1024], obj[1200];
@@ -550,8 +609,8 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	fsf_progress_init(&prog, "pass 3: directory indexes", c->progress);
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
 		fsf_progress_update(&prog, d, c->vol.mft_records);
-		if (bit_get(c->record_dir, d) && bit_get(c->record_used, d))
-			check_dir(c, d, upcase, &b, unchecked, NULL, 0);
+		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d))
+			check_dir(c, d, upcase, &b, unchecked, NULL, 0, false);
 	}
 	fsf_progress_done(&prog);
 	ret = find_missing(c, upcase, &b, unchecked);
