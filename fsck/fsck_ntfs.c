@@ -144,6 +144,7 @@ static void check_free(struct ntfs_check *c)
 	free(c->fn_pending);
 	free(c->fnp_big);
 	rset_free(&c->early_named);
+	free(c->nbuckets);
 	rset_free(&c->uncounted);
 	ntfs_rare_map_free(c->ext_bad);
 	ntfs_rare_map_free(c->record_lost);

@@ -222,3 +222,96 @@ int names_count_all(struct ntfs_check *c, uint8_t *buf)
 	}
 	return 0;
 }
+
+/*
+ * The buckets: directories are spread over NAME_BUCKETS by their record
+ * number.  Each name of a file (pass 1) adds the hash of what pass 3
+ * checks of its entry: (file, its sequence number, the full parent
+ * reference, the name, directory or not, the data sizes the key must
+ * repeat: 0 for a directory) to its parent's bucket; each entry (pass 3,
+ * read from the index alone) adds (indexed record, the reference's
+ * sequence number, the directory with its sequence number, the key's
+ * name, the key's directory bit, the key's sizes).  Equal sums, and no
+ * name in the bucket that pass 3 would judge otherwise (POISON, unknown
+ * sizes), prove that every entry there names a file in use that has that
+ * name, with the sequence numbers, type and sizes check_entry wants.
+ */
+unsigned int names_bucket(uint64_t dir)
+{
+	return (unsigned int)(mix(dir) % NAME_BUCKETS);
+}
+
+static void bucket_add(const struct ntfs_check *c, uint64_t sum[2],
+		       uint64_t file, uint16_t seq, uint64_t parent, bool dir,
+		       uint64_t size, uint64_t alloc, unsigned int len,
+		       const uint8_t *name)
+{
+	uint64_t t[2] = { 0, 0 };
+
+	names_digest_add(c, t, file ^ (uint64_t)seq << 48, parent, len, name);
+	for (int lane = 0; lane < 2; lane++)
+		sum[lane] += mix(t[lane] ^ mix(size + c->name_key[lane]) ^
+				 mix(alloc ^ (dir ? 0x5bd1e995ULL : 0)));
+}
+
+void names_bucket_attr(struct ntfs_check *c, uint64_t owner,
+		       const struct ntfs_name_owner *o,
+		       const struct ntfs_attr_header *a)
+{
+	struct ntfs_file_name fn;
+	uint32_t len;
+	const uint8_t *v = ntfs_attr_value(a, &len);
+	struct ntfs_name_bucket *b;
+
+	if (!c->nbuckets || len < sizeof(fn))
+		return;	/* no entry can match it: the names digest differs */
+	memcpy(&fn, v, sizeof(fn));
+	if (sizeof(fn) + 2u * fn.name_length > len)
+		return;
+	b = &c->nbuckets[names_bucket(le64toh(fn.parent_directory) & 0xffffffffffffULL)];
+	if (o->poison || (!o->dir && !o->data.known)) {
+		b->bad = true;
+		return;
+	}
+	bucket_add(c, b->names, owner, o->seq, le64toh(fn.parent_directory),
+		   o->dir, o->dir ? 0 : o->data.size, o->dir ? 0 : o->data.alloc,
+		   fn.name_length, v + sizeof(fn));
+}
+
+bool names_bucket_entry(struct ntfs_check *c, uint64_t dir, uint16_t dseq,
+			const struct ntfs_ie_view *ie)
+{
+	struct ntfs_name_bucket *b = &c->nbuckets[names_bucket(dir)];
+	uint64_t self = dir | (uint64_t)dseq << 48, recno;
+	struct ntfs_file_name fn;
+	uint64_t size, alloc;
+	bool isdir;
+
+	if (ie->key_len < sizeof(fn) ||
+	    ie->key_len < sizeof(fn) + 2u * ie->name_len)
+		return false;
+	memcpy(&fn, ie->key, sizeof(fn));
+	isdir = le32toh(fn.file_attributes) & NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT;
+	size = le64toh((uint64_t)fn.data_size);
+	alloc = le64toh((uint64_t)fn.allocated_size);
+	recno = ie->mref & 0xffffffffffffULL;
+	/* what check_entry judges from the entry alone */
+	if (le64toh(fn.parent_directory) != self || (isdir && (size || alloc)) ||
+	    recno < NTFS_FILE_FIRST_USER)
+		return false;
+	bucket_add(c, b->entries, recno, (uint16_t)(ie->mref >> 48), self,
+		   isdir, size, alloc, ie->name_len, ie->name);
+	names_digest_add(c, b->entry_names, recno, dir, ie->name_len, ie->name);
+	return true;
+}
+
+bool names_bucket_good(const struct ntfs_check *c, uint64_t dir)
+{
+	const struct ntfs_name_bucket *b;
+
+	if (!c->nbuckets)
+		return false;
+	b = &c->nbuckets[names_bucket(dir)];
+	return !b->bad && b->names[0] == b->entries[0] &&
+	       b->names[1] == b->entries[1];
+}

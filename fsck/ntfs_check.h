@@ -110,6 +110,14 @@ struct ntfs_check {
 	 * index entries that name them (pass 3), and its key */
 	uint64_t names_sum[2], entries_sum[2], name_key[2];
 	bool names_inexact;		/* a repair moved names: count them */
+	/* the same per bucket of directories (names_bucket), with what
+	 * pass 3 checks of an entry against its file: sequence number,
+	 * parent reference, directory or not, data sizes; a bucket whose
+	 * sums agree has its entries right without reading the files */
+	struct ntfs_name_bucket {
+		uint64_t names[2], entries[2], entry_names[2];
+		bool bad;		/* not provable: check each entry */
+	} *nbuckets;
 	struct ntfs_rset early_named;	/* bases named by an extension
 					 * record before them (pass 1) */
 	struct ntfs_rset uncounted;	/* marked in use after pass 1's scan */
@@ -174,6 +182,24 @@ void names_digest_add(const struct ntfs_check *c, uint64_t sum[2],
 void names_digest_attr(struct ntfs_check *c, uint64_t owner,
 		       const struct ntfs_attr_header *a);
 bool names_digest_equal(const struct ntfs_check *c);
+/* What pass 1 knows of the file a $FILE_NAME belongs to.  POISON: its
+ * entries cannot be proved by the digest (an extension record's name, a
+ * file with an attribute list, a system file). */
+struct ntfs_name_owner {
+	uint16_t seq;
+	bool dir, poison;
+	struct ntfs_data_sizes data;	/* of the unnamed $DATA */
+};
+#define NAME_BUCKETS 256u
+unsigned int names_bucket(uint64_t dir);
+void names_bucket_attr(struct ntfs_check *c, uint64_t owner,
+		       const struct ntfs_name_owner *o,
+		       const struct ntfs_attr_header *a);
+/* entry IE of directory DIR (sequence number DSEQ): false when the entry
+ * alone shows it cannot be proved */
+bool names_bucket_entry(struct ntfs_check *c, uint64_t dir, uint16_t dseq,
+			const struct ntfs_ie_view *ie);
+bool names_bucket_good(const struct ntfs_check *c, uint64_t dir);
 int names_count_all(struct ntfs_check *c, uint8_t *buf);
 
 #define FNP_MANY 255u

@@ -372,11 +372,13 @@ static void mark_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
 /* Count $FILE_NAME A of file OWNER, found in record RECNO, for the index
  * pass (its digest); a base named before it is scanned is noted. */
 static void note_file_name(struct ntfs_check *c, uint64_t owner,
-			   uint64_t recno, const struct ntfs_attr_header *a)
+			   uint64_t recno, const struct ntfs_attr_header *a,
+			   const struct ntfs_name_owner *o)
 {
 	if (owner >= c->vol.mft_records)
 		return;
 	names_digest_attr(c, owner, a);
+	names_bucket_attr(c, owner, o, a);
 	if (owner > recno)
 		/* (out of memory: not noted, and OWNER judged by its own
 		 * record's names alone) */
@@ -433,8 +435,22 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	char why[NTFS_WHY];
 	int r;
 
+	struct ntfs_name_owner o = { 0 };
+
 	memcpy(&m, rec, sizeof(m));
 	base = le64toh(m.base_mft_record) == 0;
+	/* what pass 3 checks of its names' entries (name_counts.c) */
+	o.seq = le16toh(m.sequence_number);
+	o.dir = base && (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY);
+	o.poison = !base || recno < NTFS_FILE_FIRST_USER;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
+			o.poison = true;
+		else if (!o.data.known &&
+			 (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident))
+			ntfs_data_sizes_of(a, &o.data);
+	}
 	/* runlists first, all of them, before any cluster is claimed */
 	ntfs_attr_cursor_init(&cur, rec);
 	while ((r = ntfs_attr_next(&cur, &a, why)) == 1) {
@@ -487,7 +503,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			/* a name in an extension record belongs to its base */
 			note_file_name(c, base ? recno :
 				       le64toh(m.base_mft_record) & 0xffffffffffffULL,
-				       recno, a);
+				       recno, a, &o);
 			++*names;
 		} else if (recno == NTFS_FILE_VOLUME &&
 			   le32toh(a->type) == NTFS_AT_VOLUME_INFORMATION) {
@@ -658,6 +674,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	rset_init(&c->not_plain, c->vol.mft_records);
 	c->summary_ok = true;
 	names_digest_init(c);
+	c->nbuckets = calloc(NAME_BUCKETS, sizeof(*c->nbuckets));	/* optional */
 	rset_init(&c->early_named, c->vol.mft_records);
 	rset_init(&c->uncounted, c->vol.mft_records);
 	c->ext_bad = ntfs_rare_map(c->vol.mft_records);

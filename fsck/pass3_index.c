@@ -66,6 +66,9 @@ struct dir_walk {
 	/* counting mode: only take each entry that names a file's name
 	 * from the names pending (nothing reported) */
 	bool counting;
+	/* digest mode: only add each entry to its bucket (name_counts.c);
+	 * anything that needs a closer look marks the bucket bad */
+	bool digest;
 };
 
 static const char *wobj(struct dir_walk *w)
@@ -77,7 +80,9 @@ static const char *wobj(struct dir_walk *w)
 
 static void corrupt(struct dir_walk *w, const char *why)
 {
-	if (w->lookup || w->counting)
+	if (w->digest)
+		w->c->nbuckets[names_bucket(w->dir)].bad = true;
+	if (w->lookup || w->counting || w->digest)
 		return;
 	if (!w->reported && fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, wobj(w), why))
 		bit_set(w->c->rebuild, w->dir);
@@ -301,6 +306,11 @@ static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 		count_entry(w, ie);
 		return 0;
 	}
+	if (w->digest) {
+		if (!names_bucket_entry(w->c, w->dir, w->dir_seq, ie))
+			w->c->nbuckets[names_bucket(w->dir)].bad = true;
+		return 0;
+	}
 	name_of(ie, cur);
 	check_entry(w, ie, cur);
 	return 0;
@@ -314,7 +324,9 @@ static void on_fault(void *arg, enum ntfs_bt_fault f,
 	uint16_t u[255];
 	char a[1024], b[1024];
 
-	if (w->lookup || w->counting)
+	if (w->digest)
+		w->c->nbuckets[names_bucket(w->dir)].bad = true;
+	if (w->lookup || w->counting || w->digest)
 		return;
 	if (f != NTFS_BT_ORDER && f != NTFS_BT_SEPARATOR && f != NTFS_BT_DUPLICATE) {
 		corrupt(w, why);
@@ -339,14 +351,18 @@ struct bufs {
 /* Check directory D's index, or with LOOKUP only mark which of the
  * LOOKUP entries (all of D) it has, or with COUNTING only count its
  * entries against the names pending. */
+enum walk_mode { WALK_CHECK, WALK_COUNT, WALK_DIGEST };
+
 static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 		      const struct bufs *b, uint8_t *unchecked,
-		      struct suspect *lookup, size_t nlookup, bool counting)
+		      struct suspect *lookup, size_t nlookup, enum walk_mode mode)
 {
 	struct dir_walk w = { .c = c, .dir = d, .upcase = upcase,
 			      .unchecked = unchecked, .fbuf = b->file,
 			      .lookup = lookup, .nlookup = nlookup,
-			      .counting = counting };
+			      .counting = mode == WALK_COUNT,
+			      .digest = mode == WALK_DIGEST };
+	bool counting = mode != WALK_CHECK;
 	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault };
 	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
 			     .collation = NTFS_COLLATION_FILE_NAME,
@@ -357,6 +373,11 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 	int r;
 
 	w.metadata = !lookup && ntfs_in_extend(c, d, b->file);
+	if (w.digest && w.metadata) {
+		/* metadata indexes keep what Windows left: each entry judged */
+		c->nbuckets[names_bucket(d)].bad = true;
+		return;
+	}
 	if (ntfs_vol_read_record(&c->vol, d, rec) ||
 	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
 			      NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
@@ -366,7 +387,9 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 	if (r == 1) {
 		/* extents in several records: not walked yet, and so its
 		 * names are not judged either */
-		if (!lookup && !counting)
+		if (w.digest)
+			c->nbuckets[names_bucket(d)].bad = true;
+		else if (!lookup && !counting)
 			bit_set(unchecked, d);
 	} else if (r < 0) {
 		if (r == -1)
@@ -497,7 +520,7 @@ static int count_pending(struct ntfs_check *c, const uint16_t *upcase,
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
 		fsf_progress_update(&prog, d, c->vol.mft_records);
 		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d))
-			check_dir(c, d, upcase, b, unchecked, NULL, 0, true);
+			check_dir(c, d, upcase, b, unchecked, NULL, 0, WALK_COUNT);
 	}
 	fsf_progress_done(&prog);
 	return 0;
@@ -560,7 +583,7 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 		for (j = i; j < s.n && s.v[j].dir == s.v[i].dir; j++)
 			;
 		check_dir(c, s.v[i].dir, upcase, b, unchecked, s.v + i, j - i,
-			  false);
+			  WALK_CHECK);
 		for (size_t k = i; k < j; k++) {
 			uint16_t u[255];
 			char n8[1024], obj[1200];
@@ -593,7 +616,8 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	uint8_t *unchecked = ntfs_rare_map(c->vol.mft_records);
 	uint16_t *upcase = NULL;
 	struct fsf_progress prog;
-	bool any = false;
+	bool any = false, fast;
+	uint64_t checked = 0;
 	int ret = -ENOMEM;
 
 	c->rebuild = ntfs_rare_map(c->vol.mft_records);
@@ -606,13 +630,39 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 		bit_set(unchecked, NTFS_FILE_ROOT);
 	}
 	upcase = load_upcase(c, b.rec);
+	/* nothing found or repaired so far (what pass 1 saw is what is on
+	 * the volume): the entries are first proved by the digests of their
+	 * directories' buckets, without reading the files they name */
+	fast = c->nbuckets && !c->names_inexact && !c->fix.found &&
+	       !c->fix.housekeeping && !c->root_recreated;
 	fsf_progress_init(&prog, "pass 3: directory indexes", c->progress);
-	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
+	for (uint64_t d = 0; fast && d < c->vol.mft_records; d++) {
 		fsf_progress_update(&prog, d, c->vol.mft_records);
 		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d))
-			check_dir(c, d, upcase, &b, unchecked, NULL, 0, false);
+			check_dir(c, d, upcase, &b, unchecked, NULL, 0, WALK_DIGEST);
+	}
+	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
+		fsf_progress_update(&prog, d, c->vol.mft_records);
+		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d) &&
+		    !(fast && names_bucket_good(c, d))) {
+			check_dir(c, d, upcase, &b, unchecked, NULL, 0, WALK_CHECK);
+			checked++;
+		}
 	}
 	fsf_progress_done(&prog);
+	/* the proved entries name their files' names */
+	for (unsigned int i = 0; fast && i < NAME_BUCKETS; i++) {
+		const struct ntfs_name_bucket *nb = &c->nbuckets[i];
+
+		if (!nb->bad && nb->names[0] == nb->entries[0] &&
+		    nb->names[1] == nb->entries[1]) {
+			c->entries_sum[0] += nb->entry_names[0];
+			c->entries_sum[1] += nb->entry_names[1];
+		}
+	}
+	if (fast)
+		fsf_info(c->log, "pass 3: %llu directories' entries checked one by one, the others proved by their digests",
+			 (unsigned long long)checked);
 	ret = find_missing(c, upcase, &b, unchecked);
 	if (!ret)
 		ret = ntfs_pass3_connect(c);
