@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 
 #include "ntfs/attrlist.h"
@@ -882,5 +885,11 @@ out:
 	free(rec);
 	free(bitmap);
 	free(bruns);
+#ifdef __GLIBC__
+	/* the $MFT bitmap (an eighth of a byte per record, under glibc's
+	 * mmap threshold up to 1M records) came from the heap: its pages
+	 * would stay resident, unused, through the later passes */
+	malloc_trim(0);
+#endif
 	return ret;
 }
