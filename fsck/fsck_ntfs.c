@@ -139,14 +139,17 @@ static void check_free(struct ntfs_check *c)
 	free(c->vol.mft_runs);
 	free(c->cluster_used);
 	free(c->record_used);
-	free(c->record_dir);
+	rset_free(&c->record_dir);
 	ntfs_vol_cache_free(&c->vol);
 	free(c->fn_pending);
 	free(c->fnp_big);
+	rset_free(&c->early_named);
+	free(c->nbuckets);
+	rset_free(&c->uncounted);
 	ntfs_rare_map_free(c->ext_bad);
 	ntfs_rare_map_free(c->record_lost);
 	ntfs_rare_map_free(c->nameless);
-	free(c->plain);
+	rset_free(&c->not_plain);
 	free(c->secids);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i].name);

@@ -75,6 +75,21 @@ struct ntfs_candidate {
 	char why[NTFS_WHY];	/* !mft_ok: why not */
 };
 
+/* record_set.c: a set of record numbers below BITS that few records are
+ * in, kept as a sorted array (a map of one bit per record once it is
+ * cheaper); rset_set: 0, or -1 when memory ran out (R not added). */
+struct ntfs_rset {
+	uint32_t *v;			/* members, sorted */
+	size_t n, cap;
+	uint8_t *map;			/* instead of V, when there are many */
+	uint64_t bits;
+};
+void rset_init(struct ntfs_rset *s, uint64_t bits);
+void rset_free(struct ntfs_rset *s);
+bool rset_get(const struct ntfs_rset *s, uint64_t r);
+int rset_set(struct ntfs_rset *s, uint64_t r);
+void rset_clear(struct ntfs_rset *s, uint64_t r);
+
 struct ntfs_check {
 	const struct fsf_log *log;
 	struct fsf_dev dev;
@@ -90,10 +105,25 @@ struct ntfs_check {
 	uint64_t crosslinked;
 
 	/* per record, for the index pass */
-	uint8_t *record_dir;		/* one bit per record: a directory */
-	/* per base record, 3 bits (fnp_get/fnp_set): its $FILE_NAMEs (pass
-	 * 1) less the index entries found for it (pass 3); FNP_MANY: too
-	 * many to count, not judged */
+	struct ntfs_rset record_dir;	/* the directories (base records) */
+	/* name_counts.c: the digests of the $FILE_NAMEs (pass 1) and of the
+	 * index entries that name them (pass 3), and its key */
+	uint64_t names_sum[2], entries_sum[2], name_key[2];
+	bool names_inexact;		/* a repair moved names: count them */
+	/* the same per bucket of directories (names_bucket), with what
+	 * pass 3 checks of an entry against its file: sequence number,
+	 * parent reference, directory or not, data sizes; a bucket whose
+	 * sums agree has its entries right without reading the files */
+	struct ntfs_name_bucket {
+		uint64_t names[2], entries[2], entry_names[2];
+		bool bad;		/* not provable: check each entry */
+	} *nbuckets;
+	struct ntfs_rset early_named;	/* bases named by an extension
+					 * record before them (pass 1) */
+	struct ntfs_rset uncounted;	/* marked in use after pass 1's scan */
+	/* only when the digests differ: per base record, 3 bits
+	 * (fnp_get/fnp_set): its $FILE_NAMEs less the index entries found
+	 * for it; FNP_MANY: too many to count, not judged */
 	uint8_t *fn_pending;
 	struct ntfs_fnp_big { uint64_t r; uint8_t n; } *fnp_big;
 	size_t nfnp_big, cap_fnp_big;
@@ -102,7 +132,10 @@ struct ntfs_check {
 	uint8_t *nameless;		/* one bit per record: a file without
 					 * any $FILE_NAME (pass 1) */
 	/* pass1_summary.c: what pass 1 saw, so later passes read less */
-	uint8_t *plain;			/* one bit per record: nothing for pass 2 */
+	/* records in use that pass 2 must look at: all records that are not
+	 * plain (summary_ok: pass 1 noted every record it accepted) */
+	struct ntfs_rset not_plain;
+	bool summary_ok;
 	uint32_t *secids;		/* the base records' security ids */
 	size_t nsecids, cap_secids;
 	bool secids_overflow;		/* too many to keep: not used */
@@ -134,6 +167,40 @@ int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf);
  * freed by ntfs_rare_map_free; NULL if none. */
 uint8_t *ntfs_rare_map(uint64_t bits);
 void ntfs_rare_map_free(uint8_t *map);
+
+/* name_counts.c: the digest of names and entries (see there).
+ * names_digest_add: add the hash of (FILE, PARENT, the LEN units of
+ * NAME, little-endian UTF-16) to SUM; names_digest_attr: of $FILE_NAME A
+ * of file OWNER, to c->names_sum; names_digest_equal: nothing pending?
+ * names_count_all: the exact count (c->fn_pending made) of the names of
+ * the records pass 1 counted, BUF a record's scratch; 0, or -1 (no
+ * memory). */
+void names_digest_init(struct ntfs_check *c);
+void names_digest_add(const struct ntfs_check *c, uint64_t sum[2],
+		      uint64_t file, uint64_t parent, unsigned int len,
+		      const uint8_t *name);
+void names_digest_attr(struct ntfs_check *c, uint64_t owner,
+		       const struct ntfs_attr_header *a);
+bool names_digest_equal(const struct ntfs_check *c);
+/* What pass 1 knows of the file a $FILE_NAME belongs to.  POISON: its
+ * entries cannot be proved by the digest (an extension record's name, a
+ * file with an attribute list, a system file). */
+struct ntfs_name_owner {
+	uint16_t seq;
+	bool dir, poison;
+	struct ntfs_data_sizes data;	/* of the unnamed $DATA */
+};
+#define NAME_BUCKETS 256u
+unsigned int names_bucket(uint64_t dir);
+void names_bucket_attr(struct ntfs_check *c, uint64_t owner,
+		       const struct ntfs_name_owner *o,
+		       const struct ntfs_attr_header *a);
+/* entry IE of directory DIR (sequence number DSEQ): false when the entry
+ * alone shows it cannot be proved */
+bool names_bucket_entry(struct ntfs_check *c, uint64_t dir, uint16_t dseq,
+			const struct ntfs_ie_view *ie);
+bool names_bucket_good(const struct ntfs_check *c, uint64_t dir);
+int names_count_all(struct ntfs_check *c, uint8_t *buf);
 
 #define FNP_MANY 255u
 /* name_counts.c: the names pending per record (0..254, FNP_MANY: too

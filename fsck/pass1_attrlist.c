@@ -268,6 +268,10 @@ static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
 		return;
 	}
 	bit_set(c->record_used, x);
+	/* pass 1 did not count its names, nor note it for pass 2 */
+	rset_set(&c->uncounted, x);
+	if (rset_set(&c->not_plain, x))
+		c->summary_ok = false;
 	set_ext_base(c, x, b);
 	ntfs_al_add_record(nb, l->rec, NTFS_MREF(x, seq_of(l->rec)));
 }
@@ -321,13 +325,9 @@ static void reclaim(struct lctx *l, uint64_t b, uint16_t bseq, const uint8_t *v,
 			fsf_fix_failed(&c->fix);
 			continue;
 		}
-		/* its names are the file's now */
-		if (!claimed && fnp_get(c, x) != FNP_MANY) {
-			fnp_set(c, b, fnp_get(c, b) +
-				fnp_get(c, x));
-			fnp_set(c, x, 0);
-		}
-		bit_clear(c->record_dir, x);
+		/* its names are the file's now: counted again in pass 3 */
+		c->names_inexact = true;
+		rset_clear(&c->record_dir, x);
 		set_ext_base(c, x, b);
 		ntfs_al_add_record(nb, l->rec, NTFS_MREF(x, seq_of(l->rec)));
 	}

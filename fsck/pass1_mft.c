@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 
 #include "ntfs/attrlist.h"
@@ -369,11 +372,20 @@ static void mark_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
 		}
 }
 
-/* Count a $FILE_NAME of file OWNER for the index pass. */
-static void note_file_name(struct ntfs_check *c, uint64_t owner)
+/* Count $FILE_NAME A of file OWNER, found in record RECNO, for the index
+ * pass (its digest); a base named before it is scanned is noted. */
+static void note_file_name(struct ntfs_check *c, uint64_t owner,
+			   uint64_t recno, const struct ntfs_attr_header *a,
+			   const struct ntfs_name_owner *o)
 {
-	if (owner < c->vol.mft_records && fnp_get(c, owner) < FNP_MANY)
-		fnp_set(c, owner, fnp_get(c, owner) + 1);
+	if (owner >= c->vol.mft_records)
+		return;
+	names_digest_attr(c, owner, a);
+	names_bucket_attr(c, owner, o, a);
+	if (owner > recno)
+		/* (out of memory: not noted, and OWNER judged by its own
+		 * record's names alone) */
+		rset_set(&c->early_named, owner);
 }
 
 static int note_extension(struct ntfs_check *c, uint64_t recno, uint64_t base)
@@ -413,10 +425,11 @@ static int note_list(struct ntfs_check *c, uint64_t recno, const uint8_t *rec)
 	return 0;
 }
 
-/* Attributes of an in-use record: clusters, volume flags.  Returns 0, or
- * -1 when the record had to be cleared. */
+/* Attributes of an in-use record: clusters, volume flags, names (*NAMES:
+ * how many $FILE_NAMEs it has).  Returns 0, or -1 when the record had to
+ * be cleared. */
 static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
-			   const char *obj)
+			   const char *obj, unsigned int *names)
 {
 	struct ntfs_mft_record m;
 	bool base;
@@ -425,8 +438,22 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	char why[NTFS_WHY];
 	int r;
 
+	struct ntfs_name_owner o = { 0 };
+
 	memcpy(&m, rec, sizeof(m));
 	base = le64toh(m.base_mft_record) == 0;
+	/* what pass 3 checks of its names' entries (name_counts.c) */
+	o.seq = le16toh(m.sequence_number);
+	o.dir = base && (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY);
+	o.poison = !base || recno < NTFS_FILE_FIRST_USER;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
+			o.poison = true;
+		else if (!o.data.known &&
+			 (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident))
+			ntfs_data_sizes_of(a, &o.data);
+	}
 	/* runlists first, all of them, before any cluster is claimed */
 	ntfs_attr_cursor_init(&cur, rec);
 	while ((r = ntfs_attr_next(&cur, &a, why)) == 1) {
@@ -478,7 +505,9 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		} else if (le32toh(a->type) == NTFS_AT_FILE_NAME) {
 			/* a name in an extension record belongs to its base */
 			note_file_name(c, base ? recno :
-				       le64toh(m.base_mft_record) & 0xffffffffffffULL);
+				       le64toh(m.base_mft_record) & 0xffffffffffffULL,
+				       recno, a, &o);
+			++*names;
 		} else if (recno == NTFS_FILE_VOLUME &&
 			   le32toh(a->type) == NTFS_AT_VOLUME_INFORMATION) {
 			uint32_t len;
@@ -644,14 +673,18 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		goto out;
 	c->cluster_used = calloc(1, b->g.nr_clusters / 8 + 1);
 	c->record_used = calloc(1, c->vol.mft_records / 8 + 1);
-	c->record_dir = calloc(1, c->vol.mft_records / 8 + 1);
-	c->fn_pending = calloc(FNP_MAP_BYTES(c->vol.mft_records), 1);
+	rset_init(&c->record_dir, c->vol.mft_records);
+	rset_init(&c->not_plain, c->vol.mft_records);
+	c->summary_ok = true;
+	names_digest_init(c);
+	c->nbuckets = calloc(NAME_BUCKETS, sizeof(*c->nbuckets));	/* optional */
+	rset_init(&c->early_named, c->vol.mft_records);
+	rset_init(&c->uncounted, c->vol.mft_records);
 	c->ext_bad = ntfs_rare_map(c->vol.mft_records);
 	c->record_lost = ntfs_rare_map(c->vol.mft_records);
 	c->nameless = ntfs_rare_map(c->vol.mft_records);
-	c->plain = calloc(1, c->vol.mft_records / 8 + 1);	/* optional */
-	if (!c->cluster_used || !c->record_used || !c->record_dir ||
-	    !c->fn_pending || !c->ext_bad || !c->record_lost || !c->nameless) {
+	if (!c->cluster_used || !c->record_used ||
+	    !c->ext_bad || !c->record_lost || !c->nameless) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -682,6 +715,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 				if (i >= NTFS_FILE_FIRST_USER) {
 					if (marked) {
 						bit_set(c->record_used, i);
+						/* not read: pass 2 looks at it */
+						if (rset_set(&c->not_plain, i))
+							c->summary_ok = false;
 						c->geo.lost_records++;
 					}
 					continue;
@@ -800,7 +836,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 					fsf_fix_failed(&c->fix);
 			}
 		}
-		if (scan_attributes(c, i, rec, obj) == 0) {
+		unsigned int names = 0;
+
+		if (scan_attributes(c, i, rec, obj, &names) == 0) {
 			bool list;
 
 			bit_set(c->record_used, i);
@@ -808,11 +846,15 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			/* a user file without a name in its own record and no
 			 * list: pass 3 gives it one (its entry's, or /lost+found) */
 			if (i >= NTFS_FILE_FIRST_USER && !le64toh(m.base_mft_record) &&
-			    !fnp_get(c, i) && (count_links(rec, &list), !list))
+			    !names && !rset_get(&c->early_named, i) &&
+			    (count_links(rec, &list), !list))
 				bit_set(c->nameless, i);
 			if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY &&
-			    !le64toh(m.base_mft_record))
-				bit_set(c->record_dir, i);
+			    !le64toh(m.base_mft_record) &&
+			    rset_set(&c->record_dir, i)) {
+				ret = -ENOMEM;
+				break;
+			}
 			if (le64toh(m.base_mft_record) &&
 			    note_extension(c, i, le64toh(m.base_mft_record) &
 					   0xffffffffffffULL)) {
@@ -843,5 +885,11 @@ out:
 	free(rec);
 	free(bitmap);
 	free(bruns);
+#ifdef __GLIBC__
+	/* the $MFT bitmap (an eighth of a byte per record, under glibc's
+	 * mmap threshold up to 1M records) came from the heap: its pages
+	 * would stay resident, unused, through the later passes */
+	malloc_trim(0);
+#endif
 	return ret;
 }

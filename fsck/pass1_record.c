@@ -307,20 +307,10 @@ void ntfs_check_extensions(struct ntfs_check *c)
 			what = "does not list it";
 		if (!what)
 			continue;
-		/* its names are not the base's, whatever is done with it */
+		/* its names are not the base's, whatever is done with it:
+		 * pass 3 counts the names again without it */
 		bit_set(c->ext_bad, e);
-		if (b < c->vol.mft_records && !ntfs_vol_read_record(&c->vol, e, rec) &&
-		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK) {
-			struct ntfs_attr_cursor cur;
-			const struct ntfs_attr_header *a;
-
-			ntfs_attr_cursor_init(&cur, rec);
-			while (ntfs_attr_next(&cur, &a, why) == 1)
-				if (le32toh(a->type) == NTFS_AT_FILE_NAME &&
-				    fnp_get(c, b) &&
-				    fnp_get(c, b) < FNP_MANY)
-					fnp_set(c, b, fnp_get(c, b) - 1);
-		}
+		c->names_inexact = true;
 		snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)e);
 		if (!fsf_fix_ask(&c->fix, &PR_EXTENSION_ORPHAN, obj,
 				 (unsigned long long)b, what))

@@ -84,10 +84,12 @@ void ntfs_note_record(struct ntfs_check *c, uint64_t recno, const uint8_t *rec)
 	uint32_t id = 0;
 	bool si;
 
-	if (!c->plain)
+	if (!c->summary_ok)
 		return;
-	if (plain(rec, &id, &si))
-		bit_set(c->plain, recno);
+	if (!plain(rec, &id, &si) && rset_set(&c->not_plain, recno)) {
+		c->summary_ok = false;	/* pass 2 looks at every record */
+		return;
+	}
 	memcpy(&m, rec, sizeof(m));
 	if (m.base_mft_record || !si || !id || c->secids_overflow)
 		return;
@@ -112,5 +114,5 @@ bool ntfs_record_plain(const struct ntfs_check *c, uint64_t recno)
 {
 	/* system and reserved records: always looked at (made again, and
 	 * few) */
-	return c->plain && recno >= 24 && bit_get(c->plain, recno);
+	return c->summary_ok && recno >= 24 && !rset_get(&c->not_plain, recno);
 }

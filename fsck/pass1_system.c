@@ -491,10 +491,9 @@ static int remake(struct ntfs_check *c, uint32_t recno, struct keep *k,
 		fsf_fix_failed(&c->fix);
 	bit_set(c->record_used, recno);
 	bit_clear(c->record_lost, recno);
-	if (fnp_get(c, recno) < FNP_MANY)
-		fnp_set(c, recno, fnp_get(c, recno) + 1);
-	if (recno == NTFS_FILE_EXTEND)
-		bit_set(c->record_dir, recno);
+	c->names_inexact = true;	/* its name: counted again in pass 3 */
+	if (recno == NTFS_FILE_EXTEND && rset_set(&c->record_dir, recno))
+		return -1;
 	if (recno == NTFS_FILE_VOLUME) {
 		c->volume_flags = k->vflags;
 		c->volume_flags_found = true;

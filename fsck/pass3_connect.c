@@ -63,7 +63,7 @@ static int take_parent(const struct ntfs_attr_header *a, void *arg)
 
 static bool is_dir(const struct ntfs_check *c, uint64_t r)
 {
-	return r < c->vol.mft_records && bit_get(c->record_dir, r) &&
+	return r < c->vol.mft_records && rset_get(&c->record_dir, r) &&
 	       bit_get(c->record_used, r);
 }
 

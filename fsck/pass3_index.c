@@ -63,6 +63,12 @@ struct dir_walk {
 	/* lookup mode: only mark which of these entries exist */
 	struct suspect *lookup;
 	size_t nlookup;
+	/* counting mode: only take each entry that names a file's name
+	 * from the names pending (nothing reported) */
+	bool counting;
+	/* digest mode: only add each entry to its bucket (name_counts.c);
+	 * anything that needs a closer look marks the bucket bad */
+	bool digest;
 };
 
 static const char *wobj(struct dir_walk *w)
@@ -74,7 +80,9 @@ static const char *wobj(struct dir_walk *w)
 
 static void corrupt(struct dir_walk *w, const char *why)
 {
-	if (w->lookup)
+	if (w->digest)
+		w->c->nbuckets[names_bucket(w->dir)].bad = true;
+	if (w->lookup || w->counting || w->digest)
 		return;
 	if (!w->reported && fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, wobj(w), why))
 		bit_set(w->c->rebuild, w->dir);
@@ -179,8 +187,9 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	} else {
 		const struct ntfs_data_sizes *d = &m.data;
 
-		if (fnp_get(c, recno) && fnp_get(c, recno) < FNP_MANY)
-			fnp_set(c, recno, fnp_get(c, recno) - 1);
+		/* the entry names one of the file's names */
+		names_digest_add(c, c->entries_sum, recno, w->dir,
+				 ie->name_len, ie->name);
 		memcpy(&fn, ie->key, sizeof(fn));
 		/* parent references name the directory with its sequence
 		 * number (0: not checked in system files; in a user file's
@@ -205,16 +214,16 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		/* a key says whether it names a directory */
 		if (!w->metadata && recno >= NTFS_FILE_FIRST_USER &&
 		    !(le32toh(fn.file_attributes) & NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT) !=
-		    !bit_get(c->record_dir, recno)) {
+		    !rset_get(&c->record_dir, recno)) {
 			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_KEY_TYPE, wobj(w), n8,
-					bit_get(c->record_dir, recno) ? "a file" : "a directory",
-					bit_get(c->record_dir, recno) ? "a directory" : "a file"))
+					rset_get(&c->record_dir, recno) ? "a file" : "a directory",
+					rset_get(&c->record_dir, recno) ? "a directory" : "a file"))
 				bit_set(c->rebuild, w->dir);
 			return;
 		}
 		/* a directory's entry says 0 bytes (ntfsck: DIR_NONZERO_SIZE) */
-		if (user && bit_get(c->record_dir, recno) &&
+		if (user && rset_get(&c->record_dir, recno) &&
 		    (fn.data_size || fn.allocated_size)) {
 			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_SIZES, wobj(w), n8,
@@ -224,7 +233,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 				bit_set(c->rebuild, w->dir);
 			return;
 		}
-		if (!d->known || bit_get(c->record_dir, recno) ||
+		if (!d->known || rset_get(&c->record_dir, recno) ||
 		    recno < NTFS_FILE_FIRST_USER || w->metadata ||
 		    (le64toh((uint64_t)fn.data_size) == d->size &&
 		     le64toh((uint64_t)fn.allocated_size) == d->alloc))
@@ -252,6 +261,31 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		bit_set(c->rebuild, w->dir);
 }
 
+/* counting mode: the entry takes one from its file's names pending when
+ * check_entry would find the name it names (nothing is reported) */
+static void count_entry(struct dir_walk *w, const struct ntfs_ie_view *ie)
+{
+	struct ntfs_check *c = w->c;
+	uint64_t recno = ie->mref & 0xffffffffffffULL;
+	uint16_t seq = (uint16_t)(ie->mref >> 48);
+	struct entry_match m = { .dir = w->dir, .name = ie->name, .len = ie->name_len };
+	struct ntfs_mft_record hdr;
+
+	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno) ||
+	    ntfs_vol_read_record(&c->vol, recno, w->fbuf))
+		return;
+	memcpy(&hdr, w->fbuf, sizeof(hdr));
+	if (seq && le16toh(hdr.sequence_number) != seq)
+		return;
+	if (!seq && hdr.sequence_number && recno >= NTFS_FILE_FIRST_USER &&
+	    !w->metadata)
+		return;
+	if (ntfs_file_foreach(c, recno, w->fbuf, match_name, &m) < 0 || !m.found)
+		return;
+	if (fnp_get(c, recno) && fnp_get(c, recno) < FNP_MANY)
+		fnp_set(c, recno, fnp_get(c, recno) - 1);
+}
+
 /* lookup mode: mark the suspect this entry is, if any */
 static void lookup_entry(struct dir_walk *w, const struct ntfs_ie_view *ie)
 {
@@ -276,6 +310,15 @@ static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 		lookup_entry(w, ie);
 		return 0;
 	}
+	if (w->counting) {
+		count_entry(w, ie);
+		return 0;
+	}
+	if (w->digest) {
+		if (!names_bucket_entry(w->c, w->dir, w->dir_seq, ie))
+			w->c->nbuckets[names_bucket(w->dir)].bad = true;
+		return 0;
+	}
 	name_of(ie, cur);
 	check_entry(w, ie, cur);
 	return 0;
@@ -289,7 +332,9 @@ static void on_fault(void *arg, enum ntfs_bt_fault f,
 	uint16_t u[255];
 	char a[1024], b[1024];
 
-	if (w->lookup)
+	if (w->digest)
+		w->c->nbuckets[names_bucket(w->dir)].bad = true;
+	if (w->lookup || w->counting || w->digest)
 		return;
 	if (f != NTFS_BT_ORDER && f != NTFS_BT_SEPARATOR && f != NTFS_BT_DUPLICATE) {
 		corrupt(w, why);
@@ -312,14 +357,20 @@ struct bufs {
 };
 
 /* Check directory D's index, or with LOOKUP only mark which of the
- * LOOKUP entries (all of D) it has. */
+ * LOOKUP entries (all of D) it has, or with COUNTING only count its
+ * entries against the names pending. */
+enum walk_mode { WALK_CHECK, WALK_COUNT, WALK_DIGEST };
+
 static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 		      const struct bufs *b, uint8_t *unchecked,
-		      struct suspect *lookup, size_t nlookup)
+		      struct suspect *lookup, size_t nlookup, enum walk_mode mode)
 {
 	struct dir_walk w = { .c = c, .dir = d, .upcase = upcase,
 			      .unchecked = unchecked, .fbuf = b->file,
-			      .lookup = lookup, .nlookup = nlookup };
+			      .lookup = lookup, .nlookup = nlookup,
+			      .counting = mode == WALK_COUNT,
+			      .digest = mode == WALK_DIGEST };
+	bool counting = mode != WALK_CHECK;
 	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault };
 	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
 			     .collation = NTFS_COLLATION_FILE_NAME,
@@ -330,6 +381,11 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 	int r;
 
 	w.metadata = !lookup && ntfs_in_extend(c, d, b->file);
+	if (w.digest && w.metadata) {
+		/* metadata indexes keep what Windows left: each entry judged */
+		c->nbuckets[names_bucket(d)].bad = true;
+		return;
+	}
 	if (ntfs_vol_read_record(&c->vol, d, rec) ||
 	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
 			      NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
@@ -339,7 +395,9 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 	if (r == 1) {
 		/* extents in several records: not walked yet, and so its
 		 * names are not judged either */
-		if (!lookup)
+		if (w.digest)
+			c->nbuckets[names_bucket(d)].bad = true;
+		else if (!lookup && !counting)
 			bit_set(unchecked, d);
 	} else if (r < 0) {
 		if (r == -1)
@@ -415,7 +473,7 @@ static int add_suspect(const struct ntfs_attr_header *a, void *arg)
 	p = le64toh(fn.parent_directory) & 0xffffffffffffULL;
 	s->names++;
 	if (!fn.name_length ||
-	    p >= c->vol.mft_records || !bit_get(c->record_dir, p) ||
+	    p >= c->vol.mft_records || !rset_get(&c->record_dir, p) ||
 	    !bit_get(c->record_used, p))
 		return 0;
 	s->placed++;
@@ -451,11 +509,31 @@ static int count_names(const struct ntfs_attr_header *a, void *arg)
 }
 
 /*
- * Names without entries.  Pass 1 counted each file's names, the walk
- * counted the entries that name it; only files with fewer entries than
- * names are looked at again, and each directory concerned is walked once
- * more looking for just those names.
+ * Names without entries.  Pass 1 summed up the digest of every name, the
+ * walk that of every entry that names one (name_counts.c): equal, every
+ * name has its entry, no count is needed.  Else the names of every file
+ * are counted again, less each entry that names one (a second walk):
+ * only files with fewer entries than names are looked at again, and each
+ * directory concerned is walked once more looking for just those names.
  */
+static int count_pending(struct ntfs_check *c, const uint16_t *upcase,
+			 const struct bufs *b, uint8_t *unchecked)
+{
+	struct fsf_progress prog;
+
+	fsf_info(c->log, "pass 3: the names and the index entries differ: every file's names counted");
+	if (names_count_all(c, b->file))
+		return -ENOMEM;
+	fsf_progress_init(&prog, "pass 3: names counted", c->progress);
+	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
+		fsf_progress_update(&prog, d, c->vol.mft_records);
+		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d))
+			check_dir(c, d, upcase, b, unchecked, NULL, 0, WALK_COUNT);
+	}
+	fsf_progress_done(&prog);
+	return 0;
+}
+
 static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 			const struct bufs *b, uint8_t *unchecked)
 {
@@ -463,6 +541,9 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 	uint64_t *orphans = NULL;
 	size_t norphans = 0;
 	int ret = 0;
+
+	if (!names_digest_equal(c) && count_pending(c, upcase, b, unchecked))
+		return -ENOMEM;
 
 	for (uint64_t r = 0; r < c->vol.mft_records && !s.nomem; r++) {
 		unsigned int names = 0;
@@ -509,7 +590,8 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 	for (size_t i = 0, j; i < s.n; i = j) {
 		for (j = i; j < s.n && s.v[j].dir == s.v[i].dir; j++)
 			;
-		check_dir(c, s.v[i].dir, upcase, b, unchecked, s.v + i, j - i);
+		check_dir(c, s.v[i].dir, upcase, b, unchecked, s.v + i, j - i,
+			  WALK_CHECK);
 		for (size_t k = i; k < j; k++) {
 			uint16_t u[255];
 			char n8[1024], obj[1200];
@@ -542,7 +624,8 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	uint8_t *unchecked = ntfs_rare_map(c->vol.mft_records);
 	uint16_t *upcase = NULL;
 	struct fsf_progress prog;
-	bool any = false;
+	bool any = false, fast;
+	uint64_t checked = 0;
 	int ret = -ENOMEM;
 
 	c->rebuild = ntfs_rare_map(c->vol.mft_records);
@@ -555,13 +638,39 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 		bit_set(unchecked, NTFS_FILE_ROOT);
 	}
 	upcase = load_upcase(c, b.rec);
+	/* nothing found or repaired so far (what pass 1 saw is what is on
+	 * the volume): the entries are first proved by the digests of their
+	 * directories' buckets, without reading the files they name */
+	fast = c->nbuckets && !c->names_inexact && !c->fix.found &&
+	       !c->fix.housekeeping && !c->root_recreated;
 	fsf_progress_init(&prog, "pass 3: directory indexes", c->progress);
+	for (uint64_t d = 0; fast && d < c->vol.mft_records; d++) {
+		fsf_progress_update(&prog, d, c->vol.mft_records);
+		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d))
+			check_dir(c, d, upcase, &b, unchecked, NULL, 0, WALK_DIGEST);
+	}
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
 		fsf_progress_update(&prog, d, c->vol.mft_records);
-		if (bit_get(c->record_dir, d) && bit_get(c->record_used, d))
-			check_dir(c, d, upcase, &b, unchecked, NULL, 0);
+		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d) &&
+		    !(fast && names_bucket_good(c, d))) {
+			check_dir(c, d, upcase, &b, unchecked, NULL, 0, WALK_CHECK);
+			checked++;
+		}
 	}
 	fsf_progress_done(&prog);
+	/* the proved entries name their files' names */
+	for (unsigned int i = 0; fast && i < NAME_BUCKETS; i++) {
+		const struct ntfs_name_bucket *nb = &c->nbuckets[i];
+
+		if (!nb->bad && nb->names[0] == nb->entries[0] &&
+		    nb->names[1] == nb->entries[1]) {
+			c->entries_sum[0] += nb->entry_names[0];
+			c->entries_sum[1] += nb->entry_names[1];
+		}
+	}
+	if (fast)
+		fsf_info(c->log, "pass 3: %llu directories' entries checked one by one, the others proved by their digests",
+			 (unsigned long long)checked);
 	ret = find_missing(c, upcase, &b, unchecked);
 	if (!ret)
 		ret = ntfs_pass3_connect(c);

@@ -66,7 +66,7 @@ static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec,
 			v = ntfs_attr_value(a, &len);
 			if (len >= sizeof(struct ntfs_file_name) && is_lost_found(v, len)) {
 				*taken = r;
-				return bit_get(c->record_dir, r) ? (int64_t)r : -1;
+				return rset_get(&c->record_dir, r) ? (int64_t)r : -1;
 			}
 		}
 	}
@@ -176,7 +176,10 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 		return -1;
 	}
 	bit_set(c->record_used, r);
-	bit_set(c->record_dir, r);
+	if (rset_set(&c->record_dir, r)) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		return -1;
+	}
 	bit_set(c->rebuild, NTFS_FILE_ROOT);
 	return (int64_t)r;
 }
@@ -327,7 +330,7 @@ static int set_name(struct ntfs_check *c, uint64_t o, const uint8_t *rec,
 		if (!ntfs_file_name_of(a, &old))
 			continue;
 		p = le64toh(old.parent_directory) & MASK48;
-		if (p < c->vol.mft_records && bit_get(c->record_dir, p) &&
+		if (p < c->vol.mft_records && rset_get(&c->record_dir, p) &&
 		    bit_get(c->record_used, p))
 			bit_set(c->rebuild, p);
 	}
@@ -395,7 +398,7 @@ static int drop_extension_names(struct ntfs_check *c, uint64_t o, uint8_t *rec,
 			a = f;
 			if (ntfs_file_name_of(a, &fn)) {
 				p = le64toh(fn.parent_directory) & MASK48;
-				if (p < c->vol.mft_records && bit_get(c->record_dir, p) &&
+				if (p < c->vol.mft_records && rset_get(&c->record_dir, p) &&
 				    bit_get(c->record_used, p))
 					bit_set(c->rebuild, p);
 			}

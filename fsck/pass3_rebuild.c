@@ -111,11 +111,11 @@ struct ntfs_ib_entry *ntfs_dir_entries(struct ntfs_check *c,
 		struct ntfs_data_sizes sizes = { 0 }, *d = &sizes;
 
 		/* a file's entry repeats its data sizes */
-		if (!bit_get(c->record_dir, v[i]->recno) &&
+		if (!rset_get(&c->record_dir, v[i]->recno) &&
 		    v[i]->recno >= NTFS_FILE_FIRST_USER)
 			ntfs_file_foreach(c, v[i]->recno, scratch, data_sizes, d);
 		/* a directory's entry says 0 bytes */
-		if (d->known || (bit_get(c->record_dir, v[i]->recno) &&
+		if (d->known || (rset_get(&c->record_dir, v[i]->recno) &&
 				 v[i]->recno >= NTFS_FILE_FIRST_USER)) {
 			uint64_t al = htole64(d->alloc), sz = htole64(d->size);
 
@@ -128,7 +128,7 @@ struct ntfs_ib_entry *ntfs_dir_entries(struct ntfs_check *c,
 
 			memcpy(&fa, v[i]->fn + offsetof(struct ntfs_file_name, file_attributes), 4);
 			fa = le32toh(fa);
-			if (bit_get(c->record_dir, v[i]->recno))
+			if (rset_get(&c->record_dir, v[i]->recno))
 				fa |= NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT;
 			else
 				fa &= ~(uint32_t)NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT;

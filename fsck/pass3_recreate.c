@@ -111,7 +111,8 @@ int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
 	if (ntfs_check_write_record(c, recno, buf))
 		goto failed;
 	bit_set(c->record_used, recno);
-	bit_set(c->record_dir, recno);
+	if (rset_set(&c->record_dir, recno))
+		goto failed;
 	/* its index comes from the names that point to it: they are not
 	 * judged against the empty one */
 	bit_set(c->rebuild, recno);

@@ -355,7 +355,7 @@ static void check_ids(struct secure *s, uint8_t *rec)
 	struct ntfs_check *c = s->c;
 	uint32_t rs = c->vol.boot.g.mft_record_size, at, root_id = 0, low;
 	char why[NTFS_WHY], obj[1200];
-	bool known = c->plain && !c->secids_overflow;
+	bool known = c->summary_ok && !c->secids_overflow;
 
 	if (!s->n)
 		return;

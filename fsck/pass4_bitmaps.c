@@ -65,6 +65,61 @@ static bool reconcile(uint8_t *disk, uint64_t len, const struct bit_rules *r,
 	return *missing || *extra;
 }
 
+/*
+ * A bitmap on disk that says what the rules say, known without holding
+ * it whole (2M clusters: 256 kB next to the 256 kB of c->cluster_used):
+ * its clusters are read a window at a time and compared.  True only
+ * when every bit was read and agrees; anything else (a difference, a
+ * resident value, a hole, bytes past the initialized size, an I/O
+ * error) is left to the comparison of the whole bitmap below, which
+ * reports and repairs.
+ */
+#define WINDOW_BYTES 16384u
+
+static bool agrees_streamed(struct ntfs_check *c, const uint8_t *holder,
+			    uint32_t type, const struct bit_rules *r)
+{
+	const struct ntfs_attr_header *a = ntfs_attr_find(holder, type);
+	struct ntfs_attr_nonresident n;
+	struct ntfs_run *runs = NULL;
+	uint8_t *w = NULL;
+	uint64_t len = 0;
+	long nruns = 0;
+	bool same = false;
+
+	if (!a || !a->non_resident || a->name_length)
+		return false;
+	memcpy(&n, a, sizeof(n));
+	if (n.lowest_vcn || n.data_size != n.initialized_size ||
+	    ntfs_vol_attr_runs(&c->vol, holder, type, &len, &runs, &nruns) ||
+	    nruns <= 0 || len != (uint64_t)le64toh((uint64_t)n.data_size) ||
+	    len * 8 < r->count || !(w = malloc(WINDOW_BYTES)))
+		goto out;
+	same = true;
+	for (uint64_t at = 0; same && at < len; at += WINDOW_BYTES) {
+		uint64_t k = len - at < WINDOW_BYTES ? len - at : WINDOW_BYTES;
+
+		if (ntfs_vol_runs_pread(&c->vol, runs, nruns, at, k, w)) {
+			same = false;
+			break;
+		}
+		for (uint64_t i = 0; i < k * 8; i++) {
+			uint64_t bit = at * 8 + i;
+
+			if (bit >= r->skip_from && bit < r->skip_to)
+				continue;
+			if (bit_get(w, i) != wanted(r, bit)) {
+				same = false;
+				break;
+			}
+		}
+	}
+out:
+	free(w);
+	free(runs);
+	return same;
+}
+
 static int write_back(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		      uint32_t type, const uint8_t *data, uint64_t len,
 		      const struct ntfs_run *runs, long nruns)
@@ -115,6 +170,11 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 	 * as Linux's ntfs driver leaves it) */
 	if (!ret)
 		ret = ntfs_file_attr_holder(c, rec, recno, type, ext, &holder, &where);
+	if (!ret && agrees_streamed(c, holder, type, rules)) {
+		free(rec);
+		free(ext);
+		return 0;
+	}
 	if (!ret)
 		ret = ntfs_vol_read_attr(&c->vol, holder, type, &disk, &len, &runs, &nruns);
 	if (ret == -EIO && c->geo.dev_clusters < c->vol.boot.g.nr_clusters) {
