@@ -4,7 +4,8 @@
 # $REPARSE_POINT (a Windows symlink; a third-party tag, with its GUID),
 # $OBJECT_ID (ntfs-3g writes the 16-byte form) and $EA_INFORMATION.
 # Their content says how long the value is, so -a (preen) sets it back and
-# the file keeps its reparse data, object id and EAs.  Expectations come
+# the file keeps its reparse data, object id and EAs; so does an object id
+# value shorter than its 16-byte id.  Expectations come
 # from ntfs-3g before the damage (its system.ntfs_* views), the lengths
 # from the format (8 + data length [+ 16 for a GUID]; 16; 8);
 # ntfsck -n (sid) on the result when the tree is there.
@@ -77,15 +78,16 @@ setup_file() {
 	views "$d/base.img" > "$d/views"
 }
 
-# damage FILE TYPE WANT: the value length of TYPE set past the attribute;
-# -a fixes it, back to WANT, and nothing else changes
+# damage FILE TYPE WANT [LEN]: the value length of TYPE set past the
+# attribute (or to LEN); -a fixes it, back to WANT, and nothing else
+# changes
 damage() {
 	local img=$BATS_TEST_TMPDIR/v.img ino
 	ino=$(awk -v f="$1" '$1 == f { print $2 }' "$BATS_FILE_TMPDIR/inos")
 	cp "$BATS_FILE_TMPDIR/base.img" "$img"
 	run vlen "$img" "$ino" "$2"
 	[ "$output" = "$3" ]
-	run vlen "$img" "$ino" "$2" 0x40000010
+	run vlen "$img" "$ino" "$2" "${4:-0x40000010}"
 	run "$FSCK" -a "$img"
 	echo "$output"
 	[ "$status" -eq 1 ]
@@ -121,6 +123,10 @@ damage() {
 
 @test "\$OBJECT_ID of 16 bytes: value length past the attribute, set back to 16" {
 	damage oid16 40 16
+}
+
+@test "\$OBJECT_ID of 0 bytes (ntfsck: corrupt object id): set back to 16, the id kept" {
+	damage oid16 40 16 0
 }
 
 @test "\$EA_INFORMATION: value length past the attribute, set back to 8" {
