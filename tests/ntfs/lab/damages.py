@@ -441,9 +441,6 @@ def sector_damage(v, seed):
 def rich_targeted(v, add):
     """Cases on compression, DOS names, reparse points and $Reparse, object
     ids and $ObjId, $Secure ($SDS, $SII, $SDH), EAs and attribute lists."""
-    def at_attr(n, atype, name=""):
-        return lambda r, a: v.attr(n, atype, name) + a
-
     def field(tag, n, atype, a, size, kinds, name=""):
         for k in kinds:
             add("%s-%s" % (tag, k), lambda v, n=n, t=atype, a=a, s=size, k=k, nm=name:
@@ -479,8 +476,8 @@ def rich_targeted(v, add):
     # DOS names: the pair's namespaces, the DOS name, the DOS entry of the
     # directory's index
     n = v.ino("dos/Long File Name Number 03.document")
-    fns = {ns: off for off, ns in ((P.file_names(v.rec(n)[1])[i][3], v.rec(n)[1][P.file_names(v.rec(n)[1])[i][3] + 0x41])
-                                  for i in range(len(P.file_names(v.rec(n)[1]))))}
+    rec = v.rec(n)[1]
+    fns = {rec[o + 0x41]: o for _, _, _, o in P.file_names(rec)}
     for what, ns, newns in (("dos-as-win32", 2, 1), ("dos-as-posix", 2, 0), ("win32-as-both", 1, 3),
                             ("win32-as-dos", 1, 2)):
         add("dos-fname-%s" % what, lambda v, n=n, o=fns[ns] + 0x41, x=newns:
@@ -578,13 +575,6 @@ def rich_targeted(v, add):
     # name length; an extension record zeroed, BAAD, its base reference
     for t, path in (("links", "alist/linked"), ("streams", "alist/streams"), ("runs", "alist/shredded")):
         n = v.ino(path)
-        off = v.attr(n, 0x20)
-        rec = v.rec(n)[1]
-        if rec[off + 8]:
-            lcn = P.runlist(rec, off)[0][0]
-            base_at, get = lcn * v.g.cs, None
-        else:
-            base_at = None
         al = al_entries(v, n)
         exts = sorted({r for _, _, r in al if r != n})
         mid = al[len(al) // 2][0]
@@ -644,7 +634,7 @@ def al_entries(v, n):
 
 
 def edit_al(v, n, a, size, kind):
-    val, vo, img_at = al_value(v, n)
+    _, vo, img_at = al_value(v, n)
     if vo is not None:
         v.edit(n, lambda r: set_int(r, vo + a, size, kind))
     else:
