@@ -381,8 +381,9 @@ static int write_list(struct lctx *l, uint64_t b, uint8_t *rec, uint32_t at,
 	return ntfs_check_write_record(c, b, rec);
 }
 
-/* Names that count as links, in REC. */
-static unsigned int links_in(const uint8_t *rec)
+/* Names that count as links, in REC: every $FILE_NAME (see count_links
+ * in pass1_mft.c); *DOS: how many of them are DOS-only names. */
+static unsigned int links_in(const uint8_t *rec, unsigned int *dos)
 {
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
@@ -392,8 +393,10 @@ static unsigned int links_in(const uint8_t *rec)
 
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1)
-		if (ntfs_file_name_of(a, &fn) && fn.name_type != NTFS_NS_DOS)
+		if (ntfs_file_name_of(a, &fn)) {
 			n++;
+			*dos += fn.name_type == NTFS_NS_DOS;
+		}
 	return n;
 }
 
@@ -406,7 +409,7 @@ static void check_one(struct lctx *l, uint64_t b)
 	uint8_t *v = NULL, *nv = NULL, *rec = NULL;
 	uint32_t at, len = 0, nlen;
 	uint16_t bseq;
-	unsigned int links = 0;
+	unsigned int links = 0, dos = 0;
 	char why[NTFS_WHY] = "", obj[1200];
 	bool cur_ok;
 	size_t i, first;
@@ -489,12 +492,13 @@ links:
 		if (seen || nb.v[i].type != NTFS_AT_FILE_NAME)
 			continue;
 		if (!load(l, r, l->rec))
-			links += links_in(l->rec);
+			links += links_in(l->rec, &dos);
 	}
 	if (load(l, b, rec))
 		goto out;
 	memcpy(&m, rec, sizeof(m));
-	if (links && links != le16toh(m.link_count) && links <= 0xffff &&
+	if (links && links != le16toh(m.link_count) &&
+	    links - dos != le16toh(m.link_count) && links <= 0xffff &&
 	    fsf_fix_ask(&c->fix, &PR_LINK_COUNT, obj, le16toh(m.link_count), links)) {
 		m.link_count = htole16((uint16_t)links);
 		memcpy(rec, &m, sizeof(m));

@@ -312,8 +312,13 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 	return 0;
 }
 
-/* Names that count as links: all but the DOS half of a name pair. */
-static int count_links(const uint8_t *rec, bool *has_list)
+/*
+ * Names that count as links: every $FILE_NAME, the DOS half of a name pair
+ * too (Windows and ntfs-3g count each directory entry of the record);
+ * *DOS gets the number of DOS-only names, since some writers leave them
+ * out of the count and either count is accepted.
+ */
+static int count_links(const uint8_t *rec, bool *has_list, int *dos)
 {
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
@@ -323,6 +328,7 @@ static int count_links(const uint8_t *rec, bool *has_list)
 	bool si = false;
 
 	*has_list = false;
+	*dos = 0;
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
 		uint32_t len;
@@ -334,9 +340,11 @@ static int count_links(const uint8_t *rec, bool *has_list)
 		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
 			continue;
 		v = ntfs_attr_value(a, &len);
-		if (len >= sizeof(struct ntfs_file_name) &&
-		    v[offsetof(struct ntfs_file_name, name_type)] != NTFS_NS_DOS)
-			n++;
+		if (len < sizeof(struct ntfs_file_name))
+			continue;
+		n++;
+		if (v[offsetof(struct ntfs_file_name, name_type)] == NTFS_NS_DOS)
+			(*dos)++;
 	}
 	/* no $STANDARD_INFORMATION: an extension record that lost its base
 	 * reference (pass1_attrlist.c), not a file to count */
@@ -408,8 +416,9 @@ static int note_extension(struct ntfs_check *c, uint64_t recno, uint64_t base)
 static int note_list(struct ntfs_check *c, uint64_t recno, const uint8_t *rec)
 {
 	bool list;
+	int dos;
 
-	count_links(rec, &list);
+	count_links(rec, &list, &dos);
 	if (!list)
 		return 0;
 	if (c->nlbases == c->cap_lbases) {
@@ -824,10 +833,12 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		memcpy(&m, rec, sizeof(m));
 		if (!le64toh(m.base_mft_record)) {
 			bool list;
-			int links = count_links(rec, &list);
+			int dos;
+			int links = count_links(rec, &list, &dos);
 
 			/* names in extension records are not counted here */
 			if (!list && links > 0 && links != le16toh(m.link_count) &&
+			    links - dos != le16toh(m.link_count) &&
 			    fsf_fix_ask(&c->fix, &PR_LINK_COUNT, obj,
 					le16toh(m.link_count), (unsigned)links)) {
 				m.link_count = htole16((uint16_t)links);
@@ -840,6 +851,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 
 		if (scan_attributes(c, i, rec, obj, &names) == 0) {
 			bool list;
+			int dos;
 
 			bit_set(c->record_used, i);
 			ntfs_note_record(c, i, rec);
@@ -847,7 +859,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			 * list: pass 3 gives it one (its entry's, or /lost+found) */
 			if (i >= NTFS_FILE_FIRST_USER && !le64toh(m.base_mft_record) &&
 			    !names && !rset_get(&c->early_named, i) &&
-			    (count_links(rec, &list), !list))
+			    (count_links(rec, &list, &dos), !list))
 				bit_set(c->nameless, i);
 			if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY &&
 			    !le64toh(m.base_mft_record) &&

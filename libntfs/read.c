@@ -233,6 +233,11 @@ enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 				offsetof(struct ntfs_file_name, name_length)]))
 			return WHY("$FILE_NAME at %u: value of %u bytes is too short for its name",
 				   off, vlen), NTFS_AF_VALUE;
+		/* an object id has at least its 16-byte id (readers refuse
+		 * the file otherwise) */
+		if (type == NTFS_AT_OBJECT_ID && vlen < 16)
+			return WHY("$OBJECT_ID at %u: value of %u bytes is too short",
+				   off, vlen), NTFS_AF_VALUE;
 	} else {
 		struct ntfs_attr_nonresident n;
 

@@ -110,6 +110,18 @@ uint32_t ntfs_attr_value_length_of(const uint8_t *a, uint32_t room)
 
 		return want <= room ? want : 0;
 	}
+	/* an object id alone (16 bytes) or with its birth ids (64) */
+	if (type == NTFS_AT_OBJECT_ID)
+		return room >= 64 ? 64 : room >= 16 ? 16 : 0;
+	if (type == NTFS_AT_EA_INFORMATION)
+		return room >= 8 ? 8 : 0;
+	/* tag, data length, reserved, the GUID of a third-party tag (bit 31
+	 * clear), the data; the attribute rounds it up to 8 bytes */
+	if (type == NTFS_AT_REPARSE_POINT && room >= 8) {
+		uint32_t want = 8 + (ntfs_get32(v) & 0x80000000u ? 0 : 16) + ntfs_get16(v + 4);
+
+		return want <= room && room - want < 8 ? want : 0;
+	}
 	return 0;
 }
 

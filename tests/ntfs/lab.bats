@@ -4,7 +4,9 @@
 # power-cut lists
 # (seed 1), LAB_KCUTS (default 6) power cuts under the Linux 7.2 ntfs driver
 # (kind kpowercut: cut from the recorded block writes in
-# tests/ntfs/lab/kfixture, no QEMU here) plus one undamaged control per
+# tests/ntfs/lab/kfixture, no QEMU here), 6 targeted cases on the rich4k
+# base (compression, DOS names, reparse points, object ids, $Secure, EAs,
+# attribute lists; its census checked), plus one undamaged control per
 # base volume, judged by oracles
 # that are not fsck.ntfs (image bytes, exit codes, ntfsck -n from the sid
 # tree, ntfs-3g mount + content manifest against the one taken before the
@@ -15,6 +17,8 @@
 load ../lib/common
 
 LAB=$FSFORGE_TOP/tests/ntfs/lab
+# cases on the rich base's structures (tests/ntfs/lab/damages.py rich_targeted)
+RICH_CASES=t-rich4k-rp-attr-vlen-big,t-rich4k-oid-attr-vlen-zero,t-rich4k-sec-sdh-blk-zeroed,t-rich4k-comp-ctext-csize-plus1,t-rich4k-alist-streams-entry-ref,t-rich4k-rp-rentry-ref
 
 setup_file() {
 	export FSCK_NTFS=${FSCK_NTFS:-$FSFORGE_BUILDDIR/fsck/fsck.ntfs}
@@ -25,6 +29,12 @@ setup_file() {
 		--bases ours4k,ours1k,sid4k,sid64k,kern4k --random 40 --cuts 20 \
 		--kinds targeted,random,sectors,powercut,kpowercut --kcuts "${LAB_KCUTS:-6}" \
 		> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
+	# the rich base (compression, DOS names, reparse points, object ids,
+	# $Secure, EAs, attribute lists): its control and RICH_CASES
+	"$LAB/run-lab" --seed 1 --jobs 2 --out "$OUT" --bases rich4k --kinds targeted \
+		--only "c-rich4k-clean,$RICH_CASES" \
+		>> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
+	"$LAB/run-lab" table "$OUT" > "$OUT/table.txt" 2>&1 || true
 }
 
 teardown_file() {
@@ -47,6 +57,27 @@ check() {
 	[ "$output" = 0 ] || { grep -e 'LAB ERROR' -e 'run-lab exit' "$OUT/run.log"; false; }
 	n=$(ls "$OUT/results" | wc -l)
 	[ "$n" -ge "${LAB_CASES:-48}" ]
+}
+
+@test "lab: the rich base holds what it is made for (counted in the image by ntfsparse)" {
+	run python3 - "$LAB" "$OUT/bases/rich4k/image" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import ntfsparse as P
+c = P.census(bytearray(open(sys.argv[2], "rb").read()))
+print(c)
+# populate_rich: 15 compressed files, 41 DOS names, 9 reparse points,
+# 31 object ids, 9 files with EAs, 3 attribute lists, 300 descriptors set
+want = {"compressed": 15, "dosnames": 41, "reparse": 9, "$Reparse": 9, "objid": 31,
+        "$ObjId": 31, "ea": 9, "eainfo": 9, "attrlist": 3}
+bad = [k for k, n in want.items() if c[k] != n]
+bad += [k for k in ("$SII", "$SDH") if c[k] < 300]
+bad += [k for k in ("$SII blocks", "$SDH blocks", "extrecs") if c[k] < 2]
+print("bad:", bad)
+sys.exit(1 if bad else 0)
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
 }
 
 @test "lab: the known-bad list (diagnostic)" {

@@ -3,11 +3,13 @@
 tree, then described independently of fsck.ntfs: a content manifest read
 back through ntfs-3g, and a map of each file's MFT records and clusters
 read by ntfsparse."""
+import errno
 import hashlib
 import json
 import os
 import random
 import shutil
+import struct
 import subprocess
 import time
 
@@ -22,6 +24,12 @@ BASES = {
     # the kernel power cuts' CI base: its image and write log are fixtures
     # (kfixture/, made by `kpowercut.py fixture`), its data low-entropy
     "kern4k": ("ours", 4096, 24),
+    # the same tree plus what Windows volumes have and ntfs-3g writes only
+    # through its special xattrs (populate_rich): compression, DOS names,
+    # reparse points, object ids, many security descriptors, EAs and
+    # attribute lists
+    "rich4k": ("ours", 4096, 64),
+    "rich1k": ("ours", 1024, 64),
 }
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kfixture")
 
@@ -120,6 +128,161 @@ def populate(m, seed, lowent=False):
     put("bigfile", data(3 << 20))
 
 
+def ea_list(pairs):
+    """A raw $EA value (system.ntfs_ea): each entry next-offset (its own
+    length, 4-aligned, the last one's too), flags, name length, value
+    length, name, NUL, value."""
+    out = b""
+    for name, val, flags in pairs:
+        body = struct.pack("<BBH", flags, len(name), len(val)) + name + b"\0" + val
+        n = 4 + len(body)
+        n += -n % 4
+        out += (struct.pack("<I", n) + body).ljust(n, b"\0")
+    return out
+
+
+def symlink_reparse(target, relative=True):
+    """An IO_REPARSE_TAG_SYMLINK buffer (substitute and print name the same)."""
+    t = target.encode("utf-16-le")
+    body = struct.pack("<HHHHI", 0, len(t), len(t), len(t), 1 if relative else 0) + t + t
+    return struct.pack("<IHH", 0xA000000C, len(body), 0) + body
+
+
+def junction_reparse(target):
+    """An IO_REPARSE_TAG_MOUNT_POINT buffer (a junction to TARGET, C:\\..)."""
+    sub = ("\\??\\" + target).encode("utf-16-le") + b"\0\0"
+    pr = target.encode("utf-16-le") + b"\0\0"
+    body = struct.pack("<HHHH", 0, len(sub) - 2, len(sub), len(pr) - 2) + sub + pr
+    return struct.pack("<IHH", 0xA0000003, len(body), 0) + body
+
+
+def sid(*subs):
+    """A binary SID S-1-5-SUBS."""
+    return struct.pack("<BB6s", 1, len(subs), (5).to_bytes(6, "big")) + \
+        b"".join(struct.pack("<I", x) for x in subs)
+
+
+def security_descriptor(owner_rid, mask):
+    """A self-relative security descriptor: owner S-1-5-21-..-RID, group
+    S-1-5-32-545, a DACL of one allow ACE (MASK) for the owner and one for
+    Everyone (read)."""
+    own, grp, world = sid(21, 1004336348, 1177238915, owner_rid), sid(32, 545), \
+        struct.pack("<BB6sI", 1, 1, (1).to_bytes(6, "big"), 0)
+    aces = b""
+    for m, s in ((mask, own), (0x120089, world)):
+        aces += struct.pack("<BBHI", 0, 0, 8 + len(s), m) + s
+    acl = struct.pack("<BBHHH", 2, 0, 8 + len(aces), 2, 0) + aces
+    off = 20
+    return struct.pack("<BBHIIII", 1, 0, 0x8004, off, off + len(own), 0,
+                       off + len(own) + len(grp)) + own + grp + acl
+
+
+def populate_rich(m, seed):
+    """What a Windows volume has beyond populate()'s tree, written through
+    ntfs-3g's special xattrs (the volume mounted with `compression`):
+    a compressed directory tree, DOS 8.3 names, reparse points (symlinks,
+    a junction, a foreign tag) indexed in $Extend/$Reparse, object ids
+    ($Extend/$ObjId), some 300 distinct security descriptors ($Secure's
+    $SDS, $SII and $SDH, several index blocks), $EA with $EA_INFORMATION,
+    and files whose attributes need an $ATTRIBUTE_LIST (many hard links,
+    many named streams, a file of 800 runs)."""
+    rnd = random.Random(seed + 1)
+
+    def put(path, b):
+        with open(os.path.join(m, path), "wb") as f:
+            f.write(b)
+
+    def attrib(path, add):
+        p = os.path.join(m, path)
+        a, = struct.unpack(">I", os.getxattr(p, "system.ntfs_attrib_be"))
+        os.setxattr(p, "system.ntfs_attrib_be", struct.pack(">I", a | add))
+
+    # compression: the flag on a directory, files written in it compressed
+    # (LZNT1, 16-cluster units): text (compresses), random (stored), zeros
+    # (sparse units), a mix; a compressed subdirectory
+    os.makedirs(os.path.join(m, "packed/sub"))
+    attrib("packed", 0x800)
+    text = b"".join(b"compressible line %d of a packed file\n" % i for i in range(6000))
+    put("packed/text.txt", text)
+    put("packed/random.bin", rnd.randbytes(150000))
+    put("packed/small.txt", b"short compressed file\n")
+    with open(os.path.join(m, "packed/mixed"), "wb") as f:
+        f.write(text[:70000] + bytes(200000) + rnd.randbytes(40000) + text[:90000])
+    attrib("packed/sub", 0x800)
+    for i in range(12):
+        put("packed/sub/c%02d" % i, text[i * 1000:i * 1000 + 9000 + 3000 * i])
+    # DOS 8.3 names: a separate DOS $FILE_NAME next to the Win32 one
+    os.makedirs(os.path.join(m, "dos"))
+    for i in range(40):
+        long = "Long File Name Number %02d.document" % i
+        put("dos/" + long, b"dos %d\n" % i * (1 + 300 * (i % 5)))
+        os.setxattr(os.path.join(m, "dos", long), "system.ntfs_dos_name", b"LONGFI~%d.DOC" % (i + 1))
+    os.makedirs(os.path.join(m, "dos/Program Files Directory"))
+    os.setxattr(os.path.join(m, "dos/Program Files Directory"), "system.ntfs_dos_name", b"PROGRA~1")
+    # reparse points: symlinks (relative and absolute), a junction, a tag
+    # ntfs-3g does not know (all indexed in $Extend/$Reparse)
+    os.makedirs(os.path.join(m, "reparse"))
+    for i in range(6):
+        put("reparse/ws%d" % i, b"")
+        os.setxattr(os.path.join(m, "reparse/ws%d" % i), "system.ntfs_reparse_data",
+                    symlink_reparse("..\\dos\\Long File Name Number %02d.document" % i))
+    put("reparse/abs", b"")
+    os.setxattr(os.path.join(m, "reparse/abs"), "system.ntfs_reparse_data",
+                symlink_reparse("C:\\Users\\Public\\file.txt", relative=False))
+    os.makedirs(os.path.join(m, "reparse/junction"))
+    os.setxattr(os.path.join(m, "reparse/junction"), "system.ntfs_reparse_data",
+                junction_reparse("C:\\ProgramData\\Microsoft"))
+    put("reparse/dedup", b"stub")
+    os.setxattr(os.path.join(m, "reparse/dedup"), "system.ntfs_reparse_data",
+                struct.pack("<IHH", 0x80000013, 24, 0) + rnd.randbytes(24))
+    # object ids ($Extend/$ObjId): 16-byte and 64-byte (with birth ids)
+    os.makedirs(os.path.join(m, "oid"))
+    for i in range(30):
+        put("oid/o%02d" % i, b"object %d\n" % i)
+        os.setxattr(os.path.join(m, "oid/o%02d" % i), "system.ntfs_object_id",
+                    rnd.randbytes(16 if i % 3 else 64))
+    os.setxattr(os.path.join(m, "oid"), "system.ntfs_object_id", rnd.randbytes(16))
+    # security descriptors: 150 files with one each, 150 more set and
+    # replaced (ntfs-3g keeps every descriptor it was given in $SDS)
+    os.makedirs(os.path.join(m, "acl"))
+    for i in range(150):
+        p = os.path.join(m, "acl/s%03d" % i)
+        put("acl/s%03d" % i, b"acl %d\n" % i)
+        os.setxattr(p, "system.ntfs_acl", security_descriptor(2000 + i, 0x1F01FF))
+    for i in range(150):
+        os.setxattr(os.path.join(m, "acl/s%03d" % (i % 10)), "system.ntfs_acl",
+                    security_descriptor(5000 + i, 0x1200A9))
+    # extended attributes ($EA, $EA_INFORMATION), one with a big value
+    os.makedirs(os.path.join(m, "ea"))
+    for i in range(8):
+        put("ea/e%d" % i, b"has EAs %d\n" % i)
+        os.setxattr(os.path.join(m, "ea/e%d" % i), "system.ntfs_ea", ea_list(
+            [(b"FSFORGE.%d" % k, rnd.randbytes(8 + 40 * k), 0x80 if k == 1 else 0)
+             for k in range(1 + i % 4)]))
+    put("ea/bigea", b"a non-resident $EA\n")
+    os.setxattr(os.path.join(m, "ea/bigea"), "system.ntfs_ea",
+                ea_list([(b"BIG", rnd.randbytes(3000), 0), (b"SMALL", b"x", 0)]))
+    # attribute lists: 120 hard links (their $FILE_NAMEs do not fit one
+    # record), 40 named streams, a file of 800 runs
+    os.makedirs(os.path.join(m, "alist"))
+    put("alist/linked", rnd.randbytes(20000))
+    for i in range(120):
+        os.link(os.path.join(m, "alist/linked"),
+                os.path.join(m, "alist", "hard-link-%03d-of-the-linked-file" % i))
+    put("alist/streams", b"many named streams\n")
+    for i in range(40):
+        os.setxattr(os.path.join(m, "alist/streams"), "user.stream%02d" % i,
+                    rnd.randbytes(60 + 10 * i))
+    # a file of 800 runs: one cluster of data every other cluster (the
+    # rest holes), its runlist in several extents in extension records
+    cs = os.statvfs(m).f_bsize
+    with open(os.path.join(m, "alist/shredded"), "wb") as f:
+        for i in range(400):
+            f.seek(2 * i * cs)
+            f.write(rnd.randbytes(cs))
+        f.truncate(800 * cs)
+
+
 def sha(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -146,7 +309,8 @@ def manifest(m):
                 continue
             e = {"ino": st.st_ino}
             if os.path.islink(p):
-                e["t"], e["link"] = "l", os.readlink(p)
+                # a junction's target is shown under the mount point
+                e["t"], e["link"] = "l", os.readlink(p).replace(os.path.abspath(m), "<mnt>")
             elif os.path.isdir(p):
                 e["t"] = "d"
             else:
@@ -165,7 +329,27 @@ def manifest(m):
                     e["xa"] = h.hexdigest()[:16]
                 except OSError:
                     e["xa"] = "EIO"
+            e.update(special(p))
             out[rel] = e
+    return out
+
+
+# ntfs-3g's views of the structures populate_rich() makes: manifest field
+# -> xattr (a digest of the value; absent: the file has none)
+SPECIAL = {"dos": "system.ntfs_dos_name", "rp": "system.ntfs_reparse_data",
+           "oid": "system.ntfs_object_id", "ea": "system.ntfs_ea"}
+
+
+def special(p):
+    out = {}
+    for k, x in SPECIAL.items():
+        try:
+            v = os.getxattr(p, x, follow_symlinks=False)
+        except OSError as err:
+            if err.errno in (errno.ENODATA, errno.EOPNOTSUPP, errno.EINVAL):
+                continue
+            v = b"EIO"
+        out[k] = v.decode("ascii", "replace") if k == "dos" else hashlib.sha256(v).hexdigest()[:16]
     return out
 
 
@@ -221,10 +405,13 @@ def make(name, out, mkfs, sid_root, seed):
         finally:
             shutil.rmtree(t, ignore_errors=True)
     m = os.path.join(d, "mnt")
-    if not mount(img, m):
+    rich = name.startswith("rich")
+    if not mount(img, m, opts="compression" if rich else ""):
         raise RuntimeError("ntfs-3g cannot mount the fresh %s volume" % name)
     try:
         populate(m, seed, lowent=(name == "kern4k"))
+        if rich:
+            populate_rich(m, seed)
     finally:
         umount(m)
     return describe(d, img, name)

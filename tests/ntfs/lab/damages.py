@@ -278,6 +278,9 @@ def targeted(v):
         except KeyError:
             pass
 
+    if "packed/text.txt" in v.man:
+        rich_targeted(v, add)
+
     # $Bitmap and $MFT's bitmap
     bm = cluster_of(v, 6, 0x80)
     big_lcn = first_run(v, ino["bigfile"])[0]
@@ -431,3 +434,208 @@ def sector_damage(v, seed):
         v.img[at:end] = b"\xff" * (end - at)
     else:
         v.img[at:end] = bytes(rnd.randrange(256) for _ in range(end - at))
+
+
+# --- the rich bases' structures (base.populate_rich) -------------------------
+
+def rich_targeted(v, add):
+    """Cases on compression, DOS names, reparse points and $Reparse, object
+    ids and $ObjId, $Secure ($SDS, $SII, $SDH), EAs and attribute lists."""
+    def field(tag, n, atype, a, size, kinds, name=""):
+        for k in kinds:
+            add("%s-%s" % (tag, k), lambda v, n=n, t=atype, a=a, s=size, k=k, nm=name:
+                v.edit(n, lambda r: set_int(r, v.attr(n, t, nm) + a, s, k)))
+
+    def vfield(tag, n, atype, a, size, kinds, name=""):
+        """A field at A in the resident value of the attribute."""
+        for k in kinds:
+            add("%s-%s" % (tag, k), lambda v, n=n, t=atype, a=a, s=size, k=k, nm=name:
+                v.edit(n, lambda r: set_int(r, P.value(r, v.attr(n, t, nm))[0] + a, s, k)))
+
+    # compression: the attribute header's unit and compressed size, its
+    # flag, the first chunk header of the first unit, a run of the mixed
+    # file (compressed units, a sparse one, stored ones); the directory's
+    # compressed flag
+    for t, path in (("ctext", "packed/text.txt"), ("cmixed", "packed/mixed")):
+        n = v.ino(path)
+        field("comp-%s-unit" % t, n, 0x80, 0x22, 1, ("zero", "plus1", "ones"))
+        field("comp-%s-csize" % t, n, 0x80, 0x40, 8, ("zero", "big", "plus1"))
+        field("comp-%s-flag" % t, n, 0x80, 0xC, 2, ("zero",))
+        lcn = first_run(v, n)[0]
+        c0 = lcn * v.g.cs
+        add("comp-%s-chunkhdr-zero" % t, lambda v, c=c0: set_int(v.img, c, 2, "zero"))
+        add("comp-%s-chunkhdr-ones" % t, lambda v, c=c0: set_int(v.img, c, 2, "ones"))
+        add("comp-%s-chunkhdr-len" % t, lambda v, c=c0: set_int(v.img, c, 2, "plus1"))
+        runs = P.runlist_fields(v.rec(n)[1], v.attr(n, 0x80))
+        if len(runs) > 2:
+            p, lb, ob = runs[1]
+            add("comp-%s-r1-len-plus1" % t,
+                lambda v, n=n, a=p + 1, s=lb: v.edit(n, lambda r: set_int(r, a, s, "plus1")))
+    n = v.ino("packed")
+    vfield("comp-dir-siflags", n, 0x10, 0x20, 4, ("zero",))
+    # DOS names: the pair's namespaces, the DOS name, the DOS entry of the
+    # directory's index
+    n = v.ino("dos/Long File Name Number 03.document")
+    rec = v.rec(n)[1]
+    fns = {rec[o + 0x41]: o for _, _, _, o in P.file_names(rec)}
+    for what, ns, newns in (("dos-as-win32", 2, 1), ("dos-as-posix", 2, 0), ("win32-as-both", 1, 3),
+                            ("win32-as-dos", 1, 2)):
+        add("dos-fname-%s" % what, lambda v, n=n, o=fns[ns] + 0x41, x=newns:
+            v.edit(n, lambda r: r.__setitem__(o, x)))
+    add("dos-fname-dosname-char", lambda v, n=n, o=fns[2] + 0x42: v.edit(n, lambda r: set_int(r, o, 1, "plus1")))
+    add("dos-fname-dosname-long", lambda v, n=n, o=fns[2] + 0x40: v.edit(n, lambda r: set_int(r, o, 1, "plus1")))
+    add("dos-links-zero", lambda v, n=n: v.edit(n, lambda r: set_int(r, 0x12, 2, "zero")))
+    d = v.ino("dos")
+    ents = P.index_all(v.img, v.g, d, "$I30")
+    dosent = [(w, o) for w, o, buf in ents if buf[o + 0x10 + 0x41] == 2 and (struct.unpack_from("<Q", buf, o)[0] & 0xFFFFFFFFFFFF) == n]
+    if dosent:
+        w, o = dosent[0]
+        for what, a, size, k in (("ns", 0x10 + 0x41, 1, "zero"), ("ref", 0, 6, "plus1"),
+                                 ("name", 0x10 + 0x42, 1, "plus1")):
+            add("dos-ientry-%s" % what, lambda v, w=w, o=o, a=a, size=size, k=k, d=d: edit_entry(v, d, w, o + a, size, k))
+    # reparse points: the value (tag, data length, value length), the
+    # file's reparse flag, the $Reparse entry (tag, record)
+    n = v.ino("reparse/ws1")
+    vfield("rp-value-tag", n, 0xC0, 0, 4, ("plus1", "zero"))
+    vfield("rp-value-dlen", n, 0xC0, 4, 2, ("big", "zero"))
+    field("rp-attr-vlen", n, 0xC0, 0x10, 4, ("zero", "big"))
+    vfield("rp-siflags", n, 0x10, 0x20, 4, ("zero",))
+    add("rp-attr-type-big", lambda v, n=n: v.edit(n, lambda r: set_int(r, v.attr(n, 0xC0), 4, "big")))
+    rr = P.named_record(v.img, v.g, "$Reparse")
+    ents = [(w, o) for w, o, buf in P.index_all(v.img, v.g, rr, "$R")
+            if struct.unpack_from("<Q", buf, o + 0x10 + 4)[0] & 0xFFFFFFFFFFFF == n]
+    if ents:
+        w, o = ents[0]
+        for what, a, size, k in (("tag", 0x10, 4, "plus1"), ("ref", 0x14, 6, "plus1"),
+                                 ("ref-free", 0x14, 6, "big"), ("len", 8, 2, "zero")):
+            add("rp-rentry-%s" % what, lambda v, w=w, o=o, a=a, size=size, k=k: edit_entry(v, rr, w, o + a, size, k))
+    jn = v.ino("reparse/junction")
+    vfield("rp-junction-offs", jn, 0xC0, 8, 2, ("big",))
+    # object ids: the value, the $ObjId entry (GUID key, data's record)
+    n = v.ino("oid/o04")
+    vfield("oid-value-byte", n, 0x40, 0, 1, ("plus1",))
+    field("oid-attr-vlen", n, 0x40, 0x10, 4, ("zero", "big"))
+    ro = P.named_record(v.img, v.g, "$ObjId")
+    ents = [(w, o) for w, o, buf in P.index_all(v.img, v.g, ro, "$O")
+            if struct.unpack_from("<Q", buf, o + struct.unpack_from("<H", buf, o)[0])[0] & 0xFFFFFFFFFFFF == n]
+    if ents:
+        w, o = ents[0]
+        add("oid-oentry-key", lambda v, w=w, o=o: edit_entry(v, ro, w, o + 0x10, 1, "plus1"))
+        add("oid-oentry-dataoff", lambda v, w=w, o=o: edit_entry(v, ro, w, o, 2, "big"))
+        add("oid-oentry-ref", lambda v, w=w, o=o: edit_entry_at_data(v, ro, w, o, 0, 6, "plus1"))
+    # $Secure: a file's security id, $SDS entries (hash, id, length, the
+    # mirror copy), $SII and $SDH entries and blocks
+    n = v.ino("acl/s077")
+    vfield("sec-file-secid", n, 0x10, 0x34, 4, ("big", "plus1"))
+    sds = v.attr(9, 0x80, "$SDS")
+    lcn = P.runlist(v.rec(9)[1], sds)[0][0]
+    first = lcn * v.g.cs
+    # the entries are 16-aligned: walk to one in the middle
+    o, i = first, 0
+    while i < 150:
+        ln = struct.unpack_from("<I", v.img, o + 0x10)[0]
+        if not ln:
+            break
+        o += (ln + 15) & ~15
+        i += 1
+    for what, a, size, k in (("hash", 0, 4, "plus1"), ("id", 4, 4, "plus1"), ("len", 0x10, 4, "big"),
+                             ("len-zero", 0x10, 4, "zero"), ("sd-rev", 0x14, 1, "ones")):
+        add("sec-sds-%s" % what, lambda v, a=o + a, size=size, k=k: set_int(v.img, a, size, k))
+    add("sec-sds-mirror-zeroed", lambda v, a=o + 0x40000: v.img.__setitem__(slice(a, a + 0x100), bytes(0x100)))
+    for iname in ("$SII", "$SDH"):
+        ents = P.index_all(v.img, v.g, 9, iname)
+        w, e, buf = ents[len(ents) // 2]
+        key = "sii" if iname == "$SII" else "sdh"
+        for what, a, size, k in (("key", 0x10, 4, "plus1"), ("dataoff", 0, 2, "big"),
+                                 ("len", 8, 2, "zero"), ("secid", 0x10 + (0 if key == "sii" else 4), 4, "big")):
+            add("sec-%s-%s" % (key, what), lambda v, w=w, e=e, a=a, size=size, k=k: edit_entry(v, 9, w, e + a, size, k))
+        blocks = [b for b in {w2 for w2, _, _ in ents} if b != "root"]
+        if blocks:
+            b = sorted(blocks)[0]
+            add("sec-%s-blk-magic" % key, lambda v, b=b: v.img.__setitem__(slice(b, b + 4), b"BAAD"))
+            add("sec-%s-blk-zeroed" % key, lambda v, b=b: v.img.__setitem__(slice(b, b + v.g.ibs), bytes(v.g.ibs)))
+    # EAs: $EA_INFORMATION's sizes and count, the first $EA entry's offset,
+    # name and value lengths; the non-resident $EA's size and run
+    n = v.ino("ea/e3")
+    vfield("ea-info-packed", n, 0xD0, 0, 2, ("plus1", "zero"))
+    vfield("ea-info-needea", n, 0xD0, 2, 2, ("plus1",))
+    vfield("ea-info-unpacked", n, 0xD0, 4, 4, ("big", "plus1"))
+    vfield("ea-e0-next", n, 0xE0, 0, 4, ("zero", "big", "plus1"))
+    vfield("ea-e0-namelen", n, 0xE0, 5, 1, ("ones",))
+    vfield("ea-e0-valuelen", n, 0xE0, 6, 2, ("big",))
+    field("ea-attr-vlen", n, 0xE0, 0x10, 4, ("zero",))
+    add("ea-attr-type-big", lambda v, n=n: v.edit(n, lambda r: set_int(r, v.attr(n, 0xE0), 4, "big")))
+    n = v.ino("ea/bigea")
+    field("ea-big-datasz", n, 0xE0, 0x30, 8, ("big", "plus1"))
+    off = v.attr(n, 0xE0)
+    if v.rec(n)[1][off + 8]:
+        p, lb, ob = P.runlist_fields(v.rec(n)[1], off)[0]
+        add("ea-big-run-lcn-plus1", lambda v, n=n, a=p + 1 + lb, s=ob: v.edit(n, lambda r: set_int(r, a, s, "plus1")))
+    # attribute lists: an entry's length, type, record, lowest VCN and
+    # name length; an extension record zeroed, BAAD, its base reference
+    for t, path in (("links", "alist/linked"), ("streams", "alist/streams"), ("runs", "alist/shredded")):
+        n = v.ino(path)
+        al = al_entries(v, n)
+        exts = sorted({r for _, _, r in al if r != n})
+        mid = al[len(al) // 2][0]
+        for what, a, size, k in (("len", 4, 2, "zero"), ("type", 0, 4, "plus1"), ("ref", 0x10, 6, "plus1"),
+                                 ("lowvcn", 8, 8, "plus1"), ("namelen", 6, 1, "ones")):
+            add("alist-%s-entry-%s" % (t, what), lambda v, n=n, a=a, size=size, k=k, mid=mid: edit_al(v, n, mid + a, size, k))
+        if exts:
+            x = exts[len(exts) // 2]
+            add("alist-%s-ext-zeroed" % t, lambda v, x=x: v.put_rec(x, bytearray(v.g.rs), raw=True))
+            add("alist-%s-ext-magic" % t, lambda v, x=x: v.edit(x, lambda r: r.__setitem__(slice(0, 4), b"BAAD")))
+            add("alist-%s-ext-baseref" % t, lambda v, x=x: v.edit(x, lambda r: set_int(r, 0x20, 6, "plus1")))
+            add("alist-%s-ext-inuse" % t, lambda v, x=x: v.edit(x, lambda r: set_int(r, 0x16, 2, "zero")))
+            add("alist-%s-ext-torn" % t, lambda v, x=x: torn(v, x))
+
+
+def edit_entry(v, n, where, at, size, kind):
+    """Change SIZE bytes at AT of an index entry of record N: in the
+    record's index root (WHERE "root") or in the INDX block at WHERE."""
+    if where == "root":
+        v.edit(n, lambda r: set_int(r, at, size, kind))
+    else:
+        v.edit_block(where, lambda r: set_int(r, at, size, kind))
+
+
+def edit_entry_at_data(v, n, where, e, a, size, kind):
+    """Like edit_entry, at A in the entry's data (its offset at E+0)."""
+    if where == "root":
+        v.edit(n, lambda r: set_int(r, e + struct.unpack_from("<H", r, e)[0] + a, size, kind))
+    else:
+        v.edit_block(where, lambda r: set_int(r, e + struct.unpack_from("<H", r, e)[0] + a, size, kind))
+
+
+def al_value(v, n):
+    """(bytes of record N's $ATTRIBUTE_LIST value, resident: offset in the
+    fixed-up record, or None and the byte offset in the image)."""
+    rec = v.rec(n)[1]
+    off = v.attr(n, 0x20)
+    if not rec[off + 8]:
+        vo, ln = P.value(rec, off)
+        return bytes(rec[vo:vo + ln]), vo, None
+    ln = struct.unpack_from("<Q", rec, off + 0x30)[0]
+    lcn = P.runlist(rec, off)[0][0]
+    return bytes(v.img[lcn * v.g.cs:lcn * v.g.cs + ln]), None, lcn * v.g.cs
+
+
+def al_entries(v, n):
+    """[(offset in the value, type, record)] of N's attribute list."""
+    val, _, _ = al_value(v, n)
+    out, p = [], 0
+    while p + 26 <= len(val):
+        t, ln = struct.unpack_from("<IH", val, p)
+        if ln < 26:
+            break
+        out.append((p, t, struct.unpack_from("<Q", val, p + 0x10)[0] & 0xFFFFFFFFFFFF))
+        p += ln
+    return out
+
+
+def edit_al(v, n, a, size, kind):
+    _, vo, img_at = al_value(v, n)
+    if vo is not None:
+        v.edit(n, lambda r: set_int(r, vo + a, size, kind))
+    else:
+        set_int(v.img, img_at + a, size, kind)

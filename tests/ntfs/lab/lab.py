@@ -272,8 +272,13 @@ def untouched(man, fmap, secs):
 
 # --- the oracles ----------------------------------------------------------------
 
-def key(e):
-    return (e.get("t"), e.get("size"), e.get("sha"), e.get("link"), e.get("xa"))
+def key(e, dos=True):
+    """What must be the same for a file to count as kept: type, size,
+    content, link target, streams, and the rich bases' reparse data,
+    object id, EAs and (DOS=False: not for a file reconnected under a new
+    name in lost+found) DOS name."""
+    return (e.get("t"), e.get("size"), e.get("sha"), e.get("link"), e.get("xa"),
+            e.get("rp"), e.get("oid"), e.get("ea"), e.get("dos") if dos else None)
 
 
 def survivors(before, after):
@@ -285,7 +290,7 @@ def survivors(before, after):
     lf, byino = {}, set()
     for p, e in after.items():
         if p.startswith("lost+found/"):
-            lf.setdefault(key(e), []).append((os.path.basename(p), e["ino"]))
+            lf.setdefault(key(e, False), []).append((os.path.basename(p), e["ino"]))
         byino.add((e["ino"], key(e)))
     out = []
     for p, e in before.items():
@@ -303,7 +308,7 @@ def survivors(before, after):
         if (ino, key(e)) in byino:
             out.append(p)
             continue
-        for n, i in lf.get(key(e), []):
+        for n, i in lf.get(key(e, False), []):
             if i == ino or n == name or str(ino) in n:
                 out.append(p)
                 break

@@ -174,3 +174,74 @@ def index_entries(buf, hdr):
         if fl & 2 or ln < 16:
             return
         p += ln
+
+
+def named_record(img, g, name):
+    """The number of the record in use whose $FILE_NAME is NAME."""
+    for n, at, rec in records(img, g):
+        if any(nm == name for _, _, nm, _ in file_names(rec)):
+            return n
+    raise KeyError(name)
+
+
+def index_blocks(img, g, rec, off):
+    """Byte offsets of the INDX blocks of the $INDEX_ALLOCATION at OFF."""
+    out = []
+    for lcn, ln in runlist(rec, off):
+        if lcn is None:
+            continue
+        for b in range(0, ln * g.cs, g.ibs):
+            o = lcn * g.cs + b
+            if img[o:o + 4] == b"INDX":
+                out.append(o)
+    return out
+
+
+def index_all(img, g, n, iname):
+    """Every entry (not the end entries) of index INAME of record N:
+    [(where, offset in the fixed-up buffer, buffer)], WHERE "root" or the
+    byte offset of the INDX block."""
+    rec = unfix(read_record(img, g, n)[1])
+    out = []
+    for off, t, name, nr in attrs(rec):
+        if t == 0x90 and name == iname:
+            vo, _ = value(rec, off)
+            out += [("root", e[0], rec) for e in index_entries(rec, vo + 0x10) if not e[4] & 2]
+        if t == 0xA0 and name == iname:
+            for b in index_blocks(img, g, rec, off):
+                blk = unfix(img[b:b + g.ibs])
+                out += [(b, e[0], blk) for e in index_entries(blk, 0x18) if not e[4] & 2]
+    return out
+
+
+def census(img):
+    """Counts of what a Windows-like volume has, read from the image:
+    compressed data attributes, DOS names, reparse points and $Reparse
+    entries, object ids and $ObjId entries, $EA/$EA_INFORMATION, attribute
+    lists and extension records, $Secure's $SDS bytes and the $SII/$SDH
+    entries and INDX blocks."""
+    g = Geometry(img)
+    c = dict.fromkeys(("compressed", "dosnames", "reparse", "objid", "ea", "eainfo",
+                       "attrlist", "extrecs"), 0)
+    for n, at, rec in records(img, g):
+        if struct.unpack_from("<Q", rec, 0x20)[0]:
+            c["extrecs"] += 1
+        for off, t, name, nr in attrs(rec):
+            if t == 0x80 and nr and rec[off + 0x22] and struct.unpack_from("<H", rec, off + 0xC)[0] & 1:
+                c["compressed"] += 1
+            key = {0xC0: "reparse", 0x40: "objid", 0xE0: "ea", 0xD0: "eainfo", 0x20: "attrlist"}.get(t)
+            if key:
+                c[key] += 1
+        c["dosnames"] += sum(1 for _, _, _, v in file_names(rec) if rec[v + 0x41] == 2)
+    ext = {"$Reparse": "$R", "$ObjId": "$O"}
+    for fname, iname in ext.items():
+        c[fname] = len(index_all(img, g, named_record(img, g, fname), iname))
+    rec = unfix(read_record(img, g, 9)[1])
+    for off, t, name, nr in attrs(rec):
+        if t == 0x80 and name == "$SDS":
+            c["$SDS bytes"] = struct.unpack_from("<Q", rec, off + 0x30)[0] if nr else value(rec, off)[1]
+        if t == 0xA0:
+            c[name + " blocks"] = len(index_blocks(img, g, rec, off))
+    for iname in ("$SII", "$SDH"):
+        c[iname] = len(index_all(img, g, 9, iname))
+    return c

@@ -1,0 +1,102 @@
+#!/usr/bin/env bats
+# DOS 8.3 names: a file named "Long File Name.document" on a Windows volume
+# also has a DOS name (LONGFI~1.DOC) in a second $FILE_NAME with its own
+# index entry, and its record's link count counts both (the directory
+# entries that reference the record; ntfs-3g's system.ntfs_dos_name writes
+# it the same way).  fsck.ntfs must not call that a wrong link count, nor
+# the count that leaves the DOS half out (some writers do); a count that is
+# neither is set to the number of names.  Oracles: the record read by the
+# lab's independent parser (tests/ntfs/lab/ntfsparse.py), ntfs-3g (which
+# deletes the file by either count), ntfsck -n (sid) when present.
+load ../lib/common
+load ntfs_helpers
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+LAB=$FSFORGE_TOP/tests/ntfs/lab
+
+# the link count and the $FILE_NAME namespaces of record $2 of image $1
+# ("2 1,2": link count 2, a Win32 and a DOS name); with $3, set the link
+# count to $3 first
+links() {
+	python3 - "$LAB" "$@" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import ntfsparse as P
+img = bytearray(open(sys.argv[2], "rb").read())
+g, n = P.Geometry(img), int(sys.argv[3])
+at = g.rec_off(n)
+rec = P.unfix(img[at:at + g.rs])
+if len(sys.argv) > 4:
+    struct.pack_into("<H", rec, 0x12, int(sys.argv[4]))
+    img[at:at + g.rs] = P.refix(rec)
+    open(sys.argv[2], "r+b").write(img)
+ns = sorted(rec[v + 0x41] for _, _, _, v in P.file_names(rec))
+print(struct.unpack_from("<H", rec, 0x12)[0], ",".join(map(str, ns)))
+PY
+}
+
+setup_file() {
+	need_ntfs3g
+	local d=$BATS_FILE_TMPDIR m i
+	truncate -s 16M "$d/base.img"
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F "$d/base.img"
+	m=$d/mnt
+	mkdir -p "$m"
+	ntfs-3g "$d/base.img" "$m"
+	for i in 1 2 3 4 5; do
+		echo "file $i" > "$m/Long File Name $i.document"
+		setfattr -n system.ntfs_dos_name -v "LONGFI~$i.DOC" "$m/Long File Name $i.document"
+	done
+	mkdir "$m/Program Files Directory"
+	setfattr -n system.ntfs_dos_name -v PROGRA~1 "$m/Program Files Directory"
+	stat -c %i "$m/Long File Name 3.document" > "$d/ino"
+	umount "$m"
+}
+
+@test "DOS names from ntfs-3g: two names, link count 2, and fsck.ntfs -n finds nothing" {
+	local img=$BATS_TEST_TMPDIR/v.img
+	cp "$BATS_FILE_TMPDIR/base.img" "$img"
+	run links "$img" "$(cat "$BATS_FILE_TMPDIR/ino")"
+	[ "$output" = "2 1,2" ]
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	need_sid
+	run sid_ntfsck "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "a link count that leaves the DOS name out (1) is accepted as well" {
+	local img=$BATS_TEST_TMPDIR/v.img
+	cp "$BATS_FILE_TMPDIR/base.img" "$img"
+	run links "$img" "$(cat "$BATS_FILE_TMPDIR/ino")" 1
+	[ "$output" = "1 1,2" ]
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "a wrong link count (7) with a DOS name is set to 2, and ntfs-3g then deletes the file cleanly" {
+	local img=$BATS_TEST_TMPDIR/v.img m ino
+	ino=$(cat "$BATS_FILE_TMPDIR/ino")
+	cp "$BATS_FILE_TMPDIR/base.img" "$img"
+	run links "$img" "$ino" 7
+	[ "$output" = "7 1,2" ]
+	run "$FSCK" -a "$img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	run links "$img" "$ino"
+	[ "$output" = "2 1,2" ]
+	run "$FSCK" -n "$img"
+	[ "$status" -eq 0 ]
+	m=$(mount_ntfs3g "$img")
+	rm "$m/Long File Name 3.document"
+	run ls "$m"
+	umount "$m"
+	echo "$output"
+	[ "$(grep -c 'Long File Name' <<<"$output")" -eq 4 ]
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
