@@ -142,6 +142,14 @@ ROW(PR_EXTENSION_BASE, 0x010066, "extension_record_base",
 ROW(PR_EXTENSION_FREED, 0x010067, "extension_record_freed",
     "extension record is marked free but holds the attributes %s lists for it; it is put back in use",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* An extent of a non-resident attribute lost with its record (zeroed,
+ * BAAD): the extents after it would start past a gap, and readers refuse
+ * the attribute.  The gap becomes a hole at the head of the next extent,
+ * so the rest of the file stays where it was (sizes kept; the lost range
+ * reads as zeros). */
+ROW(PR_ATTR_HOLE, 0x010068, "attribute_extent_lost",
+    "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; they become a hole (zeros), the rest of the file kept at its offsets",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* pass 1: repair the smallest thing (pass1_salvage.c).  A record's
  * damage is repaired in the attribute it hits; the rows that only restore
  * what the record's own bytes say (a stride end saved in the update
