@@ -396,7 +396,8 @@ static uint32_t extent_in(const uint8_t *rec, uint32_t type, const uint8_t *name
 
 		if (le32toh(a->type) != type || !a->non_resident ||
 		    a->name_length != name_len ||
-		    memcmp((const uint8_t *)a + le16toh(a->name_offset), name, 2u * name_len))
+		    (name_len && memcmp((const uint8_t *)a + le16toh(a->name_offset), name,
+					2u * name_len)))
 			continue;
 		memcpy(&n, a, sizeof(n));
 		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) == lo)
@@ -427,7 +428,7 @@ static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 			struct ntfs_al_entry *q = &nb->v[k];
 
 			if (q->type == e->type && q->name_len == e->name_len &&
-			    !memcmp(q->name, e->name, 2u * e->name_len) &&
+			    (!e->name_len || !memcmp(q->name, e->name, 2u * e->name_len)) &&
 			    q->lowest_vcn < e->lowest_vcn &&
 			    (!p || q->lowest_vcn > p->lowest_vcn))
 				p = q;
