@@ -442,7 +442,13 @@ static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 			continue;
 		/* the extent after the gap takes it, if its record has room */
 		if (load(l, e->mref & MASK48, l->rec) ||
-		    !(at = extent_in(l->rec, e->type, e->name, e->name_len, e->lowest_vcn)) ||
+		    !(at = extent_in(l->rec, e->type, e->name, e->name_len, e->lowest_vcn)))
+			continue;
+		/* only where holes are allowed: an attribute that is not
+		 * sparse or compressed keeps its gap (reported by the size
+		 * checks), rather than a hole Windows would not accept */
+		memcpy(&n, l->rec + at, sizeof(n));
+		if (!(le16toh(n.h.flags) & (NTFS_ATTR_SPARSE | NTFS_ATTR_COMPRESSION_MASK)) ||
 		    ntfs_rec_extent_hole_before(l->rec, l->rs, at,
 						(uint64_t)(e->lowest_vcn - hi - 1)))
 			continue;
