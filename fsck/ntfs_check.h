@@ -151,11 +151,25 @@ struct ntfs_check {
 	bool volume_flags_found;
 	/* system records pass 1 makes again (pass1_system.c) */
 	struct ntfs_sysrec *sysrec;
+	/* the attribute types the volume defines: its $AttrDef's, or the
+	 * standard table's when that is damaged (pass1_system.c) */
+	uint32_t attr_types[NTFS_ATTRDEF_MAX_TYPES];
+	size_t nattr_types;
 	/* /lost+found, once looked for (pass3_orphans.c) */
 	bool lf_known;
 	int64_t lf;			/* record; 0: none, -1: unusable */
 	uint16_t lf_seq;
 };
+
+/* Does the volume define attribute type T?  (Before $AttrDef is read:
+ * any type NTFS allows.)  ntfs_load_attrdef (pass1_system.c) reads the
+ * table, REC a record's scratch. */
+static inline bool ntfs_type_defined(const struct ntfs_check *c, uint32_t t)
+{
+	return c->nattr_types ? ntfs_attrdef_has(c->attr_types, c->nattr_types, t) :
+				ntfs_attr_type_valid(t);
+}
+void ntfs_load_attrdef(struct ntfs_check *c, uint8_t *rec);
 
 /* ntfs_io.c: write MFT record RECNO (ntfs_vol_write_record), its copy in
  * $MFTMirr too when pass 0 verified the mirror and RECNO is in its range.

@@ -142,6 +142,14 @@ ROW(PR_EXTENSION_BASE, 0x010066, "extension_record_base",
 ROW(PR_EXTENSION_FREED, 0x010067, "extension_record_freed",
     "extension record is marked free but holds the attributes %s lists for it; it is put back in use",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* An extent of a non-resident attribute lost with its record (zeroed,
+ * BAAD): the extents after it would start past a gap, and readers refuse
+ * the attribute.  The gap becomes a hole at the head of the next extent,
+ * so the rest of the file stays where it was (sizes kept; the lost range
+ * reads as zeros). */
+ROW(PR_ATTR_HOLE, 0x010068, "attribute_extent_lost",
+    "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; they become a hole (zeros), the rest of the file kept at its offsets",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* pass 1: repair the smallest thing (pass1_salvage.c).  A record's
  * damage is repaired in the attribute it hits; the rows that only restore
  * what the record's own bytes say (a stride end saved in the update
@@ -192,6 +200,18 @@ ROW(PR_ATTR_VALUE_OFFSET, 0x01004c, "attribute_value_offset",
  * any other bit is cleared, the indexed bit kept as it is. */
 ROW(PR_ATTR_RESIDENT_FLAGS, 0x01004d, "attribute_resident_flags",
     "attribute 0x%x at %u has unknown resident flags 0x%x (0x%x kept)",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+/* A type $AttrDef does not define (the volume's table, or the standard
+ * one when it is damaged), not one bit from a defined type that fits:
+ * what the record shows it held decides.  An EA list (a resident value
+ * whose entries parse, or a non-resident one of the size the file's
+ * $EA_INFORMATION gives) in a file with $EA_INFORMATION and no $EA is
+ * its $EA; anything else is removed, the file named. */
+ROW(PR_ATTR_TYPE_EA, 0x01004e, "attribute_type_ea",
+    "attribute at %u has type 0x%x, which $AttrDef does not define; it holds the EA list of the file's $EA_INFORMATION: it is $EA (0xe0)",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_TYPE_UNKNOWN, 0x01004f, "attribute_type_unknown",
+    "attribute at %u has type 0x%x, which $AttrDef does not define, and nothing in the record shows what it was; it is removed, the rest of the file kept",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_RUNS_CUT, 0x010046, "attribute_runlist_cut",
     "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept",

@@ -381,6 +381,92 @@ static int write_list(struct lctx *l, uint64_t b, uint8_t *rec, uint32_t at,
 	return ntfs_check_write_record(c, b, rec);
 }
 
+/* The attribute (TYPE, NAME of NAME_LEN units, lowest VCN LO) of record
+ * REC: its offset, or 0. */
+static uint32_t extent_in(const uint8_t *rec, uint32_t type, const uint8_t *name,
+			  uint8_t name_len, int64_t lo)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_attr_nonresident n;
+
+		if (le32toh(a->type) != type || !a->non_resident ||
+		    a->name_length != name_len ||
+		    (name_len && memcmp((const uint8_t *)a + le16toh(a->name_offset), name,
+					2u * name_len)))
+			continue;
+		memcpy(&n, a, sizeof(n));
+		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) == lo)
+			return (uint32_t)((const uint8_t *)a - rec);
+	}
+	return 0;
+}
+
+/* Extents of one attribute in NB with a gap before them (an extent lost
+ * with its record): the gap made a hole at the head of the extent after
+ * it, in its record, and its entry follows (PR_ATTR_HOLE). */
+static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
+{
+	struct ntfs_check *c = l->c;
+	char file[1200];
+	bool named = false;
+
+	for (size_t i = 0; i < nb->n; i++) {
+		struct ntfs_al_entry *e = &nb->v[i], *p = NULL;
+		struct ntfs_attr_nonresident n;
+		uint32_t at;
+		int64_t hi;
+
+		if (e->lowest_vcn <= 0)
+			continue;
+		/* the extent before it: the highest lowest VCN below its */
+		for (size_t k = 0; k < nb->n; k++) {
+			struct ntfs_al_entry *q = &nb->v[k];
+
+			if (q->type == e->type && q->name_len == e->name_len &&
+			    (!e->name_len || !memcmp(q->name, e->name, 2u * e->name_len)) &&
+			    q->lowest_vcn < e->lowest_vcn &&
+			    (!p || q->lowest_vcn > p->lowest_vcn))
+				p = q;
+		}
+		if (!p || load(l, p->mref & MASK48, l->rec) ||
+		    !(at = extent_in(l->rec, p->type, p->name, p->name_len, p->lowest_vcn)))
+			continue;
+		memcpy(&n, l->rec + at, sizeof(n));
+		hi = (int64_t)le64toh((uint64_t)n.highest_vcn);
+		if (hi + 1 >= e->lowest_vcn || hi < p->lowest_vcn - 1)
+			continue;
+		/* the extent after the gap takes it, if its record has room */
+		if (load(l, e->mref & MASK48, l->rec) ||
+		    !(at = extent_in(l->rec, e->type, e->name, e->name_len, e->lowest_vcn)))
+			continue;
+		/* only where holes are allowed: an attribute that is not
+		 * sparse or compressed keeps its gap (reported by the size
+		 * checks), rather than a hole Windows would not accept */
+		memcpy(&n, l->rec + at, sizeof(n));
+		if (!(le16toh(n.h.flags) & (NTFS_ATTR_SPARSE | NTFS_ATTR_COMPRESSION_MASK)) ||
+		    ntfs_rec_extent_hole_before(l->rec, l->rs, at,
+						(uint64_t)(e->lowest_vcn - hi - 1)))
+			continue;
+		if (!named)
+			ntfs_object_name(c, "file", b, file, sizeof(file));
+		named = true;
+		if (!fsf_fix_ask(&c->fix, &PR_ATTR_HOLE, file, e->type,
+				 (unsigned long long)(hi + 1),
+				 (unsigned long long)(e->lowest_vcn - 1)))
+			continue;
+		if (ntfs_check_write_record(c, e->mref & MASK48, l->rec)) {
+			fsf_fix_failed(&c->fix);
+			continue;
+		}
+		e->lowest_vcn = hi + 1;
+	}
+}
+
 /* Names that count as links, in REC: every $FILE_NAME (see count_links
  * in pass1_mft.c); *DOS: how many of them are DOS-only names. */
 static unsigned int links_in(const uint8_t *rec, unsigned int *dos)
@@ -470,6 +556,7 @@ static void check_one(struct lctx *l, uint64_t b)
 		}
 	if (v && len)
 		reclaim(l, b, bseq, v, len, &nb, obj);
+	fill_gaps(l, b, &nb);
 	if (ntfs_al_encode(&nb, NULL, &nv, &nlen))
 		goto out;
 	if (cur_ok && ntfs_al_same(v, len, nv, nlen, why))

@@ -680,6 +680,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		ret = locate_mft(c, rec, &bitmap, &blen, &bruns, &bnruns);
 	if (ret)
 		goto out;
+	ntfs_load_attrdef(c, rec);
 	c->cluster_used = calloc(1, b->g.nr_clusters / 8 + 1);
 	c->record_used = calloc(1, c->vol.mft_records / 8 + 1);
 	rset_init(&c->record_dir, c->vol.mft_records);

@@ -35,6 +35,7 @@
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 #include "ntfs/repair.h"
+#include "ntfs/special.h"
 
 struct salvage {
 	struct ntfs_check *c;
@@ -220,8 +221,76 @@ static uint32_t type_after(const uint8_t *rec, uint32_t off)
 	return le32toh(t);
 }
 
+/* The resident $EA_INFORMATION of record REC (its 8-byte value in INFO)
+ * when the record holds one and no $EA. */
+static bool ea_info_alone(const uint8_t *rec, uint8_t info[NTFS_EA_INFO_LEN])
+{
+	struct ntfs_mft_record m;
+	uint32_t off, len, used = used_of(rec), vlen;
+	bool found = false;
+	char why[NTFS_WHY];
+
+	memcpy(&m, rec, sizeof(m));
+	for (off = le16toh(m.attrs_offset);
+	     ntfs_attr_frame(rec, used, off, &len, why) == 1; off += len) {
+		const struct ntfs_attr_header *h = (const void *)(rec + off);
+		const uint8_t *v;
+
+		if (le32toh(h->type) == NTFS_AT_EA)
+			return false;
+		if (le32toh(h->type) != NTFS_AT_EA_INFORMATION || h->non_resident ||
+		    ntfs_attr_fault(h, off, 0, why) != NTFS_AF_NONE)
+			continue;
+		v = ntfs_attr_value(h, &vlen);
+		if (vlen != NTFS_EA_INFO_LEN)
+			continue;
+		memcpy(info, v, NTFS_EA_INFO_LEN);
+		found = true;
+	}
+	return found;
+}
+
+/* Does attribute A of record REC (framed, its type not defined) hold
+ * the $EA of the file's lone $EA_INFORMATION?  Its fields must be sound
+ * as an $EA's, and it must hold a resident value whose entries parse
+ * (mended on a copy: at least one kept), or a non-resident one of the
+ * size $EA_INFORMATION gives. */
+static bool holds_ea(const uint8_t *rec, const uint8_t *a)
+{
+	struct ntfs_attr_header h;
+	uint8_t info[NTFS_EA_INFO_LEN], *copy;
+	struct ntfs_ea_info ei;
+	char why[NTFS_WHY];
+	uint32_t vlen, mended, et = htole32(NTFS_AT_EA);
+	bool ok = false;
+
+	if (!ea_info_alone(rec, info) ||
+	    ntfs_ea_info_parse(info, sizeof(info), &ei, why))
+		return false;
+	memcpy(&h, a, sizeof(h));
+	if (!(copy = malloc(le32toh(h.length))))
+		return false;
+	memcpy(copy, a, le32toh(h.length));
+	memcpy(copy, &et, 4);
+	if (ntfs_attr_fault((const void *)copy, 0, 0, why) != NTFS_AF_NONE) {
+		/* not sound as an $EA */
+	} else if (h.non_resident) {
+		struct ntfs_attr_nonresident n;
+
+		memcpy(&n, copy, sizeof(n));
+		ok = !n.lowest_vcn && ei.unpacked_size &&
+		     le64toh((uint64_t)n.data_size) == ei.unpacked_size;
+	} else {
+		uint8_t *v = (uint8_t *)ntfs_attr_value((const void *)copy, &vlen);
+
+		ok = vlen && ntfs_ea_mend(v, vlen, &mended) > 0;
+	}
+	free(copy);
+	return ok;
+}
+
 /* Could attribute A (its header framed) be of type T by its form? */
-static bool form_fits(const uint8_t *a, uint32_t t)
+static bool form_fits(const uint8_t *rec, const uint8_t *a, uint32_t t)
 {
 	bool nonres = a[offsetof(struct ntfs_attr_header, non_resident)];
 	uint32_t vlen;
@@ -239,6 +308,8 @@ static bool form_fits(const uint8_t *a, uint32_t t)
 		return !nonres;
 	case NTFS_AT_INDEX_ALLOCATION:
 		return nonres;
+	case NTFS_AT_EA:
+		return holds_ea(rec, a);
 	default:
 		return true;
 	}
@@ -246,15 +317,16 @@ static bool form_fits(const uint8_t *a, uint32_t t)
 
 /* The one defined type one bit away from TYPE that fits between LAST and
  * NEXT and the form of A; 0 when there is none or more than one. */
-static uint32_t type_by_bit(const uint8_t *a, uint32_t type, uint32_t last,
-			    uint32_t next)
+static uint32_t type_by_bit(const struct salvage *s, const uint8_t *a,
+			    uint32_t type, uint32_t last, uint32_t next)
 {
 	uint32_t found = 0;
 
 	for (int bit = 0; bit < 32; bit++) {
 		uint32_t t = type ^ (1u << bit);
 
-		if (!ntfs_attr_type_valid(t) || t < last || t > next || !form_fits(a, t))
+		if (!ntfs_attr_type_valid(t) || !ntfs_type_defined(s->c, t) ||
+		    t < last || t > next || !form_fits(s->rec, a, t))
 			continue;
 		if (found)
 			return 0;
@@ -297,6 +369,9 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 
 		if (s->declined)
 			return 0;
+		/* fields sound, a type the volume does not define */
+		if (f == NTFS_AF_NONE && !ntfs_type_defined(s->c, type))
+			f = NTFS_AF_TYPE;
 		switch (f) {
 		case NTFS_AF_NONE:
 			if (a[offsetof(struct ntfs_attr_header, non_resident)])
@@ -343,12 +418,21 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 				ntfs_attr_clamp_sizes(a, alloc_from_runs(s, a), &now);
 			break;
 		case NTFS_AF_TYPE: {
-			uint32_t t = type_by_bit(a, type, last_type, type_after(s->rec, off));
+			uint32_t next = type_after(s->rec, off);
+			uint32_t t = type_by_bit(s, a, type, last_type, next);
+			const struct fsf_problem *pr = &PR_ATTR_TYPE;
 
+			/* not one bit away: what it holds may say */
+			if (!t && last_type <= NTFS_AT_EA && next >= NTFS_AT_EA &&
+			    holds_ea(s->rec, a)) {
+				t = NTFS_AT_EA;
+				pr = &PR_ATTR_TYPE_EA;
+			}
 			if (!t)
 				return 1;	/* dropped, if it may be */
-			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_TYPE, s->obj, off,
-						 type, t))) {
+			if (asked(s, pr == &PR_ATTR_TYPE ?
+				  fsf_fix_ask(&s->c->fix, pr, s->obj, off, type, t) :
+				  fsf_fix_ask(&s->c->fix, pr, s->obj, off, type))) {
 				uint32_t le = htole32(t);
 
 				memcpy(a, &le, 4);
@@ -398,8 +482,8 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 			return 1;
 		}
 	}
-	return ntfs_attr_fault((const void *)a, off, last_type, why) == NTFS_AF_NONE ||
-	       s->declined ? 0 : 1;
+	return (ntfs_attr_fault((const void *)a, off, last_type, why) == NTFS_AF_NONE &&
+		ntfs_type_defined(s->c, type)) || s->declined ? 0 : 1;
 }
 
 /* The same in the base record's non-resident $ATTRIBUTE_LIST: edited in
@@ -561,8 +645,21 @@ static int salvage_walk(struct salvage *s)
 				       (type == NTFS_AT_DATA && !a->name_length) ||
 				       unlist(s, type, inst, false) < 0))
 				return -1;
-			if (!asked(s, fsf_fix_ask(&c->fix, &PR_ATTR_DROPPED, s->obj, why)))
+			if (!ntfs_type_defined(c, type)) {
+				/* named by its path: the whole file is not
+				 * what goes */
+				char file[1200];
+
+				ntfs_object_name(c, "file", s->base ? s->base_recno :
+						 le64toh(m.base_mft_record) ?
+						 le64toh(m.base_mft_record) & 0xffffffffffffULL :
+						 s->recno, file, sizeof(file));
+				if (!asked(s, fsf_fix_ask(&c->fix, &PR_ATTR_TYPE_UNKNOWN, file,
+							  off, type)))
+					break;
+			} else if (!asked(s, fsf_fix_ask(&c->fix, &PR_ATTR_DROPPED, s->obj, why))) {
 				break;
+			}
 			ntfs_rec_remove_attr(rec, rs, off);
 			if (listed) {
 				int d = unlist(s, type, inst, true);
@@ -612,6 +709,8 @@ static bool record_sound(const struct ntfs_check *c, const uint8_t *rec)
 		struct ntfs_attr_nonresident n;
 		size_t nruns, stop, room;
 
+		if (!ntfs_type_defined(c, le32toh(a->type)))
+			return false;
 		if (!a->non_resident)
 			continue;
 		memcpy(&n, a, sizeof(n));

@@ -581,3 +581,27 @@ void ntfs_sysrec_free(struct ntfs_check *c)
 	free(c->sysrec);
 	c->sysrec = NULL;
 }
+
+void ntfs_load_attrdef(struct ntfs_check *c, uint8_t *rec)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_run *runs = NULL;
+	uint8_t *data = NULL;
+	uint64_t len = 0;
+	char why[NTFS_WHY];
+	bool damaged;
+	long n = 0;
+
+	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_ATTRDEF, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+	    ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_DATA, &data, &len, &runs, &n)) {
+		free(data);
+		data = NULL;
+		len = 0;
+	}
+	c->nattr_types = ntfs_attrdef_types(data, len, c->attr_types, &damaged);
+	if (damaged && c->verbose)
+		fsf_info(c->log, "$AttrDef does not parse: the attribute types of the standard table are the defined ones");
+	free(data);
+	free(runs);
+}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "ntfs/read.h"
 
 static const struct {
 	const char *name;
@@ -44,4 +45,60 @@ void ntfs_attrdef_build(uint8_t *out)
 		d.max_size = (int64_t)htole64((uint64_t)defs[i].max);
 		memcpy(out + i * sizeof(d), &d, sizeof(d));
 	}
+}
+
+bool ntfs_attrdef_standard(uint32_t type)
+{
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
+		if (defs[i].type == type)
+			return true;
+	return false;
+}
+
+size_t ntfs_attrdef_types(const uint8_t *tab, uint64_t len, uint32_t *types,
+			  bool *damaged)
+{
+	size_t n = 0, nstd = sizeof(defs) / sizeof(defs[0]);
+	uint32_t last = 0;
+
+	for (size_t i = 0; i < nstd; i++)
+		types[n++] = defs[i].type;
+	*damaged = !tab || len % sizeof(struct ntfs_attrdef) ||
+		   len > NTFS_ATTRDEF_MAX_TYPES * sizeof(struct ntfs_attrdef);
+	/* the table's entries: types increasing, each named, up to the
+	 * first entry of type 0 */
+	for (uint64_t o = 0; !*damaged && o < len; o += sizeof(struct ntfs_attrdef)) {
+		struct ntfs_attrdef d;
+		uint32_t t;
+
+		memcpy(&d, tab + o, sizeof(d));
+		t = le32toh(d.type);
+		if (!t)
+			break;
+		if (!ntfs_attr_type_valid(t) || t <= last || !d.name[0])
+			*damaged = true;
+		last = t;
+	}
+	if (*damaged)
+		return n;
+	for (uint64_t o = 0; o < len && n < NTFS_ATTRDEF_MAX_TYPES; o += sizeof(struct ntfs_attrdef)) {
+		struct ntfs_attrdef d;
+		uint32_t t;
+
+		memcpy(&d, tab + o, sizeof(d));
+		t = le32toh(d.type);
+		if (!t)
+			break;
+		if (!ntfs_attrdef_standard(t))
+			types[n++] = t;
+	}
+	return n;
+}
+
+bool ntfs_attrdef_has(const uint32_t *types, size_t n, uint32_t type)
+{
+	for (size_t i = 0; i < n; i++)
+		if (types[i] == type)
+			return true;
+	return false;
 }

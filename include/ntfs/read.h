@@ -86,6 +86,19 @@ enum ntfs_attr_fault {
  * 0x10) or of the range left to user definitions (0x1000 and up, in
  * steps of 0x10). */
 bool ntfs_attr_type_valid(uint32_t type);
+/* $AttrDef (attrdef.c).  ntfs_attrdef_standard: is TYPE in the table
+ * mkfs.ntfs writes (NTFS 3.1's)?  ntfs_attrdef_types: the types a
+ * volume defines, into TYPES (room for NTFS_ATTRDEF_MAX_TYPES): the
+ * standard table's, then those the volume's table TAB (LEN bytes) adds;
+ * a table that does not parse (a size not a multiple of an entry, types
+ * not increasing valid types, an entry without a name) adds none and
+ * sets *DAMAGED.  Returns the count.  ntfs_attrdef_has: TYPE among the N
+ * TYPES? */
+#define NTFS_ATTRDEF_MAX_TYPES 512u
+bool ntfs_attrdef_standard(uint32_t type);
+size_t ntfs_attrdef_types(const uint8_t *tab, uint64_t len, uint32_t *types,
+			  bool *damaged);
+bool ntfs_attrdef_has(const uint32_t *types, size_t n, uint32_t type);
 #define NTFS_ATTR_KNOWN_FLAGS 0xc001u	/* compressed (LZNT1), encrypted, sparse */
 enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 				     uint32_t off, uint32_t last_type,

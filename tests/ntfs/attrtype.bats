@@ -1,0 +1,184 @@
+#!/usr/bin/env bats
+# Attribute types the volume's $AttrDef does not define (issue 11, the
+# rich lab base's t-rich4k-ea-attr-type-big): a multiple of 0x10 in the
+# user range is no longer taken as fine.  What the record shows decides:
+# an $EA whose type bit 30 was set (0x400000e0) or whose type became
+# 0x1000 is an EA list next to the file's $EA_INFORMATION, so it gets its
+# type back and the file keeps its EAs; a named stream whose type became
+# 0x1230 shows nothing of what it was, so it is removed, the file named
+# and its data kept.  A type the volume's own $AttrDef adds is kept.
+# Expectations: ntfs-3g's views before the damage (system.ntfs_ea, the
+# user.* streams, the data), the type values from the format (0xe0),
+# ntfsck -n (sid) on the result.
+load ../lib/common
+load ntfs_helpers
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+LAB=$FSFORGE_TOP/tests/ntfs/lab
+# two EAs, "N" = "val" and "M" = "xy", each next offset its own length
+EA=0x10000000000103004e0076616c0000000c000000000102004d007879
+
+# attr IMG RECORD TYPE [NEW]: the types of RECORD's attributes, one a
+# line (hex); with NEW, the last attribute of TYPE (hex) set to NEW first
+attr() {
+	python3 - "$LAB" "$@" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import ntfsparse as P
+img = bytearray(open(sys.argv[2], "rb").read())
+g, n = P.Geometry(img), int(sys.argv[3])
+at = g.rec_off(n)
+rec = P.unfix(img[at:at + g.rs])
+if len(sys.argv) > 5:
+    t, new = int(sys.argv[4], 16), int(sys.argv[5], 16)
+    off = [o for o, ty, _, _ in P.attrs(rec) if ty == t][-1]
+    struct.pack_into("<I", rec, off, new)
+    img[at:at + g.rs] = P.refix(rec)
+    open(sys.argv[2], "r+b").write(img)
+print(" ".join("%x" % ty for _, ty, _, _ in P.attrs(rec)))
+PY
+}
+
+# adddef IMG TYPE: an entry "$X" of TYPE appended to $AttrDef's table
+adddef() {
+	python3 - "$LAB" "$@" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import ntfsparse as P
+img = bytearray(open(sys.argv[2], "rb").read())
+g = P.Geometry(img)
+at = g.rec_off(4)
+rec = P.unfix(img[at:at + g.rs])
+off = next(o for o, ty, _, nr in P.attrs(rec) if ty == 0x80 and nr)
+lcn, _ = P.runlist(rec, off)[0]
+tab = lcn * g.cs
+i = next(i for i in range(16) if struct.unpack_from("<I", img, tab + i * 160 + 128)[0] == 0)
+e = bytearray(160)
+e[0:4] = "$X".encode("utf-16-le")
+struct.pack_into("<I", e, 128, int(sys.argv[3], 16))
+struct.pack_into("<qq", e, 144, 0, -1)
+img[tab + i * 160:tab + i * 160 + 160] = e
+open(sys.argv[2], "r+b").write(img)
+PY
+}
+
+# what ntfs-3g shows of the two files: EAs, streams, data
+views() {
+	local m
+	m=$(mount_ntfs3g "$1") || return 1
+	getfattr -h -e hex -n system.ntfs_ea "$m/ea" 2>/dev/null | sed -n '2p'
+	getfattr -h -d "$m/xs" 2>/dev/null | sed -n '/^user\./p'
+	cat "$m/ea" "$m/xs"
+	umount "$m"
+}
+
+setup_file() {
+	need_ntfs3g
+	local d=$BATS_FILE_TMPDIR m f
+	truncate -s 16M "$d/base.img"
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F "$d/base.img"
+	m=$d/mnt
+	mkdir -p "$m"
+	ntfs-3g "$d/base.img" "$m"
+	echo "ea data" > "$m/ea"
+	echo "xs data" > "$m/xs"
+	setfattr -n system.ntfs_ea -v "$EA" "$m/ea"
+	setfattr -n user.note -v "a note" "$m/xs"
+	for f in ea xs; do
+		echo "$f $(stat -c %i "$m/$f")"
+	done > "$d/inos"
+	umount "$m"
+	views "$d/base.img" > "$d/views"
+}
+
+ino() {
+	awk -v f="$1" '$1 == f { print $2 }' "$BATS_FILE_TMPDIR/inos"
+}
+
+# retype FILE TYPE NEW: a copy of the volume with FILE's TYPE made NEW,
+# checked by -n (a fault, not a byte written)
+retype() {
+	IMG=$BATS_TEST_TMPDIR/v.img
+	cp "$BATS_FILE_TMPDIR/base.img" "$IMG"
+	run attr "$IMG" "$(ino "$1")" "$2" "$3"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local sum
+	sum=$(sha256sum < "$IMG")
+	run "$FSCK" -n "$IMG"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[ "$(sha256sum < "$IMG")" = "$sum" ]
+}
+
+# after one -a (exit 1): -n clean, ntfsck -n clean
+repaired() {
+	run "$FSCK" -a "$IMG"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	A_OUT=$output
+	run "$FSCK" -n "$IMG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	need_sid
+	run sid_ntfsck "$IMG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "the undamaged volume checks clean; ntfs-3g shows the EAs and the stream" {
+	run "$FSCK" -n "$BATS_FILE_TMPDIR/base.img"
+	[ "$status" -eq 0 ]
+	run attr "$BATS_FILE_TMPDIR/base.img" "$(ino ea)"
+	[[ "$output" == *" 80 d0 e0" ]]
+	run attr "$BATS_FILE_TMPDIR/base.img" "$(ino xs)"
+	[[ "$output" == *" 80 80" ]]
+	grep -q "^system.ntfs_ea=${EA}\$" "$BATS_FILE_TMPDIR/views"
+	grep -q '^user.note="a note"$' "$BATS_FILE_TMPDIR/views"
+}
+
+@test "\$EA made 0x400000e0 (one bit): its type set back, both EAs kept" {
+	retype ea e0 400000e0
+	repaired
+	run attr "$IMG" "$(ino ea)"
+	[ "$output" = "$(attr "$BATS_FILE_TMPDIR/base.img" "$(ino ea)")" ]
+	run views "$IMG"
+	[ "$output" = "$(cat "$BATS_FILE_TMPDIR/views")" ]
+}
+
+@test "\$EA made 0x1000 (not one bit away): an EA list next to \$EA_INFORMATION, so \$EA again" {
+	retype ea e0 1000
+	repaired
+	[[ "$A_OUT" == *"type 0x1000, which \$AttrDef does not define; it holds the EA list"* ]]
+	run attr "$IMG" "$(ino ea)"
+	[ "$output" = "$(attr "$BATS_FILE_TMPDIR/base.img" "$(ino ea)")" ]
+	run views "$IMG"
+	[ "$output" = "$(cat "$BATS_FILE_TMPDIR/views")" ]
+}
+
+@test "a named stream made 0x1230: removed, the file named, its data and the rest kept" {
+	retype xs 80 1230
+	repaired
+	[[ "$A_OUT" == *"file MFT record $(ino xs) (/xs): attribute at "*" has type 0x1230, which \$AttrDef does not define"* ]]
+	run attr "$IMG" "$(ino xs)"
+	# the types before the damage, the last one (the stream) gone
+	[ "$output" = "$(attr "$BATS_FILE_TMPDIR/base.img" "$(ino xs)" | sed 's/ 80$//')" ]
+	run views "$IMG"
+	echo "$output"
+	[ "$output" = "$(grep -v '^user.note=' "$BATS_FILE_TMPDIR/views")" ]
+}
+
+@test "a type the volume's \$AttrDef adds is no fault" {
+	IMG=$BATS_TEST_TMPDIR/v.img
+	cp "$BATS_FILE_TMPDIR/base.img" "$IMG"
+	run adddef "$IMG" 1230
+	[ "$status" -eq 0 ]
+	run "$FSCK" -n "$IMG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run attr "$IMG" "$(ino xs)" 80 1230
+	[ "$status" -eq 0 ]
+	run "$FSCK" -n "$IMG"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
