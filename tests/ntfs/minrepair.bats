@@ -421,35 +421,34 @@ left_case() {
 # What every file has and a record lacks is added, not the file dropped:
 # ntfsck -n sees each of these (FILE_HAVE_IR; an inode it cannot open).
 
+# seen_damage FILE DAMAGE: a fresh copy of the base volume with FILE's
+# record damaged by DAMAGE, which the reference (ntfsck -n) must see; sets
+# the caller's rec to FILE's record number
+seen_damage() {
+	rec=$(cat "$BATS_FILE_TMPDIR/$1.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" "$2"
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+}
+
 @test "a directory's record without its directory flag: the flag set back, the 700 names kept (not reconnected)" {
 	# taking the record for a file would rebuild the root without the
 	# directory and send its 700 files to /lost+found
 	local rec
-	rec=$(cat "$BATS_FILE_TMPDIR/dir.rec")
-	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
-	python3 "$HELPER" image "$rec" dir_flag_off
-	run sid_ntfsck image
-	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	seen_damage dir dir_flag_off
 	repair_case dir dir_flag_off "(/dir): record is not marked as a directory but holds a file-name index and no unnamed data; it is marked as one"
 }
 
 @test "a file's record without \$STANDARD_INFORMATION: one made from its \$FILE_NAME, the file kept" {
 	local rec
-	rec=$(cat "$BATS_FILE_TMPDIR/s1.rec")
-	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
-	python3 "$HELPER" image "$rec" si_missing
-	run sid_ntfsck image
-	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	seen_damage s1 si_missing
 	repair_case s1 si_missing "(/s1): record has no \$STANDARD_INFORMATION; one is made from its \$FILE_NAME's times and attributes"
 }
 
 @test "a file's record without an unnamed \$DATA: an empty one added, the file kept with 0 bytes" {
 	local rec
-	rec=$(cat "$BATS_FILE_TMPDIR/s1.rec")
-	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
-	python3 "$HELPER" image "$rec" data_missing
-	run sid_ntfsck image
-	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	seen_damage s1 data_missing
 	run "$FSCK" -a image
 	echo "$output"
 	[ "$status" -eq 1 ] || die "-a exit $status"
@@ -464,11 +463,7 @@ left_case() {
 
 @test "a directory with a resident \$I30 \$INDEX_ALLOCATION: its index rebuilt by -a, one repair, its file kept" {
 	local rec
-	rec=$(cat "$BATS_FILE_TMPDIR/small.rec")
-	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
-	python3 "$HELPER" image "$rec" resident_ia
-	run sid_ntfsck image
-	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	seen_damage small resident_ia
 	run "$FSCK" -a image
 	echo "$output"
 	[ "$status" -eq 1 ] || die "-a exit $status"
@@ -479,11 +474,7 @@ left_case() {
 
 @test "the 12 MiB file's \$DATA at 0 bytes, its runs and clusters kept: the size comes back from its index entry, nothing freed" {
 	local rec
-	rec=$(cat "$BATS_FILE_TMPDIR/big.rec")
-	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
-	python3 "$HELPER" image "$rec" empty_runs
-	run sid_ntfsck image
-	[ "$status" -ne 0 ] || die "ntfsck -n does not see the damage"
+	seen_damage big empty_runs
 	# one repair, in the file (the index entry is the evidence, kept)
 	repair_case big empty_runs "(/big): unnamed \$DATA says 0 bytes, its runs still map 12582912; index entry \"big\" in directory MFT record 5 (/) says 12582912 bytes of that allocation and \$Bitmap holds the clusters: the size is taken back"
 	run python3 "$HELPER" image "$rec" runs_marked
