@@ -87,16 +87,7 @@ teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
 # -a changes nothing, ntfsck -n agrees, and ntfs-3g reads back the
 # pre-damage manifest with the 700 names of /dir.
 repaired_oracles() {
-	local after
-	after=$(sha256sum < image)
-	run "$FSCK" -n image
-	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
-	[ "$(sha256sum < image)" = "$after" ] || die "-n after -a wrote"
-	run "$FSCK" -a image
-	[ "$status" -eq 0 ] || die "second -a: exit $status"
-	[ "$(sha256sum < image)" = "$after" ] || die "second -a changed the image"
-	run sid_ntfsck image
-	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	repair_converged "$FSCK" image -a
 	mkdir -p mnt
 	ntfs-3g -o ro image mnt
 	manifest mnt > manifest
@@ -228,7 +219,7 @@ asked_case() {
 # A directory's index runs cut lose no name (they are in the children's
 # records): -a repairs without asking, the index is rebuilt.
 @test "a directory index runlist that leaves the volume: cut and the index rebuilt by -a, all 700 names kept" {
-	local rec after
+	local rec
 	rec=$(cat "$BATS_FILE_TMPDIR/dir.rec")
 	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
 	python3 "$HELPER" image "$rec" index_runs_outside
@@ -238,14 +229,7 @@ asked_case() {
 	[[ $output == *"directory index attribute 0xa0 has a bad runlist"*FIXED* ]] || die "not cut"
 	[[ $output == *"(/dir): directory index is corrupt"*REBUILT* ]] || die "not rebuilt"
 	[[ $output != *"no directory"* ]] || die "-a orphaned files"
-	after=$(sha256sum < image)
-	run "$FSCK" -n image
-	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
-	run "$FSCK" -a image
-	[ "$status" -eq 0 ] || die "second -a: exit $status"
-	[ "$(sha256sum < image)" = "$after" ] || die "second -a changed the image"
-	run sid_ntfsck image
-	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	repair_converged "$FSCK" image -a
 	mkdir -p mnt
 	ntfs-3g -o ro image mnt
 	manifest mnt > manifest
@@ -254,7 +238,7 @@ asked_case() {
 }
 
 @test "a directory record beyond use: cleared, made again from its parent's entry, all 700 names kept" {
-	local rec before after
+	local rec
 	rec=$(cat "$BATS_FILE_TMPDIR/dir.rec")
 	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
 	python3 "$HELPER" image "$rec" magic
@@ -265,15 +249,7 @@ asked_case() {
 	[[ $output == *"names directory MFT record $rec, which was unusable and cleared; it is made again"* ]] ||
 		die "not made again"
 	[[ $output != *"no directory"* ]] || die "-a orphaned files"
-	after=$(sha256sum < image)
-	run "$FSCK" -n image
-	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
-	[ "$(sha256sum < image)" = "$after" ] || die "-n after -a wrote"
-	run "$FSCK" -a image
-	[ "$status" -eq 0 ] || die "second -a: exit $status"
-	[ "$(sha256sum < image)" = "$after" ] || die "second -a changed the image"
-	run sid_ntfsck image
-	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	repair_converged "$FSCK" image -a
 	mkdir -p mnt
 	ntfs-3g -o ro image mnt
 	manifest mnt > manifest

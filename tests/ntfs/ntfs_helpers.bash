@@ -64,3 +64,20 @@ sid_ntfsck() {
 	rm -rf "$t"
 	return $rc
 }
+
+# After a repair by MODE (-a or -y) of IMAGE with fsck.ntfs FSCK: -n is
+# clean and writes nothing, a second -a exits 0 and changes nothing, and
+# ntfsck -n of the sid tree (an independent checker) is clean.  Fails
+# the test (die) naming the first of these that does not hold.
+repair_converged() {
+	local fsck=$1 img=$2 mode=$3 after
+	after=$(sha256sum < "$img")
+	run "$fsck" -n "$img"
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after $mode: exit $status"; }
+	[ "$(sha256sum < "$img")" = "$after" ] || die "-n after $mode wrote"
+	run "$fsck" -a "$img"
+	[ "$status" -eq 0 ] || { echo "$output"; die "second -a: exit $status"; }
+	[ "$(sha256sum < "$img")" = "$after" ] || die "second -a changed the image"
+	run sid_ntfsck "$img"
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+}
