@@ -31,9 +31,13 @@ setup_file() {
 	head -c 100001 /dev/urandom > "$SRC/c/odd"
 	printf 'hello' > "$SRC/c/small"
 	: > "$SRC/c/empty"
-	islands "$SRC/c/sparse" $((64 << 20)) 0:65536 $((10 << 20)):131072 $(((64 << 20) - 65536)):65536
+	islands "$SRC/c/sparse" $((16 << 20)) 0:65536 $((10 << 20)):131072 $(((16 << 20) - 65536)):65536
+	# chunks larger than mkfs.erofs' 1 MiB read buffer, one a copy
+	head -c 2700000 /dev/urandom > "$SRC/c/big1"
+	cp "$SRC/c/big1" "$SRC/c/big2"
 	islands "$BIG/island" $((1 << 30)) 0:131072 $((300 << 20)):65536 $(((1 << 30) - 196608)):196608
 	"$LIB/manifest" "$SRC" > "$BATS_FILE_TMPDIR/src.manifest"
+	(cd "$SRC" && find . -type f -exec sha256sum {} + | sort -k2) > "$BATS_FILE_TMPDIR/src.sha256"
 	python3 "$SPARSE_MAP" --segments "$BIG/island" > "$BATS_FILE_TMPDIR/big.map"
 }
 
@@ -52,8 +56,8 @@ need_sid_erofs() {
 
 @test "mkfs.erofs --chunksize: both fsck.erofs --extract give the source's manifest, fingerprints verified by both" {
 	need_sid_erofs
-	for opts in "--chunksize=4096" "--chunksize=65536" "-b1024 --chunksize=1024" \
-		    "--chunksize=1048576 -Eforce-inode-extended" "-zlz4hc --chunksize=16384"; do
+	for opts in "--chunksize=4096" "-b1024 --chunksize=1024" \
+		    "--chunksize=2097152 -Eforce-inode-extended" "-zlz4hc --chunksize=16384"; do
 		rm -rf x "$SIDTMP/x"
 		# shellcheck disable=SC2086
 		run "$MKFS_EROFS" --quiet $opts --xattr-inode-digest=trusted.erofs.fingerprint \
@@ -68,8 +72,7 @@ need_sid_erofs() {
 		[[ $output != *"<E>"* ]] || die "erofs-utils fsck.erofs reports, $opts: $output"
 		# contents (erofs-utils restores its own way the rest)
 		(cd "$SIDTMP/x" && find . -type f -exec sha256sum {} + | sort -k2) > theirs
-		(cd "$SRC" && find . -type f -exec sha256sum {} + | sort -k2) > source
-		diff source theirs || die "erofs-utils' extraction, $opts"
+		diff "$BATS_FILE_TMPDIR/src.sha256" theirs || die "erofs-utils' extraction, $opts"
 	done
 	# the layout erofs-utils' dump.erofs sees: chunk-based, dup's chunks
 	# all at one address, the zero chunks and the sparse file's holes
@@ -99,7 +102,7 @@ need_sid_erofs() {
 	[ "$(du -k x/island | cut -f1)" -lt 1024 ] || die "$(du -k x/island)"
 }
 
-@test "mkfs.erofs --chunksize: identical chunks are stored once (16 copies of a 1 MiB file cost what one costs)" {
+@test "mkfs.erofs --chunksize: identical chunks are stored once (16 copies of a 1 MiB file, 4 of a 3 MB one with 2 MiB chunks, cost what one costs)" {
 	mkdir -p one many
 	head -c 1048576 /dev/urandom > one/f
 	for i in $(seq 1 16); do cp one/f "many/f$i"; done
@@ -114,6 +117,16 @@ need_sid_erofs() {
 	run "$FSCK_EROFS" --extract=x many.img
 	[ "$status" -eq 0 ] || die "$output"
 	for i in $(seq 1 16); do cmp one/f "x/f$i"; done
+	# chunks larger than the 1 MiB read buffer (compared in the image)
+	mkdir -p big
+	head -c 3000000 /dev/urandom > big/f1
+	for i in 2 3 4; do cp big/f1 "big/f$i"; done
+	"$MKFS_EROFS" --quiet --chunksize=2097152 -T0 -Uclear big.img big
+	size=$(stat -c %s big.img)
+	[ "$size" -le $((3000000 + 8 * 4096)) ] || die "4 copies of 3 MB: $size bytes"
+	run "$FSCK_EROFS" --extract=xb big.img
+	[ "$status" -eq 0 ] || die "$output"
+	for i in 2 3 4; do cmp big/f1 "xb/f$i"; done
 }
 
 @test "mkfs.erofs --chunksize: the same tree, -T and -U give a byte-identical image for any --workers" {
