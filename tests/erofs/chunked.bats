@@ -86,10 +86,11 @@ need_sid_erofs() {
 	[[ $output == *"17592186040320.."* ]] || die "zero chunks stored: $output"
 }
 
-@test "fsck.erofs: erofs-utils 1.9.4's chunk-based images (merged chunks, -z with chunks) are read, contents equal the source's" {
+@test "fsck.erofs: erofs-utils 1.9.4's chunk-based images (block map, 8-byte chunk indexes, merged chunks, -z with chunks) are read, contents equal the source's" {
 	need_sid_erofs
 	cp -a "$SRC" "$SIDTMP/src"
-	for opts in "--chunksize=4096" "-zlz4hc --chunksize=16384"; do
+	for opts in "--chunksize=4096" "-Eforce-chunk-indexes --chunksize=65536" \
+		    "-zlz4hc --chunksize=16384"; do
 		rm -rf x
 		# shellcheck disable=SC2086
 		run chroot "$SID_ROOT" mkfs.erofs --quiet $opts \
