@@ -159,7 +159,8 @@ static bool source_hole(int fd, uint64_t off, uint64_t len)
 	return (uint64_t)d >= off + len;
 }
 
-/* LEN bytes written at block BLK (the last block zero-padded) */
+/* LEN bytes of BUF written at byte BYTE of the image, the last block
+ * zero-padded (BUF has room for the padding) */
 static int write_blocks(struct cpass *cp, uint8_t *buf, size_t len,
 			uint64_t byte)
 {
@@ -170,7 +171,7 @@ static int write_blocks(struct cpass *cp, uint8_t *buf, size_t len,
 	return fsf_dev_pwrite(&cp->b->dev, buf, padded, byte);
 }
 
-/* Are the LEN bytes at blocks A and B of the image equal? */
+/* Are the LEN bytes at blocks A and C of the image equal? */
 static int same_in_image(struct cpass *cp, uint64_t a, uint64_t c,
 			 uint64_t len, bool *same)
 {
