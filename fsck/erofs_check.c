@@ -237,10 +237,32 @@ static void extract_xattrs(struct walk *w, const struct erofs_rinode *ino,
 
 /* ---- file content -------------------------------------------------------- */
 
+/* a hole (chunk-based files): zeros into the digest, a hole in the
+ * extracted file (its size is set at the end) */
+static int hole_fn(struct walk *w, size_t len)
+{
+	static const uint8_t zeros[65536];
+
+	for (size_t k = len; w->md && k; ) {
+		size_t n = k < sizeof(zeros) ? k : sizeof(zeros);
+
+		EVP_DigestUpdate(w->md, zeros, n);
+		k -= n;
+	}
+	if (w->fd >= 0 && lseek(w->fd, (off_t)len, SEEK_CUR) < 0) {
+		snprintf(w->img->err, sizeof(w->img->err),
+			 "cannot seek in the extracted file: %s", strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
 static int data_fn(void *ctx, const uint8_t *buf, size_t len)
 {
 	struct walk *w = ctx;
 
+	if (!buf)
+		return hole_fn(w, len);
 	if (w->md)
 		EVP_DigestUpdate(w->md, buf, len);
 	while (w->fd >= 0 && len) {
@@ -283,6 +305,11 @@ static void check_regular(struct walk *w, const struct erofs_rinode *ino,
 	w->st->logical += ino->size;
 	w->st->physical += phys;
 	drop_pages(w, phys);
+	/* a file ending in a hole gets its size */
+	if (w->fd >= 0 && !ret && ftruncate(w->fd, (off_t)ino->size)) {
+		problem(w, path, "cannot set the size of the extracted file: %s",
+			strerror(errno));
+	}
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
@@ -487,7 +514,9 @@ static int check_dir(struct walk *w, struct dirwork *dw)
 		goto meta;
 	if (ino.layout != EROFS_LAYOUT_FLAT_PLAIN &&
 	    ino.layout != EROFS_LAYOUT_FLAT_INLINE) {
-		problem(w, dw->path, "inode %" PRIu64 ": compressed directory", dw->nid);
+		problem(w, dw->path, "inode %" PRIu64 ": %s directory", dw->nid,
+			ino.layout == EROFS_LAYOUT_CHUNK_BASED ? "chunk-based" :
+			"compressed");
 		goto meta;
 	}
 	if (erofs_read_all(w->img, &ino, MAX_DIR_BYTES, &data)) {

@@ -355,7 +355,8 @@ int erofs_write_file_data(struct erofs_build *b)
 	for (size_t i = 0; i < b->count; i++) {
 		struct erofs_node *n = b->order[i];
 
-		if (!n->master && S_ISREG(n->mode) && n->size && !n->compressed)
+		if (!n->master && S_ISREG(n->mode) && n->size &&
+		    !n->compressed && !n->chunked)
 			dp.files[dp.nfiles++] = n;
 	}
 	ret = make_batches(&dp);

@@ -9,12 +9,15 @@
 #include "erofs/erofs_fs.h"
 #include "internal.h"
 
-static uint32_t i_u_of(const struct erofs_node *n)
+static uint32_t i_u_of(const struct erofs_build *b,
+		       const struct erofs_node *n)
 {
 	if (S_ISCHR(n->mode) || S_ISBLK(n->mode))
 		return n->rdev;
 	if (n->compressed)
 		return n->zblocks;
+	if (n->chunked)	/* the chunk format: chunk size in blocks, log2 */
+		return b->chunkbits - b->opts->blkszbits;
 	return n->nblocks ? (uint32_t)n->blkaddr : 0;
 }
 
@@ -46,7 +49,7 @@ void erofs_inode_encode(const struct erofs_build *b, const struct erofs_node *n,
 			.i_xattr_icount = htole16(icount_of(n)),
 			.i_mode = htole16((uint16_t)n->mode),
 			.i_size = htole64(n->size),
-			.i_u = htole32(i_u_of(n)),
+			.i_u = htole32(i_u_of(b, n)),
 			.i_ino = htole32(n->ino),
 			.i_uid = htole32(n->uid),
 			.i_gid = htole32(n->gid),
@@ -65,7 +68,7 @@ void erofs_inode_encode(const struct erofs_build *b, const struct erofs_node *n,
 			.i_nlink = htole16((uint16_t)n->nlink),
 			.i_size = htole32((uint32_t)n->size),
 			.i_mtime = htole32(compact_mtime(b, n)),
-			.i_u = htole32(i_u_of(n)),
+			.i_u = htole32(i_u_of(b, n)),
 			.i_ino = htole32(n->ino),
 			.i_uid = htole16((uint16_t)n->uid),
 			.i_gid = htole16((uint16_t)n->gid),
@@ -78,6 +81,9 @@ void erofs_inode_encode(const struct erofs_build *b, const struct erofs_node *n,
 		erofs_node_xattr_encode(b, n, out + isize);
 	if (n->tail)
 		memcpy(out + isize + n->xattr_isize, n->tail, n->inline_size);
+	if (n->chunkmap)
+		memcpy(out + isize + n->xattr_isize, n->chunkmap,
+		       erofs_chunkmap_size(b, n));
 	if (n->zindex) {
 		uint32_t head = isize + n->xattr_isize;
 		uint64_t z = erofs_zindex_size(b, n, head);

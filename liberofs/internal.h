@@ -68,6 +68,9 @@ struct erofs_node {
 	uint32_t zblocks;		/* compressed: pcluster blocks */
 	uint8_t *zindex;		/* compressed: lcluster indexes */
 
+	bool chunked;			/* CHUNK_BASED layout (--chunksize) */
+	uint32_t *chunkmap;		/* chunked: block map, little-endian */
+
 	/* filled by the data pass */
 	uint8_t *tail;			/* inline tail bytes */
 	uint8_t digest[32];		/* SHA-256 of the content */
@@ -102,6 +105,8 @@ struct erofs_build {
 	uint64_t shared_size;
 	uint64_t data_blkaddr;		/* first data block */
 	uint64_t total_blocks;
+	unsigned int chunkbits;		/* log2 of --chunksize, 0: off */
+	uint64_t hole_chunks, dedup_chunks;	/* chunk pass counts */
 };
 
 /* scan.c: read the source tree into b->root and b->order */
@@ -134,6 +139,14 @@ uint64_t erofs_zindex_size(const struct erofs_build *b,
 size_t erofs_compr_cfgs_encode(const struct erofs_build *b, uint8_t *out);
 /* the on-disk algorithm (Z_EROFS_COMPRESSION_*) of -z */
 unsigned int erofs_compr_alg(const struct erofs_mkfs_opts *o);
+/* chunk.c: the chunk-based files (every uncompressed regular file when
+ * --chunksize is given), after every other data block: holes found with
+ * SEEK_DATA/SEEK_HOLE and all-zero chunks left unstored, identical chunks
+ * stored once; fills each file's block map and fingerprint */
+int erofs_write_chunked(struct erofs_build *b);
+/* bytes of a chunked inode's block map (after inode and xattrs) */
+uint64_t erofs_chunkmap_size(const struct erofs_build *b,
+			     const struct erofs_node *n);
 /* dir.c: directory and symlink contents */
 int erofs_write_dirs_and_symlinks(struct erofs_build *b);
 uint64_t erofs_node_dir_size(const struct erofs_build *b,

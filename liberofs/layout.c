@@ -186,6 +186,23 @@ static int place_inode(struct erofs_build *b, struct meta_alloc *m,
 		n->nid = at / EROFS_SLOT_SIZE;
 		return 0;
 	}
+	/* chunk-based: the block map's size depends on the file size only;
+	 * the chunks get their blocks in the chunk pass */
+	n->chunked = b->chunkbits && S_ISREG(n->mode) && n->size;
+	if (n->chunked) {
+		uint64_t map = erofs_chunkmap_size(b, n);
+
+		n->datalayout = EROFS_LAYOUT_CHUNK_BASED;
+		n->inline_size = 0;
+		n->nblocks = 0;
+		if (map > UINT32_MAX - head)
+			return -EFBIG;
+		at = ma_alloc(m, head + (uint32_t)map);
+		if (at == UINT64_MAX)
+			return -ENOMEM;
+		n->nid = at / EROFS_SLOT_SIZE;
+		return 0;
+	}
 	n->datalayout = inlinable ? EROFS_LAYOUT_FLAT_INLINE :
 				    EROFS_LAYOUT_FLAT_PLAIN;
 	n->inline_size = inlinable ? tail : 0;

@@ -56,6 +56,7 @@ static void free_subtree(struct erofs_node *n, bool own_xattrs)
 	free(n->xattrs);
 	free(n->tail);
 	free(n->zindex);
+	free(n->chunkmap);
 	free(n);
 }
 
@@ -89,6 +90,8 @@ static size_t record_size(const struct erofs_build *b,
 
 	if (n->compressed)
 		return head + erofs_zindex_size(b, n, head);
+	if (n->chunked)
+		return head + erofs_chunkmap_size(b, n);
 	return head + (n->tail ? n->inline_size : 0);
 }
 
@@ -246,6 +249,15 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 			o->max_extent_bytes, 1u << o->blkszbits);
 		return -EINVAL;
 	}
+	if (o->chunk_size &&
+	    ((o->chunk_size & (o->chunk_size - 1)) ||
+	     o->chunk_size < (1u << o->blkszbits) ||
+	     o->chunk_size > (1ull << (o->blkszbits + EROFS_CHUNK_FORMAT_BLKBITS_MASK)))) {
+		fsf_err(log, "chunk size %llu must be a power of two from the block size (%u) to %llu",
+			(unsigned long long)o->chunk_size, 1u << o->blkszbits,
+			1ull << (o->blkszbits + EROFS_CHUNK_FORMAT_BLKBITS_MASK));
+		return -EINVAL;
+	}
 	if (o->build_time < 0) {
 		fsf_err(log, "build time %lld is before 1970", (long long)o->build_time);
 		return -EINVAL;
@@ -263,6 +275,8 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	if (ret)
 		return ret;
 	b.blksz = 1u << o->blkszbits;
+	while (o->chunk_size && (1ull << b.chunkbits) < o->chunk_size)
+		b.chunkbits++;
 	b.epoch = o->build_time;
 	b.dev.fd = -1;
 	if (o->uuid_mode == EROFS_UUID_GIVEN)
@@ -302,7 +316,9 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 		ret = timed(&b, "directories, symlinks", erofs_write_dirs_and_symlinks);
 	if (!ret)
 		ret = timed(&b, "compressed files", erofs_write_compressed);
-	if (!ret)	/* compressed data made it longer */
+	if (!ret && b.chunkbits)
+		ret = timed(&b, "chunked files", erofs_write_chunked);
+	if (!ret)	/* compressed and chunked data made it longer */
 		ret = fsf_dev_set_size(&b.dev, b.total_blocks * b.blksz);
 	if (!ret)
 		ret = timed(&b, "metadata, superblock", write_metadata);
@@ -322,7 +338,11 @@ out:
 			stats->fingerprints += b.order[i]->has_digest;
 			stats->compressed += b.order[i]->compressed &&
 					     !b.order[i]->master;
+			stats->chunked += b.order[i]->chunked &&
+					  !b.order[i]->master;
 		}
+		stats->hole_chunks = b.hole_chunks;
+		stats->dedup_chunks = b.dedup_chunks;
 		memcpy(stats->uuid, b.uuid, 16);
 	}
 	fsf_dev_close(&b.dev);

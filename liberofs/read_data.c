@@ -125,6 +125,65 @@ static int read_compressed(struct erofs_img *img,
 	return ret;
 }
 
+/*
+ * Chunk-based: after the inode and its xattrs, aligned to the entry size,
+ * one block map entry (4 bytes) or chunk index (8 bytes) per chunk.
+ */
+static int read_chunked(struct erofs_img *img, const struct erofs_rinode *ino,
+			erofs_data_fn fn, void *ctx, uint64_t *phys)
+{
+	const uint32_t fmt = ino->i_u & 0xffffu;	/* checked by read_inode */
+	const unsigned int chunkbits = img->blkszbits +
+				       (fmt & EROFS_CHUNK_FORMAT_BLKBITS_MASK);
+	const bool indexes = fmt & EROFS_CHUNK_FORMAT_INDEXES;
+	const unsigned int unit = indexes ? 8u : EROFS_BLOCK_MAP_ENTRY_SIZE;
+	const uint64_t cs = 1ull << chunkbits;
+	uint64_t nchunks = (ino->size >> chunkbits) + !!(ino->size & (cs - 1));
+	uint64_t mapoff = (erofs_inode_end(ino) + unit - 1) / unit * unit;
+	const uint8_t *map, *p;
+	int ret;
+
+	if (nchunks > img->size / unit ||
+	    !(map = erofs_img_at(img, mapoff, nchunks * unit, "chunk map")))
+		return erofs_corrupt(img, "inode %" PRIu64 ": the map of %" PRIu64 " chunks at byte %" PRIu64 " lies beyond the image end",
+				     ino->nid, nchunks, mapoff);
+	for (uint64_t c = 0; c < nchunks; c++) {
+		const uint8_t *e = map + c * unit;
+		uint64_t off = c << chunkbits;
+		uint64_t len = ino->size - off < cs ? ino->size - off : cs;
+		uint32_t blk;
+
+		if (indexes) {
+			uint16_t dev = (uint16_t)(e[2] | e[3] << 8);
+
+			blk = (uint32_t)e[4] | (uint32_t)e[5] << 8 |
+			      (uint32_t)e[6] << 16 | (uint32_t)e[7] << 24;
+			if (blk != EROFS_NULL_ADDR && dev)
+				return erofs_unsupported(img, "inode %" PRIu64 ": chunk %" PRIu64 " on extra device %u (index at byte %" PRIu64 ")",
+							 ino->nid, c, dev, mapoff + c * unit);
+		} else {
+			blk = (uint32_t)e[0] | (uint32_t)e[1] << 8 |
+			      (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24;
+		}
+		if (blk == EROFS_NULL_ADDR) {
+			ret = fn(ctx, NULL, (size_t)len);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if ((uint64_t)blk > img->size >> img->blkszbits ||
+		    !(p = erofs_img_at(img, (uint64_t)blk << img->blkszbits,
+				       len, "chunk")))
+			return erofs_corrupt(img, "inode %" PRIu64 ": chunk %" PRIu64 " at block %u (entry at byte %" PRIu64 ") lies beyond the image end",
+					     ino->nid, c, blk, mapoff + c * unit);
+		ret = fn(ctx, p, (size_t)len);
+		if (ret)
+			return ret;
+		*phys += (len + img->blksz - 1) & ~(uint64_t)(img->blksz - 1);
+	}
+	return 0;
+}
+
 int erofs_read_data(struct erofs_img *img, const struct erofs_rinode *ino,
 		    erofs_data_fn fn, void *ctx, uint64_t *phys)
 {
@@ -138,6 +197,8 @@ int erofs_read_data(struct erofs_img *img, const struct erofs_rinode *ino,
 	if (ino->layout == EROFS_LAYOUT_FLAT_PLAIN ||
 	    ino->layout == EROFS_LAYOUT_FLAT_INLINE)
 		return read_flat(img, ino, fn, ctx, phys);
+	if (ino->layout == EROFS_LAYOUT_CHUNK_BASED)
+		return read_chunked(img, ino, fn, ctx, phys);
 	return read_compressed(img, ino, fn, ctx, phys);
 }
 
@@ -150,7 +211,10 @@ static int collect_fn(void *ctx, const uint8_t *buf, size_t len)
 {
 	struct collect *c = ctx;
 
-	memcpy(c->buf + c->len, buf, len);
+	if (buf)
+		memcpy(c->buf + c->len, buf, len);
+	else
+		memset(c->buf + c->len, 0, len);
 	c->len += len;
 	return 0;
 }

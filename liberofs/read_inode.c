@@ -41,10 +41,8 @@ int erofs_read_inode(struct erofs_img *img, uint64_t nid,
 				     nid, fmt, ino->pos);
 	ino->extended = fmt & 1u;
 	ino->layout = (uint8_t)((fmt >> EROFS_I_LAYOUT_SHIFT) & 7u);
-	if (ino->layout > EROFS_LAYOUT_COMPRESSED_COMPACT)
-		return ino->layout == 4 ?
-		       erofs_unsupported(img, "inode %" PRIu64 ": chunk-based files are not supported", nid) :
-		       erofs_corrupt(img, "inode %" PRIu64 ": unknown data layout %u at byte %" PRIu64,
+	if (ino->layout > EROFS_LAYOUT_CHUNK_BASED)
+		return erofs_corrupt(img, "inode %" PRIu64 ": unknown data layout %u at byte %" PRIu64,
 				     nid, ino->layout, ino->pos);
 	if (ino->extended) {
 		struct erofs_inode_extended d;
@@ -93,6 +91,11 @@ int erofs_read_inode(struct erofs_img *img, uint64_t nid,
 	    !S_ISREG(ino->mode))
 		return erofs_corrupt(img, "inode %" PRIu64 ": compressed layout on a non-regular file at byte %" PRIu64,
 				     nid, ino->pos);
+	if (ino->layout == EROFS_LAYOUT_CHUNK_BASED &&
+	    (ino->i_u & 0xffffu) & ~(EROFS_CHUNK_FORMAT_BLKBITS_MASK |
+				    EROFS_CHUNK_FORMAT_INDEXES))
+		return erofs_unsupported(img, "inode %" PRIu64 ": chunk format 0x%x at byte %" PRIu64 " (48-bit or unknown bits) is not supported",
+					 nid, ino->i_u & 0xffffu, ino->pos + 0x10);
 	ino->xattr_isize = erofs_xattr_ibody_size(ino->xattr_icount);
 	if (!erofs_img_at(img, ino->pos, (uint64_t)ino->isize + ino->xattr_isize,
 			  "inode and inline xattrs"))

@@ -18,7 +18,8 @@
 
 /* incompat features this reader decodes */
 #define KNOWN_INCOMPAT (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS | \
-			EROFS_INCOMPAT_XATTR_PREFIXES)
+			EROFS_INCOMPAT_XATTR_PREFIXES | \
+			EROFS_INCOMPAT_CHUNKED_FILE)
 
 __attribute__((format(printf, 3, 0)))
 static int vreport(struct erofs_img *img, int err, const char *fmt, va_list ap)

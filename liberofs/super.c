@@ -49,6 +49,9 @@ void erofs_super_encode(const struct erofs_build *b, uint8_t *out)
 			sb.available_compr_algs = htole16(UINT16_MAX);
 		}
 	}
+	/* as erofs-utils: set with --chunksize, chunked files or not */
+	if (o->chunk_size)
+		incompat |= EROFS_INCOMPAT_CHUNKED_FILE;
 	sb.feature_compat = htole32(compat);
 	sb.feature_incompat = htole32(incompat);
 	memcpy(sb.uuid, b->uuid, sizeof(sb.uuid));

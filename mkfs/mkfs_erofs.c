@@ -24,6 +24,7 @@ enum {
 	OPT_PRESERVE_MTIME, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_XATTR_PREFIX, OPT_DIGEST, OPT_WORKERS, OPT_QUIET, OPT_FORCE,
 	OPT_DRY_RUN, OPT_IN_PLACE, OPT_MAX_EXTENT,
+	OPT_CHUNKSIZE,
 };
 
 static const struct option long_opts[] = {
@@ -46,6 +47,7 @@ static const struct option long_opts[] = {
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 	{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT },
+	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -70,6 +72,10 @@ static void usage(FILE *f)
 "                          default: one block)\n"
 "      --max-extent-bytes=N largest decompressed extent (default 4 MiB, and\n"
 "                          at most 1024 blocks)\n"
+"      --chunksize=N       store every uncompressed regular file in chunks of\n"
+"                          N bytes (a power of two, at least the block size):\n"
+"                          holes and all-zero chunks stored as holes,\n"
+"                          identical chunks stored once\n"
 "  -L LABEL                volume label (at most 15 bytes)\n"
 "  -U UUID|clear|random    filesystem UUID (default: random)\n"
 "  -T SECONDS              image build time; also every file's time unless\n"
@@ -321,6 +327,11 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				return -1;
 			o->max_extent_bytes = (uint32_t)v;
 			break;
+		case OPT_CHUNKSIZE:	/* checked against -b below */
+			if (parse_i64(optarg, "chunk size", 512, INT64_MAX, &v))
+				return -1;
+			o->chunk_size = (uint64_t)v;
+			break;
 		case OPT_QUIET: c->level = FSF_QUIET; break;
 		case OPT_FORCE_UID:
 			if (parse_i64(optarg, "uid", 0, UINT32_MAX, &o->force_uid))
@@ -391,6 +402,13 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		usage(stderr);
 		return -1;
 	}
+	if (o->chunk_size && ((o->chunk_size & (o->chunk_size - 1)) ||
+			      o->chunk_size < (1u << o->blkszbits) ||
+			      o->chunk_size >> o->blkszbits > (1ull << 31))) {
+		fprintf(stderr, "mkfs.erofs: chunk size %" PRIu64 " must be a power of two from the block size (%u) to 2^31 blocks\n",
+			o->chunk_size, 1u << o->blkszbits);
+		return -1;
+	}
 	/* erofs-utils semantics: -T also stamps every file unless
 	 * --mkfs-time says it is only the image's time */
 	o->all_time = all_time || (have_t && !mkfs_time);
@@ -444,6 +462,10 @@ int main(int argc, char **argv)
 	if (ret)
 		return 1;
 	uuid_unparse_lower(st.uuid, uuid);
+	if (c.o.chunk_size && !c.o.dry_run)
+		fsf_out(&log, "%s: %" PRIu64 " chunked files, %" PRIu64
+			" hole chunks, %" PRIu64 " deduplicated chunks",
+			c.o.image, st.chunked, st.hole_chunks, st.dedup_chunks);
 	fsf_out(&log, "%s%s: %" PRIu64 " blocks of %u bytes, %" PRIu64
 		" inodes, %" PRIu64 " fingerprints, %" PRIu64
 		" compressed files, uuid %s",

@@ -25,6 +25,7 @@
 #define EROFS_INCOMPAT_ZERO_PADDING	0x00000001u	/* lz4 data ends its pcluster */
 #define EROFS_INCOMPAT_COMPR_CFGS	0x00000002u	/* configs after the sb */
 #define EROFS_INCOMPAT_BIG_PCLUSTER	0x00000002u	/* (same bit) */
+#define EROFS_INCOMPAT_CHUNKED_FILE	0x00000004u	/* chunk-based inodes */
 #define EROFS_INCOMPAT_XATTR_PREFIXES	0x00000040u
 
 struct erofs_super_block {
@@ -67,6 +68,7 @@ static_assert(sizeof(struct erofs_super_block) == 128, "superblock size");
 #define EROFS_LAYOUT_COMPRESSED_FULL	1u	/* one 8-byte index per lcluster */
 #define EROFS_LAYOUT_FLAT_INLINE	2u
 #define EROFS_LAYOUT_COMPRESSED_COMPACT	3u	/* 4-byte packed indexes */
+#define EROFS_LAYOUT_CHUNK_BASED	4u	/* chunk block map or indexes */
 #define EROFS_I_LAYOUT_SHIFT		1u
 
 struct erofs_inode_compact {
@@ -239,5 +241,28 @@ struct z_erofs_zstd_cfgs {
 	uint8_t reserved[4];
 } __attribute__((packed));
 static_assert(sizeof(struct z_erofs_zstd_cfgs) == 6, "zstd cfgs");
+
+/*
+ * Chunk-based files (EROFS_LAYOUT_CHUNK_BASED).  The file is cut into
+ * chunks of (block size << (format & BLKBITS_MASK)) bytes, the last one
+ * short.  i_u holds the chunk format (low 16 bits).  After the inode and
+ * its xattrs, aligned to the entry size, one entry per chunk: without
+ * CHUNK_FORMAT_INDEXES a 4-byte block map (le32 start block), with it an
+ * 8-byte index (start block high bits, device id, start block low bits).
+ * A chunk's data is contiguous from its start block; the null address
+ * (all ones in the low 32 bits) is a hole that reads as zeros.
+ */
+#define EROFS_CHUNK_FORMAT_BLKBITS_MASK	0x001fu
+#define EROFS_CHUNK_FORMAT_INDEXES	0x0020u
+#define EROFS_CHUNK_FORMAT_48BIT	0x0040u
+#define EROFS_BLOCK_MAP_ENTRY_SIZE	4u
+#define EROFS_NULL_ADDR			0xffffffffu
+
+struct erofs_inode_chunk_index {
+	uint16_t startblk_hi;		/* with 48-bit addressing */
+	uint16_t device_id;		/* 0: the primary device */
+	uint32_t startblk_lo;
+} __attribute__((packed));
+static_assert(sizeof(struct erofs_inode_chunk_index) == 8, "chunk index");
 
 #endif

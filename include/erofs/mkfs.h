@@ -50,6 +50,9 @@ struct erofs_mkfs_opts {
 	uint32_t pcluster_size;		/* -C bytes; 0: one block */
 	uint32_t max_extent_bytes;	/* --max-extent-bytes; 0: default */
 	bool legacy_compress;		/* -E legacy-compress: full indexes */
+	uint64_t chunk_size;		/* --chunksize: uncompressed regular
+					 * files as chunk-based inodes (holes,
+					 * deduplicated chunks); 0: off */
 	bool noinline_data;		/* -E noinline_data */
 	bool force_extended;		/* -E force-inode-extended */
 	bool force;			/* overwrite an existing signature */
@@ -66,6 +69,9 @@ struct erofs_mkfs_stats {
 	uint64_t data_bytes;		/* file and directory data blocks */
 	uint64_t fingerprints;		/* regular files given a digest */
 	uint64_t compressed;		/* regular files stored compressed */
+	uint64_t chunked;		/* regular files stored in chunks */
+	uint64_t hole_chunks;		/* chunks stored as holes */
+	uint64_t dedup_chunks;		/* chunks sharing an earlier copy */
 	uint8_t uuid[16];
 };
 

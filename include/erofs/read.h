@@ -80,8 +80,11 @@ static inline uint64_t erofs_inode_end(const struct erofs_rinode *ino)
 
 /* read_data.c: the content of a file, directory or symlink, in order, in
  * pieces handed to FN (which returns 0 to go on).  Compressed extents are
- * decoded (decompress.c) and checked to fill exactly their length.
- * PHYS (may be NULL) gets the bytes the content occupies in the image. */
+ * decoded (decompress.c) and checked to fill exactly their length.  A
+ * hole of a chunk-based file comes as BUF == NULL: LEN bytes of zeros.
+ * Every chunk address is checked against the image size.
+ * PHYS (may be NULL) gets the bytes the content occupies in the image
+ * (a chunk shared by several entries counted each time). */
 typedef int (*erofs_data_fn)(void *ctx, const uint8_t *buf, size_t len);
 int erofs_read_data(struct erofs_img *img, const struct erofs_rinode *ino,
 		    erofs_data_fn fn, void *ctx, uint64_t *phys);

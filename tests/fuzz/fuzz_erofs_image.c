@@ -31,7 +31,7 @@ static int data_fn(void *ctx, const uint8_t *buf, size_t len)
 {
 	struct state *s = ctx;
 
-	if (len) {
+	if (len && buf) {
 		s->sum ^= buf[0] ^ buf[len - 1];	/* inside what was handed */
 	}
 	s->decoded += len;

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Chunk-based files (--chunksize).  Every uncompressed regular file is cut
+ * into chunks of 2^chunkbits bytes (the last one short); its inode is
+ * followed by a block map, one 4-byte start block per chunk (the layout
+ * reserved it: its size depends on the file size only).  This pass runs
+ * after every other data block is placed and appends the chunks, one file
+ * after the other in layout order, on one thread, so that the image is
+ * the same on every run:
+ *
+ * - a chunk without data in the source (SEEK_DATA finds none in it) is a
+ *   hole: the null address, nothing stored;
+ * - a chunk whose bytes are all zero is a hole too (as erofs-utils);
+ * - a chunk equal to one stored before (same length and SHA-256, then the
+ *   bytes compared) points to that copy;
+ * - any other chunk is stored at the end of the image.
+ *
+ * The file's fingerprint is computed over its whole content, holes read
+ * as zeros.  A chunk larger than the read buffer is written as it is read
+ * and taken back (the end pointer not moved) when it turns out to be a
+ * hole or a copy; what lies beyond the final end is cut off by the
+ * image's final size.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "erofs/erofs_fs.h"
+#include "internal.h"
+
+#define PIECE (1u << 20)	/* read buffer */
+
+struct stored {			/* a chunk stored in the image */
+	uint8_t md[32];
+	uint64_t len;		/* bytes (the last chunk of a file: short) */
+	uint32_t blkaddr;
+	bool used;
+};
+
+struct cpass {
+	struct erofs_build *b;
+	uint64_t cursor;	/* next free block */
+	struct stored *tab;	/* open addressing on the digest */
+	size_t cap, used;
+	uint8_t *buf, *cmp, *zeros;
+	EVP_MD_CTX *file_md, *chunk_md;
+	const char *path;	/* file being written, for messages */
+};
+
+uint64_t erofs_chunkmap_size(const struct erofs_build *b,
+			     const struct erofs_node *n)
+{
+	uint64_t cs = 1ull << b->chunkbits;
+
+	return (n->size + cs - 1) / cs * EROFS_BLOCK_MAP_ENTRY_SIZE;
+}
+
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	return !len || (!p[0] && !memcmp(p, p + 1, len - 1));
+}
+
+static size_t slot_of(const struct cpass *cp, const uint8_t *md)
+{
+	uint64_t h;
+
+	memcpy(&h, md, sizeof(h));
+	return (size_t)(h & (cp->cap - 1));
+}
+
+static int remember(struct cpass *cp, const uint8_t *md, uint64_t len,
+		    uint32_t blkaddr)
+{
+	size_t i;
+
+	if ((cp->used + 1) * 2 > cp->cap) {
+		size_t ncap = cp->cap ? cp->cap * 2 : 1024;
+		struct stored *old = cp->tab, *t = calloc(ncap, sizeof(*t));
+		size_t ocap = cp->cap;
+
+		if (!t)
+			return -ENOMEM;
+		cp->tab = t;
+		cp->cap = ncap;
+		for (size_t k = 0; k < ocap; k++) {
+			if (!old[k].used)
+				continue;
+			for (i = slot_of(cp, old[k].md); t[i].used;
+			     i = (i + 1) & (ncap - 1))
+				;
+			t[i] = old[k];
+		}
+		free(old);
+	}
+	for (i = slot_of(cp, md); cp->tab[i].used; i = (i + 1) & (cp->cap - 1))
+		;
+	memcpy(cp->tab[i].md, md, 32);
+	cp->tab[i].len = len;
+	cp->tab[i].blkaddr = blkaddr;
+	cp->tab[i].used = true;
+	cp->used++;
+	return 0;
+}
+
+static const struct stored *lookup(const struct cpass *cp, const uint8_t *md,
+				   uint64_t len)
+{
+	if (!cp->cap)
+		return NULL;
+	for (size_t i = slot_of(cp, md); cp->tab[i].used;
+	     i = (i + 1) & (cp->cap - 1))
+		if (cp->tab[i].len == len && !memcmp(cp->tab[i].md, md, 32))
+			return &cp->tab[i];
+	return NULL;
+}
+
+static int failed(struct cpass *cp, const char *what, int err)
+{
+	fsf_err(cp->b->log, "%s %s/%s: %s", what, cp->b->opts->source,
+		cp->path, strerror(-err));
+	return err;
+}
+
+/* LEN bytes of the source at OFF into BUF; short means the file shrank */
+static int read_at(struct cpass *cp, int fd, uint8_t *buf, size_t len,
+		   uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = pread(fd, buf + got, len - got, (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return failed(cp, "cannot read", -errno);
+		if (r == 0)
+			return failed(cp, "file shrank while reading", -EAGAIN);
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* Does the source hold no data in [OFF, OFF + LEN)?  A filesystem without
+ * SEEK_DATA answers with OFF itself: data. */
+static bool source_hole(int fd, uint64_t off, uint64_t len)
+{
+	off_t d = lseek(fd, (off_t)off, SEEK_DATA);
+
+	if (d < 0)
+		return errno == ENXIO;
+	return (uint64_t)d >= off + len;
+}
+
+/* LEN bytes of BUF written at byte BYTE of the image, the last block
+ * zero-padded (BUF has room for the padding) */
+static int write_blocks(struct cpass *cp, uint8_t *buf, size_t len,
+			uint64_t byte)
+{
+	const unsigned int bs = cp->b->blksz;
+	size_t padded = (size_t)erofs_round_up(len, bs);
+
+	memset(buf + len, 0, padded - len);
+	return fsf_dev_pwrite(&cp->b->dev, buf, padded, byte);
+}
+
+/* Are the LEN bytes at blocks A and C of the image equal? */
+static int same_in_image(struct cpass *cp, uint64_t a, uint64_t c,
+			 uint64_t len, bool *same)
+{
+	const unsigned int bs = cp->b->blksz;
+
+	*same = true;
+	for (uint64_t off = 0; off < len && *same; off += PIECE) {
+		size_t n = len - off < PIECE ? (size_t)(len - off) : PIECE;
+		int ret = fsf_dev_pread(&cp->b->dev, cp->buf, n, a * bs + off);
+
+		if (!ret)
+			ret = fsf_dev_pread(&cp->b->dev, cp->cmp, n, c * bs + off);
+		if (ret)
+			return ret;
+		*same = !memcmp(cp->buf, cp->cmp, n);
+	}
+	return 0;
+}
+
+/* One chunk with data in the source: hole, copy, or stored at the end. */
+static int data_chunk(struct cpass *cp, struct erofs_node *n, int fd,
+		      uint64_t off, uint64_t len, uint32_t *entry)
+{
+	const unsigned int bs = cp->b->blksz;
+	const bool whole = len <= PIECE;	/* the chunk fits the buffer */
+	uint64_t nblk = (len + bs - 1) / bs;
+	const struct stored *s;
+	bool zero = true, same = false;
+	uint8_t md[32];
+	int ret;
+
+	EVP_DigestInit_ex(cp->chunk_md, EVP_sha256(), NULL);
+	for (uint64_t p = 0; p < len; p += PIECE) {
+		size_t k = len - p < PIECE ? (size_t)(len - p) : PIECE;
+
+		ret = read_at(cp, fd, cp->buf, k, off + p);
+		if (ret)
+			return ret;
+		if (n->has_digest)
+			EVP_DigestUpdate(cp->file_md, cp->buf, k);
+		EVP_DigestUpdate(cp->chunk_md, cp->buf, k);
+		zero = zero && all_zero(cp->buf, k);
+		if (!whole) {
+			ret = write_blocks(cp, cp->buf, k,
+					   cp->cursor * bs + p);
+			if (ret)
+				return failed(cp, "cannot write data of", ret);
+		}
+	}
+	EVP_DigestFinal_ex(cp->chunk_md, md, NULL);
+	if (zero) {
+		*entry = htole32(EROFS_NULL_ADDR);
+		cp->b->hole_chunks++;
+		return 0;
+	}
+	s = lookup(cp, md, len);
+	if (s && whole) {
+		ret = fsf_dev_pread(&cp->b->dev, cp->cmp, (size_t)len,
+				    (uint64_t)s->blkaddr * bs);
+		if (ret)
+			return failed(cp, "cannot read back a chunk for", ret);
+		same = !memcmp(cp->cmp, cp->buf, (size_t)len);
+	} else if (s) {
+		ret = same_in_image(cp, s->blkaddr, cp->cursor, len, &same);
+		if (ret)
+			return failed(cp, "cannot read back a chunk for", ret);
+	}
+	if (same) {
+		*entry = htole32(s->blkaddr);
+		cp->b->dedup_chunks++;
+		return 0;
+	}
+	if (cp->cursor + nblk >= EROFS_NULL_ADDR) {
+		fsf_err(cp->b->log, "image would need more than %u blocks at %s/%s",
+			EROFS_NULL_ADDR - 1, cp->b->opts->source, cp->path);
+		return -EFBIG;
+	}
+	if (whole) {
+		ret = write_blocks(cp, cp->buf, (size_t)len, cp->cursor * bs);
+		if (ret)
+			return failed(cp, "cannot write data of", ret);
+	}
+	/* a digest collision with different bytes keeps the first copy in
+	 * the table; this one is stored all the same */
+	if (!s && remember(cp, md, len, (uint32_t)cp->cursor))
+		return failed(cp, "out of memory for", -ENOMEM);
+	*entry = htole32((uint32_t)cp->cursor);
+	cp->cursor += nblk;
+	return 0;
+}
+
+static void feed_zeros(struct cpass *cp, uint64_t len)
+{
+	while (len) {
+		size_t k = len < PIECE ? (size_t)len : PIECE;
+
+		EVP_DigestUpdate(cp->file_md, cp->zeros, k);
+		len -= k;
+	}
+}
+
+static int write_file(struct cpass *cp, struct erofs_node *n)
+{
+	const uint64_t cs = 1ull << cp->b->chunkbits;
+	uint64_t nchunks = (n->size + cs - 1) / cs;
+	char path[PATH_MAX];
+	uint8_t probe;
+	int fd, ret = 0;
+
+	n->chunkmap = malloc(nchunks * EROFS_BLOCK_MAP_ENTRY_SIZE);
+	if (!n->chunkmap) {
+		fsf_err(cp->b->log, "out of memory for the block map of %s",
+			n->name);
+		return -ENOMEM;
+	}
+	fd = erofs_open_source(cp->b, n, path, sizeof(path));
+	if (fd < 0)
+		return fd;
+	cp->path = path;
+	if (n->has_digest)
+		EVP_DigestInit_ex(cp->file_md, EVP_sha256(), NULL);
+	for (uint64_t c = 0; c < nchunks && !ret; c++) {
+		uint64_t off = c * cs;
+		uint64_t len = n->size - off < cs ? n->size - off : cs;
+
+		if (source_hole(fd, off, len)) {
+			n->chunkmap[c] = htole32(EROFS_NULL_ADDR);
+			cp->b->hole_chunks++;
+			if (n->has_digest)
+				feed_zeros(cp, len);
+			continue;
+		}
+		ret = data_chunk(cp, n, fd, off, len, &n->chunkmap[c]);
+	}
+	if (!ret) {
+		ssize_t r = pread(fd, &probe, 1, (off_t)n->size);
+
+		if (r < 0)
+			ret = failed(cp, "cannot read", -errno);
+		else if (r > 0)
+			ret = failed(cp, "file grew while reading", -EAGAIN);
+	}
+	if (!ret && n->has_digest)
+		EVP_DigestFinal_ex(cp->file_md, n->digest, NULL);
+	close(fd);
+	return ret;
+}
+
+int erofs_write_chunked(struct erofs_build *b)
+{
+	struct cpass cp = { .b = b, .cursor = b->total_blocks };
+	int ret = 0;
+
+	cp.buf = malloc(PIECE + b->blksz);
+	cp.cmp = malloc(PIECE);
+	cp.zeros = calloc(1, PIECE);
+	cp.file_md = EVP_MD_CTX_new();
+	cp.chunk_md = EVP_MD_CTX_new();
+	if (!cp.buf || !cp.cmp || !cp.zeros || !cp.file_md || !cp.chunk_md) {
+		fsf_err(b->log, "out of memory for the chunked files");
+		ret = -ENOMEM;
+	}
+	for (size_t i = 0; i < b->count && !ret; i++) {
+		struct erofs_node *n = b->order[i];
+
+		if (!n->master && n->chunked)
+			ret = write_file(&cp, n);
+	}
+	if (!ret)
+		b->total_blocks = cp.cursor;
+	EVP_MD_CTX_free(cp.chunk_md);
+	EVP_MD_CTX_free(cp.file_md);
+	free(cp.zeros);
+	free(cp.cmp);
+	free(cp.buf);
+	free(cp.tab);
+	return ret;
+}

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Runs inside the sid guest (Linux 7.x).  Disks:
+#   vda  a tree with chunk-based files (--chunksize=65536, fingerprints)
+#   vdb  one 1 GiB file with three data islands (--chunksize=65536)
+# /host holds manifest and sparse_map.py; results go to /host/result.
+set -u
+out=/host/result
+mkdir -p "$out" /mnt/a /mnt/b
+mount -t erofs -o ro /dev/vda /mnt/a || exit 10
+bash /host/manifest /mnt/a --drop-xattr trusted.erofs.fingerprint > "$out/tree.manifest"
+find /mnt/a -type f -size +0 | while read -r f; do
+	want=7368613235363a$(sha256sum < "$f" | cut -c1-64)
+	got=$(getfattr -e hex -n trusted.erofs.fingerprint "$f" 2>/dev/null |
+		sed -n 's/^trusted.erofs.fingerprint=0x//p')
+	[ "$got" = "$want" ] && echo ok || echo "bad $f"
+done > "$out/fingerprints"
+umount /mnt/a
+mount -t erofs -o ro /dev/vdb /mnt/b || exit 11
+# every byte read (the holes must read as zeros) and SEEK_DATA's segments
+python3 /host/sparse_map.py --segments --all /mnt/b/island > "$out/big.map"
+echo $? > "$out/big.rc"
+umount /mnt/b
+dmesg > "$out/dmesg"
+exit 0
