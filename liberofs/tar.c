@@ -31,24 +31,14 @@
 
 #define COPY_BUF (1u << 20)
 
-struct slot {
-	struct erofs_node *n;	/* NULL: empty */
-	const struct erofs_node *parent;
-	uint64_t hash;
-};
-
 struct tar_ctx {
 	struct erofs_build *b;
 	struct tar_stream *ts;
 	const char *name;		/* the archive, for messages */
 	struct tar_pax global;
 
-	struct slot *tab;		/* (parent, name) -> node */
-	size_t cap, used;
-	struct erofs_node **all;	/* every node made, in order */
-	uint8_t *dead;
-	size_t nall, capall;
-	uint64_t next_ino;
+	struct tar_tree *tree;
+	uint64_t next_ino;		/* inode keys of hard-linked files */
 
 	int spool_fd;
 	uint64_t spool_end;
@@ -64,218 +54,13 @@ static int bad(struct tar_ctx *t, const char *why)
 	return -EINVAL;
 }
 
-static uint64_t name_hash(const struct erofs_node *parent, const char *s,
-			  size_t len)
-{
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)(uintptr_t)parent;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-	return h ^ h >> 29;
-}
-
-static struct slot *find_slot(struct tar_ctx *t, const struct erofs_node *parent,
-			      const char *s, size_t len, uint64_t h)
-{
-	size_t mask = t->cap - 1;
-
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		struct slot *sl = &t->tab[i];
-
-		if (!sl->n)
-			return sl;
-		if (sl->hash == h && sl->parent == parent &&
-		    sl->n->name_len == len && !memcmp(sl->n->name, s, len))
-			return sl;
-	}
-}
-
-static int grow_table(struct tar_ctx *t)
-{
-	struct slot *old = t->tab;
-	size_t oldcap = t->cap;
-
-	t->cap = oldcap ? oldcap * 2 : 1024;
-	t->tab = calloc(t->cap, sizeof(*t->tab));
-	if (!t->tab) {
-		t->tab = old;
-		t->cap = oldcap;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < oldcap; i++) {
-		struct slot *sl;
-
-		if (!old[i].n)
-			continue;
-		sl = find_slot(t, old[i].parent, old[i].n->name,
-			       old[i].n->name_len, old[i].hash);
-		*sl = old[i];
-	}
-	free(old);
-	return 0;
-}
-
-static struct erofs_node *lookup(struct tar_ctx *t, struct erofs_node *parent,
-				 const char *s, size_t len)
-{
-	struct slot *sl = find_slot(t, parent, s, len,
-				    name_hash(parent, s, len));
-
-	return sl->n;
-}
-
-/* the index of N among t->all (kept in n->ino until the layout) */
-static void mark_dead(struct tar_ctx *t, struct erofs_node *n)
-{
-	t->dead[n->ino] = 1;
-}
-
-/* a new node named S under PARENT, replacing whatever had the name */
-static struct erofs_node *new_node(struct tar_ctx *t, struct erofs_node *parent,
-				   const char *s, size_t len)
-{
-	uint64_t h = name_hash(parent, s, len);
-	struct erofs_node *n;
-	struct slot *sl;
-
-	if ((t->used + 1) * 2 > t->cap && grow_table(t))
-		return NULL;
-	if (t->nall == t->capall) {
-		size_t cap = t->capall ? t->capall * 2 : 1024;
-		struct erofs_node **a = realloc(t->all, cap * sizeof(*a));
-		uint8_t *d;
-
-		if (!a)
-			return NULL;
-		t->all = a;
-		d = realloc(t->dead, cap);
-		if (!d)
-			return NULL;
-		t->dead = d;
-		t->capall = cap;
-	}
-	n = calloc(1, sizeof(*n));
-	if (!n)
-		return NULL;
-	n->name = malloc(len + 1);
-	if (!n->name) {
-		free(n);
-		return NULL;
-	}
-	memcpy(n->name, s, len);
-	n->name[len] = '\0';
-	n->name_len = (uint16_t)len;
-	n->parent = parent;
-	n->nlink = 1;
-	n->ino = (uint32_t)t->nall;
-	t->all[t->nall] = n;
-	t->dead[t->nall++] = 0;
-
-	sl = find_slot(t, parent, s, len, h);
-	if (sl->n)
-		mark_dead(t, sl->n);
-	else
-		t->used++;
-	*sl = (struct slot){ n, parent, h };
-	return n;
-}
-
-/* a directory made for a path that names none (erofs-utils' rules) */
-static struct erofs_node *implied_dir(struct tar_ctx *t, struct erofs_node *p,
-				      const char *s, size_t len)
-{
-	struct erofs_node *n = new_node(t, p, s, len);
-
-	if (!n)
-		return NULL;
-	n->mode = S_IFDIR | 0755 | (p->mode & (S_IWGRP | S_IWOTH));
-	n->uid = p->uid;
-	n->gid = p->gid;
-	n->mtime = p->mtime;
-	n->mtime_nsec = p->mtime_nsec;
-	return n;
-}
-
-/*
- * Walk PATH: *PARENT gets the directory holding its last component, *LAST
- * and *LEN that component (*LEN 0: the path is the root).  Missing
- * directories on the way are made when MAKE.
- */
 static int walk(struct tar_ctx *t, const char *path, bool make,
 		struct erofs_node **parent, const char **last, size_t *len)
 {
-	struct erofs_node *dir = t->b->root;
-	const char *s = path, *comp = NULL;
-	size_t clen = 0;
+	const char *why = NULL;
+	int ret = tar_tree_walk(t->tree, path, make, parent, last, len, &why);
 
-	if (strlen(path) >= PATH_MAX)
-		return bad(t, "path longer than PATH_MAX");
-	for (;;) {
-		const char *e;
-		size_t l;
-
-		while (*s == '/')
-			s++;
-		if (!*s)
-			break;
-		e = strchr(s, '/');
-		l = e ? (size_t)(e - s) : strlen(s);
-		if (comp) {	/* the previous component is a directory */
-			struct erofs_node *d = lookup(t, dir, comp, clen);
-
-			if (!d && !make)
-				return -ENOENT;
-			if (!d)
-				d = implied_dir(t, dir, comp, clen);
-			if (!d)
-				return -ENOMEM;
-			if (!S_ISDIR(d->mode))
-				return bad(t, "a component of the path is not a directory");
-			dir = d;
-			comp = NULL;
-		}
-		if (l == 1 && s[0] == '.') {
-			/* nothing */
-		} else if (l == 2 && s[0] == '.' && s[1] == '.') {
-			dir = dir->parent;
-		} else {
-			if (l > EROFS_NAME_LEN)
-				return bad(t, "a path component is longer than 255 bytes");
-			comp = s;
-			clen = l;
-		}
-		s += l;
-	}
-	*parent = dir;
-	*last = comp;
-	*len = comp ? clen : 0;
-	return 0;
-}
-
-static void free_node(struct erofs_node *n)
-{
-	for (uint16_t i = 0; i < n->nxattrs; i++) {
-		free(n->xattrs[i]->name);
-		free(n->xattrs[i]->value);
-		free(n->xattrs[i]);
-	}
-	free(n->xattrs);
-	free(n->symlink);
-	free(n->name);
-	free(n->children);
-	free(n);
-}
-
-static void clear_xattrs(struct erofs_node *n)
-{
-	for (uint16_t i = 0; i < n->nxattrs; i++) {
-		free(n->xattrs[i]->name);
-		free(n->xattrs[i]->value);
-		free(n->xattrs[i]);
-	}
-	free(n->xattrs);
-	n->xattrs = NULL;
-	n->nxattrs = 0;
+	return ret == -EINVAL ? bad(t, why) : ret;
 }
 
 static int set_xattrs(struct tar_ctx *t, struct erofs_node *n,
@@ -283,7 +68,7 @@ static int set_xattrs(struct tar_ctx *t, struct erofs_node *n,
 {
 	const struct erofs_mkfs_opts *o = t->b->opts;
 
-	clear_xattrs(n);
+	tar_node_clear_xattrs(n);
 	if (o->xattr_tolerance < 0)
 		return 0;
 	for (size_t i = 0; i < pax->nxattrs; i++) {
@@ -573,7 +358,7 @@ static int hard_link(struct tar_ctx *t, struct erofs_node *parent,
 	int ret = walk(t, target, false, &tp, &tl, &tlen);
 
 	if (ret == -ENOENT || (!ret && !tlen) ||
-	    (!ret && !(src = lookup(t, tp, tl, tlen))))
+	    (!ret && !(src = tar_tree_lookup(t->tree, tp, tl, tlen))))
 		return bad(t, "hard link to an entry not in the archive before it");
 	if (ret)
 		return ret;
@@ -583,7 +368,7 @@ static int hard_link(struct tar_ctx *t, struct erofs_node *parent,
 		return bad(t, "hard link in place of the root");
 	if (!src->src_ino)
 		src->src_ino = ++t->next_ino;
-	n = new_node(t, parent, last, len);
+	n = tar_tree_add(t->tree, parent, last, len);
 	if (!n)
 		return -ENOMEM;
 	n->mode = src->mode;
@@ -603,6 +388,45 @@ static int hard_link(struct tar_ctx *t, struct erofs_node *parent,
 			return -ENOMEM;
 	}
 	return copy_xattrs(t, n, src, path);
+}
+
+/*
+ * --aufs: ".wh..wh..opq" makes its directory opaque (trusted.overlay.opaque
+ * "y"); ".wh.NAME" is a whiteout, NAME as a character device 0:0 with no
+ * permission bits and the entry's owner, time and xattrs, and its
+ * directory is marked to hold whiteouts (erofs-utils' conversion).
+ */
+static int aufs_entry(struct tar_ctx *t, struct entry *e,
+		      struct erofs_node *parent, const char *last, size_t len,
+		      uint64_t size, const char *path)
+{
+	struct erofs_node *n;
+	int ret;
+
+	if (len == 12 && !memcmp(last, ".wh..wh..opq", 12)) {
+		ret = erofs_node_add_xattr(t->b, parent, path,
+					   "trusted.overlay.opaque", "y", 1);
+		return ret ? ret : skip_data(t, size);
+	}
+	if (len == 4)
+		return bad(t, "an aufs whiteout without a name");
+	n = tar_tree_add(t->tree, parent, last + 4, len - 4);
+	if (!n)
+		return -ENOMEM;
+	n->mode = S_IFCHR;
+	ret = erofs_node_set_ids(t->b, n, e->pax.has_uid ? e->pax.uid : e->h.uid,
+				 e->pax.has_gid ? e->pax.gid : e->h.gid);
+	if (ret)
+		return bad(t, "uid or gid out of range after the offset");
+	if (e->pax.has_mtime)
+		erofs_node_set_mtime(t->b, n, e->pax.mtime, e->pax.mtime_nsec);
+	else
+		erofs_node_set_mtime(t->b, n, e->h.mtime, 0);
+	ret = set_xattrs(t, n, &e->pax, path);
+	if (ret)
+		return ret;
+	tar_tree_mark_whiteouts(t->tree, parent);
+	return skip_data(t, size);
 }
 
 /* one entry, its header and extended headers read, its data next */
@@ -659,17 +483,19 @@ static int add_entry(struct tar_ctx *t, struct entry *e)
 	ret = walk(t, path, true, &parent, &last, &len);
 	if (ret)
 		return ret;
+	if (o->aufs && len >= 4 && !memcmp(last, ".wh.", 4))
+		return aufs_entry(t, e, parent, last, len, size, path);
 	if (h->type == '1') {
 		ret = hard_link(t, parent, last, len, link, path);
 		return ret ? ret : skip_data(t, size);
 	}
-	old = len ? lookup(t, parent, last, len) : t->b->root;
+	old = len ? tar_tree_lookup(t->tree, parent, last, len) : t->b->root;
 	if (!len && type != S_IFDIR)
 		return bad(t, "only a directory can stand for the root");
 	if (old && S_ISDIR(old->mode) && type == S_IFDIR) {
 		n = old;	/* a directory again: new attributes only */
 	} else {
-		n = new_node(t, parent, last, len);
+		n = tar_tree_add(t->tree, parent, last, len);
 		if (!n)
 			return -ENOMEM;
 	}
@@ -860,56 +686,6 @@ static int read_archive(struct tar_ctx *t)
 	return ret;
 }
 
-/* Live nodes into their parents' children; the dead ones freed. */
-static int build_tree(struct tar_ctx *t)
-{
-	struct erofs_build *b = t->b;
-	uint32_t *nchild;
-
-	nchild = calloc(t->nall, sizeof(*nchild));
-	if (!nchild)
-		return -ENOMEM;
-	b->count = 0;
-	for (size_t i = 0; i < t->nall; i++) {
-		struct erofs_node *n = t->all[i];
-
-		/* a parent precedes its children in t->all */
-		if (i && (t->dead[n->parent->ino] || !S_ISDIR(n->parent->mode)))
-			t->dead[i] = 1;
-		if (t->dead[i])
-			continue;
-		b->count++;
-		if (i)
-			nchild[n->parent->ino]++;
-	}
-	for (size_t i = 0; i < t->nall; i++) {
-		struct erofs_node *n = t->all[i];
-
-		if (t->dead[i] || !nchild[i])
-			continue;
-		n->children = malloc(nchild[i] * sizeof(*n->children));
-		if (!n->children) {
-			free(nchild);
-			return -ENOMEM;
-		}
-	}
-	for (size_t i = 1; i < t->nall; i++) {
-		struct erofs_node *n = t->all[i];
-
-		if (!t->dead[i])
-			n->parent->children[n->parent->nchildren++] = n;
-	}
-	free(nchild);
-	for (size_t i = 0; i < t->nall; i++) {
-		if (t->dead[i])
-			free_node(t->all[i]);
-		else
-			t->all[i]->ino = 0;
-	}
-	t->nall = 0;
-	return 0;
-}
-
 int erofs_tar_scan(struct erofs_build *b)
 {
 	const struct erofs_mkfs_opts *o = b->opts;
@@ -942,37 +718,24 @@ int erofs_tar_scan(struct erofs_build *b)
 		}
 	}
 
-	root = new_node(&t, NULL, "", 0);
-	if (!root) {
-		ret = -ENOMEM;
+	ret = tar_tree_new(&t.tree, b);
+	if (ret)
 		goto out;
-	}
-	root->parent = root;
-	b->root = root;
+	root = b->root;
 	root->mode = S_IFDIR | 0777;
 	ret = erofs_node_set_ids(b, root, getuid(), getgid());
 	if (ret)
 		goto out;
 	erofs_node_set_mtime(b, root, o->build_time, 0);
-	/* the root's own slot is keyed by a NULL parent: lookups never
-	 * find it, and "./" entries reach it by the empty path */
 	ret = read_archive(&t);
 	if (!ret)
-		ret = build_tree(&t);
+		ret = tar_tree_finish(t.tree, o->ovlfs_strip);
 	if (!ret)
 		ret = erofs_tree_finish(b, true);
 out:
-	if (ret && t.nall) {
-		/* nothing is linked yet: every node is freed from t.all */
-		for (size_t i = 0; i < t.nall; i++)
-			free_node(t.all[i]);
-		b->root = NULL;
-	}
+	tar_tree_free(t.tree);
 	tar_stream_close(t.ts);
 	tar_pax_free(&t.global);
-	free(t.all);
-	free(t.dead);
-	free(t.tab);
 	free(t.buf);
 	if (!use_stdin && b->data_fd[0] != fd)
 		close(fd);

@@ -96,4 +96,30 @@ bool tar_stream_seekable(const struct tar_stream *ts);
 int tar_stream_fd(const struct tar_stream *ts);
 void tar_stream_close(struct tar_stream *ts);
 
+/* tar_tree.c: the tree being read (nodes by parent and name; a replaced
+ * node and its subtree are dropped when the tree is finished) */
+struct erofs_build;
+struct erofs_node;
+struct tar_tree;
+/* a tree of the root alone (b->root) */
+int tar_tree_new(struct tar_tree **t, struct erofs_build *b);
+struct erofs_node *tar_tree_lookup(struct tar_tree *t, struct erofs_node *dir,
+				   const char *s, size_t len);
+/* a new node S under DIR, replacing whatever had that name */
+struct erofs_node *tar_tree_add(struct tar_tree *t, struct erofs_node *dir,
+				const char *s, size_t len);
+/* PATH as erofs-utils walks it: *PARENT and the last component (*LEN 0:
+ * the root); missing directories made when MAKE (-ENOENT otherwise);
+ * -EINVAL with *WHY for a bad path */
+int tar_tree_walk(struct tar_tree *t, const char *path, bool make,
+		  struct erofs_node **parent, const char **last, size_t *len,
+		  const char **why);
+void tar_tree_mark_whiteouts(struct tar_tree *t, struct erofs_node *dir);
+void tar_node_clear_xattrs(struct erofs_node *n);
+/* live nodes linked into their parents, the rest freed; overlayfs
+ * metadata stripped (OVLFS_STRIP) or whiteout directories marked */
+int tar_tree_finish(struct tar_tree *t, bool ovlfs_strip);
+/* the table; and every node when the tree was not finished */
+void tar_tree_free(struct tar_tree *t);
+
 #endif

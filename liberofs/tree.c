@@ -96,6 +96,21 @@ int erofs_node_add_xattr(struct erofs_build *b, struct erofs_node *n,
 			path, name, value_len, EROFS_XATTR_MAX_VALUE);
 		return -E2BIG;
 	}
+	for (uint16_t i = 0; i < n->nxattrs; i++) {
+		void *v;
+
+		if (strcmp(n->xattrs[i]->name, name))
+			continue;
+		/* set again (tar input): the later value wins */
+		v = malloc(value_len ? value_len : 1);
+		if (!v)
+			return -ENOMEM;
+		memcpy(v, value, value_len);
+		free(n->xattrs[i]->value);
+		n->xattrs[i]->value = v;
+		n->xattrs[i]->value_len = (uint16_t)value_len;
+		return 0;
+	}
 	x = calloc(1, sizeof(*x));
 	grown = realloc(n->xattrs, (n->nxattrs + 1u) * sizeof(*grown));
 	if (!x || !grown) {

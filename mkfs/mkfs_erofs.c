@@ -25,7 +25,7 @@ enum {
 	OPT_XATTR_PREFIX, OPT_DIGEST, OPT_WORKERS, OPT_QUIET, OPT_FORCE,
 	OPT_DRY_RUN, OPT_IN_PLACE, OPT_MAX_EXTENT,
 	/* tar input */
-	OPT_TAR, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD,
+	OPT_TAR, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD, OPT_AUFS, OPT_OVLFS_STRIP,
 };
 
 static const struct option long_opts[] = {
@@ -52,6 +52,8 @@ static const struct option long_opts[] = {
 	{ "ungzip", optional_argument, NULL, OPT_UNGZIP },
 	{ "unxz", optional_argument, NULL, OPT_UNXZ },
 	{ "unzstd", no_argument, NULL, OPT_UNZSTD },
+	{ "aufs", no_argument, NULL, OPT_AUFS },
+	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -71,6 +73,9 @@ static void usage(FILE *f)
 "      --ungzip            the tar archive is gzip-compressed\n"
 "      --unxz              the tar archive is xz- or lzma-compressed\n"
 "      --unzstd            the tar archive is zstd-compressed\n"
+"      --aufs              turn aufs whiteouts (.wh.*) of the tar into\n"
+"                          overlayfs ones\n"
+"      --ovlfs-strip[=0|1] leave out overlayfs whiteouts and opaque marks\n"
 "  -b SIZE                 block size in bytes (512..65536, default: page size)\n"
 "  -z ALG[,level=N]        compress files with ALG: lz4; lz4hc (level\n"
 "                          0-12, default 9); lzma (MicroLZMA: 0-9, or\n"
@@ -263,6 +268,16 @@ static int parse_tar_opt(struct erofs_mkfs_opts *o, int opt, const char *arg)
 		}
 		fprintf(stderr, "mkfs.erofs: invalid --tar mode '%s' (f, i or headerball)\n", arg);
 		return -1;
+	case OPT_AUFS:
+		o->aufs = true;
+		return 0;
+	case OPT_OVLFS_STRIP:
+		if (arg && strcmp(arg, "0") && strcmp(arg, "1")) {
+			fprintf(stderr, "mkfs.erofs: invalid --ovlfs-strip '%s' (0 or 1)\n", arg);
+			return -1;
+		}
+		o->ovlfs_strip = !arg || !strcmp(arg, "1");
+		return 0;
 	case OPT_UNGZIP:
 	case OPT_UNXZ:
 		if (arg) {
@@ -369,6 +384,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		case OPT_UNGZIP:
 		case OPT_UNXZ:
 		case OPT_UNZSTD:
+		case OPT_AUFS:
+		case OPT_OVLFS_STRIP:
 			if (parse_tar_opt(o, opt, optarg))
 				return -1;
 			break;
@@ -436,8 +453,9 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			return -1;
 		}
 	}
-	if (o->tar_codec != EROFS_TAR_PLAIN && o->tar_mode == EROFS_TAR_NONE) {
-		fprintf(stderr, "mkfs.erofs: --ungzip, --unxz and --unzstd need --tar\n");
+	if ((o->tar_codec != EROFS_TAR_PLAIN || o->aufs || o->ovlfs_strip) &&
+	    o->tar_mode == EROFS_TAR_NONE) {
+		fprintf(stderr, "mkfs.erofs: --ungzip, --unxz, --unzstd, --aufs and --ovlfs-strip need --tar\n");
 		return -1;
 	}
 	/* with --tar, no TARFILE is standard input (argv[argc] is NULL) */
