@@ -4,7 +4,10 @@ tests/erofs/tar.bats, one per format (py-ustar.tar, py-gnu.tar,
 py-pax.tar) with the same entries where the format can hold them, and
 py-edge.tar with what only the order of entries decides: duplicates,
 implied parent directories, a "./" root entry, "." and ".." components,
-a hard link whose target is replaced afterwards."""
+a hard link whose target is replaced afterwards; py-global.tar with a
+global pax header (owner, time, an xattr for every entry) and bsdtar's
+LIBARCHIVE.xattr records (%-encoded names, base64 values); py-aufs.tar
+with aufs whiteouts (.wh.NAME, .wh..wh..opq) for --aufs."""
 import io
 import os
 import sys
@@ -112,3 +115,29 @@ with tarfile.open(f"{out}/py-edge.tar", "w", format=tarfile.PAX_FORMAT) as tf:
     add(tf, info("hard", tarfile.LNKTYPE, linkname="orig"))
     add(tf, info("orig"), b"replaced\n")
     add(tf, info("hard2", tarfile.LNKTYPE, linkname="hard"))
+
+# global keywords apply to every entry after them; an entry's own win
+glob = {"uid": "4242", "mtime": "1600000000.25",
+        "SCHILY.xattr.user.everywhere": "g"}
+with tarfile.open(f"{out}/py-global.tar", "w", format=tarfile.PAX_FORMAT,
+                  pax_headers=glob) as tf:
+    add(tf, info("a"), b"global owner and time\n")
+    add(tf, info("b", pax_headers={"uid": "7", "SCHILY.xattr.user.everywhere": "own"}),
+        b"own owner and xattr\n")
+    add(tf, info("c", pax_headers={
+        "LIBARCHIVE.xattr.user.pct%41%25x%": "YmFzZTY0IHZhbHVl",
+        "LIBARCHIVE.xattr.user.bin": "AAH/",
+        "LIBARCHIVE.xattr.security.capability": "AQAAAgAgAAAAAAAAAAAAAAAAAAA="}),
+        b"bsdtar xattrs\n")
+
+# aufs whiteouts, as container layers carry them
+with tarfile.open(f"{out}/py-aufs.tar", "w", format=tarfile.PAX_FORMAT) as tf:
+    add(tf, info("d", tarfile.DIRTYPE, 0o755))
+    add(tf, info("d/keep"), b"kept\n")
+    add(tf, info("d/.wh.gone", mode=0o600, uid=7, gid=8, mtime=1600000000), b"")
+    add(tf, info("o", tarfile.DIRTYPE, 0o750))
+    add(tf, info("o/.wh..wh..opq"), b"")
+    add(tf, info("o/x"), b"x\n")
+    add(tf, info(".wh.top"), b"")
+    add(tf, info("p/q/.wh.deep"), b"")
+    add(tf, info("cd", tarfile.CHRTYPE, 0o600))

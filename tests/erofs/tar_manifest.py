@@ -11,10 +11,12 @@ parent directory is made 0755 plus the group/other write bits of its
 parent, with its parent's owner and time (the root: 0777, owner 0, time
 ROOT_MTIME, argument 2, default 0).
 """
+import base64
 import hashlib
 import stat
 import sys
 import tarfile
+import urllib.parse
 
 
 class Inode:
@@ -39,11 +41,16 @@ def mtime_of(m):
 
 
 def xattrs_of(m):
+    """SCHILY.xattr.NAME=raw (GNU tar, Python) and LIBARCHIVE.xattr.NAME
+    with NAME %-encoded and a base64 value (bsdtar)"""
     out = {}
     for k, v in m.pax_headers.items():
+        raw = v.encode("utf-8", "surrogateescape") if isinstance(v, str) else v
         if k.startswith("SCHILY.xattr."):
-            raw = v.encode("utf-8", "surrogateescape") if isinstance(v, str) else v
             out[k[len("SCHILY.xattr."):]] = raw
+        elif k.startswith("LIBARCHIVE.xattr."):
+            name = urllib.parse.unquote(k[len("LIBARCHIVE.xattr."):])
+            out[name] = base64.b64decode(raw)
     return out
 
 
