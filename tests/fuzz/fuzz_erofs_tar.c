@@ -42,6 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&o, 0, sizeof(o));
 	o.tar_mode = EROFS_TAR_FULL;
 	o.tar_codec = (enum erofs_tar_codec)(data[0] & 3);
+	o.aufs = data[0] & 4;
+	o.ovlfs_strip = data[0] & 8;
 	o.force_uid = o.force_gid = -1;
 	o.xattr_tolerance = 2;
 	o.build_time = 1000;
