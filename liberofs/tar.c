@@ -430,13 +430,10 @@ static int aufs_entry(struct tar_ctx *t, struct entry *e,
 }
 
 /* one entry, its header and extended headers read, its data next */
-static int add_entry(struct tar_ctx *t, struct entry *e)
+static int add_entry_body(struct tar_ctx *t, struct entry *e, const char *path)
 {
 	const struct erofs_mkfs_opts *o = t->b->opts;
 	struct tar_hdr *h = &e->h;
-	const char *path = e->pax.sparse_name ? e->pax.sparse_name :
-			   e->pax.path ? e->pax.path :
-			   e->longname ? e->longname : h->name;
 	const char *link = e->pax.linkpath ? e->pax.linkpath :
 			   e->longlink ? e->longlink : h->linkname;
 	uint64_t size = e->pax.has_size ? e->pax.size : h->size;
@@ -446,7 +443,6 @@ static int add_entry(struct tar_ctx *t, struct entry *e)
 	uint32_t type;
 	int ret;
 
-	t->entry = path;
 	switch (h->type) {
 	case '0': case '7': case 'S': type = S_IFREG; break;
 	case '1': type = S_IFREG; break;
@@ -462,24 +458,6 @@ static int add_entry(struct tar_ctx *t, struct entry *e)
 	}
 	if (!*path)
 		return bad(t, "empty path");
-	if ((o->n_exclude_paths || o->n_exclude_regexes)) {
-		char rel[PATH_MAX];
-		const char *s = path;
-		size_t l = 0;
-
-		/* the entry, or a directory above it, left out */
-		while (*s && l < sizeof(rel) - 1) {
-			while (*s == '/' || (s[0] == '.' && s[1] == '/'))
-				s++;
-			while (*s && *s != '/' && l < sizeof(rel) - 1)
-				rel[l++] = *s++;
-			rel[l] = '\0';
-			if (l && erofs_path_excluded(t->b, rel))
-				return skip_data(t, size);
-			if (*s && l < sizeof(rel) - 1)
-				rel[l++] = '/';
-		}
-	}
 	ret = walk(t, path, true, &parent, &last, &len);
 	if (ret)
 		return ret;
@@ -556,6 +534,61 @@ static int add_entry(struct tar_ctx *t, struct entry *e)
 		return bad(t, "GNU sparse format 0.x is not supported");
 	n->size = size;
 	return size ? place_data(t, n, size) : 0;
+}
+
+/* --exclude-path/--exclude-regex: the entry's path or a directory above
+ * it (its relative form in REL) is left out */
+static bool excluded(struct tar_ctx *t, const char *path, char *rel)
+{
+	const struct erofs_mkfs_opts *o = t->b->opts;
+	const char *s = path;
+	size_t l = 0;
+
+	if (!o->n_exclude_paths && !o->n_exclude_regexes)
+		return false;
+	while (*s && l < PATH_MAX - 1) {
+		while (*s == '/' || (s[0] == '.' && s[1] == '/'))
+			s++;
+		while (*s && *s != '/' && l < PATH_MAX - 1)
+			rel[l++] = *s++;
+		rel[l] = '\0';
+		if (l && erofs_path_excluded(t->b, rel))
+			return true;
+		if (*s && l < PATH_MAX - 1)
+			rel[l++] = '/';
+	}
+	return false;
+}
+
+/*
+ * An excluded entry is still read into the tree, so that a hard link to
+ * it keeps its content, and dropped at the end with the directory that
+ * made it excluded (also when that directory was only implied).
+ */
+static int add_entry(struct tar_ctx *t, struct entry *e)
+{
+	const char *path = e->pax.sparse_name ? e->pax.sparse_name :
+			   e->pax.path ? e->pax.path :
+			   e->longname ? e->longname : e->h.name;
+	char rel[PATH_MAX];
+	struct erofs_node *parent, *n;
+	const char *last;
+	size_t len;
+	bool excl;
+	int ret;
+
+	t->entry = path;
+	excl = excluded(t, path, rel);
+	ret = add_entry_body(t, e, path);
+	if (ret || !excl)
+		return ret;
+	ret = walk(t, rel, true, &parent, &last, &len);
+	if (ret)
+		return ret;
+	n = len ? tar_tree_lookup(t->tree, parent, last, len) : NULL;
+	if (n)
+		tar_tree_drop(t->tree, n);
+	return 0;
 }
 
 static void entry_reset(struct entry *e)

@@ -115,6 +115,8 @@ int tar_tree_walk(struct tar_tree *t, const char *path, bool make,
 		  struct erofs_node **parent, const char **last, size_t *len,
 		  const char **why);
 void tar_tree_mark_whiteouts(struct tar_tree *t, struct erofs_node *dir);
+/* N and what is under it left out of the finished tree */
+void tar_tree_drop(struct tar_tree *t, struct erofs_node *n);
 void tar_node_clear_xattrs(struct erofs_node *n);
 /* live nodes linked into their parents, the rest freed; overlayfs
  * metadata stripped (OVLFS_STRIP) or whiteout directories marked */

@@ -143,6 +143,12 @@ struct erofs_node *tar_tree_add(struct tar_tree *t, struct erofs_node *dir,
 	return n;
 }
 
+void tar_tree_drop(struct tar_tree *t, struct erofs_node *n)
+{
+	if (n != t->b->root)
+		t->flags[n->ino] |= F_DEAD;
+}
+
 void tar_tree_mark_whiteouts(struct tar_tree *t, struct erofs_node *dir)
 {
 	t->flags[dir->ino] |= F_WHITEOUTS;

@@ -180,6 +180,19 @@ check_tar() {
 	grep -q $'^d/.wh.gone\tmeta\tf 0600 7 8 ' ours.manifest
 }
 
+@test "tar: --exclude-path and --exclude-regex leave entries and subtrees out; a hard link to a left-out file keeps its content" {
+	long=$(printf 'd%.0s' $(seq 60))	# a directory the archive only implies
+	"$MKFS_EROFS" --quiet --tar=f --mkfs-time -T 1000 --exclude-path=dir/sub \
+		--exclude-regex='hello$' --exclude-path="$long" x.img "$TARS/py-gnu.tar"
+	"$FSCK_EROFS" --extract=x x.img
+	"$LIB/manifest" x > got.manifest
+	run grep -c $'^dir/sub\|^dir/hello\|^dddd' got.manifest
+	[ "$output" = 0 ]
+	grep -q $'^dir/link\tsha256\t'"$(printf 'hello, world\n' | sha256sum | cut -d' ' -f1)" got.manifest
+	grep -q $'^dir/link\tmeta\tf 0640 1000 100 1 ' got.manifest
+	grep -q $'^dir/sym\tmeta\tl 0777 ' got.manifest
+}
+
 @test "tar: gzip, xz, lzma and zstd streams and standard input give the image of the plain file" {
 	src=$TARS/py-pax.tar
 	opts=(--quiet --tar=f -T 1000 -U clear)
