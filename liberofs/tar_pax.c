@@ -347,7 +347,7 @@ int tar_pax_parse(const uint8_t *buf, size_t len, struct tar_pax *p,
 			*why = "NUL bytes between pax records";
 			return -EINVAL;
 		}
-		while (i < len && s[i] >= '0' && s[i] <= '9' && i - at < 20)
+		while (i < len && s[i] >= '0' && s[i] <= '9' && i - at < 19)
 			rlen = rlen * 10 + (size_t)(s[i++] - '0');
 		if (i == at || i >= len || s[i] != ' ' || rlen <= i - at + 1 ||
 		    rlen > len - at) {
