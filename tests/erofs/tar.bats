@@ -216,6 +216,12 @@ check_tar() {
 	for i in "${imgs[@]}"; do
 		cmp plain.img "$i.img" || die "$i.img differs from the plain tar's image"
 	done
+	# compressed files and fingerprints from a spooled stream
+	gzip -c "$src" | "$MKFS_EROFS" --quiet --tar=f --ungzip -zlz4hc --mkfs-time -T 1000 \
+		--xattr-inode-digest=trusted.erofs.fingerprint z.img
+	"$FSCK_EROFS" --xattr-inode-digest --extract=zx --xattrs z.img
+	python3 "$TARMAN" "$src" 1000 > want.manifest
+	tree_manifest zx | diff want.manifest -
 	# a damaged gzip stream is refused, naming the stream
 	head -c 3000 a.tar.gz > cut.tar.gz
 	run "$MKFS_EROFS" --tar=f --ungzip cut.img cut.tar.gz
