@@ -129,34 +129,31 @@ static int failed(struct cpass *cp, const char *what, int err)
 }
 
 /* LEN bytes of the source at OFF into BUF; short means the file shrank */
-static int read_at(struct cpass *cp, int fd, uint8_t *buf, size_t len,
-		   uint64_t off)
+static int read_at(struct cpass *cp, struct erofs_src *src, uint8_t *buf,
+		   size_t len, uint64_t off)
 {
-	size_t got = 0;
+	ssize_t r = erofs_src_pread(src, buf, len, off);
 
-	while (got < len) {
-		ssize_t r = pread(fd, buf + got, len - got, (off_t)(off + got));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return failed(cp, "cannot read", -errno);
-		if (r == 0)
-			return failed(cp, "file shrank while reading", -EAGAIN);
-		got += (size_t)r;
-	}
+	if (r < 0)
+		return failed(cp, "cannot read", (int)r);
+	if ((size_t)r != len)
+		return failed(cp, "file shrank while reading", -EAGAIN);
 	return 0;
 }
 
 /* Does the source hold no data in [OFF, OFF + LEN)?  A filesystem without
- * SEEK_DATA answers with OFF itself: data. */
-static bool source_hole(int fd, uint64_t off, uint64_t len)
+ * SEEK_DATA answers with OFF itself: data.  A tar entry is a window of
+ * the tar (no holes) or of the spool file (a sparse entry's holes are
+ * holes there). */
+static bool source_hole(const struct erofs_src *src, uint64_t off,
+			uint64_t len)
 {
-	off_t d = lseek(fd, (off_t)off, SEEK_DATA);
+	uint64_t at = src->shared ? src->base + off : off;
+	off_t d = lseek(src->fd, (off_t)at, SEEK_DATA);
 
 	if (d < 0)
 		return errno == ENXIO;
-	return (uint64_t)d >= off + len;
+	return (uint64_t)d >= at + len;
 }
 
 /* LEN bytes of BUF written at byte BYTE of the image, the last block
@@ -192,8 +189,8 @@ static int same_in_image(struct cpass *cp, uint64_t a, uint64_t c,
 }
 
 /* One chunk with data in the source: hole, copy, or stored at the end. */
-static int data_chunk(struct cpass *cp, struct erofs_node *n, int fd,
-		      uint64_t off, uint64_t len, uint32_t *entry)
+static int data_chunk(struct cpass *cp, struct erofs_node *n,
+		      struct erofs_src *src, uint64_t off, uint64_t len, uint32_t *entry)
 {
 	const unsigned int bs = cp->b->blksz;
 	const bool whole = len <= PIECE;	/* the chunk fits the buffer */
@@ -207,7 +204,7 @@ static int data_chunk(struct cpass *cp, struct erofs_node *n, int fd,
 	for (uint64_t p = 0; p < len; p += PIECE) {
 		size_t k = len - p < PIECE ? (size_t)(len - p) : PIECE;
 
-		ret = read_at(cp, fd, cp->buf, k, off + p);
+		ret = read_at(cp, src, cp->buf, k, off + p);
 		if (ret)
 			return ret;
 		if (n->has_digest)
@@ -278,8 +275,9 @@ static int write_file(struct cpass *cp, struct erofs_node *n)
 	const uint64_t cs = 1ull << cp->b->chunkbits;
 	uint64_t nchunks = (n->size + cs - 1) / cs;
 	char path[PATH_MAX];
+	struct erofs_src src;
 	uint8_t probe;
-	int fd, ret = 0;
+	int ret = 0;
 
 	n->chunkmap = malloc(nchunks * EROFS_BLOCK_MAP_ENTRY_SIZE);
 	if (!n->chunkmap) {
@@ -287,9 +285,9 @@ static int write_file(struct cpass *cp, struct erofs_node *n)
 			n->name);
 		return -ENOMEM;
 	}
-	fd = erofs_open_source(cp->b, n, path, sizeof(path));
-	if (fd < 0)
-		return fd;
+	ret = erofs_open_source(cp->b, n, path, sizeof(path), &src);
+	if (ret)
+		return ret;
 	cp->path = path;
 	if (n->has_digest)
 		EVP_DigestInit_ex(cp->file_md, EVP_sha256(), NULL);
@@ -297,26 +295,26 @@ static int write_file(struct cpass *cp, struct erofs_node *n)
 		uint64_t off = c * cs;
 		uint64_t len = n->size - off < cs ? n->size - off : cs;
 
-		if (source_hole(fd, off, len)) {
+		if (source_hole(&src, off, len)) {
 			n->chunkmap[c] = htole32(EROFS_NULL_ADDR);
 			cp->b->hole_chunks++;
 			if (n->has_digest)
 				feed_zeros(cp, len);
 			continue;
 		}
-		ret = data_chunk(cp, n, fd, off, len, &n->chunkmap[c]);
+		ret = data_chunk(cp, n, &src, off, len, &n->chunkmap[c]);
 	}
 	if (!ret) {
-		ssize_t r = pread(fd, &probe, 1, (off_t)n->size);
+		ssize_t r = erofs_src_pread(&src, &probe, 1, n->size);
 
 		if (r < 0)
-			ret = failed(cp, "cannot read", -errno);
+			ret = failed(cp, "cannot read", (int)r);
 		else if (r > 0)
 			ret = failed(cp, "file grew while reading", -EAGAIN);
 	}
 	if (!ret && n->has_digest)
 		EVP_DigestFinal_ex(cp->file_md, n->digest, NULL);
-	close(fd);
+	erofs_src_close(&src);
 	return ret;
 }
 

@@ -672,7 +672,7 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 }
 
 /* Read more of the file behind the AVAIL bytes at W->in + *OFF. */
-static int refill(struct worker *w, int fd, const char *path, size_t *off,
+static int refill(struct worker *w, struct erofs_src *s, const char *path, size_t *off,
 		  size_t *avail, uint64_t left)
 {
 	struct cpass *cp = w->cp;
@@ -686,7 +686,7 @@ static int refill(struct worker *w, int fd, const char *path, size_t *off,
 	want = w->in_cap - *avail;
 	if (want > left)
 		want = (size_t)left;
-	r = erofs_read_full(fd, w->in + *avail, want);
+	r = erofs_src_read(s, w->in + *avail, want);
 	if (r < 0) {
 		fsf_err(cp->b->log, "cannot read %s/%s: %s", cp->b->opts->source,
 			path, strerror((int)-r));
@@ -715,12 +715,13 @@ static int compress_file(struct worker *w, size_t i)
 	bool turn = false;
 	char path[PATH_MAX];
 	uint8_t probe;
-	int fd, ret = 0;
+	struct erofs_src s;
+	int ret = erofs_open_source(b, n, path, sizeof(path), &s);
 
-	fd = erofs_open_source(b, n, path, sizeof(path));
-	if (fd < 0)
-		return fd;
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if (ret)
+		return ret;
+	if (!s.shared)
+		posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	w->digest = n->has_digest;
 	if (w->digest)
 		EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
@@ -733,7 +734,7 @@ static int compress_file(struct worker *w, size_t i)
 		int r;
 
 		if (avail < want) {
-			ret = refill(w, fd, path, &off, &avail, n->size - read_to);
+			ret = refill(w, &s, path, &off, &avail, n->size - read_to);
 			if (ret)
 				break;
 			read_to = pos + avail;
@@ -780,7 +781,7 @@ static int compress_file(struct worker *w, size_t i)
 		outlen = 0;
 	}
 	if (!ret) {
-		ssize_t r = erofs_read_full(fd, &probe, 1);
+		ssize_t r = erofs_src_read(&s, &probe, 1);
 
 		if (r) {
 			fsf_err(b->log, "%s/%s: %s", b->opts->source, path,
@@ -788,7 +789,7 @@ static int compress_file(struct worker *w, size_t i)
 			ret = r < 0 ? (int)r : -EAGAIN;
 		}
 	}
-	close(fd);
+	erofs_src_close(&s);
 	if (ret)
 		return fail(cp, ret);
 	if (n->has_digest)
@@ -943,20 +944,21 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 	const unsigned int bs = p->b->blksz;
 	char path[PATH_MAX];
 	uint64_t offs[3] = { 0, n->size / 2 / bs * bs, n->size - WINDOW };
-	int fd = erofs_open_source(p->b, n, path, sizeof(path)), ret = 0;
+	struct erofs_src s;
+	int ret = erofs_open_source(p->b, n, path, sizeof(path), &s);
 
-	if (fd < 0)
-		return fd;
+	if (ret)
+		return ret;
 	n->compressed = false;
 	for (int k = 0; k < (n->size <= PROBE ? 1 : 3); k++) {
 		uint32_t want = n->size <= PROBE ? (uint32_t)n->size : WINDOW;
-		ssize_t r = pread(fd, in, want, (off_t)offs[k]);
+		ssize_t r = erofs_src_pread(&s, in, want, offs[k]);
 		uint64_t est;
 
 		if (r < 0) {
-			ret = -errno;
+			ret = (int)r;
 			fsf_err(p->b->log, "cannot read %s/%s: %s",
-				p->b->opts->source, path, strerror(errno));
+				p->b->opts->source, path, strerror((int)-r));
 			break;
 		}
 		/* a file that shrank is reported by the data pass */
@@ -969,7 +971,7 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 		if (n->compressed)
 			break;
 	}
-	close(fd);
+	erofs_src_close(&s);
 	return ret;
 }
 

@@ -70,6 +70,9 @@ static int node_relpath(const struct erofs_node *n, char *buf, size_t size)
 	return len ? 0 : -EINVAL;
 }
 
+static void erofs_src_window(const struct erofs_build *b,
+			     const struct erofs_node *n, struct erofs_src *s);
+
 static int fail(struct data_pass *dp, const char *path, const char *what,
 		int err)
 {
@@ -82,12 +85,16 @@ static int fail(struct data_pass *dp, const char *path, const char *what,
 }
 
 static int open_source(struct data_pass *dp, const struct erofs_node *n,
-		       char *path, size_t size)
+		       char *path, size_t size, struct erofs_src *s)
 {
 	int fd, ret = node_relpath(n, path, size);
 
 	if (ret)
 		return fail(dp, n->name, "path too long:", ret);
+	if (dp->b->from_tar) {
+		erofs_src_window(dp->b, n, s);
+		return 0;
+	}
 	/* O_NOATIME: reading the tree should not change it */
 	fd = openat(dp->b->src_fd, path,
 		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
@@ -95,7 +102,9 @@ static int open_source(struct data_pass *dp, const struct erofs_node *n,
 		fd = openat(dp->b->src_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return fail(dp, path, "cannot open", -errno);
-	return fd;
+	*s = (struct erofs_src){ .fd = fd };
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return 0;
 }
 
 /* Read up to LEN bytes; returns bytes read (short only at EOF) or -errno. */
@@ -117,11 +126,66 @@ ssize_t erofs_read_full(int fd, uint8_t *buf, size_t len)
 	return (ssize_t)got;
 }
 
+/* The content of a tar entry: a window of the tar or the spool file. */
+static void erofs_src_window(const struct erofs_build *b,
+			     const struct erofs_node *n, struct erofs_src *s)
+{
+	*s = (struct erofs_src){ .fd = b->data_fd[n->data_src], .shared = true,
+				 .base = n->data_off, .len = n->size };
+}
+
+ssize_t erofs_src_pread(struct erofs_src *s, uint8_t *buf, size_t len,
+			uint64_t off)
+{
+	size_t got = 0;
+
+	if (s->shared) {
+		if (off >= s->len)
+			return 0;
+		if (len > s->len - off)
+			len = (size_t)(s->len - off);
+		off += s->base;
+	}
+	while (got < len) {
+		ssize_t r = pread(s->fd, buf + got, len - got,
+				  (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+ssize_t erofs_src_read(struct erofs_src *s, uint8_t *buf, size_t len)
+{
+	ssize_t r;
+
+	if (!s->shared)
+		return erofs_read_full(s->fd, buf, len);
+	r = erofs_src_pread(s, buf, len, s->pos);
+	if (r > 0)
+		s->pos += (uint64_t)r;
+	return r;
+}
+
+void erofs_src_close(struct erofs_src *s)
+{
+	if (!s->shared && s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
 /* After N->size bytes the file must be at its end. */
-static int check_eof(struct data_pass *dp, int fd, const char *path)
+static int check_eof(struct data_pass *dp, struct erofs_src *s,
+		     const char *path)
 {
 	uint8_t probe;
-	ssize_t r = erofs_read_full(fd, &probe, 1);
+	ssize_t r = erofs_src_read(s, &probe, 1);
 
 	if (r < 0)
 		return fail(dp, path, "cannot read", (int)r);
@@ -129,13 +193,17 @@ static int check_eof(struct data_pass *dp, int fd, const char *path)
 }
 
 int erofs_open_source(struct erofs_build *b, const struct erofs_node *n,
-		      char *path, size_t size)
+		      char *path, size_t size, struct erofs_src *s)
 {
 	int fd, ret = node_relpath(n, path, size);
 
 	if (ret) {
 		fsf_err(b->log, "%s: path too long", n->name);
 		return ret;
+	}
+	if (b->from_tar) {
+		erofs_src_window(b, n, s);
+		return 0;
 	}
 	fd = openat(b->src_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
 	if (fd < 0 && errno == EPERM)
@@ -146,7 +214,8 @@ int erofs_open_source(struct erofs_build *b, const struct erofs_node *n,
 			strerror(-ret));
 		return ret;
 	}
-	return fd;
+	*s = (struct erofs_src){ .fd = fd };
+	return 0;
 }
 
 static int keep_tail(struct erofs_node *n, const uint8_t *src)
@@ -165,19 +234,20 @@ static int read_small(struct data_pass *dp, struct erofs_node *n, uint8_t *dst,
 		      EVP_MD_CTX *md)
 {
 	char path[PATH_MAX];
-	int fd = open_source(dp, n, path, sizeof(path)), ret = 0;
+	struct erofs_src s;
+	int ret = open_source(dp, n, path, sizeof(path), &s);
 	ssize_t r;
 
-	if (fd < 0)
-		return fd;
-	r = erofs_read_full(fd, dst, n->size);
+	if (ret)
+		return ret;
+	r = erofs_src_read(&s, dst, n->size);
 	if (r < 0)
 		ret = fail(dp, path, "cannot read", (int)r);
 	else if ((uint64_t)r != n->size)
 		ret = fail(dp, path, "file shrank while reading", -EAGAIN);
 	else
-		ret = check_eof(dp, fd, path);
-	close(fd);
+		ret = check_eof(dp, &s, path);
+	erofs_src_close(&s);
 	if (ret)
 		return ret;
 	if (n->has_digest) {
@@ -198,16 +268,16 @@ static int copy_large(struct data_pass *dp, struct erofs_node *n, uint8_t *buf,
 	const unsigned int bs = b->blksz;
 	uint64_t done = 0, dst = n->blkaddr * bs;
 	char path[PATH_MAX];
-	int fd = open_source(dp, n, path, sizeof(path)), ret = 0;
+	struct erofs_src s;
+	int ret = open_source(dp, n, path, sizeof(path), &s);
 
-	if (fd < 0)
-		return fd;
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if (ret)
+		return ret;
 	if (n->has_digest)
 		EVP_DigestInit_ex(md, EVP_sha256(), NULL);
 	while (done < n->size && !ret) {
 		size_t want = n->size - done < CHUNK ? (size_t)(n->size - done) : CHUNK;
-		ssize_t r = erofs_read_full(fd, buf, want);
+		ssize_t r = erofs_src_read(&s, buf, want);
 		size_t whole, rest;
 
 		if (r < 0) {
@@ -237,10 +307,10 @@ static int copy_large(struct data_pass *dp, struct erofs_node *n, uint8_t *buf,
 			fail(dp, path, "cannot write data of", ret);
 	}
 	if (!ret)
-		ret = check_eof(dp, fd, path);
+		ret = check_eof(dp, &s, path);
 	if (!ret && n->has_digest)
 		EVP_DigestFinal_ex(md, n->digest, NULL);
-	close(fd);
+	erofs_src_close(&s);
 	return ret;
 }
 

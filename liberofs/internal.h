@@ -47,6 +47,10 @@ struct erofs_node {
 	ino_t src_ino;
 	uint32_t src_nlink;
 	uint16_t name_len;
+	/* tar input: the content is size bytes at data_off of
+	 * b->data_fd[data_src] (the tar itself, or the spool file) */
+	uint8_t data_src;
+	uint64_t data_off;
 
 	char *symlink;			/* link target */
 	struct erofs_xattr **xattrs;	/* sorted by name */
@@ -85,6 +89,9 @@ struct erofs_build {
 	uint8_t uuid[16];
 
 	int src_fd;			/* the source directory */
+	int data_fd[2];			/* tar input: the tar (-1 when not
+					 * seekable) and the spool file */
+	bool from_tar;
 	struct erofs_node *root;
 	struct erofs_node **order;	/* all nodes, breadth-first */
 	size_t count;
@@ -111,6 +118,20 @@ struct erofs_build {
 
 /* scan.c: read the source tree into b->root and b->order */
 int erofs_scan(struct erofs_build *b);
+bool erofs_path_excluded(const struct erofs_build *b, const char *rel);
+/* tar.c: read a tar stream (opts->source, "-" = stdin) into the tree */
+int erofs_tar_scan(struct erofs_build *b);
+/* tree.c: node attributes (after the uid/gid/time options), xattrs, and
+ * the finished tree: children sorted (SORT), b->order, hard-link masters */
+int erofs_node_set_ids(struct erofs_build *b, struct erofs_node *n,
+		       uint64_t uid, uint64_t gid);
+void erofs_node_set_mtime(struct erofs_build *b, struct erofs_node *n,
+			  int64_t sec, uint32_t nsec);
+int erofs_node_add_xattr(struct erofs_build *b, struct erofs_node *n,
+			 const char *path, const char *name, const void *value,
+			 size_t value_len);
+int erofs_cmp_child(const void *a, const void *c);
+int erofs_tree_finish(struct erofs_build *b, bool sort);
 /* xattr.c: intern pairs, choose shared ones, build the prefix table */
 int erofs_xattrs_prepare(struct erofs_build *b);
 uint32_t erofs_node_xattr_isize(const struct erofs_build *b,
@@ -122,10 +143,23 @@ void erofs_shared_xattrs_encode(const struct erofs_build *b, uint8_t *out);
 int erofs_layout(struct erofs_build *b);
 /* data.c: read, hash and write file contents (parallel) */
 int erofs_write_file_data(struct erofs_build *b);
-/* data.c: the source file of N opened for reading (PATH gets its path
- * relative to the source directory), or a negative errno, reported */
+/* data.c: a regular file's content being read: its own descriptor (a
+ * source directory's file, read to its end) or a window of size bytes of
+ * the tar or spool file shared by every reader (read with pread) */
+struct erofs_src {
+	int fd;
+	bool shared;
+	uint64_t base, pos, len;
+};
+/* open the content of N (PATH gets its path relative to the source);
+ * 0 or a negative errno, reported */
 int erofs_open_source(struct erofs_build *b, const struct erofs_node *n,
-		      char *path, size_t size);
+		      char *path, size_t size, struct erofs_src *s);
+/* read up to LEN bytes: the count (short only at the end) or -errno */
+ssize_t erofs_src_read(struct erofs_src *s, uint8_t *buf, size_t len);
+ssize_t erofs_src_pread(struct erofs_src *s, uint8_t *buf, size_t len,
+			uint64_t off);
+void erofs_src_close(struct erofs_src *s);
 ssize_t erofs_read_full(int fd, uint8_t *buf, size_t len);
 /* compress.c: choose the files worth compressing (before the layout);
  * write them, after every other data block */

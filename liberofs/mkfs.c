@@ -35,44 +35,6 @@ void erofs_mkfs_opts_init(struct erofs_mkfs_opts *o)
 	o->workers = cpus > 0 ? (unsigned int)cpus : 1;
 }
 
-static void free_xattr_item(struct erofs_xattr *x)
-{
-	free(x->name);
-	free(x->value);
-	free(x);
-}
-
-/* Depth-first; the depth is bounded by PATH_MAX, as in the scan. */
-static void free_subtree(struct erofs_node *n, bool own_xattrs)
-{
-	for (uint32_t i = 0; i < n->nchildren; i++)
-		free_subtree(n->children[i], own_xattrs);
-	if (own_xattrs)
-		for (uint16_t x = 0; x < n->nxattrs; x++)
-			free_xattr_item(n->xattrs[x]);
-	free(n->name);
-	free(n->children);
-	free(n->symlink);
-	free(n->xattrs);
-	free(n->tail);
-	free(n->zindex);
-	free(n->chunkmap);
-	free(n);
-}
-
-void erofs_tree_free(struct erofs_build *b)
-{
-	/* before interning every node owns its xattr items; after it, the
-	 * distinct items in b->xattrs are the only owners */
-	if (b->root)
-		free_subtree(b->root, !b->xattrs);
-	for (size_t i = 0; i < b->nxattrs; i++)
-		free_xattr_item(b->xattrs[i]);
-	free(b->xattrs);
-	free(b->order);
-	free(b->prefixes);
-}
-
 #define META_CHUNK (4u << 20)
 
 static int cmp_nid(const void *x, const void *y)
@@ -268,7 +230,8 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	       struct erofs_mkfs_stats *stats)
 {
-	struct erofs_build b = { .opts = o, .log = log, .src_fd = -1 };
+	struct erofs_build b = { .opts = o, .log = log, .src_fd = -1,
+				 .data_fd = { -1, -1 } };
 	unsigned int flags = o->in_place ? FSF_DEV_OVERWRITE : FSF_DEV_REPLACE;
 	int ret = check_opts(o, log);
 
@@ -284,8 +247,10 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	else
 		uuid_generate(b.uuid);
 
-	b.src_fd = open(o->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (b.src_fd < 0) {
+	b.from_tar = o->tar_mode != EROFS_TAR_NONE;
+	if (!b.from_tar)
+		b.src_fd = open(o->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!b.from_tar && b.src_fd < 0) {
 		ret = -errno;
 		fsf_err(log, "cannot open source directory %s: %s", o->source,
 			strerror(errno));
@@ -299,7 +264,8 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	if (ret)
 		goto out_src;
 
-	ret = timed(&b, "scan", erofs_scan);
+	ret = timed(&b, b.from_tar ? "tar" : "scan",
+		    b.from_tar ? erofs_tar_scan : erofs_scan);
 	if (!ret)
 		ret = timed(&b, "xattrs", erofs_xattrs_prepare);
 	if (!ret)
@@ -348,6 +314,10 @@ out:
 	fsf_dev_close(&b.dev);
 	erofs_tree_free(&b);
 out_src:
-	close(b.src_fd);
+	if (b.src_fd >= 0)
+		close(b.src_fd);
+	for (int i = 0; i < 2; i++)
+		if (b.data_fd[i] >= 0)
+			close(b.data_fd[i]);
 	return ret;
 }

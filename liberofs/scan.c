@@ -34,91 +34,6 @@ static const char *rel_of(const struct scan_path *p)
 	return p->len > p->src_len ? p->buf + p->src_len : ".";
 }
 
-static bool is_excluded(const struct erofs_build *b, const char *rel)
-{
-	const struct erofs_mkfs_opts *o = b->opts;
-
-	for (size_t i = 0; i < o->n_exclude_paths; i++) {
-		const char *pat = o->exclude_paths[i];
-
-		while (*pat == '/')
-			pat++;
-		if (strcmp(pat, rel) == 0)
-			return true;
-	}
-	for (size_t i = 0; i < o->n_exclude_regexes; i++)
-		if (regexec(&o->exclude_regexes[i], rel, 0, NULL, 0) == 0)
-			return true;
-	return false;
-}
-
-static int apply_id(const struct erofs_build *b, const char *what,
-		    int64_t forced, int64_t offset, uint64_t id, uint32_t *out)
-{
-	int64_t v;
-
-	if (b->opts->all_root) {
-		*out = 0;
-		return 0;
-	}
-	v = forced >= 0 ? forced : (int64_t)id + offset;
-	if (v < 0 || v > (int64_t)UINT32_MAX) {
-		fsf_err(b->log, "%s out of range after offset: %lld", what,
-			(long long)v);
-		return -ERANGE;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
-/* Append one raw xattr, resolved to a namespace, to node N. */
-static int add_xattr(struct erofs_build *b, struct erofs_node *n,
-		     const char *path, const char *name, const void *value,
-		     size_t value_len)
-{
-	struct erofs_xattr *x, **grown;
-	uint8_t index;
-	size_t suffix;
-
-	if (erofs_xattr_std_prefix(name, &index, &suffix) != 0) {
-		fsf_warn(b->log, "%s: xattr %s has a namespace EROFS cannot store; skipped",
-			 path, name);
-		return 0;
-	}
-	if (value_len > EROFS_XATTR_MAX_VALUE) {
-		fsf_err(b->log, "%s: xattr %s value is %zu bytes, more than EROFS can store (%u)",
-			path, name, value_len, EROFS_XATTR_MAX_VALUE);
-		return -E2BIG;
-	}
-	x = calloc(1, sizeof(*x));
-	grown = realloc(n->xattrs, (n->nxattrs + 1u) * sizeof(*grown));
-	if (!x || !grown) {
-		free(x);
-		if (grown)
-			n->xattrs = grown;
-		return -ENOMEM;
-	}
-	n->xattrs = grown;
-	x->name = strdup(name);
-	x->value = malloc(value_len ? value_len : 1);
-	if (!x->name || !x->value) {
-		free(x->name);
-		free(x->value);
-		free(x);
-		return -ENOMEM;
-	}
-	memcpy(x->value, value, value_len);
-	x->name_len = (uint16_t)strlen(name);
-	x->value_len = (uint16_t)value_len;
-	x->index = index;
-	x->base_index = index;
-	x->suffix_off = (uint16_t)suffix;
-	x->filter_off = (uint16_t)suffix;
-	x->shared_id = -1;
-	n->xattrs[n->nxattrs++] = x;
-	return 0;
-}
-
 static int read_xattrs(struct erofs_build *b, struct erofs_node *n,
 		       const char *path)
 {
@@ -163,7 +78,7 @@ static int read_xattrs(struct erofs_build *b, struct erofs_node *n,
 				path, strerror(errno));
 			goto out;
 		}
-		ret = add_xattr(b, n, path, k, value, (size_t)vlen);
+		ret = erofs_node_add_xattr(b, n, path, k, value, (size_t)vlen);
 		if (ret)
 			goto out;
 	}
@@ -185,7 +100,6 @@ static int fill_node(struct erofs_build *b, struct erofs_node *n,
 		     const struct stat *st, int dirfd, const char *name,
 		     const char *path)
 {
-	const struct erofs_mkfs_opts *o = b->opts;
 	int ret;
 
 	n->mode = st->st_mode;
@@ -193,21 +107,11 @@ static int fill_node(struct erofs_build *b, struct erofs_node *n,
 	n->src_ino = st->st_ino;
 	n->src_nlink = (uint32_t)st->st_nlink;
 	n->nlink = 1;
-	ret = apply_id(b, "uid", o->force_uid, o->uid_offset, st->st_uid,
-		       &n->uid);
-	if (!ret)
-		ret = apply_id(b, "gid", o->force_gid, o->gid_offset,
-			       st->st_gid, &n->gid);
+	ret = erofs_node_set_ids(b, n, st->st_uid, st->st_gid);
 	if (ret)
 		return ret;
-	if (o->all_time || (o->clamp_time &&
-			     st->st_mtim.tv_sec >= o->build_time)) {
-		n->mtime = o->build_time;
-		n->mtime_nsec = 0;
-	} else {
-		n->mtime = st->st_mtim.tv_sec;
-		n->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
-	}
+	erofs_node_set_mtime(b, n, st->st_mtim.tv_sec,
+			     (uint32_t)st->st_mtim.tv_nsec);
 
 	switch (st->st_mode & S_IFMT) {
 	case S_IFREG:
@@ -250,16 +154,6 @@ static int fill_node(struct erofs_build *b, struct erofs_node *n,
 		return -EINVAL;
 	}
 	return read_xattrs(b, n, path);
-}
-
-static int cmp_child(const void *a, const void *c)
-{
-	const struct erofs_node *x = *(struct erofs_node *const *)a;
-	const struct erofs_node *y = *(struct erofs_node *const *)c;
-	size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
-	int r = memcmp(x->name, y->name, n);
-
-	return r ? r : (int)x->name_len - (int)y->name_len;
 }
 
 static int path_push(struct erofs_build *b, struct scan_path *p,
@@ -326,7 +220,7 @@ static int scan_dir(struct erofs_build *b, struct erofs_node *dir,
 				strerror(errno));
 			break;
 		}
-		if (is_excluded(b, rel_of(p)) ||
+		if (erofs_path_excluded(b, rel_of(p)) ||
 		    fsf_dev_is_same_file(&b->dev, st.st_dev, st.st_ino)) {
 			p->len = saved;
 			continue;
@@ -373,7 +267,7 @@ static int scan_dir(struct erofs_build *b, struct erofs_node *dir,
 
 	if (dir->nchildren > 1)
 		qsort(dir->children, dir->nchildren, sizeof(*dir->children),
-		      cmp_child);
+		      erofs_cmp_child);
 	for (uint32_t i = 0; i < dir->nchildren; i++) {
 		struct erofs_node *c = dir->children[i];
 		size_t saved;
@@ -387,88 +281,6 @@ static int scan_dir(struct erofs_build *b, struct erofs_node *dir,
 		p->buf[p->len] = '\0';
 		if (ret)
 			return ret;
-	}
-	return 0;
-}
-
-/* Breadth-first order: a directory's children sit together, root first. */
-static int order_nodes(struct erofs_build *b)
-{
-	size_t head = 0, tail = 0;
-
-	b->order = malloc(b->count * sizeof(*b->order));
-	if (!b->order)
-		return -ENOMEM;
-	b->order[tail++] = b->root;
-	while (head < tail) {
-		struct erofs_node *n = b->order[head++];
-
-		for (uint32_t i = 0; i < n->nchildren; i++)
-			b->order[tail++] = n->children[i];
-	}
-	return 0;
-}
-
-struct link_key {
-	dev_t dev;
-	ino_t ino;
-	size_t pos;
-};
-
-static int cmp_link(const void *a, const void *c)
-{
-	const struct link_key *x = a, *y = c;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-/* Hard links: the first link in layout order owns the inode. */
-static int resolve_hardlinks(struct erofs_build *b)
-{
-	struct link_key *keys;
-	size_t n = 0;
-
-	keys = malloc(b->count * sizeof(*keys));
-	if (!keys)
-		return -ENOMEM;
-	for (size_t i = 0; i < b->count; i++) {
-		struct erofs_node *x = b->order[i];
-
-		if (!S_ISDIR(x->mode) && x->src_nlink > 1)
-			keys[n++] = (struct link_key){ x->src_dev, x->src_ino, i };
-	}
-	if (n > 1)
-		qsort(keys, n, sizeof(*keys), cmp_link);
-	for (size_t i = 0; i < n;) {
-		size_t j = i + 1;
-		struct erofs_node *m = b->order[keys[i].pos];
-
-		while (j < n && keys[j].dev == keys[i].dev &&
-		       keys[j].ino == keys[i].ino) {
-			b->order[keys[j].pos]->master = m;
-			j++;
-		}
-		m->nlink = (uint32_t)(j - i);
-		i = j;
-	}
-	free(keys);
-
-	b->ninodes = 0;
-	for (size_t i = 0; i < b->count; i++) {
-		struct erofs_node *x = b->order[i];
-
-		if (S_ISDIR(x->mode)) {
-			x->nlink = 2;
-			for (uint32_t c = 0; c < x->nchildren; c++)
-				if (S_ISDIR(x->children[c]->mode))
-					x->nlink++;
-		}
-		if (!x->master)
-			b->ninodes++;
 	}
 	return 0;
 }
@@ -503,9 +315,5 @@ int erofs_scan(struct erofs_build *b)
 		ret = scan_dir(b, b->root, p);
 	}
 	free(p);
-	if (!ret)
-		ret = order_nodes(b);
-	if (!ret)
-		ret = resolve_hardlinks(b);
-	return ret;
+	return ret ? ret : erofs_tree_finish(b, false);
 }

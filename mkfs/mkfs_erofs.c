@@ -25,6 +25,8 @@ enum {
 	OPT_XATTR_PREFIX, OPT_DIGEST, OPT_WORKERS, OPT_QUIET, OPT_FORCE,
 	OPT_DRY_RUN, OPT_IN_PLACE, OPT_MAX_EXTENT,
 	OPT_CHUNKSIZE,
+	/* tar input */
+	OPT_TAR, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD, OPT_AUFS, OPT_OVLFS_STRIP,
 };
 
 static const struct option long_opts[] = {
@@ -48,6 +50,12 @@ static const struct option long_opts[] = {
 	{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 	{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT },
 	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
+	{ "tar", required_argument, NULL, OPT_TAR },
+	{ "ungzip", optional_argument, NULL, OPT_UNGZIP },
+	{ "unxz", optional_argument, NULL, OPT_UNXZ },
+	{ "unzstd", no_argument, NULL, OPT_UNZSTD },
+	{ "aufs", no_argument, NULL, OPT_AUFS },
+	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -57,9 +65,19 @@ static void usage(FILE *f)
 {
 	fputs(
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCEDIR\n"
+"       mkfs.erofs [OPTIONS] --tar=f IMAGE [TARFILE|-]\n"
 "Build an EROFS image in IMAGE (a file or block device) from the directory\n"
-"SOURCEDIR.\n"
+"SOURCEDIR, or from a tar archive (standard input when TARFILE is - or\n"
+"missing).\n"
 "\n"
+"      --tar=f             the source is a tar archive (ustar, GNU, pax), its\n"
+"                          file data copied into the image\n"
+"      --ungzip            the tar archive is gzip-compressed\n"
+"      --unxz              the tar archive is xz- or lzma-compressed\n"
+"      --unzstd            the tar archive is zstd-compressed\n"
+"      --aufs              turn aufs whiteouts (.wh.*) of the tar into\n"
+"                          overlayfs ones\n"
+"      --ovlfs-strip[=0|1] leave out overlayfs whiteouts and opaque marks\n"
 "  -b SIZE                 block size in bytes (512..65536, default: page size)\n"
 "  -z ALG[,level=N]        compress files with ALG: lz4; lz4hc (level\n"
 "                          0-12, default 9); lzma (MicroLZMA: 0-9, or\n"
@@ -241,6 +259,46 @@ static int parse_extended(struct erofs_mkfs_opts *o, const char *arg)
 	return ret;
 }
 
+/* --tar=MODE and the stream filters (erofs-utils' names) */
+static int parse_tar_opt(struct erofs_mkfs_opts *o, int opt, const char *arg)
+{
+	switch (opt) {
+	case OPT_TAR:
+		if (!strcmp(arg, "f")) {
+			o->tar_mode = EROFS_TAR_FULL;
+			return 0;
+		}
+		if (!strcmp(arg, "i") || !strcmp(arg, "headerball")) {
+			fprintf(stderr, "mkfs.erofs: --tar=%s (index mode) is not supported yet; use --tar=f\n", arg);
+			return -1;
+		}
+		fprintf(stderr, "mkfs.erofs: invalid --tar mode '%s' (f, i or headerball)\n", arg);
+		return -1;
+	case OPT_AUFS:
+		o->aufs = true;
+		return 0;
+	case OPT_OVLFS_STRIP:
+		if (arg && strcmp(arg, "0") && strcmp(arg, "1")) {
+			fprintf(stderr, "mkfs.erofs: invalid --ovlfs-strip '%s' (0 or 1)\n", arg);
+			return -1;
+		}
+		o->ovlfs_strip = !arg || !strcmp(arg, "1");
+		return 0;
+	case OPT_UNGZIP:
+	case OPT_UNXZ:
+		if (arg) {
+			fprintf(stderr, "mkfs.erofs: --%s=FILE (a copy of the raw stream) is not supported\n",
+				opt == OPT_UNGZIP ? "ungzip" : "unxz");
+			return -1;
+		}
+		o->tar_codec = opt == OPT_UNGZIP ? EROFS_TAR_GZIP : EROFS_TAR_XZ;
+		return 0;
+	default:
+		o->tar_codec = EROFS_TAR_ZSTD;
+		return 0;
+	}
+}
+
 static int parse_args(struct cli *c, int argc, char **argv)
 {
 	struct erofs_mkfs_opts *o = &c->o;
@@ -333,6 +391,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			o->chunk_size = (uint64_t)v;
 			break;
 		case OPT_QUIET: c->level = FSF_QUIET; break;
+		case OPT_TAR:
+		case OPT_UNGZIP:
+		case OPT_UNXZ:
+		case OPT_UNZSTD:
+		case OPT_AUFS:
+		case OPT_OVLFS_STRIP:
+			if (parse_tar_opt(o, opt, optarg))
+				return -1;
+			break;
 		case OPT_FORCE_UID:
 			if (parse_i64(optarg, "uid", 0, UINT32_MAX, &o->force_uid))
 				return -1;
@@ -397,8 +464,16 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			return -1;
 		}
 	}
-	if (argc - optind != 2) {
-		fprintf(stderr, "mkfs.erofs: expected IMAGE and SOURCEDIR\n");
+	if ((o->tar_codec != EROFS_TAR_PLAIN || o->aufs || o->ovlfs_strip) &&
+	    o->tar_mode == EROFS_TAR_NONE) {
+		fprintf(stderr, "mkfs.erofs: --ungzip, --unxz, --unzstd, --aufs and --ovlfs-strip need --tar\n");
+		return -1;
+	}
+	/* with --tar, no TARFILE is standard input (argv[argc] is NULL) */
+	if (argc - optind != 2 &&
+	    (o->tar_mode == EROFS_TAR_NONE || argc - optind != 1)) {
+		fprintf(stderr, "mkfs.erofs: expected IMAGE and %s\n",
+			o->tar_mode != EROFS_TAR_NONE ? "TARFILE (or -)" : "SOURCEDIR");
 		usage(stderr);
 		return -1;
 	}

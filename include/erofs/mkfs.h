@@ -18,7 +18,17 @@
 
 struct erofs_mkfs_opts {
 	const char *image;		/* output file or block device */
-	const char *source;		/* source directory */
+	const char *source;		/* source directory, or with tar_mode
+					 * the tar file (NULL or "-": stdin) */
+	enum erofs_tar_mode {
+		EROFS_TAR_NONE, EROFS_TAR_FULL,
+	} tar_mode;			/* --tar=f */
+	enum erofs_tar_codec {
+		EROFS_TAR_PLAIN, EROFS_TAR_GZIP, EROFS_TAR_XZ, EROFS_TAR_ZSTD,
+	} tar_codec;			/* --ungzip, --unxz, --unzstd */
+	bool aufs;			/* --aufs: .wh. entries to overlayfs */
+	bool ovlfs_strip;		/* --ovlfs-strip: no whiteouts, no
+					 * opaque marks */
 	unsigned int blkszbits;		/* -b: log2 of the block size */
 	char label[16];			/* -L, NUL-terminated, <= 15 bytes */
 	uint8_t uuid[16];		/* -U (see uuid_mode) */
