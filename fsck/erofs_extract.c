@@ -34,6 +34,7 @@ struct erofs_extract {
 	const struct fsf_log *log;
 	struct dirmeta *dirs;
 	size_t ndirs, dircap;
+	size_t unnamed;		/* xattrs in no Linux namespace, not restored */
 	char buf[PATH_MAX * 2];
 };
 
@@ -200,6 +201,14 @@ int erofs_extract_xattr(struct erofs_extract *ex, const char *path,
 	}
 	memcpy(n, name, name_len);
 	n[name_len] = 0;
+	/* a name in no namespace (the default fingerprint name,
+	 * erofs.fingerprint.v1) has no place in a Linux file: skipped and
+	 * counted, as erofs-utils skips it */
+	if (strncmp(n, "user.", 5) && strncmp(n, "trusted.", 8) &&
+	    strncmp(n, "security.", 9) && strncmp(n, "system.", 7)) {
+		ex->unnamed++;
+		return 0;
+	}
 	if (!full(ex, path) || lsetxattr(ex->buf, n, value, value_len, 0))
 		return fail(ex, "set an xattr on", ex->buf);
 	return 0;
@@ -253,6 +262,9 @@ int erofs_extract_end(struct erofs_extract *ex)
 {
 	int ret = 0;
 
+	if (ex->unnamed)
+		fsf_warn(ex->log, "%zu extended attribute%s in no Linux namespace (such as the default fingerprint name) not restored",
+			 ex->unnamed, ex->unnamed == 1 ? "" : "s");
 	/* the walk saw parents before children: undo in reverse */
 	while (ex->ndirs) {
 		struct dirmeta *d = &ex->dirs[--ex->ndirs];

@@ -94,6 +94,19 @@ both_pass() {
 	"$LIB/manifest" x --drop-xattr trusted.erofs.fingerprint | diff "$BATS_FILE_TMPDIR/src.manifest" -
 }
 
+@test "fsck.erofs --extract --xattrs: the default fingerprint name (no namespace) is skipped with one warning, the rest restored" {
+	local nfiles
+	"$MKFS_EROFS" --quiet --xattr-inode-digest o.img "$SRC"
+	run "$FSCK_EROFS" --extract=x --xattrs --xattr-inode-digest o.img
+	[ "$status" -eq 0 ] || die "$output"
+	# one fingerprint per regular file of size > 0 (the format's rule)
+	nfiles=$(find "$SRC" -type f -size +0 -links 1 | wc -l)
+	nfiles=$((nfiles + $(find "$SRC" -type f -size +0 -links +1 -printf '%i\n' | sort -u | wc -l)))
+	[[ $output == *"warning: $nfiles extended attributes in no Linux namespace"* ]] ||
+		die "want $nfiles skipped: $output"
+	"$LIB/manifest" x | diff "$BATS_FILE_TMPDIR/src.manifest" - || die "manifest"
+}
+
 @test "fsck.erofs: exit status as erofs-utils' (usage, missing image, not EROFS, digests asked of an image without, help)" {
 	need_sid_erofs
 	head -c 65536 /dev/zero > "$SIDTMP/zero.img"
