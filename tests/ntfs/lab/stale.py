@@ -39,25 +39,26 @@ def what(data):
 def candidates(writes, base):
     """{(mode, class): [k, ...]}: the writes whose loss ("l") or late
     replay ("s") changes the final volume (BASE: the image before them,
-    bytes)."""
+    bytes).  Writes need not be sector-aligned (ntfs-3g updates a bitmap
+    byte in place): a write is lost-relevant when it changed a sector
+    that no later write touches."""
     img = bytearray(base)
-    last, lost = {}, {}
+    last, changed = {}, {}
     for k, (off, data) in enumerate(writes):
-        ch = set()
-        for s in range(0, len(data), SECTOR):
-            a = off + s
-            if img[a:a + SECTOR] != data[s:s + SECTOR]:
-                ch.add(a)
-            last[a] = k
-        lost[k] = ch
+        secs = range(off // SECTOR, (off + len(data) - 1) // SECTOR + 1)
+        if img[off:off + len(data)] != data:
+            changed[k] = [s for s in secs
+                          if img[max(off, s * SECTOR):min(off + len(data), (s + 1) * SECTOR)]
+                          != data[max(0, s * SECTOR - off):min(len(data), (s + 1) * SECTOR - off)]]
+        for s in secs:
+            last[s] = k
         img[off:off + len(data)] = data
     out = {}
     for k, (off, data) in enumerate(writes):
         c = what(data)
-        if any(last[a] == k for a in lost[k]):
+        if any(last[s] == k for s in changed.get(k, ())):
             out.setdefault(("l", c), []).append(k)
-        if any(img[off + s:off + s + SECTOR] != data[s:s + SECTOR]
-               for s in range(0, len(data), SECTOR)):
+        if img[off:off + len(data)] != data:
             out.setdefault(("s", c), []).append(k)
     return out
 
