@@ -288,7 +288,11 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes)
 		alen = le32toh(n.h.length);
 		mpo = le16toh(n.mapping_pairs_offset);
 		len = ntfs_mp_encode(c->vol.mft_runs, (size_t)c->vol.nmft_runs, mp, rs);
+		/* (record 0 holds the whole runlist: its highest VCN ends
+		 * the old allocation, not an extent of an attribute list) */
 		if (!n.h.non_resident || n.h.name_length || n.lowest_vcn ||
+		    (uint64_t)le64toh((uint64_t)n.highest_vcn) + 1 !=
+		    (uint64_t)le64toh((uint64_t)n.allocated_size) / cs ||
 		    mpo >= alen || len < 0 || (uint32_t)len > alen - mpo)
 			goto out;
 		memset(a + mpo, 0, alen - mpo);
@@ -400,16 +404,14 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 		return ret;
 	}
 	{
-		uint64_t alloc = 0, tail;
 		struct ntfs_run *last = &c->vol.mft_runs[c->vol.nmft_runs - 1];
+		const struct ntfs_attr_header *bh = ntfs_attr_find(rec0, NTFS_AT_BITMAP);
+		uint64_t alloc = 0, tail, bmbits = *bitmap_len * 8, bmbytes = *bitmap_len;
 
 		for (long i = 0; i < c->vol.nmft_runs; i++)
 			alloc += c->vol.mft_runs[i].len;
 		alloc = alloc * c->vol.boot.g.cluster_size / rs;
 		/* bits the bitmap's allocation holds, when record 0 has it */
-		const struct ntfs_attr_header *bh = ntfs_attr_find(rec0, NTFS_AT_BITMAP);
-		uint64_t bmbits = *bitmap_len * 8, bmbytes = *bitmap_len;
-
 		if (bh && bh->non_resident && !bh->name_length && *bitmap_nruns > 0) {
 			struct ntfs_attr_nonresident bn;
 
