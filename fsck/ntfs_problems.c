@@ -59,6 +59,12 @@ ROW(PR_MFT_DATA_BAD, 0x010004, "mft_data_bad",
 ROW(PR_MFT_SIZE_SHORT, 0x010005, "mft_data_size_short",
     "$MFT's data size of %llu records hides %llu records in use past it; it becomes %llu records",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* FILE records numbered in sequence right after $MFT's last run, past
+ * its allocation: a stale record 0 (lost write, old copy written back)
+ * no longer maps the clusters the MFT grew into; its last run grows. */
+ROW(PR_MFT_TAIL_LOST, 0x010006, "mft_tail_lost",
+    "$MFT's runs end at record %llu, %llu more records follow them in sequence; its last run grows by %llu clusters",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_RECORD_CORRUPT, 0x010010, "record_corrupt",
     "record is in use but corrupt (%s); its file is lost",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);

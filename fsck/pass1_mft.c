@@ -212,6 +212,115 @@ static uint64_t hidden_records(struct ntfs_check *c, const uint8_t *bm,
 	return n;
 }
 
+/*
+ * Records past $MFT's allocation: a stale record 0 (its write lost, or
+ * an old copy written back after the MFT grew) maps fewer clusters than
+ * the MFT has, and the newest files are in the clusters it no longer
+ * maps.  The records right after its last run that are FILE records
+ * carrying their own numbers in sequence (NTFS 3.1 headers) are that
+ * lost tail: returns how many records it holds up to the last one the
+ * $MFT bitmap and its own flags have in use (0: none).  Past the
+ * bitmap's size (as stale as the runs) and up to BMBITS, the bits its
+ * allocation can hold, a record's own flag says.
+ */
+static uint64_t lost_tail(struct ntfs_check *c, const uint8_t *bm,
+			  uint64_t bmlen, uint64_t bmbits, uint64_t top)
+{
+	const struct ntfs_boot_info *b = &c->vol.boot;
+	const struct ntfs_run *last = &c->vol.mft_runs[c->vol.nmft_runs - 1];
+	uint32_t rs = b->g.mft_record_size, cs = b->g.cluster_size;
+	uint64_t at, end = top, vol = b->g.nr_clusters * cs;
+	uint8_t *rec = malloc(rs);
+	char why[NTFS_WHY];
+
+	if (!rec || !bm || last->lcn < 0 || (top * rs) % cs) {
+		free(rec);
+		return 0;
+	}
+	at = ((uint64_t)last->lcn + last->len) * cs;
+	for (uint64_t i = top; i < bmbits && i <= UINT32_MAX; i++) {
+		struct ntfs_mft_record m;
+		uint64_t off = at + (i - top) * rs;
+
+		if (off + rs > vol || fsf_dev_pread(&c->dev, rec, rs, off) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			break;
+		memcpy(&m, rec, sizeof(m));
+		if (le16toh(m.h.usa_ofs) < sizeof(m) ||
+		    le32toh(m.mft_record_number) != (uint32_t)i)
+			break;
+		if ((i >= bmlen * 8 || (bm[i / 8] >> (i % 8) & 1)) &&
+		    (le16toh(m.flags) & NTFS_MFT_IN_USE))
+			end = i + 1;
+	}
+	free(rec);
+	return end - top;
+}
+
+/* Record 0's $DATA given the runs of c->vol.mft_runs (its last run
+ * grown over the lost tail): the mapping pairs, highest VCN and the
+ * allocated size.  Only when record 0 holds the whole runlist and the
+ * pairs fit where the old ones were. */
+static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
+	uint8_t *rec = malloc(rs), *mp = malloc(rs), *a;
+	uint64_t clusters = 0;
+	char why[NTFS_WHY];
+	int ret = -ENOMEM, len;
+
+	if (!rec || !mp)
+		goto out;
+	for (long i = 0; i < c->vol.nmft_runs; i++)
+		clusters += c->vol.mft_runs[i].len;
+	ret = ntfs_vol_read_record(&c->vol, NTFS_FILE_MFT, rec);
+	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		ret = -EUCLEAN;
+	if (!ret) {
+		struct ntfs_attr_nonresident n;
+		uint32_t alen, mpo;
+
+		ret = -EUCLEAN;
+		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_DATA);
+		if (!a)
+			goto out;
+		memcpy(&n, a, sizeof(n));
+		alen = le32toh(n.h.length);
+		mpo = le16toh(n.mapping_pairs_offset);
+		len = ntfs_mp_encode(c->vol.mft_runs, (size_t)c->vol.nmft_runs, mp, rs);
+		/* (record 0 holds the whole runlist: its highest VCN ends
+		 * the old allocation, not an extent of an attribute list) */
+		if (!n.h.non_resident || n.h.name_length || n.lowest_vcn ||
+		    (uint64_t)le64toh((uint64_t)n.highest_vcn) + 1 !=
+		    (uint64_t)le64toh((uint64_t)n.allocated_size) / cs ||
+		    mpo >= alen || len < 0 || (uint32_t)len > alen - mpo)
+			goto out;
+		memset(a + mpo, 0, alen - mpo);
+		memcpy(a + mpo, mp, (size_t)len);
+		n.highest_vcn = (int64_t)htole64(clusters - 1);
+		n.allocated_size = (int64_t)htole64(clusters * cs);
+		memcpy(a, &n, sizeof(n));
+		/* the $BITMAP's size, when the tail goes past it (its
+		 * allocation holds it: lost_tail() looked no further) */
+		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_BITMAP);
+		if (a) {
+			memcpy(&n, a, sizeof(n));
+			if (n.h.non_resident && !n.h.name_length &&
+			    (uint64_t)le64toh((uint64_t)n.data_size) < bmbytes &&
+			    (uint64_t)le64toh((uint64_t)n.allocated_size) >= bmbytes) {
+				n.data_size = (int64_t)htole64(bmbytes);
+				n.initialized_size = (int64_t)htole64(bmbytes);
+				memcpy(a, &n, sizeof(n));
+			}
+		}
+		ret = ntfs_check_write_record(c, NTFS_FILE_MFT, rec);
+	}
+out:
+	free(rec);
+	free(mp);
+	return ret;
+}
+
 /* $MFT's data size and initialized size set to BYTES (record 0 and its
  * mirror copy); the runs and the allocation already hold them. */
 static int grow_mft_size(struct ntfs_check *c, uint64_t bytes)
@@ -293,6 +402,58 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 	if (ret) {
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT bitmap", strerror(-ret));
 		return ret;
+	}
+	{
+		struct ntfs_run *last = &c->vol.mft_runs[c->vol.nmft_runs - 1];
+		const struct ntfs_attr_header *bh = ntfs_attr_find(rec0, NTFS_AT_BITMAP);
+		uint64_t alloc = 0, tail, bmbits = *bitmap_len * 8, bmbytes = *bitmap_len;
+
+		for (long i = 0; i < c->vol.nmft_runs; i++)
+			alloc += c->vol.mft_runs[i].len;
+		alloc = alloc * c->vol.boot.g.cluster_size / rs;
+		/* bits the bitmap's allocation holds, when record 0 has it */
+		if (bh && bh->non_resident && !bh->name_length && *bitmap_nruns > 0) {
+			struct ntfs_attr_nonresident bn;
+
+			memcpy(&bn, bh, sizeof(bn));
+			if ((uint64_t)le64toh((uint64_t)bn.allocated_size) > *bitmap_len)
+				bmbits = (uint64_t)le64toh((uint64_t)bn.allocated_size) * 8;
+		}
+		tail = lost_tail(c, *mft_bitmap, *bitmap_len, bmbits, alloc);
+		if (tail && alloc + tail > *bitmap_len * 8) {
+			/* the bitmap's bytes past its size, read from its
+			 * allocation for the check (8-byte steps, as drivers
+			 * grow it) */
+			uint8_t *nb;
+
+			bmbytes = ((alloc + tail + 7) / 8 + 7) & ~7ull;
+			nb = realloc(*mft_bitmap, bmbytes);
+			if (!nb)
+				return -ENOMEM;
+			memset(nb + *bitmap_len, 0, bmbytes - *bitmap_len);
+			if (ntfs_vol_runs_pread(&c->vol, *bitmap_runs, *bitmap_nruns,
+						*bitmap_len, bmbytes - *bitmap_len,
+						nb + *bitmap_len))
+				memset(nb + *bitmap_len, 0, bmbytes - *bitmap_len);
+			*mft_bitmap = nb;
+			*bitmap_len = bmbytes;
+		}
+		if (tail) {
+			uint32_t cs = c->vol.boot.g.cluster_size;
+			uint64_t grow = ((alloc + tail) * rs + cs - 1) / cs -
+					alloc * rs / cs;
+
+			/* checked with the tail, -n included (the data
+			 * size grows below, as for records hidden in the
+			 * allocation) */
+			last->len += grow;
+			if (fsf_fix_ask(&c->fix, &PR_MFT_TAIL_LOST, "$MFT",
+					(unsigned long long)alloc,
+					(unsigned long long)tail,
+					(unsigned long long)grow) &&
+			    grow_mft_runs(c, bmbytes))
+				fsf_fix_failed(&c->fix);
+		}
 	}
 	{
 		uint64_t end, had = c->vol.mft_records;

@@ -6,7 +6,7 @@ damage, the bytes of the image), side by side with ntfsck -a.
 
   lab.py run   [--cases N] [--seed S] [--kinds K,..] [--jobs J] [--out DIR]
                [--bases B,..] [--random N] [--cuts N] [--kcuts N] [--krecord]
-               [--kwalk N]
+               [--kwalk N] [--stale N]
   lab.py table DIR            summary table of a finished run
   lab.py check DIR INVARIANT  exit 1 naming every case that breaks it
                               (nwrite crash exit converge control undo
@@ -35,6 +35,7 @@ import base as B  # noqa: E402
 import damages as D  # noqa: E402
 import powercut as PC  # noqa: E402
 import kpowercut as KP  # noqa: E402
+import stale as ST  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(HERE, "../../.."))
 BUILD = os.environ.get("FSFORGE_BUILDDIR", os.path.join(TOP, "build"))
@@ -118,6 +119,54 @@ def klog(bdir):
         return _KLOGS[bdir]
 
 
+_WRITES = {}
+
+
+def stale_writes(bdir):
+    """The recorded writes the stale kind replays on BDIR: ntfs-3g's
+    (powercut.py) or else the Linux driver's (kpowercut.py), as (offset,
+    bytes); None when the base has neither."""
+    with _KLOCK:
+        if bdir not in _WRITES:
+            if os.path.exists(os.path.join(bdir, "writes")):
+                _WRITES[bdir] = PC.load(os.path.join(bdir, "writes"))
+            elif os.path.exists(os.path.join(bdir, "klog.xz")):
+                _WRITES[bdir] = [(e.off, e.data) for e in KP.load(os.path.join(bdir, "klog.xz"))
+                                 if e.data is not None]
+            else:
+                _WRITES[bdir] = None
+        return _WRITES[bdir]
+
+
+def stale_reference(bdir):
+    """BDIR/stale/final.img, the volume the recorded writes end in, and
+    its manifest (ntfs-3g) and map (ntfsparse) in BDIR/stale/final.json:
+    the reference of the stale kind (made once per base)."""
+    d = os.path.join(bdir, "stale")
+    js = os.path.join(d, "final.json")
+    if os.path.exists(js):
+        return
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(bdir, "image"), "rb") as f:
+        img = bytearray(f.read())
+    ST.final(img, stale_writes(bdir))
+    p = os.path.join(d, "final.img")
+    with open(p, "wb") as f:
+        f.write(img)
+    m = os.path.join(d, "mnt")
+    if not B.mount(p, m, ro=True):
+        raise RuntimeError("ntfs-3g cannot mount the final volume of %s's recording" % bdir)
+    try:
+        man = B.manifest(m)
+    finally:
+        B.umount(m)
+    shutil.rmtree(m, ignore_errors=True)
+    fmap, geo = B.file_map(p, man)
+    with open(js + ".tmp", "w") as f:
+        json.dump({"manifest": man, "map": {"files": fmap, "geo": geo}}, f)
+    os.rename(js + ".tmp", js)
+
+
 def kcases(bases, kinds, seed, nkcuts):
     """Kernel power-cut cases: NKCUTS per base that has a recording."""
     out = []
@@ -132,12 +181,17 @@ def kcases(bases, kinds, seed, nkcuts):
     return out
 
 
-def case_list(bases, kinds, seed, nrandom, ncuts):
+def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0):
     """Every case id, in a stable order: targeted cases of each base, then
-    NRANDOM random and NCUTS power-cut cases per base."""
+    NRANDOM random and NCUTS power-cut cases per base, NSTALE stale ones
+    per base with a recording."""
     out = []
     for b in bases:
         d = bases[b]
+        if "stale" in kinds and stale_writes(d):
+            bseed = seed * 1000 + zlib.crc32(b.encode()) % 1000
+            with open(d + "/image", "rb") as f:
+                out += ["o-%s-%s" % (b, x) for x in ST.points(stale_writes(d), f.read(), nstale, bseed)]
         if b == "kern4k":
             continue  # the kernel power cuts' base only (kcases)
         if "targeted" in kinds:
@@ -165,7 +219,7 @@ def pick(ids, n, seed, kinds):
     for i in ids:
         groups.setdefault(i[0], []).append(i)
     share = {k: 0 for k in groups}
-    left, ks = n, sorted(groups, key=lambda k: "tprs".index(k))
+    left, ks = n, sorted(groups, key=lambda k: "tprso".index(k))
     while left:
         for k in ks:
             if left and share[k] < len(groups[k]):
@@ -215,6 +269,8 @@ def materialize(cid, bases, out):
         D.random_damage(v, int(rest))
     elif kind == "s":
         D.sector_damage(v, int(rest))
+    elif kind == "o":
+        ST.apply(img, stale_writes(d), rest)
     elif kind == "k":
         e, t = rest.split("-")
         if t[0] == "r":
@@ -342,6 +398,10 @@ def judge(cid, bases, out, sid):
         man, fmap = KP.reference(bdir, klog(bdir), k, cdir + "/reference")
         secs = changed_sectors(cdir + "/reference", dmg)
         os.unlink(cdir + "/reference")
+    elif kind == "o":
+        j = load(bdir + "/stale/final.json")
+        man, fmap = j["manifest"], j["map"]
+        secs = changed_sectors(bdir + "/stale/final.img", dmg)
     else:
         man = load(bdir + "/manifest.json")
         fmap = load(bdir + "/map.json")
@@ -519,10 +579,10 @@ def results(out):
 def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
-    kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "external")
+    kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "external")
     for r in rs:
         k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
-             "k": "kpowercut", "x": "external", "s": "sectors"}[r["id"][0]]
+             "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale"}[r["id"][0]]
         for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
             rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
@@ -635,6 +695,8 @@ def main():
     rp.add_argument("--bases", default="ours4k,ours1k,sid4k,sid64k")
     rp.add_argument("--random", type=int, default=100, help="random cases per base")
     rp.add_argument("--cuts", type=int, default=40, help="power cuts per base")
+    rp.add_argument("--stale", type=int, default=40,
+                    help="stale-block cases per base with a recording (kind stale)")
     rp.add_argument("--kcuts", type=int, default=12,
                     help="kernel power cuts per base with a recording (kind kpowercut)")
     rp.add_argument("--krecord", action="store_true",
@@ -675,9 +737,10 @@ def run_lab(a):
             continue
         t = time.time()
         bases[b] = B.make(b, os.path.join(out, "bases"), MKFS, SID, 1)
-        if "powercut" in kinds and b in ("ours4k", "sid4k"):
+        if ("powercut" in kinds and b in ("ours4k", "sid4k")
+                or "stale" in kinds and b in ("ours4k", "sid4k", "rich4k", "rich1k")):
             PC.record(bases[b], 1)
-        if "kpowercut" in kinds:
+        if "kpowercut" in kinds or "stale" in kinds and b == "kern4k":
             # kern4k's recording is a fixture; the others are recorded in
             # QEMU only when asked (--krecord: a few minutes each)
             kl = os.path.join(bases[b], "klog.xz")
@@ -685,13 +748,15 @@ def run_lab(a):
                 shutil.copy(os.path.join(B.FIXTURE, "kern4k.klog.xz"), kl)
             elif a.krecord and b in ("ours4k", "sid4k"):
                 KP.record(bases[b], 1, log=lambda m: print(m, flush=True))
-            if os.path.exists(kl):
+            if os.path.exists(kl) and "kpowercut" in kinds:
                 KP.prepare(bases[b])
+        if "stale" in kinds and stale_writes(bases[b]):
+            stale_reference(bases[b])
         print("lab: base %s ready (%.0f s)" % (b, time.time() - t), flush=True)
     # one undamaged control per base: the oracles themselves (and fsck.ntfs's
     # false positives) are checked on a volume that needs no repair
     ids = a.only.split(",") if a.only else ["c-%s-clean" % b for b in bases] + pick(
-        case_list(bases, kinds, a.seed, a.random, a.cuts), a.cases, a.seed, kinds) + kcases(
+        case_list(bases, kinds, a.seed, a.random, a.cuts, a.stale), a.cases, a.seed, kinds) + kcases(
         bases, kinds, a.seed, a.kcuts)
     ext = os.path.join(out, "external")
     if not a.only and os.path.isdir(ext):

@@ -1,0 +1,115 @@
+#!/usr/bin/env bats
+# A stale $MFT record 0 (the lab's kind stale, o-rich4k-s4999: the write
+# of record 0 after ntfs-3g grew the MFT lost, or an old copy written back
+# over it): its runlist ends before the clusters the MFT grew into, so the
+# newest files' records are past its allocation.  They are FILE records
+# numbered in sequence right after its last run: the run grows over them
+# and the files stay; when record 0 is older than the MFT bitmap's
+# growth too (o-rich4k-s1981), the bitmap's size grows with it.
+# Expectations: every file as ntfs-3g read it before
+# the damage (sha256), ntfsck -n (sid) clean, -n clean after one -a.
+load ../lib/common
+load ntfs_helpers
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+LAB=$FSFORGE_TOP/tests/ntfs/lab
+
+# rec0 CMD IMG [FILE]: info (records $MFT's $DATA allocates, bits of its
+# $BITMAP), save record 0's raw bytes to FILE, or restore them from FILE
+rec0() {
+	python3 - "$LAB" "$@" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import ntfsparse as P
+cmd, path = sys.argv[2], sys.argv[3]
+img = bytearray(open(path, "rb").read())
+g = P.Geometry(img)
+at = g.mft_lcn * g.cs
+if cmd == "save":
+    open(sys.argv[4], "wb").write(img[at:at + g.rs])
+elif cmd == "restore":
+    img[at:at + g.rs] = open(sys.argv[4], "rb").read()
+    open(path, "r+b").write(img)
+else:
+    rec = P.unfix(img[at:at + g.rs])
+    sz = {t: struct.unpack_from("<QQ", rec, o + 0x28)
+          for o, t, name, nr in P.attrs(rec) if nr and t in (0x80, 0xB0) and name == ""}
+    print(sz[0x80][0] // g.rs, sz[0xB0][1] * 8)
+PY
+}
+
+# make_vol NAME N: a volume with 40 files, its record 0 saved, then N
+# more files (the MFT grows past the old record 0's allocation)
+make_vol() {
+	local d=$BATS_FILE_TMPDIR/$1 m=$BATS_FILE_TMPDIR/mnt i
+	mkdir -p "$d" "$m"
+	truncate -s 32M "$d/v.img"
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F "$d/v.img"
+	ntfs-3g "$d/v.img" "$m"
+	mkdir "$m/a"
+	for i in $(seq 1 40); do echo "file $i" > "$m/a/f$i"; done
+	umount "$m"
+	rec0 save "$d/v.img" "$d/old0"
+	rec0 info "$d/v.img" > "$d/old.info"
+	ntfs-3g "$d/v.img" "$m"
+	mkdir "$m/b"
+	for i in $(seq 1 "$2"); do head -c $((i * 37 + 1)) /dev/urandom > "$m/b/g$i"; done
+	stat -c %i "$m"/b/* | sort -n | tail -n 1 > "$d/maxino"
+	(cd "$m" && find . -type f | sort | xargs sha256sum) > "$d/sums"
+	umount "$m"
+	rec0 info "$d/v.img" > "$d/new.info"
+}
+
+setup_file() {
+	need_ntfs3g
+	make_vol near 22
+	make_vol far 150
+}
+
+# stale_back NAME: the old record 0 written back on a copy of NAME, one
+# -a, then every file as before, -n clean, ntfsck -n clean
+stale_back() {
+	local d=$BATS_FILE_TMPDIR/$1 img=$BATS_TEST_TMPDIR/v.img m
+	cp "$d/v.img" "$img"
+	rec0 restore "$img" "$d/old0"
+	run "$FSCK" -a "$img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"more records follow them in sequence"* ]]
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	m=$(mount_ntfs3g "$img")
+	run sh -c "cd '$m' && sha256sum -c --quiet '$d/sums'"
+	umount "$m"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	need_sid
+	run sid_ntfsck "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "the undamaged volumes check clean; the old record 0 allocates fewer records than are in use" {
+	local v old oldbm new
+	for v in near far; do
+		run "$FSCK" -n "$BATS_FILE_TMPDIR/$v/v.img"
+		[ "$status" -eq 0 ]
+		read -r old oldbm < "$BATS_FILE_TMPDIR/$v/old.info"
+		read -r new _ < "$BATS_FILE_TMPDIR/$v/new.info"
+		echo "$v: old $old records ($oldbm bitmap bits), new $new, highest file record $(cat "$BATS_FILE_TMPDIR/$v/maxino")"
+		[ "$old" -lt "$new" ]
+		[ "$(cat "$BATS_FILE_TMPDIR/$v/maxino")" -ge "$old" ]
+	done
+	# near: the old $BITMAP still covers the records in use; far: not
+	[ "$(cat "$BATS_FILE_TMPDIR/near/maxino")" -lt "$(cut -d' ' -f2 "$BATS_FILE_TMPDIR/near/old.info")" ]
+	[ "$(cat "$BATS_FILE_TMPDIR/far/maxino")" -ge "$(cut -d' ' -f2 "$BATS_FILE_TMPDIR/far/old.info")" ]
+}
+
+@test "a stale record 0 written back: its last run grows over the records in sequence after it, no file lost" {
+	stale_back near
+}
+
+@test "a stale record 0 older than the MFT bitmap's size: the bitmap's size grows with the run, no file lost" {
+	stale_back far
+}
