@@ -398,6 +398,18 @@ ROW(PR_VIEW_INDEX, 0x030044, "view_index_corrupt",
 ROW(PR_VIEW_INDEX_FAILED, 0x030045, "view_index_not_rebuilt",
     "index cannot be rebuilt (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* $ObjId:$O against the files' $OBJECT_ID (pass3_objid.c): the file's
+ * attribute is the truth; the index follows it, an entry's birth ids kept
+ * where the attribute has none */
+ROW(PR_OBJID_MISSING, 0x030046, "objid_index_missing",
+    "has no entry for object id %s of %s: added",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_OBJID_STALE, 0x030047, "objid_index_stale",
+    "entry for object id %s names MFT record %llu, which %s: removed",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_OBJID_WRONG, 0x030048, "objid_index_entry_wrong",
+    "entry for object id %s says MFT record %llu (sequence %u)%s; %s holds that id",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_NAME_FROM_INDEX, 0x030060, "file_name_from_index",
     "entry \"%s\" names MFT record %llu, which has lost its names: give it this one back",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
