@@ -207,6 +207,11 @@ ROW(PR_ATTR_RESIDENT_FLAGS, 0x01004d, "attribute_resident_flags",
  * whose entries parse, or a non-resident one of the size the file's
  * $EA_INFORMATION gives) in a file with $EA_INFORMATION and no $EA is
  * its $EA; anything else is removed, the file named. */
+/* in a file with an attribute list, the list's entry for the attribute
+ * (its record, instance, name and lowest VCN) says the type first */
+ROW(PR_ATTR_TYPE_LISTED, 0x010069, "attribute_type_listed",
+    "attribute at %u has type 0x%x, which $AttrDef does not define; the file's attribute list says it is 0x%x",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_TYPE_EA, 0x01004e, "attribute_type_ea",
     "attribute at %u has type 0x%x, which $AttrDef does not define; it holds the EA list of the file's $EA_INFORMATION: it is $EA (0xe0)",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
