@@ -150,6 +150,12 @@ ROW(PR_EXTENSION_FREED, 0x010067, "extension_record_freed",
 ROW(PR_ATTR_HOLE, 0x010068, "attribute_extent_lost",
     "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; they become a hole (zeros), the rest of the file kept at its offsets",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_TAIL_HOLE, 0x01006a, "attribute_tail_lost",
+    "attribute 0x%x: clusters %llu-%llu (VCNs) after its last extent are mapped by none (an extent lost); they become a hole (zeros), the size kept",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_TAIL_CUT, 0x01006b, "attribute_tail_cut",
+    "attribute 0x%x: its extents map %llu clusters, its sizes say %llu (an extent lost); the sizes are cut to what is mapped (%llu bytes of data), every mapped cluster kept",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* pass 1: repair the smallest thing (pass1_salvage.c).  A record's
  * damage is repaired in the attribute it hits; the rows that only restore
  * what the record's own bytes say (a stride end saved in the update

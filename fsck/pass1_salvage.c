@@ -107,9 +107,23 @@ static bool dir_index(const uint8_t *rec, const uint8_t *a)
 	       !memcmp(a + le16toh(h->name_offset), i30, 8);
 }
 
+/* Is N (a non-resident header) a later extent (lowest VCN above 0) in an
+ * extension record of a user file?  Its runs may be cut like a whole
+ * attribute's: the sizes live with the first extent, the VCNs it no
+ * longer maps are judged with the file's attribute list. */
+static bool later_extent(const struct salvage *s, const struct ntfs_attr_nonresident *n)
+{
+	struct ntfs_mft_record m;
+
+	memcpy(&m, s->rec, sizeof(m));
+	return m.base_mft_record && s->recno >= NTFS_FILE_FIRST_USER &&
+	       (int64_t)le64toh((uint64_t)n->lowest_vcn) > 0;
+}
+
 /*
  * The runs of non-resident attribute A (at OFF): cut before the first bad
- * run when allowed.  Returns 0 (runs fine or cut), -1 (give up).
+ * run when allowed (a record in no list, or a later extent in an
+ * extension record).  Returns 0 (runs fine or cut), -1 (give up).
  */
 static int salvage_runs(struct salvage *s, uint8_t *a)
 {
@@ -126,9 +140,10 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	free(runs);
 	if (r >= 0)
 		return 0;
-	if (!s->structural)
-		return -1;
 	memcpy(&n, a, sizeof(n));
+	/* -a clears such a record as before: a cut is asked for */
+	if (!s->structural && (!later_extent(s, &n) || s->c->fix.mode == FSF_MODE_PREEN))
+		return -1;
 	len = le32toh(n.h.length);
 	max = (len - le16toh(n.mapping_pairs_offset)) / 2 + 1;
 	runs = calloc(max, sizeof(*runs));
@@ -137,6 +152,12 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	stop = ntfs_mp_valid_prefix(a + le16toh(n.mapping_pairs_offset),
 				    len - le16toh(n.mapping_pairs_offset),
 				    g->nr_clusters, runs, max, &nruns);
+	/* a later extent keeps at least one run: its VCNs then end early,
+	 * and the list check makes the rest a hole or cuts the sizes */
+	if (!s->structural && !nruns) {
+		free(runs);
+		return -1;
+	}
 	for (size_t i = 0; i < nruns; i++)
 		clusters += runs[i].len;
 	if (asked(s, fsf_fix_ask(&s->c->fix, dir_index(s->rec, a) ?
