@@ -61,7 +61,8 @@ static int file_ids(struct ntfs_check *c, uint8_t *rec, struct ids *s)
 		const struct ntfs_attr_header *a;
 		struct ntfs_mft_record m;
 
-		if (!bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
+		if (!bit_get(c->record_used, r) || ntfs_record_no_objid(c, r) ||
+		    ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));
