@@ -150,6 +150,7 @@ static void check_free(struct ntfs_check *c)
 	ntfs_rare_map_free(c->record_lost);
 	ntfs_rare_map_free(c->nameless);
 	rset_free(&c->not_plain);
+	rset_free(&c->has_objid);
 	free(c->secids);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i].name);

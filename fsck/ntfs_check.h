@@ -135,6 +135,9 @@ struct ntfs_check {
 	/* records in use that pass 2 must look at: all records that are not
 	 * plain (summary_ok: pass 1 noted every record it accepted) */
 	struct ntfs_rset not_plain;
+	/* plain records holding an $OBJECT_ID (pass3_objid.c reads only
+	 * those, the not plain ones and the system records) */
+	struct ntfs_rset has_objid;
 	bool summary_ok;
 	uint32_t *secids;		/* the base records' security ids */
 	size_t nsecids, cap_secids;
@@ -371,6 +374,8 @@ void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno);
  * removed) for the later passes; ntfs_record_plain: may pass 2 skip it? */
 void ntfs_note_record(struct ntfs_check *c, uint64_t recno, const uint8_t *rec);
 bool ntfs_record_plain(const struct ntfs_check *c, uint64_t recno);
+/* May a record be skipped by a search for $OBJECT_IDs? */
+bool ntfs_record_no_objid(const struct ntfs_check *c, uint64_t recno);
 
 /* pass1_system.c: system records 1-4, 6-8, 10 and 11 that are beyond
  * repair are made again as mkfs.ntfs makes them (libntfs/sysfile.c).

@@ -156,6 +156,12 @@ ROW(PR_EXTENSION_FREED, 0x010067, "extension_record_freed",
 ROW(PR_ATTR_HOLE, 0x010068, "attribute_extent_lost",
     "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; they become a hole (zeros), the rest of the file kept at its offsets",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_TAIL_HOLE, 0x01006a, "attribute_tail_lost",
+    "attribute 0x%x: clusters %llu-%llu (VCNs) after its last extent are mapped by none (an extent lost); they become a hole (zeros), the size kept",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_TAIL_CUT, 0x01006b, "attribute_tail_cut",
+    "attribute 0x%x: its extents map %llu clusters, its sizes say %llu (an extent lost); the sizes are cut to what is mapped (%llu bytes of data), every mapped cluster kept",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* pass 1: repair the smallest thing (pass1_salvage.c).  A record's
  * damage is repaired in the attribute it hits; the rows that only restore
  * what the record's own bytes say (a stride end saved in the update
@@ -213,6 +219,11 @@ ROW(PR_ATTR_RESIDENT_FLAGS, 0x01004d, "attribute_resident_flags",
  * whose entries parse, or a non-resident one of the size the file's
  * $EA_INFORMATION gives) in a file with $EA_INFORMATION and no $EA is
  * its $EA; anything else is removed, the file named. */
+/* in a file with an attribute list, the list's entry for the attribute
+ * (its record, instance, name and lowest VCN) says the type first */
+ROW(PR_ATTR_TYPE_LISTED, 0x010069, "attribute_type_listed",
+    "attribute at %u has type 0x%x, which $AttrDef does not define; the file's attribute list says it is 0x%x",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_TYPE_EA, 0x01004e, "attribute_type_ea",
     "attribute at %u has type 0x%x, which $AttrDef does not define; it holds the EA list of the file's $EA_INFORMATION: it is $EA (0xe0)",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
@@ -404,6 +415,18 @@ ROW(PR_VIEW_INDEX, 0x030044, "view_index_corrupt",
 ROW(PR_VIEW_INDEX_FAILED, 0x030045, "view_index_not_rebuilt",
     "index cannot be rebuilt (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* $ObjId:$O against the files' $OBJECT_ID (pass3_objid.c): the file's
+ * attribute is the truth; the index follows it, an entry's birth ids kept
+ * where the attribute has none */
+ROW(PR_OBJID_MISSING, 0x030046, "objid_index_missing",
+    "has no entry for object id %s of %s: added",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_OBJID_STALE, 0x030047, "objid_index_stale",
+    "entry for object id %s names MFT record %llu, which %s: removed",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_OBJID_WRONG, 0x030048, "objid_index_entry_wrong",
+    "entry for object id %s says MFT record %llu (sequence %u)%s; %s holds that id",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_NAME_FROM_INDEX, 0x030060, "file_name_from_index",
     "entry \"%s\" names MFT record %llu, which has lost its names: give it this one back",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

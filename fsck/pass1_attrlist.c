@@ -11,8 +11,11 @@
  * ntfs_check_extensions).  A record the list names whose header names
  * another base (or none) but which holds exactly the attributes the list
  * says, and which its claimed base does not list, gets its base reference
- * back.  Then the file's link count is checked against the names of all
- * its records.
+ * back.  Extents lost with their records leave VCNs no extent maps: a
+ * gap between extents, or after the last one (the sizes say more), becomes
+ * a hole where holes are allowed and the record has room; a lost tail
+ * otherwise cuts the sizes to what is mapped.  Then the file's link count
+ * is checked against the names of all its records.
  */
 #include "config.h"
 
@@ -467,6 +470,93 @@ static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 	}
 }
 
+/* The extent of (TYPE, NAME) in NB with the highest lowest VCN, or NULL. */
+static struct ntfs_al_entry *last_extent(struct ntfs_al_build *nb,
+					 const struct ntfs_al_entry *e)
+{
+	struct ntfs_al_entry *p = NULL;
+
+	for (size_t k = 0; k < nb->n; k++) {
+		struct ntfs_al_entry *q = &nb->v[k];
+
+		if (q->type == e->type && q->name_len == e->name_len &&
+		    (!e->name_len || !memcmp(q->name, e->name, 2u * e->name_len)) &&
+		    (!p || q->lowest_vcn > p->lowest_vcn))
+			p = q;
+	}
+	return p;
+}
+
+/* Attributes of NB whose last extent ends before the clusters their
+ * sizes allocate (the last extent lost with its record, or cut): the
+ * VCNs no extent maps become a hole after the last extent when holes are
+ * allowed and its record has room (the size kept, PR_ATTR_TAIL_HOLE);
+ * otherwise the sizes are cut to what the extents map, every mapped
+ * cluster kept (PR_ATTR_TAIL_CUT). */
+static void fill_tail(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
+{
+	struct ntfs_check *c = l->c;
+	uint32_t cs = c->vol.boot.g.cluster_size;
+	char file[1200];
+	bool named = false;
+
+	for (size_t i = 0; i < nb->n; i++) {
+		struct ntfs_al_entry *e = &nb->v[i], *p;
+		struct ntfs_attr_nonresident n, f;
+		uint64_t alloc, data, init, want;
+		uint16_t flags;
+		uint32_t at, pat;
+		int64_t hi;
+
+		if (e->lowest_vcn || (p = last_extent(nb, e)) == e || !p->lowest_vcn ||
+		    load(l, e->mref & MASK48, l->ext) ||
+		    !(at = extent_in(l->ext, e->type, e->name, e->name_len, 0)))
+			continue;
+		memcpy(&f, l->ext + at, sizeof(f));
+		flags = le16toh(f.h.flags);
+		alloc = le64toh((uint64_t)f.allocated_size);
+		data = le64toh((uint64_t)f.data_size);
+		init = le64toh((uint64_t)f.initialized_size);
+		if (alloc % cs || load(l, p->mref & MASK48, l->rec) ||
+		    !(pat = extent_in(l->rec, p->type, p->name, p->name_len, p->lowest_vcn)))
+			continue;
+		memcpy(&n, l->rec + pat, sizeof(n));
+		hi = (int64_t)le64toh((uint64_t)n.highest_vcn);
+		if (hi < p->lowest_vcn - 1 || (uint64_t)hi + 1 >= alloc / cs)
+			continue;
+		if (!named)
+			ntfs_object_name(c, "file", b, file, sizeof(file));
+		named = true;
+		if ((flags & (NTFS_ATTR_SPARSE | NTFS_ATTR_COMPRESSION_MASK)) &&
+		    !ntfs_rec_extent_hole_after(l->rec, l->rs, pat,
+						alloc / cs - (uint64_t)hi - 1)) {
+			if (fsf_fix_ask(&c->fix, &PR_ATTR_TAIL_HOLE, file, e->type,
+					(unsigned long long)(hi + 1),
+					(unsigned long long)(alloc / cs - 1)) &&
+			    ntfs_check_write_record(c, p->mref & MASK48, l->rec))
+				fsf_fix_failed(&c->fix);
+			continue;
+		}
+		/* a compressed attribute allocates whole units: not cut */
+		if (flags & NTFS_ATTR_COMPRESSION_MASK)
+			continue;
+		want = ((uint64_t)hi + 1) * cs;
+		if (!fsf_fix_ask(&c->fix, &PR_ATTR_TAIL_CUT, file, e->type,
+				 (unsigned long long)(hi + 1),
+				 (unsigned long long)(alloc / cs),
+				 (unsigned long long)(data < want ? data : want)))
+			continue;
+		f.allocated_size = (int64_t)htole64(want);
+		if (data > want)
+			f.data_size = (int64_t)htole64(want);
+		if (init > want)
+			f.initialized_size = (int64_t)htole64(want);
+		memcpy(l->ext + at, &f, sizeof(f));
+		if (ntfs_check_write_record(c, e->mref & MASK48, l->ext))
+			fsf_fix_failed(&c->fix);
+	}
+}
+
 /* Names that count as links, in REC: every $FILE_NAME (see count_links
  * in pass1_mft.c); *DOS: how many of them are DOS-only names. */
 static unsigned int links_in(const uint8_t *rec, unsigned int *dos)
@@ -557,6 +647,7 @@ static void check_one(struct lctx *l, uint64_t b)
 	if (v && len)
 		reclaim(l, b, bseq, v, len, &nb, obj);
 	fill_gaps(l, b, &nb);
+	fill_tail(l, b, &nb);
 	if (ntfs_al_encode(&nb, NULL, &nv, &nlen))
 		goto out;
 	if (cur_ok && ntfs_al_same(v, len, nv, nlen, why))

@@ -846,6 +846,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->record_used = calloc(1, c->vol.mft_records / 8 + 1);
 	rset_init(&c->record_dir, c->vol.mft_records);
 	rset_init(&c->not_plain, c->vol.mft_records);
+	rset_init(&c->has_objid, c->vol.mft_records);
 	c->summary_ok = true;
 	names_digest_init(c);
 	c->nbuckets = calloc(NAME_BUCKETS, sizeof(*c->nbuckets));	/* optional */

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/attrlist.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 #include "ntfs/repair.h"
@@ -106,9 +107,23 @@ static bool dir_index(const uint8_t *rec, const uint8_t *a)
 	       !memcmp(a + le16toh(h->name_offset), i30, 8);
 }
 
+/* Is N (a non-resident header) a later extent (lowest VCN above 0) in an
+ * extension record of a user file?  Its runs may be cut like a whole
+ * attribute's: the sizes live with the first extent, the VCNs it no
+ * longer maps are judged with the file's attribute list. */
+static bool later_extent(const struct salvage *s, const struct ntfs_attr_nonresident *n)
+{
+	struct ntfs_mft_record m;
+
+	memcpy(&m, s->rec, sizeof(m));
+	return m.base_mft_record && s->recno >= NTFS_FILE_FIRST_USER &&
+	       (int64_t)le64toh((uint64_t)n->lowest_vcn) > 0;
+}
+
 /*
  * The runs of non-resident attribute A (at OFF): cut before the first bad
- * run when allowed.  Returns 0 (runs fine or cut), -1 (give up).
+ * run when allowed (a record in no list, or a later extent in an
+ * extension record).  Returns 0 (runs fine or cut), -1 (give up).
  */
 static int salvage_runs(struct salvage *s, uint8_t *a)
 {
@@ -125,9 +140,10 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	free(runs);
 	if (r >= 0)
 		return 0;
-	if (!s->structural)
-		return -1;
 	memcpy(&n, a, sizeof(n));
+	/* -a clears such a record as before: a cut is asked for */
+	if (!s->structural && (!later_extent(s, &n) || s->c->fix.mode == FSF_MODE_PREEN))
+		return -1;
 	len = le32toh(n.h.length);
 	max = (len - le16toh(n.mapping_pairs_offset)) / 2 + 1;
 	runs = calloc(max, sizeof(*runs));
@@ -136,6 +152,12 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	stop = ntfs_mp_valid_prefix(a + le16toh(n.mapping_pairs_offset),
 				    len - le16toh(n.mapping_pairs_offset),
 				    g->nr_clusters, runs, max, &nruns);
+	/* a later extent keeps at least one run: its VCNs then end early,
+	 * and the list check makes the rest a hole or cuts the sizes */
+	if (!s->structural && !nruns) {
+		free(runs);
+		return -1;
+	}
 	for (size_t i = 0; i < nruns; i++)
 		clusters += runs[i].len;
 	if (asked(s, fsf_fix_ask(&s->c->fix, dir_index(s->rec, a) ?
@@ -315,6 +337,65 @@ static bool form_fits(const uint8_t *rec, const uint8_t *a, uint32_t t)
 	}
 }
 
+/* The type the file's attribute list gives attribute A of this record
+ * (the entry naming this record, A's instance, name and lowest VCN); 0
+ * when the record is in no list or the list does not say. */
+static uint32_t type_by_list(const struct salvage *s, const uint8_t *a)
+{
+	uint32_t rs = s->c->vol.boot.g.mft_record_size;
+	struct ntfs_attr_header h;
+	struct ntfs_mft_record m;
+	struct ntfs_al_entry e;
+	struct ntfs_run *runs = NULL;
+	uint8_t *base = NULL, *v = NULL;
+	const uint8_t *lrec = s->rec;
+	uint64_t len = 0;
+	int64_t lowest = 0;
+	uint32_t off = 0, t = 0;
+	long nr;
+	char why[NTFS_WHY];
+
+	memcpy(&h, a, sizeof(h));
+	if (h.non_resident) {
+		struct ntfs_attr_nonresident n;
+
+		memcpy(&n, a, sizeof(n));
+		lowest = (int64_t)le64toh((uint64_t)n.lowest_vcn);
+	}
+	memcpy(&m, s->rec, sizeof(m));
+	if (m.base_mft_record) {
+		uint64_t b = le64toh(m.base_mft_record) & 0xffffffffffffULL;
+		struct ntfs_mft_record bm;
+
+		base = malloc(rs);
+		if (!base || b >= s->c->vol.mft_records ||
+		    ntfs_vol_read_record(&s->c->vol, b, base) ||
+		    ntfs_record_check(base, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+		    (memcpy(&bm, base, sizeof(bm)), bm.base_mft_record))
+			goto out;
+		lrec = base;
+	}
+	if (!has_list(lrec) ||
+	    ntfs_vol_read_attr(&s->c->vol, lrec, NTFS_AT_ATTRIBUTE_LIST, &v, &len,
+			       &runs, &nr) || len > UINT32_MAX)
+		goto out;
+	while (ntfs_al_next(v, (uint32_t)len, &off, &e, why) == 1)
+		if ((e.mref & 0xffffffffffffULL) == s->recno &&
+		    (!(e.mref >> 48) || e.mref >> 48 == le16toh(m.sequence_number)) &&
+		    e.instance == le16toh(h.instance) && e.lowest_vcn == lowest &&
+		    e.name_len == h.name_length &&
+		    (uint32_t)le16toh(h.name_offset) + 2u * h.name_length <= le32toh(h.length) &&
+		    !memcmp(e.name, a + le16toh(h.name_offset), 2u * h.name_length)) {
+			t = e.type;
+			break;
+		}
+out:
+	free(v);
+	free(runs);
+	free(base);
+	return t;
+}
+
 /* The one defined type one bit away from TYPE that fits between LAST and
  * NEXT and the form of A; 0 when there is none or more than one. */
 static uint32_t type_by_bit(const struct salvage *s, const uint8_t *a,
@@ -419,9 +500,18 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 			break;
 		case NTFS_AF_TYPE: {
 			uint32_t next = type_after(s->rec, off);
-			uint32_t t = type_by_bit(s, a, type, last_type, next);
-			const struct fsf_problem *pr = &PR_ATTR_TYPE;
+			uint32_t t = type_by_list(s, a);
+			const struct fsf_problem *pr = &PR_ATTR_TYPE_LISTED;
 
+			/* the file's attribute list names it: its entry says
+			 * the type, when that fits the place and the form */
+			if (t && (!ntfs_attr_type_valid(t) || !ntfs_type_defined(s->c, t) ||
+				  t < last_type || t > next || !form_fits(s->rec, a, t)))
+				t = 0;
+			if (!t) {
+				t = type_by_bit(s, a, type, last_type, next);
+				pr = &PR_ATTR_TYPE;
+			}
 			/* not one bit away: what it holds may say */
 			if (!t && last_type <= NTFS_AT_EA && next >= NTFS_AT_EA &&
 			    holds_ea(s->rec, a)) {
@@ -430,7 +520,7 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 			}
 			if (!t)
 				return 1;	/* dropped, if it may be */
-			if (asked(s, pr == &PR_ATTR_TYPE ?
+			if (asked(s, pr != &PR_ATTR_TYPE_EA ?
 				  fsf_fix_ask(&s->c->fix, pr, s->obj, off, type, t) :
 				  fsf_fix_ask(&s->c->fix, pr, s->obj, off, type))) {
 				uint32_t le = htole32(t);

@@ -24,7 +24,7 @@
 
 #define SECID_MAX 4096
 
-static bool plain(const uint8_t *rec, uint32_t *secid, bool *has_si)
+static bool plain(const uint8_t *rec, uint32_t *secid, bool *has_si, bool *oid)
 {
 	const uint32_t special = NTFS_FA_REPARSE_POINT | NTFS_FA_SPARSE_FILE |
 				 NTFS_FA_COMPRESSED | NTFS_FA_ENCRYPTED;
@@ -36,6 +36,7 @@ static bool plain(const uint8_t *rec, uint32_t *secid, bool *has_si)
 	int r;
 
 	*has_si = false;
+	*oid = false;
 	ntfs_attr_cursor_init(&cur, rec);
 	while ((r = ntfs_attr_next(&cur, &a, why)) == 1) {
 		uint32_t t = le32toh(a->type), len, fa;
@@ -68,8 +69,11 @@ static bool plain(const uint8_t *rec, uint32_t *secid, bool *has_si)
 			if (a->name_length || a->flags || ++datas > 1)
 				ok = false;
 			break;
+		case NTFS_AT_OBJECT_ID:
+			*oid = true;
+			break;
 		case NTFS_AT_FILE_NAME: case NTFS_AT_INDEX_ROOT:
-		case NTFS_AT_SECURITY_DESCRIPTOR: case NTFS_AT_OBJECT_ID:
+		case NTFS_AT_SECURITY_DESCRIPTOR:
 			break;
 		default:
 			ok = false;
@@ -82,11 +86,12 @@ void ntfs_note_record(struct ntfs_check *c, uint64_t recno, const uint8_t *rec)
 {
 	struct ntfs_mft_record m;
 	uint32_t id = 0;
-	bool si;
+	bool si, oid;
 
 	if (!c->summary_ok)
 		return;
-	if (!plain(rec, &id, &si) && rset_set(&c->not_plain, recno)) {
+	if ((!plain(rec, &id, &si, &oid) && rset_set(&c->not_plain, recno)) ||
+	    (oid && rset_set(&c->has_objid, recno))) {
 		c->summary_ok = false;	/* pass 2 looks at every record */
 		return;
 	}
@@ -108,6 +113,11 @@ void ntfs_note_record(struct ntfs_check *c, uint64_t recno, const uint8_t *rec)
 		c->cap_secids = cap;
 	}
 	c->secids[c->nsecids++] = id;
+}
+
+bool ntfs_record_no_objid(const struct ntfs_check *c, uint64_t recno)
+{
+	return ntfs_record_plain(c, recno) && !rset_get(&c->has_objid, recno);
 }
 
 bool ntfs_record_plain(const struct ntfs_check *c, uint64_t recno)

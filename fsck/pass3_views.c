@@ -6,9 +6,12 @@
  * name in $Extend's index; each index present is walked by the libntfs
  * B+tree walker (structure, key order under its collation, depth, VCNs,
  * $BITMAP).  A damaged one is rebuilt with the index builder: $ObjId's
- * $O from the $OBJECT_ID of every file, the others from the entries the
- * walk could still read (equal keys: the first kept).  What the entries
- * say (which files have reparse points, quotas) is not judged here.
+ * $O from the $OBJECT_ID of every file (and the birth ids its readable
+ * entries hold, pass3_objid.c), the others from the entries the walk
+ * could still read (equal keys: the first kept).  $ObjId's $O is also
+ * compared with the files' object ids when it is sound, and rebuilt the
+ * same way when they differ; what the other views' entries say (quotas)
+ * is not judged here ($R: pass2_rindex.c).
  */
 #include "config.h"
 
@@ -20,6 +23,7 @@
 
 #include "ntfs/index_build.h"
 #include "ntfs_check.h"
+#include "ntfs_objid.h"
 #include "ntfs_problems.h"
 
 static const struct view {
@@ -55,18 +59,13 @@ static int find_entry(void *arg, const struct ntfs_ie_view *ie)
 	return 0;
 }
 
-/* one entry kept for a rebuild: key and data copied */
-struct kept {
-	uint8_t *mem;
-	uint16_t klen, dlen;
-};
 
 struct vwalk {
 	struct ntfs_check *c;
 	const struct view *v;
 	char obj[64];
 	int bad;			/* 1: rebuild, 2: declined */
-	struct kept *k;
+	struct ntfs_view_entry *k;
 	size_t n, cap;
 	bool nomem;
 };
@@ -110,11 +109,11 @@ static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 static int keep(struct vwalk *w, const uint8_t *key, uint16_t klen,
 		const uint8_t *data, uint16_t dlen)
 {
-	struct kept *k;
+	struct ntfs_view_entry *k;
 
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 32;
-		struct kept *g = realloc(w->k, cap * sizeof(*g));
+		struct ntfs_view_entry *g = realloc(w->k, cap * sizeof(*g));
 
 		if (!g)
 			return -ENOMEM;
@@ -133,50 +132,25 @@ static int keep(struct vwalk *w, const uint8_t *key, uint16_t klen,
 	return 0;
 }
 
-/* $ObjId:$O from the files themselves: every base record's $OBJECT_ID
- * (object id as key; the file, then birth volume, birth object and domain
- * ids as data) */
-static int object_ids(struct vwalk *w, uint8_t *rec)
+/* $ObjId:$O: the entries read against the files' object ids (asked
+ * when the index itself is sound); W's entries become those the files
+ * call for.  Rebuild? */
+static int object_ids(struct vwalk *w, uint8_t *rec, bool *rebuild)
 {
-	struct ntfs_check *c = w->c;
-	uint32_t rs = c->vol.boot.g.mft_record_size;
-	char why[NTFS_WHY];
+	struct ntfs_view_entry *want;
+	size_t n;
+	bool repair;
+	int r = ntfs_objid_wanted(w->c, rec, w->k, w->n, !w->bad, &want, &n, &repair);
 
 	for (size_t i = 0; i < w->n; i++)
 		free(w->k[i].mem);
-	w->n = 0;
-	for (uint64_t r = 0; r < c->vol.mft_records; r++) {
-		struct ntfs_attr_cursor cur;
-		const struct ntfs_attr_header *a;
-		struct ntfs_mft_record m;
-
-		if (!bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
-		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
-			continue;
-		memcpy(&m, rec, sizeof(m));
-		if (m.base_mft_record)
-			continue;
-		ntfs_attr_cursor_init(&cur, rec);
-		while (ntfs_attr_next(&cur, &a, why) == 1) {
-			uint8_t data[56];
-			uint64_t ref = htole64(r | (uint64_t)le16toh(m.sequence_number) << 48);
-			const uint8_t *v;
-			uint32_t len;
-
-			if (le32toh(a->type) != NTFS_AT_OBJECT_ID || a->non_resident)
-				continue;
-			v = ntfs_attr_value(a, &len);
-			if (len < 16)
-				break;
-			memset(data, 0, sizeof(data));
-			memcpy(data, &ref, 8);
-			memcpy(data + 8, v + 16, len > 64 ? 48 : len - 16);
-			if (keep(w, v, 16, data, sizeof(data)))
-				return -ENOMEM;
-			break;
-		}
-	}
-	return 0;
+	free(w->k);
+	w->k = want;
+	w->n = w->cap = n;
+	*rebuild = w->bad == 1 || repair;
+	if (r)
+		w->nomem = true;
+	return r;
 }
 
 static void rebuild(struct vwalk *w, uint64_t recno)
@@ -215,6 +189,7 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 	struct ntfs_bt t = { .type = 0, .collation = v->collation, .arg = &w };
 	struct ntfs_index ix;
 	int r, ret = 0;
+	bool objid = !strcmp(v->file, "$ObjId"), again = false;
 
 	snprintf(w.obj, sizeof(w.obj), "%s:%s", v->file, v->index);
 	r = ntfs_index_open(c, recno, rec, v->index, &ix);
@@ -230,12 +205,11 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 	}
 	/* r == -1 (no root: not this file's index) and 1 (split): not judged */
 	ntfs_index_close(&ix);
-	if (w.nomem)
+	if (!w.nomem && r == 0 && objid && w.bad != 2 && object_ids(&w, rec, &again))
 		ret = -ENOMEM;
-	else if (w.bad == 1 && v->collation == NTFS_COLLATION_NTOFS_ULONGS &&
-		 !strcmp(v->file, "$ObjId") && object_ids(&w, rec))
+	else if (w.nomem)
 		ret = -ENOMEM;
-	else if (w.bad == 1)
+	else if (w.bad == 1 || again)
 		rebuild(&w, recno);
 	for (size_t i = 0; i < w.n; i++)
 		free(w.k[i].mem);

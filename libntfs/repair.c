@@ -487,6 +487,40 @@ int ntfs_rec_insert_resident(uint8_t *rec, uint32_t size, uint32_t type,
 	return 0;
 }
 
+int ntfs_rec_extent_hole_after(uint8_t *rec, uint32_t size, uint32_t off,
+			       uint64_t n)
+{
+	uint8_t *a = rec + off;
+	uint32_t used = ntfs_get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t len = ntfs_get32(a + offsetof(struct ntfs_attr_header, length));
+	uint32_t mpo = ntfs_get16(a + NR_MPO), p = mpo, need, nlen, lb = 1;
+	uint64_t hi = ntfs_get64(a + NR_HIGHEST);
+
+	if (!n || n >> 62 || hi >> 62 || used > size || off + len > used)
+		return -1;
+	/* the end marker of the mapping pairs */
+	while (p < len && a[p])
+		p += 1u + (a[p] & 15) + (a[p] >> 4);
+	if (p >= len)
+		return -1;
+	/* a sparse run: a header of length bytes only (the length signed) */
+	while (lb < 8 && n >> (8 * lb - 1))
+		lb++;
+	need = p + 1 + lb + 1;
+	nlen = need > len ? (need + 7) & ~7u : len;
+	if (used + (nlen - len) > size)
+		return -1;
+	memmove(rec + off + nlen, rec + off + len, used - off - len);
+	a[p] = (uint8_t)lb;
+	for (uint32_t i = 0; i < lb; i++)
+		a[p + 1 + i] = (uint8_t)(n >> (8 * i));
+	memset(a + p + 1 + lb, 0, nlen - (p + 1 + lb));
+	ntfs_put32(a + offsetof(struct ntfs_attr_header, length), nlen);
+	ntfs_put32(rec + offsetof(struct ntfs_mft_record, bytes_in_use), used + nlen - len);
+	ntfs_put64(a + NR_HIGHEST, hi + n);
+	return 0;
+}
+
 int ntfs_rec_extent_hole_before(uint8_t *rec, uint32_t size, uint32_t off,
 				uint64_t n)
 {

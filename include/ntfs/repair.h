@@ -109,7 +109,11 @@ int ntfs_rec_insert_resident(uint8_t *rec, uint32_t size, uint32_t type,
 /* Extent at OFF (non-resident, lowest VCN >= N) of record REC (SIZE
  * bytes) made to begin N clusters earlier with a hole: a sparse run of N
  * clusters before its runs (the LCNs after it unchanged), the attribute
- * and the record grown by what that takes.  0, or -1 if it does not fit. */
+ * and the record grown by what that takes.  0, or -1 if it does not fit.
+ * _after: a sparse run of N clusters after its runs, its highest VCN N
+ * more. */
+int ntfs_rec_extent_hole_after(uint8_t *rec, uint32_t size, uint32_t off,
+			       uint64_t n);
 int ntfs_rec_extent_hole_before(uint8_t *rec, uint32_t size, uint32_t off,
 				uint64_t n);
 #endif

@@ -9,7 +9,10 @@
 # and its data kept.  A type the volume's own $AttrDef adds is kept.
 # Expectations: ntfs-3g's views before the damage (system.ntfs_ea, the
 # user.* streams, the data), the type values from the format (0xe0),
-# ntfsck -n (sid) on the result.
+# ntfsck -n (sid) on the result.  In a file with an attribute list, the
+# list's entry for the attribute says its type (a hard link's name and a
+# stream in extension records): ntfs-3g's names and streams before the
+# damage are the expectation.
 load ../lib/common
 load ntfs_helpers
 
@@ -62,6 +65,41 @@ open(sys.argv[2], "r+b").write(img)
 PY
 }
 
+# ext IMG BASE TYPE NEW: in the first extension record of BASE holding
+# an attribute of TYPE (hex), the first such attribute made NEW; prints
+# the record's number
+ext() {
+	python3 - "$LAB" "$@" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import ntfsparse as P
+img = bytearray(open(sys.argv[2], "rb").read())
+g, base, t, new = P.Geometry(img), int(sys.argv[3]), int(sys.argv[4], 16), int(sys.argv[5], 16)
+for n in range(base + 1, g.nrecords):
+    at = g.rec_off(n)
+    rec = P.unfix(img[at:at + g.rs])
+    if rec[:4] != b"FILE" or struct.unpack_from("<Q", rec, 0x20)[0] & 0xffffffffffff != base:
+        continue
+    offs = [o for o, ty, _, _ in P.attrs(rec) if ty == t]
+    if offs:
+        struct.pack_into("<I", rec, offs[0], new)
+        img[at:at + g.rs] = P.refix(rec)
+        open(sys.argv[2], "r+b").write(img)
+        print(n)
+        break
+PY
+}
+
+# what ntfs-3g shows of the files with attribute lists: the names of the
+# linked file, the streams and their values
+lviews() {
+	local m
+	m=$(mount_ntfs3g "$1") || return 1
+	(cd "$m/links" && ls -i | sort)
+	getfattr -h -d "$m/streams" 2>/dev/null | sed -n '/^user\./p'
+	umount "$m"
+}
+
 # what ntfs-3g shows of the two files: EAs, streams, data
 views() {
 	local m
@@ -84,11 +122,21 @@ setup_file() {
 	echo "xs data" > "$m/xs"
 	setfattr -n system.ntfs_ea -v "$EA" "$m/ea"
 	setfattr -n user.note -v "a note" "$m/xs"
-	for f in ea xs; do
-		echo "$f $(stat -c %i "$m/$f")"
+	# attribute lists: 30 long names, 30 streams, most of each held by
+	# extension records
+	mkdir "$m/links"
+	echo linked > "$m/links/target"
+	echo streams > "$m/streams"
+	for i in $(seq -w 1 30); do
+		ln "$m/links/target" "$m/links/a-hard-link-with-a-name-long-enough-to-fill-records-$i"
+		setfattr -n "user.s$i" -v "stream $i $(printf 'v%.0s' $(seq 1 90))" "$m/streams"
+	done
+	for f in ea xs links/target streams; do
+		echo "${f#links/} $(stat -c %i "$m/$f")"
 	done > "$d/inos"
 	umount "$m"
 	views "$d/base.img" > "$d/views"
+	lviews "$d/base.img" > "$d/lviews"
 }
 
 ino() {
@@ -181,4 +229,34 @@ repaired() {
 	run "$FSCK" -n "$IMG"
 	echo "$output"
 	[ "$status" -eq 0 ]
+}
+
+# (issue 11) in an extension record the file's attribute list names each
+# attribute by record and instance: its entry says the type, not a guess
+# by bits (0 is one bit from 0x20, 0x10, 0x40 ... ; 0x30 was taken for
+# 0x20 and the name lost with the list entry)
+@test "a \$FILE_NAME in an extension record made 0: the list's entry says 0x30, every name kept" {
+	IMG=$BATS_TEST_TMPDIR/v.img
+	cp "$BATS_FILE_TMPDIR/base.img" "$IMG"
+	run ext "$IMG" "$(ino target)" 30 0
+	[ -n "$output" ]
+	run "$FSCK" -n "$IMG"
+	[ "$status" -eq 4 ]
+	repaired
+	[[ "$A_OUT" == *"has type 0x0, which \$AttrDef does not define; the file's attribute list says it is 0x30"* ]]
+	run lviews "$IMG"
+	[ "$output" = "$(cat "$BATS_FILE_TMPDIR/lviews")" ]
+}
+
+@test "a named stream in an extension record made 0x7f: the list's entry says 0x80, the stream kept" {
+	IMG=$BATS_TEST_TMPDIR/v.img
+	cp "$BATS_FILE_TMPDIR/base.img" "$IMG"
+	run ext "$IMG" "$(ino streams)" 80 7f
+	[ -n "$output" ]
+	run "$FSCK" -n "$IMG"
+	[ "$status" -eq 4 ]
+	repaired
+	[[ "$A_OUT" == *"has type 0x7f, which \$AttrDef does not define; the file's attribute list says it is 0x80"* ]]
+	run lviews "$IMG"
+	[ "$output" = "$(cat "$BATS_FILE_TMPDIR/lviews")" ]
 }

@@ -37,6 +37,67 @@ for n in range(base + 1, g.nrecords):
 PY
 }
 
+# room IMG RECORD: the free bytes of RECORD (its size less bytes in use)
+room() {
+	python3 - "$LAB" "$@" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import ntfsparse as P
+img = bytearray(open(sys.argv[2], "rb").read())
+g, n = P.Geometry(img), int(sys.argv[3])
+at = g.rec_off(n)
+rec = P.unfix(img[at:at + g.rs])
+print(g.rs - struct.unpack_from("<I", rec, 0x18)[0])
+PY
+}
+
+# trim IMG RECORD K: RECORD's $DATA extent without its last K runs (an
+# end marker where they began, its highest VCN following); prints the
+# new highest VCN
+trim() {
+	python3 - "$LAB" "$@" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import ntfsparse as P
+img = bytearray(open(sys.argv[2], "rb").read())
+g, n, k = P.Geometry(img), int(sys.argv[3]), int(sys.argv[4])
+at = g.rec_off(n)
+rec = P.unfix(img[at:at + g.rs])
+off = next(o for o, t, name, nr in P.attrs(rec) if t == 0x80 and name == "" and nr)
+fields, runs = P.runlist_fields(rec, off), P.runlist(rec, off)
+keep = len(runs) - k
+end = off + struct.unpack_from("<I", rec, off + 4)[0]
+rec[fields[keep][0]:end] = bytes(end - fields[keep][0])
+hi = struct.unpack_from("<q", rec, off + 0x10)[0] + sum(ln for _, ln in runs[:keep]) - 1
+struct.pack_into("<q", rec, off + 0x18, hi)
+img[at:at + g.rs] = P.refix(rec)
+open(sys.argv[2], "r+b").write(img)
+print(hi)
+PY
+}
+
+# badrun IMG RECORD: the middle run of RECORD's $DATA extent given a
+# header that does not decode (length and offset fields too long); prints
+# the VCN where that run began
+badrun() {
+	python3 - "$LAB" "$@" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import ntfsparse as P
+img = bytearray(open(sys.argv[2], "rb").read())
+g, n = P.Geometry(img), int(sys.argv[3])
+at = g.rec_off(n)
+rec = P.unfix(img[at:at + g.rs])
+off = next(o for o, t, name, nr in P.attrs(rec) if t == 0x80 and name == "" and nr)
+fields, runs = P.runlist_fields(rec, off), P.runlist(rec, off)
+k = next(i for i in range(len(runs) // 2, len(runs)) if fields[i][2])
+rec[fields[k][0]] = 0xF9
+img[at:at + g.rs] = P.refix(rec)
+open(sys.argv[2], "r+b").write(img)
+print(struct.unpack_from("<q", rec, off + 0x10)[0] + sum(ln for _, ln in runs[:k]))
+PY
+}
+
 setup_file() {
 	need_ntfs3g
 	local d=$BATS_FILE_TMPDIR m
@@ -100,6 +161,114 @@ PY
 	cmp -n $((lo * cs)) "$BATS_FILE_TMPDIR/shredded" "$BATS_TEST_TMPDIR/after"
 	cmp -i $(((hi + 1) * cs)) "$BATS_FILE_TMPDIR/shredded" "$BATS_TEST_TMPDIR/after"
 	cmp -n $(((hi + 1 - lo) * cs)) <(tail -c +$((lo * cs + 1)) "$BATS_TEST_TMPDIR/after") /dev/zero
+	need_sid
+	run sid_ntfsck "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# (issue 11, the lab's r-rich4k-3100034) the LAST extent lost: no extent
+# follows to take a hole, and the one before it fills its record, so the
+# sizes are cut to what the extents map (ntfsck -n: "highest_vcn ...
+# last_vcn" otherwise); every mapped cluster is kept
+@test "the last extent's record zeroed: the sizes cut to what the extents map, the file's head byte for byte" {
+	local img=$BATS_TEST_TMPDIR/v.img ino rec lo hi cs m size
+	ino=$(cat "$BATS_FILE_TMPDIR/ino")
+	cp "$BATS_FILE_TMPDIR/base.img" "$img"
+	run extents "$img" "$ino"
+	[ "${#lines[@]}" -ge 2 ]
+	read -r rec lo hi <<< "${lines[-1]}"
+	[ "$lo" -gt 0 ]
+	run room "$img" "$(awk -v l="$lo" '$3 == l - 1 { print $1 }' <<< "$(extents "$img" "$ino")")"
+	echo "room before: $output"
+	[ "$output" -lt 16 ]
+	run extents "$img" "$ino" "$rec"
+	run "$FSCK" -a "$img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"(/shredded): attribute 0x80: its extents map $lo clusters, its sizes say $((hi + 1))"* ]]
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	m=$(mount_ntfs3g "$img")
+	cs=$(stat -f -c %S "$m")
+	cp "$m/shredded" "$BATS_TEST_TMPDIR/after"
+	umount "$m"
+	size=$(stat -c %s "$BATS_FILE_TMPDIR/shredded")
+	[ "$size" -gt $((lo * cs)) ]
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/after")" = $((lo * cs)) ]
+	cmp -n $((lo * cs)) "$BATS_FILE_TMPDIR/shredded" "$BATS_TEST_TMPDIR/after"
+	need_sid
+	run sid_ntfsck "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# the same with room left in the extent before (its last runs gone too):
+# the file is sparse, so the unmapped VCNs become a hole after it and the
+# size is kept
+@test "the last extent's record zeroed, the one before cut short: a hole after it, the size kept" {
+	local img=$BATS_TEST_TMPDIR/v.img ino rec lo hi prev top cs m
+	ino=$(cat "$BATS_FILE_TMPDIR/ino")
+	cp "$BATS_FILE_TMPDIR/base.img" "$img"
+	run extents "$img" "$ino"
+	[ "${#lines[@]}" -ge 2 ]
+	read -r rec lo hi <<< "${lines[-1]}"
+	read -r prev _ _ <<< "${lines[-2]}"
+	run extents "$img" "$ino" "$rec"
+	run trim "$img" "$prev" 4
+	top=$output
+	[ "$top" -lt $((lo - 1)) ]
+	run "$FSCK" -a "$img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"(/shredded): attribute 0x80: clusters $((top + 1))-$hi (VCNs) after its last extent are mapped by none (an extent lost); they become a hole (zeros), the size kept"* ]]
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	m=$(mount_ntfs3g "$img")
+	cs=$(stat -f -c %S "$m")
+	cp "$m/shredded" "$BATS_TEST_TMPDIR/after"
+	umount "$m"
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/after")" = "$(stat -c %s "$BATS_FILE_TMPDIR/shredded")" ]
+	cmp -n $(((top + 1) * cs)) "$BATS_FILE_TMPDIR/shredded" "$BATS_TEST_TMPDIR/after"
+	cmp <(tail -c +$(((top + 1) * cs + 1)) "$BATS_TEST_TMPDIR/after") \
+		<(head -c $(($(stat -c %s "$BATS_TEST_TMPDIR/after") - (top + 1) * cs)) /dev/zero)
+	need_sid
+	run sid_ntfsck "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# a run of the last extent that does not decode: -a clears the record
+# (a cut is not made unasked), -y keeps the runs before the bad one and
+# the rest becomes a hole after them (the record has room then), the size
+# kept
+@test "a bad run in the last extent: -y keeps the runs before it, the rest a hole, the size kept" {
+	local img=$BATS_TEST_TMPDIR/v.img ino rec lo hi bad cs m size
+	ino=$(cat "$BATS_FILE_TMPDIR/ino")
+	cp "$BATS_FILE_TMPDIR/base.img" "$img"
+	run extents "$img" "$ino"
+	read -r rec lo hi <<< "${lines[-1]}"
+	run badrun "$img" "$rec"
+	bad=$output
+	[ "$bad" -gt "$lo" ]
+	run "$FSCK" -y "$img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"MFT record $rec: attribute 0x80 has a bad runlist"*"are kept."* ]]
+	[[ "$output" == *"(/shredded): attribute 0x80: clusters $bad-$hi (VCNs) after its last extent are mapped by none"* ]]
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	m=$(mount_ntfs3g "$img")
+	cs=$(stat -f -c %S "$m")
+	cp "$m/shredded" "$BATS_TEST_TMPDIR/after"
+	umount "$m"
+	size=$(stat -c %s "$BATS_FILE_TMPDIR/shredded")
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/after")" = "$size" ]
+	cmp -n $((bad * cs)) "$BATS_FILE_TMPDIR/shredded" "$BATS_TEST_TMPDIR/after"
+	cmp <(tail -c +$((bad * cs + 1)) "$BATS_TEST_TMPDIR/after") <(head -c $((size - bad * cs)) /dev/zero)
 	need_sid
 	run sid_ntfsck "$img"
 	echo "$output"

@@ -572,7 +572,8 @@ def rich_targeted(v, add):
         p, lb, ob = P.runlist_fields(v.rec(n)[1], off)[0]
         add("ea-big-run-lcn-plus1", lambda v, n=n, a=p + 1 + lb, s=ob: v.edit(n, lambda r: set_int(r, a, s, "plus1")))
     # attribute lists: an entry's length, type, record, lowest VCN and
-    # name length; an extension record zeroed, BAAD, its base reference
+    # name length; an extension record zeroed, BAAD, its base reference,
+    # the type of its first attribute
     for t, path in (("links", "alist/linked"), ("streams", "alist/streams"), ("runs", "alist/shredded")):
         n = v.ino(path)
         al = al_entries(v, n)
@@ -588,6 +589,10 @@ def rich_targeted(v, add):
             add("alist-%s-ext-baseref" % t, lambda v, x=x: v.edit(x, lambda r: set_int(r, 0x20, 6, "plus1")))
             add("alist-%s-ext-inuse" % t, lambda v, x=x: v.edit(x, lambda r: set_int(r, 0x16, 2, "zero")))
             add("alist-%s-ext-torn" % t, lambda v, x=x: torn(v, x))
+            # the type of the extension record's first attribute
+            for k in ("zero", "flip7"):
+                add("alist-%s-ext-attrtype-%s" % (t, k), lambda v, x=x, k=k: v.edit(
+                    x, lambda r: set_int(r, next(P.attrs(r))[0], 4, k)))
 
 
 def edit_entry(v, n, where, at, size, kind):
