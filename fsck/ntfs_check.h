@@ -181,6 +181,7 @@ int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf);
  * freed by ntfs_rare_map_free; NULL if none. */
 uint8_t *ntfs_rare_map(uint64_t bits);
 void ntfs_rare_map_free(uint8_t *map);
+#define NTFS_RARE_HEAD 16u
 
 /* name_counts.c: the digest of names and entries (see there).
  * names_digest_add: add the hash of (FILE, PARENT, the LEN units of
@@ -236,6 +237,24 @@ static inline void bit_set(uint8_t *map, uint64_t i)
 static inline void bit_clear(uint8_t *map, uint64_t i)
 {
 	map[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+
+/* a map of ntfs_rare_map: bit I set; is it set; was any bit ever set
+ * (a map never marked is not read at all) */
+static inline void rare_set(uint8_t *map, uint64_t i)
+{
+	bit_set(map, i);
+	map[-1] = 1;
+}
+
+static inline bool rare_get(const uint8_t *map, uint64_t i)
+{
+	return map[-1] && bit_get(map, i);
+}
+
+static inline bool rare_any(const uint8_t *map)
+{
+	return map && map[-1];
 }
 
 /* The next entry of an $ATTRIBUTE_LIST value: 1 with its type and the

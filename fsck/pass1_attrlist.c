@@ -252,7 +252,7 @@ static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
 	struct ntfs_mft_record m;
 	char xobj[48];
 
-	if (bit_get(c->record_lost, x) || load(l, x, l->rec) ||
+	if (rare_get(c->record_lost, x) || load(l, x, l->rec) ||
 	    base_of(l->rec) != b || (mref >> 48 && mref >> 48 != seq_of(l->rec)) ||
 	    !holds_listed(v, len, x, l->rec))
 		return;

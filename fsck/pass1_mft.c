@@ -477,7 +477,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 				fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
 				return -1;
 			}
-			bit_set(c->record_lost, recno);
+			rare_set(c->record_lost, recno);
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_RUNS_BAD, obj,
 					le32toh(a->type), why)) {
 				ntfs_clear_record(rec, c->vol.boot.g.mft_record_size, recno);
@@ -493,7 +493,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
 			return -1;
 		}
-		bit_set(c->record_lost, recno);
+		rare_set(c->record_lost, recno);
 		if (fsf_fix_ask(&c->fix, &PR_RECORD_ATTR_CORRUPT, obj, why)) {
 			ntfs_clear_record(rec, c->vol.boot.g.mft_record_size, recno);
 			if (ntfs_check_write_record(c, recno, rec))
@@ -773,7 +773,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			}
 			if (!marked)
 				continue;	/* free anyway: the bitmap pass fixes it */
-			bit_set(c->record_lost, i);
+			rare_set(c->record_lost, i);
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_CORRUPT, obj, why)) {
 				ntfs_clear_record(rec, rs, i);
 				if (ntfs_check_write_record(c, i, rec))
@@ -861,7 +861,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			if (i >= NTFS_FILE_FIRST_USER && !le64toh(m.base_mft_record) &&
 			    !names && !rset_get(&c->early_named, i) &&
 			    (count_links(rec, &list, &dos), !list))
-				bit_set(c->nameless, i);
+				rare_set(c->nameless, i);
 			if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY &&
 			    !le64toh(m.base_mft_record) &&
 			    rset_set(&c->record_dir, i)) {

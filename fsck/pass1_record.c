@@ -309,7 +309,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 			continue;
 		/* its names are not the base's, whatever is done with it:
 		 * pass 3 counts the names again without it */
-		bit_set(c->ext_bad, e);
+		rare_set(c->ext_bad, e);
 		c->names_inexact = true;
 		snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)e);
 		if (!fsf_fix_ask(&c->fix, &PR_EXTENSION_ORPHAN, obj,

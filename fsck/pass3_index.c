@@ -85,10 +85,10 @@ static void corrupt(struct dir_walk *w, const char *why)
 	if (w->lookup || w->counting || w->digest)
 		return;
 	if (!w->reported && fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, wobj(w), why))
-		bit_set(w->c->rebuild, w->dir);
+		rare_set(w->c->rebuild, w->dir);
 	w->reported = true;
 	/* its missing entries follow from the corruption: not reported */
-	bit_set(w->unchecked, w->dir);
+	rare_set(w->unchecked, w->dir);
 }
 
 /* Does the file have the entry's name in this directory?  Its data sizes
@@ -208,7 +208,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 					(unsigned)((in_file ? m.parent :
 						    le64toh(fn.parent_directory)) >> 48),
 					(unsigned)w->dir_seq))
-				bit_set(c->rebuild, w->dir);
+				rare_set(c->rebuild, w->dir);
 			return;
 		}
 		/* a key says whether it names a directory */
@@ -219,7 +219,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_KEY_TYPE, wobj(w), n8,
 					rset_get(&c->record_dir, recno) ? "a file" : "a directory",
 					rset_get(&c->record_dir, recno) ? "a directory" : "a file"))
-				bit_set(c->rebuild, w->dir);
+				rare_set(c->rebuild, w->dir);
 			return;
 		}
 		/* a directory's entry says 0 bytes (ntfsck: DIR_NONZERO_SIZE) */
@@ -230,7 +230,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 					(unsigned long long)le64toh((uint64_t)fn.data_size),
 					(unsigned long long)le64toh((uint64_t)fn.allocated_size),
 					0ULL, 0ULL))
-				bit_set(c->rebuild, w->dir);
+				rare_set(c->rebuild, w->dir);
 			return;
 		}
 		if (!d->known || rset_get(&c->record_dir, recno) ||
@@ -252,13 +252,13 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 				(unsigned long long)le64toh((uint64_t)fn.allocated_size),
 				(unsigned long long)d->size,
 				(unsigned long long)d->alloc))
-			bit_set(c->rebuild, w->dir);
+			rare_set(c->rebuild, w->dir);
 		return;
 	}
 	ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
 	if (fsf_fix_ask(&c->fix, &PR_INDEX_STALE, wobj(w), n8,
 			(unsigned long long)recno, why))
-		bit_set(c->rebuild, w->dir);
+		rare_set(c->rebuild, w->dir);
 }
 
 /* counting mode: the entry takes one from its file's names pending when
@@ -349,7 +349,7 @@ static void on_fault(void *arg, enum ntfs_bt_fault f,
 			(unsigned long long)(x->mref & 0xffffffffffffULL),
 			(unsigned long long)(y->mref & 0xffffffffffffULL)) :
 	    fsf_fix_ask(&w->c->fix, &PR_INDEX_ORDER, wobj(w), a, b))
-		bit_set(w->c->rebuild, w->dir);
+		rare_set(w->c->rebuild, w->dir);
 }
 
 struct bufs {
@@ -398,7 +398,7 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 		if (w.digest)
 			c->nbuckets[names_bucket(d)].bad = true;
 		else if (!lookup && !counting)
-			bit_set(unchecked, d);
+			rare_set(unchecked, d);
 	} else if (r < 0) {
 		if (r == -1)
 			corrupt(&w, ix.why);
@@ -477,7 +477,7 @@ static int add_suspect(const struct ntfs_attr_header *a, void *arg)
 	    !bit_get(c->record_used, p))
 		return 0;
 	s->placed++;
-	if (bit_get(s->unchecked, p))
+	if (rare_get(s->unchecked, p))
 		return 0;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
@@ -550,7 +550,7 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 
 		/* a file with no name at all that no entry gave one back
 		 * (check_entry) is an orphan too */
-		if (c->nameless && bit_get(c->nameless, r) &&
+		if (c->nameless && rare_get(c->nameless, r) &&
 		    bit_get(c->record_used, r) &&
 		    ntfs_file_foreach(c, r, b->file, count_names, &names) == 0 &&
 		    !names) {
@@ -605,7 +605,7 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 			ntfs_object_name(c, "directory", s.v[k].dir, obj, sizeof(obj));
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_MISSING, obj, n8,
 					(unsigned long long)s.v[k].recno))
-				bit_set(c->rebuild, s.v[k].dir);
+				rare_set(c->rebuild, s.v[k].dir);
 		}
 	}
 	for (size_t i = 0; i < s.n; i++)
@@ -634,8 +634,8 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 		goto out;
 	/* a root made again in pass 1: its index comes from its children */
 	if (c->root_recreated) {
-		bit_set(c->rebuild, NTFS_FILE_ROOT);
-		bit_set(unchecked, NTFS_FILE_ROOT);
+		rare_set(c->rebuild, NTFS_FILE_ROOT);
+		rare_set(unchecked, NTFS_FILE_ROOT);
 	}
 	upcase = load_upcase(c, b.rec);
 	/* nothing found or repaired so far (what pass 1 saw is what is on
@@ -675,7 +675,7 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	if (!ret)
 		ret = ntfs_pass3_connect(c);
 	for (uint64_t d = 0; d < c->vol.mft_records && !any; d++)
-		any = bit_get(c->rebuild, d);
+		any = rare_get(c->rebuild, d);
 	if (any && !ret)
 		ret = ntfs_rebuild_indexes(c, upcase);
 out:

@@ -180,7 +180,7 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 		snprintf(why, NTFS_WHY, "out of memory");
 		return -1;
 	}
-	bit_set(c->rebuild, NTFS_FILE_ROOT);
+	rare_set(c->rebuild, NTFS_FILE_ROOT);
 	return (int64_t)r;
 }
 
@@ -231,7 +231,7 @@ static bool rename_squatter(struct ntfs_check *c, uint64_t r, uint8_t *rec)
 			if (!ok)
 				fsf_fix_failed(&c->fix);
 			else
-				bit_set(c->rebuild, NTFS_FILE_ROOT);
+				rare_set(c->rebuild, NTFS_FILE_ROOT);
 		}
 	}
 	free(x.name);
@@ -332,7 +332,7 @@ static int set_name(struct ntfs_check *c, uint64_t o, const uint8_t *rec,
 		p = le64toh(old.parent_directory) & MASK48;
 		if (p < c->vol.mft_records && rset_get(&c->record_dir, p) &&
 		    bit_get(c->record_used, p))
-			bit_set(c->rebuild, p);
+			rare_set(c->rebuild, p);
 	}
 	return 0;
 }
@@ -400,7 +400,7 @@ static int drop_extension_names(struct ntfs_check *c, uint64_t o, uint8_t *rec,
 				p = le64toh(fn.parent_directory) & MASK48;
 				if (p < c->vol.mft_records && rset_get(&c->record_dir, p) &&
 				    bit_get(c->record_used, p))
-					bit_set(c->rebuild, p);
+					rare_set(c->rebuild, p);
 			}
 			ntfs_rec_remove_attr(rec, rs, (uint32_t)((const uint8_t *)a - rec));
 			memcpy(&m, rec, sizeof(m));
@@ -478,7 +478,7 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 	}
 	if (set_name(c, o, rec, out, fnv, (uint32_t)(sizeof(fn) + 2u * n), why))
 		return -1;
-	bit_set(c->rebuild, lf);
+	rare_set(c->rebuild, lf);
 	/* names in extension records go too, and the list follows */
 	if (list && (drop_extension_names(c, o, rec, why) ||
 		     ntfs_rewrite_attr_list(c, o, why)))
@@ -517,7 +517,7 @@ int ntfs_name_from_entry(struct ntfs_check *c, uint64_t r, uint64_t dir,
 	memcpy(fnv, &fn, sizeof(fn));
 	ret = set_name(c, r, rec, out, fnv, len, why);
 	if (!ret)
-		bit_set(c->rebuild, dir);
+		rare_set(c->rebuild, dir);
 out:
 	free(rec);
 	free(out);

@@ -199,7 +199,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 		uint16_t seq;
 		bool dirty = false;
 
-		if (!bit_get(c->record_used, r) || bit_get(c->ext_bad, r) ||
+		if (!bit_get(c->record_used, r) || rare_get(c->ext_bad, r) ||
 		    ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
@@ -236,7 +236,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 			memcpy(&fn, v, sizeof(fn));
 			p = le64toh(fn.parent_directory) & 0xffffffffffffULL;
 			if (!fn.name_length || sizeof(fn) + 2u * fn.name_length > len ||
-			    p >= c->vol.mft_records || !bit_get(c->rebuild, p))
+			    p >= c->vol.mft_records || !rare_get(c->rebuild, p))
 				continue;
 			/* a parent reference with a stale sequence number is
 			 * refreshed in the file and so in its key */
@@ -308,7 +308,7 @@ int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase)
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
 		char why[NTFS_WHY], obj[1200];
 
-		if (!bit_get(c->rebuild, d) || !ntfs_rebuild_dir_index(c, d, upcase, why))
+		if (!rare_get(c->rebuild, d) || !ntfs_rebuild_dir_index(c, d, upcase, why))
 			continue;
 		ntfs_object_name(c, "directory", d, obj, sizeof(obj));
 		/* the rebuilds promised for it did not happen */

@@ -68,7 +68,7 @@ int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
 	int ret = -1;
 
 	if (recno < NTFS_FILE_FIRST_USER || recno >= c->vol.mft_records ||
-	    !c->record_lost || !bit_get(c->record_lost, recno) ||
+	    !c->record_lost || !rare_get(c->record_lost, recno) ||
 	    bit_get(c->record_used, recno) || !seq ||
 	    ie->key_len < sizeof(fn))
 		return -1;
@@ -115,8 +115,8 @@ int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
 		goto failed;
 	/* its index comes from the names that point to it: they are not
 	 * judged against the empty one */
-	bit_set(c->rebuild, recno);
-	bit_set(unchecked, recno);
+	rare_set(c->rebuild, recno);
+	rare_set(unchecked, recno);
 	ret = 0;
 	goto out;
 failed:
