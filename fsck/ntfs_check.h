@@ -90,6 +90,28 @@ bool rset_get(const struct ntfs_rset *s, uint64_t r);
 int rset_set(struct ntfs_rset *s, uint64_t r);
 void rset_clear(struct ntfs_rset *s, uint64_t r);
 
+/* cluster_set.c: a set of cluster numbers below BITS, kept as a sorted
+ * array of extents (a map of one bit per cluster once it is cheaper);
+ * cset_set: 0, or -1 when memory ran out (L not added); cset_clear:
+ * when memory runs out splitting an extent, L stays in the set.  Either
+ * sets NOMEM. */
+struct ntfs_extent {
+	uint64_t start, len;
+};
+struct ntfs_cset {
+	struct ntfs_extent *v;		/* sorted, disjoint, never adjacent */
+	size_t n, cap, hint;
+	uint8_t *map;			/* instead of V, when there are many */
+	uint64_t bits;
+	bool nomem;			/* a change was lost: not to be relied on */
+};
+void cset_init(struct ntfs_cset *s, uint64_t bits);
+void cset_free(struct ntfs_cset *s);
+bool cset_get(struct ntfs_cset *s, uint64_t l);
+int cset_set(struct ntfs_cset *s, uint64_t l);
+void cset_clear(struct ntfs_cset *s, uint64_t l);
+void cset_reset(struct ntfs_cset *s);
+
 struct ntfs_check {
 	const struct fsf_log *log;
 	struct fsf_dev dev;
@@ -100,7 +122,7 @@ struct ntfs_check {
 	struct ntfs_geom geo;
 
 	/* what the volume really uses, built by pass 1 */
-	uint8_t *cluster_used;		/* one bit per cluster */
+	struct ntfs_cset cluster_used;	/* the clusters (cluster_set.c) */
 	uint8_t *record_used;		/* one bit per MFT record */
 	uint64_t crosslinked;
 

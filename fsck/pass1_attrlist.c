@@ -228,12 +228,12 @@ static bool claim_clusters(struct ntfs_check *c, const uint8_t *rec)
 				for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
 					uint64_t lcn = (uint64_t)runs[i].lcn + k;
 
-					if (!pass && bit_get(c->cluster_used, lcn)) {
+					if (!pass && cset_get(&c->cluster_used, lcn)) {
 						free(runs);
 						return false;
 					}
 					if (pass)
-						bit_set(c->cluster_used, lcn);
+						cset_set(&c->cluster_used, lcn);
 				}
 			free(runs);
 		}

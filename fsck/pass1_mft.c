@@ -374,9 +374,9 @@ static void mark_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
 		for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
 			uint64_t lcn = (uint64_t)runs[i].lcn + k;
 
-			if (bit_get(c->cluster_used, lcn))
+			if (cset_get(&c->cluster_used, lcn))
 				c->crosslinked++;
-			bit_set(c->cluster_used, lcn);
+			cset_set(&c->cluster_used, lcn);
 		}
 }
 
@@ -681,7 +681,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	if (ret)
 		goto out;
 	ntfs_load_attrdef(c, rec);
-	c->cluster_used = calloc(1, b->g.nr_clusters / 8 + 1);
+	cset_init(&c->cluster_used, b->g.nr_clusters);
 	c->record_used = calloc(1, c->vol.mft_records / 8 + 1);
 	rset_init(&c->record_dir, c->vol.mft_records);
 	rset_init(&c->not_plain, c->vol.mft_records);
@@ -693,7 +693,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->ext_bad = ntfs_rare_map(c->vol.mft_records);
 	c->record_lost = ntfs_rare_map(c->vol.mft_records);
 	c->nameless = ntfs_rare_map(c->vol.mft_records);
-	if (!c->cluster_used || !c->record_used ||
+	if (!c->record_used ||
 	    !c->ext_bad || !c->record_lost || !c->nameless) {
 		ret = -ENOMEM;
 		goto out;
@@ -895,6 +895,8 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		ntfs_check_extensions(c);
 	}
 out:
+	if (!ret && c->cluster_used.nomem)
+		ret = -ENOMEM;
 	free(rec);
 	free(bitmap);
 	free(bruns);

@@ -334,7 +334,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 					for (uint64_t k = 0; runs[r].lcn >= 0 && k < runs[r].len; k++) {
 						uint64_t l = (uint64_t)runs[r].lcn + k;
 
-						bit_clear(c->cluster_used, l);
+						cset_clear(&c->cluster_used, l);
 					}
 				free(runs);
 			}

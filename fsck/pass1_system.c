@@ -328,7 +328,7 @@ static int64_t find_free(struct ntfs_check *c, uint64_t n)
 		if (to > nr)
 			to = nr;
 		for (uint64_t l = from; l < to; l++) {
-			run = bit_get(c->cluster_used, l) ? 0 : run + 1;
+			run = cset_get(&c->cluster_used, l) ? 0 : run + 1;
 			if (run == n)
 				return (int64_t)(l + 1 - n);
 		}
@@ -396,9 +396,9 @@ static int write_content(struct ntfs_check *c, uint32_t recno, int64_t lcn,
 static void claim(struct ntfs_check *c, int64_t lcn, uint64_t n)
 {
 	for (uint64_t k = 0; lcn >= 0 && k < n; k++) {
-		if (bit_get(c->cluster_used, (uint64_t)lcn + k))
+		if (cset_get(&c->cluster_used, (uint64_t)lcn + k))
 			c->crosslinked++;
-		bit_set(c->cluster_used, (uint64_t)lcn + k);
+		cset_set(&c->cluster_used, (uint64_t)lcn + k);
 	}
 }
 

@@ -134,7 +134,7 @@ static int remove_attr(struct file *f, uint64_t recno, uint32_t type,
 
 		for (long i = 0; i < n; i++)
 			for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++)
-				bit_clear(c->cluster_used, (uint64_t)runs[i].lcn + k);
+				cset_clear(&c->cluster_used, (uint64_t)runs[i].lcn + k);
 		if (n >= 0)
 			free(runs);
 	}
