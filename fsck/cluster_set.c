@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The clusters in use (pass 1 marks them, pass 1B, pass 4 and the index
- * writer read them): a sorted array of extents, 16 bytes an extent,
- * where a map of one bit per cluster takes an eighth of a byte for every
- * cluster of the volume.  A volume of small files (their data resident
- * in their records) uses its clusters in a few hundred extents: 8 kB
- * instead of a 250 kB map at 8 GB.  When the extents would take more
+ * writer read them) and the MFT records in use: a sorted array of
+ * extents, 16 bytes an extent, where a map of one bit per item takes an
+ * eighth of a byte for every cluster or record of the volume.  A volume
+ * of small files (their data resident in their records) uses its
+ * clusters in a few hundred extents (8 kB instead of a 250 kB map at
+ * 8 GB) and its records in a few.  When the extents would take more
  * than the map (a badly fragmented volume), the set turns into the map,
- * for good.  Lookups come mostly in increasing order (pass 1 marks a
- * run cluster by cluster, pass 4 reads them all): the extent the last
- * one ended at is tried first.
+ * for good.  Changes come mostly in increasing order (pass 1 marks a
+ * run cluster by cluster): the extent the last one was at is tried
+ * first, by lookups too.
  */
 #include "config.h"
 
@@ -36,15 +37,16 @@ static uint64_t end_of(const struct ntfs_extent *e)
 	return e->start + e->len;
 }
 
-/* the first extent that ends past L (s->n: none) */
-static size_t find(struct ntfs_cset *s, uint64_t l)
+/* the first extent that ends past L (s->n: none); the one the last
+ * change was at first, then the next one */
+static size_t lookup(const struct ntfs_cset *s, uint64_t l)
 {
 	size_t lo = 0, hi = s->n, h = s->hint;
 
 	if (h < s->n && end_of(&s->v[h]) > l && (!h || end_of(&s->v[h - 1]) <= l))
 		return h;
 	if (h + 1 < s->n && end_of(&s->v[h + 1]) > l && end_of(&s->v[h]) <= l)
-		return s->hint = h + 1;
+		return h + 1;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -53,12 +55,19 @@ static size_t find(struct ntfs_cset *s, uint64_t l)
 		else
 			hi = mid;
 	}
-	if (lo < s->n)
-		s->hint = lo;
 	return lo;
 }
 
-bool cset_get(struct ntfs_cset *s, uint64_t l)
+static size_t find(struct ntfs_cset *s, uint64_t l)
+{
+	size_t i = lookup(s, l);
+
+	if (i < s->n)
+		s->hint = i;
+	return i;
+}
+
+bool cset_get(const struct ntfs_cset *s, uint64_t l)
 {
 	size_t i;
 
@@ -66,7 +75,7 @@ bool cset_get(struct ntfs_cset *s, uint64_t l)
 		return false;
 	if (s->map)
 		return bit_get(s->map, l);
-	i = find(s, l);
+	i = lookup(s, l);
 	return i < s->n && s->v[i].start <= l;
 }
 

@@ -90,8 +90,8 @@ bool rset_get(const struct ntfs_rset *s, uint64_t r);
 int rset_set(struct ntfs_rset *s, uint64_t r);
 void rset_clear(struct ntfs_rset *s, uint64_t r);
 
-/* cluster_set.c: a set of cluster numbers below BITS, kept as a sorted
- * array of extents (a map of one bit per cluster once it is cheaper);
+/* cluster_set.c: a set of cluster or record numbers below BITS, kept as
+ * a sorted array of extents (a map of one bit per item once cheaper);
  * cset_set: 0, or -1 when memory ran out (L not added); cset_clear:
  * when memory runs out splitting an extent, L stays in the set.  Either
  * sets NOMEM. */
@@ -107,7 +107,7 @@ struct ntfs_cset {
 };
 void cset_init(struct ntfs_cset *s, uint64_t bits);
 void cset_free(struct ntfs_cset *s);
-bool cset_get(struct ntfs_cset *s, uint64_t l);
+bool cset_get(const struct ntfs_cset *s, uint64_t l);
 int cset_set(struct ntfs_cset *s, uint64_t l);
 void cset_clear(struct ntfs_cset *s, uint64_t l);
 void cset_reset(struct ntfs_cset *s);
@@ -123,7 +123,7 @@ struct ntfs_check {
 
 	/* what the volume really uses, built by pass 1 */
 	struct ntfs_cset cluster_used;	/* the clusters (cluster_set.c) */
-	uint8_t *record_used;		/* one bit per MFT record */
+	struct ntfs_cset record_used;	/* the MFT records (cluster_set.c) */
 	uint64_t crosslinked;
 
 	/* per record, for the index pass */

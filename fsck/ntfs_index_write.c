@@ -33,7 +33,7 @@ static bool is_index_attr(const struct ntfs_attr_header *a, const char *name)
 }
 
 /* First run of COUNT free clusters, or -1. */
-static int64_t find_free(struct ntfs_check *c, uint64_t count)
+static int64_t find_free(const struct ntfs_check *c, uint64_t count)
 {
 	uint64_t run = 0;
 

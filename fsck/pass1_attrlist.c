@@ -149,7 +149,7 @@ static bool base_lists(struct lctx *l, uint64_t base, uint64_t x, uint16_t xseq)
 	char why[NTFS_WHY];
 	bool yes;
 
-	if (!bit_get(l->c->record_used, base) || load(l, base, l->ext) ||
+	if (!cset_get(&l->c->record_used, base) || load(l, base, l->ext) ||
 	    base_of(l->ext) || !(at = list_attr(l->ext)))
 		return false;
 	v = read_list(l->c, l->ext, at, &len, why);
@@ -267,7 +267,7 @@ static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
 		fsf_fix_failed(&c->fix);
 		return;
 	}
-	bit_set(c->record_used, x);
+	cset_set(&c->record_used, x);
 	/* pass 1 did not count its names, nor note it for pass 2 */
 	rset_set(&c->uncounted, x);
 	if (rset_set(&c->not_plain, x))
@@ -299,7 +299,7 @@ static void reclaim(struct lctx *l, uint64_t b, uint16_t bseq, const uint8_t *v,
 		    x >= c->vol.mft_records)
 			continue;
 		last = x;
-		if (!bit_get(c->record_used, x)) {
+		if (!cset_get(&c->record_used, x)) {
 			revive(l, b, v, len, x, e.mref, obj, nb);
 			continue;
 		}
@@ -529,7 +529,7 @@ static void check_one(struct lctx *l, uint64_t b)
 			uint64_t e = lo[i].recno;
 			bool listed;
 
-			if (!bit_get(c->record_used, e) || load(l, e, l->rec))
+			if (!cset_get(&c->record_used, e) || load(l, e, l->rec))
 				continue;
 			listed = cur_ok && names_record(v, len, e, seq_of(l->rec));
 			if (pass == 0 && !listed && cur_ok)
@@ -644,7 +644,7 @@ int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why)
 		if (x == b || x == last)
 			continue;
 		last = x;
-		if (x >= c->vol.mft_records || !bit_get(c->record_used, x) ||
+		if (x >= c->vol.mft_records || !cset_get(&c->record_used, x) ||
 		    load(&l, x, l.rec) || base_of(l.rec) != b)
 			continue;
 		for (size_t i = 0; i < nb.n; i++)

@@ -682,7 +682,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		goto out;
 	ntfs_load_attrdef(c, rec);
 	cset_init(&c->cluster_used, b->g.nr_clusters);
-	c->record_used = calloc(1, c->vol.mft_records / 8 + 1);
+	cset_init(&c->record_used, c->vol.mft_records);
 	rset_init(&c->record_dir, c->vol.mft_records);
 	rset_init(&c->not_plain, c->vol.mft_records);
 	c->summary_ok = true;
@@ -693,8 +693,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->ext_bad = ntfs_rare_map(c->vol.mft_records);
 	c->record_lost = ntfs_rare_map(c->vol.mft_records);
 	c->nameless = ntfs_rare_map(c->vol.mft_records);
-	if (!c->record_used ||
-	    !c->ext_bad || !c->record_lost || !c->nameless) {
+	if (!c->ext_bad || !c->record_lost || !c->nameless) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -724,7 +723,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 				snprintf(why, sizeof(why), "past the end of the device");
 				if (i >= NTFS_FILE_FIRST_USER) {
 					if (marked) {
-						bit_set(c->record_used, i);
+						cset_set(&c->record_used, i);
 						/* not read: pass 2 looks at it */
 						if (rset_set(&c->not_plain, i))
 							c->summary_ok = false;
@@ -854,7 +853,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			bool list;
 			int dos;
 
-			bit_set(c->record_used, i);
+			cset_set(&c->record_used, i);
 			ntfs_note_record(c, i, rec);
 			/* a user file without a name in its own record and no
 			 * list: pass 3 gives it one (its entry's, or /lost+found) */
@@ -895,7 +894,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		ntfs_check_extensions(c);
 	}
 out:
-	if (!ret && c->cluster_used.nomem)
+	if (!ret && (c->cluster_used.nomem || c->record_used.nomem))
 		ret = -ENOMEM;
 	free(rec);
 	free(bitmap);

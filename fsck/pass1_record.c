@@ -296,7 +296,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 
 		if (e < NTFS_FILE_FIRST_USER)
 			continue;	/* a system record: pass 1 made it a base */
-		if (b >= c->vol.mft_records || !bit_get(c->record_used, b))
+		if (b >= c->vol.mft_records || !cset_get(&c->record_used, b))
 			what = "is not in use";
 		else if (ntfs_vol_read_record(&c->vol, b, base) ||
 			 ntfs_record_check(base, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
@@ -342,7 +342,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 			if (ntfs_check_write_record(c, e, rec))
 				fsf_fix_failed(&c->fix);
 		}
-		bit_clear(c->record_used, e);
+		cset_clear(&c->record_used, e);
 	}
 	free(rec);
 	free(base);

@@ -489,7 +489,7 @@ static int remake(struct ntfs_check *c, uint32_t recno, struct keep *k,
 	}
 	if (ntfs_check_write_record(c, recno, rec))
 		fsf_fix_failed(&c->fix);
-	bit_set(c->record_used, recno);
+	cset_set(&c->record_used, recno);
 	bit_clear(c->record_lost, recno);
 	c->names_inexact = true;	/* its name: counted again in pass 3 */
 	if (recno == NTFS_FILE_EXTEND && rset_set(&c->record_dir, recno))
@@ -512,7 +512,7 @@ static void check_upcase(struct ntfs_check *c, uint8_t *rec)
 	char why[NTFS_WHY];
 	long n = 0;
 
-	if (!bit_get(c->record_used, NTFS_FILE_UPCASE) ||
+	if (!cset_get(&c->record_used, NTFS_FILE_UPCASE) ||
 	    ntfs_vol_read_record(&c->vol, NTFS_FILE_UPCASE, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 	    ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_DATA, &data, &len, &runs, &n) ||

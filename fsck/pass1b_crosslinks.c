@@ -120,7 +120,7 @@ static bool record_owns(struct ntfs_check *c, uint64_t recno, const uint8_t *rec
 {
 	struct ntfs_mft_record m;
 
-	if (!bit_get(c->record_used, recno) || rare_get(c->ext_bad, recno))
+	if (!cset_get(&c->record_used, recno) || rare_get(c->ext_bad, recno))
 		return false;
 	memcpy(&m, rec, sizeof(m));
 	return le16toh(m.flags) & NTFS_MFT_IN_USE;
@@ -178,7 +178,7 @@ static int for_each_extent(struct pass1b *p, extent_fn fn)
 		struct ntfs_attr_cursor cur;
 		const struct ntfs_attr_header *a;
 
-		if (!bit_get(c->record_used, i) || rare_get(c->ext_bad, i) ||
+		if (!cset_get(&c->record_used, i) || rare_get(c->ext_bad, i) ||
 		    ntfs_vol_read_record(&c->vol, i, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 		    !record_owns(c, i, rec) ||

@@ -78,7 +78,7 @@ static int take_parent(const struct ntfs_attr_header *a, void *arg)
 static bool is_dir(const struct ntfs_check *c, uint64_t r)
 {
 	return r < c->vol.mft_records && rset_get(&c->record_dir, r) &&
-	       bit_get(c->record_used, r);
+	       cset_get(&c->record_used, r);
 }
 
 static uint64_t parent_of(struct ntfs_check *c, uint64_t d, uint8_t *buf)

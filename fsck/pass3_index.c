@@ -140,7 +140,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	struct ntfs_mft_record hdr;
 	char n8[1024], why[96];
 
-	if (recno < c->vol.mft_records && bit_get(c->record_used, recno)) {
+	if (recno < c->vol.mft_records && cset_get(&c->record_used, recno)) {
 		/* in use but unreadable: past a truncated device's end
 		 * (pass 1 kept it), so it cannot be judged */
 		if (ntfs_vol_read_record(&c->vol, recno, w->fbuf))
@@ -149,7 +149,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	} else {
 		hdr.sequence_number = 0;
 	}
-	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno)) {
+	if (recno >= c->vol.mft_records || !cset_get(&c->record_used, recno)) {
 		ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
 		if (ntfs_recreate_dir(c, w->dir, ie, n8, w->unchecked, wobj(w)) >= 0)
 			return;	/* made again, or that was declined */
@@ -271,7 +271,7 @@ static void count_entry(struct dir_walk *w, const struct ntfs_ie_view *ie)
 	struct entry_match m = { .dir = w->dir, .name = ie->name, .len = ie->name_len };
 	struct ntfs_mft_record hdr;
 
-	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno) ||
+	if (recno >= c->vol.mft_records || !cset_get(&c->record_used, recno) ||
 	    ntfs_vol_read_record(&c->vol, recno, w->fbuf))
 		return;
 	memcpy(&hdr, w->fbuf, sizeof(hdr));
@@ -474,7 +474,7 @@ static int add_suspect(const struct ntfs_attr_header *a, void *arg)
 	s->names++;
 	if (!fn.name_length ||
 	    p >= c->vol.mft_records || !rset_get(&c->record_dir, p) ||
-	    !bit_get(c->record_used, p))
+	    !cset_get(&c->record_used, p))
 		return 0;
 	s->placed++;
 	if (rare_get(s->unchecked, p))
@@ -527,7 +527,7 @@ static int count_pending(struct ntfs_check *c, const uint16_t *upcase,
 	fsf_progress_init(&prog, "pass 3: names counted", c->progress);
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
 		fsf_progress_update(&prog, d, c->vol.mft_records);
-		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d))
+		if (rset_get(&c->record_dir, d) && cset_get(&c->record_used, d))
 			check_dir(c, d, upcase, b, unchecked, NULL, 0, WALK_COUNT);
 	}
 	fsf_progress_done(&prog);
@@ -551,7 +551,7 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 		/* a file with no name at all that no entry gave one back
 		 * (check_entry) is an orphan too */
 		if (c->nameless && rare_get(c->nameless, r) &&
-		    bit_get(c->record_used, r) &&
+		    cset_get(&c->record_used, r) &&
 		    ntfs_file_foreach(c, r, b->file, count_names, &names) == 0 &&
 		    !names) {
 			uint64_t *g = realloc(orphans, (norphans + 1) * sizeof(*g));
@@ -564,7 +564,7 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 			orphans[norphans++] = r;
 			continue;
 		}
-		if (!bit_get(c->record_used, r) || !fnp_get(c, r) ||
+		if (!cset_get(&c->record_used, r) || !fnp_get(c, r) ||
 		    fnp_get(c, r) == FNP_MANY)
 			continue;
 		s.recno = r;
@@ -646,12 +646,12 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	fsf_progress_init(&prog, "pass 3: directory indexes", c->progress);
 	for (uint64_t d = 0; fast && d < c->vol.mft_records; d++) {
 		fsf_progress_update(&prog, d, c->vol.mft_records);
-		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d))
+		if (rset_get(&c->record_dir, d) && cset_get(&c->record_used, d))
 			check_dir(c, d, upcase, &b, unchecked, NULL, 0, WALK_DIGEST);
 	}
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
 		fsf_progress_update(&prog, d, c->vol.mft_records);
-		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d) &&
+		if (rset_get(&c->record_dir, d) && cset_get(&c->record_used, d) &&
 		    !(fast && names_bucket_good(c, d))) {
 			check_dir(c, d, upcase, &b, unchecked, NULL, 0, WALK_CHECK);
 			checked++;

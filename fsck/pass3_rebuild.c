@@ -56,7 +56,7 @@ long ntfs_dir_names(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 	for (size_t i = lo; i < hi; i++) {
 		uint64_t r = c->names[i].recno;
 
-		if (r < c->vol.mft_records && bit_get(c->record_used, r))
+		if (r < c->vol.mft_records && cset_get(&c->record_used, r))
 			v[k++] = &c->names[i];
 	}
 	qsort_r(v, k, sizeof(*v), cmp_by_collation, (void *)upcase);
@@ -199,7 +199,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 		uint16_t seq;
 		bool dirty = false;
 
-		if (!bit_get(c->record_used, r) || rare_get(c->ext_bad, r) ||
+		if (!cset_get(&c->record_used, r) || rare_get(c->ext_bad, r) ||
 		    ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
@@ -208,7 +208,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 		seq = le16toh(m.sequence_number);
 		if (!owner)
 			owner = r;
-		if (owner >= c->vol.mft_records || !bit_get(c->record_used, owner))
+		if (owner >= c->vol.mft_records || !cset_get(&c->record_used, owner))
 			continue;
 		if (owner != r) {
 			/* the entry names the base record, with its sequence */

@@ -437,7 +437,7 @@ static void check_ids(struct secure *s, uint8_t *rec)
 		if (known && r >= 24)
 			break;
 
-		if (!bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
+		if (!cset_get(&c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));

@@ -28,7 +28,7 @@
  */
 struct bit_rules {
 	const uint8_t *want;		/* in use, one bit per item */
-	struct ntfs_cset *set;		/* or: the items in use */
+	const struct ntfs_cset *set;	/* or: the items in use */
 	uint64_t count;			/* items */
 	bool tail;			/* value of the bits past COUNT */
 	uint64_t set_from, set_to;	/* always set */
@@ -215,14 +215,14 @@ int ntfs_pass4_bitmaps(struct ntfs_check *c)
 		.skip_to = c->geo.lost_records ? UINT64_MAX : 0,
 	};
 	struct bit_rules records = {
-		.want = c->record_used, .count = c->vol.mft_records,
+		.set = &c->record_used, .count = c->vol.mft_records,
 		.tail = false, .set_from = 12, .set_to = NTFS_FILE_FIRST_USER,
 	};
 	int ret;
 
 	/* a cluster marked in use was lost to memory running out: $Bitmap
 	 * is not judged against that */
-	if (c->cluster_used.nomem)
+	if (c->cluster_used.nomem || c->record_used.nomem)
 		return -ENOMEM;
 	ret = check_one(c, NTFS_FILE_BITMAP, NTFS_AT_DATA, &PR_CLUSTER_BITMAP,
 			"$Bitmap", &clusters);
