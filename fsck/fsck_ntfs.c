@@ -137,8 +137,8 @@ static int parse(struct cli *cl, int argc, char **argv)
 static void check_free(struct ntfs_check *c)
 {
 	free(c->vol.mft_runs);
-	free(c->cluster_used);
-	free(c->record_used);
+	cset_free(&c->cluster_used);
+	cset_free(&c->record_used);
 	rset_free(&c->record_dir);
 	ntfs_vol_cache_free(&c->vol);
 	free(c->fn_pending);

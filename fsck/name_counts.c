@@ -206,7 +206,7 @@ int names_count_all(struct ntfs_check *c, uint8_t *buf)
 		/* the records pass 1 counted: accepted by it, not orphan
 		 * extensions (their names were taken away again), not
 		 * marked in use after its scan */
-		if (!bit_get(c->record_used, r) || bit_get(c->ext_bad, r) ||
+		if (!cset_get(&c->record_used, r) || rare_get(c->ext_bad, r) ||
 		    rset_get(&c->uncounted, r) ||
 		    ntfs_vol_read_record(&c->vol, r, buf) ||
 		    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)

@@ -90,6 +90,28 @@ bool rset_get(const struct ntfs_rset *s, uint64_t r);
 int rset_set(struct ntfs_rset *s, uint64_t r);
 void rset_clear(struct ntfs_rset *s, uint64_t r);
 
+/* cluster_set.c: a set of cluster or record numbers below BITS, kept as
+ * a sorted array of extents (a map of one bit per item once cheaper);
+ * cset_set: 0, or -1 when memory ran out (L not added); cset_clear:
+ * when memory runs out splitting an extent, L stays in the set.  Either
+ * sets NOMEM. */
+struct ntfs_extent {
+	uint64_t start, len;
+};
+struct ntfs_cset {
+	struct ntfs_extent *v;		/* sorted, disjoint, never adjacent */
+	size_t n, cap, hint;
+	uint8_t *map;			/* instead of V, when there are many */
+	uint64_t bits;
+	bool nomem;			/* a change was lost: not to be relied on */
+};
+void cset_init(struct ntfs_cset *s, uint64_t bits);
+void cset_free(struct ntfs_cset *s);
+bool cset_get(const struct ntfs_cset *s, uint64_t l);
+int cset_set(struct ntfs_cset *s, uint64_t l);
+void cset_clear(struct ntfs_cset *s, uint64_t l);
+void cset_reset(struct ntfs_cset *s);
+
 struct ntfs_check {
 	const struct fsf_log *log;
 	struct fsf_dev dev;
@@ -100,8 +122,8 @@ struct ntfs_check {
 	struct ntfs_geom geo;
 
 	/* what the volume really uses, built by pass 1 */
-	uint8_t *cluster_used;		/* one bit per cluster */
-	uint8_t *record_used;		/* one bit per MFT record */
+	struct ntfs_cset cluster_used;	/* the clusters (cluster_set.c) */
+	struct ntfs_cset record_used;	/* the MFT records (cluster_set.c) */
 	uint64_t crosslinked;
 
 	/* per record, for the index pass */
@@ -184,6 +206,7 @@ int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf);
  * freed by ntfs_rare_map_free; NULL if none. */
 uint8_t *ntfs_rare_map(uint64_t bits);
 void ntfs_rare_map_free(uint8_t *map);
+#define NTFS_RARE_HEAD 16u
 
 /* name_counts.c: the digest of names and entries (see there).
  * names_digest_add: add the hash of (FILE, PARENT, the LEN units of
@@ -239,6 +262,24 @@ static inline void bit_set(uint8_t *map, uint64_t i)
 static inline void bit_clear(uint8_t *map, uint64_t i)
 {
 	map[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+
+/* a map of ntfs_rare_map: bit I set; is it set; was any bit ever set
+ * (a map never marked is not read at all) */
+static inline void rare_set(uint8_t *map, uint64_t i)
+{
+	bit_set(map, i);
+	map[-1] = 1;
+}
+
+static inline bool rare_get(const uint8_t *map, uint64_t i)
+{
+	return map[-1] && bit_get(map, i);
+}
+
+static inline bool rare_any(const uint8_t *map)
+{
+	return map && map[-1];
 }
 
 /* The next entry of an $ATTRIBUTE_LIST value: 1 with its type and the

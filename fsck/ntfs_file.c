@@ -79,7 +79,7 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 	for (size_t i = 0; i < n && !r; i++) {
 		struct ntfs_mft_record m;
 
-		if (ext[i] >= c->vol.mft_records || !bit_get(c->record_used, ext[i]) ||
+		if (ext[i] >= c->vol.mft_records || !cset_get(&c->record_used, ext[i]) ||
 		    ntfs_vol_read_record(&c->vol, ext[i], buf) ||
 		    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;

@@ -39,10 +39,10 @@ static int64_t find_free(const struct ntfs_check *c, uint64_t count)
 
 	/* on a truncated device: only clusters on it, and none at all when
 	 * records lost past its end may own any of them */
-	if (c->geo.lost_records)
+	if (c->geo.lost_records || c->cluster_used.nomem)
 		return -1;
 	for (uint64_t l = 0; l < c->geo.dev_clusters; l++) {
-		run = bit_get(c->cluster_used, l) ? 0 : run + 1;
+		run = cset_get(&c->cluster_used, l) ? 0 : run + 1;
 		if (run == count)
 			return (int64_t)(l + 1 - count);
 	}
@@ -57,9 +57,9 @@ static void set_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
 			uint64_t l = (uint64_t)runs[i].lcn + k;
 
 			if (used)
-				bit_set(c->cluster_used, l);
+				cset_set(&c->cluster_used, l);
 			else
-				bit_clear(c->cluster_used, l);
+				cset_clear(&c->cluster_used, l);
 		}
 }
 

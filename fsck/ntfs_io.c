@@ -18,8 +18,11 @@ int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf)
 /* Maps of one bit per record that are seldom set are mapped (not taken
  * from the heap): a page of one counts in memory only once a bit in it
  * is set, where calloc() may clear (and so touch) the whole map.  The
- * mapping's length is kept in front of the map. */
-#define RARE_HEAD 16u
+ * mapping's length is kept in front of the map, and its last byte
+ * before the map says whether a bit was ever set (rare_set): a map
+ * never marked is not read (some kernels give a page of memory to a
+ * page that is only read, too). */
+#define RARE_HEAD NTFS_RARE_HEAD
 
 uint8_t *ntfs_rare_map(uint64_t bits)
 {

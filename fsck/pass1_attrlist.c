@@ -152,7 +152,7 @@ static bool base_lists(struct lctx *l, uint64_t base, uint64_t x, uint16_t xseq)
 	char why[NTFS_WHY];
 	bool yes;
 
-	if (!bit_get(l->c->record_used, base) || load(l, base, l->ext) ||
+	if (!cset_get(&l->c->record_used, base) || load(l, base, l->ext) ||
 	    base_of(l->ext) || !(at = list_attr(l->ext)))
 		return false;
 	v = read_list(l->c, l->ext, at, &len, why);
@@ -231,12 +231,12 @@ static bool claim_clusters(struct ntfs_check *c, const uint8_t *rec)
 				for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
 					uint64_t lcn = (uint64_t)runs[i].lcn + k;
 
-					if (!pass && bit_get(c->cluster_used, lcn)) {
+					if (!pass && cset_get(&c->cluster_used, lcn)) {
 						free(runs);
 						return false;
 					}
 					if (pass)
-						bit_set(c->cluster_used, lcn);
+						cset_set(&c->cluster_used, lcn);
 				}
 			free(runs);
 		}
@@ -255,7 +255,7 @@ static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
 	struct ntfs_mft_record m;
 	char xobj[48];
 
-	if (bit_get(c->record_lost, x) || load(l, x, l->rec) ||
+	if (rare_get(c->record_lost, x) || load(l, x, l->rec) ||
 	    base_of(l->rec) != b || (mref >> 48 && mref >> 48 != seq_of(l->rec)) ||
 	    !holds_listed(v, len, x, l->rec))
 		return;
@@ -270,7 +270,7 @@ static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
 		fsf_fix_failed(&c->fix);
 		return;
 	}
-	bit_set(c->record_used, x);
+	cset_set(&c->record_used, x);
 	/* pass 1 did not count its names, nor note it for pass 2 */
 	rset_set(&c->uncounted, x);
 	if (rset_set(&c->not_plain, x))
@@ -302,7 +302,7 @@ static void reclaim(struct lctx *l, uint64_t b, uint16_t bseq, const uint8_t *v,
 		    x >= c->vol.mft_records)
 			continue;
 		last = x;
-		if (!bit_get(c->record_used, x)) {
+		if (!cset_get(&c->record_used, x)) {
 			revive(l, b, v, len, x, e.mref, obj, nb);
 			continue;
 		}
@@ -619,7 +619,7 @@ static void check_one(struct lctx *l, uint64_t b)
 			uint64_t e = lo[i].recno;
 			bool listed;
 
-			if (!bit_get(c->record_used, e) || load(l, e, l->rec))
+			if (!cset_get(&c->record_used, e) || load(l, e, l->rec))
 				continue;
 			listed = cur_ok && names_record(v, len, e, seq_of(l->rec));
 			if (pass == 0 && !listed && cur_ok)
@@ -735,7 +735,7 @@ int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why)
 		if (x == b || x == last)
 			continue;
 		last = x;
-		if (x >= c->vol.mft_records || !bit_get(c->record_used, x) ||
+		if (x >= c->vol.mft_records || !cset_get(&c->record_used, x) ||
 		    load(&l, x, l.rec) || base_of(l.rec) != b)
 			continue;
 		for (size_t i = 0; i < nb.n; i++)

@@ -535,9 +535,9 @@ static void mark_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
 		for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
 			uint64_t lcn = (uint64_t)runs[i].lcn + k;
 
-			if (bit_get(c->cluster_used, lcn))
+			if (cset_get(&c->cluster_used, lcn))
 				c->crosslinked++;
-			bit_set(c->cluster_used, lcn);
+			cset_set(&c->cluster_used, lcn);
 		}
 }
 
@@ -638,7 +638,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 				fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
 				return -1;
 			}
-			bit_set(c->record_lost, recno);
+			rare_set(c->record_lost, recno);
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_RUNS_BAD, obj,
 					le32toh(a->type), why)) {
 				ntfs_clear_record(rec, c->vol.boot.g.mft_record_size, recno);
@@ -654,7 +654,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			fsf_fix_ask(&c->fix, &PR_SYSTEM_RECORD_CORRUPT, obj, why);
 			return -1;
 		}
-		bit_set(c->record_lost, recno);
+		rare_set(c->record_lost, recno);
 		if (fsf_fix_ask(&c->fix, &PR_RECORD_ATTR_CORRUPT, obj, why)) {
 			ntfs_clear_record(rec, c->vol.boot.g.mft_record_size, recno);
 			if (ntfs_check_write_record(c, recno, rec))
@@ -842,8 +842,8 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	if (ret)
 		goto out;
 	ntfs_load_attrdef(c, rec);
-	c->cluster_used = calloc(1, b->g.nr_clusters / 8 + 1);
-	c->record_used = calloc(1, c->vol.mft_records / 8 + 1);
+	cset_init(&c->cluster_used, b->g.nr_clusters);
+	cset_init(&c->record_used, c->vol.mft_records);
 	rset_init(&c->record_dir, c->vol.mft_records);
 	rset_init(&c->not_plain, c->vol.mft_records);
 	rset_init(&c->has_objid, c->vol.mft_records);
@@ -855,8 +855,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->ext_bad = ntfs_rare_map(c->vol.mft_records);
 	c->record_lost = ntfs_rare_map(c->vol.mft_records);
 	c->nameless = ntfs_rare_map(c->vol.mft_records);
-	if (!c->cluster_used || !c->record_used ||
-	    !c->ext_bad || !c->record_lost || !c->nameless) {
+	if (!c->ext_bad || !c->record_lost || !c->nameless) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -886,7 +885,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 				snprintf(why, sizeof(why), "past the end of the device");
 				if (i >= NTFS_FILE_FIRST_USER) {
 					if (marked) {
-						bit_set(c->record_used, i);
+						cset_set(&c->record_used, i);
 						/* not read: pass 2 looks at it */
 						if (rset_set(&c->not_plain, i))
 							c->summary_ok = false;
@@ -935,7 +934,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			}
 			if (!marked)
 				continue;	/* free anyway: the bitmap pass fixes it */
-			bit_set(c->record_lost, i);
+			rare_set(c->record_lost, i);
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_CORRUPT, obj, why)) {
 				ntfs_clear_record(rec, rs, i);
 				if (ntfs_check_write_record(c, i, rec))
@@ -1016,14 +1015,14 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			bool list;
 			int dos;
 
-			bit_set(c->record_used, i);
+			cset_set(&c->record_used, i);
 			ntfs_note_record(c, i, rec);
 			/* a user file without a name in its own record and no
 			 * list: pass 3 gives it one (its entry's, or /lost+found) */
 			if (i >= NTFS_FILE_FIRST_USER && !le64toh(m.base_mft_record) &&
 			    !names && !rset_get(&c->early_named, i) &&
 			    (count_links(rec, &list, &dos), !list))
-				bit_set(c->nameless, i);
+				rare_set(c->nameless, i);
 			if (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY &&
 			    !le64toh(m.base_mft_record) &&
 			    rset_set(&c->record_dir, i)) {
@@ -1057,6 +1056,8 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		ntfs_check_extensions(c);
 	}
 out:
+	if (!ret && (c->cluster_used.nomem || c->record_used.nomem))
+		ret = -ENOMEM;
 	free(rec);
 	free(bitmap);
 	free(bruns);

@@ -296,7 +296,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 
 		if (e < NTFS_FILE_FIRST_USER)
 			continue;	/* a system record: pass 1 made it a base */
-		if (b >= c->vol.mft_records || !bit_get(c->record_used, b))
+		if (b >= c->vol.mft_records || !cset_get(&c->record_used, b))
 			what = "is not in use";
 		else if (ntfs_vol_read_record(&c->vol, b, base) ||
 			 ntfs_record_check(base, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
@@ -309,7 +309,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 			continue;
 		/* its names are not the base's, whatever is done with it:
 		 * pass 3 counts the names again without it */
-		bit_set(c->ext_bad, e);
+		rare_set(c->ext_bad, e);
 		c->names_inexact = true;
 		snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)e);
 		if (!fsf_fix_ask(&c->fix, &PR_EXTENSION_ORPHAN, obj,
@@ -334,7 +334,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 					for (uint64_t k = 0; runs[r].lcn >= 0 && k < runs[r].len; k++) {
 						uint64_t l = (uint64_t)runs[r].lcn + k;
 
-						bit_clear(c->cluster_used, l);
+						cset_clear(&c->cluster_used, l);
 					}
 				free(runs);
 			}
@@ -342,7 +342,7 @@ void ntfs_check_extensions(struct ntfs_check *c)
 			if (ntfs_check_write_record(c, e, rec))
 				fsf_fix_failed(&c->fix);
 		}
-		bit_clear(c->record_used, e);
+		cset_clear(&c->record_used, e);
 	}
 	free(rec);
 	free(base);

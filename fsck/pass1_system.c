@@ -328,7 +328,7 @@ static int64_t find_free(struct ntfs_check *c, uint64_t n)
 		if (to > nr)
 			to = nr;
 		for (uint64_t l = from; l < to; l++) {
-			run = bit_get(c->cluster_used, l) ? 0 : run + 1;
+			run = cset_get(&c->cluster_used, l) ? 0 : run + 1;
 			if (run == n)
 				return (int64_t)(l + 1 - n);
 		}
@@ -396,9 +396,9 @@ static int write_content(struct ntfs_check *c, uint32_t recno, int64_t lcn,
 static void claim(struct ntfs_check *c, int64_t lcn, uint64_t n)
 {
 	for (uint64_t k = 0; lcn >= 0 && k < n; k++) {
-		if (bit_get(c->cluster_used, (uint64_t)lcn + k))
+		if (cset_get(&c->cluster_used, (uint64_t)lcn + k))
 			c->crosslinked++;
-		bit_set(c->cluster_used, (uint64_t)lcn + k);
+		cset_set(&c->cluster_used, (uint64_t)lcn + k);
 	}
 }
 
@@ -489,7 +489,7 @@ static int remake(struct ntfs_check *c, uint32_t recno, struct keep *k,
 	}
 	if (ntfs_check_write_record(c, recno, rec))
 		fsf_fix_failed(&c->fix);
-	bit_set(c->record_used, recno);
+	cset_set(&c->record_used, recno);
 	bit_clear(c->record_lost, recno);
 	c->names_inexact = true;	/* its name: counted again in pass 3 */
 	if (recno == NTFS_FILE_EXTEND && rset_set(&c->record_dir, recno))
@@ -512,7 +512,7 @@ static void check_upcase(struct ntfs_check *c, uint8_t *rec)
 	char why[NTFS_WHY];
 	long n = 0;
 
-	if (!bit_get(c->record_used, NTFS_FILE_UPCASE) ||
+	if (!cset_get(&c->record_used, NTFS_FILE_UPCASE) ||
 	    ntfs_vol_read_record(&c->vol, NTFS_FILE_UPCASE, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 	    ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_DATA, &data, &len, &runs, &n) ||

@@ -120,7 +120,7 @@ static bool record_owns(struct ntfs_check *c, uint64_t recno, const uint8_t *rec
 {
 	struct ntfs_mft_record m;
 
-	if (!bit_get(c->record_used, recno) || bit_get(c->ext_bad, recno))
+	if (!cset_get(&c->record_used, recno) || rare_get(c->ext_bad, recno))
 		return false;
 	memcpy(&m, rec, sizeof(m));
 	return le16toh(m.flags) & NTFS_MFT_IN_USE;
@@ -178,7 +178,7 @@ static int for_each_extent(struct pass1b *p, extent_fn fn)
 		struct ntfs_attr_cursor cur;
 		const struct ntfs_attr_header *a;
 
-		if (!bit_get(c->record_used, i) || bit_get(c->ext_bad, i) ||
+		if (!cset_get(&c->record_used, i) || rare_get(c->ext_bad, i) ||
 		    ntfs_vol_read_record(&c->vol, i, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 		    !record_owns(c, i, rec) ||
@@ -223,12 +223,12 @@ static void claim(struct pass1b *p, uint64_t recno, uint8_t *rec,
 		for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
 			uint64_t l = (uint64_t)runs[i].lcn + k;
 
-			if (bit_get(p->c->cluster_used, l)) {
+			if (cset_get(&p->c->cluster_used, l)) {
 				if (!bit_get(p->dup, l))
 					p->shared++;
 				bit_set(p->dup, l);
 			}
-			bit_set(p->c->cluster_used, l);
+			cset_set(&p->c->cluster_used, l);
 		}
 }
 
@@ -301,8 +301,8 @@ static uint64_t alloc_cluster(struct pass1b *p)
 
 		if (p->next_free >= nr)
 			p->next_free = 0;
-		if (!bit_get(p->c->cluster_used, l)) {
-			bit_set(p->c->cluster_used, l);
+		if (!cset_get(&p->c->cluster_used, l)) {
+			cset_set(&p->c->cluster_used, l);
 			p->nfree--;
 			return l;
 		}
@@ -513,7 +513,7 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 undo:
 	/* give back what was allocated */
 	for (size_t i = 0; i < nfresh; i++) {
-		bit_clear(c->cluster_used, fresh[i]);
+		cset_clear(&c->cluster_used, fresh[i]);
 		p->nfree++;
 	}
 	p->left += count;
@@ -540,7 +540,7 @@ int ntfs_pass1b_crosslinks(struct ntfs_check *c)
 	if (!p.dup || !p.claimed || !p.base || !p.copy)
 		goto out;
 	/* what is really in use, claimed again from scratch */
-	memset(c->cluster_used, 0, bytes);
+	cset_reset(&c->cluster_used);
 	ret = for_each_extent(&p, claim);
 	if (ret || !p.shared)
 		goto out;
@@ -550,7 +550,7 @@ int ntfs_pass1b_crosslinks(struct ntfs_check *c)
 	if (p.nkeepers)
 		qsort(p.keepers, p.nkeepers, sizeof(*p.keepers), keeper_cmp);
 	for (uint64_t l = 0; l < c->vol.boot.g.nr_clusters; l++)
-		p.nfree += !bit_get(c->cluster_used, l);
+		p.nfree += !cset_get(&c->cluster_used, l);
 	/* the same walk again: the first owner keeps, the others copy */
 	memset(p.claimed, 0, bytes);
 	ret = for_each_extent(&p, relocate);

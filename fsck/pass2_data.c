@@ -425,7 +425,7 @@ int ntfs_pass2_data(struct ntfs_check *c)
 		char why[NTFS_WHY], obj[NTFS_WHY + 64];
 		bool whole = true, user, doubt = false;
 
-		if (!bit_get(c->record_used, r) || ntfs_record_plain(c, r) ||
+		if (!cset_get(&c->record_used, r) || ntfs_record_plain(c, r) ||
 		    ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;

@@ -72,7 +72,7 @@ static int64_t find_reparse_file(struct ntfs_check *c, uint8_t *rec)
 		const struct ntfs_attr_header *a;
 		char why[NTFS_WHY];
 
-		if (!bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
+		if (!cset_get(&c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		ntfs_attr_cursor_init(&cur, rec);

@@ -134,7 +134,7 @@ static int remove_attr(struct file *f, uint64_t recno, uint32_t type,
 
 		for (long i = 0; i < n; i++)
 			for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++)
-				bit_clear(c->cluster_used, (uint64_t)runs[i].lcn + k);
+				cset_clear(&c->cluster_used, (uint64_t)runs[i].lcn + k);
 		if (n >= 0)
 			free(runs);
 	}
@@ -441,7 +441,7 @@ static int collect(struct ntfs_check *c, struct items *it, uint8_t *rec)
 		char why[NTFS_WHY];
 		uint64_t base;
 
-		if (!bit_get(c->record_used, r) || ntfs_record_plain(c, r) ||
+		if (!cset_get(&c->record_used, r) || ntfs_record_plain(c, r) ||
 		    ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
@@ -505,7 +505,7 @@ int ntfs_pass2_special(struct ntfs_check *c)
 			;
 		f.base = it.v[i].base;
 		/* a file whose base record is gone is the orphan pass's */
-		if (f.base >= c->vol.mft_records || !bit_get(c->record_used, f.base) ||
+		if (f.base >= c->vol.mft_records || !cset_get(&c->record_used, f.base) ||
 		    ntfs_vol_read_record(&c->vol, f.base, hdr))
 			continue;
 		memcpy(&m, hdr, sizeof(m));

@@ -26,18 +26,32 @@
 #define MASK48 0xffffffffffffULL
 #define NO_PARENT UINT64_MAX
 
-enum { UNSEEN, ON_PATH, DONE };
+/* What the walk knows of a directory: on the chain being followed, or
+ * done (reaches the root, or was judged); neither: unseen.  Both are
+ * sets of directories (record_set.c): a few bytes a directory, where a
+ * state per record touched a page of memory for every 16,384 records
+ * of the volume. */
+struct walk {
+	struct ntfs_rset on_path, done;
+	uint64_t *path;			/* the chain, in order */
+	size_t cap;
+};
 
-/* two bits per record (a byte each would be most of the peak memory on
- * a volume of small files) */
-static unsigned int st_get(const uint8_t *st, uint64_t r)
+static int walk_push(struct walk *w, size_t n, uint64_t r)
 {
-	return (st[r / 4] >> (2 * (r % 4))) & 3u;
-}
+	if (n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 64;
+		uint64_t *g = realloc(w->path, cap * sizeof(*g));
 
-static void st_set(uint8_t *st, uint64_t r, unsigned int v)
-{
-	st[r / 4] = (uint8_t)((st[r / 4] & ~(3u << (2 * (r % 4)))) | v << (2 * (r % 4)));
+		if (!g)
+			return -1;
+		w->path = g;
+		w->cap = cap;
+	}
+	if (rset_set(&w->on_path, r))
+		return -1;
+	w->path[n] = r;
+	return 0;
 }
 
 struct parent_of {
@@ -64,7 +78,7 @@ static int take_parent(const struct ntfs_attr_header *a, void *arg)
 static bool is_dir(const struct ntfs_check *c, uint64_t r)
 {
 	return r < c->vol.mft_records && rset_get(&c->record_dir, r) &&
-	       bit_get(c->record_used, r);
+	       cset_get(&c->record_used, r);
 }
 
 static uint64_t parent_of(struct ntfs_check *c, uint64_t d, uint8_t *buf)
@@ -114,49 +128,61 @@ static void break_loop(struct ntfs_check *c, const uint64_t *path, size_t from,
 int ntfs_pass3_connect(struct ntfs_check *c)
 {
 	uint64_t nrec = c->vol.mft_records;
-	uint8_t *state = calloc(nrec / 4 + 1, 1);
-	uint64_t *path = malloc(nrec * sizeof(*path));
+	struct walk w = { 0 };
 	uint8_t *buf = malloc(c->vol.boot.g.mft_record_size);
 	int ret = 0;
 
-	if (!state || !path || !buf) {
+	rset_init(&w.on_path, nrec);
+	rset_init(&w.done, nrec);
+	if (!buf) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	/* the root, and the system directories ($Extend) whose place is
-	 * not ours to change: never moved, taken as reached */
-	for (uint64_t r = 0; r < NTFS_FILE_FIRST_USER && r < nrec; r++)
-		st_set(state, r, DONE);
 	for (uint64_t d = 0; d < nrec; d++) {
 		size_t n = 0;
 		uint64_t r = d;
 
-		if (!is_dir(c, d) || st_get(state, d) != UNSEEN)
+		/* the root, and the system directories ($Extend) whose
+		 * place is not ours to change: never moved, taken as
+		 * reached */
+		if (d < NTFS_FILE_FIRST_USER || !is_dir(c, d) ||
+		    rset_get(&w.done, d))
 			continue;
 		/* up the parents until the root, a known directory, a
 		 * parent that is no directory (an orphan: not ours) or a
 		 * directory already on this path (a loop) */
-		while (is_dir(c, r) && st_get(state, r) == UNSEEN) {
-			st_set(state, r, ON_PATH);
-			path[n++] = r;
+		while (r >= NTFS_FILE_FIRST_USER && is_dir(c, r) &&
+		       !rset_get(&w.done, r) && !rset_get(&w.on_path, r)) {
+			if (walk_push(&w, n, r)) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			n++;
 			r = parent_of(c, r, buf);
 		}
-		if (r < nrec && st_get(state, r) == ON_PATH) {
+		if (r >= NTFS_FILE_FIRST_USER && r < nrec &&
+		    rset_get(&w.on_path, r)) {
 			size_t from = 0;
 
-			while (path[from] != r)
+			while (w.path[from] != r)
 				from++;
-			break_loop(c, path, from, n);
+			break_loop(c, w.path, from, n);
 		} else if (n && r == NO_PARENT &&
-			   path[n - 1] >= NTFS_FILE_FIRST_USER) {
-			move(c, path[n - 1], "it has no name");
+			   w.path[n - 1] >= NTFS_FILE_FIRST_USER) {
+			move(c, w.path[n - 1], "it has no name");
 		}
-		for (size_t i = 0; i < n; i++)
-			st_set(state, path[i], DONE);
+		for (size_t i = 0; i < n; i++) {
+			rset_clear(&w.on_path, w.path[i]);
+			if (rset_set(&w.done, w.path[i])) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
 	}
 out:
-	free(state);
-	free(path);
+	rset_free(&w.on_path);
+	rset_free(&w.done);
+	free(w.path);
 	free(buf);
 	return ret;
 }

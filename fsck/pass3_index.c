@@ -85,10 +85,10 @@ static void corrupt(struct dir_walk *w, const char *why)
 	if (w->lookup || w->counting || w->digest)
 		return;
 	if (!w->reported && fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, wobj(w), why))
-		bit_set(w->c->rebuild, w->dir);
+		rare_set(w->c->rebuild, w->dir);
 	w->reported = true;
 	/* its missing entries follow from the corruption: not reported */
-	bit_set(w->unchecked, w->dir);
+	rare_set(w->unchecked, w->dir);
 }
 
 /* Does the file have the entry's name in this directory?  Its data sizes
@@ -140,7 +140,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	struct ntfs_mft_record hdr;
 	char n8[1024], why[96];
 
-	if (recno < c->vol.mft_records && bit_get(c->record_used, recno)) {
+	if (recno < c->vol.mft_records && cset_get(&c->record_used, recno)) {
 		/* in use but unreadable: past a truncated device's end
 		 * (pass 1 kept it), so it cannot be judged */
 		if (ntfs_vol_read_record(&c->vol, recno, w->fbuf))
@@ -149,7 +149,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	} else {
 		hdr.sequence_number = 0;
 	}
-	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno)) {
+	if (recno >= c->vol.mft_records || !cset_get(&c->record_used, recno)) {
 		ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
 		if (ntfs_recreate_dir(c, w->dir, ie, n8, w->unchecked, wobj(w)) >= 0)
 			return;	/* made again, or that was declined */
@@ -208,7 +208,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 					(unsigned)((in_file ? m.parent :
 						    le64toh(fn.parent_directory)) >> 48),
 					(unsigned)w->dir_seq))
-				bit_set(c->rebuild, w->dir);
+				rare_set(c->rebuild, w->dir);
 			return;
 		}
 		/* a key says whether it names a directory */
@@ -219,7 +219,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_KEY_TYPE, wobj(w), n8,
 					rset_get(&c->record_dir, recno) ? "a file" : "a directory",
 					rset_get(&c->record_dir, recno) ? "a directory" : "a file"))
-				bit_set(c->rebuild, w->dir);
+				rare_set(c->rebuild, w->dir);
 			return;
 		}
 		/* a directory's entry says 0 bytes (ntfsck: DIR_NONZERO_SIZE) */
@@ -230,7 +230,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 					(unsigned long long)le64toh((uint64_t)fn.data_size),
 					(unsigned long long)le64toh((uint64_t)fn.allocated_size),
 					0ULL, 0ULL))
-				bit_set(c->rebuild, w->dir);
+				rare_set(c->rebuild, w->dir);
 			return;
 		}
 		if (!d->known || rset_get(&c->record_dir, recno) ||
@@ -252,13 +252,13 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 				(unsigned long long)le64toh((uint64_t)fn.allocated_size),
 				(unsigned long long)d->size,
 				(unsigned long long)d->alloc))
-			bit_set(c->rebuild, w->dir);
+			rare_set(c->rebuild, w->dir);
 		return;
 	}
 	ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
 	if (fsf_fix_ask(&c->fix, &PR_INDEX_STALE, wobj(w), n8,
 			(unsigned long long)recno, why))
-		bit_set(c->rebuild, w->dir);
+		rare_set(c->rebuild, w->dir);
 }
 
 /* counting mode: the entry takes one from its file's names pending when
@@ -271,7 +271,7 @@ static void count_entry(struct dir_walk *w, const struct ntfs_ie_view *ie)
 	struct entry_match m = { .dir = w->dir, .name = ie->name, .len = ie->name_len };
 	struct ntfs_mft_record hdr;
 
-	if (recno >= c->vol.mft_records || !bit_get(c->record_used, recno) ||
+	if (recno >= c->vol.mft_records || !cset_get(&c->record_used, recno) ||
 	    ntfs_vol_read_record(&c->vol, recno, w->fbuf))
 		return;
 	memcpy(&hdr, w->fbuf, sizeof(hdr));
@@ -349,7 +349,7 @@ static void on_fault(void *arg, enum ntfs_bt_fault f,
 			(unsigned long long)(x->mref & 0xffffffffffffULL),
 			(unsigned long long)(y->mref & 0xffffffffffffULL)) :
 	    fsf_fix_ask(&w->c->fix, &PR_INDEX_ORDER, wobj(w), a, b))
-		bit_set(w->c->rebuild, w->dir);
+		rare_set(w->c->rebuild, w->dir);
 }
 
 struct bufs {
@@ -398,7 +398,7 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 		if (w.digest)
 			c->nbuckets[names_bucket(d)].bad = true;
 		else if (!lookup && !counting)
-			bit_set(unchecked, d);
+			rare_set(unchecked, d);
 	} else if (r < 0) {
 		if (r == -1)
 			corrupt(&w, ix.why);
@@ -474,10 +474,10 @@ static int add_suspect(const struct ntfs_attr_header *a, void *arg)
 	s->names++;
 	if (!fn.name_length ||
 	    p >= c->vol.mft_records || !rset_get(&c->record_dir, p) ||
-	    !bit_get(c->record_used, p))
+	    !cset_get(&c->record_used, p))
 		return 0;
 	s->placed++;
-	if (bit_get(s->unchecked, p))
+	if (rare_get(s->unchecked, p))
 		return 0;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
@@ -527,7 +527,7 @@ static int count_pending(struct ntfs_check *c, const uint16_t *upcase,
 	fsf_progress_init(&prog, "pass 3: names counted", c->progress);
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
 		fsf_progress_update(&prog, d, c->vol.mft_records);
-		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d))
+		if (rset_get(&c->record_dir, d) && cset_get(&c->record_used, d))
 			check_dir(c, d, upcase, b, unchecked, NULL, 0, WALK_COUNT);
 	}
 	fsf_progress_done(&prog);
@@ -550,8 +550,8 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 
 		/* a file with no name at all that no entry gave one back
 		 * (check_entry) is an orphan too */
-		if (c->nameless && bit_get(c->nameless, r) &&
-		    bit_get(c->record_used, r) &&
+		if (c->nameless && rare_get(c->nameless, r) &&
+		    cset_get(&c->record_used, r) &&
 		    ntfs_file_foreach(c, r, b->file, count_names, &names) == 0 &&
 		    !names) {
 			uint64_t *g = realloc(orphans, (norphans + 1) * sizeof(*g));
@@ -564,7 +564,7 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 			orphans[norphans++] = r;
 			continue;
 		}
-		if (!bit_get(c->record_used, r) || !fnp_get(c, r) ||
+		if (!cset_get(&c->record_used, r) || !fnp_get(c, r) ||
 		    fnp_get(c, r) == FNP_MANY)
 			continue;
 		s.recno = r;
@@ -605,7 +605,7 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 			ntfs_object_name(c, "directory", s.v[k].dir, obj, sizeof(obj));
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_MISSING, obj, n8,
 					(unsigned long long)s.v[k].recno))
-				bit_set(c->rebuild, s.v[k].dir);
+				rare_set(c->rebuild, s.v[k].dir);
 		}
 	}
 	for (size_t i = 0; i < s.n; i++)
@@ -634,8 +634,8 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 		goto out;
 	/* a root made again in pass 1: its index comes from its children */
 	if (c->root_recreated) {
-		bit_set(c->rebuild, NTFS_FILE_ROOT);
-		bit_set(unchecked, NTFS_FILE_ROOT);
+		rare_set(c->rebuild, NTFS_FILE_ROOT);
+		rare_set(unchecked, NTFS_FILE_ROOT);
 	}
 	upcase = load_upcase(c, b.rec);
 	/* nothing found or repaired so far (what pass 1 saw is what is on
@@ -646,12 +646,12 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	fsf_progress_init(&prog, "pass 3: directory indexes", c->progress);
 	for (uint64_t d = 0; fast && d < c->vol.mft_records; d++) {
 		fsf_progress_update(&prog, d, c->vol.mft_records);
-		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d))
+		if (rset_get(&c->record_dir, d) && cset_get(&c->record_used, d))
 			check_dir(c, d, upcase, &b, unchecked, NULL, 0, WALK_DIGEST);
 	}
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
 		fsf_progress_update(&prog, d, c->vol.mft_records);
-		if (rset_get(&c->record_dir, d) && bit_get(c->record_used, d) &&
+		if (rset_get(&c->record_dir, d) && cset_get(&c->record_used, d) &&
 		    !(fast && names_bucket_good(c, d))) {
 			check_dir(c, d, upcase, &b, unchecked, NULL, 0, WALK_CHECK);
 			checked++;
@@ -675,7 +675,7 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	if (!ret)
 		ret = ntfs_pass3_connect(c);
 	for (uint64_t d = 0; d < c->vol.mft_records && !any; d++)
-		any = bit_get(c->rebuild, d);
+		any = rare_get(c->rebuild, d);
 	if (any && !ret)
 		ret = ntfs_rebuild_indexes(c, upcase);
 out:

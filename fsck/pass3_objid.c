@@ -61,7 +61,7 @@ static int file_ids(struct ntfs_check *c, uint8_t *rec, struct ids *s)
 		const struct ntfs_attr_header *a;
 		struct ntfs_mft_record m;
 
-		if (!bit_get(c->record_used, r) || ntfs_record_no_objid(c, r) ||
+		if (!cset_get(&c->record_used, r) || ntfs_record_no_objid(c, r) ||
 		    ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
@@ -264,7 +264,7 @@ int ntfs_objid_wanted(struct ntfs_check *c, uint8_t *rec,
 			hex_id(ix[j].mem, hex);
 		else
 			snprintf(hex, sizeof(hex), "(a key of %u bytes)", ix[j].klen);
-		if (r >= c->vol.mft_records || !bit_get(c->record_used, r))
+		if (r >= c->vol.mft_records || !cset_get(&c->record_used, r))
 			why = "is not in use";
 		for (size_t i = 0; i < s.n; i++)
 			if ((s.v[i].mref & MASK48) == r) {

@@ -53,7 +53,7 @@ static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec,
 		struct ntfs_attr_cursor cur;
 		const struct ntfs_attr_header *a;
 
-		if (!bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
+		if (!cset_get(&c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		ntfs_attr_cursor_init(&cur, rec);
@@ -122,7 +122,7 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 	root_seq = le16toh(m.sequence_number);
 	/* a record free on disk as well as in our view; 16..23 stay reserved */
 	for (r = 24; r < c->vol.mft_records; r++) {
-		if (bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, buf))
+		if (cset_get(&c->record_used, r) || ntfs_vol_read_record(&c->vol, r, buf))
 			continue;
 		memcpy(&m, buf, sizeof(m));
 		if (le32toh(m.h.magic) != NTFS_MAGIC_FILE)
@@ -175,12 +175,12 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 		snprintf(why, NTFS_WHY, "writing the new record failed");
 		return -1;
 	}
-	bit_set(c->record_used, r);
+	cset_set(&c->record_used, r);
 	if (rset_set(&c->record_dir, r)) {
 		snprintf(why, NTFS_WHY, "out of memory");
 		return -1;
 	}
-	bit_set(c->rebuild, NTFS_FILE_ROOT);
+	rare_set(c->rebuild, NTFS_FILE_ROOT);
 	return (int64_t)r;
 }
 
@@ -231,7 +231,7 @@ static bool rename_squatter(struct ntfs_check *c, uint64_t r, uint8_t *rec)
 			if (!ok)
 				fsf_fix_failed(&c->fix);
 			else
-				bit_set(c->rebuild, NTFS_FILE_ROOT);
+				rare_set(c->rebuild, NTFS_FILE_ROOT);
 		}
 	}
 	free(x.name);
@@ -331,8 +331,8 @@ static int set_name(struct ntfs_check *c, uint64_t o, const uint8_t *rec,
 			continue;
 		p = le64toh(old.parent_directory) & MASK48;
 		if (p < c->vol.mft_records && rset_get(&c->record_dir, p) &&
-		    bit_get(c->record_used, p))
-			bit_set(c->rebuild, p);
+		    cset_get(&c->record_used, p))
+			rare_set(c->rebuild, p);
 	}
 	return 0;
 }
@@ -369,7 +369,7 @@ static int drop_extension_names(struct ntfs_check *c, uint64_t o, uint8_t *rec,
 		uint64_t *g;
 
 		if (type != NTFS_AT_FILE_NAME || e == o || e >= c->vol.mft_records ||
-		    !bit_get(c->record_used, e))
+		    !cset_get(&c->record_used, e))
 			continue;
 		for (size_t i = 0; i < ndone && !seen; i++)
 			seen = done[i] == e;
@@ -399,8 +399,8 @@ static int drop_extension_names(struct ntfs_check *c, uint64_t o, uint8_t *rec,
 			if (ntfs_file_name_of(a, &fn)) {
 				p = le64toh(fn.parent_directory) & MASK48;
 				if (p < c->vol.mft_records && rset_get(&c->record_dir, p) &&
-				    bit_get(c->record_used, p))
-					bit_set(c->rebuild, p);
+				    cset_get(&c->record_used, p))
+					rare_set(c->rebuild, p);
 			}
 			ntfs_rec_remove_attr(rec, rs, (uint32_t)((const uint8_t *)a - rec));
 			memcpy(&m, rec, sizeof(m));
@@ -412,7 +412,7 @@ static int drop_extension_names(struct ntfs_check *c, uint64_t o, uint8_t *rec,
 		if (ntfs_attr_next(&cur, &a, why) == 0) {
 			/* nothing left in it */
 			ntfs_clear_record(rec, rs, e);
-			bit_clear(c->record_used, e);
+			cset_clear(&c->record_used, e);
 		}
 		if (ntfs_check_write_record(c, e, rec)) {
 			snprintf(why, NTFS_WHY, "writing MFT record %llu failed",
@@ -478,7 +478,7 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 	}
 	if (set_name(c, o, rec, out, fnv, (uint32_t)(sizeof(fn) + 2u * n), why))
 		return -1;
-	bit_set(c->rebuild, lf);
+	rare_set(c->rebuild, lf);
 	/* names in extension records go too, and the list follows */
 	if (list && (drop_extension_names(c, o, rec, why) ||
 		     ntfs_rewrite_attr_list(c, o, why)))
@@ -517,7 +517,7 @@ int ntfs_name_from_entry(struct ntfs_check *c, uint64_t r, uint64_t dir,
 	memcpy(fnv, &fn, sizeof(fn));
 	ret = set_name(c, r, rec, out, fnv, len, why);
 	if (!ret)
-		bit_set(c->rebuild, dir);
+		rare_set(c->rebuild, dir);
 out:
 	free(rec);
 	free(out);

@@ -56,7 +56,7 @@ long ntfs_dir_names(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 	for (size_t i = lo; i < hi; i++) {
 		uint64_t r = c->names[i].recno;
 
-		if (r < c->vol.mft_records && bit_get(c->record_used, r))
+		if (r < c->vol.mft_records && cset_get(&c->record_used, r))
 			v[k++] = &c->names[i];
 	}
 	qsort_r(v, k, sizeof(*v), cmp_by_collation, (void *)upcase);
@@ -199,7 +199,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 		uint16_t seq;
 		bool dirty = false;
 
-		if (!bit_get(c->record_used, r) || bit_get(c->ext_bad, r) ||
+		if (!cset_get(&c->record_used, r) || rare_get(c->ext_bad, r) ||
 		    ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
@@ -208,7 +208,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 		seq = le16toh(m.sequence_number);
 		if (!owner)
 			owner = r;
-		if (owner >= c->vol.mft_records || !bit_get(c->record_used, owner))
+		if (owner >= c->vol.mft_records || !cset_get(&c->record_used, owner))
 			continue;
 		if (owner != r) {
 			/* the entry names the base record, with its sequence */
@@ -236,7 +236,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 			memcpy(&fn, v, sizeof(fn));
 			p = le64toh(fn.parent_directory) & 0xffffffffffffULL;
 			if (!fn.name_length || sizeof(fn) + 2u * fn.name_length > len ||
-			    p >= c->vol.mft_records || !bit_get(c->rebuild, p))
+			    p >= c->vol.mft_records || !rare_get(c->rebuild, p))
 				continue;
 			/* a parent reference with a stale sequence number is
 			 * refreshed in the file and so in its key */
@@ -308,7 +308,7 @@ int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase)
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
 		char why[NTFS_WHY], obj[1200];
 
-		if (!bit_get(c->rebuild, d) || !ntfs_rebuild_dir_index(c, d, upcase, why))
+		if (!rare_get(c->rebuild, d) || !ntfs_rebuild_dir_index(c, d, upcase, why))
 			continue;
 		ntfs_object_name(c, "directory", d, obj, sizeof(obj));
 		/* the rebuilds promised for it did not happen */

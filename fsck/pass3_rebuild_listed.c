@@ -262,7 +262,7 @@ int ntfs_rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 			if (at[k] == d) {
 				memcpy(bufs[nrec], base, rs);
 			} else if (at[k] >= c->vol.mft_records ||
-				   !bit_get(c->record_used, at[k]) ||
+				   !cset_get(&c->record_used, at[k]) ||
 				   ntfs_vol_read_record(&c->vol, at[k], bufs[nrec]) ||
 				   ntfs_record_check(bufs[nrec], rs, NTFS_MAGIC_FILE,
 						     why) != NTFS_REC_OK ||

@@ -68,8 +68,8 @@ int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
 	int ret = -1;
 
 	if (recno < NTFS_FILE_FIRST_USER || recno >= c->vol.mft_records ||
-	    !c->record_lost || !bit_get(c->record_lost, recno) ||
-	    bit_get(c->record_used, recno) || !seq ||
+	    !c->record_lost || !rare_get(c->record_lost, recno) ||
+	    cset_get(&c->record_used, recno) || !seq ||
 	    ie->key_len < sizeof(fn))
 		return -1;
 	memcpy(&fn, ie->key, sizeof(fn));
@@ -110,13 +110,13 @@ int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
 	ntfs_index_build_free(&ir);
 	if (ntfs_check_write_record(c, recno, buf))
 		goto failed;
-	bit_set(c->record_used, recno);
+	cset_set(&c->record_used, recno);
 	if (rset_set(&c->record_dir, recno))
 		goto failed;
 	/* its index comes from the names that point to it: they are not
 	 * judged against the empty one */
-	bit_set(c->rebuild, recno);
-	bit_set(unchecked, recno);
+	rare_set(c->rebuild, recno);
+	rare_set(unchecked, recno);
 	ret = 0;
 	goto out;
 failed:

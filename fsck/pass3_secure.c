@@ -28,16 +28,29 @@
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
-#define SDS_MAX (64u << 20)	/* $SDS read whole up to this size */
+#define SDS_MAX (64u << 20)	/* $SDS judged up to this size */
+#define SDS_WINDOW (16u << 10)	/* bytes of $SDS held at a time */
 
 struct sd {
 	struct ntfs_sds_header h;	/* little-endian, as on disk */
 	uint32_t id;
 };
 
+/* A window on $SDS: bytes AT..AT+LEN, read a page at a time (a page
+ * that cannot be read is zero: its entries are not valid).  $SDS is
+ * read through two of them, one on a block and one on its mirror, so
+ * that it is never held whole (a fresh volume's is 256 KiB, the
+ * largest allocation of the pass). */
+struct sds_window {
+	uint8_t *buf;
+	size_t cap;
+	uint64_t at, len;
+};
+
 struct secure {
 	struct ntfs_check *c;
-	uint8_t *sds;
+	struct sds_window win[2];	/* on a block, on its mirror */
+	bool nomem;
 	uint64_t sds_size;
 	struct ntfs_run *runs;
 	long nruns;
@@ -60,21 +73,60 @@ static const struct sd *lookup(const struct secure *s, uint32_t id)
 	return s->n ? bsearch(&key, s->v, s->n, sizeof(key), cmp_sd) : NULL;
 }
 
-/* Is the entry at OFF of BUF (a copy of the entry that belongs at AT) a
- * valid one inside the block ending at END?  Its length in *LEN. */
-static bool entry_valid(const uint8_t *buf, uint64_t off, uint64_t end,
-			uint64_t at, struct ntfs_sds_header *h)
+/* Bytes OFF..OFF+LEN of $SDS (inside it) through window W; NULL when
+ * out of memory (s->nomem). */
+static const uint8_t *sds_bytes(struct secure *s, struct sds_window *w,
+				uint64_t off, uint64_t len)
 {
+	uint64_t at = off & ~4095ull, want;
+
+	if (off >= w->at && off + len <= w->at + w->len)
+		return w->buf + (off - w->at);
+	want = (off - at + len + 4095) & ~4095ull;
+	if (want < SDS_WINDOW)
+		want = SDS_WINDOW;
+	if (want > s->sds_size - at)
+		want = s->sds_size - at;
+	if (want > w->cap) {
+		uint8_t *g = realloc(w->buf, want);
+
+		if (!g) {
+			s->nomem = true;
+			return NULL;
+		}
+		w->buf = g;
+		w->cap = want;
+	}
+	w->at = at;
+	w->len = want;
+	for (uint64_t o = 0; o < want; o += 4096) {
+		uint64_t n = want - o < 4096 ? want - o : 4096;
+
+		if (ntfs_vol_runs_pread(&s->c->vol, s->runs, s->nruns, at + o, n,
+					w->buf + o))
+			memset(w->buf + o, 0, n);
+	}
+	return w->buf + (off - at);
+}
+
+/* Is the entry at OFF (read through window W; a copy of the entry that
+ * belongs at AT) a valid one inside the block ending at END?  Its
+ * header in *H. */
+static bool entry_valid(struct secure *s, struct sds_window *w, uint64_t off,
+			uint64_t end, uint64_t at, struct ntfs_sds_header *h)
+{
+	const uint8_t *p;
 	uint32_t len;
 
-	if (off + sizeof(*h) > end)
+	if (off + sizeof(*h) > end || !(p = sds_bytes(s, w, off, sizeof(*h))))
 		return false;
-	memcpy(h, buf + off, sizeof(*h));
+	memcpy(h, p, sizeof(*h));
 	len = le32toh(h->length);
-	return le64toh(h->offset) == at && len >= sizeof(*h) + 20 &&
-	       off + len <= end && le32toh(h->security_id) >= NTFS_SECURITY_ID_FIRST &&
-	       ntfs_sd_hash(buf + off + sizeof(*h), len - sizeof(*h)) ==
-	       le32toh(h->hash);
+	if (le64toh(h->offset) != at || len < sizeof(*h) + 20 || off + len > end ||
+	    le32toh(h->security_id) < NTFS_SECURITY_ID_FIRST ||
+	    !(p = sds_bytes(s, w, off, len)))
+		return false;
+	return ntfs_sd_hash(p + sizeof(*h), len - sizeof(*h)) == le32toh(h->hash);
 }
 
 static int add_sd(struct secure *s, const struct ntfs_sds_header *h)
@@ -109,17 +161,24 @@ static int scan_sds(struct secure *s)
 		for (uint64_t off = blk; off + sizeof(h) <= end;) {
 			uint64_t len;
 
-			if (entry_valid(s->sds, off, end, off, &h)) {
+			if (entry_valid(s, &s->win[0], off, end, off, &h)) {
 				len = le32toh(h.length);
-			} else if (entry_valid(s->sds, off + NTFS_SDS_BLOCK, mend, off, &h)) {
+			} else if (entry_valid(s, &s->win[1], off + NTFS_SDS_BLOCK,
+					       mend, off, &h)) {
 				len = le32toh(h.length);
 				if (fsf_fix_ask(&c->fix, &PR_SECURE_SDS_MIRROR, "$Secure:$SDS",
 						le32toh(h.security_id), (unsigned long long)off)) {
-					memcpy(s->sds + off, s->sds + off + NTFS_SDS_BLOCK, len);
+					/* in the window: entry_valid just read it */
+					const uint8_t *m = sds_bytes(s, &s->win[1],
+								     off + NTFS_SDS_BLOCK, len);
+
+					s->win[0].len = 0;	/* no longer what is there */
 					if (ntfs_vol_runs_pwrite(&c->vol, s->runs, s->nruns, off,
-								 len, s->sds + off))
+								 len, m))
 						fsf_fix_failed(&c->fix);
 				}
+			} else if (s->nomem) {
+				return -ENOMEM;
 			} else {
 				off += 16;
 				continue;
@@ -280,6 +339,7 @@ static int write_defaults(struct secure *s)
 {
 	struct ntfs_secure def;
 	uint64_t mlen;
+	uint8_t page[4096];
 
 	ntfs_secure_build(&def);
 	if (s->sds_size < NTFS_SDS_BLOCK + def.sds_len) {
@@ -290,13 +350,12 @@ static int write_defaults(struct secure *s)
 	if (!fsf_fix_ask(&s->c->fix, &PR_SECURE_DEFAULTS, "$Secure:$SDS"))
 		return -1;
 	mlen = s->sds_size - NTFS_SDS_BLOCK < 4096 ? s->sds_size - NTFS_SDS_BLOCK : 4096;
-	memset(s->sds, 0, 4096);
-	memcpy(s->sds, def.sds, def.sds_len);
-	memset(s->sds + NTFS_SDS_BLOCK, 0, mlen);
-	memcpy(s->sds + NTFS_SDS_BLOCK, def.sds, def.sds_len);
-	if (ntfs_vol_runs_pwrite(&s->c->vol, s->runs, s->nruns, 0, 4096, s->sds) ||
+	memset(page, 0, sizeof(page));
+	memcpy(page, def.sds, def.sds_len);
+	s->win[0].len = s->win[1].len = 0;
+	if (ntfs_vol_runs_pwrite(&s->c->vol, s->runs, s->nruns, 0, 4096, page) ||
 	    ntfs_vol_runs_pwrite(&s->c->vol, s->runs, s->nruns, NTFS_SDS_BLOCK,
-				 mlen, s->sds + NTFS_SDS_BLOCK)) {
+				 mlen, page)) {
 		fsf_fix_failed(&s->c->fix);
 		return -1;
 	}
@@ -378,7 +437,7 @@ static void check_ids(struct secure *s, uint8_t *rec)
 		if (known && r >= 24)
 			break;
 
-		if (!bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
+		if (!cset_get(&c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));
@@ -419,15 +478,8 @@ int ntfs_pass3_secure(struct ntfs_check *c)
 		goto out;	/* not judged: pass 1 vouched for the record */
 	memcpy(&n, sa, sizeof(n));
 	s.sds_size = le64toh((uint64_t)n.data_size);
-	if (s.sds_size > SDS_MAX || !(s.sds = calloc(1, s.sds_size + 1))) {
-		ret = s.sds_size > SDS_MAX ? 0 : -ENOMEM;
+	if (s.sds_size > SDS_MAX)
 		goto out;
-	}
-	/* unreadable pieces stay zero: their entries are not valid */
-	for (uint64_t off = 0; off < s.sds_size; off += 4096)
-		ntfs_vol_runs_pread(&c->vol, s.runs, s.nruns, off,
-				    s.sds_size - off < 4096 ? s.sds_size - off : 4096,
-				    s.sds + off);
 	ret = scan_sds(&s);
 	if (ret)
 		goto out;
@@ -440,7 +492,8 @@ int ntfs_pass3_secure(struct ntfs_check *c)
 	check_ids(&s, rec);
 out:
 	free(s.v);
-	free(s.sds);
+	free(s.win[0].buf);
+	free(s.win[1].buf);
 	free(s.runs);
 	free(rec);
 	return ret;

@@ -247,7 +247,7 @@ int ntfs_pass3_views(struct ntfs_check *c)
 		uint64_t r = f.rec[i];
 
 		if (r == UINT64_MAX || r >= c->vol.mft_records ||
-		    !bit_get(c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
+		    !cset_get(&c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		ret = check_view(c, &views[i], r, rec);

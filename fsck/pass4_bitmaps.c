@@ -28,6 +28,7 @@
  */
 struct bit_rules {
 	const uint8_t *want;		/* in use, one bit per item */
+	const struct ntfs_cset *set;	/* or: the items in use */
 	uint64_t count;			/* items */
 	bool tail;			/* value of the bits past COUNT */
 	uint64_t set_from, set_to;	/* always set */
@@ -38,7 +39,8 @@ static bool wanted(const struct bit_rules *r, uint64_t i)
 {
 	if (i >= r->count)
 		return r->tail;
-	return bit_get(r->want, i) || (i >= r->set_from && i < r->set_to);
+	return (r->set ? cset_get(r->set, i) : bit_get(r->want, i)) ||
+	       (i >= r->set_from && i < r->set_to);
 }
 
 /* Compare the LEN bytes of DISK with the rules; count both kinds of
@@ -67,7 +69,7 @@ static bool reconcile(uint8_t *disk, uint64_t len, const struct bit_rules *r,
 
 /*
  * A bitmap on disk that says what the rules say, known without holding
- * it whole (2M clusters: 256 kB next to the 256 kB of c->cluster_used):
+ * it whole (2M clusters: 256 kB):
  * its clusters are read a window at a time and compared.  True only
  * when every bit was read and agrees; anything else (a difference, a
  * resident value, a hole, bytes past the initialized size, an I/O
@@ -202,7 +204,7 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 int ntfs_pass4_bitmaps(struct ntfs_check *c)
 {
 	struct bit_rules clusters = {
-		.want = c->cluster_used, .count = c->vol.boot.g.nr_clusters,
+		.set = &c->cluster_used, .count = c->vol.boot.g.nr_clusters,
 		.tail = true,
 		/* a truncated device: clusters past its end are unreadable,
 		 * but every record that owns one was read, so their bits
@@ -213,12 +215,17 @@ int ntfs_pass4_bitmaps(struct ntfs_check *c)
 		.skip_to = c->geo.lost_records ? UINT64_MAX : 0,
 	};
 	struct bit_rules records = {
-		.want = c->record_used, .count = c->vol.mft_records,
+		.set = &c->record_used, .count = c->vol.mft_records,
 		.tail = false, .set_from = 12, .set_to = NTFS_FILE_FIRST_USER,
 	};
-	int ret = check_one(c, NTFS_FILE_BITMAP, NTFS_AT_DATA, &PR_CLUSTER_BITMAP,
-			    "$Bitmap", &clusters);
+	int ret;
 
+	/* a cluster marked in use was lost to memory running out: $Bitmap
+	 * is not judged against that */
+	if (c->cluster_used.nomem || c->record_used.nomem)
+		return -ENOMEM;
+	ret = check_one(c, NTFS_FILE_BITMAP, NTFS_AT_DATA, &PR_CLUSTER_BITMAP,
+			"$Bitmap", &clusters);
 	if (ret)
 		return ret;
 	return check_one(c, NTFS_FILE_MFT, NTFS_AT_BITMAP, &PR_MFT_BITMAP,
