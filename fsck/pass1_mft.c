@@ -218,30 +218,59 @@ static uint64_t hidden_records(struct ntfs_check *c, const uint8_t *bm,
  * the MFT has, and the newest files are in the clusters it no longer
  * maps.  The records right after its last run that are FILE records
  * carrying their own numbers in sequence (NTFS 3.1 headers) are that
- * lost tail: returns how many records it holds up to the last one the
- * $MFT bitmap and its own flags have in use (0: none).  Past the
- * bitmap's size (as stale as the runs) and up to BMBITS, the bits its
- * allocation can hold, a record's own flag says.
+ * lost tail: returns how many records it holds up to the last one
+ * that both the $MFT bitmap and its own flags have in use (0: none).
+ * Past the bitmap's size (as stale as the runs) and up to BMBITS, the
+ * bits its allocation can hold, the bits are read from that allocation
+ * (BMRUNS): the driver that grew the MFT set them there.  A volume
+ * formatted again over an older one has the old MFT's records after
+ * its own, numbered in sequence and flagged in use, but its fresh
+ * bitmap has no bit for them: they are not a tail.
  */
+#define TAIL_BM_WINDOW 4096u
 static uint64_t lost_tail(struct ntfs_check *c, const uint8_t *bm,
-			  uint64_t bmlen, uint64_t bmbits, uint64_t top)
+			  uint64_t bmlen, const struct ntfs_run *bmruns,
+			  long bmnruns, uint64_t bmbits, uint64_t top)
 {
 	const struct ntfs_boot_info *b = &c->vol.boot;
 	const struct ntfs_run *last = &c->vol.mft_runs[c->vol.nmft_runs - 1];
 	uint32_t rs = b->g.mft_record_size, cs = b->g.cluster_size;
 	uint64_t at, end = top, vol = b->g.nr_clusters * cs;
-	uint8_t *rec = malloc(rs);
+	uint64_t win_at = UINT64_MAX;	/* byte of the bitmap in win[0] */
+	uint64_t mapped = 0;
+	uint8_t *rec = malloc(rs), *win = malloc(TAIL_BM_WINDOW);
 	char why[NTFS_WHY];
 
-	if (!rec || !bm || last->lcn < 0 || (top * rs) % cs) {
+	for (long k = 0; k < c->vol.nmft_runs; k++)
+		mapped += c->vol.mft_runs[k].len * cs;
+	/* the allocation must end where record TOP begins */
+	if (!rec || !win || !bm || last->lcn < 0 || mapped % rs ||
+	    mapped / rs != top) {
 		free(rec);
+		free(win);
 		return 0;
 	}
 	at = ((uint64_t)last->lcn + last->len) * cs;
 	for (uint64_t i = top; i < bmbits && i <= UINT32_MAX; i++) {
 		struct ntfs_mft_record m;
-		uint64_t off = at + (i - top) * rs;
+		uint64_t off = at + (i - top) * rs, byte = i / 8;
+		bool bit;
 
+		if (byte < bmlen) {
+			bit = bm[byte] >> (i % 8) & 1;
+		} else {
+			uint64_t w = byte / TAIL_BM_WINDOW * TAIL_BM_WINDOW;
+			uint64_t n = bmbits / 8 - w < TAIL_BM_WINDOW ?
+				     bmbits / 8 - w : TAIL_BM_WINDOW;
+
+			/* a bitmap byte that cannot be read: no tail past it */
+			if (w != win_at &&
+			    (!bmnruns || ntfs_vol_runs_pread(&c->vol, bmruns, bmnruns,
+							     w, n, win)))
+				break;
+			win_at = w;
+			bit = win[byte - w] >> (i % 8) & 1;
+		}
 		if (off + rs > vol || fsf_dev_pread(&c->dev, rec, rs, off) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			break;
@@ -249,11 +278,11 @@ static uint64_t lost_tail(struct ntfs_check *c, const uint8_t *bm,
 		if (le16toh(m.h.usa_ofs) < sizeof(m) ||
 		    le32toh(m.mft_record_number) != (uint32_t)i)
 			break;
-		if ((i >= bmlen * 8 || (bm[i / 8] >> (i % 8) & 1)) &&
-		    (le16toh(m.flags) & NTFS_MFT_IN_USE))
+		if (bit && (le16toh(m.flags) & NTFS_MFT_IN_USE))
 			end = i + 1;
 	}
 	free(rec);
+	free(win);
 	return end - top;
 }
 
@@ -419,7 +448,8 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 			if ((uint64_t)le64toh((uint64_t)bn.allocated_size) > *bitmap_len)
 				bmbits = (uint64_t)le64toh((uint64_t)bn.allocated_size) * 8;
 		}
-		tail = lost_tail(c, *mft_bitmap, *bitmap_len, bmbits, alloc);
+		tail = lost_tail(c, *mft_bitmap, *bitmap_len, *bitmap_runs,
+				 *bitmap_nruns, bmbits, alloc);
 		if (tail && alloc + tail > *bitmap_len * 8) {
 			/* the bitmap's bytes past its size, read from its
 			 * allocation for the check (8-byte steps, as drivers
@@ -431,12 +461,17 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 			if (!nb)
 				return -ENOMEM;
 			memset(nb + *bitmap_len, 0, bmbytes - *bitmap_len);
+			*mft_bitmap = nb;
+			/* lost_tail() read these bits: unreadable now, no
+			 * tail (its files would stay out of the bitmap) */
 			if (ntfs_vol_runs_pread(&c->vol, *bitmap_runs, *bitmap_nruns,
 						*bitmap_len, bmbytes - *bitmap_len,
-						nb + *bitmap_len))
+						nb + *bitmap_len)) {
 				memset(nb + *bitmap_len, 0, bmbytes - *bitmap_len);
-			*mft_bitmap = nb;
-			*bitmap_len = bmbytes;
+				tail = 0;
+			} else {
+				*bitmap_len = bmbytes;
+			}
 		}
 		if (tail) {
 			uint32_t cs = c->vol.boot.g.cluster_size;
@@ -1049,6 +1084,10 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	if (c->geo.lost_records)
 		fsf_info(c->log, "%llu in-use MFT records lie past the end of the device and are not checked",
 			 (unsigned long long)c->geo.lost_records);
+	/* a cluster or record the sets could not take is not known to be in
+	 * use: nothing may be allocated or claimed from them */
+	if (!ret && (c->cluster_used.nomem || c->record_used.nomem))
+		ret = -ENOMEM;
 	if (!ret)
 		ret = ntfs_sysrec_remake(c);
 	if (!ret) {

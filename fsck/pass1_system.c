@@ -316,8 +316,9 @@ static int64_t find_free(struct ntfs_check *c, uint64_t n)
 {
 	uint64_t nr = c->vol.boot.g.nr_clusters, mid;
 
-	/* records lost past a truncated device's end may own any cluster */
-	if (c->geo.lost_records)
+	/* records lost past a truncated device's end may own any cluster;
+	 * a set that ran out of memory does not know every cluster in use */
+	if (c->geo.lost_records || c->cluster_used.nomem)
 		return -1;
 	if (c->geo.dev_clusters && c->geo.dev_clusters < nr)
 		nr = c->geo.dev_clusters;

@@ -296,6 +296,8 @@ static uint64_t alloc_cluster(struct pass1b *p)
 {
 	uint64_t nr = p->c->vol.boot.g.nr_clusters;
 
+	if (p->c->cluster_used.nomem)
+		return UINT64_MAX;
 	for (uint64_t tries = 0; tries < nr; tries++) {
 		uint64_t l = p->next_free++;
 
@@ -542,6 +544,9 @@ int ntfs_pass1b_crosslinks(struct ntfs_check *c)
 	/* what is really in use, claimed again from scratch */
 	cset_reset(&c->cluster_used);
 	ret = for_each_extent(&p, claim);
+	/* a cluster the set could not take would look free to the copies */
+	if (!ret && c->cluster_used.nomem)
+		ret = -ENOMEM;
 	if (ret || !p.shared)
 		goto out;
 	ret = for_each_extent(&p, note_keepers);

@@ -163,7 +163,8 @@ static int scan_sds(struct secure *s)
 
 			if (entry_valid(s, &s->win[0], off, end, off, &h)) {
 				len = le32toh(h.length);
-			} else if (entry_valid(s, &s->win[1], off + NTFS_SDS_BLOCK,
+			} else if (!s->nomem &&
+				   entry_valid(s, &s->win[1], off + NTFS_SDS_BLOCK,
 					       mend, off, &h)) {
 				len = le32toh(h.length);
 				if (fsf_fix_ask(&c->fix, &PR_SECURE_SDS_MIRROR, "$Secure:$SDS",

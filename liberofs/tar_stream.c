@@ -20,6 +20,12 @@
 
 #define IN_BUF (256u << 10)
 #define OUT_BUF (256u << 10)
+/* What the xz/lzma decoder may allocate: 4 times the dictionary of the
+ * largest preset (xz -9, 64 MiB).  A crafted or custom stream asking for
+ * up to 4 GiB is refused with a message instead of allocated (found by
+ * the fuzz tier); zstd's decoder has its own window limit (128 MiB),
+ * gzip needs 32 KiB. */
+#define XZ_MEMLIMIT (256ull << 20)
 
 struct tar_stream {
 	int fd;
@@ -73,7 +79,7 @@ int tar_stream_open(struct tar_stream **out, int fd, enum tar_codec codec,
 		break;
 	case TAR_XZ:
 		ts->x = (lzma_stream)LZMA_STREAM_INIT;
-		if (lzma_auto_decoder(&ts->x, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
+		if (lzma_auto_decoder(&ts->x, XZ_MEMLIMIT, LZMA_CONCATENATED) != LZMA_OK)
 			ret = -ENOMEM;
 		break;
 	case TAR_ZSTD:
@@ -206,9 +212,15 @@ static int decode_more(struct tar_stream *ts)
 			xr = lzma_code(&ts->x, ts->in_eof ? LZMA_FINISH : LZMA_RUN);
 			ts->in_pos = ts->in_len - ts->x.avail_in;
 			ts->out_len = OUT_BUF - ts->x.avail_out;
-			if (xr == LZMA_STREAM_END)
+			if (xr == LZMA_STREAM_END) {
 				ts->dec_end = true;
-			else if (xr != LZMA_OK && xr != LZMA_BUF_ERROR)
+			} else if (xr == LZMA_MEMLIMIT_ERROR) {
+				fsf_err(ts->log, "%s: the xz/lzma stream needs %llu MiB to decode, more than the %llu MiB allowed; decompress it with xz -dc and pipe the tar in",
+					ts->name,
+					(unsigned long long)(lzma_memusage(&ts->x) >> 20),
+					(unsigned long long)(XZ_MEMLIMIT >> 20));
+				return -ENOMEM;
+			} else if (xr != LZMA_OK && xr != LZMA_BUF_ERROR)
 				return corrupt(ts, "xz/lzma", "lzma_code failed");
 			if (ts->in_eof && !ts->out_len && !ts->dec_end)
 				return corrupt(ts, "xz/lzma", "truncated stream");

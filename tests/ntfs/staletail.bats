@@ -113,3 +113,32 @@ stale_back() {
 @test "a stale record 0 older than the MFT bitmap's size: the bitmap's size grows with the run, no file lost" {
 	stale_back far
 }
+
+# Not a tail: a volume formatted again (quickly) over an older one with
+# the same geometry has the old MFT's records right after its own,
+# numbered in sequence and flagged in use; its fresh MFT bitmap has no
+# bit for them (second reader's scenario, session 9).  Before the fix
+# -n reported "637 more records follow them" and -a grew $MFT over them.
+@test "a volume formatted again over an older one: the old MFT's records after the new one are not taken as its tail" {
+	local m=$BATS_TEST_TMPDIR/mnt v=$BATS_TEST_TMPDIR/v.img i before
+	mkdir -p "$m"
+	truncate -s 32M "$v"
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F "$v"
+	ntfs-3g "$v" "$m"
+	mkdir "$m/b"
+	for i in $(seq 1 600); do echo "x $i" > "$m/b/g$i"; done
+	umount "$m"
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F "$v"
+	before=$(sha256sum < "$v")
+	run "$FSCK" -n "$v"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"problems: 0 found"* ]]
+	run "$FSCK" -a "$v"
+	[ "$status" -eq 0 ]
+	[ "$(sha256sum < "$v")" = "$before" ]
+	need_sid
+	run sid_ntfsck "$v"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
