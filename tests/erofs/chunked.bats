@@ -4,8 +4,8 @@
 # tests/erofs/sparse_map.py over SEEK_DATA and 64 KiB piece digests) and
 # from erofs-utils 1.9.4's fsck.erofs and dump.erofs (sid tree).
 load ../lib/common
+load erofs_helpers
 
-SID_ROOT=${FSFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fsforge}/sid-root
 FSCK_EROFS=$FSFORGE_BUILDDIR/fsck/fsck.erofs
 SPARSE_MAP=$FSFORGE_TOP/tests/erofs/sparse_map.py
 
@@ -44,14 +44,6 @@ setup_file() {
 setup() { cd_tmp; }
 teardown() {
 	if [ -n "${SIDTMP:-}" ]; then rm -rf "$SIDTMP"; fi
-}
-
-need_sid_erofs() {
-	if [ ! -d "$SID_ROOT/tmp" ] || ! chroot "$SID_ROOT" sh -c 'command -v fsck.erofs' >/dev/null 2>&1; then
-		need_or_skip "sid tree not cached (tests/kernel/setup --sid)"
-	fi
-	SIDTMP=$(mktemp -d "$SID_ROOT/tmp/fsforge-chunk.XXXXXX")
-	SIDREL=/tmp/${SIDTMP##*/}
 }
 
 @test "mkfs.erofs --chunksize: both fsck.erofs --extract give the source's manifest, fingerprints verified by both" {

@@ -5,8 +5,7 @@
 # erofs-utils 1.9 (sid tree) fsck.erofs verifies every digest and extracts
 # content whose SHA-256 list equals the source's.
 load ../lib/common
-
-SID_ROOT=${FSFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fsforge}/sid-root
+load erofs_helpers
 
 setup_file() {
 	export SRC=$BATS_FILE_TMPDIR/src
@@ -30,13 +29,6 @@ setup() { cd_tmp; }
 teardown() {
 	umount_all
 	if [ -n "${SIDTMP:-}" ]; then rm -rf "$SIDTMP"; fi
-}
-
-need_sid_erofs() {
-	if [ ! -d "$SID_ROOT/tmp" ] || ! chroot "$SID_ROOT" sh -c 'command -v fsck.erofs' >/dev/null 2>&1; then
-		need_or_skip "sid tree not cached (tests/kernel/setup --sid)"
-	fi
-	SIDTMP=$(mktemp -d "$SID_ROOT/tmp/fsforge-erofs.XXXXXX")
 }
 
 # erofs-utils 1.9 fsck.erofs on IMG: digests checked, tree extracted; the

@@ -5,8 +5,8 @@
 # erofs-utils' fsck catches, ours catches too (offsets from dump.erofs,
 # tests/erofs/fsck_regions.py), and ours never crashes.
 load ../lib/common
+load erofs_helpers
 
-SID_ROOT=${FSFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fsforge}/sid-root
 FSCK_EROFS=$FSFORGE_BUILDDIR/fsck/fsck.erofs
 
 setup_file() {
@@ -24,14 +24,6 @@ setup_file() {
 setup() { cd_tmp; }
 teardown() {
 	if [ -n "${SIDTMP:-}" ]; then rm -rf "$SIDTMP"; fi
-}
-
-need_sid_erofs() {
-	if [ ! -d "$SID_ROOT/tmp" ] || ! chroot "$SID_ROOT" sh -c 'command -v fsck.erofs' >/dev/null 2>&1; then
-		need_or_skip "sid tree not cached (tests/kernel/setup --sid)"
-	fi
-	SIDTMP=$(mktemp -d "$SID_ROOT/tmp/fsforge-fsck.XXXXXX")
-	SIDREL=/tmp/${SIDTMP##*/}
 }
 
 # both checkers on IMG (inside SIDTMP), digests verified; both must pass

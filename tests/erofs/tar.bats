@@ -9,8 +9,8 @@
 # builds the same tree; compressed and piped input give the same image;
 # damaged archives are refused with one line naming the entry.
 load ../lib/common
+load erofs_helpers
 
-SID_ROOT=${FSFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fsforge}/sid-root
 FSCK_EROFS=$FSFORGE_BUILDDIR/fsck/fsck.erofs
 TARMAN=$FSFORGE_TOP/tests/erofs/tar_manifest.py
 
@@ -59,14 +59,6 @@ setup_file() {
 setup() { cd_tmp; }
 teardown() {
 	if [ -n "${SIDTMP:-}" ]; then rm -rf "$SIDTMP"; fi
-}
-
-need_sid_erofs() {
-	if [ ! -d "$SID_ROOT/tmp" ] || ! chroot "$SID_ROOT" sh -c 'command -v fsck.erofs' >/dev/null 2>&1; then
-		need_or_skip "sid tree not cached (tests/kernel/setup --sid)"
-	fi
-	SIDTMP=$(mktemp -d "$SID_ROOT/tmp/fsforge-tar.XXXXXX")
-	SIDREL=/tmp/${SIDTMP##*/}
 }
 
 # the manifest of an extracted tree, without its root (and the digest)
