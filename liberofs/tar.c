@@ -178,9 +178,15 @@ static int spool_copy(struct tar_ctx *t, uint64_t len, uint64_t at)
 /* a regular file's SIZE bytes of data: where the data pass finds them */
 static int place_data(struct tar_ctx *t, struct erofs_node *n, uint64_t size)
 {
+	const enum erofs_tar_mode mode = t->b->opts->tar_mode;
 	int ret;
 
-	if (tar_stream_seekable(t->ts)) {
+	n->tar_off = tar_stream_pos(t->ts);
+	if (mode == EROFS_TAR_HEADERBALL)	/* no data follows */
+		return 0;
+	if (tar_stream_seekable(t->ts) ||
+	    (mode == EROFS_TAR_INDEX && !t->b->opts->digest_name)) {
+		/* index mode reads the data only for a fingerprint */
 		n->data_src = 0;
 		n->data_off = tar_stream_pos(t->ts);
 		ret = tar_stream_skip(t->ts, size);
@@ -380,6 +386,7 @@ static int hard_link(struct tar_ctx *t, struct erofs_node *parent,
 	n->rdev = src->rdev;
 	n->data_src = src->data_src;
 	n->data_off = src->data_off;
+	n->tar_off = src->tar_off;
 	n->src_ino = src->src_ino;
 	n->src_nlink = src->src_nlink = 2;
 	if (src->symlink) {
@@ -513,6 +520,9 @@ static int add_entry_body(struct tar_ctx *t, struct entry *e, const char *path)
 	default:
 		return skip_data(t, size);
 	}
+	if ((h->type == 'S' || e->pax.sparse_major >= 0) &&
+	    o->tar_mode != EROFS_TAR_FULL)
+		return bad(t, "a sparse file cannot be mapped in index or headerball mode (use --tar=f)");
 	if (h->type == 'S')
 		return place_sparse(t, n, e->sp, e->nsp, h->realsize, size);
 	if (e->pax.sparse_major == 1) {
@@ -761,6 +771,7 @@ int erofs_tar_scan(struct erofs_build *b)
 		goto out;
 	erofs_node_set_mtime(b, root, o->build_time, 0);
 	ret = read_archive(&t);
+	b->tar_end = tar_stream_pos(t.ts);
 	if (!ret)
 		ret = tar_tree_finish(t.tree, o->ovlfs_strip);
 	if (!ret)
