@@ -201,7 +201,8 @@ EOF
 	[ "$status" -eq 16 ]
 	run "$MKFS_EROFS" --blobdev=b x.img "$GSRC"
 	[ "$status" -eq 16 ]
-	truncate -s 1M sp && printf x >> sp
+	truncate -s 1M sp
+	printf x >> sp
 	tar --sparse --format=gnu -cf sp.tar sp
 	run "$MKFS_EROFS" --tar=i x.img sp.tar
 	[ "$status" -eq 1 ]
