@@ -338,6 +338,7 @@ out:
 		}
 		stats->hole_chunks = b.hole_chunks;
 		stats->dedup_chunks = b.dedup_chunks;
+		stats->dev_blocks = b.devt_off ? b.dev_blocks : 0;
 		memcpy(stats->uuid, b.uuid, 16);
 	}
 	if (o->blobdev)

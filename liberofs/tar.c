@@ -5,6 +5,8 @@
  * no data in memory: a seekable plain tar is read again at each file's
  * offset by the data pass; a pipe, a compressed stream or a sparse entry is
  * copied to an unlinked spool file (sparse entries keep their holes there).
+ * Index mode (--tar=i) notes where each file's data starts in the stream
+ * and reads it only for a fingerprint; headerball has no data to read.
  *
  * Semantics of erofs-utils: later entries replace earlier ones (a
  * directory over a directory only updates its attributes); missing parent
@@ -772,6 +774,16 @@ int erofs_tar_scan(struct erofs_build *b)
 	erofs_node_set_mtime(b, root, o->build_time, 0);
 	ret = read_archive(&t);
 	b->tar_end = tar_stream_pos(t.ts);
+	if (!ret && b->opts->tar_mode == EROFS_TAR_INDEX) {
+		/* the device's size counts the second end-of-archive
+		 * block too, when there is one (as erofs-utils) */
+		static const uint8_t zero[TAR_BLOCK];
+		uint8_t blk[TAR_BLOCK];
+
+		if (!tar_stream_read(t.ts, blk, TAR_BLOCK) &&
+		    !memcmp(blk, zero, TAR_BLOCK))
+			b->tar_end += TAR_BLOCK;
+	}
 	if (!ret)
 		ret = tar_tree_finish(t.tree, o->ovlfs_strip);
 	if (!ret)

@@ -576,5 +576,10 @@ int main(int argc, char **argv)
 		c.o.dry_run ? "(dry run) " : "", c.o.image, st.blocks,
 		1u << c.o.blkszbits, st.inodes, st.fingerprints, st.compressed,
 		uuid);
+	if (st.dev_blocks && !c.o.dry_run)
+		fsf_out(&log, "%s: extra device 1 (%s): %" PRIu64 " blocks, %" PRIu64 " files mapped to it",
+			c.o.image, c.o.blobdev ? c.o.blobdev :
+			c.o.source && strcmp(c.o.source, "-") ? c.o.source : "the tar read from standard input",
+			st.dev_blocks, st.chunked);
 	return 0;
 }

@@ -88,6 +88,8 @@ struct erofs_mkfs_stats {
 	uint64_t chunked;		/* regular files stored in chunks */
 	uint64_t hole_chunks;		/* chunks stored as holes */
 	uint64_t dedup_chunks;		/* chunks sharing an earlier copy */
+	uint64_t dev_blocks;		/* extra device 1 (--tar=i, --blobdev):
+					 * its blocks; 0: none */
 	uint8_t uuid[16];
 };
 
