@@ -121,6 +121,18 @@ EOF
 		run "$FSCK_EROFS" --device="$SIDTMP/t.tar" --extract=ours --xattrs "$SIDTMP/ref.img"
 		[ "$status" -eq 0 ] || die "our fsck.erofs on erofs-utils' index image of $t: $output"
 		tree_manifest ours | diff want.manifest - || die "erofs-utils' index image of $t"
+		# our image of the same tar: the same device slot (size in
+		# blocks, up to the second end-of-archive block)
+		"$MKFS_EROFS" --quiet --tar=i --mkfs-time -T 1000 "$SIDTMP/ours.img" "$SIDTMP/t.tar"
+		run python3 - "$SIDTMP/ref.img" "$SIDTMP/ours.img" <<'EOF'
+import struct, sys
+for p in sys.argv[1:]:
+    d = open(p, "rb").read()
+    ndev, slotoff = struct.unpack_from("<HH", d, 1024 + 0x56)
+    print(ndev, struct.unpack_from("<I", d, slotoff * 128 + 64)[0])
+EOF
+		[ "$status" -eq 0 ] || die "$output"
+		[ "${lines[0]}" = "${lines[1]}" ] || die "device slots differ: $output"
 	done
 	# --blobdev: the source tree's manifest, from both images
 	cp -a "$GSRC" "$SIDTMP/src"
