@@ -5,6 +5,8 @@
  * no data in memory: a seekable plain tar is read again at each file's
  * offset by the data pass; a pipe, a compressed stream or a sparse entry is
  * copied to an unlinked spool file (sparse entries keep their holes there).
+ * Index mode (--tar=i) notes where each file's data starts in the stream
+ * and reads it only for a fingerprint; headerball has no data to read.
  *
  * Semantics of erofs-utils: later entries replace earlier ones (a
  * directory over a directory only updates its attributes); missing parent
@@ -178,9 +180,15 @@ static int spool_copy(struct tar_ctx *t, uint64_t len, uint64_t at)
 /* a regular file's SIZE bytes of data: where the data pass finds them */
 static int place_data(struct tar_ctx *t, struct erofs_node *n, uint64_t size)
 {
+	const enum erofs_tar_mode mode = t->b->opts->tar_mode;
 	int ret;
 
-	if (tar_stream_seekable(t->ts)) {
+	n->tar_off = tar_stream_pos(t->ts);
+	if (mode == EROFS_TAR_HEADERBALL)	/* no data follows */
+		return 0;
+	if (tar_stream_seekable(t->ts) ||
+	    (mode == EROFS_TAR_INDEX && !t->b->opts->digest_name)) {
+		/* index mode reads the data only for a fingerprint */
 		n->data_src = 0;
 		n->data_off = tar_stream_pos(t->ts);
 		ret = tar_stream_skip(t->ts, size);
@@ -380,6 +388,7 @@ static int hard_link(struct tar_ctx *t, struct erofs_node *parent,
 	n->rdev = src->rdev;
 	n->data_src = src->data_src;
 	n->data_off = src->data_off;
+	n->tar_off = src->tar_off;
 	n->src_ino = src->src_ino;
 	n->src_nlink = src->src_nlink = 2;
 	if (src->symlink) {
@@ -513,6 +522,9 @@ static int add_entry_body(struct tar_ctx *t, struct entry *e, const char *path)
 	default:
 		return skip_data(t, size);
 	}
+	if ((h->type == 'S' || e->pax.sparse_major >= 0) &&
+	    o->tar_mode != EROFS_TAR_FULL)
+		return bad(t, "a sparse file cannot be mapped in index or headerball mode (use --tar=f)");
 	if (h->type == 'S')
 		return place_sparse(t, n, e->sp, e->nsp, h->realsize, size);
 	if (e->pax.sparse_major == 1) {
@@ -761,6 +773,17 @@ int erofs_tar_scan(struct erofs_build *b)
 		goto out;
 	erofs_node_set_mtime(b, root, o->build_time, 0);
 	ret = read_archive(&t);
+	b->tar_end = tar_stream_pos(t.ts);
+	if (!ret && b->opts->tar_mode == EROFS_TAR_INDEX) {
+		/* the device's size counts the second end-of-archive
+		 * block too, when there is one (as erofs-utils) */
+		static const uint8_t zero[TAR_BLOCK];
+		uint8_t blk[TAR_BLOCK];
+
+		if (!tar_stream_read(t.ts, blk, TAR_BLOCK) &&
+		    !memcmp(blk, zero, TAR_BLOCK))
+			b->tar_end += TAR_BLOCK;
+	}
 	if (!ret)
 		ret = tar_tree_finish(t.tree, o->ovlfs_strip);
 	if (!ret)

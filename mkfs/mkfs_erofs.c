@@ -24,7 +24,7 @@ enum {
 	OPT_PRESERVE_MTIME, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_XATTR_PREFIX, OPT_DIGEST, OPT_WORKERS, OPT_QUIET, OPT_FORCE,
 	OPT_DRY_RUN, OPT_IN_PLACE, OPT_MAX_EXTENT,
-	OPT_CHUNKSIZE,
+	OPT_CHUNKSIZE, OPT_BLOBDEV,
 	/* tar input */
 	OPT_TAR, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD, OPT_AUFS, OPT_OVLFS_STRIP,
 };
@@ -50,6 +50,7 @@ static const struct option long_opts[] = {
 	{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 	{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT },
 	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
+	{ "blobdev", required_argument, NULL, OPT_BLOBDEV },
 	{ "tar", required_argument, NULL, OPT_TAR },
 	{ "ungzip", optional_argument, NULL, OPT_UNGZIP },
 	{ "unxz", optional_argument, NULL, OPT_UNXZ },
@@ -65,13 +66,19 @@ static void usage(FILE *f)
 {
 	fputs(
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCEDIR\n"
-"       mkfs.erofs [OPTIONS] --tar=f IMAGE [TARFILE|-]\n"
+"       mkfs.erofs [OPTIONS] --tar=f|i|headerball IMAGE [TARFILE|-]\n"
 "Build an EROFS image in IMAGE (a file or block device) from the directory\n"
 "SOURCEDIR, or from a tar archive (standard input when TARFILE is - or\n"
 "missing).\n"
 "\n"
 "      --tar=f             the source is a tar archive (ustar, GNU, pax), its\n"
 "                          file data copied into the image\n"
+"      --tar=i             index mode: metadata only, every file's data\n"
+"                          mapped to the (decompressed) tar itself, which is\n"
+"                          the image's extra device 1 (mount -o device=TAR,\n"
+"                          fsck.erofs --device=TAR); 512-byte blocks\n"
+"      --tar=headerball    the archive holds headers only (no file data\n"
+"                          follows them): every file is one hole\n"
 "      --ungzip            the tar archive is gzip-compressed\n"
 "      --unxz              the tar archive is xz- or lzma-compressed\n"
 "      --unzstd            the tar archive is zstd-compressed\n"
@@ -94,6 +101,8 @@ static void usage(FILE *f)
 "                          N bytes (a power of two, at least the block size):\n"
 "                          holes and all-zero chunks stored as holes,\n"
 "                          identical chunks stored once\n"
+"      --blobdev=PATH      with --chunksize: the chunks go to PATH (extra\n"
+"                          device 1, made or replaced), not into IMAGE\n"
 "  -L LABEL                volume label (at most 15 bytes)\n"
 "  -U UUID|clear|random    filesystem UUID (default: random)\n"
 "  -T SECONDS              image build time; also every file's time unless\n"
@@ -268,9 +277,13 @@ static int parse_tar_opt(struct erofs_mkfs_opts *o, int opt, const char *arg)
 			o->tar_mode = EROFS_TAR_FULL;
 			return 0;
 		}
-		if (!strcmp(arg, "i") || !strcmp(arg, "headerball")) {
-			fprintf(stderr, "mkfs.erofs: --tar=%s (index mode) is not supported yet; use --tar=f\n", arg);
-			return -1;
+		if (!strcmp(arg, "i")) {
+			o->tar_mode = EROFS_TAR_INDEX;
+			return 0;
+		}
+		if (!strcmp(arg, "headerball")) {
+			o->tar_mode = EROFS_TAR_HEADERBALL;
+			return 0;
 		}
 		fprintf(stderr, "mkfs.erofs: invalid --tar mode '%s' (f, i or headerball)\n", arg);
 		return -1;
@@ -390,6 +403,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				return -1;
 			o->chunk_size = (uint64_t)v;
 			break;
+		case OPT_BLOBDEV: o->blobdev = optarg; break;
 		case OPT_QUIET: c->level = FSF_QUIET; break;
 		case OPT_TAR:
 		case OPT_UNGZIP:
@@ -469,6 +483,21 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "mkfs.erofs: --ungzip, --unxz, --unzstd, --aufs and --ovlfs-strip need --tar\n");
 		return -1;
 	}
+	if (o->blobdev && !o->chunk_size) {
+		fprintf(stderr, "mkfs.erofs: --blobdev needs --chunksize\n");
+		return -1;
+	}
+	if ((o->tar_mode == EROFS_TAR_INDEX ||
+	     o->tar_mode == EROFS_TAR_HEADERBALL) &&
+	    (o->chunk_size || o->compr != EROFS_COMPR_NONE)) {
+		fprintf(stderr, "mkfs.erofs: --tar=%s stores no file data: -z and --chunksize do not apply\n",
+			o->tar_mode == EROFS_TAR_INDEX ? "i" : "headerball");
+		return -1;
+	}
+	/* index mode maps 512-byte tar blocks: erofs-utils' block size,
+	 * whatever -b says */
+	if (o->tar_mode == EROFS_TAR_INDEX)
+		o->blkszbits = 9;
 	/* with --tar, no TARFILE is standard input (argv[argc] is NULL) */
 	if (argc - optind != 2 &&
 	    (o->tar_mode == EROFS_TAR_NONE || argc - optind != 1)) {
@@ -547,5 +576,10 @@ int main(int argc, char **argv)
 		c.o.dry_run ? "(dry run) " : "", c.o.image, st.blocks,
 		1u << c.o.blkszbits, st.inodes, st.fingerprints, st.compressed,
 		uuid);
+	if (st.dev_blocks && !c.o.dry_run)
+		fsf_out(&log, "%s: extra device 1 (%s): %" PRIu64 " blocks, %" PRIu64 " files mapped to it",
+			c.o.image, c.o.blobdev ? c.o.blobdev :
+			c.o.source && strcmp(c.o.source, "-") ? c.o.source : "the tar read from standard input",
+			st.dev_blocks, st.chunked);
 	return 0;
 }

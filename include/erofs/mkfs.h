@@ -21,8 +21,12 @@ struct erofs_mkfs_opts {
 	const char *source;		/* source directory, or with tar_mode
 					 * the tar file (NULL or "-": stdin) */
 	enum erofs_tar_mode {
-		EROFS_TAR_NONE, EROFS_TAR_FULL,
-	} tar_mode;			/* --tar=f */
+		EROFS_TAR_NONE, EROFS_TAR_FULL, EROFS_TAR_INDEX,
+		EROFS_TAR_HEADERBALL,
+	} tar_mode;			/* --tar=f, i (metadata only, file
+					 * data mapped to the tar as device 1)
+					 * or headerball (no file data follows
+					 * the headers: files are holes) */
 	enum erofs_tar_codec {
 		EROFS_TAR_PLAIN, EROFS_TAR_GZIP, EROFS_TAR_XZ, EROFS_TAR_ZSTD,
 	} tar_codec;			/* --ungzip, --unxz, --unzstd */
@@ -63,6 +67,8 @@ struct erofs_mkfs_opts {
 	uint64_t chunk_size;		/* --chunksize: uncompressed regular
 					 * files as chunk-based inodes (holes,
 					 * deduplicated chunks); 0: off */
+	const char *blobdev;		/* --blobdev: chunk data on this
+					 * extra device, not in the image */
 	bool noinline_data;		/* -E noinline_data */
 	bool force_extended;		/* -E force-inode-extended */
 	bool force;			/* overwrite an existing signature */
@@ -82,6 +88,8 @@ struct erofs_mkfs_stats {
 	uint64_t chunked;		/* regular files stored in chunks */
 	uint64_t hole_chunks;		/* chunks stored as holes */
 	uint64_t dedup_chunks;		/* chunks sharing an earlier copy */
+	uint64_t dev_blocks;		/* extra device 1 (--tar=i, --blobdev):
+					 * its blocks; 0: none */
 	uint8_t uuid[16];
 };
 
