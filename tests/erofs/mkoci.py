@@ -7,7 +7,8 @@ linux/amd64 manifest of three layers and a linux/arm64 manifest of one.
 amd64 layers: 0 tar+gzip (a tree with a hard link, a symlink, a device,
 an xattr); 1 tar (aufs whiteouts: a file, a directory, an opaque
 directory; a replaced file; a new file); 2 tar+zstd (one more file).
-Each layer's tar is also left as DIR/../layerN.tar, and the layers
+Each layer's tar is also left as DIR/../layerN.tar (the digests of the
+layer blobs and the amd64 manifest in DIR/../digests), and the layers
 applied in order (whiteouts hide what lower layers put there, as the OCI
 image spec says) as DIR/../merged.tar, for tests/erofs/tar_manifest.py.
 
@@ -192,6 +193,10 @@ def main():
     with open(os.path.join(up, "arm64.tar"), "wb") as f:
         f.write(arm_raw)
 
+    with open(os.path.join(up, "digests"), "w") as f:
+        for i, l in enumerate(layers):
+            f.write(f"layer{i} {l['digest']}\n")
+        f.write(f"manifest sha256:{hashlib.sha256(amd).hexdigest()}\n")
     if variant == "flat":
         top = {"schemaVersion": 2, "manifests": [desc(root, MT_MANIFEST, amd)]}
     else:
