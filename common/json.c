@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fsforge/json.h"
+#include "fsforge/log.h"
 
 struct parser {
 	const unsigned char *p, *start, *end;
@@ -21,6 +22,9 @@ struct parser {
 	size_t whylen;
 	int err;		/* the first error */
 };
+
+static int fail(struct parser *ps, int err, const char *fmt, ...)
+	FSF_PRINTF(3, 4);
 
 static int fail(struct parser *ps, int err, const char *fmt, ...)
 {
