@@ -283,6 +283,8 @@ static int find_manifest(struct oci_ctx *c, const struct json_value *doc,
 			continue;
 		if (is_manifest(d.media_type)) {
 			*found = d;
+			/* it points into a document freed after this */
+			found->media_type = NULL;
 			return 0;
 		}
 		if (is_index(d.media_type)) {

@@ -213,4 +213,6 @@ PY
 	run "$MKFS_EROFS" --quiet --oci --tar=f r.img "$G/lay"
 	[ "$status" -eq 16 ]
 	[ ! -e r.img ]
+	run "$MKFS_EROFS" --help
+	[[ $output == *"--oci[=f][,platform="* ]]
 }
