@@ -31,6 +31,7 @@ void erofs_mkfs_opts_init(struct erofs_mkfs_opts *o)
 	o->blkszbits = bits;
 	o->build_time = (int64_t)time(NULL);
 	o->force_uid = o->force_gid = -1;
+	o->oci_layer = -1;
 	o->xattr_tolerance = 2;
 	o->compr_level = -1;
 	o->workers = cpus > 0 ? (unsigned int)cpus : 1;

@@ -18,6 +18,58 @@
 #include "erofs/mkfs.h"
 #include "fsforge/log.h"
 
+/* --oci[=f][,platform=X][,layer=N][,blob=sha256:HEX]: erofs-utils' names;
+ * its registry options are refused (only local layouts are read) */
+static int parse_oci(struct erofs_mkfs_opts *o, char *arg)
+{
+	char *save = NULL;
+	bool first = true;
+
+	o->oci = true;
+	o->tar_mode = EROFS_TAR_FULL;
+	for (char *t = arg ? strtok_r(arg, ",", &save) : NULL; t;
+	     t = strtok_r(NULL, ",", &save), first = false) {
+		char *v = strchr(t, '=');
+
+		if (first && !strcmp(t, "f"))
+			continue;
+		if (first && !strcmp(t, "i")) {
+			fprintf(stderr, "mkfs.erofs: --oci=i (index mode) is not supported; use --oci=f\n");
+			return -1;
+		}
+		if (v)
+			*v++ = '\0';
+		if (!strcmp(t, "platform") && v && *v) {
+			o->oci_platform = v;
+		} else if (!strcmp(t, "layer") && v) {
+			char *end;
+			long long n;
+
+			errno = 0;
+			n = strtoll(v, &end, 10);
+			if (!*v || *end || errno || n < 0) {
+				fprintf(stderr, "mkfs.erofs: --oci: invalid layer '%s' (a 0-based index)\n", v);
+				return -1;
+			}
+			o->oci_layer = n;
+		} else if (!strcmp(t, "blob") && v && *v) {
+			o->oci_blob = v;
+		} else if (!strcmp(t, "username") || !strcmp(t, "password") ||
+			   !strcmp(t, "insecure")) {
+			fprintf(stderr, "mkfs.erofs: --oci: '%s' is a registry option; this mkfs.erofs reads local OCI image layouts only and never contacts a registry\n", t);
+			return -1;
+		} else {
+			fprintf(stderr, "mkfs.erofs: --oci: unknown option '%s' (f, platform=, layer=, blob=)\n", t);
+			return -1;
+		}
+	}
+	if (o->oci_layer >= 0 && o->oci_blob) {
+		fprintf(stderr, "mkfs.erofs: --oci: layer= and blob= both select a layer; give one\n");
+		return -1;
+	}
+	return 0;
+}
+
 enum {
 	OPT_ALL_ROOT = 256, OPT_ALL_TIME, OPT_MKFS_TIME, OPT_FORCE_UID,
 	OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME,
@@ -27,6 +79,7 @@ enum {
 	OPT_CHUNKSIZE, OPT_BLOBDEV,
 	/* tar input */
 	OPT_TAR, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD, OPT_AUFS, OPT_OVLFS_STRIP,
+	OPT_OCI,
 };
 
 static const struct option long_opts[] = {
@@ -57,6 +110,7 @@ static const struct option long_opts[] = {
 	{ "unzstd", no_argument, NULL, OPT_UNZSTD },
 	{ "aufs", no_argument, NULL, OPT_AUFS },
 	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
+	{ "oci", optional_argument, NULL, OPT_OCI },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -67,9 +121,10 @@ static void usage(FILE *f)
 	fputs(
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCEDIR\n"
 "       mkfs.erofs [OPTIONS] --tar=f|i|headerball IMAGE [TARFILE|-]\n"
+"       mkfs.erofs [OPTIONS] --oci[=f][,OPT...] IMAGE OCIDIR\n"
 "Build an EROFS image in IMAGE (a file or block device) from the directory\n"
-"SOURCEDIR, or from a tar archive (standard input when TARFILE is - or\n"
-"missing).\n"
+"SOURCEDIR, from a tar archive (standard input when TARFILE is - or\n"
+"missing), or from the layers of a local OCI image layout OCIDIR.\n"
 "\n"
 "      --tar=f             the source is a tar archive (ustar, GNU, pax), its\n"
 "                          file data copied into the image\n"
@@ -85,6 +140,14 @@ static void usage(FILE *f)
 "      --aufs              turn aufs whiteouts (.wh.*) of the tar into\n"
 "                          overlayfs ones\n"
 "      --ovlfs-strip[=0|1] leave out overlayfs whiteouts and opaque marks\n"
+"      --oci[=f][,platform=OS/ARCH[/VARIANT]][,layer=N][,blob=sha256:HEX]\n"
+"                          the source is a local OCI image layout (what\n"
+"                          skopeo copy ... oci:DIR writes; no registry is\n"
+"                          contacted): the image for the platform (default\n"
+"                          linux/amd64); layer N (0-based) or the layer blob\n"
+"                          converted with --aufs, or all layers applied in\n"
+"                          order (whiteouts applied); every blob's SHA-256\n"
+"                          and size checked as it is read\n"
 "  -b SIZE                 block size in bytes (512..65536, default: page size)\n"
 "  -z ALG[,level=N]        compress files with ALG: lz4; lz4hc (level\n"
 "                          0-12, default 9); lzma (MicroLZMA: 0-9, or\n"
@@ -314,6 +377,7 @@ static int parse_tar_opt(struct erofs_mkfs_opts *o, int opt, const char *arg)
 
 static int parse_args(struct cli *c, int argc, char **argv)
 {
+	bool saw_tar = false;
 	struct erofs_mkfs_opts *o = &c->o;
 	bool have_t = false, mkfs_time = false, all_time = false;
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
@@ -405,7 +469,13 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			break;
 		case OPT_BLOBDEV: o->blobdev = optarg; break;
 		case OPT_QUIET: c->level = FSF_QUIET; break;
+		case OPT_OCI:
+			if (parse_oci(o, optarg))
+				return -1;
+			break;
 		case OPT_TAR:
+			saw_tar = true;
+			/* fall through */
 		case OPT_UNGZIP:
 		case OPT_UNXZ:
 		case OPT_UNZSTD:
@@ -498,6 +568,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	 * whatever -b says */
 	if (o->tar_mode == EROFS_TAR_INDEX)
 		o->blkszbits = 9;
+	if (o->oci && (o->tar_codec != EROFS_TAR_PLAIN || saw_tar)) {
+		fprintf(stderr, "mkfs.erofs: --oci takes no --tar, --ungzip, --unxz or --unzstd (each layer's media type says how it is compressed)\n");
+		return -1;
+	}
+	if (o->oci && argc - optind != 2) {
+		fprintf(stderr, "mkfs.erofs: expected IMAGE and OCIDIR, a local OCI image layout directory\n");
+		usage(stderr);
+		return -1;
+	}
 	/* with --tar, no TARFILE is standard input (argv[argc] is NULL) */
 	if (argc - optind != 2 &&
 	    (o->tar_mode == EROFS_TAR_NONE || argc - optind != 1)) {

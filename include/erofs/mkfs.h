@@ -33,6 +33,12 @@ struct erofs_mkfs_opts {
 	bool aufs;			/* --aufs: .wh. entries to overlayfs */
 	bool ovlfs_strip;		/* --ovlfs-strip: no whiteouts, no
 					 * opaque marks */
+	/* --oci: source is a local OCI image layout directory (with
+	 * tar_mode EROFS_TAR_FULL); its image's layers are read as tars */
+	bool oci;
+	const char *oci_platform;	/* platform=OS/ARCH[/VARIANT] */
+	int64_t oci_layer;		/* layer=N (0-based); -1: all */
+	const char *oci_blob;		/* blob=sha256:HEX; NULL: by layer */
 	unsigned int blkszbits;		/* -b: log2 of the block size */
 	char label[16];			/* -L, NUL-terminated, <= 15 bytes */
 	uint8_t uuid[16];		/* -U (see uuid_mode) */
