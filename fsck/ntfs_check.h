@@ -18,6 +18,8 @@
 #include "fsforge/problem.h"
 #include "fsforge/progress.h"
 #include "ntfs/btree.h"
+#include "ntfs/file_attrs.h"
+#include "ntfs/index_read.h"
 #include "ntfs/read.h"
 #include "ntfs/volume_io.h"
 
@@ -33,13 +35,6 @@ struct ntfs_fn_ref {
 	uint8_t *fn;			/* the $FILE_NAME value (index key),
 					 * in the same allocation as NAME */
 	uint16_t fn_len;
-};
-
-/* the sizes of a file's unnamed $DATA, which the $FILE_NAME keys of its
- * index entries repeat */
-struct ntfs_data_sizes {
-	uint64_t alloc, size;
-	bool known;
 };
 
 /* an extension record and the base it claims */
@@ -196,11 +191,16 @@ static inline bool ntfs_type_defined(const struct ntfs_check *c, uint32_t t)
 }
 void ntfs_load_attrdef(struct ntfs_check *c, uint8_t *rec);
 
-/* ntfs_io.c: write MFT record RECNO (ntfs_vol_write_record), its copy in
- * $MFTMirr too when pass 0 verified the mirror and RECNO is in its range.
+/* Write MFT record RECNO (ntfs_vol_write_record), its copy in $MFTMirr
+ * too when pass 0 verified the mirror and RECNO is in its range.
  * Everything else is read and written with ntfs/volume_io.h on C->vol. */
-int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf);
-/* A zeroed map of BITS bits whose pages take memory only once written
+static inline int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno,
+					  uint8_t *buf)
+{
+	return ntfs_vol_write_record(&c->vol, recno, buf,
+				     c->geo.mirr_ok ? c->mirr_records : 0);
+}
+/* rare_map.c: a zeroed map of BITS bits whose pages take memory only once written
  * (for maps seldom marked: ext_bad, record_lost, nameless, rebuild,
  * pass 3's unchecked directories),
  * freed by ntfs_rare_map_free; NULL if none. */
@@ -282,93 +282,56 @@ static inline bool rare_any(const uint8_t *map)
 	return map && map[-1];
 }
 
-/* The next entry of an $ATTRIBUTE_LIST value: 1 with its type and the
- * record holding it, 0 at the end or at a malformed entry. */
-static inline int ntfs_list_next(const uint8_t *list, uint64_t len,
-				 uint64_t *off, uint32_t *type, uint64_t *recno)
+/*
+ * The volume's files as libntfs reads them (ntfs/file_attrs.h,
+ * ntfs/index_read.h), with the records pass 1 found in use (c->record_used)
+ * as the only extension records followed.
+ */
+static inline bool ntfs_check_in_use(const void *arg, uint64_t recno)
 {
-	uint32_t t;
-	uint16_t elen;
-	uint64_t mref;
-
-	if (*off + 26 > len)
-		return 0;
-	memcpy(&t, list + *off, 4);
-	memcpy(&elen, list + *off + 4, 2);
-	memcpy(&mref, list + *off + 16, 8);
-	elen = le16toh(elen);
-	if (elen < 26)
-		return 0;
-	*off += elen;
-	*type = le32toh(t);
-	*recno = le64toh(mref) & 0xffffffffffffULL;
-	return 1;
+	return cset_get(&((const struct ntfs_check *)arg)->record_used, recno);
 }
-
-/* ntfs_file.c: every attribute of file BASE (base record, then the
- * extension records of its attribute list), BUF a record-sized scratch;
- * FN returning nonzero stops the walk.  -1 if the base is unreadable. */
-typedef int (*ntfs_attr_visit)(const struct ntfs_attr_header *a, void *arg);
-int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
-		      ntfs_attr_visit fn, void *arg);
-/* The record holding unnamed attribute TYPE of file BASE, whose checked
- * base record is REC: the extension record REC's attribute list names
- * for it, read into EXT (record-sized) and checked (Linux's ntfs driver
- * moves $MFT's $BITMAP and $FILE_NAME out of record 0 when $MFT's $DATA
- * grows), else REC itself.  *HOLDER and *WHERE: that record and its
- * number.  0, or -EUCLEAN: the list or the record it names is not
- * usable, or the attribute is in several extents (the callers read
- * one). */
-int ntfs_file_attr_holder(struct ntfs_check *c, uint8_t *rec, uint64_t base,
-			  uint32_t type, uint8_t *ext, uint8_t **holder,
-			  uint64_t *where);
-/* A's value if it is a resident $FILE_NAME whose name fits (header in FN). */
-const uint8_t *ntfs_file_name_of(const struct ntfs_attr_header *a,
-				 struct ntfs_file_name *fn);
-/* A's sizes if it is the first extent of the unnamed $DATA. */
-bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
-			struct ntfs_data_sizes *d);
-
-/* ntfs_index.c: index NAME of record D (base record REC, checked) for
- * the B+tree walker.  ntfs_index_open: 0, 1 when its root or bitmap has
- * extents in several records (not walked), -1 corrupt (IX->why), -ENOMEM;
- * close it in every case.  An $INDEX_ALLOCATION in several extents (its
- * base's list names them) is read whole: the runs of all extents joined
- * in VCN order. */
-struct ntfs_index {
-	struct ntfs_check *c;
-	const uint8_t *root;		/* $INDEX_ROOT value */
-	uint32_t root_len;
-	bool has_alloc, has_bitmap, split;
-	uint64_t alloc_size;
-	struct ntfs_run *runs;		/* of $INDEX_ALLOCATION (all extents) */
-	long nruns;
-	size_t alloc_extents;		/* its extents */
-	uint8_t *bitmap;		/* $BITMAP, read whole */
-	uint64_t bitmap_len;
-	uint8_t *ext[3];		/* records holding the attributes */
-	char why[NTFS_WHY];
-};
-int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
-		    const char *name, struct ntfs_index *ix);
-/* The runs of every extent of file D's non-resident attribute TYPE NAME
- * (base record and the extension records of its list), joined in VCN
- * order: the count of runs (0: no such attribute), with the data size of
- * the first extent and how many extents there are; -1 with WHY when the
- * extents do not join, -ENOMEM. */
-long ntfs_attr_extents_runs(struct ntfs_check *c, uint64_t d, uint32_t type,
-			    const char *name, struct ntfs_run **runs,
-			    uint64_t *size, size_t *nextents, char *why);
-void ntfs_index_close(struct ntfs_index *ix);
-/* T's index fields, T->ops = OPS with OPS->read set to read IX's blocks
- * (T->read_arg = IX); the caller sets the rest of T and OPS. */
-void ntfs_index_bt(struct ntfs_index *ix, struct ntfs_bt *t,
-		   struct ntfs_bt_ops *ops);
-/* Is A named NAME (ASCII)?  The attribute TYPE named NAME of checked
- * record REC, or NULL. */
-bool ntfs_attr_has_name(const struct ntfs_attr_header *a, const char *name);
-const struct ntfs_attr_header *ntfs_attr_named(const uint8_t *rec,
-					       uint32_t type, const char *name);
+static inline int ntfs_file_foreach(struct ntfs_check *c, uint64_t base,
+				    uint8_t *buf, ntfs_attr_visit fn, void *arg)
+{
+	return ntfs_vol_file_foreach(&c->vol, ntfs_check_in_use, c, base, buf,
+				     fn, arg);
+}
+static inline int ntfs_file_attr_holder(struct ntfs_check *c, uint8_t *rec,
+					uint64_t base, uint32_t type,
+					uint8_t *ext, uint8_t **holder,
+					uint64_t *where)
+{
+	return ntfs_vol_attr_holder(&c->vol, rec, base, type, ext, holder,
+				    where);
+}
+static inline int ntfs_index_open(struct ntfs_check *c, uint64_t d,
+				  const uint8_t *rec, const char *name,
+				  struct ntfs_index *ix)
+{
+	return ntfs_vol_index_open(&c->vol, ntfs_check_in_use, c, d, rec, name,
+				   ix);
+}
+static inline long ntfs_attr_extents_runs(struct ntfs_check *c, uint64_t d,
+					  uint32_t type, const char *name,
+					  struct ntfs_run **runs,
+					  uint64_t *size, size_t *nextents,
+					  char *why)
+{
+	return ntfs_vol_extents_runs(&c->vol, ntfs_check_in_use, c, d, type,
+				     name, runs, size, nextents, why);
+}
+static inline void ntfs_object_name(struct ntfs_check *c, const char *what,
+				    uint64_t recno, char *out, size_t size)
+{
+	ntfs_vol_object_name(&c->vol, ntfs_check_in_use, c, what, recno, out,
+			     size);
+}
+static inline bool ntfs_in_extend(struct ntfs_check *c, uint64_t dir,
+				  uint8_t *buf)
+{
+	return ntfs_vol_in_extend(&c->vol, ntfs_check_in_use, c, dir, buf);
+}
 
 /* pass1_record.c */
 void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
@@ -525,16 +488,6 @@ int ntfs_rename_to(struct ntfs_check *c, struct ntfs_fn_ref *x,
 int ntfs_free_name(const uint16_t *upcase, struct ntfs_fn_ref *const *v,
 		   long n, const struct ntfs_fn_ref *x, uint16_t *name,
 		   unsigned int *len);
-/* UTF-16 (host order) to printable UTF-8 for messages */
-void ntfs_name_to_utf8(const uint16_t *u, unsigned int n, char *out,
-		       size_t size);
-/* "WHAT MFT record N (/path/of/it)" for messages; the path is left out
- * when it cannot be followed to the root. */
-void ntfs_object_name(struct ntfs_check *c, const char *what, uint64_t recno,
-		      char *out, size_t size);
-/* Is directory DIR $Extend or inside it (metadata files, whose index
- * entries keep whatever sizes Windows left)?  BUF: a record's scratch. */
-bool ntfs_in_extend(struct ntfs_check *c, uint64_t dir, uint8_t *buf);
 int ntfs_pass4_bitmaps(struct ntfs_check *c);
 int ntfs_pass5_volume(struct ntfs_check *c);
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fsck.ntfs, pass 3: an index written into its record (ntfs_index_write.c),
+ * fsck.ntfs, pass 3: an index written into its record (pass3_index_write.c),
  * shared by the directory rebuild (pass3_rebuild.c) and its variant for a
  * directory whose attributes continue in extension records
- * (pass3_rebuild_listed.c).  The index itself is built by libntfs
- * (ntfs/index_build.h); here it is placed on the volume.
+ * (pass3_rebuild_listed.c).  The index is built and placed by libntfs
+ * (ntfs/index_build.h, ntfs/index_write.h); here fsck's map of clusters
+ * in use says where new clusters may come from and is kept up to date.
  */
 #ifndef FSCK_NTFS_INDEX_WRITE_H
 #define FSCK_NTFS_INDEX_WRITE_H
@@ -13,30 +14,10 @@
 #include <stdint.h>
 
 #include "ntfs/index_build.h"
+#include "ntfs/index_write.h"
 #include "ntfs_check.h"
 
-#define RESIDENT_HDR 0x20		/* resident header + "$I30" */
-#define NONRESIDENT_HDR 0x48		/* non-resident header + "$I30" */
-
-/* A new index: built, its blocks placed in clusters. */
-struct index_plan {
-	struct ntfs_ib_result res;
-	struct ntfs_run *runs;		/* clusters of the new allocation */
-	long nruns;
-	bool reuse;			/* RUNS are the old allocation's */
-	uint64_t clusters;
-	uint8_t bitmap[4096];
-	uint32_t bitmap_len;
-};
-
-/* What the new index must look like: LARGE forces INDX blocks, SMALL
- * forbids them; ALONE: the allocation and bitmap attributes are in
- * another record than the root, so they take no room from it. */
-struct index_shape {
-	bool large, small, alone;
-};
-
-/* ntfs_index_write.c: the index of TYPE and COLLATION from E (N entries,
+/* pass3_index_write.c: the index of TYPE and COLLATION from E (N entries,
  * sorted) for a record whose other attributes take OTHER bytes: the root
  * as big as fits, blocks placed (the old allocation OLD reused when big
  * enough).  0, or -1 with WHY. */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/name_edit.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
@@ -74,12 +75,8 @@ static int rewrite_name(struct ntfs_check *c, const struct ntfs_fn_ref *x,
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs), *out = malloc(rs);
-	uint8_t attr[0x18 + 0x42 + 2 * 255 + 8];
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	struct ntfs_rec r;
-	bool done = false, was_dos = false;
-	int ret = -1, more;
+	bool was_dos = false;
+	int ret = -1, r;
 
 	if (!rec || !out) {
 		snprintf(why, NTFS_WHY, "out of memory");
@@ -88,39 +85,11 @@ static int rewrite_name(struct ntfs_check *c, const struct ntfs_fn_ref *x,
 	if (ntfs_vol_read_record(&c->vol, x->holder, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		goto out;
-	memcpy(out, rec, rs);
-	ntfs_rec_reopen(&r, out, rs);
-	ntfs_attr_cursor_init(&cur, rec);
-	while ((more = ntfs_attr_next(&cur, &a, why)) == 1) {
-		uint32_t len, alen = le32toh(a->length);
-		const uint8_t *v;
-
-		if (!done && le32toh(a->type) == NTFS_AT_FILE_NAME &&
-		    !a->non_resident && (v = ntfs_attr_value(a, &len)) &&
-		    len == x->fn_len && !memcmp(v, x->fn, len)) {
-			uint32_t voff = 0x18, total = (uint32_t)ntfs_align(voff + fn_len, 8);
-			uint32_t vl = htole32(fn_len), tl = htole32(total);
-			uint16_t vo = htole16((uint16_t)voff);
-
-			memset(attr, 0, sizeof(attr));
-			memcpy(attr, a, 0x18);
-			memcpy(attr + 4, &tl, 4);
-			memcpy(attr + 0x10, &vl, 4);
-			memcpy(attr + 0x14, &vo, 2);
-			memcpy(attr + voff, fn, fn_len);
-			was_dos = v[offsetof(struct ntfs_file_name, name_type)] == NTFS_NS_DOS;
-			a = (const struct ntfs_attr_header *)attr;
-			alen = total;
-			done = true;
-		}
-		if (!ntfs_rec_add_raw(&r, a, alen)) {
-			snprintf(why, NTFS_WHY, "the record is full");
-			goto out;
-		}
-	}
-	if (more < 0)
+	r = ntfs_rec_replace_file_name(rec, rs, out, x->fn, x->fn_len, fn, fn_len,
+				       &was_dos, why);
+	if (r < 0)
 		goto out;
-	if (!done) {
+	if (r > 0) {
 		snprintf(why, NTFS_WHY, "the name is no longer in MFT record %llu",
 			 (unsigned long long)x->holder);
 		goto out;

@@ -16,30 +16,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "ntfs/index_build.h"
+#include "ntfs/dir_record.h"
 #include "ntfs/repair.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
 #define MASK48 0xffffffffffffULL
-
-static const char LOST_FOUND[] = "lost+found";
-
-static bool is_lost_found(const uint8_t *v, uint32_t len)
-{
-	struct ntfs_file_name fn;
-
-	memcpy(&fn, v, sizeof(fn));
-	if ((le64toh(fn.parent_directory) & MASK48) != NTFS_FILE_ROOT ||
-	    fn.name_length != sizeof(LOST_FOUND) - 1 ||
-	    sizeof(fn) + 2u * fn.name_length > len)
-		return false;
-	for (unsigned int i = 0; i < fn.name_length; i++)
-		if (v[sizeof(fn) + 2 * i] != (uint8_t)LOST_FOUND[i] ||
-		    v[sizeof(fn) + 2 * i + 1])
-			return false;
-	return true;
-}
 
 /* /lost+found's record number, 0 when there is none, -1 when the name is
  * taken by something that is not a directory (its record in *TAKEN) */
@@ -64,7 +46,7 @@ static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec,
 			if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
 				continue;
 			v = ntfs_attr_value(a, &len);
-			if (len >= sizeof(struct ntfs_file_name) && is_lost_found(v, len)) {
+			if (len >= sizeof(struct ntfs_file_name) && ntfs_is_lost_found(v, len)) {
 				*taken = r;
 				return rset_get(&c->record_dir, r) ? (int64_t)r : -1;
 			}
@@ -73,53 +55,26 @@ static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec,
 	return 0;
 }
 
-static int64_t now_ntfs(void)
-{
-	return ntfs_time((int64_t)time(NULL));
-}
-
-/* the resident value of TYPE in checked record REC, or NULL */
-static const uint8_t *value_of(const uint8_t *rec, uint32_t type, uint32_t *len)
-{
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	char why[NTFS_WHY];
-
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1)
-		if (le32toh(a->type) == type && !a->non_resident && !a->name_length)
-			return ntfs_attr_value(a, len);
-	return NULL;
-}
-
 /* Make /lost+found in a free record; returns its number or -1 (WHY). */
 static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 			       char *why)
 {
-	const struct ntfs_geometry *g = &c->vol.boot.g;
-	uint32_t rs = g->mft_record_size, len = 0;
+	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct ntfs_standard_information si;
-	struct ntfs_ib_result ir;
 	struct ntfs_mft_record m;
-	struct ntfs_file_name fn;
-	uint8_t fnv[sizeof(fn) + 2 * (sizeof(LOST_FOUND) - 1)];
-	const uint8_t *v;
-	uint16_t root_seq, seq = 1;
+	uint8_t fnv[NTFS_LOST_FOUND_FN];
+	uint16_t seq = 1;
 	uint64_t r;
-	struct ntfs_rec nr;
 	char w[NTFS_WHY];
+	int err;
 
 	/* the root's $STANDARD_INFORMATION (owner, security id) */
 	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_ROOT, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, w) != NTFS_REC_OK ||
-	    !(v = value_of(rec, NTFS_AT_STANDARD_INFORMATION, &len)) || len < 48) {
+	    ntfs_lost_found_values(rec, ntfs_time((int64_t)time(NULL)), &si, fnv)) {
 		snprintf(why, NTFS_WHY, "the root directory's record is unusable");
 		return -1;
 	}
-	memset(&si, 0, sizeof(si));
-	memcpy(&si, v, len < sizeof(si) ? len : sizeof(si));
-	memcpy(&m, rec, sizeof(m));
-	root_seq = le16toh(m.sequence_number);
 	/* a record free on disk as well as in our view; 16..23 stay reserved */
 	for (r = 24; r < c->vol.mft_records; r++) {
 		if (cset_get(&c->record_used, r) || ntfs_vol_read_record(&c->vol, r, buf))
@@ -137,40 +92,13 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 		snprintf(why, NTFS_WHY, "the MFT has no free record for /lost+found");
 		return -1;
 	}
-	/* an ordinary directory (the root is hidden and system), with the
-	 * root's owner and security descriptor */
-	si.file_attributes = htole32(NTFS_FA_ARCHIVE);
-	si.creation_time = si.last_data_change_time = si.last_mft_change_time =
-		si.last_access_time = (int64_t)htole64((uint64_t)now_ntfs());
-	memset(&fn, 0, sizeof(fn));
-	fn.parent_directory = htole64(NTFS_FILE_ROOT | (uint64_t)root_seq << 48);
-	fn.creation_time = fn.last_data_change_time = fn.last_mft_change_time =
-		fn.last_access_time = si.creation_time;
-	fn.file_attributes = htole32(le32toh(si.file_attributes) |
-				     NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT);
-	fn.name_length = sizeof(LOST_FOUND) - 1;
-	fn.name_type = NTFS_NS_POSIX;
-	memcpy(fnv, &fn, sizeof(fn));
-	for (size_t i = 0; i < sizeof(LOST_FOUND) - 1; i++) {
-		fnv[sizeof(fn) + 2 * i] = (uint8_t)LOST_FOUND[i];
-		fnv[sizeof(fn) + 2 * i + 1] = 0;
-	}
-	if (ntfs_index_build(NULL, 0, 256, g->index_block_size, g->cluster_size, &ir)) {
-		snprintf(why, NTFS_WHY, "out of memory");
+	err = ntfs_dir_record_build(&c->vol.boot.g, buf, (uint32_t)r, seq, &si,
+				    fnv, sizeof(fnv));
+	if (err) {
+		snprintf(why, NTFS_WHY, err == -ENOMEM ? "out of memory" :
+			 "the new record overflows");
 		return -1;
 	}
-	ntfs_rec_init(&nr, buf, rs, (uint32_t)r, seq,
-		      NTFS_MFT_IN_USE | NTFS_MFT_IS_DIRECTORY, 1);
-	if (!ntfs_rec_add_resident(&nr, NTFS_AT_STANDARD_INFORMATION, NULL, &si,
-				   sizeof(si), 0) ||
-	    !ntfs_rec_add_resident(&nr, NTFS_AT_FILE_NAME, NULL, fnv, sizeof(fnv), 1) ||
-	    !ntfs_rec_add_resident(&nr, NTFS_AT_INDEX_ROOT, "$I30", ir.root,
-				   ir.root_len, 0)) {
-		ntfs_index_build_free(&ir);
-		snprintf(why, NTFS_WHY, "the new record overflows");
-		return -1;
-	}
-	ntfs_index_build_free(&ir);
 	if (ntfs_check_write_record(c, r, buf)) {
 		snprintf(why, NTFS_WHY, "writing the new record failed");
 		return -1;
@@ -209,9 +137,9 @@ static bool rename_squatter(struct ntfs_check *c, uint64_t r, uint8_t *rec)
 		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
 			continue;
 		v = ntfs_attr_value(a, &vlen);
-		if (vlen < sizeof(struct ntfs_file_name) || !is_lost_found(v, vlen))
+		if (vlen < sizeof(struct ntfs_file_name) || !ntfs_is_lost_found(v, vlen))
 			continue;
-		x.name_len = sizeof(LOST_FOUND) - 1;
+		x.name_len = NTFS_LOST_FOUND_LEN;
 		x.fn_len = (uint16_t)(sizeof(struct ntfs_file_name) + 2u * x.name_len);
 		x.name = malloc(2u * x.name_len + x.fn_len);
 		if (!x.name)
@@ -219,7 +147,7 @@ static bool rename_squatter(struct ntfs_check *c, uint64_t r, uint8_t *rec)
 		x.fn = (uint8_t *)(x.name + x.name_len);
 		memcpy(x.fn, v, x.fn_len);
 		for (unsigned int i = 0; i < x.name_len; i++)
-			x.name[i] = (uint8_t)LOST_FOUND[i];
+			x.name[i] = (uint8_t)NTFS_LOST_FOUND[i];
 	}
 	if (!x.name)
 		return false;

@@ -4,7 +4,8 @@
  * attributes that name the directory as their parent (collected here in
  * one pass over the records).  The names are sorted by $UpCase collation,
  * each key brought up to date with the file it names, and the index is
- * built and written by ntfs_write_index (ntfs_index_write.c).
+ * built and written by ntfs_write_index (pass3_index_write.c, placed by
+ * libntfs/index_write.c).
  * Directories whose attributes spill into extension records
  * ($ATTRIBUTE_LIST) go to pass3_rebuild_listed.c.
  */

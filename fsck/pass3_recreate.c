@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ntfs/index_build.h"
+#include "ntfs/dir_record.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
@@ -62,8 +62,6 @@ int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
 	uint16_t seq = (uint16_t)(ie->mref >> 48);
 	struct ntfs_standard_information si;
 	struct ntfs_file_name fn;
-	struct ntfs_ib_result ir;
-	struct ntfs_rec nr;
 	uint8_t *buf;
 	int ret = -1;
 
@@ -94,21 +92,9 @@ int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
 	si.file_attributes = htole32(le32toh(fn.file_attributes) &
 				     ~(uint32_t)(NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT |
 						 NTFS_FA_DUP_VIEW_INDEX_PRESENT));
-	if (ntfs_index_build(NULL, 0, 256, g->index_block_size, g->cluster_size, &ir))
-		goto failed;
-	ntfs_rec_init(&nr, buf, rs, (uint32_t)recno, seq,
-		      NTFS_MFT_IN_USE | NTFS_MFT_IS_DIRECTORY, 1);
-	if (!ntfs_rec_add_resident(&nr, NTFS_AT_STANDARD_INFORMATION, NULL, &si,
-				   sizeof(si), 0) ||
-	    !ntfs_rec_add_resident(&nr, NTFS_AT_FILE_NAME, NULL, ie->key,
-				   (uint32_t)(sizeof(fn) + 2u * fn.name_length), 1) ||
-	    !ntfs_rec_add_resident(&nr, NTFS_AT_INDEX_ROOT, "$I30", ir.root,
-				   ir.root_len, 0)) {
-		ntfs_index_build_free(&ir);
-		goto failed;
-	}
-	ntfs_index_build_free(&ir);
-	if (ntfs_check_write_record(c, recno, buf))
+	if (ntfs_dir_record_build(g, buf, (uint32_t)recno, seq, &si, ie->key,
+				  (uint32_t)(sizeof(fn) + 2u * fn.name_length)) ||
+	    ntfs_check_write_record(c, recno, buf))
 		goto failed;
 	cset_set(&c->record_used, recno);
 	if (rset_set(&c->record_dir, recno))

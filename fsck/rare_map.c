@@ -1,19 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* fsck.ntfs: where MFT records are written (libntfs/record_io.c does the
- * writing): $MFTMirr gets its copies only where pass 0 verified it to be;
- * the maps of records seldom marked. */
+/* fsck.ntfs: the maps of records seldom marked (a memory helper of the
+ * passes, not on-disk code). */
 #include "config.h"
 
 #include <string.h>
 #include <sys/mman.h>
 
 #include "ntfs_check.h"
-
-int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno, uint8_t *buf)
-{
-	return ntfs_vol_write_record(&c->vol, recno, buf,
-				     c->geo.mirr_ok ? c->mirr_records : 0);
-}
 
 /* Maps of one bit per record that are seldom set are mapped (not taken
  * from the heap): a page of one counts in memory only once a bit in it

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* fsck.ntfs: file names and paths as messages print them. */
+/* libntfs: file names and paths as messages print them. */
 #include "config.h"
 
 #include <endian.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ntfs_check.h"
+#include "ntfs/file_attrs.h"
 
 /* UTF-16 (host order) to printable UTF-8 for messages */
 void ntfs_name_to_utf8(const uint16_t *u, unsigned int n, char *out,
@@ -68,10 +68,11 @@ static int take_name(const struct ntfs_attr_header *a, void *arg)
 	return 1;
 }
 
-void ntfs_object_name(struct ntfs_check *c, const char *what, uint64_t recno,
-		      char *out, size_t size)
+void ntfs_vol_object_name(struct ntfs_vol *v, ntfs_rec_in_use in_use,
+			  const void *in_use_arg, const char *what,
+			  uint64_t recno, char *out, size_t size)
 {
-	uint8_t *buf = malloc(c->vol.boot.g.mft_record_size);
+	uint8_t *buf = malloc(v->boot.g.mft_record_size);
 	char path[1024] = "", tmp[1024], part[1024];
 	uint64_t r = recno;
 
@@ -79,7 +80,8 @@ void ntfs_object_name(struct ntfs_check *c, const char *what, uint64_t recno,
 	for (int depth = 0; buf && r != NTFS_FILE_ROOT && depth < 32; depth++) {
 		struct first_name f = { 0 };
 
-		if (ntfs_file_foreach(c, r, buf, take_name, &f) < 0 || !f.found ||
+		if (ntfs_vol_file_foreach(v, in_use, in_use_arg, r, buf, take_name,
+					  &f) < 0 || !f.found ||
 		    f.parent == r) {
 			path[0] = '\0';
 			break;
@@ -105,7 +107,8 @@ void ntfs_object_name(struct ntfs_check *c, const char *what, uint64_t recno,
 		snprintf(out, size, "%s MFT record %llu", what, (unsigned long long)recno);
 }
 
-bool ntfs_in_extend(struct ntfs_check *c, uint64_t dir, uint8_t *buf)
+bool ntfs_vol_in_extend(struct ntfs_vol *v, ntfs_rec_in_use in_use,
+			const void *in_use_arg, uint64_t dir, uint8_t *buf)
 {
 	uint64_t r = dir;
 
@@ -114,7 +117,8 @@ bool ntfs_in_extend(struct ntfs_check *c, uint64_t dir, uint8_t *buf)
 
 		if (r == NTFS_FILE_EXTEND)
 			return true;
-		if (ntfs_file_foreach(c, r, buf, take_name, &f) < 0 || !f.found ||
+		if (ntfs_vol_file_foreach(v, in_use, in_use_arg, r, buf, take_name,
+					  &f) < 0 || !f.found ||
 		    f.parent == r)
 			return false;
 		r = f.parent;

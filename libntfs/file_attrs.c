@@ -1,19 +1,134 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * fsck.ntfs: a file's attributes wherever they are -- its base record and
+ * libntfs: a file's attributes wherever they are -- its base record and
  * the extension records its $ATTRIBUTE_LIST names -- read on demand, so
- * that the index pass can check an entry against the file it names
- * without pass 1 keeping every name in memory.
+ * that a checker can look at the file an index entry names without
+ * keeping every name in memory.
  */
 #include "config.h"
 
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ntfs/attrlist.h"
-#include "ntfs_check.h"
+#include "ntfs/file_attrs.h"
+#include "ntfs/volume_io.h"
+
+bool ntfs_attr_has_name(const struct ntfs_attr_header *a, const char *name)
+{
+	const uint8_t *n = (const uint8_t *)a + le16toh(a->name_offset);
+	size_t len = strlen(name);
+
+	if (a->name_length != len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (n[2 * i] != (uint8_t)name[i] || n[2 * i + 1])
+			return false;
+	return true;
+}
+
+const struct ntfs_attr_header *ntfs_attr_named(const uint8_t *rec,
+					       uint32_t type, const char *name)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if (le32toh(a->type) == type && ntfs_attr_has_name(a, name))
+			return a;
+	return NULL;
+}
+
+/* ntfs_vol_extents_runs: the extents met in the records of a file */
+struct extents {
+	uint32_t type;
+	const char *name;
+	uint64_t nr_clusters;
+	struct ntfs_attr_extent *x;
+	size_t n, cap;
+	uint64_t size;
+	int err;			/* -1 (WHY) or -ENOMEM */
+	char why[NTFS_WHY];
+};
+
+static int add_extent(const struct ntfs_attr_header *a, void *arg)
+{
+	struct extents *e = arg;
+	struct ntfs_attr_nonresident n;
+	struct ntfs_attr_extent *x;
+
+	if (le32toh(a->type) != e->type || !a->non_resident ||
+	    !ntfs_attr_has_name(a, e->name))
+		return 0;
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? 2 * e->cap : 8;
+		struct ntfs_attr_extent *g = realloc(e->x, cap * sizeof(*g));
+
+		if (!g) {
+			e->err = -ENOMEM;
+			return 1;
+		}
+		e->x = g;
+		e->cap = cap;
+	}
+	x = &e->x[e->n];
+	x->nruns = ntfs_attr_runs(a, e->nr_clusters, &x->runs, e->why);
+	if (x->nruns < 0) {
+		e->err = -1;
+		return 1;
+	}
+	memcpy(&n, a, sizeof(n));
+	x->lowest_vcn = (int64_t)le64toh((uint64_t)n.lowest_vcn);
+	x->highest_vcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
+	if (!x->lowest_vcn)
+		e->size = le64toh((uint64_t)n.data_size);
+	e->n++;
+	return 0;
+}
+
+long ntfs_vol_extents_runs(struct ntfs_vol *v, ntfs_rec_in_use in_use,
+			   const void *in_use_arg, uint64_t d, uint32_t type,
+			   const char *name, struct ntfs_run **runs,
+			   uint64_t *size, size_t *nextents, char *why)
+{
+	struct extents e = { .type = type, .name = name,
+			     .nr_clusters = v->boot.g.nr_clusters };
+	uint8_t *buf = malloc(v->boot.g.mft_record_size);
+	long ret;
+
+	*runs = NULL;
+	*size = 0;
+	*nextents = 0;
+	if (!buf)
+		return -ENOMEM;
+	if (ntfs_vol_file_foreach(v, in_use, in_use_arg, d, buf, add_extent,
+				  &e) < 0 && !e.err) {
+		e.err = -1;
+		snprintf(e.why, sizeof(e.why), "MFT record %llu is unreadable",
+			 (unsigned long long)d);
+	}
+	free(buf);
+	if (e.err) {
+		ret = e.err;
+		if (ret == -1)
+			memcpy(why, e.why, NTFS_WHY);
+	} else if (!e.n) {
+		ret = 0;
+	} else {
+		ret = ntfs_extents_join(e.x, e.n, runs, why);
+		*size = e.size;
+		*nextents = e.n;
+	}
+	for (size_t i = 0; i < e.n; i++)
+		free(e.x[i].runs);
+	free(e.x);
+	return ret;
+}
 
 static int visit(const uint8_t *rec, ntfs_attr_visit fn, void *arg)
 {
@@ -29,10 +144,11 @@ static int visit(const uint8_t *rec, ntfs_attr_visit fn, void *arg)
 	return 0;
 }
 
-int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
-		      ntfs_attr_visit fn, void *arg)
+int ntfs_vol_file_foreach(struct ntfs_vol *v, ntfs_rec_in_use in_use,
+			  const void *in_use_arg, uint64_t base, uint8_t *buf,
+			  ntfs_attr_visit fn, void *arg)
 {
-	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint32_t rs = v->boot.g.mft_record_size;
 	uint64_t *ext = NULL, len = 0;
 	struct ntfs_run *runs = NULL;
 	uint8_t *list = NULL;
@@ -41,12 +157,12 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 	int r;
 	long nruns;
 
-	if (base >= c->vol.mft_records || ntfs_vol_read_record(&c->vol, base, buf) ||
+	if (base >= v->mft_records || ntfs_vol_read_record(v, base, buf) ||
 	    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		return -1;
 	if ((r = visit(buf, fn, arg)) || !ntfs_attr_find(buf, NTFS_AT_ATTRIBUTE_LIST))
 		return r;
-	if (ntfs_vol_read_attr(&c->vol, buf, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+	if (ntfs_vol_read_attr(v, buf, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
 			       &runs, &nruns)) {
 		free(list);
 		free(runs);
@@ -54,7 +170,7 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 	}
 	/* every record the list names, once (a file with thousands of
 	 * names has hundreds of extension records) */
-	for (uint64_t off = 0, e; n < c->vol.mft_records;) {
+	for (uint64_t off = 0, e; n < v->mft_records;) {
 		uint32_t type;
 		bool seen = false;
 
@@ -79,8 +195,9 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 	for (size_t i = 0; i < n && !r; i++) {
 		struct ntfs_mft_record m;
 
-		if (ext[i] >= c->vol.mft_records || !cset_get(&c->record_used, ext[i]) ||
-		    ntfs_vol_read_record(&c->vol, ext[i], buf) ||
+		if (ext[i] >= v->mft_records ||
+		    (in_use && !in_use(in_use_arg, ext[i])) ||
+		    ntfs_vol_read_record(v, ext[i], buf) ||
 		    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, buf, sizeof(m));
@@ -92,11 +209,11 @@ int ntfs_file_foreach(struct ntfs_check *c, uint64_t base, uint8_t *buf,
 	return r;
 }
 
-int ntfs_file_attr_holder(struct ntfs_check *c, uint8_t *rec, uint64_t base,
-			  uint32_t type, uint8_t *ext, uint8_t **holder,
-			  uint64_t *where)
+int ntfs_vol_attr_holder(struct ntfs_vol *v, uint8_t *rec, uint64_t base,
+			 uint32_t type, uint8_t *ext, uint8_t **holder,
+			 uint64_t *where)
 {
-	uint32_t rs = c->vol.boot.g.mft_record_size, off = 0;
+	uint32_t rs = v->boot.g.mft_record_size, off = 0;
 	struct ntfs_run *runs = NULL;
 	struct ntfs_al_entry e;
 	struct ntfs_mft_record m;
@@ -114,8 +231,8 @@ int ntfs_file_attr_holder(struct ntfs_check *c, uint8_t *rec, uint64_t base,
 	if (ntfs_attr_named(rec, type, "") ||
 	    !ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, ""))
 		return 0;
-	if (ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
-				 &runs, &nruns) || len > UINT32_MAX) {
+	if (ntfs_vol_read_attr(v, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &runs, &nruns) || len > UINT32_MAX) {
 		r = -EUCLEAN;
 		goto out;
 	}
@@ -136,8 +253,8 @@ int ntfs_file_attr_holder(struct ntfs_check *c, uint8_t *rec, uint64_t base,
 		goto out;
 	}
 	r = -EUCLEAN;
-	if (found == base || found >= c->vol.mft_records ||
-	    ntfs_vol_read_record(&c->vol, found, ext) ||
+	if (found == base || found >= v->mft_records ||
+	    ntfs_vol_read_record(v, found, ext) ||
 	    ntfs_record_check(ext, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		goto out;
 	memcpy(&m, ext, sizeof(m));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * fsck.ntfs: an index of a record (a directory's $I30 or a view index such
+ * libntfs: an index of a record (a directory's $I30 or a view index such
  * as $Secure's $SII) as the libntfs B+tree walker needs it: its three
  * attributes found by name in the base record or, through the record's
  * $ATTRIBUTE_LIST, in an extension record; the $BITMAP read whole whether
@@ -14,39 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ntfs_check.h"
-
-bool ntfs_attr_has_name(const struct ntfs_attr_header *a, const char *name)
-{
-	const uint8_t *n = (const uint8_t *)a + le16toh(a->name_offset);
-	size_t len = strlen(name);
-
-	if (a->name_length != len)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (n[2 * i] != (uint8_t)name[i] || n[2 * i + 1])
-			return false;
-	return true;
-}
-
-const struct ntfs_attr_header *ntfs_attr_named(const uint8_t *rec,
-					       uint32_t type, const char *name)
-{
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	char why[NTFS_WHY];
-
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1)
-		if (le32toh(a->type) == type && ntfs_attr_has_name(a, name))
-			return a;
-	return NULL;
-}
+#include "ntfs/index_read.h"
+#include "ntfs/volume_io.h"
 
 /* The attribute TYPE NAME of record D: in REC, or through its attribute
  * list in an extension record read into EXT.  *SPLIT when it has extents
  * in several records. */
-static const struct ntfs_attr_header *find(struct ntfs_check *c, uint64_t d,
+static const struct ntfs_attr_header *find(struct ntfs_vol *v, uint64_t d,
 					   const uint8_t *rec, uint8_t *ext,
 					   uint32_t type, const char *name,
 					   bool *split)
@@ -61,7 +35,7 @@ static const struct ntfs_attr_header *find(struct ntfs_check *c, uint64_t d,
 
 	if (a)
 		return a;
-	if (ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+	if (ntfs_vol_read_attr(v, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
 			       &runs, &nruns)) {
 		free(list);
 		free(runs);
@@ -95,117 +69,34 @@ static const struct ntfs_attr_header *find(struct ntfs_check *c, uint64_t d,
 		off += elen;
 	}
 	free(list);
-	if (where == UINT64_MAX || where == d || ntfs_vol_read_record(&c->vol, where, ext) ||
-	    ntfs_record_check(ext, c->vol.boot.g.mft_record_size, NTFS_MAGIC_FILE,
+	if (where == UINT64_MAX || where == d || ntfs_vol_read_record(v, where, ext) ||
+	    ntfs_record_check(ext, v->boot.g.mft_record_size, NTFS_MAGIC_FILE,
 			      why) != NTFS_REC_OK)
 		return NULL;
 	return ntfs_attr_named(ext, type, name);
 }
 
-/* ntfs_attr_extents_runs: the extents met in the records of a file */
-struct extents {
-	uint32_t type;
-	const char *name;
-	uint64_t nr_clusters;
-	struct ntfs_attr_extent *x;
-	size_t n, cap;
-	uint64_t size;
-	int err;			/* -1 (WHY) or -ENOMEM */
-	char why[NTFS_WHY];
-};
-
-static int add_extent(const struct ntfs_attr_header *a, void *arg)
+int ntfs_vol_index_open(struct ntfs_vol *v, ntfs_rec_in_use in_use,
+			const void *in_use_arg, uint64_t d, const uint8_t *rec,
+			const char *name, struct ntfs_index *ix)
 {
-	struct extents *e = arg;
-	struct ntfs_attr_nonresident n;
-	struct ntfs_attr_extent *x;
-
-	if (le32toh(a->type) != e->type || !a->non_resident ||
-	    !ntfs_attr_has_name(a, e->name))
-		return 0;
-	if (e->n == e->cap) {
-		size_t cap = e->cap ? 2 * e->cap : 8;
-		struct ntfs_attr_extent *g = realloc(e->x, cap * sizeof(*g));
-
-		if (!g) {
-			e->err = -ENOMEM;
-			return 1;
-		}
-		e->x = g;
-		e->cap = cap;
-	}
-	x = &e->x[e->n];
-	x->nruns = ntfs_attr_runs(a, e->nr_clusters, &x->runs, e->why);
-	if (x->nruns < 0) {
-		e->err = -1;
-		return 1;
-	}
-	memcpy(&n, a, sizeof(n));
-	x->lowest_vcn = (int64_t)le64toh((uint64_t)n.lowest_vcn);
-	x->highest_vcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
-	if (!x->lowest_vcn)
-		e->size = le64toh((uint64_t)n.data_size);
-	e->n++;
-	return 0;
-}
-
-long ntfs_attr_extents_runs(struct ntfs_check *c, uint64_t d, uint32_t type,
-			    const char *name, struct ntfs_run **runs,
-			    uint64_t *size, size_t *nextents, char *why)
-{
-	struct extents e = { .type = type, .name = name,
-			     .nr_clusters = c->vol.boot.g.nr_clusters };
-	uint8_t *buf = malloc(c->vol.boot.g.mft_record_size);
-	long ret;
-
-	*runs = NULL;
-	*size = 0;
-	*nextents = 0;
-	if (!buf)
-		return -ENOMEM;
-	if (ntfs_file_foreach(c, d, buf, add_extent, &e) < 0 && !e.err) {
-		e.err = -1;
-		snprintf(e.why, sizeof(e.why), "MFT record %llu is unreadable",
-			 (unsigned long long)d);
-	}
-	free(buf);
-	if (e.err) {
-		ret = e.err;
-		if (ret == -1)
-			memcpy(why, e.why, NTFS_WHY);
-	} else if (!e.n) {
-		ret = 0;
-	} else {
-		ret = ntfs_extents_join(e.x, e.n, runs, why);
-		*size = e.size;
-		*nextents = e.n;
-	}
-	for (size_t i = 0; i < e.n; i++)
-		free(e.x[i].runs);
-	free(e.x);
-	return ret;
-}
-
-int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
-		    const char *name, struct ntfs_index *ix)
-{
-	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint32_t rs = v->boot.g.mft_record_size;
 	const struct ntfs_attr_header *ra, *ia, *ba;
 	struct ntfs_attr_nonresident n;
 	char why[NTFS_WHY];
 	bool more = false;
 
 	memset(ix, 0, sizeof(*ix));
-	ix->c = c;
+	ix->vol = v;
 	ix->ext[0] = malloc(rs);
 	ix->ext[1] = malloc(rs);
 	ix->ext[2] = malloc(rs);
 	if (!ix->ext[0] || !ix->ext[1] || !ix->ext[2])
 		return -ENOMEM;
-	ra = find(c, d, rec, ix->ext[0], NTFS_AT_INDEX_ROOT, name, &ix->split);
+	ra = find(v, d, rec, ix->ext[0], NTFS_AT_INDEX_ROOT, name, &ix->split);
 	/* the allocation's later extents are joined below */
-	ia = find(c, d, rec, ix->ext[1], NTFS_AT_INDEX_ALLOCATION, name, &more);
-	ba = find(c, d, rec, ix->ext[2], NTFS_AT_BITMAP, name, &ix->split);
+	ia = find(v, d, rec, ix->ext[1], NTFS_AT_INDEX_ALLOCATION, name, &more);
+	ba = find(v, d, rec, ix->ext[2], NTFS_AT_BITMAP, name, &ix->split);
 	if (ix->split)
 		return 1;
 	if (!ra || ra->non_resident) {
@@ -219,7 +110,7 @@ int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
 			return -1;
 		}
 		memcpy(&n, ia, sizeof(n));
-		ix->nruns = ntfs_attr_runs(ia, c->vol.boot.g.nr_clusters, &ix->runs, why);
+		ix->nruns = ntfs_attr_runs(ia, v->boot.g.nr_clusters, &ix->runs, why);
 		if (ix->nruns < 0) {
 			ix->runs = NULL;
 			memcpy(ix->why, why, sizeof(ix->why));
@@ -232,8 +123,9 @@ int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
 			struct ntfs_run *all;
 			uint64_t size;
 			size_t nx;
-			long nr = ntfs_attr_extents_runs(c, d, NTFS_AT_INDEX_ALLOCATION,
-							 name, &all, &size, &nx, why);
+			long nr = ntfs_vol_extents_runs(v, in_use, in_use_arg, d,
+							NTFS_AT_INDEX_ALLOCATION,
+							name, &all, &size, &nx, why);
 
 			if (nr == -ENOMEM)
 				return -ENOMEM;
@@ -256,22 +148,22 @@ int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
 	ix->has_bitmap = true;
 	if (!ba->non_resident) {
 		uint32_t len;
-		const void *v = ntfs_attr_value(ba, &len);
+		const void *val = ntfs_attr_value(ba, &len);
 
 		ix->bitmap = malloc(len ? len : 1);
 		if (!ix->bitmap)
 			return -ENOMEM;
-		memcpy(ix->bitmap, v, len);
+		memcpy(ix->bitmap, val, len);
 		ix->bitmap_len = len;
 	} else {
 		struct ntfs_run *runs = NULL;
-		long nr = ntfs_attr_runs(ba, c->vol.boot.g.nr_clusters, &runs, why);
+		long nr = ntfs_attr_runs(ba, v->boot.g.nr_clusters, &runs, why);
 
 		memcpy(&n, ba, sizeof(n));
 		ix->bitmap_len = le64toh((uint64_t)n.data_size);
 		if (nr < 0 || ix->bitmap_len > (1u << 24) ||
 		    !(ix->bitmap = calloc(1, ix->bitmap_len + 1)) ||
-		    ntfs_vol_runs_pread(&c->vol, runs, nr, 0, ix->bitmap_len, ix->bitmap)) {
+		    ntfs_vol_runs_pread(v, runs, nr, 0, ix->bitmap_len, ix->bitmap)) {
 			free(runs);
 			snprintf(ix->why, sizeof(ix->why), "index bitmap unreadable");
 			return -1;
@@ -294,7 +186,7 @@ static int read_block(void *arg, uint64_t byte, uint32_t len, void *buf)
 {
 	struct ntfs_index *ix = arg;
 
-	return ntfs_vol_runs_pread(&ix->c->vol, ix->runs, ix->nruns, byte, len, buf);
+	return ntfs_vol_runs_pread(ix->vol, ix->runs, ix->nruns, byte, len, buf);
 }
 
 void ntfs_index_bt(struct ntfs_index *ix, struct ntfs_bt *t,
@@ -304,7 +196,7 @@ void ntfs_index_bt(struct ntfs_index *ix, struct ntfs_bt *t,
 	t->root_len = ix->root_len;
 	t->has_alloc = ix->has_alloc;
 	t->alloc_size = ix->alloc_size;
-	t->cluster_size = ix->c->vol.boot.g.cluster_size;
+	t->cluster_size = ix->vol->boot.g.cluster_size;
 	t->bitmap = ix->bitmap;
 	t->bitmap_len = ix->bitmap_len;
 	ops->read = read_block;

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * libntfs: a $FILE_NAME attribute given a new value in its record; the
+ * record is composed again attribute by attribute, the renamed one with
+ * its old header (type, flags, instance) and new lengths.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ntfs/format.h"
+#include "ntfs/name_edit.h"
+#include "ntfs/read.h"
+
+int ntfs_rec_replace_file_name(const uint8_t *rec, uint32_t size, uint8_t *out,
+			       const uint8_t *old, uint32_t old_len,
+			       const uint8_t *fn, uint32_t fn_len,
+			       bool *was_dos, char *why)
+{
+	uint8_t attr[0x18 + 0x42 + 2 * 255 + 8];
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_rec r;
+	bool done = false;
+	int more;
+
+	*was_dos = false;
+	if (0x18 + (uint64_t)fn_len + 8 > sizeof(attr)) {
+		snprintf(why, NTFS_WHY, "the new name is too long");
+		return -1;
+	}
+	memcpy(out, rec, size);
+	ntfs_rec_reopen(&r, out, size);
+	ntfs_attr_cursor_init(&cur, rec);
+	while ((more = ntfs_attr_next(&cur, &a, why)) == 1) {
+		uint32_t len, alen = le32toh(a->length);
+		const uint8_t *v;
+
+		if (!done && le32toh(a->type) == NTFS_AT_FILE_NAME &&
+		    !a->non_resident && (v = ntfs_attr_value(a, &len)) &&
+		    len == old_len && !memcmp(v, old, len)) {
+			uint32_t voff = 0x18, total = (uint32_t)ntfs_align(voff + fn_len, 8);
+			uint32_t vl = htole32(fn_len), tl = htole32(total);
+			uint16_t vo = htole16((uint16_t)voff);
+
+			memset(attr, 0, sizeof(attr));
+			memcpy(attr, a, 0x18);
+			memcpy(attr + 4, &tl, 4);
+			memcpy(attr + 0x10, &vl, 4);
+			memcpy(attr + 0x14, &vo, 2);
+			memcpy(attr + voff, fn, fn_len);
+			*was_dos = v[offsetof(struct ntfs_file_name, name_type)] == NTFS_NS_DOS;
+			a = (const struct ntfs_attr_header *)attr;
+			alen = total;
+			done = true;
+		}
+		if (!ntfs_rec_add_raw(&r, a, alen)) {
+			snprintf(why, NTFS_WHY, "the record is full");
+			return -1;
+		}
+	}
+	if (more < 0)
+		return -1;
+	return done ? 0 : 1;
+}
