@@ -286,49 +286,138 @@ static uint64_t lost_tail(struct ntfs_check *c, const uint8_t *bm,
 	return end - top;
 }
 
-/* Record 0's $DATA given the runs of c->vol.mft_runs (its last run
- * grown over the lost tail): the mapping pairs, highest VCN and the
- * allocated size.  Only when record 0 holds the whole runlist and the
- * pairs fit where the old ones were. */
-static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes)
+/* The record holding the last extent of $MFT's $DATA and that extent's
+ * lowest VCN: record 0 (VCN 0) without an attribute list, else the
+ * entry of record 0's list with the highest VCN.  0 or -1. */
+static int last_extent_holder(struct ntfs_check *c, const uint8_t *rec0,
+			      uint64_t *recno, int64_t *vcn)
+{
+	struct ntfs_run *lruns = NULL;
+	struct ntfs_al_entry e;
+	uint8_t *list = NULL;
+	uint64_t len = 0;
+	uint32_t off = 0;
+	long lnr = 0;
+	char why[NTFS_WHY];
+
+	*recno = NTFS_FILE_MFT;
+	*vcn = 0;
+	if (!ntfs_attr_named(rec0, NTFS_AT_ATTRIBUTE_LIST, ""))
+		return 0;
+	if (ntfs_vol_read_attr(&c->vol, rec0, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &lruns, &lnr) || len > UINT32_MAX) {
+		free(list);
+		free(lruns);
+		return -1;
+	}
+	while (ntfs_al_next(list, (uint32_t)len, &off, &e, why) == 1)
+		if (e.type == NTFS_AT_DATA && !e.name_len && e.lowest_vcn >= *vcn) {
+			*vcn = e.lowest_vcn;
+			*recno = e.mref & 0xffffffffffffULL;
+		}
+	free(list);
+	free(lruns);
+	return 0;
+}
+
+/* The unnamed $DATA extent at VCN in checked record REC, or NULL. */
+static uint8_t *data_extent(uint8_t *rec, int64_t vcn)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_attr_nonresident n;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		if (le32toh(a->type) != NTFS_AT_DATA || a->name_length ||
+		    !a->non_resident)
+			continue;
+		memcpy(&n, a, sizeof(n));
+		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) == vcn)
+			return (uint8_t *)a;
+	}
+	return NULL;
+}
+
+/* $MFT's last extent given its last run grown by GROW clusters (as in
+ * c->vol.mft_runs): the mapping pairs and highest VCN of the extent,
+ * in record 0 or, with an attribute list, in the extension record that
+ * holds it; record 0's allocated size (the first extent's) grows with
+ * it.  Only when that extent ends where the old allocation ended and
+ * its pairs fit where the old ones were. */
+static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t grow)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
-	uint8_t *rec = malloc(rs), *mp = malloc(rs), *a;
-	uint64_t clusters = 0;
+	uint8_t *rec = malloc(rs), *xrec = malloc(rs), *mp = malloc(rs), *a, *x;
+	struct ntfs_run *runs = NULL;
+	uint64_t clusters = 0, holder;
+	int64_t vcn;
 	char why[NTFS_WHY];
 	int ret = -ENOMEM, len;
+	long nr;
 
-	if (!rec || !mp)
+	if (!rec || !xrec || !mp)
 		goto out;
 	for (long i = 0; i < c->vol.nmft_runs; i++)
 		clusters += c->vol.mft_runs[i].len;
 	ret = ntfs_vol_read_record(&c->vol, NTFS_FILE_MFT, rec);
 	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		ret = -EUCLEAN;
+	if (!ret && last_extent_holder(c, rec, &holder, &vcn))
+		ret = -EUCLEAN;
+	if (!ret && holder != NTFS_FILE_MFT) {
+		ret = ntfs_vol_read_record(&c->vol, holder, xrec);
+		if (!ret && ntfs_record_check(xrec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			ret = -EUCLEAN;
+	} else if (!ret) {
+		memcpy(xrec, rec, rs);
+	}
 	if (!ret) {
-		struct ntfs_attr_nonresident n;
+		struct ntfs_attr_nonresident n, f;
 		uint32_t alen, mpo;
 
 		ret = -EUCLEAN;
 		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_DATA);
-		if (!a)
+		x = data_extent(xrec, vcn);
+		if (!a || !x || !a[8])
 			goto out;
-		memcpy(&n, a, sizeof(n));
+		memcpy(&f, a, sizeof(f));
+		memcpy(&n, x, sizeof(n));
 		alen = le32toh(n.h.length);
 		mpo = le16toh(n.mapping_pairs_offset);
-		len = ntfs_mp_encode(c->vol.mft_runs, (size_t)c->vol.nmft_runs, mp, rs);
-		/* (record 0 holds the whole runlist: its highest VCN ends
-		 * the old allocation, not an extent of an attribute list) */
-		if (!n.h.non_resident || n.h.name_length || n.lowest_vcn ||
-		    (uint64_t)le64toh((uint64_t)n.highest_vcn) + 1 !=
-		    (uint64_t)le64toh((uint64_t)n.allocated_size) / cs ||
-		    mpo >= alen || len < 0 || (uint32_t)len > alen - mpo)
+		nr = ntfs_attr_runs((struct ntfs_attr_header *)x,
+				    c->vol.boot.g.nr_clusters, &runs, why);
+		/* the extent ends the old allocation, with the run that grew */
+		if (nr <= 0 || f.h.name_length || f.lowest_vcn ||
+		    (uint64_t)le64toh((uint64_t)n.highest_vcn) + 1 != clusters - grow ||
+		    runs[nr - 1].lcn != c->vol.mft_runs[c->vol.nmft_runs - 1].lcn ||
+		    mpo >= alen)
 			goto out;
-		memset(a + mpo, 0, alen - mpo);
-		memcpy(a + mpo, mp, (size_t)len);
+		runs[nr - 1].len += grow;
+		len = ntfs_mp_encode(runs, (size_t)nr, mp, rs);
+		if (len < 0 || (uint32_t)len > alen - mpo)
+			goto out;
+		memset(x + mpo, 0, alen - mpo);
+		memcpy(x + mpo, mp, (size_t)len);
 		n.highest_vcn = (int64_t)htole64(clusters - 1);
-		n.allocated_size = (int64_t)htole64(clusters * cs);
-		memcpy(a, &n, sizeof(n));
+		if (holder == NTFS_FILE_MFT)
+			n.allocated_size = (int64_t)htole64(clusters * cs);
+		memcpy(x, &n, sizeof(n));
+		if (holder == NTFS_FILE_MFT) {
+			memcpy(rec, xrec, rs);
+		} else {
+			ret = ntfs_check_write_record(c, holder, xrec);
+			if (ret)
+				goto out;
+			ret = -EUCLEAN;
+			/* the sizes live in the first extent, record 0's */
+			a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_DATA);
+			memcpy(&f, a, sizeof(f));
+			if ((uint64_t)le64toh((uint64_t)f.allocated_size) < clusters * cs)
+				f.allocated_size = (int64_t)htole64(clusters * cs);
+			memcpy(a, &f, sizeof(f));
+		}
 		/* the $BITMAP's size, when the tail goes past it (its
 		 * allocation holds it: lost_tail() looked no further) */
 		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_BITMAP);
@@ -346,7 +435,9 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes)
 	}
 out:
 	free(rec);
+	free(xrec);
 	free(mp);
+	free(runs);
 	return ret;
 }
 
@@ -486,7 +577,7 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 					(unsigned long long)alloc,
 					(unsigned long long)tail,
 					(unsigned long long)grow) &&
-			    grow_mft_runs(c, bmbytes))
+			    grow_mft_runs(c, bmbytes, grow))
 				fsf_fix_failed(&c->fix);
 		}
 	}
@@ -1081,6 +1172,12 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 	}
 	fsf_progress_done(&prog);
+	/* $MFT's clusters as pass 1 read them: a lost tail it took (with
+	 * -n record 0 still maps less) is in use */
+	for (long k = 0; !ret && k < c->vol.nmft_runs; k++)
+		for (uint64_t j = 0; c->vol.mft_runs[k].lcn >= 0 &&
+		     j < c->vol.mft_runs[k].len; j++)
+			cset_set(&c->cluster_used, (uint64_t)c->vol.mft_runs[k].lcn + j);
 	if (c->geo.lost_records)
 		fsf_info(c->log, "%llu in-use MFT records lie past the end of the device and are not checked",
 			 (unsigned long long)c->geo.lost_records);

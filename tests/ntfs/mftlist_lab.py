@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Volumes whose $MFT keeps its $DATA in several extents (record 0's
+$ATTRIBUTE_LIST names extension records), made stale the way a lost write
+or an old copy written back leaves them, for tests/ntfs/mftlist.bats.  The
+format is read with the lab's own parser (tests/ntfs/lab/ntfsparse.py,
+through splitidx_lab.py), not libntfs.
+
+  mftlist_lab.py make IMG MKFS N      splitidx_lab.py's make-mft volume;
+                                      the records holding $MFT's extents
+                                      saved to IMG.old, then N more files
+                                      written through ntfs-3g (the MFT
+                                      grows past what the saved records map)
+  mftlist_lab.py info IMG             "EXTENTS RECORDS LASTREC": records the
+                                      extents map, the highest file record
+  mftlist_lab.py stale IMG CASE       write back a saved record: CASE ext,
+                                      the one holding the last extent;
+                                      base, record 0; prints its number
+"""
+import json
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import splitidx_lab as S  # noqa: E402
+import base as B  # noqa: E402
+import ntfsparse as P  # noqa: E402
+
+
+def make(img, mkfs, n):
+    S.make_mft(img, mkfs)
+    v = S.Vol(img)
+    x = S.mft_extents(v)
+    if len(x) < 2:
+        sys.exit("one extent only")
+    keep = {}
+    for rec in {0, x[-1][1]}:
+        at = v.g.rec_off(rec)
+        keep[rec] = bytes(v.img[at:at + v.g.rs]).hex()
+    with open(img + ".old", "w") as f:
+        json.dump({"last": x[-1][1], "recs": keep}, f)
+    m = img + ".mnt"
+    if not B.mount(img, m):
+        sys.exit("ntfs-3g cannot mount " + img)
+    try:
+        os.makedirs(m + "/new")
+        for i in range(n):
+            with open(m + "/new/g%04d" % i, "wb") as f:
+                f.write(b"new %d\n" % i)
+    finally:
+        B.umount(m)
+        os.rmdir(m)
+
+
+def info(img):
+    v = S.Vol(img)
+    x = S.mft_extents(v)
+    top = max(n for n, _, rec in P.records(v.img, v.g)
+              if not struct.unpack_from("<Q", rec, 0x20)[0])
+    print(len(x), v.g.nrecords, top)
+
+
+def stale(img, case):
+    with open(img + ".old") as f:
+        old = json.load(f)
+    rec = 0 if case == "base" else old["last"]
+    v = S.Vol(img)
+    S.mft_extents(v)
+    at = v.g.rec_off(rec)
+    v.img[at:at + v.g.rs] = bytes.fromhex(old["recs"][str(rec)])
+    v.save()
+    print(rec)
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "make":
+        make(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif cmd == "info":
+        info(sys.argv[2])
+    elif cmd == "stale":
+        stale(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)
