@@ -168,6 +168,41 @@ out:
 	return ret;
 }
 
+/* The $MFT bitmap as pass 1 looks at it: the bytes of its size (BM,
+ * LEN), and past them, up to BITS (what its allocation holds), bytes
+ * read from its runs in windows (a driver that grew the MFT set them
+ * there; the size is as stale as what it describes). */
+#define TAIL_BM_WINDOW 4096u
+struct bm_view {
+	const uint8_t *bm;
+	uint64_t len, bits;
+	const struct ntfs_run *runs;
+	long nruns;
+	uint8_t *win;
+	uint64_t win_at;	/* byte of the bitmap in win[0] */
+};
+
+/* Bit I: 1 or 0, -1 when it cannot be read (or is past BITS). */
+static int bm_bit(struct ntfs_check *c, struct bm_view *v, uint64_t i)
+{
+	uint64_t byte = i / 8, w, n;
+
+	if (byte < v->len)
+		return v->bm[byte] >> (i % 8) & 1;
+	if (i >= v->bits || !v->nruns)
+		return -1;
+	w = byte / TAIL_BM_WINDOW * TAIL_BM_WINDOW;
+	n = v->bits / 8 - w < TAIL_BM_WINDOW ? v->bits / 8 - w : TAIL_BM_WINDOW;
+	if (w != v->win_at) {
+		if (!v->win && !(v->win = malloc(TAIL_BM_WINDOW)))
+			return -1;
+		if (ntfs_vol_runs_pread(&c->vol, v->runs, v->nruns, w, n, v->win))
+			return -1;
+		v->win_at = w;
+	}
+	return v->win[byte - w] >> (i % 8) & 1;
+}
+
 /*
  * Records in use past $MFT's data size: the $MFT bitmap marks them and
  * they hold FILE records in use, in clusters $MFT already owns.  With a
@@ -177,8 +212,8 @@ out:
  * the last (ntfs_vol_record_offset() stops at mft_records: widened here
  * for the look).
  */
-static uint64_t hidden_records(struct ntfs_check *c, const uint8_t *bm,
-			       uint64_t bmlen, uint64_t *end)
+static uint64_t hidden_records(struct ntfs_check *c, struct bm_view *bv,
+			       uint64_t *end)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
 	uint64_t alloc = 0, n = 0, have = c->vol.mft_records, top;
@@ -186,18 +221,21 @@ static uint64_t hidden_records(struct ntfs_check *c, const uint8_t *bm,
 	char why[NTFS_WHY];
 
 	*end = have;
-	if (!rec || !bm)
+	if (!rec || !bv->bm)
 		return free(rec), 0;
 	for (long i = 0; i < c->vol.nmft_runs; i++)
 		alloc += c->vol.mft_runs[i].len * cs;
 	top = alloc / rs;
-	if (top > bmlen * 8)
-		top = bmlen * 8;
+	if (top > bv->bits && top > bv->len * 8)
+		top = bv->bits > bv->len * 8 ? bv->bits : bv->len * 8;
 	c->vol.mft_records = top;
 	for (uint64_t i = have; i < top; i++) {
 		struct ntfs_mft_record m;
+		int bit = bm_bit(c, bv, i);
 
-		if (!(bm[i / 8] >> (i % 8) & 1) || ntfs_vol_read_record(&c->vol, i, rec) ||
+		if (bit < 0)
+			break;	/* no records past an unreadable bit */
+		if (!bit || ntfs_vol_read_record(&c->vol, i, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));
@@ -220,57 +258,40 @@ static uint64_t hidden_records(struct ntfs_check *c, const uint8_t *bm,
  * carrying their own numbers in sequence (NTFS 3.1 headers) are that
  * lost tail: returns how many records it holds up to the last one
  * that both the $MFT bitmap and its own flags have in use (0: none).
- * Past the bitmap's size (as stale as the runs) and up to BMBITS, the
- * bits its allocation can hold, the bits are read from that allocation
- * (BMRUNS): the driver that grew the MFT set them there.  A volume
+ * Past the bitmap's size (as stale as the runs) the bits are read from
+ * its allocation (struct bm_view).  A volume
  * formatted again over an older one has the old MFT's records after
  * its own, numbered in sequence and flagged in use, but its fresh
  * bitmap has no bit for them: they are not a tail.
  */
-#define TAIL_BM_WINDOW 4096u
-static uint64_t lost_tail(struct ntfs_check *c, const uint8_t *bm,
-			  uint64_t bmlen, const struct ntfs_run *bmruns,
-			  long bmnruns, uint64_t bmbits, uint64_t top)
+static uint64_t lost_tail(struct ntfs_check *c, struct bm_view *bv,
+			  uint64_t top)
 {
 	const struct ntfs_boot_info *b = &c->vol.boot;
 	const struct ntfs_run *last = &c->vol.mft_runs[c->vol.nmft_runs - 1];
 	uint32_t rs = b->g.mft_record_size, cs = b->g.cluster_size;
 	uint64_t at, end = top, vol = b->g.nr_clusters * cs;
-	uint64_t win_at = UINT64_MAX;	/* byte of the bitmap in win[0] */
 	uint64_t mapped = 0;
-	uint8_t *rec = malloc(rs), *win = malloc(TAIL_BM_WINDOW);
+	uint8_t *rec = malloc(rs);
 	char why[NTFS_WHY];
 
 	for (long k = 0; k < c->vol.nmft_runs; k++)
 		mapped += c->vol.mft_runs[k].len * cs;
 	/* the allocation must end where record TOP begins */
-	if (!rec || !win || !bm || last->lcn < 0 || mapped % rs ||
+	if (!rec || !bv->bm || last->lcn < 0 || mapped % rs ||
 	    mapped / rs != top) {
 		free(rec);
-		free(win);
 		return 0;
 	}
 	at = ((uint64_t)last->lcn + last->len) * cs;
-	for (uint64_t i = top; i < bmbits && i <= UINT32_MAX; i++) {
+	for (uint64_t i = top; i < bv->bits && i <= UINT32_MAX; i++) {
 		struct ntfs_mft_record m;
-		uint64_t off = at + (i - top) * rs, byte = i / 8;
-		bool bit;
+		uint64_t off = at + (i - top) * rs;
+		int bit = bm_bit(c, bv, i);
 
-		if (byte < bmlen) {
-			bit = bm[byte] >> (i % 8) & 1;
-		} else {
-			uint64_t w = byte / TAIL_BM_WINDOW * TAIL_BM_WINDOW;
-			uint64_t n = bmbits / 8 - w < TAIL_BM_WINDOW ?
-				     bmbits / 8 - w : TAIL_BM_WINDOW;
-
-			/* a bitmap byte that cannot be read: no tail past it */
-			if (w != win_at &&
-			    (!bmnruns || ntfs_vol_runs_pread(&c->vol, bmruns, bmnruns,
-							     w, n, win)))
-				break;
-			win_at = w;
-			bit = win[byte - w] >> (i % 8) & 1;
-		}
+		/* a bitmap byte that cannot be read: no tail past it */
+		if (bit < 0)
+			break;
 		if (off + rs > vol || fsf_dev_pread(&c->dev, rec, rs, off) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			break;
@@ -282,7 +303,6 @@ static uint64_t lost_tail(struct ntfs_check *c, const uint8_t *bm,
 			end = i + 1;
 	}
 	free(rec);
-	free(win);
 	return end - top;
 }
 
@@ -441,17 +461,49 @@ out:
 	return ret;
 }
 
-/* $MFT's data size and initialized size set to BYTES (record 0 and its
- * mirror copy); the runs and the allocation already hold them. */
-static int grow_mft_size(struct ntfs_check *c, uint64_t bytes)
+/* The $MFT bitmap of BV widened to hold RECORDS bits (8-byte steps, as
+ * drivers grow it), the bytes past its size read from its allocation for
+ * the check.  -ENOMEM; 0 otherwise, the bitmap unchanged when those bytes
+ * cannot be read. */
+static int widen_bitmap(struct ntfs_check *c, uint8_t **bm, uint64_t *len,
+			struct bm_view *bv, uint64_t records)
 {
-	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint64_t bytes = ((records + 7) / 8 + 7) & ~7ull;
+	uint8_t *nb;
+
+	if (bytes <= *len)
+		return 0;
+	nb = realloc(*bm, bytes);
+	if (!nb)
+		return -ENOMEM;
+	*bm = nb;
+	bv->bm = nb;
+	if (ntfs_vol_runs_pread(&c->vol, bv->runs, bv->nruns, *len,
+				bytes - *len, nb + *len))
+		return 0;
+	*len = bytes;
+	bv->len = bytes;
+	return 0;
+}
+
+/* $MFT's data size and initialized size set to BYTES (record 0 and its
+ * mirror copy); the runs already hold them.  A stale record 0 of an
+ * $MFT with an attribute list (its later extents, up to date in their
+ * extension records, map more than its sizes say) gets the allocated
+ * size of the runs too, and the $BITMAP the size BMBYTES when its
+ * allocation holds it. */
+static int grow_mft_size(struct ntfs_check *c, uint64_t bytes, uint64_t bmbytes)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
 	uint8_t *rec = malloc(rs), *a;
+	uint64_t mapped = 0;
 	char why[NTFS_WHY];
 	int ret = -ENOMEM;
 
 	if (!rec)
 		return ret;
+	for (long i = 0; i < c->vol.nmft_runs; i++)
+		mapped += c->vol.mft_runs[i].len * cs;
 	ret = ntfs_vol_read_record(&c->vol, NTFS_FILE_MFT, rec);
 	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		ret = -EUCLEAN;
@@ -462,15 +514,29 @@ static int grow_mft_size(struct ntfs_check *c, uint64_t bytes)
 		if (a)
 			memcpy(&n, a, sizeof(n));
 		if (!a || !n.h.non_resident || n.h.name_length || n.lowest_vcn ||
-		    (uint64_t)le64toh((uint64_t)n.allocated_size) < bytes) {
+		    mapped < bytes) {
 			ret = -EUCLEAN;
-		} else {
-			n.data_size = (int64_t)htole64(bytes);
-			n.initialized_size = (int64_t)htole64(bytes);
-			memcpy(a, &n, sizeof(n));
-			ret = ntfs_check_write_record(c, NTFS_FILE_MFT, rec);
+			goto out;
 		}
+		if ((uint64_t)le64toh((uint64_t)n.allocated_size) < bytes)
+			n.allocated_size = (int64_t)htole64(mapped);
+		n.data_size = (int64_t)htole64(bytes);
+		n.initialized_size = (int64_t)htole64(bytes);
+		memcpy(a, &n, sizeof(n));
+		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_BITMAP);
+		if (a) {
+			memcpy(&n, a, sizeof(n));
+			if (n.h.non_resident && !n.h.name_length &&
+			    (uint64_t)le64toh((uint64_t)n.data_size) < bmbytes &&
+			    (uint64_t)le64toh((uint64_t)n.allocated_size) >= bmbytes) {
+				n.data_size = (int64_t)htole64(bmbytes);
+				n.initialized_size = (int64_t)htole64(bmbytes);
+				memcpy(a, &n, sizeof(n));
+			}
+		}
+		ret = ntfs_check_write_record(c, NTFS_FILE_MFT, rec);
 	}
+out:
 	free(rec);
 	return ret;
 }
@@ -526,7 +592,11 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 	{
 		struct ntfs_run *last = &c->vol.mft_runs[c->vol.nmft_runs - 1];
 		const struct ntfs_attr_header *bh = ntfs_attr_find(rec0, NTFS_AT_BITMAP);
-		uint64_t alloc = 0, tail, bmbits = *bitmap_len * 8, bmbytes = *bitmap_len;
+		uint64_t alloc = 0, tail, hidden, end, had, bmbytes = *bitmap_len;
+		struct bm_view bv = {
+			.bm = *mft_bitmap, .len = *bitmap_len, .bits = *bitmap_len * 8,
+			.runs = *bitmap_runs, .nruns = *bitmap_nruns, .win_at = UINT64_MAX,
+		};
 
 		for (long i = 0; i < c->vol.nmft_runs; i++)
 			alloc += c->vol.mft_runs[i].len;
@@ -537,62 +607,51 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 
 			memcpy(&bn, bh, sizeof(bn));
 			if ((uint64_t)le64toh((uint64_t)bn.allocated_size) > *bitmap_len)
-				bmbits = (uint64_t)le64toh((uint64_t)bn.allocated_size) * 8;
+				bv.bits = (uint64_t)le64toh((uint64_t)bn.allocated_size) * 8;
 		}
-		tail = lost_tail(c, *mft_bitmap, *bitmap_len, *bitmap_runs,
-				 *bitmap_nruns, bmbits, alloc);
-		if (tail && alloc + tail > *bitmap_len * 8) {
-			/* the bitmap's bytes past its size, read from its
-			 * allocation for the check (8-byte steps, as drivers
-			 * grow it) */
-			uint8_t *nb;
-
-			bmbytes = ((alloc + tail + 7) / 8 + 7) & ~7ull;
-			nb = realloc(*mft_bitmap, bmbytes);
-			if (!nb)
-				return -ENOMEM;
-			memset(nb + *bitmap_len, 0, bmbytes - *bitmap_len);
-			*mft_bitmap = nb;
-			/* lost_tail() read these bits: unreadable now, no
-			 * tail (its files would stay out of the bitmap) */
-			if (ntfs_vol_runs_pread(&c->vol, *bitmap_runs, *bitmap_nruns,
-						*bitmap_len, bmbytes - *bitmap_len,
-						nb + *bitmap_len)) {
-				memset(nb + *bitmap_len, 0, bmbytes - *bitmap_len);
-				tail = 0;
-			} else {
-				*bitmap_len = bmbytes;
-			}
-		}
+		tail = lost_tail(c, &bv, alloc);
 		if (tail) {
 			uint32_t cs = c->vol.boot.g.cluster_size;
 			uint64_t grow = ((alloc + tail) * rs + cs - 1) / cs -
 					alloc * rs / cs;
 
+			/* lost_tail() read these bits: unreadable now, no
+			 * tail (its files would stay out of the bitmap) */
+			if (widen_bitmap(c, mft_bitmap, bitmap_len, &bv, alloc + tail)) {
+				free(bv.win);
+				return -ENOMEM;
+			}
+			if (*bitmap_len * 8 < alloc + tail)
+				tail = 0;
+			bmbytes = *bitmap_len;
 			/* checked with the tail, -n included (the data
 			 * size grows below, as for records hidden in the
 			 * allocation) */
-			last->len += grow;
-			if (fsf_fix_ask(&c->fix, &PR_MFT_TAIL_LOST, "$MFT",
-					(unsigned long long)alloc,
-					(unsigned long long)tail,
-					(unsigned long long)grow) &&
-			    grow_mft_runs(c, bmbytes, grow))
-				fsf_fix_failed(&c->fix);
+			if (tail) {
+				last->len += grow;
+				if (fsf_fix_ask(&c->fix, &PR_MFT_TAIL_LOST, "$MFT",
+						(unsigned long long)alloc,
+						(unsigned long long)tail,
+						(unsigned long long)grow) &&
+				    grow_mft_runs(c, bmbytes, grow))
+					fsf_fix_failed(&c->fix);
+			}
 		}
-	}
-	{
-		uint64_t end, had = c->vol.mft_records;
-		uint64_t hidden = hidden_records(c, *mft_bitmap, *bitmap_len, &end);
-
-		if (hidden) {
+		had = c->vol.mft_records;
+		hidden = hidden_records(c, &bv, &end);
+		if (hidden && widen_bitmap(c, mft_bitmap, bitmap_len, &bv, end)) {
+			free(bv.win);
+			return -ENOMEM;
+		}
+		free(bv.win);
+		if (hidden && *bitmap_len * 8 >= end) {
 			/* checked at the size it must have, -n included */
 			c->vol.mft_records = end;
 			if (fsf_fix_ask(&c->fix, &PR_MFT_SIZE_SHORT, "$MFT",
 					(unsigned long long)had,
 					(unsigned long long)hidden,
 					(unsigned long long)end) &&
-			    grow_mft_size(c, end * rs))
+			    grow_mft_size(c, end * rs, *bitmap_len))
 				fsf_fix_failed(&c->fix);
 		}
 	}

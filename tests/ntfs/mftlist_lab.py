@@ -14,7 +14,8 @@ through splitidx_lab.py), not libntfs.
                                       extents map, the highest file record
   mftlist_lab.py stale IMG CASE       write back a saved record: CASE ext,
                                       the one holding the last extent;
-                                      base, record 0; prints its number
+                                      base, record 0 (and its $MFTMirr
+                                      copy); prints its number
 """
 import json
 import os
@@ -68,6 +69,9 @@ def stale(img, case):
     S.mft_extents(v)
     at = v.g.rec_off(rec)
     v.img[at:at + v.g.rs] = bytes.fromhex(old["recs"][str(rec)])
+    if rec == 0:     # and its $MFTMirr copy: no newer copy anywhere
+        mirr, = struct.unpack_from("<q", v.img, 0x38)
+        v.img[mirr * v.g.cs:mirr * v.g.cs + v.g.rs] = v.img[at:at + v.g.rs]
     v.save()
     print(rec)
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# $MFT with an attribute list (its $DATA in 2 extents, the second in an
+# extension record, as ntfs-3g leaves it on fragmented free space;
+# tests/ntfs/mftlist_lab.py over splitidx_lab.py's make-mft), then 400
+# more files: the MFT grows past what the records saved before them map.
+# A saved record written back makes the tail lost:
+#  - ext: the extension record holding the last extent (a lost write):
+#    its last run ends before the records the MFT grew into; they are
+#    FILE records numbered in sequence after it: the run grows over
+#    them in that record (before, the repair was reported failed);
+#  - base: record 0 and its $MFTMirr copy: the extents (up to date in
+#    their record) map the records, record 0's sizes and $BITMAP size
+#    are too small: they grow to what the runs and bits hold.
+# Expectations: every file as ntfs-3g read it before the damage (the
+# attrlist_lab.py manifest), ntfsck -n (sid) clean after one -a, a second
+# -a changes nothing (repair_converged).
+load ../lib/common
+load ntfs_helpers
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+LAB=$FSFORGE_TOP/tests/ntfs/mftlist_lab.py
+ALLAB=$FSFORGE_TOP/tests/ntfs/attrlist_lab.py
+
+setup_file() {
+	need_ntfs3g
+	command -v python3 > /dev/null || return 0
+	export VOL=$BATS_FILE_TMPDIR/v.img
+	MFT_FILES=1000 python3 "$LAB" make "$VOL" "$MKFS_NTFS" 400 || die "making the volume failed"
+	mkdir -p "$BATS_FILE_TMPDIR/mnt"
+	ntfs-3g -o ro "$VOL" "$BATS_FILE_TMPDIR/mnt"
+	python3 "$ALLAB" manifest "$BATS_FILE_TMPDIR/mnt" > "$BATS_FILE_TMPDIR/manifest.0"
+	umount "$BATS_FILE_TMPDIR/mnt"
+}
+
+setup() {
+	cd_tmp
+	need_ntfs3g
+	command -v python3 > /dev/null || skip "no python3"
+}
+teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
+
+@test "MFT list: \$MFT's data in 2 extents in as many records, files in use past the saved records' reach; -n clean" {
+	local old
+	run python3 "$LAB" info "$VOL"
+	[ "$status" -eq 0 ]
+	read -r extents _ top <<< "$output"
+	[ "$extents" -ge 2 ] || die "only $extents extents: $output"
+	cp "$VOL" old.img
+	cp "$VOL.old" old.img.old
+	python3 "$LAB" stale old.img ext > /dev/null
+	run python3 "$LAB" info old.img
+	read -r _ old _ <<< "$output"
+	[ "$top" -gt "$old" ] || die "highest file record $top within the old $old records"
+	run "$FSCK" -n "$VOL"
+	[ "$status" -eq 0 ] || die "-n exit $status: $output"
+	[[ "$output" == *"problems: 0 found"* ]] || die "$output"
+}
+
+# CASE: which saved record is written back; WANT: what -n must say
+judge() {
+	local c=$1 want=$2 before
+	cp --sparse=always "$VOL" d.img
+	cp "$VOL.old" d.img.old
+	python3 "$LAB" stale d.img "$c" > /dev/null || die "$c: damage failed"
+	before=$(sha256sum < d.img)
+	run "$FSCK" -n d.img
+	echo "$output"
+	[ "$status" -eq 4 ] || die "$c: -n exit $status"
+	[[ "$output" == *"$want"* ]] || die "$c: -n does not say \"$want\""
+	[[ "$output" == *"problems: 1 found"* ]] || die "$c: -n finds more than the tail"
+	[ "$(sha256sum < d.img)" = "$before" ] || die "$c: -n wrote"
+	run "$FSCK" -a d.img
+	echo "$output"
+	[ "$status" -eq 1 ] || die "$c: -a exit $status"
+	[[ "$output" != *"FAILED"* ]] || die "$c: a repair failed"
+	need_sid
+	repair_converged "$FSCK" d.img -a
+	mkdir -p mnt
+	ntfs-3g -o ro d.img mnt || die "$c: ntfs-3g cannot mount the repaired volume"
+	python3 "$ALLAB" manifest mnt > manifest.1
+	umount mnt
+	cmp "$BATS_FILE_TMPDIR/manifest.0" manifest.1 || die "$c: content differs"
+}
+
+@test "MFT list: the extension record holding the last extent stale: its last run grows over the tail, no file lost" {
+	judge ext "more records follow them in sequence; its last run grows"
+}
+
+@test "MFT list: record 0 and its mirror copy stale: its sizes grow to what the extents and the bitmap hold, no file lost" {
+	judge base "hides 401 records in use past it"
+}
