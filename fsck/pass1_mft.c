@@ -306,6 +306,198 @@ static uint64_t lost_tail(struct ntfs_check *c, struct bm_view *bv,
 	return end - top;
 }
 
+/*
+ * A lost tail that is not right after the last run: the driver that
+ * grew the MFT found the clusters after it taken and put the MFT's next
+ * extent elsewhere.  Looked for only when the $MFT bitmap (BV) has a
+ * record past the allocation (TOP records) in use, and decided
+ * conservatively: the one cluster-aligned FILE record numbered TOP in a
+ * cluster $Bitmap has in use (two such: left), the records after it
+ * numbered in sequence, up to the last one both its flag and its bit
+ * have in use; no record of the MFT (those mapped and those found)
+ * claims a cluster of that run.  The run found: *LCN and its length in
+ * clusters (0: none).  Otherwise *WHY says why it is left.
+ */
+#define SCAN_CHUNK (1u << 20)
+struct moved {
+	int64_t lcn;
+	uint64_t len, records;
+};
+
+/* Does any non-resident attribute of checked record REC claim a
+ * cluster of [LCN, LCN + LEN)? */
+static bool claims(const struct ntfs_check *c, uint8_t *rec, int64_t lcn,
+		   uint64_t len)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	bool hit = false;
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (!hit && ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_run *runs;
+		long n;
+
+		if (!a->non_resident)
+			continue;
+		n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
+		for (long i = 0; i < n && !hit; i++)
+			hit = runs[i].lcn >= 0 && runs[i].lcn < lcn + (int64_t)len &&
+			      runs[i].lcn + (int64_t)runs[i].len > lcn;
+		if (n >= 0)
+			free(runs);
+	}
+	return hit;
+}
+
+static int moved_tail(struct ntfs_check *c, struct bm_view *bv, uint64_t top,
+		      struct moved *mv, char *why)
+{
+	const struct ntfs_boot_info *b = &c->vol.boot;
+	uint32_t rs = b->g.mft_record_size, cs = b->g.cluster_size;
+	uint64_t nrc = b->g.nr_clusters, vbytes = 0, end = top, seq = top, i, had;
+	uint8_t *rec = malloc(rs), *rec6 = malloc(rs), *vbm = NULL, *buf = NULL;
+	struct ntfs_run *vruns = NULL;
+	long vnr = 0;
+	int64_t found = -1;
+	int bit = 0, ret = -ENOMEM;
+
+	mv->len = 0;
+	why[0] = 0;
+	if (!rec || !rec6)
+		goto out;
+	ret = 0;
+	/* a record past the allocation in use */
+	for (i = top; i < bv->bits && (bit = bm_bit(c, bv, i)) == 0; i++)
+		;
+	if (bit != 1)
+		goto out;
+	/* $Bitmap (its first extent is enough: record 6 is in $MFT's) */
+	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_BITMAP, rec6) ||
+	    ntfs_record_check(rec6, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+	    ntfs_vol_read_attr(&c->vol, rec6, NTFS_AT_DATA, &vbm, &vbytes,
+			       &vruns, &vnr) || vbytes * 8 < nrc) {
+		snprintf(why, NTFS_WHY, "$Bitmap is unreadable");
+		goto out;
+	}
+	buf = malloc(SCAN_CHUNK);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* every cluster $Bitmap has in use, not $MFT's, read in chunks of
+	 * clusters in use */
+	for (uint64_t l = 0; l < nrc;) {
+		uint64_t n = 0, cap = SCAN_CHUNK / cs ? SCAN_CHUNK / cs : 1;
+
+		if (!(vbm[l / 8] >> (l % 8) & 1)) {
+			l++;
+			continue;
+		}
+		while (l + n < nrc && n < cap && vbm[(l + n) / 8] >> ((l + n) % 8) & 1)
+			n++;
+		if (cs >= rs || n * cs >= rs) {
+			if (fsf_dev_pread(&c->dev, buf, n * cs, l * cs)) {
+				l += n;
+				continue;
+			}
+			for (uint64_t k = 0; k < n && k * cs + rs <= n * cs; k++) {
+				const uint8_t *r = buf + k * cs;
+				uint32_t num;
+
+				memcpy(&num, r + offsetof(struct ntfs_mft_record,
+							  mft_record_number), 4);
+				if (memcmp(r, "FILE", 4) || le32toh(num) != (uint32_t)top)
+					continue;
+				for (long j = 0; j < c->vol.nmft_runs; j++)
+					if (c->vol.mft_runs[j].lcn >= 0 &&
+					    (int64_t)(l + k) >= c->vol.mft_runs[j].lcn &&
+					    (int64_t)(l + k) < c->vol.mft_runs[j].lcn +
+							      (int64_t)c->vol.mft_runs[j].len)
+						goto next;
+				memcpy(rec, r, rs);
+				if (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+					continue;
+				if (found >= 0) {
+					snprintf(why, NTFS_WHY, "FILE records numbered %llu at clusters %lld and %llu",
+						 (unsigned long long)top, (long long)found,
+						 (unsigned long long)(l + k));
+					goto out;
+				}
+				found = (int64_t)(l + k);
+next:
+				;
+			}
+		}
+		l += n;
+	}
+	if (found < 0) {
+		snprintf(why, NTFS_WHY, "no FILE record numbered %llu is on the volume",
+			 (unsigned long long)top);
+		goto out;
+	}
+	/* the records in sequence from there, in clusters in use */
+	for (i = top; i <= UINT32_MAX; i++) {
+		struct ntfs_mft_record m;
+		uint64_t off = (uint64_t)found * cs + (i - top) * rs;
+		int bb = bm_bit(c, bv, i);
+
+		if (bb < 0 || off + rs > nrc * cs ||
+		    !(vbm[off / cs / 8] >> (off / cs % 8) & 1) ||
+		    !(vbm[(off + rs - 1) / cs / 8] >> ((off + rs - 1) / cs % 8) & 1) ||
+		    fsf_dev_pread(&c->dev, rec, rs, off) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			break;
+		memcpy(&m, rec, sizeof(m));
+		if (le16toh(m.h.usa_ofs) < sizeof(m) ||
+		    le32toh(m.mft_record_number) != (uint32_t)i)
+			break;
+		if (bb && (le16toh(m.flags) & NTFS_MFT_IN_USE))
+			end = i + 1;
+		seq = i + 1;
+	}
+	why[0] = 0;
+	if (end == top) {
+		snprintf(why, NTFS_WHY, "the FILE records at cluster %lld are not in use",
+			 (long long)found);
+		goto out;
+	}
+	mv->lcn = found;
+	mv->records = end - top;
+	/* the whole run the records in sequence fill (the driver's
+	 * extent: its free records stay the MFT's) */
+	mv->len = ((seq - top) * rs + cs - 1) / cs;
+	end = seq;
+	/* no record of the MFT claims its clusters */
+	had = c->vol.mft_records;
+	c->vol.mft_records = top;
+	for (i = 0; i < end; i++) {
+		int r = i < top ? ntfs_vol_read_record(&c->vol, i, rec) :
+			fsf_dev_pread(&c->dev, rec, rs, (uint64_t)found * cs + (i - top) * rs);
+
+		if (r || ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK) {
+			why[0] = 0;
+			continue;
+		}
+		if (claims(c, rec, mv->lcn, mv->len)) {
+			snprintf(why, NTFS_WHY, "MFT record %llu claims clusters of the run at %lld",
+				 (unsigned long long)i, (long long)found);
+			mv->len = 0;
+			break;
+		}
+	}
+	c->vol.mft_records = had;
+out:
+	ntfs_vol_cache_drop(&c->vol);
+	free(rec);
+	free(rec6);
+	free(vbm);
+	free(vruns);
+	free(buf);
+	return ret;
+}
+
 /* The record holding the last extent of $MFT's $DATA and that extent's
  * lowest VCN: record 0 (VCN 0) without an attribute list, else the
  * entry of record 0's list with the highest VCN.  0 or -1. */
@@ -360,22 +552,54 @@ static uint8_t *data_extent(uint8_t *rec, int64_t vcn)
 	return NULL;
 }
 
-/* $MFT's last extent given its last run grown by GROW clusters (as in
- * c->vol.mft_runs): the mapping pairs and highest VCN of the extent,
+/* Mapping pairs MP (LEN bytes) in place of those of non-resident
+ * attribute X of record REC: the attribute grows (what follows it moves)
+ * when they do not fit and the record has room.  0 or -1. */
+static int set_pairs(uint8_t *rec, uint32_t rs, uint8_t *x, const uint8_t *mp,
+		     uint32_t len)
+{
+	struct ntfs_attr_nonresident n;
+	struct ntfs_mft_record m;
+	uint32_t alen, mpo, used, nlen, off = (uint32_t)(x - rec);
+
+	memcpy(&n, x, sizeof(n));
+	memcpy(&m, rec, sizeof(m));
+	alen = le32toh(n.h.length);
+	mpo = le16toh(n.mapping_pairs_offset);
+	used = le32toh(m.bytes_in_use);
+	if (mpo >= alen || used > rs || off + alen > used)
+		return -1;
+	nlen = mpo + len > alen ? (mpo + len + 7) & ~7u : alen;
+	if (used + (nlen - alen) > rs)
+		return -1;
+	memmove(rec + off + nlen, rec + off + alen, used - off - alen);
+	memset(x + mpo, 0, nlen - mpo);
+	memcpy(x + mpo, mp, len);
+	n.h.length = htole32(nlen);
+	memcpy(x, &n, sizeof(n));
+	m.bytes_in_use = htole32(used + nlen - alen);
+	memcpy(rec, &m, sizeof(m));
+	return 0;
+}
+
+/* $MFT's last extent given the runs c->vol.mft_runs has past its lowest
+ * VCN (its last run grown over a lost tail, or runs added where the tail
+ * was found elsewhere): the mapping pairs and highest VCN of the extent,
  * in record 0 or, with an attribute list, in the extension record that
  * holds it; record 0's allocated size (the first extent's) grows with
- * it.  Only when that extent ends where the old allocation ended and
- * its pairs fit where the old ones were. */
-static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t grow)
+ * it.  Only when that extent ends at OLD clusters, where the old
+ * allocation ended, with the runs it had, and its pairs fit in its
+ * record. */
+static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t old)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
 	uint8_t *rec = malloc(rs), *xrec = malloc(rs), *mp = malloc(rs), *a, *x;
 	struct ntfs_run *runs = NULL;
-	uint64_t clusters = 0, holder;
+	uint64_t clusters = 0, holder, v = 0;
 	int64_t vcn;
 	char why[NTFS_WHY];
 	int ret = -ENOMEM, len;
-	long nr;
+	long nr, k = 0;
 
 	if (!rec || !xrec || !mp)
 		goto out;
@@ -393,33 +617,40 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t grow)
 	} else if (!ret) {
 		memcpy(xrec, rec, rs);
 	}
-	if (!ret) {
+	if (ret)
+		goto out;
+	ret = -EUCLEAN;
+	/* the run of c->vol.mft_runs where the extent begins */
+	while (k < c->vol.nmft_runs && v < (uint64_t)vcn)
+		v += c->vol.mft_runs[k++].len;
+	a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_DATA);
+	x = data_extent(xrec, vcn);
+	if (v != (uint64_t)vcn || k == c->vol.nmft_runs || !a || !x || !a[8])
+		goto out;
+	{
 		struct ntfs_attr_nonresident n, f;
-		uint32_t alen, mpo;
 
-		ret = -EUCLEAN;
-		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_DATA);
-		x = data_extent(xrec, vcn);
-		if (!a || !x || !a[8])
-			goto out;
 		memcpy(&f, a, sizeof(f));
 		memcpy(&n, x, sizeof(n));
-		alen = le32toh(n.h.length);
-		mpo = le16toh(n.mapping_pairs_offset);
 		nr = ntfs_attr_runs((struct ntfs_attr_header *)x,
 				    c->vol.boot.g.nr_clusters, &runs, why);
-		/* the extent ends the old allocation, with the run that grew */
+		/* the extent ends the old allocation with the runs it had:
+		 * the same runs begin the new ones, its last one as long or
+		 * longer */
 		if (nr <= 0 || f.h.name_length || f.lowest_vcn ||
-		    (uint64_t)le64toh((uint64_t)n.highest_vcn) + 1 != clusters - grow ||
-		    runs[nr - 1].lcn != c->vol.mft_runs[c->vol.nmft_runs - 1].lcn ||
-		    mpo >= alen)
+		    (uint64_t)le64toh((uint64_t)n.highest_vcn) + 1 != old ||
+		    c->vol.nmft_runs - k < nr)
 			goto out;
-		runs[nr - 1].len += grow;
-		len = ntfs_mp_encode(runs, (size_t)nr, mp, rs);
-		if (len < 0 || (uint32_t)len > alen - mpo)
+		for (long i = 0; i < nr; i++)
+			if (runs[i].lcn != c->vol.mft_runs[k + i].lcn ||
+			    runs[i].len > c->vol.mft_runs[k + i].len ||
+			    (i < nr - 1 && runs[i].len != c->vol.mft_runs[k + i].len))
+				goto out;
+		len = ntfs_mp_encode(c->vol.mft_runs + k, (size_t)(c->vol.nmft_runs - k),
+				     mp, rs);
+		if (len < 0 || set_pairs(xrec, rs, x, mp, (uint32_t)len))
 			goto out;
-		memset(x + mpo, 0, alen - mpo);
-		memcpy(x + mpo, mp, (size_t)len);
+		memcpy(&n, x, sizeof(n));
 		n.highest_vcn = (int64_t)htole64(clusters - 1);
 		if (holder == NTFS_FILE_MFT)
 			n.allocated_size = (int64_t)htole64(clusters * cs);
@@ -432,8 +663,6 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t grow)
 				goto out;
 			ret = -EUCLEAN;
 			/* the sizes live in the first extent, record 0's */
-			a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_DATA);
-			memcpy(&f, a, sizeof(f));
 			if ((uint64_t)le64toh((uint64_t)f.allocated_size) < clusters * cs)
 				f.allocated_size = (int64_t)htole64(clusters * cs);
 			memcpy(a, &f, sizeof(f));
@@ -633,9 +862,53 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 						(unsigned long long)alloc,
 						(unsigned long long)tail,
 						(unsigned long long)grow) &&
-				    grow_mft_runs(c, bmbytes, grow))
+				    grow_mft_runs(c, bmbytes, alloc * rs / cs))
 					fsf_fix_failed(&c->fix);
 			}
+		}
+		for (int round = 0; !tail && round < 8; round++) {
+			uint32_t cs = c->vol.boot.g.cluster_size;
+			uint64_t old = 0, top;
+			struct ntfs_run *nr;
+			struct moved mv;
+			char mwhy[NTFS_WHY];
+			int r;
+
+			for (long i = 0; i < c->vol.nmft_runs; i++)
+				old += c->vol.mft_runs[i].len;
+			top = old * cs / rs;
+			if (old * cs % rs)
+				break;
+			r = moved_tail(c, &bv, top, &mv, mwhy);
+			if (!r && mv.len &&
+			    widen_bitmap(c, mft_bitmap, bitmap_len, &bv, top + mv.records))
+				r = -ENOMEM;
+			if (r) {
+				free(bv.win);
+				return r;
+			}
+			if (!mv.len || *bitmap_len * 8 < top + mv.records) {
+				if (mwhy[0])
+					fsf_fix_ask(&c->fix, &PR_MFT_TAIL_LEFT, "$MFT",
+						    (unsigned long long)top, mwhy);
+				break;
+			}
+			nr = realloc(c->vol.mft_runs, (size_t)(c->vol.nmft_runs + 1) *
+							sizeof(*nr));
+			if (!nr) {
+				free(bv.win);
+				return -ENOMEM;
+			}
+			c->vol.mft_runs = nr;
+			nr[c->vol.nmft_runs].lcn = mv.lcn;
+			nr[c->vol.nmft_runs++].len = mv.len;
+			if (fsf_fix_ask(&c->fix, &PR_MFT_TAIL_MOVED, "$MFT",
+					(unsigned long long)top,
+					(unsigned long long)mv.records,
+					(long long)mv.lcn,
+					(unsigned long long)mv.len) &&
+			    grow_mft_runs(c, *bitmap_len, old))
+				fsf_fix_failed(&c->fix);
 		}
 		had = c->vol.mft_records;
 		hidden = hidden_records(c, &bv, &end);

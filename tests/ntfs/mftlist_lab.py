@@ -10,6 +10,12 @@ through splitidx_lab.py), not libntfs.
                                       saved to IMG.old, then N more files
                                       written through ntfs-3g (the MFT
                                       grows past what the saved records map)
+  mftlist_lab.py make-moved IMG MKFS N
+                                      40 files, record 0 saved to IMG.old,
+                                      the clusters after $MFT's last run
+                                      held in $Bitmap while N more files
+                                      are written (the MFT's next extent
+                                      goes elsewhere), then let go
   mftlist_lab.py info IMG             "EXTENTS RECORDS LASTREC": records the
                                       extents map, the highest file record
   mftlist_lab.py stale IMG CASE       write back a saved record: CASE ext,
@@ -53,6 +59,46 @@ def make(img, mkfs, n):
         os.rmdir(m)
 
 
+def populate(img, d, n, text):
+    m = img + ".mnt"
+    if not B.mount(img, m):
+        sys.exit("ntfs-3g cannot mount " + img)
+    try:
+        os.makedirs(m + "/" + d)
+        for i in range(n):
+            with open(m + "/%s/g%04d" % (d, i), "wb") as f:
+                f.write(text % i)
+    finally:
+        B.umount(m)
+        os.rmdir(m)
+
+
+def make_moved(img, mkfs, n, held=256):
+    import subprocess
+    subprocess.run(["truncate", "-s", "0", img], check=True)
+    subprocess.run(["truncate", "-s", "32M", img], check=True)
+    subprocess.run([mkfs, "-q", "-F", img], check=True, stdout=subprocess.DEVNULL)
+    populate(img, "a", 40, b"file %d\n")
+    v = S.Vol(img)
+    at = v.g.rec_off(0)
+    with open(img + ".old", "w") as f:
+        json.dump({"last": 0, "recs": {"0": bytes(v.img[at:at + v.g.rs]).hex()}}, f)
+    lcn, ln = v.g.mft_runs[-1]
+    marked = []
+    for c in range(lcn + ln, lcn + ln + held):
+        byte, bit = v.bit_offset(c)
+        if not v.img[byte] & bit:
+            v.img[byte] |= bit
+            marked.append(c)
+    v.save()
+    populate(img, "new", n, b"new %d\n")
+    v = S.Vol(img)
+    for c in marked:
+        byte, bit = v.bit_offset(c)
+        v.img[byte] &= ~bit
+    v.save()
+
+
 def info(img):
     v = S.Vol(img)
     x = S.mft_extents(v)
@@ -80,6 +126,8 @@ if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "make":
         make(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif cmd == "make-moved":
+        make_moved(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif cmd == "info":
         info(sys.argv[2])
     elif cmd == "stale":
