@@ -315,8 +315,9 @@ static uint64_t lost_tail(struct ntfs_check *c, struct bm_view *bv,
  * cluster $Bitmap has in use (two such: left), the records after it
  * numbered in sequence, up to the last one both its flag and its bit
  * have in use; no record of the MFT (those mapped and those found)
- * claims a cluster of that run.  The run found: *LCN and its length in
- * clusters (0: none).  Otherwise *WHY says why it is left.
+ * claims a cluster of that run.  The run found: MV (its length 0: none);
+ * *WHY says why a record found there is not taken (two of them, or
+ * clusters claimed), empty when none is (a stray bit).
  */
 #define SCAN_CHUNK (1u << 20)
 struct moved {
@@ -378,7 +379,7 @@ static int moved_tail(struct ntfs_check *c, struct bm_view *bv, uint64_t top,
 	    ntfs_record_check(rec6, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 	    ntfs_vol_read_attr(&c->vol, rec6, NTFS_AT_DATA, &vbm, &vbytes,
 			       &vruns, &vnr) || vbytes * 8 < nrc) {
-		snprintf(why, NTFS_WHY, "$Bitmap is unreadable");
+		why[0] = 0;	/* nothing to look at: as before */
 		goto out;
 	}
 	buf = malloc(SCAN_CHUNK);
@@ -432,11 +433,9 @@ next:
 		}
 		l += n;
 	}
-	if (found < 0) {
-		snprintf(why, NTFS_WHY, "no FILE record numbered %llu is on the volume",
-			 (unsigned long long)top);
+	why[0] = 0;
+	if (found < 0)		/* a stray bit: the bitmap pass clears it */
 		goto out;
-	}
 	/* the records in sequence from there, in clusters in use */
 	for (i = top; i <= UINT32_MAX; i++) {
 		struct ntfs_mft_record m;
@@ -458,11 +457,8 @@ next:
 		seq = i + 1;
 	}
 	why[0] = 0;
-	if (end == top) {
-		snprintf(why, NTFS_WHY, "the FILE records at cluster %lld are not in use",
-			 (long long)found);
+	if (end == top)
 		goto out;
-	}
 	mv->lcn = found;
 	mv->records = end - top;
 	/* the whole run the records in sequence fill (the driver's
@@ -888,10 +884,13 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 				return r;
 			}
 			if (!mv.len || *bitmap_len * 8 < top + mv.records) {
-				if (mwhy[0])
-					fsf_fix_ask(&c->fix, &PR_MFT_TAIL_LEFT, "$MFT",
-						    (unsigned long long)top, mwhy);
-				break;
+				if (!mwhy[0])
+					break;
+				/* the files there would be lost: stop */
+				fsf_fix_ask(&c->fix, &PR_MFT_TAIL_LEFT, "$MFT",
+					    (unsigned long long)top, mwhy);
+				free(bv.win);
+				return -EUCLEAN;
 			}
 			nr = realloc(c->vol.mft_runs, (size_t)(c->vol.nmft_runs + 1) *
 							sizeof(*nr));

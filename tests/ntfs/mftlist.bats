@@ -11,6 +11,14 @@
 #  - base: record 0 and its $MFTMirr copy: the extents (up to date in
 #    their record) map the records, record 0's sizes and $BITMAP size
 #    are too small: they grow to what the runs and bits hold.
+# And an $MFT without a list whose next extent went elsewhere (the
+# clusters after its last run held in $Bitmap while ntfs-3g wrote 100
+# files): record 0 and its mirror copy written back from before:
+#  - moved: the one FILE record numbered where the runs end, in clusters
+#    in use that no record claims, and those in sequence after it: a
+#    run is added for them;
+#  - twin: a copy of that cluster elsewhere (two candidates): nothing is
+#    written, exit 4, both named (-a would otherwise drop the 100 files).
 # Expectations: every file as ntfs-3g read it before the damage (the
 # attrlist_lab.py manifest), ntfsck -n (sid) clean after one -a, a second
 # -a changes nothing (repair_converged).
@@ -29,6 +37,11 @@ setup_file() {
 	mkdir -p "$BATS_FILE_TMPDIR/mnt"
 	ntfs-3g -o ro "$VOL" "$BATS_FILE_TMPDIR/mnt"
 	python3 "$ALLAB" manifest "$BATS_FILE_TMPDIR/mnt" > "$BATS_FILE_TMPDIR/manifest.0"
+	umount "$BATS_FILE_TMPDIR/mnt"
+	export MVOL=$BATS_FILE_TMPDIR/m.img
+	python3 "$LAB" make-moved "$MVOL" "$MKFS_NTFS" 100 || die "making the moved volume failed"
+	ntfs-3g -o ro "$MVOL" "$BATS_FILE_TMPDIR/mnt"
+	python3 "$ALLAB" manifest "$BATS_FILE_TMPDIR/mnt" > "$BATS_FILE_TMPDIR/mmanifest.0"
 	umount "$BATS_FILE_TMPDIR/mnt"
 }
 
@@ -56,18 +69,19 @@ teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
 	[[ "$output" == *"problems: 0 found"* ]] || die "$output"
 }
 
-# CASE: which saved record is written back; WANT: what -n must say
+# CASE: which saved record is written back; WANT: what -n must say;
+# [SRC MANIFEST]: the volume (default $VOL) and its manifest
 judge() {
-	local c=$1 want=$2 before
-	cp --sparse=always "$VOL" d.img
-	cp "$VOL.old" d.img.old
+	local c=$1 want=$2 src=${3:-$VOL} man=${4:-manifest.0} before
+	cp --sparse=always "$src" d.img
+	cp "$src.old" d.img.old
 	python3 "$LAB" stale d.img "$c" > /dev/null || die "$c: damage failed"
 	before=$(sha256sum < d.img)
 	run "$FSCK" -n d.img
 	echo "$output"
 	[ "$status" -eq 4 ] || die "$c: -n exit $status"
 	[[ "$output" == *"$want"* ]] || die "$c: -n does not say \"$want\""
-	[[ "$output" == *"problems: 1 found"* ]] || die "$c: -n finds more than the tail"
+	[[ "$src" != "$VOL" || "$output" == *"problems: 1 found"* ]] || die "$c: -n finds more than the tail"
 	[ "$(sha256sum < d.img)" = "$before" ] || die "$c: -n wrote"
 	run "$FSCK" -a d.img
 	echo "$output"
@@ -79,7 +93,7 @@ judge() {
 	ntfs-3g -o ro d.img mnt || die "$c: ntfs-3g cannot mount the repaired volume"
 	python3 "$ALLAB" manifest mnt > manifest.1
 	umount mnt
-	cmp "$BATS_FILE_TMPDIR/manifest.0" manifest.1 || die "$c: content differs"
+	cmp "$BATS_FILE_TMPDIR/$man" manifest.1 || die "$c: content differs"
 }
 
 @test "MFT list: the extension record holding the last extent stale: its last run grows over the tail, no file lost" {
@@ -88,4 +102,41 @@ judge() {
 
 @test "MFT list: record 0 and its mirror copy stale: its sizes grow to what the extents and the bitmap hold, no file lost" {
 	judge base "hides 401 records in use past it"
+}
+
+@test "MFT elsewhere: \$MFT's data in 2 runs, the second not after the first; -n clean" {
+	run python3 "$LAB" info "$MVOL"
+	[ "$status" -eq 0 ]
+	run "$FSCK" -n "$MVOL"
+	[ "$status" -eq 0 ] || die "-n exit $status: $output"
+	[[ "$output" == *"problems: 0 found"* ]] || die "$output"
+	run python3 - "$FSFORGE_TOP/tests/ntfs" "$MVOL" <<-'EOF'
+	import sys
+	sys.path.insert(0, sys.argv[1])
+	import splitidx_lab as S
+	runs = S.mft_extents(S.Vol(sys.argv[2]))[0][2]
+	print(len(runs), runs[0][0] + runs[0][1], runs[1][0])
+	EOF
+	read -r n end next <<< "$output"
+	[ "$n" -eq 2 ] || die "runs: $output"
+	[ "$next" -gt "$end" ] || die "runs: $output"
+}
+
+@test "MFT elsewhere: record 0 and its mirror copy stale: the records found in sequence at another cluster become a run, no file lost" {
+	judge base "follow in sequence at cluster" "$MVOL" mmanifest.0
+}
+
+@test "MFT elsewhere: two FILE records numbered where the runs end: nothing written, exit 4, both named" {
+	local before
+	cp --sparse=always "$MVOL" d.img
+	cp "$MVOL.old" d.img.old
+	run python3 "$LAB" twin d.img
+	read -r a b <<< "$output"
+	python3 "$LAB" stale d.img base > /dev/null
+	before=$(sha256sum < d.img)
+	run "$FSCK" -a d.img
+	echo "$output"
+	[ "$status" -eq 4 ] || die "-a exit $status"
+	[[ "$output" == *"at clusters $a and $b"* ]] || die "clusters $a and $b not named"
+	[ "$(sha256sum < d.img)" = "$before" ] || die "-a wrote"
 }

@@ -16,6 +16,9 @@ through splitidx_lab.py), not libntfs.
                                       held in $Bitmap while N more files
                                       are written (the MFT's next extent
                                       goes elsewhere), then let go
+  mftlist_lab.py twin IMG             a copy of the first cluster of $MFT's
+                                      last run in a free cluster, marked in
+                                      use in $Bitmap (two candidates)
   mftlist_lab.py info IMG             "EXTENTS RECORDS LASTREC": records the
                                       extents map, the highest file record
   mftlist_lab.py stale IMG CASE       write back a saved record: CASE ext,
@@ -99,6 +102,19 @@ def make_moved(img, mkfs, n, held=256):
     v.save()
 
 
+def twin(img):
+    v = S.Vol(img)
+    lcn, _ = v.g.mft_runs[-1]
+    for c in range(v.g.clusters - 1, 0, -1):
+        byte, bit = v.bit_offset(c)
+        if not v.img[byte] & bit:
+            break
+    v.img[byte] |= bit
+    v.img[c * v.g.cs:(c + 1) * v.g.cs] = v.img[lcn * v.g.cs:(lcn + 1) * v.g.cs]
+    v.save()
+    print(lcn, c)
+
+
 def info(img):
     v = S.Vol(img)
     x = S.mft_extents(v)
@@ -128,6 +144,8 @@ if __name__ == "__main__":
         make(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif cmd == "make-moved":
         make_moved(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif cmd == "twin":
+        twin(sys.argv[2])
     elif cmd == "info":
         info(sys.argv[2])
     elif cmd == "stale":
