@@ -351,6 +351,14 @@ struct ntfs_index {
 };
 int ntfs_index_open(struct ntfs_check *c, uint64_t d, const uint8_t *rec,
 		    const char *name, struct ntfs_index *ix);
+/* pass1_mftext.c: unnamed non-resident attribute TYPE of file BASE in
+ * several extents (its list names them; $MFT's $BITMAP when it grew
+ * large): its value (*DATA, *LEN: the data size) read through the joined
+ * runs (*RUNS, *NRUNS).  0, -ENOMEM, or -EUCLEAN when the extents do not
+ * join or cannot be read. */
+int ntfs_read_split(struct ntfs_check *c, uint64_t base, uint32_t type,
+		    uint8_t **data, uint64_t *len, struct ntfs_run **runs,
+		    long *nruns);
 /* The runs of every extent of file D's non-resident attribute TYPE NAME
  * (base record and the extension records of its list), joined in VCN
  * order: the count of runs (0: no such attribute), with the data size of

@@ -809,6 +809,10 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 	if (!ret)
 		ret = ntfs_vol_read_attr(&c->vol, holder, NTFS_AT_BITMAP, mft_bitmap,
 					   bitmap_len, bitmap_runs, bitmap_nruns);
+	else
+		/* in several extents, in the records record 0's list names */
+		ret = ntfs_read_split(c, NTFS_FILE_MFT, NTFS_AT_BITMAP, mft_bitmap,
+				      bitmap_len, bitmap_runs, bitmap_nruns);
 	free(ext);
 	if (ret) {
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT bitmap", strerror(-ret));

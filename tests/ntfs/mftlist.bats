@@ -140,3 +140,33 @@ judge() {
 	[[ "$output" == *"at clusters $a and $b"* ]] || die "clusters $a and $b not named"
 	[ "$(sha256sum < d.img)" = "$before" ] || die "-a wrote"
 }
+
+# $MFT's $BITMAP in two extents in two extension records (record 0's list
+# names both; tests/ntfs/mft_ext.py with MFT_EXT_SPLIT=1): before, the
+# bitmap was not followed (exit 4).  Clean: -n clean, ntfsck -n agrees;
+# a free record's bit set: found, repaired to the undamaged image's bytes.
+@test "MFT bitmap in two extents in two extension records: checks clean; a wrong bit is repaired" {
+	local cs ext
+	for cs in 512 4096; do
+		truncate -s 64M "m$cs.img"
+		"$MKFS_NTFS" -q -c "$cs" "m$cs.img"
+		cp "m$cs.img" "d$cs.img"
+		ext=$(MFT_EXT_SPLIT=1 python3 "$FSFORGE_TOP/tests/ntfs/mft_ext.py" "m$cs.img")
+		read -r ext _ <<< "$ext"
+		run "$FSCK" -n "m$cs.img"
+		[ "$status" -eq 0 ] || die "cluster size $cs: -n exit $status: $output"
+		[[ "$output" == *"problems: 0 found"* ]] || die "cluster size $cs: $output"
+		need_sid
+		run sid_ntfsck "m$cs.img"
+		[ "$status" -eq 0 ] || die "cluster size $cs: ntfsck -n exit $status: $(tail -5 <<<"$output")"
+		MFT_EXT_SPLIT=1 python3 "$FSFORGE_TOP/tests/ntfs/mft_ext.py" "d$cs.img" $((ext + 3)) > /dev/null
+		run "$FSCK" -n "d$cs.img"
+		[ "$status" -eq 4 ] || die "cluster size $cs: damaged -n exit $status: $output"
+		[[ "$output" == *'$MFT bitmap differs'*"0 in use but marked free, 1 free but marked in use"* ]] ||
+			die "cluster size $cs: $output"
+		run "$FSCK" -a "d$cs.img"
+		[ "$status" -eq 1 ] || die "cluster size $cs: -a exit $status: $output"
+		cmp "m$cs.img" "d$cs.img" || die "cluster size $cs: the repair differs from the undamaged volume"
+		repair_converged "$FSCK" "d$cs.img" -a
+	done
+}
