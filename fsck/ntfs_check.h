@@ -168,6 +168,13 @@ struct ntfs_check {
 	size_t nnames, cap_names;
 	struct ntfs_ext_ref *exts;	/* extension records in use */
 	size_t nexts, cap_exts;
+	/* pass2_rindex.c for pass3_views.c: the $R keys the files' reparse
+	 * points call for (12 bytes each: tag, reference; sorted), when $R
+	 * is large (its rebuild is the index builder's); whether pass 2
+	 * asked about $R (rp_asked) and the rebuild was accepted */
+	uint8_t *rp_keys;
+	size_t rp_nkeys;
+	bool rp_asked, rp_rebuild;
 	uint64_t *lbases;		/* base records with an attribute list */
 	size_t nlbases, cap_lbases;
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */

@@ -38,6 +38,11 @@ setup_file() {
 	ntfs-3g -o ro "$VOL" "$BATS_FILE_TMPDIR/mnt"
 	python3 "$ALLAB" manifest "$BATS_FILE_TMPDIR/mnt" > "$BATS_FILE_TMPDIR/manifest.0"
 	umount "$BATS_FILE_TMPDIR/mnt"
+	export RVOL=$BATS_FILE_TMPDIR/r.img
+	python3 "$LAB" make-reparse "$RVOL" "$MKFS_NTFS" 1500 || die "making the reparse volume failed"
+	ntfs-3g -o ro "$RVOL" "$BATS_FILE_TMPDIR/mnt"
+	python3 "$LAB" reparse-manifest "$BATS_FILE_TMPDIR/mnt" > "$BATS_FILE_TMPDIR/rmanifest.0"
+	umount "$BATS_FILE_TMPDIR/mnt"
 	export MVOL=$BATS_FILE_TMPDIR/m.img
 	python3 "$LAB" make-moved "$MVOL" "$MKFS_NTFS" 100 || die "making the moved volume failed"
 	ntfs-3g -o ro "$MVOL" "$BATS_FILE_TMPDIR/mnt"
@@ -169,4 +174,53 @@ judge() {
 		cmp "m$cs.img" "d$cs.img" || die "cluster size $cs: the repair differs from the undamaged volume"
 		repair_converged "$FSCK" "d$cs.img" -a
 	done
+}
+
+# A large $Extend/$Reparse:$R (1,500 reparse points: 24 INDX blocks, 3
+# levels).  Before, a damaged block was asked about twice (pass 2 and the
+# view pass), the view pass rebuilt $R from the entries it could still
+# read: the block's 62 keys were lost, the second run found them missing.
+# Now pass 2 asks once and the index builder rebuilds $R from the files'
+# reparse points.  Expectations: ntfsck -n clean, a second -a changes
+# nothing, every reparse point as ntfs-3g read it before.
+rjudge() {
+	local c=$1 want=$2
+	cp --sparse=always "$RVOL" d.img
+	python3 "$LAB" r-damage d.img "$c"
+	run "$FSCK" -n d.img
+	echo "$output"
+	[ "$status" -eq 4 ] || die "$c: -n exit $status"
+	[[ "$output" == *"$want"* ]] || die "$c: -n does not say \"$want\""
+	[[ "$output" != *'$Reparse:$R: index is corrupt'* ]] || die "$c: asked twice"
+	run "$FSCK" -a d.img
+	echo "$output"
+	[ "$status" -eq 1 ] || die "$c: -a exit $status"
+	need_sid
+	repair_converged "$FSCK" d.img -a
+	mkdir -p mnt
+	ntfs-3g -o ro d.img mnt || die "$c: ntfs-3g cannot mount the repaired volume"
+	python3 "$LAB" reparse-manifest mnt > rmanifest.1
+	umount mnt
+	cmp "$BATS_FILE_TMPDIR/rmanifest.0" rmanifest.1 || die "$c: reparse points differ"
+}
+
+@test "large \$R: 1,500 reparse points in INDX blocks over 3 levels check clean" {
+	run python3 "$LAB" r-shape "$RVOL"
+	read -r blocks levels <<< "$output"
+	[ "$blocks" -ge 10 ] || die "only $blocks blocks"
+	[ "$levels" -ge 3 ] || die "only $levels levels"
+	run "$FSCK" -n "$RVOL"
+	[ "$status" -eq 0 ] || die "-n exit $status: $output"
+	[[ "$output" == *"problems: 0 found"* ]] || die "$output"
+	need_sid
+	run sid_ntfsck "$RVOL"
+	[ "$status" -eq 0 ] || die "ntfsck -n exit $status"
+}
+
+@test "large \$R: a leaf block with a bad magic: rebuilt from the files in one -a, no key lost" {
+	rjudge magic "index \$R is corrupt (bad magic"
+}
+
+@test "large \$R: an entry naming a file without a reparse point: rebuilt from the files, no key lost" {
+	rjudge entry "which has no such reparse point"
 }

@@ -19,6 +19,16 @@ through splitidx_lab.py), not libntfs.
   mftlist_lab.py twin IMG             a copy of the first cluster of $MFT's
                                       last run in a free cluster, marked in
                                       use in $Bitmap (two candidates)
+  mftlist_lab.py make-reparse IMG MKFS N
+                                      N files with a reparse point each
+                                      (LX_SYMLINK, through ntfs-3g's
+                                      system.ntfs_reparse_data): a large
+                                      $Extend/$Reparse:$R
+  mftlist_lab.py reparse-manifest MNT sha256 of every file's reparse data
+  mftlist_lab.py r-shape IMG          "BLOCKS LEVELS" of $R
+  mftlist_lab.py r-damage IMG CASE    an INDX leaf of $R: magic (bad
+                                      magic) or entry (an entry's file
+                                      reference made record 5's)
   mftlist_lab.py info IMG             "EXTENTS RECORDS LASTREC": records the
                                       extents map, the highest file record
   mftlist_lab.py stale IMG CASE       write back a saved record: CASE ext,
@@ -115,6 +125,90 @@ def twin(img):
     print(lcn, c)
 
 
+def make_reparse(img, mkfs, n):
+    import subprocess
+    subprocess.run(["truncate", "-s", "0", img], check=True)
+    subprocess.run(["truncate", "-s", "32M", img], check=True)
+    subprocess.run([mkfs, "-q", "-F", img], check=True, stdout=subprocess.DEVNULL)
+    m = img + ".mnt"
+    if not B.mount(img, m):
+        sys.exit("ntfs-3g cannot mount " + img)
+    try:
+        os.makedirs(m + "/r")
+        for i in range(n):
+            p = m + "/r/s%04d" % i
+            open(p, "w").close()
+            body = struct.pack("<I", 2) + b"target%d" % i
+            os.setxattr(p, "system.ntfs_reparse_data",
+                        struct.pack("<IHH", 0xA000001D, len(body), 0) + body)
+    finally:
+        B.umount(m)
+        os.rmdir(m)
+
+
+def reparse_manifest(mnt):
+    import hashlib
+    h = hashlib.sha256()
+    n = 0
+    for name in sorted(os.listdir(mnt + "/r")):
+        p = mnt + "/r/" + name
+        h.update(name.encode() + os.getxattr(p, "system.ntfs_reparse_data",
+                                             follow_symlinks=False) +
+                 os.readlink(p).encode())
+        n += 1
+    print(n, h.hexdigest())
+
+
+def r_index(v):
+    """$Reparse's record, $R's runs and block size."""
+    for n, at, rec in P.records(v.img, v.g):
+        fn = P.file_names(rec)
+        if not fn or fn[0][2] != "$Reparse":
+            continue
+        runs, bs = None, None
+        for off, t, name, nr in P.attrs(rec):
+            if t == 0xA0 and name == "$R" and nr:
+                runs = P.runlist(rec, off)
+            if t == 0x90 and name == "$R":
+                vo, _ = P.value(rec, off)
+                bs, = struct.unpack_from("<I", rec, vo + 8)
+        return rec, runs, bs
+    sys.exit("no $Reparse")
+
+
+def r_blocks(v):
+    _, runs, bs = r_index(v)
+    out = []
+    for lcn, ln in runs:
+        for k in range(ln * v.g.cs // bs):
+            at = lcn * v.g.cs + k * bs
+            if bytes(v.img[at:at + 4]) == b"INDX":
+                out.append(at)
+    return out, bs
+
+
+def r_shape(img):
+    v = S.Vol(img)
+    blocks, bs = r_blocks(v)
+    # a block whose entries point to blocks (a node below the root)
+    nodes = sum(1 for at in blocks if P.unfix(v.img[at:at + bs])[0x18 + 0x0C] & 1)
+    print(len(blocks), 3 if nodes else 2)
+
+
+def r_damage(img, case):
+    v = S.Vol(img)
+    blocks, bs = r_blocks(v)
+    at = [a for a in blocks if not P.unfix(v.img[a:a + bs])[0x18 + 0x0C] & 1][1]
+    if case == "magic":
+        v.img[at:at + 4] = b"XXXX"
+    else:
+        b = P.unfix(v.img[at:at + bs])
+        eo = 0x18 + struct.unpack_from("<I", b, 0x18)[0]
+        struct.pack_into("<Q", b, eo + 0x10 + 4, 5 | 5 << 48)
+        v.img[at:at + bs] = P.refix(b)
+    v.save()
+
+
 def info(img):
     v = S.Vol(img)
     x = S.mft_extents(v)
@@ -146,6 +240,14 @@ if __name__ == "__main__":
         make_moved(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif cmd == "twin":
         twin(sys.argv[2])
+    elif cmd == "make-reparse":
+        make_reparse(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif cmd == "reparse-manifest":
+        reparse_manifest(sys.argv[2])
+    elif cmd == "r-shape":
+        r_shape(sys.argv[2])
+    elif cmd == "r-damage":
+        r_damage(sys.argv[2], sys.argv[3])
     elif cmd == "info":
         info(sys.argv[2])
     elif cmd == "stale":
