@@ -477,9 +477,18 @@ next:
 			continue;
 		}
 		if (claims(c, rec, mv->lcn, mv->len)) {
+			struct ntfs_mft_record m;
+
+			memcpy(&m, rec, sizeof(m));
+			mv->len = 0;
+			/* an extension record of $MFT's own: the run is the
+			 * MFT's, named by an extent its list no longer says
+			 * (the list's repair finds it), not a lost tail */
+			if (i && !(le64toh(m.base_mft_record) & 0xffffffffffffULL) &&
+			    le64toh(m.base_mft_record) && (le16toh(m.flags) & NTFS_MFT_IN_USE))
+				break;
 			snprintf(why, NTFS_WHY, "MFT record %llu claims clusters of the run at %lld",
 				 (unsigned long long)i, (long long)found);
-			mv->len = 0;
 			break;
 		}
 	}
