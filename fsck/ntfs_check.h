@@ -163,6 +163,13 @@ struct ntfs_check {
 	size_t nnames, cap_names;
 	struct ntfs_ext_ref *exts;	/* extension records in use */
 	size_t nexts, cap_exts;
+	/* pass2_rindex.c for pass3_views.c: the $R keys the files' reparse
+	 * points call for (12 bytes each: tag, reference; sorted), when $R
+	 * is large (its rebuild is the index builder's); whether pass 2
+	 * asked about $R (rp_asked) and the rebuild was accepted */
+	uint8_t *rp_keys;
+	size_t rp_nkeys;
+	bool rp_asked, rp_rebuild;
 	uint64_t *lbases;		/* base records with an attribute list */
 	size_t nlbases, cap_lbases;
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */
@@ -332,6 +339,15 @@ static inline bool ntfs_in_extend(struct ntfs_check *c, uint64_t dir,
 {
 	return ntfs_vol_in_extend(&c->vol, ntfs_check_in_use, c, dir, buf);
 }
+
+/* pass1_mftext.c: unnamed non-resident attribute TYPE of file BASE in
+ * several extents (its list names them; $MFT's $BITMAP when it grew
+ * large): its value (*DATA, *LEN: the data size) read through the joined
+ * runs (*RUNS, *NRUNS).  0, -ENOMEM, or -EUCLEAN when the extents do not
+ * join or cannot be read. */
+int ntfs_read_split(struct ntfs_check *c, uint64_t base, uint32_t type,
+		    uint8_t **data, uint64_t *len, struct ntfs_run **runs,
+		    long *nruns);
 
 /* pass1_record.c */
 void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,

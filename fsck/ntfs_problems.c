@@ -65,6 +65,18 @@ ROW(PR_MFT_SIZE_SHORT, 0x010005, "mft_data_size_short",
 ROW(PR_MFT_TAIL_LOST, 0x010006, "mft_tail_lost",
     "$MFT's runs end at record %llu, %llu more records follow them in sequence; its last run grows by %llu clusters",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* The same when the MFT's next extent was put elsewhere (the clusters
+ * after its last run taken): the one FILE record numbered where its runs
+ * end, in clusters $Bitmap has in use and no MFT record claims, and the
+ * records in sequence after it; a run is added for them.  When that is
+ * not certain (two such records, or clusters a record claims) the check
+ * stops: going on would lose every file there. */
+ROW(PR_MFT_TAIL_MOVED, 0x010007, "mft_tail_elsewhere",
+    "$MFT's runs end at record %llu, the bitmap has records past them in use and %llu records follow in sequence at cluster %lld; a run of %llu clusters is added",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_MFT_TAIL_LEFT, 0x010008, "mft_tail_not_found",
+    "$MFT's runs end at record %llu but the bitmap has records past them in use, and where they are is not certain (%s); nothing is checked",
+    FSF_PROMPT_NONE, FSF_PR_FATAL);
 ROW(PR_RECORD_CORRUPT, 0x010010, "record_corrupt",
     "record is in use but corrupt (%s); its file is lost",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);

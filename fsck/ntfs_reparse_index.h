@@ -26,7 +26,8 @@ int ntfs_rp_set_add(struct ntfs_rp_set *s, uint32_t tag, uint64_t mref);
 void ntfs_rp_set_free(struct ntfs_rp_set *s);
 /* Compare $R with SEEN (every usable reparse point): missing and stale
  * entries reported, $R rewritten from SEEN when accepted and it fits in
- * its index root. */
+ * its index root; a larger $R: SEEN's keys kept in C for pass 3's index
+ * builder. */
 void ntfs_reparse_index_check(struct ntfs_check *c, struct ntfs_rp_set *seen);
 
 #endif

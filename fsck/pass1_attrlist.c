@@ -493,6 +493,15 @@ static struct ntfs_al_entry *last_extent(struct ntfs_al_build *nb,
  * allowed and its record has room (the size kept, PR_ATTR_TAIL_HOLE);
  * otherwise the sizes are cut to what the extents map, every mapped
  * cluster kept (PR_ATTR_TAIL_CUT). */
+static uint64_t mft_clusters(const struct ntfs_check *c)
+{
+	uint64_t n = 0;
+
+	for (long i = 0; i < c->vol.nmft_runs; i++)
+		n += c->vol.mft_runs[i].len;
+	return n;
+}
+
 static void fill_tail(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 {
 	struct ntfs_check *c = l->c;
@@ -523,6 +532,10 @@ static void fill_tail(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 		memcpy(&n, l->rec + pat, sizeof(n));
 		hi = (int64_t)le64toh((uint64_t)n.highest_vcn);
 		if (hi < p->lowest_vcn - 1 || (uint64_t)hi + 1 >= alloc / cs)
+			continue;
+		/* $MFT's lost tail, which pass 1 took (asked with -n) */
+		if (b == NTFS_FILE_MFT && e->type == NTFS_AT_DATA && !e->name_len &&
+		    mft_clusters(c) >= alloc / cs)
 			continue;
 		if (!named)
 			ntfs_object_name(c, "file", b, file, sizeof(file));

@@ -168,6 +168,41 @@ out:
 	return ret;
 }
 
+/* The $MFT bitmap as pass 1 looks at it: the bytes of its size (BM,
+ * LEN), and past them, up to BITS (what its allocation holds), bytes
+ * read from its runs in windows (a driver that grew the MFT set them
+ * there; the size is as stale as what it describes). */
+#define TAIL_BM_WINDOW 4096u
+struct bm_view {
+	const uint8_t *bm;
+	uint64_t len, bits;
+	const struct ntfs_run *runs;
+	long nruns;
+	uint8_t *win;
+	uint64_t win_at;	/* byte of the bitmap in win[0] */
+};
+
+/* Bit I: 1 or 0, -1 when it cannot be read (or is past BITS). */
+static int bm_bit(struct ntfs_check *c, struct bm_view *v, uint64_t i)
+{
+	uint64_t byte = i / 8, w, n;
+
+	if (byte < v->len)
+		return v->bm[byte] >> (i % 8) & 1;
+	if (i >= v->bits || !v->nruns)
+		return -1;
+	w = byte / TAIL_BM_WINDOW * TAIL_BM_WINDOW;
+	n = v->bits / 8 - w < TAIL_BM_WINDOW ? v->bits / 8 - w : TAIL_BM_WINDOW;
+	if (w != v->win_at) {
+		if (!v->win && !(v->win = malloc(TAIL_BM_WINDOW)))
+			return -1;
+		if (ntfs_vol_runs_pread(&c->vol, v->runs, v->nruns, w, n, v->win))
+			return -1;
+		v->win_at = w;
+	}
+	return v->win[byte - w] >> (i % 8) & 1;
+}
+
 /*
  * Records in use past $MFT's data size: the $MFT bitmap marks them and
  * they hold FILE records in use, in clusters $MFT already owns.  With a
@@ -177,8 +212,8 @@ out:
  * the last (ntfs_vol_record_offset() stops at mft_records: widened here
  * for the look).
  */
-static uint64_t hidden_records(struct ntfs_check *c, const uint8_t *bm,
-			       uint64_t bmlen, uint64_t *end)
+static uint64_t hidden_records(struct ntfs_check *c, struct bm_view *bv,
+			       uint64_t *end)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
 	uint64_t alloc = 0, n = 0, have = c->vol.mft_records, top;
@@ -186,18 +221,21 @@ static uint64_t hidden_records(struct ntfs_check *c, const uint8_t *bm,
 	char why[NTFS_WHY];
 
 	*end = have;
-	if (!rec || !bm)
+	if (!rec || !bv->bm)
 		return free(rec), 0;
 	for (long i = 0; i < c->vol.nmft_runs; i++)
 		alloc += c->vol.mft_runs[i].len * cs;
 	top = alloc / rs;
-	if (top > bmlen * 8)
-		top = bmlen * 8;
+	if (top > bv->bits && top > bv->len * 8)
+		top = bv->bits > bv->len * 8 ? bv->bits : bv->len * 8;
 	c->vol.mft_records = top;
 	for (uint64_t i = have; i < top; i++) {
 		struct ntfs_mft_record m;
+		int bit = bm_bit(c, bv, i);
 
-		if (!(bm[i / 8] >> (i % 8) & 1) || ntfs_vol_read_record(&c->vol, i, rec) ||
+		if (bit < 0)
+			break;	/* no records past an unreadable bit */
+		if (!bit || ntfs_vol_read_record(&c->vol, i, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));
@@ -220,57 +258,40 @@ static uint64_t hidden_records(struct ntfs_check *c, const uint8_t *bm,
  * carrying their own numbers in sequence (NTFS 3.1 headers) are that
  * lost tail: returns how many records it holds up to the last one
  * that both the $MFT bitmap and its own flags have in use (0: none).
- * Past the bitmap's size (as stale as the runs) and up to BMBITS, the
- * bits its allocation can hold, the bits are read from that allocation
- * (BMRUNS): the driver that grew the MFT set them there.  A volume
+ * Past the bitmap's size (as stale as the runs) the bits are read from
+ * its allocation (struct bm_view).  A volume
  * formatted again over an older one has the old MFT's records after
  * its own, numbered in sequence and flagged in use, but its fresh
  * bitmap has no bit for them: they are not a tail.
  */
-#define TAIL_BM_WINDOW 4096u
-static uint64_t lost_tail(struct ntfs_check *c, const uint8_t *bm,
-			  uint64_t bmlen, const struct ntfs_run *bmruns,
-			  long bmnruns, uint64_t bmbits, uint64_t top)
+static uint64_t lost_tail(struct ntfs_check *c, struct bm_view *bv,
+			  uint64_t top)
 {
 	const struct ntfs_boot_info *b = &c->vol.boot;
 	const struct ntfs_run *last = &c->vol.mft_runs[c->vol.nmft_runs - 1];
 	uint32_t rs = b->g.mft_record_size, cs = b->g.cluster_size;
 	uint64_t at, end = top, vol = b->g.nr_clusters * cs;
-	uint64_t win_at = UINT64_MAX;	/* byte of the bitmap in win[0] */
 	uint64_t mapped = 0;
-	uint8_t *rec = malloc(rs), *win = malloc(TAIL_BM_WINDOW);
+	uint8_t *rec = malloc(rs);
 	char why[NTFS_WHY];
 
 	for (long k = 0; k < c->vol.nmft_runs; k++)
 		mapped += c->vol.mft_runs[k].len * cs;
 	/* the allocation must end where record TOP begins */
-	if (!rec || !win || !bm || last->lcn < 0 || mapped % rs ||
+	if (!rec || !bv->bm || last->lcn < 0 || mapped % rs ||
 	    mapped / rs != top) {
 		free(rec);
-		free(win);
 		return 0;
 	}
 	at = ((uint64_t)last->lcn + last->len) * cs;
-	for (uint64_t i = top; i < bmbits && i <= UINT32_MAX; i++) {
+	for (uint64_t i = top; i < bv->bits && i <= UINT32_MAX; i++) {
 		struct ntfs_mft_record m;
-		uint64_t off = at + (i - top) * rs, byte = i / 8;
-		bool bit;
+		uint64_t off = at + (i - top) * rs;
+		int bit = bm_bit(c, bv, i);
 
-		if (byte < bmlen) {
-			bit = bm[byte] >> (i % 8) & 1;
-		} else {
-			uint64_t w = byte / TAIL_BM_WINDOW * TAIL_BM_WINDOW;
-			uint64_t n = bmbits / 8 - w < TAIL_BM_WINDOW ?
-				     bmbits / 8 - w : TAIL_BM_WINDOW;
-
-			/* a bitmap byte that cannot be read: no tail past it */
-			if (w != win_at &&
-			    (!bmnruns || ntfs_vol_runs_pread(&c->vol, bmruns, bmnruns,
-							     w, n, win)))
-				break;
-			win_at = w;
-			bit = win[byte - w] >> (i % 8) & 1;
-		}
+		/* a bitmap byte that cannot be read: no tail past it */
+		if (bit < 0)
+			break;
 		if (off + rs > vol || fsf_dev_pread(&c->dev, rec, rs, off) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			break;
@@ -282,53 +303,375 @@ static uint64_t lost_tail(struct ntfs_check *c, const uint8_t *bm,
 			end = i + 1;
 	}
 	free(rec);
-	free(win);
 	return end - top;
 }
 
-/* Record 0's $DATA given the runs of c->vol.mft_runs (its last run
- * grown over the lost tail): the mapping pairs, highest VCN and the
- * allocated size.  Only when record 0 holds the whole runlist and the
- * pairs fit where the old ones were. */
-static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes)
+/*
+ * A lost tail that is not right after the last run: the driver that
+ * grew the MFT found the clusters after it taken and put the MFT's next
+ * extent elsewhere.  Looked for only when the $MFT bitmap (BV) has a
+ * record past the allocation (TOP records) in use, and decided
+ * conservatively: the one cluster-aligned FILE record numbered TOP in a
+ * cluster $Bitmap has in use (two such: left), the records after it
+ * numbered in sequence, up to the last one both its flag and its bit
+ * have in use; no record of the MFT (those mapped and those found)
+ * claims a cluster of that run.  The run found: MV (its length 0: none);
+ * *WHY says why a record found there is not taken (two of them, or
+ * clusters claimed), empty when none is (a stray bit).
+ */
+#define SCAN_CHUNK (1u << 20)
+struct moved {
+	int64_t lcn;
+	uint64_t len, records;
+};
+
+/* Does any non-resident attribute of checked record REC claim a
+ * cluster of [LCN, LCN + LEN)? */
+static bool claims(const struct ntfs_check *c, uint8_t *rec, int64_t lcn,
+		   uint64_t len)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	bool hit = false;
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (!hit && ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_run *runs;
+		long n;
+
+		if (!a->non_resident)
+			continue;
+		n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
+		for (long i = 0; i < n && !hit; i++)
+			hit = runs[i].lcn >= 0 && runs[i].lcn < lcn + (int64_t)len &&
+			      runs[i].lcn + (int64_t)runs[i].len > lcn;
+		if (n >= 0)
+			free(runs);
+	}
+	return hit;
+}
+
+static int moved_tail(struct ntfs_check *c, struct bm_view *bv, uint64_t top,
+		      struct moved *mv, char *why)
+{
+	const struct ntfs_boot_info *b = &c->vol.boot;
+	uint32_t rs = b->g.mft_record_size, cs = b->g.cluster_size;
+	uint64_t nrc = b->g.nr_clusters, vbytes = 0, end = top, seq = top, i, had;
+	uint8_t *rec = malloc(rs), *rec6 = malloc(rs), *vbm = NULL, *buf = NULL;
+	struct ntfs_run *vruns = NULL;
+	long vnr = 0;
+	int64_t found = -1;
+	int bit = 0, ret = -ENOMEM;
+
+	mv->len = 0;
+	why[0] = 0;
+	if (!rec || !rec6)
+		goto out;
+	ret = 0;
+	/* a record past the allocation in use */
+	for (i = top; i < bv->bits && (bit = bm_bit(c, bv, i)) == 0; i++)
+		;
+	if (bit != 1)
+		goto out;
+	/* $Bitmap (its first extent is enough: record 6 is in $MFT's) */
+	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_BITMAP, rec6) ||
+	    ntfs_record_check(rec6, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+	    ntfs_vol_read_attr(&c->vol, rec6, NTFS_AT_DATA, &vbm, &vbytes,
+			       &vruns, &vnr) || vbytes * 8 < nrc) {
+		why[0] = 0;	/* nothing to look at: as before */
+		goto out;
+	}
+	buf = malloc(SCAN_CHUNK);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* every cluster $Bitmap has in use, not $MFT's, read in chunks of
+	 * clusters in use */
+	for (uint64_t l = 0; l < nrc;) {
+		uint64_t n = 0, cap = SCAN_CHUNK / cs ? SCAN_CHUNK / cs : 1;
+
+		if (!(vbm[l / 8] >> (l % 8) & 1)) {
+			l++;
+			continue;
+		}
+		while (l + n < nrc && n < cap && vbm[(l + n) / 8] >> ((l + n) % 8) & 1)
+			n++;
+		if (cs >= rs || n * cs >= rs) {
+			if (fsf_dev_pread(&c->dev, buf, n * cs, l * cs)) {
+				l += n;
+				continue;
+			}
+			for (uint64_t k = 0; k < n && k * cs + rs <= n * cs; k++) {
+				const uint8_t *r = buf + k * cs;
+				uint32_t num;
+
+				memcpy(&num, r + offsetof(struct ntfs_mft_record,
+							  mft_record_number), 4);
+				if (memcmp(r, "FILE", 4) || le32toh(num) != (uint32_t)top)
+					continue;
+				for (long j = 0; j < c->vol.nmft_runs; j++)
+					if (c->vol.mft_runs[j].lcn >= 0 &&
+					    (int64_t)(l + k) >= c->vol.mft_runs[j].lcn &&
+					    (int64_t)(l + k) < c->vol.mft_runs[j].lcn +
+							      (int64_t)c->vol.mft_runs[j].len)
+						goto next;
+				memcpy(rec, r, rs);
+				if (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+					continue;
+				if (found >= 0) {
+					snprintf(why, NTFS_WHY, "FILE records numbered %llu at clusters %lld and %llu",
+						 (unsigned long long)top, (long long)found,
+						 (unsigned long long)(l + k));
+					goto out;
+				}
+				found = (int64_t)(l + k);
+next:
+				;
+			}
+		}
+		l += n;
+	}
+	why[0] = 0;
+	if (found < 0)		/* a stray bit: the bitmap pass clears it */
+		goto out;
+	/* the records in sequence from there, in clusters in use */
+	for (i = top; i <= UINT32_MAX; i++) {
+		struct ntfs_mft_record m;
+		uint64_t off = (uint64_t)found * cs + (i - top) * rs;
+		int bb = bm_bit(c, bv, i);
+
+		if (bb < 0 || off + rs > nrc * cs ||
+		    !(vbm[off / cs / 8] >> (off / cs % 8) & 1) ||
+		    !(vbm[(off + rs - 1) / cs / 8] >> ((off + rs - 1) / cs % 8) & 1) ||
+		    fsf_dev_pread(&c->dev, rec, rs, off) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			break;
+		memcpy(&m, rec, sizeof(m));
+		if (le16toh(m.h.usa_ofs) < sizeof(m) ||
+		    le32toh(m.mft_record_number) != (uint32_t)i)
+			break;
+		if (bb && (le16toh(m.flags) & NTFS_MFT_IN_USE))
+			end = i + 1;
+		seq = i + 1;
+	}
+	why[0] = 0;
+	if (end == top)
+		goto out;
+	mv->lcn = found;
+	mv->records = end - top;
+	/* the whole run the records in sequence fill (the driver's
+	 * extent: its free records stay the MFT's) */
+	mv->len = ((seq - top) * rs + cs - 1) / cs;
+	end = seq;
+	/* no record of the MFT claims its clusters */
+	had = c->vol.mft_records;
+	c->vol.mft_records = top;
+	for (i = 0; i < end; i++) {
+		int r = i < top ? ntfs_vol_read_record(&c->vol, i, rec) :
+			fsf_dev_pread(&c->dev, rec, rs, (uint64_t)found * cs + (i - top) * rs);
+
+		if (r || ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK) {
+			why[0] = 0;
+			continue;
+		}
+		if (claims(c, rec, mv->lcn, mv->len)) {
+			struct ntfs_mft_record m;
+
+			memcpy(&m, rec, sizeof(m));
+			mv->len = 0;
+			/* an extension record of $MFT's own: the run is the
+			 * MFT's, named by an extent its list no longer says
+			 * (the list's repair finds it), not a lost tail */
+			if (i && !(le64toh(m.base_mft_record) & 0xffffffffffffULL) &&
+			    le64toh(m.base_mft_record) && (le16toh(m.flags) & NTFS_MFT_IN_USE))
+				break;
+			snprintf(why, NTFS_WHY, "MFT record %llu claims clusters of the run at %lld",
+				 (unsigned long long)i, (long long)found);
+			break;
+		}
+	}
+	c->vol.mft_records = had;
+out:
+	ntfs_vol_cache_drop(&c->vol);
+	free(rec);
+	free(rec6);
+	free(vbm);
+	free(vruns);
+	free(buf);
+	return ret;
+}
+
+/* The record holding the last extent of $MFT's $DATA and that extent's
+ * lowest VCN: record 0 (VCN 0) without an attribute list, else the
+ * entry of record 0's list with the highest VCN.  0 or -1. */
+static int last_extent_holder(struct ntfs_check *c, const uint8_t *rec0,
+			      uint64_t *recno, int64_t *vcn)
+{
+	struct ntfs_run *lruns = NULL;
+	struct ntfs_al_entry e;
+	uint8_t *list = NULL;
+	uint64_t len = 0;
+	uint32_t off = 0;
+	long lnr = 0;
+	char why[NTFS_WHY];
+
+	*recno = NTFS_FILE_MFT;
+	*vcn = 0;
+	if (!ntfs_attr_named(rec0, NTFS_AT_ATTRIBUTE_LIST, ""))
+		return 0;
+	if (ntfs_vol_read_attr(&c->vol, rec0, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &lruns, &lnr) || len > UINT32_MAX) {
+		free(list);
+		free(lruns);
+		return -1;
+	}
+	while (ntfs_al_next(list, (uint32_t)len, &off, &e, why) == 1)
+		if (e.type == NTFS_AT_DATA && !e.name_len && e.lowest_vcn >= *vcn) {
+			*vcn = e.lowest_vcn;
+			*recno = e.mref & 0xffffffffffffULL;
+		}
+	free(list);
+	free(lruns);
+	return 0;
+}
+
+/* The unnamed $DATA extent at VCN in checked record REC, or NULL. */
+static uint8_t *data_extent(uint8_t *rec, int64_t vcn)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_attr_nonresident n;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		if (le32toh(a->type) != NTFS_AT_DATA || a->name_length ||
+		    !a->non_resident)
+			continue;
+		memcpy(&n, a, sizeof(n));
+		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) == vcn)
+			return (uint8_t *)a;
+	}
+	return NULL;
+}
+
+/* Mapping pairs MP (LEN bytes) in place of those of non-resident
+ * attribute X of record REC: the attribute grows (what follows it moves)
+ * when they do not fit and the record has room.  0 or -1. */
+static int set_pairs(uint8_t *rec, uint32_t rs, uint8_t *x, const uint8_t *mp,
+		     uint32_t len)
+{
+	struct ntfs_attr_nonresident n;
+	struct ntfs_mft_record m;
+	uint32_t alen, mpo, used, nlen, off = (uint32_t)(x - rec);
+
+	memcpy(&n, x, sizeof(n));
+	memcpy(&m, rec, sizeof(m));
+	alen = le32toh(n.h.length);
+	mpo = le16toh(n.mapping_pairs_offset);
+	used = le32toh(m.bytes_in_use);
+	if (mpo >= alen || used > rs || off + alen > used)
+		return -1;
+	nlen = mpo + len > alen ? (mpo + len + 7) & ~7u : alen;
+	if (used + (nlen - alen) > rs)
+		return -1;
+	memmove(rec + off + nlen, rec + off + alen, used - off - alen);
+	memset(x + mpo, 0, nlen - mpo);
+	memcpy(x + mpo, mp, len);
+	n.h.length = htole32(nlen);
+	memcpy(x, &n, sizeof(n));
+	m.bytes_in_use = htole32(used + nlen - alen);
+	memcpy(rec, &m, sizeof(m));
+	return 0;
+}
+
+/* $MFT's last extent given the runs c->vol.mft_runs has past its lowest
+ * VCN (its last run grown over a lost tail, or runs added where the tail
+ * was found elsewhere): the mapping pairs and highest VCN of the extent,
+ * in record 0 or, with an attribute list, in the extension record that
+ * holds it; record 0's allocated size (the first extent's) grows with
+ * it.  Only when that extent ends at OLD clusters, where the old
+ * allocation ended, with the runs it had, and its pairs fit in its
+ * record. */
+static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t old)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
-	uint8_t *rec = malloc(rs), *mp = malloc(rs), *a;
-	uint64_t clusters = 0;
+	uint8_t *rec = malloc(rs), *xrec = malloc(rs), *mp = malloc(rs), *a, *x;
+	struct ntfs_run *runs = NULL;
+	uint64_t clusters = 0, holder, v = 0;
+	int64_t vcn;
 	char why[NTFS_WHY];
 	int ret = -ENOMEM, len;
+	long nr, k = 0;
 
-	if (!rec || !mp)
+	if (!rec || !xrec || !mp)
 		goto out;
 	for (long i = 0; i < c->vol.nmft_runs; i++)
 		clusters += c->vol.mft_runs[i].len;
 	ret = ntfs_vol_read_record(&c->vol, NTFS_FILE_MFT, rec);
 	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		ret = -EUCLEAN;
-	if (!ret) {
-		struct ntfs_attr_nonresident n;
-		uint32_t alen, mpo;
-
+	if (!ret && last_extent_holder(c, rec, &holder, &vcn))
 		ret = -EUCLEAN;
-		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_DATA);
-		if (!a)
+	if (!ret && holder != NTFS_FILE_MFT) {
+		ret = ntfs_vol_read_record(&c->vol, holder, xrec);
+		if (!ret && ntfs_record_check(xrec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			ret = -EUCLEAN;
+	} else if (!ret) {
+		memcpy(xrec, rec, rs);
+	}
+	if (ret)
+		goto out;
+	ret = -EUCLEAN;
+	/* the run of c->vol.mft_runs where the extent begins */
+	while (k < c->vol.nmft_runs && v < (uint64_t)vcn)
+		v += c->vol.mft_runs[k++].len;
+	a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_DATA);
+	x = data_extent(xrec, vcn);
+	if (v != (uint64_t)vcn || k == c->vol.nmft_runs || !a || !x || !a[8])
+		goto out;
+	{
+		struct ntfs_attr_nonresident n, f;
+
+		memcpy(&f, a, sizeof(f));
+		memcpy(&n, x, sizeof(n));
+		nr = ntfs_attr_runs((struct ntfs_attr_header *)x,
+				    c->vol.boot.g.nr_clusters, &runs, why);
+		/* the extent ends the old allocation with the runs it had:
+		 * the same runs begin the new ones, its last one as long or
+		 * longer */
+		if (nr <= 0 || f.h.name_length || f.lowest_vcn ||
+		    (uint64_t)le64toh((uint64_t)n.highest_vcn) + 1 != old ||
+		    c->vol.nmft_runs - k < nr)
 			goto out;
-		memcpy(&n, a, sizeof(n));
-		alen = le32toh(n.h.length);
-		mpo = le16toh(n.mapping_pairs_offset);
-		len = ntfs_mp_encode(c->vol.mft_runs, (size_t)c->vol.nmft_runs, mp, rs);
-		/* (record 0 holds the whole runlist: its highest VCN ends
-		 * the old allocation, not an extent of an attribute list) */
-		if (!n.h.non_resident || n.h.name_length || n.lowest_vcn ||
-		    (uint64_t)le64toh((uint64_t)n.highest_vcn) + 1 !=
-		    (uint64_t)le64toh((uint64_t)n.allocated_size) / cs ||
-		    mpo >= alen || len < 0 || (uint32_t)len > alen - mpo)
+		for (long i = 0; i < nr; i++)
+			if (runs[i].lcn != c->vol.mft_runs[k + i].lcn ||
+			    runs[i].len > c->vol.mft_runs[k + i].len ||
+			    (i < nr - 1 && runs[i].len != c->vol.mft_runs[k + i].len))
+				goto out;
+		len = ntfs_mp_encode(c->vol.mft_runs + k, (size_t)(c->vol.nmft_runs - k),
+				     mp, rs);
+		if (len < 0 || set_pairs(xrec, rs, x, mp, (uint32_t)len))
 			goto out;
-		memset(a + mpo, 0, alen - mpo);
-		memcpy(a + mpo, mp, (size_t)len);
+		memcpy(&n, x, sizeof(n));
 		n.highest_vcn = (int64_t)htole64(clusters - 1);
-		n.allocated_size = (int64_t)htole64(clusters * cs);
-		memcpy(a, &n, sizeof(n));
+		if (holder == NTFS_FILE_MFT)
+			n.allocated_size = (int64_t)htole64(clusters * cs);
+		memcpy(x, &n, sizeof(n));
+		if (holder == NTFS_FILE_MFT) {
+			memcpy(rec, xrec, rs);
+		} else {
+			ret = ntfs_check_write_record(c, holder, xrec);
+			if (ret)
+				goto out;
+			ret = -EUCLEAN;
+			/* the sizes live in the first extent, record 0's */
+			if ((uint64_t)le64toh((uint64_t)f.allocated_size) < clusters * cs)
+				f.allocated_size = (int64_t)htole64(clusters * cs);
+			memcpy(a, &f, sizeof(f));
+		}
 		/* the $BITMAP's size, when the tail goes past it (its
 		 * allocation holds it: lost_tail() looked no further) */
 		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_BITMAP);
@@ -346,21 +689,55 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes)
 	}
 out:
 	free(rec);
+	free(xrec);
 	free(mp);
+	free(runs);
 	return ret;
 }
 
-/* $MFT's data size and initialized size set to BYTES (record 0 and its
- * mirror copy); the runs and the allocation already hold them. */
-static int grow_mft_size(struct ntfs_check *c, uint64_t bytes)
+/* The $MFT bitmap of BV widened to hold RECORDS bits (8-byte steps, as
+ * drivers grow it), the bytes past its size read from its allocation for
+ * the check.  -ENOMEM; 0 otherwise, the bitmap unchanged when those bytes
+ * cannot be read. */
+static int widen_bitmap(struct ntfs_check *c, uint8_t **bm, uint64_t *len,
+			struct bm_view *bv, uint64_t records)
 {
-	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint64_t bytes = ((records + 7) / 8 + 7) & ~7ull;
+	uint8_t *nb;
+
+	if (bytes <= *len)
+		return 0;
+	nb = realloc(*bm, bytes);
+	if (!nb)
+		return -ENOMEM;
+	*bm = nb;
+	bv->bm = nb;
+	if (ntfs_vol_runs_pread(&c->vol, bv->runs, bv->nruns, *len,
+				bytes - *len, nb + *len))
+		return 0;
+	*len = bytes;
+	bv->len = bytes;
+	return 0;
+}
+
+/* $MFT's data size and initialized size set to BYTES (record 0 and its
+ * mirror copy); the runs already hold them.  A stale record 0 of an
+ * $MFT with an attribute list (its later extents, up to date in their
+ * extension records, map more than its sizes say) gets the allocated
+ * size of the runs too, and the $BITMAP the size BMBYTES when its
+ * allocation holds it. */
+static int grow_mft_size(struct ntfs_check *c, uint64_t bytes, uint64_t bmbytes)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
 	uint8_t *rec = malloc(rs), *a;
+	uint64_t mapped = 0;
 	char why[NTFS_WHY];
 	int ret = -ENOMEM;
 
 	if (!rec)
 		return ret;
+	for (long i = 0; i < c->vol.nmft_runs; i++)
+		mapped += c->vol.mft_runs[i].len * cs;
 	ret = ntfs_vol_read_record(&c->vol, NTFS_FILE_MFT, rec);
 	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		ret = -EUCLEAN;
@@ -371,15 +748,29 @@ static int grow_mft_size(struct ntfs_check *c, uint64_t bytes)
 		if (a)
 			memcpy(&n, a, sizeof(n));
 		if (!a || !n.h.non_resident || n.h.name_length || n.lowest_vcn ||
-		    (uint64_t)le64toh((uint64_t)n.allocated_size) < bytes) {
+		    mapped < bytes) {
 			ret = -EUCLEAN;
-		} else {
-			n.data_size = (int64_t)htole64(bytes);
-			n.initialized_size = (int64_t)htole64(bytes);
-			memcpy(a, &n, sizeof(n));
-			ret = ntfs_check_write_record(c, NTFS_FILE_MFT, rec);
+			goto out;
 		}
+		if ((uint64_t)le64toh((uint64_t)n.allocated_size) < bytes)
+			n.allocated_size = (int64_t)htole64(mapped);
+		n.data_size = (int64_t)htole64(bytes);
+		n.initialized_size = (int64_t)htole64(bytes);
+		memcpy(a, &n, sizeof(n));
+		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_BITMAP);
+		if (a) {
+			memcpy(&n, a, sizeof(n));
+			if (n.h.non_resident && !n.h.name_length &&
+			    (uint64_t)le64toh((uint64_t)n.data_size) < bmbytes &&
+			    (uint64_t)le64toh((uint64_t)n.allocated_size) >= bmbytes) {
+				n.data_size = (int64_t)htole64(bmbytes);
+				n.initialized_size = (int64_t)htole64(bmbytes);
+				memcpy(a, &n, sizeof(n));
+			}
+		}
+		ret = ntfs_check_write_record(c, NTFS_FILE_MFT, rec);
 	}
+out:
 	free(rec);
 	return ret;
 }
@@ -427,6 +818,10 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 	if (!ret)
 		ret = ntfs_vol_read_attr(&c->vol, holder, NTFS_AT_BITMAP, mft_bitmap,
 					   bitmap_len, bitmap_runs, bitmap_nruns);
+	else
+		/* in several extents, in the records record 0's list names */
+		ret = ntfs_read_split(c, NTFS_FILE_MFT, NTFS_AT_BITMAP, mft_bitmap,
+				      bitmap_len, bitmap_runs, bitmap_nruns);
 	free(ext);
 	if (ret) {
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT bitmap", strerror(-ret));
@@ -435,7 +830,11 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 	{
 		struct ntfs_run *last = &c->vol.mft_runs[c->vol.nmft_runs - 1];
 		const struct ntfs_attr_header *bh = ntfs_attr_find(rec0, NTFS_AT_BITMAP);
-		uint64_t alloc = 0, tail, bmbits = *bitmap_len * 8, bmbytes = *bitmap_len;
+		uint64_t alloc = 0, tail, hidden, end, had, bmbytes = *bitmap_len;
+		struct bm_view bv = {
+			.bm = *mft_bitmap, .len = *bitmap_len, .bits = *bitmap_len * 8,
+			.runs = *bitmap_runs, .nruns = *bitmap_nruns, .win_at = UINT64_MAX,
+		};
 
 		for (long i = 0; i < c->vol.nmft_runs; i++)
 			alloc += c->vol.mft_runs[i].len;
@@ -446,62 +845,98 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 
 			memcpy(&bn, bh, sizeof(bn));
 			if ((uint64_t)le64toh((uint64_t)bn.allocated_size) > *bitmap_len)
-				bmbits = (uint64_t)le64toh((uint64_t)bn.allocated_size) * 8;
+				bv.bits = (uint64_t)le64toh((uint64_t)bn.allocated_size) * 8;
 		}
-		tail = lost_tail(c, *mft_bitmap, *bitmap_len, *bitmap_runs,
-				 *bitmap_nruns, bmbits, alloc);
-		if (tail && alloc + tail > *bitmap_len * 8) {
-			/* the bitmap's bytes past its size, read from its
-			 * allocation for the check (8-byte steps, as drivers
-			 * grow it) */
-			uint8_t *nb;
-
-			bmbytes = ((alloc + tail + 7) / 8 + 7) & ~7ull;
-			nb = realloc(*mft_bitmap, bmbytes);
-			if (!nb)
-				return -ENOMEM;
-			memset(nb + *bitmap_len, 0, bmbytes - *bitmap_len);
-			*mft_bitmap = nb;
-			/* lost_tail() read these bits: unreadable now, no
-			 * tail (its files would stay out of the bitmap) */
-			if (ntfs_vol_runs_pread(&c->vol, *bitmap_runs, *bitmap_nruns,
-						*bitmap_len, bmbytes - *bitmap_len,
-						nb + *bitmap_len)) {
-				memset(nb + *bitmap_len, 0, bmbytes - *bitmap_len);
-				tail = 0;
-			} else {
-				*bitmap_len = bmbytes;
-			}
-		}
+		tail = lost_tail(c, &bv, alloc);
 		if (tail) {
 			uint32_t cs = c->vol.boot.g.cluster_size;
 			uint64_t grow = ((alloc + tail) * rs + cs - 1) / cs -
 					alloc * rs / cs;
 
+			/* lost_tail() read these bits: unreadable now, no
+			 * tail (its files would stay out of the bitmap) */
+			if (widen_bitmap(c, mft_bitmap, bitmap_len, &bv, alloc + tail)) {
+				free(bv.win);
+				return -ENOMEM;
+			}
+			if (*bitmap_len * 8 < alloc + tail)
+				tail = 0;
+			bmbytes = *bitmap_len;
 			/* checked with the tail, -n included (the data
 			 * size grows below, as for records hidden in the
 			 * allocation) */
-			last->len += grow;
-			if (fsf_fix_ask(&c->fix, &PR_MFT_TAIL_LOST, "$MFT",
-					(unsigned long long)alloc,
-					(unsigned long long)tail,
-					(unsigned long long)grow) &&
-			    grow_mft_runs(c, bmbytes))
+			if (tail) {
+				last->len += grow;
+				if (fsf_fix_ask(&c->fix, &PR_MFT_TAIL_LOST, "$MFT",
+						(unsigned long long)alloc,
+						(unsigned long long)tail,
+						(unsigned long long)grow) &&
+				    grow_mft_runs(c, bmbytes, alloc * rs / cs))
+					fsf_fix_failed(&c->fix);
+			}
+		}
+		for (int round = 0; !tail && round < 8; round++) {
+			uint32_t cs = c->vol.boot.g.cluster_size;
+			uint64_t old = 0, top;
+			struct ntfs_run *nr;
+			struct moved mv;
+			char mwhy[NTFS_WHY];
+			int r;
+
+			for (long i = 0; i < c->vol.nmft_runs; i++)
+				old += c->vol.mft_runs[i].len;
+			top = old * cs / rs;
+			if (old * cs % rs)
+				break;
+			r = moved_tail(c, &bv, top, &mv, mwhy);
+			if (!r && mv.len &&
+			    widen_bitmap(c, mft_bitmap, bitmap_len, &bv, top + mv.records))
+				r = -ENOMEM;
+			if (r) {
+				free(bv.win);
+				return r;
+			}
+			if (!mv.len || *bitmap_len * 8 < top + mv.records) {
+				if (!mwhy[0])
+					break;
+				/* the files there would be lost: stop */
+				fsf_fix_ask(&c->fix, &PR_MFT_TAIL_LEFT, "$MFT",
+					    (unsigned long long)top, mwhy);
+				free(bv.win);
+				return -EUCLEAN;
+			}
+			nr = realloc(c->vol.mft_runs, (size_t)(c->vol.nmft_runs + 1) *
+							sizeof(*nr));
+			if (!nr) {
+				free(bv.win);
+				return -ENOMEM;
+			}
+			c->vol.mft_runs = nr;
+			nr[c->vol.nmft_runs].lcn = mv.lcn;
+			nr[c->vol.nmft_runs++].len = mv.len;
+			if (fsf_fix_ask(&c->fix, &PR_MFT_TAIL_MOVED, "$MFT",
+					(unsigned long long)top,
+					(unsigned long long)mv.records,
+					(long long)mv.lcn,
+					(unsigned long long)mv.len) &&
+			    grow_mft_runs(c, *bitmap_len, old))
 				fsf_fix_failed(&c->fix);
 		}
-	}
-	{
-		uint64_t end, had = c->vol.mft_records;
-		uint64_t hidden = hidden_records(c, *mft_bitmap, *bitmap_len, &end);
-
-		if (hidden) {
+		had = c->vol.mft_records;
+		hidden = hidden_records(c, &bv, &end);
+		if (hidden && widen_bitmap(c, mft_bitmap, bitmap_len, &bv, end)) {
+			free(bv.win);
+			return -ENOMEM;
+		}
+		free(bv.win);
+		if (hidden && *bitmap_len * 8 >= end) {
 			/* checked at the size it must have, -n included */
 			c->vol.mft_records = end;
 			if (fsf_fix_ask(&c->fix, &PR_MFT_SIZE_SHORT, "$MFT",
 					(unsigned long long)had,
 					(unsigned long long)hidden,
 					(unsigned long long)end) &&
-			    grow_mft_size(c, end * rs))
+			    grow_mft_size(c, end * rs, *bitmap_len))
 				fsf_fix_failed(&c->fix);
 		}
 	}
@@ -1081,6 +1516,12 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 	}
 	fsf_progress_done(&prog);
+	/* $MFT's clusters as pass 1 read them: a lost tail it took (with
+	 * -n record 0 still maps less) is in use */
+	for (long k = 0; !ret && k < c->vol.nmft_runs; k++)
+		for (uint64_t j = 0; c->vol.mft_runs[k].lcn >= 0 &&
+		     j < c->vol.mft_runs[k].len; j++)
+			cset_set(&c->cluster_used, (uint64_t)c->vol.mft_runs[k].lcn + j);
 	if (c->geo.lost_records)
 		fsf_info(c->log, "%llu in-use MFT records lie past the end of the device and are not checked",
 			 (unsigned long long)c->geo.lost_records);

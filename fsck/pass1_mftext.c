@@ -47,9 +47,11 @@ static uint64_t mapped(const struct ntfs_check *c, const struct ntfs_run *runs,
 	return bytes / c->vol.boot.g.mft_record_size;
 }
 
-/* The extent of the unnamed $DATA at VCN in checked record REC. */
-static int extent_in(struct ntfs_check *c, const uint8_t *rec, int64_t vcn,
-		     struct ntfs_attr_extent *x, char *why)
+/* The extent of the unnamed TYPE at VCN in checked record REC (*SIZE,
+ * when given: its data size). */
+static int extent_of(struct ntfs_check *c, const uint8_t *rec, uint32_t type,
+		     int64_t vcn, struct ntfs_attr_extent *x, uint64_t *size,
+		     char *why)
 {
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
@@ -57,12 +59,14 @@ static int extent_in(struct ntfs_check *c, const uint8_t *rec, int64_t vcn,
 
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		if (le32toh(a->type) != NTFS_AT_DATA || a->name_length ||
+		if (le32toh(a->type) != type || a->name_length ||
 		    !a->non_resident)
 			continue;
 		memcpy(&n, a, sizeof(n));
 		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) != vcn)
 			continue;
+		if (size)
+			*size = le64toh((uint64_t)n.data_size);
 		x->lowest_vcn = vcn;
 		x->highest_vcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
 		x->nruns = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &x->runs, why);
@@ -70,6 +74,12 @@ static int extent_in(struct ntfs_check *c, const uint8_t *rec, int64_t vcn,
 	}
 	snprintf(why, NTFS_WHY, "has no extent at VCN %lld", (long long)vcn);
 	return -1;
+}
+
+static int extent_in(struct ntfs_check *c, const uint8_t *rec, int64_t vcn,
+		     struct ntfs_attr_extent *x, char *why)
+{
+	return extent_of(c, rec, NTFS_AT_DATA, vcn, x, NULL, why);
 }
 
 int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
@@ -178,6 +188,89 @@ out:
 		free(x[i].runs);
 	free(x);
 	free(w);
+	free(list);
+	free(lruns);
+	free(rec);
+	return ret;
+}
+
+int ntfs_read_split(struct ntfs_check *c, uint64_t base, uint32_t type,
+		    uint8_t **data, uint64_t *len, struct ntfs_run **runs,
+		    long *nruns)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs), *list = NULL;
+	struct ntfs_attr_extent *x = NULL;
+	struct ntfs_run *lruns = NULL;
+	struct ntfs_al_entry e;
+	uint64_t llen = 0, clusters = 0;
+	uint32_t off = 0;
+	size_t nx = 0;
+	long lnr = 0, n = -1;
+	char why[NTFS_WHY];
+	int ret = -ENOMEM;
+
+	*data = NULL;
+	*runs = NULL;
+	*nruns = 0;
+	*len = 0;
+	if (!rec)
+		goto out;
+	ret = -EUCLEAN;
+	if (ntfs_vol_read_record(&c->vol, base, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+	    ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &llen,
+			       &lruns, &lnr) || llen > UINT32_MAX)
+		goto out;
+	x = calloc(llen / NTFS_AL_HEADER + 1, sizeof(*x));
+	if (!x) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* each extent the list names, in a record of this file */
+	while (ntfs_al_next(list, (uint32_t)llen, &off, &e, why) == 1) {
+		uint64_t r = e.mref & MASK48;
+		struct ntfs_mft_record m;
+
+		if (e.type != type || e.name_len)
+			continue;
+		if (r >= c->vol.mft_records || ntfs_vol_read_record(&c->vol, r, rec) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			goto out;
+		memcpy(&m, rec, sizeof(m));
+		if (r != base && (le64toh(m.base_mft_record) & MASK48) != base)
+			goto out;
+		if (extent_of(c, rec, type, e.lowest_vcn, &x[nx],
+			      e.lowest_vcn ? NULL : len, why))
+			goto out;
+		nx++;
+	}
+	n = nx ? ntfs_extents_join(x, nx, runs, why) : -1;
+	if (n <= 0)
+		goto out;
+	for (long i = 0; i < n; i++)
+		clusters += (*runs)[i].len;
+	if (*len > clusters * c->vol.boot.g.cluster_size)
+		goto out;
+	*data = malloc(*len ? *len : 1);
+	if (!*data) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (!ntfs_vol_runs_pread(&c->vol, *runs, n, 0, *len, *data)) {
+		*nruns = n;
+		ret = 0;
+	}
+out:
+	if (ret) {
+		free(*data);
+		free(*runs);
+		*data = NULL;
+		*runs = NULL;
+	}
+	for (size_t i = 0; i < nx; i++)
+		free(x[i].runs);
+	free(x);
 	free(list);
 	free(lruns);
 	free(rec);

@@ -6,7 +6,8 @@
  * side's index parsers) and compared with the reparse points the files
  * have; a missing or stale entry is reported by the file it names.  The
  * index is rewritten from the files when it is small enough to live in
- * its root; a larger one is left to the shared index builder.
+ * its root; a larger one by the shared index builder in pass 3
+ * (pass3_views.c), from the files' keys kept here.
  */
 #include "config.h"
 
@@ -237,6 +238,25 @@ static int rewrite_root(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	return -1;
 }
 
+/* SEEN's keys (sorted) for pass 3, encoded as $R's keys.  0 or -1. */
+static int keep_keys(struct ntfs_check *c, const struct ntfs_rp_set *seen)
+{
+	free(c->rp_keys);
+	c->rp_nkeys = 0;
+	c->rp_keys = malloc(seen->n * 12 + 1);
+	if (!c->rp_keys)
+		return -1;
+	for (size_t k = 0; k < seen->n; k++) {
+		uint32_t tag = htole32(seen->v[k].tag);
+		uint64_t mref = htole64(seen->v[k].mref);
+
+		memcpy(c->rp_keys + 12 * k, &tag, 4);
+		memcpy(c->rp_keys + 12 * k + 4, &mref, 8);
+	}
+	c->rp_nkeys = seen->n;
+	return 0;
+}
+
 void ntfs_reparse_index_check(struct ntfs_check *c, struct ntfs_rp_set *seen)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
@@ -246,7 +266,7 @@ void ntfs_reparse_index_check(struct ntfs_check *c, struct ntfs_rp_set *seen)
 	const struct ntfs_attr_header *a;
 	uint8_t *rec = malloc(rs), *root = NULL;
 	uint32_t rlen = 0;
-	bool has_root = false, large = false, want_rebuild = false;
+	bool has_root = false, large = false, want_rebuild = false, asked = false;
 	int64_t r;
 	char why[NTFS_WHY], obj[NTFS_WHY + 64];
 	size_t i, j;
@@ -321,11 +341,13 @@ void ntfs_reparse_index_check(struct ntfs_check *c, struct ntfs_rp_set *seen)
 		if (d < 0) {
 			ntfs_object_name(c, "file", seen->v[i].mref & 0xffffffffffffULL,
 					 name, sizeof(name));
+			asked = true;
 			want_rebuild |= fsf_fix_ask(&c->fix, &PR_REPARSE_INDEX_MISSING, obj,
 						    ntfs_reparse_tag_name(seen->v[i].tag, tn, sizeof(tn)),
 						    name);
 			i++;
 		} else {
+			asked = true;
 			want_rebuild |= fsf_fix_ask(&c->fix, &PR_REPARSE_INDEX_STALE, obj,
 						    ntfs_reparse_tag_name(found.v[j].tag, tn, sizeof(tn)),
 						    (unsigned long long)(found.v[j].mref & 0xffffffffffffULL),
@@ -334,10 +356,22 @@ void ntfs_reparse_index_check(struct ntfs_check *c, struct ntfs_rp_set *seen)
 		}
 	}
 rebuild:
-	if (want_rebuild) {
+	c->rp_asked = w.bad || asked;
+	if (large && has_root) {
+		/* pass 3's view check rebuilds it with the index builder,
+		 * from the files (what it reads of $R may have lost keys) */
 		if (seen->n)
 			qsort(seen->v, seen->n, sizeof(*seen->v), key_cmp);
-		if (large || !has_root ||
+		if (keep_keys(c, seen)) {
+			if (want_rebuild)
+				fsf_fix_failed(&c->fix);
+		} else {
+			c->rp_rebuild = want_rebuild;
+		}
+	} else if (want_rebuild) {
+		if (seen->n)
+			qsort(seen->v, seen->n, sizeof(*seen->v), key_cmp);
+		if (!has_root ||
 		    ntfs_vol_read_record(&c->vol, (uint64_t)r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 		    rewrite_root(c, (uint64_t)r, rec, seen))

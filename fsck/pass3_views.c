@@ -7,7 +7,8 @@
  * B+tree walker (structure, key order under its collation, depth, VCNs,
  * $BITMAP).  A damaged one is rebuilt with the index builder: $ObjId's
  * $O from the $OBJECT_ID of every file (and the birth ids its readable
- * entries hold, pass3_objid.c), the others from the entries the walk
+ * entries hold, pass3_objid.c), $R from the files' reparse points (pass
+ * 2 gathered them and asked), the others from the entries the walk
  * could still read (equal keys: the first kept).  $ObjId's $O is also
  * compared with the files' object ids when it is sound, and rebuilt the
  * same way when they differ; what the other views' entries say (quotas)
@@ -181,6 +182,19 @@ static void rebuild(struct vwalk *w, uint64_t recno)
 	free(e);
 }
 
+/* W's entries become KEYS (N $R keys of 12 bytes, no data): the files'
+ * reparse points, which pass 2 gathered.  0 or -ENOMEM. */
+static int from_files(struct vwalk *w, const uint8_t *keys, size_t n)
+{
+	for (size_t i = 0; i < w->n; i++)
+		free(w->k[i].mem);
+	w->n = 0;
+	for (size_t i = 0; i < n; i++)
+		if (keep(w, keys + 12 * i, 12, keys, 0))
+			return -ENOMEM;
+	return 0;
+}
+
 static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno,
 		      uint8_t *rec)
 {
@@ -190,8 +204,13 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 	struct ntfs_index ix;
 	int r, ret = 0;
 	bool objid = !strcmp(v->file, "$ObjId"), again = false;
+	bool reparse = !strcmp(v->file, "$Reparse");
 
 	snprintf(w.obj, sizeof(w.obj), "%s:%s", v->file, v->index);
+	/* $R: pass 2 compared it with the files and asked (once is
+	 * enough); its rebuild is done here, from the files' keys */
+	if (reparse && c->rp_asked)
+		w.bad = c->rp_rebuild ? 1 : 2;
 	r = ntfs_index_open(c, recno, rec, v->index, &ix);
 	if (r == 0) {
 		ntfs_index_bt(&ix, &t, &ops);
@@ -208,6 +227,9 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 	if (!w.nomem && r == 0 && objid && w.bad != 2 && object_ids(&w, rec, &again))
 		ret = -ENOMEM;
 	else if (w.nomem)
+		ret = -ENOMEM;
+	else if ((w.bad == 1 || again) && reparse && c->rp_keys &&
+		 from_files(&w, c->rp_keys, c->rp_nkeys))
 		ret = -ENOMEM;
 	else if (w.bad == 1 || again)
 		rebuild(&w, recno);

@@ -172,6 +172,15 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 	 * as Linux's ntfs driver leaves it) */
 	if (!ret)
 		ret = ntfs_file_attr_holder(c, rec, recno, type, ext, &holder, &where);
+	if (ret == -EUCLEAN && type == NTFS_AT_BITMAP) {
+		/* $MFT's bitmap in several extents: read and written
+		 * through their joined runs */
+		holder = rec;
+		ret = ntfs_read_split(c, recno, type, &disk, &len, &runs, &nruns);
+		if (ret)
+			goto out;
+		goto judge;
+	}
 	if (!ret && agrees_streamed(c, holder, type, rules)) {
 		free(rec);
 		free(ext);
@@ -188,12 +197,14 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 		free(runs);
 		return 0;
 	}
+judge:
 	if (!ret && len * 8 < rules->count)
 		ret = -EUCLEAN;
 	if (!ret && reconcile(disk, len, rules, &missing, &extra) &&
 	    fsf_fix_ask(&c->fix, pr, obj, missing, extra) &&
 	    write_back(c, where, holder, type, disk, len, runs, nruns))
 		fsf_fix_failed(&c->fix);
+out:
 	free(rec);
 	free(ext);
 	free(disk);
