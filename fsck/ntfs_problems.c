@@ -233,6 +233,15 @@ ROW(PR_ATTR_TYPE_UNKNOWN, 0x01004f, "attribute_type_unknown",
 ROW(PR_ATTR_RUNS_CUT, 0x010046, "attribute_runlist_cut",
     "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept",
     FSF_PROMPT_FIX, 0);
+/* A later extent in an extension record (VCNs from above 0) with a bad
+ * run: the runs before it are kept and the VCNs it no longer maps become
+ * a hole or leave the sizes (PR_ATTR_HOLE, PR_ATTR_TAIL_HOLE,
+ * PR_ATTR_TAIL_CUT).  The alternative, clearing the record, loses every
+ * run of every attribute in it, so -a makes the cut as -y does: preen
+ * never keeps less than a manual run. */
+ROW(PR_EXTENT_RUNS_CUT, 0x01006c, "extent_runlist_cut",
+    "attribute 0x%x has a bad runlist in a later extent (%s); the %zu runs before the bad one (%llu clusters) are kept",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_INDEX_RUNS_CUT, 0x01004a, "index_runlist_cut",
     "directory index attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept and the index is rebuilt from its files' names",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

@@ -141,8 +141,10 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	if (r >= 0)
 		return 0;
 	memcpy(&n, a, sizeof(n));
-	/* -a clears such a record as before: a cut is asked for */
-	if (!s->structural && (!later_extent(s, &n) || s->c->fix.mode == FSF_MODE_PREEN))
+	/* in a list only a later extent is cut: its sizes live elsewhere.
+	 * -a cuts it too (PR_EXTENT_RUNS_CUT): clearing the record instead
+	 * would lose every run -y keeps */
+	if (!s->structural && !later_extent(s, &n))
 		return -1;
 	len = le32toh(n.h.length);
 	max = (len - le16toh(n.mapping_pairs_offset)) / 2 + 1;
@@ -161,7 +163,8 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	for (size_t i = 0; i < nruns; i++)
 		clusters += runs[i].len;
 	if (asked(s, fsf_fix_ask(&s->c->fix, dir_index(s->rec, a) ?
-				 &PR_INDEX_RUNS_CUT : &PR_ATTR_RUNS_CUT, s->obj,
+				 &PR_INDEX_RUNS_CUT : !s->structural ?
+				 &PR_EXTENT_RUNS_CUT : &PR_ATTR_RUNS_CUT, s->obj,
 				 le32toh(n.h.type), why, nruns,
 				 (unsigned long long)clusters)))
 		ntfs_attr_cut_runs(a, (uint32_t)(le16toh(n.mapping_pairs_offset) + stop),

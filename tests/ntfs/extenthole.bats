@@ -240,10 +240,9 @@ PY
 	[ "$status" -eq 0 ]
 }
 
-# a run of the last extent that does not decode: -a clears the record
-# (a cut is not made unasked), -y keeps the runs before the bad one and
-# the rest becomes a hole after them (the record has room then), the size
-# kept
+# a run of the last extent that does not decode: the runs before the bad
+# one are kept and the rest becomes a hole after them (the record has
+# room then), the size kept
 @test "a bad run in the last extent: -y keeps the runs before it, the rest a hole, the size kept" {
 	local img=$BATS_TEST_TMPDIR/v.img ino rec lo hi bad cs m size
 	ino=$(cat "$BATS_FILE_TMPDIR/ino")
@@ -273,4 +272,37 @@ PY
 	run sid_ntfsck "$img"
 	echo "$output"
 	[ "$status" -eq 0 ]
+}
+
+# (issue 11) -a never keeps less than -y: a bad run in a middle extent
+# and in the last one, each repaired once by -a and once by -y; the two
+# volumes read the same through ntfs-3g (every file byte for byte), and
+# the -a one converges and checks clean with ntfsck -n.  -a used to clear
+# the extension record, losing every run -y keeps.
+@test "a bad run in a later extent: -a keeps the same runs as -y" {
+	local ino rec lo hi which m mode
+	ino=$(cat "$BATS_FILE_TMPDIR/ino")
+	need_sid
+	for which in 0 -1; do
+		cp "$BATS_FILE_TMPDIR/base.img" "$BATS_TEST_TMPDIR/a.img"
+		run extents "$BATS_TEST_TMPDIR/a.img" "$ino"
+		read -r rec lo hi <<< "${lines[$which]}"
+		run badrun "$BATS_TEST_TMPDIR/a.img" "$rec"
+		[ "$status" -eq 0 ]
+		cp "$BATS_TEST_TMPDIR/a.img" "$BATS_TEST_TMPDIR/y.img"
+		for mode in a y; do
+			run "$FSCK" -$mode "$BATS_TEST_TMPDIR/$mode.img"
+			echo "-$mode: $output"
+			[ "$status" -eq 1 ]
+			[[ "$output" == *"MFT record $rec: attribute 0x80 has a bad runlist in a later extent"*"are kept"* ]]
+			m=$(mount_ntfs3g "$BATS_TEST_TMPDIR/$mode.img")
+			(cd "$m" && find . -type f ! -path './$*' -exec sha256sum {} + | sort -k2) \
+				> "$BATS_TEST_TMPDIR/$mode.sums"
+			umount "$m"
+		done
+		cat "$BATS_TEST_TMPDIR/a.sums"
+		grep -q ' ./shredded$' "$BATS_TEST_TMPDIR/a.sums"
+		cmp "$BATS_TEST_TMPDIR/a.sums" "$BATS_TEST_TMPDIR/y.sums"
+		repair_converged "$FSCK" "$BATS_TEST_TMPDIR/a.img" -a
+	done
 }
