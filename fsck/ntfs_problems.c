@@ -156,6 +156,16 @@ ROW(PR_EXTENSION_FREED, 0x010067, "extension_record_freed",
 ROW(PR_ATTR_HOLE, 0x010068, "attribute_extent_lost",
     "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; they become a hole (zeros), the rest of the file kept at its offsets",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* The same gap in an attribute that is neither sparse nor compressed:
+ * holes are allowed only in those, so it is made sparse first (each
+ * extent's header 8 bytes longer, as writers lay sparse extents out),
+ * when every record of it has room; otherwise it is left, reported. */
+ROW(PR_ATTR_HOLE_SPARSE, 0x01006d, "attribute_extent_lost_sparse",
+    "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; the attribute is made sparse and they become a hole (zeros), the rest of the file kept at its offsets",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_GAP_LEFT, 0x01006e, "attribute_extent_lost_no_room",
+    "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; the attribute is not sparse and its records have no room to make it so",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_ATTR_TAIL_HOLE, 0x01006a, "attribute_tail_lost",
     "attribute 0x%x: clusters %llu-%llu (VCNs) after its last extent are mapped by none (an extent lost); they become a hole (zeros), the size kept",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

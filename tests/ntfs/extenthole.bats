@@ -122,6 +122,17 @@ PY
 	cp "$m/shredded" "$d/shredded"
 	sha256sum < "$m/hello.txt" > "$d/hello.sum"
 	umount "$m"
+	# a file that is not sparse, one cluster a run (every other free
+	# cluster marked in use while it is written): 800 runs in 3 extents
+	truncate -s 16M "$d/frag.img"
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F "$d/frag.img"
+	python3 "$FSFORGE_TOP/tests/ntfs/free_comb.py" "$d/frag.img" mark "$d/comb.json"
+	ntfs-3g "$d/frag.img" "$m"
+	head -c $((800 * 4096)) /dev/urandom > "$d/frag"
+	cp "$d/frag" "$m/frag"
+	stat -c %i "$m/frag" > "$d/frag.ino"
+	umount "$m"
+	python3 "$FSFORGE_TOP/tests/ntfs/free_comb.py" "$d/frag.img" unmark "$d/comb.json"
 }
 
 @test "the undamaged volume checks clean; the file has at least 3 extents" {
@@ -305,4 +316,56 @@ PY
 		cmp "$BATS_TEST_TMPDIR/a.sums" "$BATS_TEST_TMPDIR/y.sums"
 		repair_converged "$FSCK" "$BATS_TEST_TMPDIR/a.img" -a
 	done
+}
+
+# (issue 11) the same lost middle extent in a file that is not sparse:
+# NTFS allows holes only in sparse and compressed attributes, so the
+# attribute is made sparse (each extent's header takes the 8-byte
+# compressed size, in the slack after its runs or as 8 more bytes of its
+# record) and the lost VCNs become a hole.  ntfs-3g packs the records
+# full, so the first extent is cut short by 4 runs first (the lost range
+# then starts there).  Without the room the gap is reported and left
+# (the next test).
+@test "a lost middle extent of a file that is not sparse: made sparse, the lost VCNs a hole, the rest at its offsets" {
+	local img=$BATS_TEST_TMPDIR/v.img ino rec lo hi first top cs m
+	ino=$(cat "$BATS_FILE_TMPDIR/frag.ino")
+	cp "$BATS_FILE_TMPDIR/frag.img" "$img"
+	run extents "$img" "$ino"
+	echo "$output"
+	[ "${#lines[@]}" -ge 2 ]
+	read -r rec lo hi <<< "${lines[0]}"
+	run "$FSCK" -n "$img"
+	[ "$status" -eq 0 ]
+	run trim "$img" "$ino" 4
+	top=$output
+	run extents "$img" "$ino" "$rec"
+	run "$FSCK" -a "$img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"(/frag): attribute 0x80: clusters $((top + 1))-$hi (VCNs) were in a lost extent; the attribute is made sparse and they become a hole"* ]]
+	repair_converged "$FSCK" "$img" -a
+	m=$(mount_ntfs3g "$img")
+	cs=$(stat -f -c %S "$m")
+	cp "$m/frag" "$BATS_TEST_TMPDIR/after"
+	umount "$m"
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/after")" = $((800 * cs)) ]
+	cmp -n $(((top + 1) * cs)) "$BATS_FILE_TMPDIR/frag" "$BATS_TEST_TMPDIR/after"
+	cmp -i $(((hi + 1) * cs)) "$BATS_FILE_TMPDIR/frag" "$BATS_TEST_TMPDIR/after"
+	cmp -n $(((hi - top) * cs)) <(tail -c +$(((top + 1) * cs + 1)) "$BATS_TEST_TMPDIR/after") /dev/zero
+}
+
+@test "a lost middle extent of a file that is not sparse, its records full: reported and left, nothing cut" {
+	local img=$BATS_TEST_TMPDIR/v.img ino rec lo hi
+	ino=$(cat "$BATS_FILE_TMPDIR/frag.ino")
+	cp "$BATS_FILE_TMPDIR/frag.img" "$img"
+	run extents "$img" "$ino"
+	read -r rec lo hi <<< "${lines[0]}"
+	run extents "$img" "$ino" "$rec"
+	run "$FSCK" -a "$img"
+	echo "$output"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"(/frag): attribute 0x80: clusters $lo-$hi (VCNs) were in a lost extent; the attribute is not sparse and its records have no room to make it so"* ]]
+	run "$FSCK" -n "$img"
+	[ "$status" -eq 4 ]
+	[ "${#lines[@]}" -eq 2 ]
 }
