@@ -234,6 +234,12 @@ ROW(PR_ATTR_RESIDENT_FLAGS, 0x01004d, "attribute_resident_flags",
 ROW(PR_ATTR_TYPE_LISTED, 0x010069, "attribute_type_listed",
     "attribute at %u has type 0x%x, which $AttrDef does not define; the file's attribute list says it is 0x%x",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* A defined type where the list says $FILE_NAME and the value parses as
+ * one (parent in the volume, name filling the value, namespace that
+ * exists): a flipped type, put back, so the name is kept. */
+ROW(PR_ATTR_TYPE_NAME_LISTED, 0x01006f, "attribute_type_file_name_listed",
+    "attribute at %u has type 0x%x; the file's attribute list says it is $FILE_NAME (0x30) and its value is one; the type is put back",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_TYPE_EA, 0x01004e, "attribute_type_ea",
     "attribute at %u has type 0x%x, which $AttrDef does not define; it holds the EA list of the file's $EA_INFORMATION: it is $EA (0xe0)",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

@@ -260,3 +260,21 @@ repaired() {
 	run lviews "$IMG"
 	[ "$output" = "$(cat "$BATS_FILE_TMPDIR/lviews")" ]
 }
+
+# (issue 11) a type NTFS defines (0xb0, $BITMAP) where the list's entry
+# says $FILE_NAME: out of order before the next name, which cost the
+# whole extension record (four names); the value parses as a $FILE_NAME,
+# so the list's type is put back and every name is kept
+@test "a \$FILE_NAME in an extension record made 0xb0 (\$BITMAP): the list's entry and the value say 0x30, every name kept" {
+	IMG=$BATS_TEST_TMPDIR/v.img
+	cp "$BATS_FILE_TMPDIR/base.img" "$IMG"
+	run ext "$IMG" "$(ino target)" 30 b0
+	[ -n "$output" ]
+	run "$FSCK" -n "$IMG"
+	[ "$status" -eq 4 ]
+	repaired
+	[[ "$A_OUT" == *"has type 0xb0; the file's attribute list says it is \$FILE_NAME (0x30) and its value is one; the type is put back"* ]]
+	run lviews "$IMG"
+	[ "$output" = "$(cat "$BATS_FILE_TMPDIR/lviews")" ]
+	repair_converged "$FSCK" "$IMG" -a
+}
