@@ -246,7 +246,10 @@ static bool claim_clusters(struct ntfs_check *c, const uint8_t *rec)
 
 /* Record X, which list V of base B names (as MREF), is marked free but
  * still names B and holds what the list says: it is put back in use
- * (asked) when its clusters are free. */
+ * (asked) when its clusters are free.  -n answers no but goes on as if
+ * it were back (in memory only), so that it reports what -a does, not
+ * the consequences of a revival -a makes (its extents lost, the list
+ * wrong, its clusters free). */
 static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
 		   uint64_t x, uint64_t mref, const char *obj,
 		   struct ntfs_al_build *nb)
@@ -254,19 +257,20 @@ static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
 	struct ntfs_check *c = l->c;
 	struct ntfs_mft_record m;
 	char xobj[48];
+	bool yes;
 
 	if (rare_get(c->record_lost, x) || load(l, x, l->rec) ||
 	    base_of(l->rec) != b || (mref >> 48 && mref >> 48 != seq_of(l->rec)) ||
 	    !holds_listed(v, len, x, l->rec))
 		return;
 	snprintf(xobj, sizeof(xobj), "MFT record %llu", (unsigned long long)x);
-	if (!fsf_fix_ask(&c->fix, &PR_EXTENSION_FREED, xobj, obj) ||
-	    !claim_clusters(c, l->rec))
+	yes = fsf_fix_ask(&c->fix, &PR_EXTENSION_FREED, xobj, obj);
+	if ((!yes && c->fix.mode != FSF_MODE_NO) || !claim_clusters(c, l->rec))
 		return;
 	memcpy(&m, l->rec, sizeof(m));
 	m.flags = htole16(le16toh(m.flags) | NTFS_MFT_IN_USE);
 	memcpy(l->rec, &m, sizeof(m));
-	if (ntfs_check_write_record(c, x, l->rec)) {
+	if (yes && ntfs_check_write_record(c, x, l->rec)) {
 		fsf_fix_failed(&c->fix);
 		return;
 	}
