@@ -863,6 +863,11 @@ static bool record_sound(const struct ntfs_check *c, const uint8_t *rec)
 
 		if (!ntfs_type_defined(c, le32toh(a->type)))
 			return false;
+		/* a name with another type: the list may say $FILE_NAME */
+		if (!a->non_resident && le32toh(a->type) != NTFS_AT_FILE_NAME &&
+		    le64toh(((const struct ntfs_mft_record *)rec)->base_mft_record) &&
+		    value_is_file_name(c, (const uint8_t *)a))
+			return false;
 		if (!a->non_resident)
 			continue;
 		memcpy(&n, a, sizeof(n));
