@@ -146,6 +146,7 @@ static void check_free(struct ntfs_check *c)
 	rset_free(&c->early_named);
 	free(c->nbuckets);
 	rset_free(&c->uncounted);
+	rset_free(&c->size_told);
 	ntfs_rare_map_free(c->ext_bad);
 	ntfs_rare_map_free(c->record_lost);
 	ntfs_rare_map_free(c->nameless);

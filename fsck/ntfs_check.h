@@ -138,6 +138,8 @@ struct ntfs_check {
 	struct ntfs_rset early_named;	/* bases named by an extension
 					 * record before them (pass 1) */
 	struct ntfs_rset uncounted;	/* marked in use after pass 1's scan */
+	struct ntfs_rset size_told;	/* pass 3: files whose 0-byte $DATA
+					 * was reported (once, not per name) */
 	/* only when the digests differ: per base record, 3 bits
 	 * (fnp_get/fnp_set): its $FILE_NAMEs less the index entries found
 	 * for it; FNP_MANY: too many to count, not judged */

@@ -168,6 +168,16 @@ ROW(PR_EXTENSION_FREED, 0x010067, "extension_record_freed",
 ROW(PR_ATTR_HOLE, 0x010068, "attribute_extent_lost",
     "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; they become a hole (zeros), the rest of the file kept at its offsets",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* The same gap in an attribute that is neither sparse nor compressed:
+ * holes are allowed only in those, so it is made sparse first (each
+ * extent's header 8 bytes longer, as writers lay sparse extents out),
+ * when every record of it has room; otherwise it is left, reported. */
+ROW(PR_ATTR_HOLE_SPARSE, 0x01006d, "attribute_extent_lost_sparse",
+    "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; the attribute is made sparse and they become a hole (zeros), the rest of the file kept at its offsets",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_ATTR_GAP_LEFT, 0x01006e, "attribute_extent_lost_no_room",
+    "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; the attribute is not sparse and its records have no room to make it so",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_ATTR_TAIL_HOLE, 0x01006a, "attribute_tail_lost",
     "attribute 0x%x: clusters %llu-%llu (VCNs) after its last extent are mapped by none (an extent lost); they become a hole (zeros), the size kept",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
@@ -236,6 +246,12 @@ ROW(PR_ATTR_RESIDENT_FLAGS, 0x01004d, "attribute_resident_flags",
 ROW(PR_ATTR_TYPE_LISTED, 0x010069, "attribute_type_listed",
     "attribute at %u has type 0x%x, which $AttrDef does not define; the file's attribute list says it is 0x%x",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* A defined type where the list says $FILE_NAME and the value parses as
+ * one (parent in the volume, name filling the value, namespace that
+ * exists): a flipped type, put back, so the name is kept. */
+ROW(PR_ATTR_TYPE_NAME_LISTED, 0x01006f, "attribute_type_file_name_listed",
+    "attribute at %u has type 0x%x; the file's attribute list says it is $FILE_NAME (0x30) and its value is one; the type is put back",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_TYPE_EA, 0x01004e, "attribute_type_ea",
     "attribute at %u has type 0x%x, which $AttrDef does not define; it holds the EA list of the file's $EA_INFORMATION: it is $EA (0xe0)",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
@@ -245,6 +261,15 @@ ROW(PR_ATTR_TYPE_UNKNOWN, 0x01004f, "attribute_type_unknown",
 ROW(PR_ATTR_RUNS_CUT, 0x010046, "attribute_runlist_cut",
     "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept",
     FSF_PROMPT_FIX, 0);
+/* A later extent in an extension record (VCNs from above 0) with a bad
+ * run: the runs before it are kept and the VCNs it no longer maps become
+ * a hole or leave the sizes (PR_ATTR_HOLE, PR_ATTR_TAIL_HOLE,
+ * PR_ATTR_TAIL_CUT).  The alternative, clearing the record, loses every
+ * run of every attribute in it, so -a makes the cut as -y does: preen
+ * never keeps less than a manual run. */
+ROW(PR_EXTENT_RUNS_CUT, 0x01006c, "extent_runlist_cut",
+    "attribute 0x%x has a bad runlist in a later extent (%s); the %zu runs before the bad one (%llu clusters) are kept",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_INDEX_RUNS_CUT, 0x01004a, "index_runlist_cut",
     "directory index attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept and the index is rebuilt from its files' names",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

@@ -246,7 +246,10 @@ static bool claim_clusters(struct ntfs_check *c, const uint8_t *rec)
 
 /* Record X, which list V of base B names (as MREF), is marked free but
  * still names B and holds what the list says: it is put back in use
- * (asked) when its clusters are free. */
+ * (asked) when its clusters are free.  -n answers no but goes on as if
+ * it were back (in memory only), so that it reports what -a does, not
+ * the consequences of a revival -a makes (its extents lost, the list
+ * wrong, its clusters free). */
 static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
 		   uint64_t x, uint64_t mref, const char *obj,
 		   struct ntfs_al_build *nb)
@@ -254,19 +257,20 @@ static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
 	struct ntfs_check *c = l->c;
 	struct ntfs_mft_record m;
 	char xobj[48];
+	bool yes;
 
 	if (rare_get(c->record_lost, x) || load(l, x, l->rec) ||
 	    base_of(l->rec) != b || (mref >> 48 && mref >> 48 != seq_of(l->rec)) ||
 	    !holds_listed(v, len, x, l->rec))
 		return;
 	snprintf(xobj, sizeof(xobj), "MFT record %llu", (unsigned long long)x);
-	if (!fsf_fix_ask(&c->fix, &PR_EXTENSION_FREED, xobj, obj) ||
-	    !claim_clusters(c, l->rec))
+	yes = fsf_fix_ask(&c->fix, &PR_EXTENSION_FREED, xobj, obj);
+	if ((!yes && c->fix.mode != FSF_MODE_NO) || !claim_clusters(c, l->rec))
 		return;
 	memcpy(&m, l->rec, sizeof(m));
 	m.flags = htole16(le16toh(m.flags) | NTFS_MFT_IN_USE);
 	memcpy(l->rec, &m, sizeof(m));
-	if (ntfs_check_write_record(c, x, l->rec)) {
+	if (yes && ntfs_check_write_record(c, x, l->rec)) {
 		fsf_fix_failed(&c->fix);
 		return;
 	}
@@ -409,6 +413,98 @@ static uint32_t extent_in(const uint8_t *rec, uint32_t type, const uint8_t *name
 	return 0;
 }
 
+/* Is Q an extent of the attribute E names (type and name)? */
+static bool same_attr(const struct ntfs_al_entry *q, const struct ntfs_al_entry *e)
+{
+	return q->type == e->type && q->name_len == e->name_len &&
+	       (!e->name_len || !memcmp(q->name, e->name, 2u * e->name_len));
+}
+
+/* The records a sparse conversion edits: the base and each extent's. */
+struct edit_set {
+	uint64_t no[64];
+	uint8_t *buf[64];
+	size_t n;
+};
+
+static uint8_t *edit_rec(struct lctx *l, struct edit_set *s, uint64_t r)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->no[i] == r)
+			return s->buf[i];
+	if (s->n == 64 || !(s->buf[s->n] = malloc(l->rs)))
+		return NULL;
+	if (load(l, r, s->buf[s->n])) {
+		free(s->buf[s->n]);
+		return NULL;
+	}
+	s->no[s->n] = r;
+	return s->buf[s->n++];
+}
+
+/*
+ * The attribute of E (in NB, base B), neither sparse nor compressed, has
+ * a gap of N clusters before extent E (its lowest VCN): made sparse
+ * where every record of it has room (each extent's header grows by the
+ * 8-byte compressed size, as writers lay out sparse extents; the base's
+ * $STANDARD_INFORMATION says sparse), and the gap a hole at E's head.
+ * Edited in memory; written when asked (PR_ATTR_HOLE_SPARSE).  0 done or
+ * declined, -1 no room (nothing written).
+ */
+static int gap_sparse(struct lctx *l, uint64_t b, struct ntfs_al_build *nb,
+		      struct ntfs_al_entry *e, uint64_t n, const char *file)
+{
+	struct ntfs_check *c = l->c;
+	uint32_t cs = c->vol.boot.g.cluster_size;
+	struct edit_set s = { .n = 0 };
+	uint64_t mapped = 0;
+	uint8_t *rec;
+	uint32_t at;
+	int ret = -1;
+
+	for (size_t k = 0; k < nb->n; k++) {
+		struct ntfs_attr_nonresident x;
+		struct ntfs_al_entry *q = &nb->v[k];
+
+		if (!same_attr(q, e))
+			continue;
+		if (!(rec = edit_rec(l, &s, q->mref & MASK48)) ||
+		    !(at = extent_in(rec, q->type, q->name, q->name_len, q->lowest_vcn)))
+			goto out;
+		memcpy(&x, rec + at, sizeof(x));
+		mapped += (uint64_t)(le64toh((uint64_t)x.highest_vcn) -
+				     le64toh((uint64_t)x.lowest_vcn) + 1);
+	}
+	for (size_t k = 0; k < nb->n; k++) {
+		struct ntfs_al_entry *q = &nb->v[k];
+
+		if (!same_attr(q, e))
+			continue;
+		rec = edit_rec(l, &s, q->mref & MASK48);
+		at = extent_in(rec, q->type, q->name, q->name_len, q->lowest_vcn);
+		if (ntfs_rec_attr_make_sparse(rec, l->rs, at,
+					      q->lowest_vcn ? 0 : mapped * cs) ||
+		    (q == e && ntfs_rec_extent_hole_before(rec, l->rs, at, n)))
+			goto out;
+	}
+	if (!(rec = edit_rec(l, &s, b)))
+		goto out;
+	ntfs_rec_set_file_attr(rec, NTFS_FA_SPARSE_FILE);
+	ret = 0;
+	if (!fsf_fix_ask(&c->fix, &PR_ATTR_HOLE_SPARSE, file, e->type,
+			 (unsigned long long)(e->lowest_vcn - (int64_t)n),
+			 (unsigned long long)(e->lowest_vcn - 1)))
+		goto out;
+	for (size_t i = 0; i < s.n; i++)
+		if (ntfs_check_write_record(c, s.no[i], s.buf[i]))
+			fsf_fix_failed(&c->fix);
+	e->lowest_vcn -= (int64_t)n;
+out:
+	for (size_t i = 0; i < s.n; i++)
+		free(s.buf[i]);
+	return ret;
+}
+
 /* Extents of one attribute in NB with a gap before them (an extent lost
  * with its record): the gap made a hole at the head of the extent after
  * it, in its record, and its entry follows (PR_ATTR_HOLE). */
@@ -447,17 +543,22 @@ static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 		if (load(l, e->mref & MASK48, l->rec) ||
 		    !(at = extent_in(l->rec, e->type, e->name, e->name_len, e->lowest_vcn)))
 			continue;
-		/* only where holes are allowed: an attribute that is not
-		 * sparse or compressed keeps its gap (reported by the size
-		 * checks), rather than a hole Windows would not accept */
-		memcpy(&n, l->rec + at, sizeof(n));
-		if (!(le16toh(n.h.flags) & (NTFS_ATTR_SPARSE | NTFS_ATTR_COMPRESSION_MASK)) ||
-		    ntfs_rec_extent_hole_before(l->rec, l->rs, at,
-						(uint64_t)(e->lowest_vcn - hi - 1)))
-			continue;
 		if (!named)
 			ntfs_object_name(c, "file", b, file, sizeof(file));
 		named = true;
+		/* holes are allowed in sparse and compressed attributes:
+		 * another one is made sparse first, where it has room */
+		memcpy(&n, l->rec + at, sizeof(n));
+		if (!(le16toh(n.h.flags) & (NTFS_ATTR_SPARSE | NTFS_ATTR_COMPRESSION_MASK))) {
+			if (gap_sparse(l, b, nb, e, (uint64_t)(e->lowest_vcn - hi - 1), file))
+				fsf_fix_ask(&c->fix, &PR_ATTR_GAP_LEFT, file, e->type,
+					    (unsigned long long)(hi + 1),
+					    (unsigned long long)(e->lowest_vcn - 1));
+			continue;
+		}
+		if (ntfs_rec_extent_hole_before(l->rec, l->rs, at,
+						(uint64_t)(e->lowest_vcn - hi - 1)))
+			continue;
 		if (!fsf_fix_ask(&c->fix, &PR_ATTR_HOLE, file, e->type,
 				 (unsigned long long)(hi + 1),
 				 (unsigned long long)(e->lowest_vcn - 1)))

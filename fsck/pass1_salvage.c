@@ -141,8 +141,10 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	if (r >= 0)
 		return 0;
 	memcpy(&n, a, sizeof(n));
-	/* -a clears such a record as before: a cut is asked for */
-	if (!s->structural && (!later_extent(s, &n) || s->c->fix.mode == FSF_MODE_PREEN))
+	/* in a list only a later extent is cut: its sizes live elsewhere.
+	 * -a cuts it too (PR_EXTENT_RUNS_CUT): clearing the record instead
+	 * would lose every run -y keeps */
+	if (!s->structural && !later_extent(s, &n))
 		return -1;
 	len = le32toh(n.h.length);
 	max = (len - le16toh(n.mapping_pairs_offset)) / 2 + 1;
@@ -161,7 +163,8 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	for (size_t i = 0; i < nruns; i++)
 		clusters += runs[i].len;
 	if (asked(s, fsf_fix_ask(&s->c->fix, dir_index(s->rec, a) ?
-				 &PR_INDEX_RUNS_CUT : &PR_ATTR_RUNS_CUT, s->obj,
+				 &PR_INDEX_RUNS_CUT : !s->structural ?
+				 &PR_EXTENT_RUNS_CUT : &PR_ATTR_RUNS_CUT, s->obj,
 				 le32toh(n.h.type), why, nruns,
 				 (unsigned long long)clusters)))
 		ntfs_attr_cut_runs(a, (uint32_t)(le16toh(n.mapping_pairs_offset) + stop),
@@ -670,6 +673,62 @@ out:
 	return d;
 }
 
+
+/* Does the resident value of A parse as a $FILE_NAME: a parent record in
+ * the volume, a name of 1-255 units that fills the value (to its 8-byte
+ * padding) with no NUL or '/', a namespace that exists? */
+static bool value_is_file_name(const struct ntfs_check *c, const uint8_t *a)
+{
+	const struct ntfs_attr_header *h = (const void *)a;
+	struct ntfs_file_name fn;
+	const uint8_t *v;
+	uint32_t len, need;
+	char why[NTFS_WHY];
+
+	if (h->non_resident || ntfs_attr_fault(h, 0, 0, why) != NTFS_AF_NONE)
+		return false;
+	v = ntfs_attr_value(h, &len);
+	if (!v || len < sizeof(fn))
+		return false;
+	memcpy(&fn, v, sizeof(fn));
+	need = sizeof(fn) + 2u * fn.name_length;
+	if (!fn.name_length || fn.name_type > NTFS_NS_WIN32_AND_DOS ||
+	    len < need || len > ((need + 7) & ~7u) ||
+	    (le64toh(fn.parent_directory) & 0xffffffffffffULL) >= c->vol.mft_records)
+		return false;
+	for (uint32_t i = 0; i < fn.name_length; i++) {
+		uint16_t u = (uint16_t)(v[sizeof(fn) + 2 * i] | v[sizeof(fn) + 2 * i + 1] << 8);
+
+		if (!u || u == '/')
+			return false;
+	}
+	return true;
+}
+
+/*
+ * In a record of an attribute list, the attribute at OFF has a type
+ * NTFS defines but its list entry says $FILE_NAME, which fits its place
+ * (after LAST, before the next) and its value parses as one: the type
+ * was flipped (a $FILE_NAME made $BITMAP is otherwise out of order and
+ * costs the record, or is dropped with its name).  The list's type is put
+ * back (PR_ATTR_TYPE_NAME_LISTED).
+ */
+static void listed_file_name(struct salvage *s, uint32_t off, uint32_t last)
+{
+	uint8_t *a = s->rec + off;
+	uint32_t type = le32toh(((struct ntfs_attr_header *)a)->type), le;
+
+	if (s->structural || type == NTFS_AT_FILE_NAME || last > NTFS_AT_FILE_NAME ||
+	    type_after(s->rec, off) < NTFS_AT_FILE_NAME ||
+	    !value_is_file_name(s->c, a) || type_by_list(s, a) != NTFS_AT_FILE_NAME)
+		return;
+	if (!asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_TYPE_NAME_LISTED, s->obj,
+				  off, type)))
+		return;
+	le = htole32(NTFS_AT_FILE_NAME);
+	memcpy(a, &le, 4);
+}
+
 /* The walk of ntfs_salvage_attrs over S->rec.  0, 1 (declined), -1. */
 static int salvage_walk(struct salvage *s)
 {
@@ -709,6 +768,9 @@ static int salvage_walk(struct salvage *s)
 			break;
 		}
 		a = (const void *)(rec + off);
+		listed_file_name(s, off, last_type);
+		if (s->declined)
+			break;
 		type = le32toh(a->type);
 		r = salvage_fields(s, off, last_type);
 		if (r < 0)
@@ -800,6 +862,11 @@ static bool record_sound(const struct ntfs_check *c, const uint8_t *rec)
 		size_t nruns, stop, room;
 
 		if (!ntfs_type_defined(c, le32toh(a->type)))
+			return false;
+		/* a name with another type: the list may say $FILE_NAME */
+		if (!a->non_resident && le32toh(a->type) != NTFS_AT_FILE_NAME &&
+		    le64toh(((const struct ntfs_mft_record *)rec)->base_mft_record) &&
+		    value_is_file_name(c, (const uint8_t *)a))
 			return false;
 		if (!a->non_resident)
 			continue;

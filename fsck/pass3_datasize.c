@@ -78,6 +78,7 @@ int ntfs_data_size_from_entry(struct ntfs_check *c, uint64_t recno,
 	const char *doubt = NULL;
 	long n = 0;
 	int ret = 0;
+	bool told;
 
 	if (!rec || !ext) {
 		ret = -ENOMEM;
@@ -124,14 +125,24 @@ int ntfs_data_size_from_entry(struct ntfs_check *c, uint64_t recno,
 		else if (!held)
 			doubt = "$Bitmap has freed some of its clusters";
 	}
+	/* once per file, not per name: -n meets it at each hard link's
+	 * entry (-a at the first only, which takes the size back) */
+	if (!c->size_told.bits)
+		rset_init(&c->size_told, c->vol.mft_records);
+	told = rset_get(&c->size_told, recno);
+	if (!told && rset_set(&c->size_told, recno)) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	if (doubt) {
-		fsf_fix_ask(&c->fix, &PR_DATA_SIZE_KEPT, obj,
+		if (!told)
+			fsf_fix_ask(&c->fix, &PR_DATA_SIZE_KEPT, obj,
 			    (unsigned long long)le64toh((uint64_t)nr.allocated_size), name,
-			    (unsigned long long)size, doubt);
+				    (unsigned long long)size, doubt);
 		goto out;
 	}
 	ret = 1;
-	if (fsf_fix_ask(&c->fix, &PR_DATA_SIZE_FROM_ENTRY, obj,
+	if (!told && fsf_fix_ask(&c->fix, &PR_DATA_SIZE_FROM_ENTRY, obj,
 			(unsigned long long)alloc, name, dirobj,
 			(unsigned long long)size)) {
 		uint64_t le = htole64(size);

@@ -556,3 +556,68 @@ int ntfs_rec_extent_hole_before(uint8_t *rec, uint32_t size, uint32_t off,
 	ntfs_put64(a + NR_LOWEST, lo - n);
 	return 0;
 }
+
+int ntfs_rec_attr_make_sparse(uint8_t *rec, uint32_t size, uint32_t off,
+			      uint64_t compressed)
+{
+	uint8_t *a = rec + off;
+	uint32_t used = ntfs_get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t len, p, at = NR_COMPRESSED;
+	uint16_t flags, mpo, noff;
+
+	if (used > size || off + NR_COMPRESSED > used || !a[8])
+		return -1;
+	len = ntfs_get32(a + offsetof(struct ntfs_attr_header, length));
+	flags = ntfs_get16(a + offsetof(struct ntfs_attr_header, flags));
+	mpo = ntfs_get16(a + NR_MPO);
+	noff = ntfs_get16(a + offsetof(struct ntfs_attr_header, name_offset));
+	if (off + len > used || mpo < at || mpo > len ||
+	    (a[offsetof(struct ntfs_attr_header, name_length)] && noff < at) ||
+	    flags & (NTFS_ATTR_SPARSE | NTFS_ATTR_COMPRESSION_MASK))
+		return -1;
+	/* the end marker of the mapping pairs: slack after it is used first */
+	p = mpo;
+	while (p < len && a[p])
+		p += 1u + (a[p] & 15) + (a[p] >> 4);
+	if (p >= len)
+		return -1;
+	if (p + 1 + 8 <= len) {
+		memmove(a + at + 8, a + at, p + 1 - at);
+	} else {
+		if (size - used < 8)
+			return -1;
+		memmove(a + at + 8, a + at, used - off - at);
+		ntfs_put32(a + offsetof(struct ntfs_attr_header, length), len + 8);
+		ntfs_put32(rec + offsetof(struct ntfs_mft_record, bytes_in_use), used + 8);
+	}
+	ntfs_put64(a + at, compressed);
+	if (noff >= at)
+		ntfs_put16(a + offsetof(struct ntfs_attr_header, name_offset),
+			   (uint16_t)(noff + 8));
+	ntfs_put16(a + NR_MPO, (uint16_t)(mpo + 8));
+	ntfs_put16(a + offsetof(struct ntfs_attr_header, flags), flags | NTFS_ATTR_SPARSE);
+	return 0;
+}
+
+void ntfs_rec_set_file_attr(uint8_t *rec, uint32_t flags)
+{
+	uint32_t used = ntfs_get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t off = ntfs_get16(rec + offsetof(struct ntfs_mft_record, attrs_offset));
+	uint32_t at = offsetof(struct ntfs_standard_information, file_attributes);
+
+	while (off + 24 <= used && ntfs_get32(rec + off) < NTFS_AT_STANDARD_INFORMATION) {
+		if (ntfs_get32(rec + off + 4) < 24 || ntfs_get32(rec + off + 4) > used - off)
+			return;
+		off += ntfs_get32(rec + off + 4);
+	}
+	if (off + 24 <= used && ntfs_get32(rec + off) == NTFS_AT_STANDARD_INFORMATION &&
+	    !rec[off + 8]) {
+		uint32_t vlen = ntfs_get32(rec + off + offsetof(struct ntfs_attr_resident, value_length));
+		uint32_t voff = ntfs_get16(rec + off + offsetof(struct ntfs_attr_resident, value_offset));
+
+		if (vlen >= at + 4 && voff + vlen <= ntfs_get32(rec + off + 4) &&
+		    off + voff + vlen <= used)
+			ntfs_put32(rec + off + voff + at,
+				   ntfs_get32(rec + off + voff + at) | flags);
+	}
+}

@@ -116,4 +116,17 @@ int ntfs_rec_extent_hole_after(uint8_t *rec, uint32_t size, uint32_t off,
 			       uint64_t n);
 int ntfs_rec_extent_hole_before(uint8_t *rec, uint32_t size, uint32_t off,
 				uint64_t n);
+/* Make the non-resident attribute at OFF of REC (neither sparse nor
+ * compressed) sparse: the sparse flag set and the 8-byte compressed size
+ * field inserted after the fixed header (its name and mapping pairs
+ * moved up into the attribute's slack after them, or the attribute and
+ * the record 8 bytes longer), holding
+ * COMPRESSED (the bytes of the clusters its runs allocate; 0 in an
+ * extent after the first).  0, or -1 if it does not fit or the
+ * attribute is not such. */
+int ntfs_rec_attr_make_sparse(uint8_t *rec, uint32_t size, uint32_t off,
+			      uint64_t compressed);
+/* Set the file attribute bits FLAGS in the resident
+ * $STANDARD_INFORMATION of REC, when it has one. */
+void ntfs_rec_set_file_attr(uint8_t *rec, uint32_t flags);
 #endif

@@ -65,9 +65,9 @@ open(sys.argv[2], "r+b").write(img)
 PY
 }
 
-# ext IMG BASE TYPE NEW: in the first extension record of BASE holding
-# an attribute of TYPE (hex), the first such attribute made NEW; prints
-# the record's number
+# ext IMG BASE TYPE NEW [last]: in the first extension record of BASE
+# holding an attribute of TYPE (hex), the first (with "last": the last)
+# such attribute made NEW; prints the record's number
 ext() {
 	python3 - "$LAB" "$@" <<'PY'
 import struct, sys
@@ -82,7 +82,7 @@ for n in range(base + 1, g.nrecords):
         continue
     offs = [o for o, ty, _, _ in P.attrs(rec) if ty == t]
     if offs:
-        struct.pack_into("<I", rec, offs[0], new)
+        struct.pack_into("<I", rec, offs[-1 if sys.argv[6:] == ["last"] else 0], new)
         img[at:at + g.rs] = P.refix(rec)
         open(sys.argv[2], "r+b").write(img)
         print(n)
@@ -257,6 +257,38 @@ repaired() {
 	[ "$status" -eq 4 ]
 	repaired
 	[[ "$A_OUT" == *"has type 0x7f, which \$AttrDef does not define; the file's attribute list says it is 0x80"* ]]
+	run lviews "$IMG"
+	[ "$output" = "$(cat "$BATS_FILE_TMPDIR/lviews")" ]
+}
+
+# (issue 11) a type NTFS defines (0xb0, $BITMAP) where the list's entry
+# says $FILE_NAME: out of order before the next name, which cost the
+# whole extension record (four names); the value parses as a $FILE_NAME,
+# so the list's type is put back and every name is kept
+@test "a \$FILE_NAME in an extension record made 0xb0 (\$BITMAP): the list's entry and the value say 0x30, every name kept" {
+	IMG=$BATS_TEST_TMPDIR/v.img
+	cp "$BATS_FILE_TMPDIR/base.img" "$IMG"
+	run ext "$IMG" "$(ino target)" 30 b0
+	[ -n "$output" ]
+	run "$FSCK" -n "$IMG"
+	[ "$status" -eq 4 ]
+	repaired
+	[[ "$A_OUT" == *"has type 0xb0; the file's attribute list says it is \$FILE_NAME (0x30) and its value is one; the type is put back"* ]]
+	run lviews "$IMG"
+	[ "$output" = "$(cat "$BATS_FILE_TMPDIR/lviews")" ]
+	repair_converged "$FSCK" "$IMG" -a
+}
+
+# the last name of the record made 0xb0: nothing is out of order then
+# (the record parses), the list's entry alone named it; kept the same way
+@test "the last \$FILE_NAME of an extension record made 0xb0: its type put back, every name kept" {
+	IMG=$BATS_TEST_TMPDIR/v.img
+	cp "$BATS_FILE_TMPDIR/base.img" "$IMG"
+	run ext "$IMG" "$(ino target)" 30 b0 last
+	[ -n "$output" ]
+	repaired
+	[[ "$A_OUT" == *"has type 0xb0; the file's attribute list says it is \$FILE_NAME (0x30) and its value is one; the type is put back"* ]]
+	[[ "$A_OUT" == *"problems: 1 found, 1 fixed, 0 left"* ]]
 	run lviews "$IMG"
 	[ "$output" = "$(cat "$BATS_FILE_TMPDIR/lviews")" ]
 }

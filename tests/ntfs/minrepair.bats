@@ -485,3 +485,36 @@ seen_damage() {
 	umount mnt
 	[ "$blocks" -eq 24576 ] || die "big has $blocks blocks allocated"
 }
+
+# (issue 11) the same on a file with three names: -a takes the size
+# back once, at the first entry it meets; -n reported it once per name
+# (three problems where -a finds one).  Once per file now: -n and -a
+# find the same count, and the file reads as before under every name.
+@test "a 0-byte \$DATA with its runs on a file with three hard links: reported once, not once per name" {
+	local m nfound
+	truncate -s 16M image
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F image
+	m=$(mount_ntfs3g image)
+	head -c 100000 /dev/urandom > data
+	cp data "$m/f"
+	mkdir "$m/d"
+	ln "$m/f" "$m/d/g"
+	ln "$m/f" "$m/h"
+	stat -c %i "$m/f" > ino
+	umount "$m"
+	python3 "$HELPER" image "$(cat ino)" empty_runs
+	run "$FSCK" -n image
+	echo "$output"
+	[ "$status" -eq 4 ] || die "-n exit $status"
+	nfound=$(grep -c "unnamed \$DATA says 0 bytes" <<< "$output")
+	[ "$nfound" -eq 1 ] || die "-n reported it $nfound times"
+	[[ $output == *"problems: 1 found, 0 fixed, 1 left"* ]] || die "-n found more"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"problems: 1 found, 1 fixed, 0 left"* ]] || die "-a: not one repair"
+	repair_converged "$FSCK" image -a
+	m=$(mount_ntfs3g image)
+	cmp data "$m/f" && cmp data "$m/d/g" && cmp data "$m/h" || { umount "$m"; die "content"; }
+	umount "$m"
+}

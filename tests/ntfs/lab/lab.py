@@ -337,8 +337,9 @@ def key(e, dos=True):
             e.get("rp"), e.get("oid"), e.get("ea"), e.get("dos") if dos else None)
 
 
-def survivors(before, after):
-    """Paths of BEFORE's files present in AFTER with identical content and
+def survivors_any_name(before, after):
+    """(The judge before names were counted, for comparison: a file
+    counts as kept when any one of its names does.)  Paths of BEFORE's files present in AFTER with identical content and
     streams, at their path (or where the power-cut workload renamed it),
     under lost+found (by record number or name), or as the same MFT record
     anywhere (a damaged directory name moves its whole subtree: the files
@@ -369,6 +370,48 @@ def survivors(before, after):
                 out.append(p)
                 break
     return out
+
+
+def survivors(before, after):
+    """Paths (names) of BEFORE's files present in AFTER with identical
+    content and streams, at their path (or where the power-cut workload
+    renamed it), as the same MFT record elsewhere (a damaged directory
+    name moves its whole subtree: the files in it are still there), or
+    under lost+found (by record number or name).  Each name of AFTER
+    stands for one name of BEFORE: a file with two hard links of which
+    one survives keeps one name, the other counts as lost."""
+    used, byino, lf = set(), {}, []
+    for p, e in sorted(after.items()):
+        if p.startswith("lost+found/"):
+            lf.append((p, key(e, False), os.path.basename(p), e["ino"]))
+        byino.setdefault((e["ino"], key(e)), []).append(p)
+    out, rest = [], []
+    for p, e in before.items():
+        if e["t"] not in "fl" or e.get("sha") == "EIO":
+            continue
+        a = after.get(p)
+        if a is not None and key(a) == key(e):
+            out.append(p)
+            used.add(p)
+            continue
+        q = PC.RENAMES.get(p, "")
+        a = after.get(q)
+        if a is not None and key(a) == key(e) and a["ino"] == e["ino"] and q not in used:
+            out.append(p)
+            used.add(q)
+            continue
+        rest.append(p)
+    for p in sorted(rest):
+        e = before[p]
+        q = next((q for q in byino.get((e["ino"], key(e)), []) if q not in used), None)
+        if q is None:
+            name, ino, k = os.path.basename(p), e["ino"], key(e, False)
+            q = next((q for q, kq, n, i in lf if q not in used and kq == k and
+                      (i == ino or n == name or str(ino) in n)), None)
+        if q is not None:
+            out.append(p)
+            used.add(q)
+    return sorted(out)
 
 
 def mount_manifest(img, mnt):
@@ -464,6 +507,7 @@ def judge(cid, bases, out, sid):
     after = mount_manifest(img, cdir + "/mnt")
     o["mounts"] = after is not None
     o["surv"] = survivors(man, after or {})
+    o["surv_any"] = len(survivors_any_name(man, after or {}))
     # ntfsck -a on its own copy, judged the same way
     if sid:
         ref = cdir + "/ref.img"
@@ -477,6 +521,7 @@ def judge(cid, bases, out, sid):
         after = mount_manifest(ref, cdir + "/mnt")
         x["mounts"] = after is not None
         x["surv"] = survivors(man, after or {})
+        x["surv_any"] = len(survivors_any_name(man, after or {}))
         r["ref"] = x
         os.unlink(ref)
     r["untouched_lost"] = sorted(set(safe) - set(o["surv"]))
