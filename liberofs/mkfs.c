@@ -220,6 +220,11 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 			1ull << (o->blkszbits + EROFS_CHUNK_FORMAT_BLKBITS_MASK));
 		return -EINVAL;
 	}
+	if (o->compr == EROFS_COMPR_NONE &&
+	    (o->ztailpacking || o->fragments || o->dedupe)) {
+		fsf_err(log, "-E ztailpacking, fragments, all-fragments and dedupe need -z");
+		return -EINVAL;
+	}
 	if (o->build_time < 0) {
 		fsf_err(log, "build time %lld is before 1970", (long long)o->build_time);
 		return -EINVAL;
@@ -230,7 +235,7 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	       struct erofs_mkfs_stats *stats)
 {
-	struct erofs_build b = { .opts = o, .log = log, .src_fd = -1,
+	struct erofs_build b = { .opts = o, .log = log, .src_fd = -1, .packed_fd = -1,
 				 .data_fd = { -1, -1 } };
 	unsigned int flags = o->in_place ? FSF_DEV_OVERWRITE : FSF_DEV_REPLACE;
 	int ret = check_opts(o, log);
@@ -312,6 +317,7 @@ out:
 		memcpy(stats->uuid, b.uuid, 16);
 	}
 	fsf_dev_close(&b.dev);
+	erofs_frag_tables_free(&b);
 	erofs_tree_free(&b);
 out_src:
 	if (b.src_fd >= 0)
