@@ -264,6 +264,7 @@ int main(int argc, char **argv)
 	}
 	c.o.mapped = true;
 	ret = erofs_check(&img, &c.o, &log, &st);
+	erofs_img_close(&img);
 	munmap(data, size);
 	if (ret)
 		return 1;

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "erofs/erofs_fs.h"
@@ -19,7 +20,8 @@
 /* incompat features this reader decodes */
 #define KNOWN_INCOMPAT (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS | \
 			EROFS_INCOMPAT_XATTR_PREFIXES | \
-			EROFS_INCOMPAT_CHUNKED_FILE)
+			EROFS_INCOMPAT_CHUNKED_FILE | EROFS_INCOMPAT_ZTAILPACKING | \
+			EROFS_INCOMPAT_FRAGMENTS)
 
 __attribute__((format(printf, 3, 0)))
 static int vreport(struct erofs_img *img, int err, const char *fmt, va_list ap)
@@ -163,6 +165,12 @@ static int load_prefixes(struct erofs_img *img, uint32_t count, uint32_t start)
 	return 0;
 }
 
+void erofs_img_close(struct erofs_img *img)
+{
+	free(img->packed);
+	img->packed = NULL;
+}
+
 int erofs_img_open(struct erofs_img *img, const void *data, uint64_t size,
 		   unsigned int flags)
 {
@@ -214,6 +222,8 @@ int erofs_img_open(struct erofs_img *img, const void *data, uint64_t size,
 	if (le16toh(sb.extra_devices))
 		return erofs_unsupported(img, "superblock: extra devices are not supported");
 	img->root_nid = le16toh(sb.rootnid_2b);
+	if (img->feature_incompat & EROFS_INCOMPAT_FRAGMENTS)
+		img->packed_nid = le64toh(sb.packed_nid);
 	img->inos = le64toh(sb.inos);
 	img->epoch = le64toh(sb.epoch);
 	img->fixed_nsec = le32toh(sb.fixed_nsec);
