@@ -78,7 +78,7 @@ static int collect_fn(void *ctx, const uint8_t *buf, size_t len)
 #define PACKED_MAX	(1ull << 32)
 
 /* The packed inode's content, decoded once and kept in IMG. */
-static int load_packed(struct erofs_img *img)
+int erofs_packed_load(struct erofs_img *img)
 {
 	struct erofs_rinode p;
 	struct collect c = { 0 };
@@ -122,7 +122,7 @@ static int read_fragment(struct erofs_img *img, const struct erofs_rinode *ino,
 			 const struct erofs_rextent *e, erofs_data_fn fn,
 			 void *ctx)
 {
-	int ret = load_packed(img);
+	int ret = erofs_packed_load(img);
 
 	if (ret)
 		return ret;

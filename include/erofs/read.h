@@ -47,6 +47,9 @@ struct erofs_img {
 	bool in_packed;			/* loading it (no fragments in it) */
 	char err[320];			/* last error: one line */
 };
+/* read_data.c: decode the packed inode's content into img->packed (once;
+ * the long prefix table may live there) */
+int erofs_packed_load(struct erofs_img *img);
 /* free what reading cached (the packed inode's content) */
 void erofs_img_close(struct erofs_img *img);
 
