@@ -58,6 +58,7 @@ struct zext {
 	uint64_t rel;		/* pcluster block, from the file's first */
 	bool plain;
 	bool frag;		/* in the packed inode (-E fragments) */
+	bool inl;		/* inline after the index (-E ztailpacking) */
 };
 
 struct cpass {
@@ -659,6 +660,10 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		n->zindex = buf;
 		return 0;
 	}
+	if (n_ext && ext[n_ext - 1].inl) {
+		h.h_advise |= htole16(Z_EROFS_ADVISE_INLINE_PCLUSTER);
+		h.h_idata_size = htole16((uint16_t)n->inline_size);
+	}
 	if (n_ext && ext[n_ext - 1].frag) {
 		uint32_t off = htole32((uint32_t)n->fragoff);
 
@@ -800,6 +805,14 @@ static int take_fragment(struct worker *w, struct erofs_src *s, const char *path
 	return 0;
 }
 
+/* A squeeze result makes a compressed extent (TAKEN bytes in CSIZE) when
+ * that saves a block; else the extent is one raw block.  The plan's tail
+ * search (ztail_plan) and compress_file cut the same extents with it. */
+static bool cut_compressed(uint32_t csize, uint32_t taken, unsigned int bs)
+{
+	return csize && (csize + bs - 1) / bs < (taken + bs - 1) / bs;
+}
+
 static int compress_file(struct worker *w, size_t i)
 {
 	struct cpass *cp = w->cp;
@@ -885,7 +898,24 @@ static int compress_file(struct worker *w, size_t i)
 			pos = n->size;
 			break;
 		}
-		if (csize && cblks < (taken + bs - 1) / bs) {
+		if (n->ztail && pos == n->ztail_la) {
+			/* the tail, inline: its bytes are in n->tail since
+			 * the plan; read through for the digest */
+			ret = take_fragment(w, &s, path, &off, &avail,
+					    &read_to, n->size, left);
+			w->frag_len = 0;
+			if (ret)
+				break;
+			e.len = (uint32_t)left;
+			e.cblks = 1;
+			e.inl = true;
+			e.plain = n->ztail_plain;
+			e.rel = written + outlen / bs;
+			ret = add_ext(w, &e);
+			pos = n->size;
+			break;
+		}
+		if (cut_compressed(csize, taken, bs)) {
 			/* zeros first: the data ends the pcluster */
 			memset(w->out + outlen, 0, cblks * bs - csize);
 			memcpy(w->out + outlen + cblks * bs - csize, w->z, csize);
@@ -1102,7 +1132,8 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 		}
 		/* a file that shrank is reported by the data pass */
 		est = estimate(in, (uint32_t)r, z, zcap);
-		if (n->size <= PROBE && !p->b->opts->fragments)
+		if (n->size <= PROBE && !p->b->opts->fragments &&
+		    !p->b->opts->ztailpacking)
 			n->compressed = (est + bs - 1) / bs * bs + bs / 4 <=
 					(uint64_t)r;
 		else
@@ -1114,15 +1145,91 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 	return ret;
 }
 
+/*
+ * -E ztailpacking: cut N's extents as compress_file will and find its last
+ * one; when that one compresses below a block (or is a raw tail under a
+ * block), keep its bytes in n->tail to store them after the index.  The
+ * layout drops it again where the inode, index and tail do not fit one
+ * block.  This compresses such a file twice.
+ */
+static int ztail_plan(struct worker *w, struct erofs_node *n)
+{
+	struct erofs_build *b = w->cp->b;
+	const unsigned int bs = b->blksz;
+	const uint32_t pcl = b->pclusterblks * bs;
+	uint64_t pos = 0, read_to = 0;
+	size_t off = 0, avail = 0;
+	char path[PATH_MAX];
+	struct erofs_src s;
+	int ret = erofs_open_source(b, n, path, sizeof(path), &s);
+
+	if (ret)
+		return ret;
+	w->digest = false;
+	while (pos < n->size) {
+		uint64_t left = n->size - pos;
+		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
+		uint32_t taken = 0, len;
+		bool packs;
+		int r;
+
+		if (avail < want) {
+			ret = refill(w, &s, path, &off, &avail, n->size - read_to);
+			if (ret)
+				break;
+			read_to = pos + avail;
+		}
+		r = squeeze(w, w->in + off, want, pcl, &taken);
+		if (r < 0) {
+			ret = r;
+			break;
+		}
+		packs = r > 0 && taken == left && (uint32_t)r < bs && r < (int)left;
+		if (want == left && (packs || left < bs)) {
+			n->ztail = true;
+			n->ztail_la = pos;
+			n->ztail_plain = !packs;
+			n->inline_size = packs ? (uint32_t)r : (uint32_t)left;
+			n->tail = malloc(n->inline_size);
+			if (!n->tail) {
+				ret = -ENOMEM;
+				break;
+			}
+			memcpy(n->tail, packs ? w->z : w->in + off, n->inline_size);
+			break;
+		}
+		len = cut_compressed((uint32_t)r, taken, bs) ? taken :
+		      want < bs ? want : bs;
+		pos += len;
+		off += len;
+		avail -= len;
+	}
+	erofs_src_close(&s);
+	return ret;
+}
+
 static void *plan_run(void *arg)
 {
 	struct plan *p = arg;
 	int zcap = LZ4_compressBound(PROBE);
 	uint8_t *in = malloc(PROBE), *z = malloc((size_t)zcap);
+	const bool ztail = p->b->opts->ztailpacking && !p->b->opts->fragments;
+	struct cpass cp = { .b = p->b };
+	struct worker w;
+	bool wok = false;
 
 	if (!in || !z) {
 		atomic_store(&p->error, -ENOMEM);
 		goto out;
+	}
+	if (ztail) {
+		int ret = worker_init(&w, &cp);
+
+		wok = true;
+		if (ret) {
+			atomic_store(&p->error, ret);
+			goto out;
+		}
 	}
 	for (;;) {
 		size_t i = atomic_fetch_add(&p->next, 1);
@@ -1131,12 +1238,16 @@ static void *plan_run(void *arg)
 		if (i >= p->nfiles || atomic_load(&p->error))
 			break;
 		ret = probe(p, p->files[i], in, z, zcap);
+		if (!ret && ztail && p->files[i]->compressed)
+			ret = ztail_plan(&w, p->files[i]);
 		if (ret) {
 			atomic_store(&p->error, ret);
 			break;
 		}
 	}
 out:
+	if (wok)
+		worker_free(&w);
 	free(in);
 	free(z);
 	return NULL;

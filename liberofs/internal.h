@@ -74,8 +74,11 @@ struct erofs_node {
 	bool whole_frag;		/* compressed: all of it in the packed
 					 * inode (-E fragments) */
 	bool tail_frag;			/* compressed: its last extent there */
-	bool ztail;			/* compressed: one extent, inline
-					 * after the index (-E ztailpacking) */
+	bool ztail;			/* compressed: its last extent inline
+					 * after the index (-E ztailpacking):
+					 * inline_size bytes in tail */
+	bool ztail_plain;		/* ... stored raw */
+	uint64_t ztail_la;		/* ... from this logical byte */
 	uint64_t fragoff;		/* byte offset in the packed inode */
 
 	bool chunked;			/* CHUNK_BASED layout (--chunksize) */

@@ -51,7 +51,7 @@ static size_t record_size(const struct erofs_build *b,
 	uint32_t head = (n->extended ? 64u : 32u) + n->xattr_isize;
 
 	if (n->compressed)
-		return head + erofs_zindex_size(b, n, head);
+		return head + erofs_zindex_size(b, n, head) + n->inline_size;
 	if (n->chunked)
 		return head + erofs_chunkmap_size(b, n);
 	return head + (n->tail ? n->inline_size : 0);
