@@ -384,7 +384,8 @@ static int hold(struct worker *w, size_t i, size_t outlen)
 		free(h.frag);
 		return -ENOMEM;
 	}
-	memcpy(h.frag, w->frag, w->frag_len);
+	if (w->frag_len)
+		memcpy(h.frag, w->frag, w->frag_len);
 	w->held_bytes += w->frag_len;
 	memcpy(h.out, w->out, outlen);
 	memcpy(h.ext, w->ext, w->next_ext * sizeof(*h.ext));
