@@ -298,6 +298,10 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 	}
 	if (b->opts->dedupe && !written && !n->whole_frag && n != b->packed)
 		same = erofs_dedupe_match(b, n);
+	/* a tail inline in one and in a block in the other (the layout
+	 * dropped one): the extents differ */
+	if (same && same->ztail != n->ztail)
+		same = NULL;
 	if (same) {
 		/* the same content compresses to the same extents */
 		b->files_shared++;
@@ -854,6 +858,23 @@ static int compress_file(struct worker *w, size_t i)
 		struct zext e = { .la = pos };
 		int r;
 
+		if (n->ztail && pos == n->ztail_la) {
+			/* the tail, inline: its bytes are in n->tail since
+			 * the plan; read through for the digest */
+			ret = take_fragment(w, &s, path, &off, &avail,
+					    &read_to, n->size, left);
+			w->frag_len = 0;
+			if (ret)
+				break;
+			e.len = (uint32_t)left;
+			e.cblks = 1;
+			e.inl = true;
+			e.plain = n->ztail_plain;
+			e.rel = written + outlen / bs;
+			ret = add_ext(w, &e);
+			pos = n->size;
+			break;
+		}
 		if (frags && (n->whole_frag || left <= pcl)) {
 			/* the rest goes to the packed inode */
 			ret = take_fragment(w, &s, path, &off, &avail,
@@ -894,23 +915,6 @@ static int compress_file(struct worker *w, size_t i)
 			e.len = (uint32_t)left;
 			e.cblks = 1;
 			e.frag = true;
-			e.rel = written + outlen / bs;
-			ret = add_ext(w, &e);
-			pos = n->size;
-			break;
-		}
-		if (n->ztail && pos == n->ztail_la) {
-			/* the tail, inline: its bytes are in n->tail since
-			 * the plan; read through for the digest */
-			ret = take_fragment(w, &s, path, &off, &avail,
-					    &read_to, n->size, left);
-			w->frag_len = 0;
-			if (ret)
-				break;
-			e.len = (uint32_t)left;
-			e.cblks = 1;
-			e.inl = true;
-			e.plain = n->ztail_plain;
 			e.rel = written + outlen / bs;
 			ret = add_ext(w, &e);
 			pos = n->size;
