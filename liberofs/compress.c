@@ -296,7 +296,10 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 		if (ret)
 			return fail(cp, ret);
 	}
-	if (b->opts->dedupe && !written && !n->whole_frag && n != b->packed)
+	/* -E fragments shares identical files too, as erofs-utils' does
+	 * (it finds a whole file in the packed inode) */
+	if ((b->opts->dedupe || b->opts->fragments) && !written &&
+	    !n->whole_frag && n != b->packed)
 		same = erofs_dedupe_match(b, n);
 	/* a tail inline in one and in a block in the other (the layout
 	 * dropped one): the extents differ */
@@ -846,7 +849,8 @@ static int compress_file(struct worker *w, size_t i)
 		return ret;
 	if (!s.shared)
 		posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	w->digest = n->has_digest || (b->opts->dedupe && n != b->packed);
+	w->digest = n->has_digest ||
+		    ((b->opts->dedupe || b->opts->fragments) && n != b->packed);
 	if (w->digest)
 		EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
 	w->next_ext = 0;
