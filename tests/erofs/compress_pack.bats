@@ -52,10 +52,8 @@ both_read() {
 @test "-E ztailpacking, fragments, all-fragments, dedupe: both fsck.erofs extract the tree, digests pass, same image for 1 and 2 workers" {
 	need_sid_erofs
 	u=3f0c3a53-8f1e-4a3b-9d7e-0123456789ab
-	for opts in "-zlz4hc -Eztailpacking" "-zlz4hc -Efragments,dedupe" "-zlz4hc -Eall-fragments" \
-		    "-zlz4hc -C65536 -Eztailpacking,dedupe -Elegacy-compress" \
-		    "-zlzma -C65536 -Eall-fragments,dedupe,ztailpacking" \
-		    "-zzstd -b1024 -C8192 -Efragments,dedupe"; do
+	for opts in "-zlz4hc -Eztailpacking" "-zlz4hc -C16384 -Efragments,dedupe -Elegacy-compress" \
+		    "-zlz4hc -Eall-fragments" "-zlzma -C65536 -Eztailpacking,dedupe"; do
 		# shellcheck disable=SC2086
 		run "$MKFS_EROFS" --quiet $opts -T 1700000000 -U $u --workers=1 \
 			--xattr-inode-digest=trusted.erofs.fingerprint a.img "$SRC"
@@ -71,8 +69,8 @@ both_read() {
 @test "erofs-utils 1.9 images with ztailpacking, fragments and dedupe: our fsck.erofs extracts the tree" {
 	need_sid_erofs
 	cp -a "$SRC" "$SIDTMP/src"
-	for opts in "-zlz4hc -Eztailpacking" "-zlz4hc -Efragments,dedupe" \
-		    "-zlz4hc -C65536 -Eztailpacking,fragments -Elegacy-compress"; do
+	for opts in "-zlz4hc -Eztailpacking" \
+		    "-zlz4hc -C65536 -Eztailpacking,fragments,dedupe -Elegacy-compress"; do
 		# shellcheck disable=SC2086
 		run chroot "$SID_ROOT" mkfs.erofs --quiet $opts \
 			--xattr-inode-digest=trusted.erofs.fingerprint "$SIDREL/r.img" "$SIDREL/src"
@@ -103,13 +101,13 @@ both_read() {
 	# fragments: 200 different files with one 3000-byte tail each, packed;
 	# then the same with identical 3000-byte contents: the packed inode
 	# (compressed) holds one copy
-	mkdir f1 f2
-	for i in $(seq 1 200); do
-		head -c 3000 /dev/urandom > f1/$i
-	done
-	for i in $(seq 1 200); do
-		cp f1/1 f2/$i
-	done
+	python3 -c '
+import os
+os.mkdir("f1"); os.mkdir("f2")
+same = os.urandom(3000)
+for i in range(200):
+    open("f1/%d" % i, "wb").write(os.urandom(3000))
+    open("f2/%d" % i, "wb").write(same)'
 	"$MKFS_EROFS" --quiet -zlz4hc -T0 -Efragments p1.img f1
 	"$MKFS_EROFS" --quiet -zlz4hc -T0 -Efragments p2.img f2
 	p1=$(stat -c %s p1.img) p2=$(stat -c %s p2.img)
