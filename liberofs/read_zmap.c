@@ -117,29 +117,12 @@ static uint64_t compact_pos(const struct zmap *z, uint64_t lcn,
 static int load_compact(struct zmap *z, uint64_t lcn, struct lcl *l)
 {
 	const bool big = z->advise & Z_EROFS_ADVISE_BIG_PCLUSTER_1;
-	uint64_t init4 = ((32u - z->ebase % 32u) / 4u) & 7u, n2b = 0, pos;
 	unsigned int shift, vcnt, enc, i;
+	uint64_t pos = compact_pos(z, lcn, &shift);
 	const uint8_t *in;
 	uint32_t lo, nblk;
 	uint8_t type;
 
-	if ((z->advise & ADVISE_COMPACTED_2B) && init4 < z->total)
-		n2b = (z->total - init4) / 16u * 16u;
-	pos = z->ebase;
-	if (lcn < init4) {
-		shift = 2;
-	} else {
-		pos += init4 * 4u;
-		lcn -= init4;
-		if (lcn < n2b) {
-			shift = 1;
-		} else {
-			pos += n2b * 2u;
-			lcn -= n2b;
-			shift = 2;
-		}
-	}
-	pos += lcn << shift;
 	if (shift == 2 && z->lobits <= 14)
 		vcnt = 2;
 	else if (shift == 1 && z->lobits <= 12)
