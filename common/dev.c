@@ -701,11 +701,11 @@ bool fsf_dev_is_same_file(const struct fsf_dev *dev, dev_t d, ino_t i)
 	return dev->fd >= 0 && dev->st_dev == d && dev->st_ino == i;
 }
 
-int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
-		   uint64_t off)
+/* Every write starts here: nothing under -n or on a closed device,
+ * nothing past the end of a device of fixed size, and the old bytes
+ * saved to the undo file before they are overwritten. */
+static int begin_write(struct fsf_dev *dev, uint64_t off, uint64_t len)
 {
-	const char *p = buf;
-
 	if (dev->dry_run || dev->fd < 0)
 		return -EROFS;
 	if ((dev->is_blkdev || dev->fixed_size) &&
@@ -714,12 +714,14 @@ int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 			dev->path);
 		return -ENOSPC;
 	}
-	if (dev->undo) {
-		int ret = fsf_undo_save(dev, off, len);
+	return dev->undo ? fsf_undo_save(dev, off, len) : 0;
+}
 
-		if (ret)
-			return ret;
-	}
+static int write_all(struct fsf_dev *dev, const void *buf, size_t len,
+		     uint64_t off)
+{
+	const char *p = buf;
+
 	while (len) {
 		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
 
@@ -745,6 +747,14 @@ int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 	return 0;
 }
 
+int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
+		   uint64_t off)
+{
+	int ret = begin_write(dev, off, len);
+
+	return ret ? ret : write_all(dev, buf, len, off);
+}
+
 int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off)
 {
 	return undo_pread_all(dev->fd, buf, len, off);
@@ -755,30 +765,18 @@ int fsf_dev_zero(struct fsf_dev *dev, uint64_t off, uint64_t len)
 	static const char zeros[65536];
 	int mode = dev->is_blkdev ? FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE :
 		   FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+	int ret;
 
-	if (dev->dry_run || dev->fd < 0)
-		return -EROFS;
 	if (len == 0)
-		return 0;
-	if ((dev->is_blkdev || dev->fixed_size) &&
-	    (off > dev->size || len > dev->size - off)) {
-		fsf_err(dev->log, "%s: write beyond the end of the device",
-			dev->path);
-		return -ENOSPC;
-	}
-	if (dev->undo) {
-		int ret = fsf_undo_save(dev, off, len);
-
-		if (ret)
-			return ret;
-	}
+		return dev->dry_run || dev->fd < 0 ? -EROFS : 0;
+	if ((ret = begin_write(dev, off, len)))
+		return ret;
 	if (fallocate(dev->fd, mode, (off_t)off, (off_t)len) == 0)
 		return 0;
 	while (len) {
 		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
-		int ret = fsf_dev_pwrite(dev, zeros, n, off);
 
-		if (ret)
+		if ((ret = write_all(dev, zeros, n, off)))
 			return ret;
 		off += n;
 		len -= n;

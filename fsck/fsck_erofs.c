@@ -74,6 +74,10 @@ static void usage(FILE *f)
 "  --[no-]preserve-perms  with --extract: restore modes as they are, else\n"
 "                         less the umask (default for root: as they are)\n"
 "  --[no-]preserve        both of the above\n"
+"  --device=PATH          an extra device of the image (the tar of\n"
+"                         mkfs.erofs --tar=i, the --blobdev file);\n"
+"                         repeatable, in device-table order; every one\n"
+"                         the image names is needed\n"
 "  --no-sbcrc             do not verify the superblock checksum\n"
 "  -p, --print-comp-ratio print the compression ratio of all files\n"
 "  -d N                   message level (0 errors only .. 9)\n"
@@ -90,6 +94,8 @@ struct cli {
 	bool ratio, no_sbcrc, force;
 	int level;
 	const char *image;
+	const char *devices[EROFS_READ_MAX_DEVICES];	/* --device */
+	unsigned int ndevices;
 };
 
 static int parse(int argc, char **argv, struct cli *c, const struct fsf_log *log)
@@ -165,8 +171,13 @@ static int parse(int argc, char **argv, struct cli *c, const struct fsf_log *log
 			c->o.preserve_perms = opt == OPT_PRESERVE_PERMS;
 			break;
 		case OPT_DEVICE:
-			fsf_err(log, "--device: images with extra devices are not supported");
-			return -1;
+			if (c->ndevices == EROFS_READ_MAX_DEVICES) {
+				fsf_err(log, "--device: at most %u extra devices",
+					EROFS_READ_MAX_DEVICES);
+				return -1;
+			}
+			c->devices[c->ndevices++] = optarg;
+			break;
 		default:
 			usage(stderr);
 			return -1;
@@ -191,7 +202,10 @@ static int parse(int argc, char **argv, struct cli *c, const struct fsf_log *log
 	return 0;
 }
 
-static void *map_image(const char *path, uint64_t *size, const struct fsf_log *log)
+static const uint8_t empty_device[1];
+
+static void *map_image(const char *path, uint64_t *size, bool device,
+		       const struct fsf_log *log)
 {
 	struct stat st;
 	void *p;
@@ -217,6 +231,10 @@ static void *map_image(const char *path, uint64_t *size, const struct fsf_log *l
 		close(fd);
 		return NULL;
 	}
+	if (*size == 0 && device) {
+		close(fd);
+		return (void *)empty_device;
+	}
 	if (*size == 0) {
 		fsf_err(log, "%s: cannot find a valid EROFS superblock (empty)", path);
 		close(fd);
@@ -229,6 +247,39 @@ static void *map_image(const char *path, uint64_t *size, const struct fsf_log *l
 		return NULL;
 	}
 	return p;
+}
+
+/* the --device files, in device-table order, one for each slot; mapped
+ * for the life of the process (unmapped by main) */
+static int attach_devices(struct cli *c, struct erofs_img *img,
+			  const struct fsf_log *log)
+{
+	if (c->ndevices < img->ndevices) {
+		fsf_err(log, "%s: extra device %u (%" PRIu64 " blocks of %u bytes: the tar of mkfs.erofs --tar=i or the --blobdev file) is missing: give it with --device=PATH",
+			c->image, c->ndevices + 1,
+			img->devices[c->ndevices].blocks, img->blksz);
+		return -1;
+	}
+	if (c->ndevices > img->ndevices) {
+		fsf_err(log, "%s: %u --device given, the image has %u extra device%s",
+			c->image, c->ndevices, img->ndevices,
+			img->ndevices == 1 ? "" : "s");
+		return -1;
+	}
+	for (unsigned int i = 0; i < c->ndevices; i++) {
+		uint64_t size;
+		void *p = map_image(c->devices[i], &size, true, log);
+
+		if (!p)
+			return -1;
+		if (erofs_img_attach(img, i + 1, p, size)) {
+			fsf_err(log, "%s: %s: %s", c->image, c->devices[i], img->err);
+			if (size)
+				munmap(p, size);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -246,7 +297,7 @@ int main(int argc, char **argv)
 	if (parse(argc, argv, &c, &log))
 		return 1;
 	log.level = c.level;
-	data = map_image(c.image, &size, &log);
+	data = map_image(c.image, &size, false, &log);
 	if (!data)
 		return 1;
 	ret = erofs_img_open(&img, data, size, c.no_sbcrc ? EROFS_OPEN_NO_SBCRC : 0);
@@ -259,6 +310,13 @@ int main(int argc, char **argv)
 	    !(img.feature_compat & EROFS_COMPAT_ISHARE_XATTRS)) {
 		fsf_err(&log, "%s: no fingerprint prefix in the superblock (was the image built with --xattr-inode-digest?)",
 			c.image);
+		erofs_img_close(&img);
+		munmap(data, size);
+		return 1;
+	}
+	ret = attach_devices(&c, &img, &log);
+	if (ret) {
+		erofs_img_close(&img);
 		munmap(data, size);
 		return 1;
 	}
@@ -266,6 +324,9 @@ int main(int argc, char **argv)
 	ret = erofs_check(&img, &c.o, &log, &st);
 	erofs_img_close(&img);
 	munmap(data, size);
+	for (uint32_t i = 0; i < img.ndevices; i++)
+		if (img.devices[i].size)
+			munmap((void *)img.devices[i].data, img.devices[i].size);
 	if (ret)
 		return 1;
 	if (c.ratio)

@@ -52,14 +52,51 @@ struct cpass {
 	uint8_t *buf, *cmp, *zeros;
 	EVP_MD_CTX *file_md, *chunk_md;
 	const char *path;	/* file being written, for messages */
+	struct fsf_dev *out;	/* the image, or the --blobdev device */
+	uint16_t dev_id;	/* its device id in the chunk indexes */
 };
 
-uint64_t erofs_chunkmap_size(const struct erofs_build *b,
-			     const struct erofs_node *n)
+unsigned int erofs_node_chunkbits(const struct erofs_build *b,
+				  const struct erofs_node *n)
 {
-	uint64_t cs = 1ull << b->chunkbits;
+	unsigned int bits = b->opts->blkszbits;
 
-	return (n->size + cs - 1) / cs * EROFS_BLOCK_MAP_ENTRY_SIZE;
+	if (b->chunkbits)
+		return b->chunkbits;
+	while ((1ull << bits) < n->size &&
+	       bits < b->opts->blkszbits + EROFS_CHUNK_FORMAT_BLKBITS_MASK)
+		bits++;
+	return bits;
+}
+
+uint64_t erofs_chunkmap_size(const struct erofs_build *b,
+			     const struct erofs_node *n, uint32_t head)
+{
+	uint64_t cs = 1ull << n->chunkbits;
+	unsigned int unit = b->chunk_indexes ? 8u : EROFS_BLOCK_MAP_ENTRY_SIZE;
+
+	return erofs_round_up(head, unit) - head +
+	       (n->size + cs - 1) / cs * unit;
+}
+
+/* chunk C of N starts at block BLK (EROFS_NULL_ADDR: a hole) of device
+ * DEV (0: the image) */
+static void set_entry(const struct erofs_build *b, struct erofs_node *n,
+		      uint64_t c, uint32_t blk, uint16_t dev)
+{
+	if (b->chunk_indexes) {
+		struct erofs_inode_chunk_index ix = {
+			.device_id = htole16(blk == EROFS_NULL_ADDR ? 0 : dev),
+			.startblk_lo = htole32(blk),
+		};
+
+		memcpy(n->chunkmap + c * sizeof(ix), &ix, sizeof(ix));
+	} else {
+		uint32_t le = htole32(blk);
+
+		memcpy(n->chunkmap + c * EROFS_BLOCK_MAP_ENTRY_SIZE, &le,
+		       sizeof(le));
+	}
 }
 
 static bool all_zero(const uint8_t *p, size_t len)
@@ -165,7 +202,7 @@ static int write_blocks(struct cpass *cp, uint8_t *buf, size_t len,
 	size_t padded = (size_t)erofs_round_up(len, bs);
 
 	memset(buf + len, 0, padded - len);
-	return fsf_dev_pwrite(&cp->b->dev, buf, padded, byte);
+	return fsf_dev_pwrite(cp->out, buf, padded, byte);
 }
 
 /* Are the LEN bytes at blocks A and C of the image equal? */
@@ -177,10 +214,10 @@ static int same_in_image(struct cpass *cp, uint64_t a, uint64_t c,
 	*same = true;
 	for (uint64_t off = 0; off < len && *same; off += PIECE) {
 		size_t n = len - off < PIECE ? (size_t)(len - off) : PIECE;
-		int ret = fsf_dev_pread(&cp->b->dev, cp->buf, n, a * bs + off);
+		int ret = fsf_dev_pread(cp->out, cp->buf, n, a * bs + off);
 
 		if (!ret)
-			ret = fsf_dev_pread(&cp->b->dev, cp->cmp, n, c * bs + off);
+			ret = fsf_dev_pread(cp->out, cp->cmp, n, c * bs + off);
 		if (ret)
 			return ret;
 		*same = !memcmp(cp->buf, cp->cmp, n);
@@ -190,7 +227,7 @@ static int same_in_image(struct cpass *cp, uint64_t a, uint64_t c,
 
 /* One chunk with data in the source: hole, copy, or stored at the end. */
 static int data_chunk(struct cpass *cp, struct erofs_node *n,
-		      struct erofs_src *src, uint64_t off, uint64_t len, uint32_t *entry)
+		      struct erofs_src *src, uint64_t off, uint64_t len, uint64_t c)
 {
 	const unsigned int bs = cp->b->blksz;
 	const bool whole = len <= PIECE;	/* the chunk fits the buffer */
@@ -220,13 +257,13 @@ static int data_chunk(struct cpass *cp, struct erofs_node *n,
 	}
 	EVP_DigestFinal_ex(cp->chunk_md, md, NULL);
 	if (zero) {
-		*entry = htole32(EROFS_NULL_ADDR);
+		set_entry(cp->b, n, c, EROFS_NULL_ADDR, 0);
 		cp->b->hole_chunks++;
 		return 0;
 	}
 	s = lookup(cp, md, len);
 	if (s && whole) {
-		ret = fsf_dev_pread(&cp->b->dev, cp->cmp, (size_t)len,
+		ret = fsf_dev_pread(cp->out, cp->cmp, (size_t)len,
 				    (uint64_t)s->blkaddr * bs);
 		if (ret)
 			return failed(cp, "cannot read back a chunk for", ret);
@@ -237,7 +274,7 @@ static int data_chunk(struct cpass *cp, struct erofs_node *n,
 			return failed(cp, "cannot read back a chunk for", ret);
 	}
 	if (same) {
-		*entry = htole32(s->blkaddr);
+		set_entry(cp->b, n, c, s->blkaddr, cp->dev_id);
 		cp->b->dedup_chunks++;
 		return 0;
 	}
@@ -255,7 +292,7 @@ static int data_chunk(struct cpass *cp, struct erofs_node *n,
 	 * the table; this one is stored all the same */
 	if (!s && remember(cp, md, len, (uint32_t)cp->cursor))
 		return failed(cp, "out of memory for", -ENOMEM);
-	*entry = htole32((uint32_t)cp->cursor);
+	set_entry(cp->b, n, c, (uint32_t)cp->cursor, cp->dev_id);
 	cp->cursor += nblk;
 	return 0;
 }
@@ -272,14 +309,14 @@ static void feed_zeros(struct cpass *cp, uint64_t len)
 
 static int write_file(struct cpass *cp, struct erofs_node *n)
 {
-	const uint64_t cs = 1ull << cp->b->chunkbits;
+	const uint64_t cs = 1ull << n->chunkbits;
 	uint64_t nchunks = (n->size + cs - 1) / cs;
 	char path[PATH_MAX];
 	struct erofs_src src;
 	uint8_t probe;
 	int ret = 0;
 
-	n->chunkmap = malloc(nchunks * EROFS_BLOCK_MAP_ENTRY_SIZE);
+	n->chunkmap = malloc(nchunks * (cp->b->chunk_indexes ? 8u : 4u));
 	if (!n->chunkmap) {
 		fsf_err(cp->b->log, "out of memory for the block map of %s",
 			n->name);
@@ -296,13 +333,13 @@ static int write_file(struct cpass *cp, struct erofs_node *n)
 		uint64_t len = n->size - off < cs ? n->size - off : cs;
 
 		if (source_hole(&src, off, len)) {
-			n->chunkmap[c] = htole32(EROFS_NULL_ADDR);
+			set_entry(cp->b, n, c, EROFS_NULL_ADDR, 0);
 			cp->b->hole_chunks++;
 			if (n->has_digest)
 				feed_zeros(cp, len);
 			continue;
 		}
-		ret = data_chunk(cp, n, &src, off, len, &n->chunkmap[c]);
+		ret = data_chunk(cp, n, &src, off, len, c);
 	}
 	if (!ret) {
 		ssize_t r = erofs_src_pread(&src, &probe, 1, n->size);
@@ -318,9 +355,69 @@ static int write_file(struct cpass *cp, struct erofs_node *n)
 	return ret;
 }
 
+/*
+ * --tar=i: the chunks of N are the blocks of the tar from its data's
+ * offset on (device 1, one chunk for the whole file but for files beyond
+ * 2^31 blocks); --tar=headerball: holes.  The content is read only for
+ * the fingerprint.
+ */
+static int map_tar_file(struct cpass *cp, struct erofs_node *n)
+{
+	const struct erofs_build *b = cp->b;
+	const bool headerball = b->opts->tar_mode == EROFS_TAR_HEADERBALL;
+	const uint64_t cs = 1ull << n->chunkbits;
+	uint64_t nchunks = (n->size + cs - 1) / cs;
+	uint64_t first = n->tar_off / b->blksz;
+	char path[PATH_MAX];
+	struct erofs_src src;
+	int ret = 0;
+
+	n->chunkmap = malloc(nchunks * (b->chunk_indexes ? 8u : 4u));
+	if (!n->chunkmap) {
+		fsf_err(b->log, "out of memory for the block map of %s", n->name);
+		return -ENOMEM;
+	}
+	if (!headerball && (n->tar_off % b->blksz ||
+	    first + (n->size + b->blksz - 1) / b->blksz >= EROFS_NULL_ADDR)) {
+		fsf_err(b->log, "%s: data of %s at byte %llu of the tar cannot be mapped with 32-bit block addresses",
+			b->opts->source ? b->opts->source : "(stdin)", n->name,
+			(unsigned long long)n->tar_off);
+		return -EFBIG;
+	}
+	for (uint64_t c = 0; c < nchunks; c++)
+		set_entry(b, n, c, headerball ? EROFS_NULL_ADDR :
+			  (uint32_t)(first + (c << (n->chunkbits - b->opts->blkszbits))),
+			  cp->dev_id);
+	if (!n->has_digest)
+		return 0;
+	EVP_DigestInit_ex(cp->file_md, EVP_sha256(), NULL);
+	if (headerball) {
+		feed_zeros(cp, n->size);
+	} else {
+		ret = erofs_open_source(cp->b, n, path, sizeof(path), &src);
+		if (ret)
+			return ret;
+		cp->path = path;
+		for (uint64_t off = 0; off < n->size && !ret; off += PIECE) {
+			size_t k = n->size - off < PIECE ? (size_t)(n->size - off) : PIECE;
+
+			ret = read_at(cp, &src, cp->buf, k, off);
+			if (!ret)
+				EVP_DigestUpdate(cp->file_md, cp->buf, k);
+		}
+		erofs_src_close(&src);
+	}
+	if (!ret)
+		EVP_DigestFinal_ex(cp->file_md, n->digest, NULL);
+	return ret;
+}
+
 int erofs_write_chunked(struct erofs_build *b)
 {
-	struct cpass cp = { .b = b, .cursor = b->total_blocks };
+	const bool blob = b->opts->blobdev || b->opts->tar_mode == EROFS_TAR_INDEX;
+	struct cpass cp = { .b = b, .cursor = b->opts->blobdev ? 0 : b->total_blocks,
+			    .out = b->opts->blobdev ? &b->blob : &b->dev,
+			    .dev_id = blob ? 1 : 0 };
 	int ret = 0;
 
 	cp.buf = malloc(PIECE + b->blksz);
@@ -335,10 +432,14 @@ int erofs_write_chunked(struct erofs_build *b)
 	for (size_t i = 0; i < b->count && !ret; i++) {
 		struct erofs_node *n = b->order[i];
 
-		if (!n->master && n->chunked)
-			ret = write_file(&cp, n);
+		if (n->master || !n->chunked)
+			continue;
+		ret = erofs_tar_index(b) ? map_tar_file(&cp, n) :
+					   write_file(&cp, n);
 	}
-	if (!ret)
+	if (!ret && b->opts->blobdev)
+		b->dev_blocks = cp.cursor;
+	else if (!ret && !erofs_tar_index(b))
 		b->total_blocks = cp.cursor;
 	EVP_MD_CTX_free(cp.chunk_md);
 	EVP_MD_CTX_free(cp.file_md);

@@ -17,7 +17,8 @@ static uint32_t i_u_of(const struct erofs_build *b,
 	if (n->compressed)
 		return n->zblocks;
 	if (n->chunked)	/* the chunk format: chunk size in blocks, log2 */
-		return b->chunkbits - b->opts->blkszbits;
+		return (n->chunkbits - b->opts->blkszbits) |
+		       (b->chunk_indexes ? EROFS_CHUNK_FORMAT_INDEXES : 0);
 	return n->nblocks ? (uint32_t)n->blkaddr : 0;
 }
 
@@ -81,9 +82,14 @@ void erofs_inode_encode(const struct erofs_build *b, const struct erofs_node *n,
 		erofs_node_xattr_encode(b, n, out + isize);
 	if (n->tail && !n->compressed)
 		memcpy(out + isize + n->xattr_isize, n->tail, n->inline_size);
-	if (n->chunkmap)
-		memcpy(out + isize + n->xattr_isize, n->chunkmap,
-		       erofs_chunkmap_size(b, n));
+	if (n->chunkmap) {
+		uint32_t head = isize + n->xattr_isize;
+		uint32_t unit = b->chunk_indexes ? 8u : 4u;
+		uint32_t pad = (uint32_t)(erofs_round_up(head, unit) - head);
+
+		memcpy(out + head + pad, n->chunkmap,
+		       erofs_chunkmap_size(b, n, head) - pad);
+	}
 	if (n->zindex) {
 		uint32_t head = isize + n->xattr_isize;
 		uint64_t z = erofs_zindex_size(b, n, head);

@@ -51,6 +51,8 @@ struct erofs_node {
 	 * b->data_fd[data_src] (the tar itself, or the spool file) */
 	uint8_t data_src;
 	uint64_t data_off;
+	uint64_t tar_off;		/* --tar=i: the data's offset in the
+					 * (decompressed) tar stream */
 
 	char *symlink;			/* link target */
 	struct erofs_xattr **xattrs;	/* sorted by name */
@@ -81,8 +83,11 @@ struct erofs_node {
 	uint64_t ztail_la;		/* ... from this logical byte */
 	uint64_t fragoff;		/* byte offset in the packed inode */
 
-	bool chunked;			/* CHUNK_BASED layout (--chunksize) */
-	uint32_t *chunkmap;		/* chunked: block map, little-endian */
+	bool chunked;			/* CHUNK_BASED layout (--chunksize,
+					 * --tar=i, --tar=headerball) */
+	uint8_t chunkbits;		/* chunked: log2 of its chunk size */
+	uint8_t *chunkmap;		/* chunked: block map (4-byte) or chunk
+					 * indexes (8-byte), little-endian */
 
 	/* filled by the data pass */
 	uint8_t *tail;			/* inline tail bytes */
@@ -122,6 +127,12 @@ struct erofs_build {
 	uint64_t data_blkaddr;		/* first data block */
 	uint64_t total_blocks;
 	unsigned int chunkbits;		/* log2 of --chunksize, 0: off */
+	bool chunk_indexes;		/* chunk entries are 8-byte indexes
+					 * (an extra device holds the data) */
+	struct fsf_dev blob;		/* --blobdev */
+	uint64_t tar_end;		/* bytes of the tar stream read */
+	uint64_t dev_blocks;		/* extra device 1: blocks, 0: none */
+	uint64_t devt_off;		/* byte offset of the device table */
 	uint64_t hole_chunks, dedup_chunks;	/* chunk pass counts */
 	/* -E fragments: the packed inode's content, spooled to an unlinked
 	 * file in file order; identical fragments are stored once */
@@ -209,9 +220,20 @@ unsigned int erofs_compr_alg(const struct erofs_mkfs_opts *o);
  * SEEK_DATA/SEEK_HOLE and all-zero chunks left unstored, identical chunks
  * stored once; fills each file's block map and fingerprint */
 int erofs_write_chunked(struct erofs_build *b);
-/* bytes of a chunked inode's block map (after inode and xattrs) */
+/* bytes of a chunked inode's block map or chunk indexes after inode and
+ * xattrs (HEAD is inode + xattr bytes), alignment padding included */
 uint64_t erofs_chunkmap_size(const struct erofs_build *b,
-			     const struct erofs_node *n);
+			     const struct erofs_node *n, uint32_t head);
+/* the chunk size of N: --chunksize, or for --tar=i|headerball one chunk
+ * for the whole file (as erofs-utils; at most 2^31 blocks) */
+unsigned int erofs_node_chunkbits(const struct erofs_build *b,
+				  const struct erofs_node *n);
+/* the file data lives outside the image: index mode or headerball */
+static inline bool erofs_tar_index(const struct erofs_build *b)
+{
+	return b->opts->tar_mode == EROFS_TAR_INDEX ||
+	       b->opts->tar_mode == EROFS_TAR_HEADERBALL;
+}
 /* dir.c: directory and symlink contents */
 int erofs_write_dirs_and_symlinks(struct erofs_build *b);
 uint64_t erofs_node_dir_size(const struct erofs_build *b,

@@ -196,9 +196,13 @@ static int place_inode(struct erofs_build *b, struct meta_alloc *m,
 	}
 	/* chunk-based: the block map's size depends on the file size only;
 	 * the chunks get their blocks in the chunk pass */
-	n->chunked = b->chunkbits && S_ISREG(n->mode) && n->size;
+	n->chunked = (b->chunkbits || erofs_tar_index(b)) &&
+		     S_ISREG(n->mode) && n->size;
 	if (n->chunked) {
-		uint64_t map = erofs_chunkmap_size(b, n);
+		uint64_t map;
+
+		n->chunkbits = (uint8_t)erofs_node_chunkbits(b, n);
+		map = erofs_chunkmap_size(b, n, head);
 
 		n->datalayout = EROFS_LAYOUT_CHUNK_BASED;
 		n->inline_size = 0;
@@ -234,6 +238,14 @@ int erofs_layout(struct erofs_build *b)
 	/* compression settings, if any, then the long prefix table */
 	b->prefix_start = EROFS_SUPER_OFFSET + 128 +
 			  erofs_compr_cfgs_encode(b, NULL);
+	/* one extra device (--tar=i: the tar; --blobdev): its slot, on a
+	 * 128-byte boundary, before the prefix table */
+	if (b->chunk_indexes) {
+		b->devt_off = erofs_round_up(b->prefix_start, EROFS_DEVT_SLOT_SIZE);
+		b->prefix_start = b->devt_off + EROFS_DEVT_SLOT_SIZE;
+		if (b->opts->tar_mode == EROFS_TAR_INDEX)
+			b->dev_blocks = erofs_round_up(b->tar_end, bs) / bs;
+	}
 	pos = b->prefix_start +
 	      erofs_prefix_table_encode(b->prefixes, b->nprefixes, NULL);
 	pos = erofs_round_up(pos, EROFS_SLOT_SIZE);

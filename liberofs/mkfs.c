@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ void erofs_mkfs_opts_init(struct erofs_mkfs_opts *o)
 	o->blkszbits = bits;
 	o->build_time = (int64_t)time(NULL);
 	o->force_uid = o->force_gid = -1;
+	o->oci_layer = -1;
 	o->xattr_tolerance = 2;
 	o->compr_level = -1;
 	o->workers = cpus > 0 ? (unsigned int)cpus : 1;
@@ -53,7 +55,7 @@ static size_t record_size(const struct erofs_build *b,
 	if (n->compressed)
 		return head + erofs_zindex_size(b, n, head) + n->inline_size;
 	if (n->chunked)
-		return head + erofs_chunkmap_size(b, n);
+		return head + erofs_chunkmap_size(b, n, head);
 	return head + (n->tail ? n->inline_size : 0);
 }
 
@@ -143,6 +145,15 @@ static int write_metadata(struct erofs_build *b)
 		ret = fsf_dev_pwrite(&b->dev, s, len, b->xattr_blkaddr * b->blksz);
 		free(s);
 	}
+	if (!ret && first && b->devt_off) {
+		struct erofs_deviceslot d = {
+			.blocks_lo = htole32((uint32_t)b->dev_blocks),
+			.uniaddr_lo = htole32((uint32_t)b->total_blocks),
+			.blocks_hi = htole32((uint32_t)(b->dev_blocks >> 32)),
+		};
+
+		memcpy(first + b->devt_off, &d, sizeof(d));
+	}
 	if (!ret && first) {
 		erofs_super_encode(b, first + EROFS_SUPER_OFFSET);
 		erofs_sb_set_checksum(first + EROFS_SUPER_OFFSET, b->blksz);
@@ -225,6 +236,14 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 		fsf_err(log, "-E ztailpacking, fragments, all-fragments and dedupe need -z");
 		return -EINVAL;
 	}
+	if (o->tar_mode == EROFS_TAR_INDEX && o->blkszbits != 9) {
+		fsf_err(log, "--tar=i maps 512-byte tar blocks: the block size must be 512");
+		return -EINVAL;
+	}
+	if (o->blobdev && !o->chunk_size) {
+		fsf_err(log, "--blobdev needs --chunksize");
+		return -EINVAL;
+	}
 	if (o->build_time < 0) {
 		fsf_err(log, "build time %lld is before 1970", (long long)o->build_time);
 		return -EINVAL;
@@ -245,8 +264,10 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	b.blksz = 1u << o->blkszbits;
 	while (o->chunk_size && (1ull << b.chunkbits) < o->chunk_size)
 		b.chunkbits++;
+	b.chunk_indexes = o->blobdev || o->tar_mode == EROFS_TAR_INDEX;
 	b.epoch = o->build_time;
 	b.dev.fd = -1;
+	b.blob.fd = -1;
 	if (o->uuid_mode == EROFS_UUID_GIVEN)
 		memcpy(b.uuid, o->uuid, 16);
 	else
@@ -268,6 +289,11 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	ret = fsf_dev_open_output(&b.dev, o->image, flags, log);
 	if (ret)
 		goto out_src;
+	if (o->blobdev) {
+		ret = fsf_dev_open_output(&b.blob, o->blobdev, flags, log);
+		if (ret)
+			goto out;
+	}
 
 	ret = timed(&b, b.from_tar ? "tar" : "scan",
 		    b.from_tar ? erofs_tar_scan : erofs_scan);
@@ -287,10 +313,14 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 		ret = timed(&b, "directories, symlinks", erofs_write_dirs_and_symlinks);
 	if (!ret)
 		ret = timed(&b, "compressed files", erofs_write_compressed);
-	if (!ret && b.chunkbits)
+	if (!ret && (b.chunkbits || erofs_tar_index(&b)))
 		ret = timed(&b, "chunked files", erofs_write_chunked);
 	if (!ret)	/* compressed and chunked data made it longer */
 		ret = fsf_dev_set_size(&b.dev, b.total_blocks * b.blksz);
+	if (!ret && o->blobdev)
+		ret = fsf_dev_set_size(&b.blob, b.dev_blocks * b.blksz);
+	if (!ret && o->blobdev)	/* the device before the image naming it */
+		ret = fsf_dev_commit(&b.blob);
 	if (!ret)
 		ret = timed(&b, "metadata, superblock", write_metadata);
 	if (!ret)
@@ -314,8 +344,11 @@ out:
 		}
 		stats->hole_chunks = b.hole_chunks;
 		stats->dedup_chunks = b.dedup_chunks;
+		stats->dev_blocks = b.devt_off ? b.dev_blocks : 0;
 		memcpy(stats->uuid, b.uuid, 16);
 	}
+	if (o->blobdev)
+		fsf_dev_close(&b.blob);
 	fsf_dev_close(&b.dev);
 	erofs_frag_tables_free(&b);
 	erofs_tree_free(&b);

@@ -246,16 +246,15 @@ static int read_chunked(struct erofs_img *img, const struct erofs_rinode *ino,
 		const uint8_t *e = map + c * unit;
 		uint64_t off = c << chunkbits;
 		uint64_t len = ino->size - off < cs ? ino->size - off : cs;
+		const uint8_t *base = img->data;
+		uint64_t limit = img->size;
+		uint16_t dev = 0;
 		uint32_t blk;
 
 		if (indexes) {
-			uint16_t dev = (uint16_t)(e[2] | e[3] << 8);
-
+			dev = (uint16_t)(e[2] | e[3] << 8);
 			blk = (uint32_t)e[4] | (uint32_t)e[5] << 8 |
 			      (uint32_t)e[6] << 16 | (uint32_t)e[7] << 24;
-			if (blk != EROFS_NULL_ADDR && dev)
-				return erofs_unsupported(img, "inode %" PRIu64 ": chunk %" PRIu64 " on extra device %u (index at byte %" PRIu64 ")",
-							 ino->nid, c, dev, mapoff + c * unit);
 		} else {
 			blk = (uint32_t)e[0] | (uint32_t)e[1] << 8 |
 			      (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24;
@@ -266,11 +265,27 @@ static int read_chunked(struct erofs_img *img, const struct erofs_rinode *ino,
 				return ret;
 			continue;
 		}
-		if ((uint64_t)blk > img->size >> img->blkszbits ||
-		    !(p = erofs_img_at(img, (uint64_t)blk << img->blkszbits,
-				       len, "chunk")))
+		if (dev > img->ndevices)
+			return erofs_corrupt(img, "inode %" PRIu64 ": chunk %" PRIu64 " on device %u (index at byte %" PRIu64 "), the image has %u extra devices",
+					     ino->nid, c, dev, mapoff + c * unit,
+					     img->ndevices);
+		if (dev) {
+			base = img->devices[dev - 1].data;
+			limit = img->devices[dev - 1].size;
+			if (!base)
+				return erofs_unsupported(img, "inode %" PRIu64 ": chunk %" PRIu64 " on extra device %u, which was not given",
+							 ino->nid, c, dev);
+		}
+		if (((uint64_t)blk << img->blkszbits) > limit ||
+		    len > limit - ((uint64_t)blk << img->blkszbits)) {
+			if (dev)
+				return erofs_corrupt(img, "inode %" PRIu64 ": chunk %" PRIu64 " at block %u of extra device %u (index at byte %" PRIu64 ") lies beyond its end (%" PRIu64 " bytes)",
+						     ino->nid, c, blk, dev,
+						     mapoff + c * unit, limit);
 			return erofs_corrupt(img, "inode %" PRIu64 ": chunk %" PRIu64 " at block %u (entry at byte %" PRIu64 ") lies beyond the image end",
 					     ino->nid, c, blk, mapoff + c * unit);
+		}
+		p = base + ((uint64_t)blk << img->blkszbits);
 		ret = fn(ctx, p, (size_t)len);
 		if (ret)
 			return ret;

@@ -21,7 +21,7 @@
 #define KNOWN_INCOMPAT (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS | \
 			EROFS_INCOMPAT_XATTR_PREFIXES | \
 			EROFS_INCOMPAT_CHUNKED_FILE | EROFS_INCOMPAT_ZTAILPACKING | \
-			EROFS_INCOMPAT_FRAGMENTS)
+			EROFS_INCOMPAT_FRAGMENTS | EROFS_INCOMPAT_DEVICE_TABLE)
 
 __attribute__((format(printf, 3, 0)))
 static int vreport(struct erofs_img *img, int err, const char *fmt, va_list ap)
@@ -192,6 +192,49 @@ void erofs_img_close(struct erofs_img *img)
 	img->packed = NULL;
 }
 
+/* the device table: COUNT slots at SLOTOFF * 128 */
+static int load_devices(struct erofs_img *img, uint32_t count, uint32_t slotoff)
+{
+	uint64_t off = (uint64_t)slotoff * EROFS_DEVT_SLOT_SIZE;
+
+	if (count > EROFS_READ_MAX_DEVICES)
+		return erofs_unsupported(img, "superblock: %u extra devices (at most %u)",
+					 count, EROFS_READ_MAX_DEVICES);
+	if (count && off < EROFS_SUPER_OFFSET + sizeof(struct erofs_super_block))
+		return erofs_corrupt(img, "superblock: device table at byte %" PRIu64 " (slot offset at byte %u) overlaps the superblock",
+				     off, EROFS_SUPER_OFFSET + 0x58);
+	for (uint32_t i = 0; i < count; i++) {
+		struct erofs_deviceslot d;
+		const uint8_t *p = erofs_img_at(img, off + i * sizeof(d),
+						sizeof(d), "device table slot");
+
+		if (!p)
+			return -EUCLEAN;
+		memcpy(&d, p, sizeof(d));
+		img->devices[i].blocks = le32toh(d.blocks_lo) |
+					 (uint64_t)le32toh(d.blocks_hi) << 32;
+	}
+	img->ndevices = count;
+	return 0;
+}
+
+int erofs_img_attach(struct erofs_img *img, uint32_t id, const void *data,
+		     uint64_t size)
+{
+	struct erofs_rdevice *d;
+
+	if (!id || id > img->ndevices)
+		return erofs_corrupt(img, "extra device %u: the device table has %u",
+				     id, img->ndevices);
+	d = &img->devices[id - 1];
+	if (d->blocks > size >> img->blkszbits)
+		return erofs_corrupt(img, "extra device %u holds %" PRIu64 " bytes, its slot says %" PRIu64 " blocks of %u bytes",
+				     id, size, d->blocks, img->blksz);
+	d->data = data;
+	d->size = size;
+	return 0;
+}
+
 int erofs_img_open(struct erofs_img *img, const void *data, uint64_t size,
 		   unsigned int flags)
 {
@@ -240,8 +283,12 @@ int erofs_img_open(struct erofs_img *img, const void *data, uint64_t size,
 	if (sb.dirblkbits)
 		return erofs_unsupported(img, "superblock: directory block bits %u are not supported",
 					 sb.dirblkbits);
-	if (le16toh(sb.extra_devices))
-		return erofs_unsupported(img, "superblock: extra devices are not supported");
+	if (img->feature_incompat & EROFS_INCOMPAT_DEVICE_TABLE) {
+		ret = load_devices(img, le16toh(sb.extra_devices),
+				   le16toh(sb.devt_slotoff));
+		if (ret)
+			return ret;
+	}
 	img->root_nid = le16toh(sb.rootnid_2b);
 	if (img->feature_incompat & EROFS_INCOMPAT_FRAGMENTS)
 		img->packed_nid = le64toh(sb.packed_nid);

@@ -59,6 +59,11 @@ void erofs_super_encode(const struct erofs_build *b, uint8_t *out)
 	/* as erofs-utils: set with --chunksize, chunked files or not */
 	if (o->chunk_size)
 		incompat |= EROFS_INCOMPAT_CHUNKED_FILE;
+	if (b->devt_off) {
+		incompat |= EROFS_INCOMPAT_DEVICE_TABLE;
+		sb.extra_devices = htole16(1);
+		sb.devt_slotoff = htole16((uint16_t)(b->devt_off / EROFS_DEVT_SLOT_SIZE));
+	}
 	sb.feature_compat = htole32(compat);
 	sb.feature_incompat = htole32(incompat);
 	memcpy(sb.uuid, b->uuid, sizeof(sb.uuid));

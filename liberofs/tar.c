@@ -5,6 +5,8 @@
  * no data in memory: a seekable plain tar is read again at each file's
  * offset by the data pass; a pipe, a compressed stream or a sparse entry is
  * copied to an unlinked spool file (sparse entries keep their holes there).
+ * Index mode (--tar=i) notes where each file's data starts in the stream
+ * and reads it only for a fingerprint; headerball has no data to read.
  *
  * Semantics of erofs-utils: later entries replace earlier ones (a
  * directory over a directory only updates its attributes); missing parent
@@ -27,6 +29,7 @@
 
 #include "erofs/erofs_fs.h"
 #include "internal.h"
+#include "oci.h"
 #include "tar.h"
 
 #define COPY_BUF (1u << 20)
@@ -45,6 +48,10 @@ struct tar_ctx {
 	uint8_t *buf;			/* COPY_BUF */
 	uint64_t hdr_at;		/* offset of the current header */
 	const char *entry;		/* its path, for messages */
+
+	bool aufs;			/* .wh. entries are whiteouts */
+	bool merge;			/* OCI layers applied in order */
+	size_t layer_start;		/* first node of the current layer */
 };
 
 static int bad(struct tar_ctx *t, const char *why)
@@ -178,9 +185,15 @@ static int spool_copy(struct tar_ctx *t, uint64_t len, uint64_t at)
 /* a regular file's SIZE bytes of data: where the data pass finds them */
 static int place_data(struct tar_ctx *t, struct erofs_node *n, uint64_t size)
 {
+	const enum erofs_tar_mode mode = t->b->opts->tar_mode;
 	int ret;
 
-	if (tar_stream_seekable(t->ts)) {
+	n->tar_off = tar_stream_pos(t->ts);
+	if (mode == EROFS_TAR_HEADERBALL)	/* no data follows */
+		return 0;
+	if (tar_stream_seekable(t->ts) ||
+	    (mode == EROFS_TAR_INDEX && !t->b->opts->digest_name)) {
+		/* index mode reads the data only for a fingerprint */
 		n->data_src = 0;
 		n->data_off = tar_stream_pos(t->ts);
 		ret = tar_stream_skip(t->ts, size);
@@ -380,6 +393,7 @@ static int hard_link(struct tar_ctx *t, struct erofs_node *parent,
 	n->rdev = src->rdev;
 	n->data_src = src->data_src;
 	n->data_off = src->data_off;
+	n->tar_off = src->tar_off;
 	n->src_ino = src->src_ino;
 	n->src_nlink = src->src_nlink = 2;
 	if (src->symlink) {
@@ -403,6 +417,11 @@ static int aufs_entry(struct tar_ctx *t, struct entry *e,
 	struct erofs_node *n;
 	int ret;
 
+	if (len == 12 && !memcmp(last, ".wh..wh..opq", 12) && t->merge) {
+		/* applied: what lower layers put here is hidden */
+		ret = tar_tree_hide_below(t->tree, parent, t->layer_start);
+		return ret ? ret : skip_data(t, size);
+	}
 	if (len == 12 && !memcmp(last, ".wh..wh..opq", 12)) {
 		ret = erofs_node_add_xattr(t->b, parent, path,
 					   "trusted.overlay.opaque", "y", 1);
@@ -432,7 +451,6 @@ static int aufs_entry(struct tar_ctx *t, struct entry *e,
 /* one entry, its header and extended headers read, its data next */
 static int add_entry_body(struct tar_ctx *t, struct entry *e, const char *path)
 {
-	const struct erofs_mkfs_opts *o = t->b->opts;
 	struct tar_hdr *h = &e->h;
 	const char *link = e->pax.linkpath ? e->pax.linkpath :
 			   e->longlink ? e->longlink : h->linkname;
@@ -461,7 +479,7 @@ static int add_entry_body(struct tar_ctx *t, struct entry *e, const char *path)
 	ret = walk(t, path, true, &parent, &last, &len);
 	if (ret)
 		return ret;
-	if (o->aufs && len >= 4 && !memcmp(last, ".wh.", 4))
+	if (t->aufs && len >= 4 && !memcmp(last, ".wh.", 4))
 		return aufs_entry(t, e, parent, last, len, size, path);
 	if (h->type == '1') {
 		ret = hard_link(t, parent, last, len, link, path);
@@ -513,6 +531,9 @@ static int add_entry_body(struct tar_ctx *t, struct entry *e, const char *path)
 	default:
 		return skip_data(t, size);
 	}
+	if ((h->type == 'S' || e->pax.sparse_major >= 0) &&
+	    t->b->opts->tar_mode != EROFS_TAR_FULL)
+		return bad(t, "a sparse file cannot be mapped in index or headerball mode (use --tar=f)");
 	if (h->type == 'S')
 		return place_sparse(t, n, e->sp, e->nsp, h->realsize, size);
 	if (e->pax.sparse_major == 1) {
@@ -719,16 +740,16 @@ static int read_archive(struct tar_ctx *t)
 	return ret;
 }
 
-int erofs_tar_scan(struct erofs_build *b)
+/* the tar file (or standard input) of the options */
+static int read_tar_file(struct tar_ctx *t)
 {
+	struct erofs_build *b = t->b;
 	const struct erofs_mkfs_opts *o = b->opts;
-	struct tar_ctx t = { .b = b, .spool_fd = -1 };
 	bool use_stdin = !o->source || !strcmp(o->source, "-");
 	int fd = use_stdin ? STDIN_FILENO : -1, ret;
-	struct erofs_node *root;
 
-	t.name = use_stdin ? "(stdin)" : o->source;
-	tar_pax_init(&t.global);
+	t->name = use_stdin ? "(stdin)" : o->source;
+	t->aufs = o->aufs;
 	if (!use_stdin) {
 		fd = open(o->source, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
@@ -738,20 +759,106 @@ int erofs_tar_scan(struct erofs_build *b)
 			return ret;
 		}
 	}
-	t.buf = malloc(COPY_BUF);
-	ret = t.buf ? tar_stream_open(&t.ts, fd, (enum tar_codec)o->tar_codec,
-				      b->log, t.name) : -ENOMEM;
-	if (ret)
-		goto out;
-	if (tar_stream_seekable(t.ts)) {
+	ret = tar_stream_open(&t->ts, fd, (enum tar_codec)o->tar_codec,
+			      b->log, t->name);
+	if (!ret && tar_stream_seekable(t->ts)) {
 		b->data_fd[0] = use_stdin ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : fd;
-		if (b->data_fd[0] < 0) {
+		if (b->data_fd[0] < 0)
 			ret = -errno;
-			goto out;
-		}
 	}
+	if (!ret)
+		ret = read_archive(t);
+	if (t->ts)
+		b->tar_end = tar_stream_pos(t->ts);
+	if (!ret && o->tar_mode == EROFS_TAR_INDEX) {
+		/* the device's size counts the second end-of-archive
+		 * block too, when there is one (as erofs-utils) */
+		static const uint8_t zero[TAR_BLOCK];
+		uint8_t blk[TAR_BLOCK];
 
-	ret = tar_tree_new(&t.tree, b);
+		if (!tar_stream_read(t->ts, blk, TAR_BLOCK) &&
+		    !memcmp(blk, zero, TAR_BLOCK))
+			b->tar_end += TAR_BLOCK;
+	}
+	tar_stream_close(t->ts);
+	t->ts = NULL;
+	if (!use_stdin && b->data_fd[0] != fd)
+		close(fd);
+	return ret;
+}
+
+/* one OCI layer: its blob read as a tar, hashed on the way */
+static int read_layer(struct tar_ctx *t, const struct oci_layer *l)
+{
+	const struct fsf_log *log = t->b->log;
+	char name[128];
+	struct stat st;
+	int fd, ret;
+
+	snprintf(name, sizeof(name), "layer %zu (%s)", l->index, l->digest);
+	t->name = name;
+	fd = open(l->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		fsf_err(log, "%s: blob %s (layer %zu) is missing: %s",
+			t->b->opts->source, l->digest, l->index, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != l->size) {
+		fsf_err(log, "%s: blob %s (layer %zu) is %llu bytes, its descriptor gives %llu",
+			t->b->opts->source, l->digest, l->index,
+			(unsigned long long)st.st_size, (unsigned long long)l->size);
+		close(fd);
+		return -EIO;
+	}
+	ret = tar_stream_open(&t->ts, fd, l->codec, log, name);
+	if (!ret)
+		ret = tar_stream_verify(t->ts, l->sha, l->size, l->digest);
+	t->layer_start = tar_tree_count(t->tree);
+	tar_pax_free(&t->global);
+	tar_pax_init(&t->global);
+	if (!ret)
+		ret = read_archive(t);
+	/* a read that failed has said why, naming the layer's digest */
+	if (!ret)
+		ret = tar_stream_verify_end(t->ts);
+	tar_stream_close(t->ts);
+	t->ts = NULL;
+	close(fd);
+	t->name = NULL;
+	return ret;
+}
+
+/* the selected layers of the OCI layout, in order: one converted as the
+ * tar input converts an --aufs archive, or all applied in turn */
+static int read_oci(struct tar_ctx *t)
+{
+	const struct erofs_mkfs_opts *o = t->b->opts;
+	struct oci_layer *l;
+	size_t n;
+	int ret = oci_select_layers(o, t->b->log, &l, &n);
+
+	if (ret)
+		return ret;
+	t->aufs = true;
+	t->merge = o->oci_layer < 0 && !o->oci_blob;
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = read_layer(t, &l[i]);
+	oci_layers_free(l, n);
+	return ret;
+}
+
+int erofs_tar_scan(struct erofs_build *b)
+{
+	const struct erofs_mkfs_opts *o = b->opts;
+	struct tar_ctx t = { .b = b, .spool_fd = -1 };
+	struct erofs_node *root;
+	int ret;
+
+	tar_pax_init(&t.global);
+	t.buf = malloc(COPY_BUF);
+	ret = t.buf ? tar_tree_new(&t.tree, b) : -ENOMEM;
 	if (ret)
 		goto out;
 	root = b->root;
@@ -760,17 +867,15 @@ int erofs_tar_scan(struct erofs_build *b)
 	if (ret)
 		goto out;
 	erofs_node_set_mtime(b, root, o->build_time, 0);
-	ret = read_archive(&t);
+	ret = o->oci ? read_oci(&t) : read_tar_file(&t);
+	/* merged layers: whiteouts have done their work */
 	if (!ret)
-		ret = tar_tree_finish(t.tree, o->ovlfs_strip);
+		ret = tar_tree_finish(t.tree, o->ovlfs_strip || t.merge);
 	if (!ret)
 		ret = erofs_tree_finish(b, true);
 out:
 	tar_tree_free(t.tree);
-	tar_stream_close(t.ts);
 	tar_pax_free(&t.global);
 	free(t.buf);
-	if (!use_stdin && b->data_fd[0] != fd)
-		close(fd);
 	return ret;
 }

@@ -95,6 +95,14 @@ bool tar_stream_seekable(const struct tar_stream *ts);
 /* the underlying descriptor, for reads at offsets when seekable */
 int tar_stream_fd(const struct tar_stream *ts);
 void tar_stream_close(struct tar_stream *ts);
+/* hash the raw bytes as they are read (the stream is no longer
+ * seekable): more than SIZE bytes is refused at once; DIGEST names the
+ * blob in messages and must outlive the stream */
+int tar_stream_verify(struct tar_stream *ts, const uint8_t want[32],
+		      uint64_t size, const char *digest);
+/* the rest of the file read and hashed; -EIO (reported) when the size
+ * or the SHA-256 differs from what tar_stream_verify was given */
+int tar_stream_verify_end(struct tar_stream *ts);
 
 /* tar_tree.c: the tree being read (nodes by parent and name; a replaced
  * node and its subtree are dropped when the tree is finished) */
@@ -115,6 +123,12 @@ int tar_tree_walk(struct tar_tree *t, const char *path, bool make,
 		  struct erofs_node **parent, const char **last, size_t *len,
 		  const char **why);
 void tar_tree_mark_whiteouts(struct tar_tree *t, struct erofs_node *dir);
+/* nodes made so far: the nodes of a layer read next come after */
+size_t tar_tree_count(const struct tar_tree *t);
+/* the live children of DIR made before node BEFORE (a lower layer's)
+ * replaced by whiteouts, DIR marked to hold whiteouts */
+int tar_tree_hide_below(struct tar_tree *t, struct erofs_node *dir,
+			size_t before);
 /* N and what is under it left out of the finished tree */
 void tar_tree_drop(struct tar_tree *t, struct erofs_node *n);
 void tar_node_clear_xattrs(struct erofs_node *n);

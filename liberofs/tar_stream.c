@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <lzma.h>
+#include <openssl/evp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,6 +47,12 @@ struct tar_stream {
 	z_stream z;
 	lzma_stream x;
 	ZSTD_DStream *zs;
+
+	/* a blob whose raw bytes are hashed as they are read (OCI layers) */
+	EVP_MD_CTX *md;
+	uint8_t want[32];
+	uint64_t want_size, raw_len;
+	const char *digest;
 };
 
 int tar_stream_open(struct tar_stream **out, int fd, enum tar_codec codec,
@@ -111,6 +119,7 @@ void tar_stream_close(struct tar_stream *ts)
 		lzma_end(&ts->x);
 	else if (ts->codec == TAR_ZSTD)
 		ZSTD_freeDStream(ts->zs);
+	EVP_MD_CTX_free(ts->md);
 	free(ts->in);
 	free(ts->out);
 	free(ts);
@@ -131,6 +140,21 @@ uint64_t tar_stream_pos(const struct tar_stream *ts)
 	return ts->base + ts->pos;
 }
 
+/* R raw bytes just read into BUF: hashed, and refused past the size the
+ * blob's descriptor gives */
+static ssize_t verify_raw(struct tar_stream *ts, const uint8_t *buf, size_t r)
+{
+	ts->raw_len += r;
+	if (ts->raw_len > ts->want_size) {
+		fsf_err(ts->log, "blob %s is larger than the %llu bytes its descriptor gives",
+			ts->digest, (unsigned long long)ts->want_size);
+		return -EIO;
+	}
+	if (EVP_DigestUpdate(ts->md, buf, r) != 1)
+		return -ENOMEM;
+	return (ssize_t)r;
+}
+
 /* raw bytes into BUF; 0 at the end of the file */
 static ssize_t raw_read(struct tar_stream *ts, uint8_t *buf, size_t len)
 {
@@ -145,6 +169,8 @@ static ssize_t raw_read(struct tar_stream *ts, uint8_t *buf, size_t len)
 					strerror(e));
 				return -e;
 			}
+			if (ts->md && r > 0)
+				return verify_raw(ts, buf, (size_t)r);
 			return r;
 		}
 	}
@@ -322,5 +348,52 @@ int tar_stream_skip(struct tar_stream *ts, uint64_t len)
 	ts->pos += len;
 	if (lseek(ts->fd, (off_t)(ts->base + ts->pos), SEEK_SET) < 0)
 		return -errno;
+	return 0;
+}
+
+int tar_stream_verify(struct tar_stream *ts, const uint8_t want[32],
+		      uint64_t size, const char *digest)
+{
+	ts->md = EVP_MD_CTX_new();
+	if (!ts->md || EVP_DigestInit_ex(ts->md, EVP_sha256(), NULL) != 1)
+		return -ENOMEM;
+	memcpy(ts->want, want, sizeof(ts->want));
+	ts->want_size = size;
+	ts->digest = digest;
+	/* every byte goes through raw_read: no seeks past data */
+	ts->seekable = false;
+	return 0;
+}
+
+int tar_stream_verify_end(struct tar_stream *ts)
+{
+	uint8_t got[32];
+	unsigned int glen = 0;
+	char hex[65];
+
+	/* what the reader left (the archive's padding, a compressed
+	 * stream's tail) is part of the blob */
+	while (!ts->in_eof) {
+		ssize_t r = raw_read(ts, ts->in, IN_BUF);
+
+		if (r < 0)
+			return (int)r;
+		ts->in_eof = r == 0;
+	}
+	if (ts->raw_len != ts->want_size) {
+		fsf_err(ts->log, "blob %s is %llu bytes, its descriptor gives %llu",
+			ts->digest, (unsigned long long)ts->raw_len,
+			(unsigned long long)ts->want_size);
+		return -EIO;
+	}
+	if (EVP_DigestFinal_ex(ts->md, got, &glen) != 1 || glen != 32)
+		return -ENOMEM;
+	if (memcmp(got, ts->want, 32)) {
+		for (int i = 0; i < 32; i++)
+			snprintf(hex + 2 * i, 3, "%02x", got[i]);
+		fsf_err(ts->log, "blob %s does not match its digest: its content hashes to sha256:%s",
+			ts->digest, hex);
+		return -EIO;
+	}
 	return 0;
 }

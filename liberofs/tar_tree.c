@@ -154,6 +154,30 @@ void tar_tree_mark_whiteouts(struct tar_tree *t, struct erofs_node *dir)
 	t->flags[dir->ino] |= F_WHITEOUTS;
 }
 
+size_t tar_tree_count(const struct tar_tree *t)
+{
+	return t->nall;
+}
+
+int tar_tree_hide_below(struct tar_tree *t, struct erofs_node *dir,
+			size_t before)
+{
+	/* a parent precedes its children: they sit after dir in t->all */
+	for (size_t i = (size_t)dir->ino + 1; i < before && i < t->nall; i++) {
+		struct erofs_node *n = t->all[i], *w;
+
+		if (n->parent != dir || (t->flags[i] & F_DEAD))
+			continue;
+		w = tar_tree_add(t, dir, n->name, n->name_len);
+		if (!w)
+			return -ENOMEM;
+		w->mode = S_IFCHR;
+		w->rdev = 0;
+	}
+	t->flags[dir->ino] |= F_WHITEOUTS;
+	return 0;
+}
+
 int tar_tree_new(struct tar_tree **out, struct erofs_build *b)
 {
 	struct tar_tree *t = calloc(1, sizeof(*t));

@@ -18,15 +18,68 @@
 #include "erofs/mkfs.h"
 #include "fsforge/log.h"
 
+/* --oci[=f][,platform=X][,layer=N][,blob=sha256:HEX]: erofs-utils' names;
+ * its registry options are refused (only local layouts are read) */
+static int parse_oci(struct erofs_mkfs_opts *o, char *arg)
+{
+	char *save = NULL;
+	bool first = true;
+
+	o->oci = true;
+	o->tar_mode = EROFS_TAR_FULL;
+	for (char *t = arg ? strtok_r(arg, ",", &save) : NULL; t;
+	     t = strtok_r(NULL, ",", &save), first = false) {
+		char *v = strchr(t, '=');
+
+		if (first && !strcmp(t, "f"))
+			continue;
+		if (first && !strcmp(t, "i")) {
+			fprintf(stderr, "mkfs.erofs: --oci=i (index mode) is not supported; use --oci=f\n");
+			return -1;
+		}
+		if (v)
+			*v++ = '\0';
+		if (!strcmp(t, "platform") && v && *v) {
+			o->oci_platform = v;
+		} else if (!strcmp(t, "layer") && v) {
+			char *end;
+			long long n;
+
+			errno = 0;
+			n = strtoll(v, &end, 10);
+			if (!*v || *end || errno || n < 0) {
+				fprintf(stderr, "mkfs.erofs: --oci: invalid layer '%s' (a 0-based index)\n", v);
+				return -1;
+			}
+			o->oci_layer = n;
+		} else if (!strcmp(t, "blob") && v && *v) {
+			o->oci_blob = v;
+		} else if (!strcmp(t, "username") || !strcmp(t, "password") ||
+			   !strcmp(t, "insecure")) {
+			fprintf(stderr, "mkfs.erofs: --oci: '%s' is a registry option; this mkfs.erofs reads local OCI image layouts only and never contacts a registry\n", t);
+			return -1;
+		} else {
+			fprintf(stderr, "mkfs.erofs: --oci: unknown option '%s' (f, platform=, layer=, blob=)\n", t);
+			return -1;
+		}
+	}
+	if (o->oci_layer >= 0 && o->oci_blob) {
+		fprintf(stderr, "mkfs.erofs: --oci: layer= and blob= both select a layer; give one\n");
+		return -1;
+	}
+	return 0;
+}
+
 enum {
 	OPT_ALL_ROOT = 256, OPT_ALL_TIME, OPT_MKFS_TIME, OPT_FORCE_UID,
 	OPT_FORCE_GID, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME,
 	OPT_PRESERVE_MTIME, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_XATTR_PREFIX, OPT_DIGEST, OPT_WORKERS, OPT_QUIET, OPT_FORCE,
 	OPT_DRY_RUN, OPT_IN_PLACE, OPT_MAX_EXTENT,
-	OPT_CHUNKSIZE,
+	OPT_CHUNKSIZE, OPT_BLOBDEV,
 	/* tar input */
 	OPT_TAR, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD, OPT_AUFS, OPT_OVLFS_STRIP,
+	OPT_OCI,
 };
 
 static const struct option long_opts[] = {
@@ -50,12 +103,14 @@ static const struct option long_opts[] = {
 	{ "in-place", no_argument, NULL, OPT_IN_PLACE },
 	{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT },
 	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
+	{ "blobdev", required_argument, NULL, OPT_BLOBDEV },
 	{ "tar", required_argument, NULL, OPT_TAR },
 	{ "ungzip", optional_argument, NULL, OPT_UNGZIP },
 	{ "unxz", optional_argument, NULL, OPT_UNXZ },
 	{ "unzstd", no_argument, NULL, OPT_UNZSTD },
 	{ "aufs", no_argument, NULL, OPT_AUFS },
 	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
+	{ "oci", optional_argument, NULL, OPT_OCI },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -65,19 +120,34 @@ static void usage(FILE *f)
 {
 	fputs(
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCEDIR\n"
-"       mkfs.erofs [OPTIONS] --tar=f IMAGE [TARFILE|-]\n"
+"       mkfs.erofs [OPTIONS] --tar=f|i|headerball IMAGE [TARFILE|-]\n"
+"       mkfs.erofs [OPTIONS] --oci[=f][,OPT...] IMAGE OCIDIR\n"
 "Build an EROFS image in IMAGE (a file or block device) from the directory\n"
-"SOURCEDIR, or from a tar archive (standard input when TARFILE is - or\n"
-"missing).\n"
+"SOURCEDIR, from a tar archive (standard input when TARFILE is - or\n"
+"missing), or from the layers of a local OCI image layout OCIDIR.\n"
 "\n"
 "      --tar=f             the source is a tar archive (ustar, GNU, pax), its\n"
 "                          file data copied into the image\n"
+"      --tar=i             index mode: metadata only, every file's data\n"
+"                          mapped to the (decompressed) tar itself, which is\n"
+"                          the image's extra device 1 (mount -o device=TAR,\n"
+"                          fsck.erofs --device=TAR); 512-byte blocks\n"
+"      --tar=headerball    the archive holds headers only (no file data\n"
+"                          follows them): every file is one hole\n"
 "      --ungzip            the tar archive is gzip-compressed\n"
 "      --unxz              the tar archive is xz- or lzma-compressed\n"
 "      --unzstd            the tar archive is zstd-compressed\n"
 "      --aufs              turn aufs whiteouts (.wh.*) of the tar into\n"
 "                          overlayfs ones\n"
 "      --ovlfs-strip[=0|1] leave out overlayfs whiteouts and opaque marks\n"
+"      --oci[=f][,platform=OS/ARCH[/VARIANT]][,layer=N][,blob=sha256:HEX]\n"
+"                          the source is a local OCI image layout (what\n"
+"                          skopeo copy ... oci:DIR writes; no registry is\n"
+"                          contacted): the image for the platform (default\n"
+"                          linux/amd64); layer N (0-based) or the layer blob\n"
+"                          converted with --aufs, or all layers applied in\n"
+"                          order (whiteouts applied); every blob's SHA-256\n"
+"                          and size checked as it is read\n"
 "  -b SIZE                 block size in bytes (512..65536, default: page size)\n"
 "  -z ALG[,level=N]        compress files with ALG: lz4; lz4hc (level\n"
 "                          0-12, default 9); lzma (MicroLZMA: 0-9, or\n"
@@ -94,6 +164,8 @@ static void usage(FILE *f)
 "                          N bytes (a power of two, at least the block size):\n"
 "                          holes and all-zero chunks stored as holes,\n"
 "                          identical chunks stored once\n"
+"      --blobdev=PATH      with --chunksize: the chunks go to PATH (extra\n"
+"                          device 1, made or replaced), not into IMAGE\n"
 "  -L LABEL                volume label (at most 15 bytes)\n"
 "  -U UUID|clear|random    filesystem UUID (default: random)\n"
 "  -T SECONDS              image build time; also every file's time unless\n"
@@ -282,9 +354,13 @@ static int parse_tar_opt(struct erofs_mkfs_opts *o, int opt, const char *arg)
 			o->tar_mode = EROFS_TAR_FULL;
 			return 0;
 		}
-		if (!strcmp(arg, "i") || !strcmp(arg, "headerball")) {
-			fprintf(stderr, "mkfs.erofs: --tar=%s (index mode) is not supported yet; use --tar=f\n", arg);
-			return -1;
+		if (!strcmp(arg, "i")) {
+			o->tar_mode = EROFS_TAR_INDEX;
+			return 0;
+		}
+		if (!strcmp(arg, "headerball")) {
+			o->tar_mode = EROFS_TAR_HEADERBALL;
+			return 0;
 		}
 		fprintf(stderr, "mkfs.erofs: invalid --tar mode '%s' (f, i or headerball)\n", arg);
 		return -1;
@@ -315,6 +391,7 @@ static int parse_tar_opt(struct erofs_mkfs_opts *o, int opt, const char *arg)
 
 static int parse_args(struct cli *c, int argc, char **argv)
 {
+	bool saw_tar = false;
 	struct erofs_mkfs_opts *o = &c->o;
 	bool have_t = false, mkfs_time = false, all_time = false;
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
@@ -404,8 +481,15 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				return -1;
 			o->chunk_size = (uint64_t)v;
 			break;
+		case OPT_BLOBDEV: o->blobdev = optarg; break;
 		case OPT_QUIET: c->level = FSF_QUIET; break;
+		case OPT_OCI:
+			if (parse_oci(o, optarg))
+				return -1;
+			break;
 		case OPT_TAR:
+			saw_tar = true;
+			/* fall through */
 		case OPT_UNGZIP:
 		case OPT_UNXZ:
 		case OPT_UNZSTD:
@@ -481,6 +565,30 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	if ((o->tar_codec != EROFS_TAR_PLAIN || o->aufs || o->ovlfs_strip) &&
 	    o->tar_mode == EROFS_TAR_NONE) {
 		fprintf(stderr, "mkfs.erofs: --ungzip, --unxz, --unzstd, --aufs and --ovlfs-strip need --tar\n");
+		return -1;
+	}
+	if (o->blobdev && !o->chunk_size) {
+		fprintf(stderr, "mkfs.erofs: --blobdev needs --chunksize\n");
+		return -1;
+	}
+	if ((o->tar_mode == EROFS_TAR_INDEX ||
+	     o->tar_mode == EROFS_TAR_HEADERBALL) &&
+	    (o->chunk_size || o->compr != EROFS_COMPR_NONE)) {
+		fprintf(stderr, "mkfs.erofs: --tar=%s stores no file data: -z and --chunksize do not apply\n",
+			o->tar_mode == EROFS_TAR_INDEX ? "i" : "headerball");
+		return -1;
+	}
+	/* index mode maps 512-byte tar blocks: erofs-utils' block size,
+	 * whatever -b says */
+	if (o->tar_mode == EROFS_TAR_INDEX)
+		o->blkszbits = 9;
+	if (o->oci && (o->tar_codec != EROFS_TAR_PLAIN || saw_tar)) {
+		fprintf(stderr, "mkfs.erofs: --oci takes no --tar, --ungzip, --unxz or --unzstd (each layer's media type says how it is compressed)\n");
+		return -1;
+	}
+	if (o->oci && argc - optind != 2) {
+		fprintf(stderr, "mkfs.erofs: expected IMAGE and OCIDIR, a local OCI image layout directory\n");
+		usage(stderr);
 		return -1;
 	}
 	/* with --tar, no TARFILE is standard input (argv[argc] is NULL) */
@@ -561,5 +669,10 @@ int main(int argc, char **argv)
 		c.o.dry_run ? "(dry run) " : "", c.o.image, st.blocks,
 		1u << c.o.blkszbits, st.inodes, st.fingerprints, st.compressed,
 		uuid);
+	if (st.dev_blocks && !c.o.dry_run)
+		fsf_out(&log, "%s: extra device 1 (%s): %" PRIu64 " blocks, %" PRIu64 " files mapped to it",
+			c.o.image, c.o.blobdev ? c.o.blobdev :
+			c.o.source && strcmp(c.o.source, "-") ? c.o.source : "the tar read from standard input",
+			st.dev_blocks, st.chunked);
 	return 0;
 }

@@ -26,6 +26,7 @@
 #define EROFS_INCOMPAT_COMPR_CFGS	0x00000002u	/* configs after the sb */
 #define EROFS_INCOMPAT_BIG_PCLUSTER	0x00000002u	/* (same bit) */
 #define EROFS_INCOMPAT_CHUNKED_FILE	0x00000004u	/* chunk-based inodes */
+#define EROFS_INCOMPAT_DEVICE_TABLE	0x00000008u	/* extra devices */
 #define EROFS_INCOMPAT_ZTAILPACKING	0x00000010u	/* inline pclusters */
 #define EROFS_INCOMPAT_FRAGMENTS	0x00000020u	/* packed inode */
 #define EROFS_INCOMPAT_DEDUPE		0x00000020u	/* (same bit) */
@@ -273,5 +274,26 @@ struct erofs_inode_chunk_index {
 	uint32_t startblk_lo;
 } __attribute__((packed));
 static_assert(sizeof(struct erofs_inode_chunk_index) == 8, "chunk index");
+
+
+/*
+ * Device table (EROFS_INCOMPAT_DEVICE_TABLE): extra_devices slots of 128
+ * bytes at byte devt_slotoff * 128 of the image.  Slot k describes device
+ * k + 1, which chunk indexes name by device_id; the tag identifies it (a
+ * digest or a path; zeros here).  uniaddr is where the device's blocks
+ * would start in one flat address space after the primary device.
+ */
+#define EROFS_DEVT_SLOT_SIZE		128u
+
+struct erofs_deviceslot {
+	uint8_t tag[64];
+	uint32_t blocks_lo;		/* device size in blocks */
+	uint32_t uniaddr_lo;
+	uint32_t blocks_hi;
+	uint16_t uniaddr_hi;
+	uint8_t reserved[50];
+} __attribute__((packed));
+static_assert(sizeof(struct erofs_deviceslot) == EROFS_DEVT_SLOT_SIZE,
+	      "device slot");
 
 #endif

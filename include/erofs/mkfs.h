@@ -21,14 +21,24 @@ struct erofs_mkfs_opts {
 	const char *source;		/* source directory, or with tar_mode
 					 * the tar file (NULL or "-": stdin) */
 	enum erofs_tar_mode {
-		EROFS_TAR_NONE, EROFS_TAR_FULL,
-	} tar_mode;			/* --tar=f */
+		EROFS_TAR_NONE, EROFS_TAR_FULL, EROFS_TAR_INDEX,
+		EROFS_TAR_HEADERBALL,
+	} tar_mode;			/* --tar=f, i (metadata only, file
+					 * data mapped to the tar as device 1)
+					 * or headerball (no file data follows
+					 * the headers: files are holes) */
 	enum erofs_tar_codec {
 		EROFS_TAR_PLAIN, EROFS_TAR_GZIP, EROFS_TAR_XZ, EROFS_TAR_ZSTD,
 	} tar_codec;			/* --ungzip, --unxz, --unzstd */
 	bool aufs;			/* --aufs: .wh. entries to overlayfs */
 	bool ovlfs_strip;		/* --ovlfs-strip: no whiteouts, no
 					 * opaque marks */
+	/* --oci: source is a local OCI image layout directory (with
+	 * tar_mode EROFS_TAR_FULL); its image's layers are read as tars */
+	bool oci;
+	const char *oci_platform;	/* platform=OS/ARCH[/VARIANT] */
+	int64_t oci_layer;		/* layer=N (0-based); -1: all */
+	const char *oci_blob;		/* blob=sha256:HEX; NULL: by layer */
 	unsigned int blkszbits;		/* -b: log2 of the block size */
 	char label[16];			/* -L, NUL-terminated, <= 15 bytes */
 	uint8_t uuid[16];		/* -U (see uuid_mode) */
@@ -70,6 +80,8 @@ struct erofs_mkfs_opts {
 	uint64_t chunk_size;		/* --chunksize: uncompressed regular
 					 * files as chunk-based inodes (holes,
 					 * deduplicated chunks); 0: off */
+	const char *blobdev;		/* --blobdev: chunk data on this
+					 * extra device, not in the image */
 	bool noinline_data;		/* -E noinline_data */
 	bool force_extended;		/* -E force-inode-extended */
 	bool force;			/* overwrite an existing signature */
@@ -89,6 +101,8 @@ struct erofs_mkfs_stats {
 	uint64_t chunked;		/* regular files stored in chunks */
 	uint64_t hole_chunks;		/* chunks stored as holes */
 	uint64_t dedup_chunks;		/* chunks sharing an earlier copy */
+	uint64_t dev_blocks;		/* extra device 1 (--tar=i, --blobdev):
+					 * its blocks; 0: none */
 	uint8_t uuid[16];
 };
 

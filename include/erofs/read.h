@@ -24,6 +24,15 @@ struct erofs_rprefix {
 	uint16_t infix_len;
 };
 
+/* extra devices (the device table): their size from the table, and the
+ * content when the caller attached it (erofs_img_attach) */
+#define EROFS_READ_MAX_DEVICES 64u
+struct erofs_rdevice {
+	uint64_t blocks;		/* from its slot */
+	const uint8_t *data;		/* NULL: not attached */
+	uint64_t size;			/* bytes of DATA */
+};
+
 struct erofs_img {
 	const uint8_t *data;
 	uint64_t size;
@@ -45,6 +54,9 @@ struct erofs_img {
 	uint64_t packed_len;
 	int packed_err;			/* its load failed: this error */
 	bool in_packed;			/* loading it (no fragments in it) */
+	uint32_t ndevices;		/* extra devices: device id k is
+					 * devices[k - 1] */
+	struct erofs_rdevice devices[EROFS_READ_MAX_DEVICES];
 	char err[320];			/* last error: one line */
 };
 /* read_data.c: decode the packed inode's content into img->packed (once;
@@ -58,6 +70,10 @@ void erofs_img_close(struct erofs_img *img);
 #define EROFS_OPEN_NO_SBCRC	1u	/* skip the superblock checksum */
 int erofs_img_open(struct erofs_img *img, const void *data, uint64_t size,
 		   unsigned int flags);
+/* the content of extra device ID (1..ndevices), SIZE bytes; a device
+ * shorter than its slot says is refused (-EUCLEAN, img->err) */
+int erofs_img_attach(struct erofs_img *img, uint32_t id, const void *data,
+		     uint64_t size);
 /* pointer to LEN bytes at OFF, or NULL (and img->err) when out of range */
 const uint8_t *erofs_img_at(struct erofs_img *img, uint64_t off,
 			    uint64_t len, const char *what);
@@ -93,7 +109,9 @@ static inline uint64_t erofs_inode_end(const struct erofs_rinode *ino)
  * pieces handed to FN (which returns 0 to go on).  Compressed extents are
  * decoded (decompress.c) and checked to fill exactly their length.  A
  * hole of a chunk-based file comes as BUF == NULL: LEN bytes of zeros.
- * Every chunk address is checked against the image size.
+ * Every chunk address is checked against the size of its device (the
+ * image, or an attached extra device; a chunk on one not attached is
+ * -EOPNOTSUPP).
  * PHYS (may be NULL) gets the bytes the content occupies in the image
  * (a chunk shared by several entries counted each time). */
 typedef int (*erofs_data_fn)(void *ctx, const uint8_t *buf, size_t len);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
-# The libntfs parsers, liberofs' image reader and tar reader under libFuzzer with
+# The libntfs parsers, liberofs' image reader and tar reader, and the JSON parser under libFuzzer with
 # ASan+UBSan, briefly (FSFORGE_FUZZ_SECONDS, default 20 per target).
 
-@test "fuzz: NTFS boot sector, record, attribute and runlist parsers, the EROFS image reader and the tar reader survive" {
+@test "fuzz: NTFS boot sector, record, attribute and runlist parsers, the EROFS image reader, the tar reader and the JSON parser survive" {
 	run "$FSFORGE_TOP/scripts/fuzz" "${FSFORGE_FUZZ_SECONDS:-20}"
 	echo "$output"
 	[ "$status" -eq 0 ]

@@ -3,7 +3,10 @@
 # kernel in QEMU): a tree with holes, all-zero and duplicate chunks read
 # back as the source (manifest, fingerprints), and a 1 GiB file with three
 # data islands read back byte for byte, its SEEK_DATA/SEEK_HOLE segments
-# those of the source.  One boot for the whole file.
+# those of the source; the index-mode image of a tar of the tree
+# (mkfs.erofs --tar=i) mounted with the tar as its device reads back what
+# Python's tarfile reads from the archive, and a --blobdev image with its
+# blob device reads back the tree.  One boot for the whole file.
 load ../lib/common
 
 setup_file() {
@@ -27,9 +30,15 @@ setup_file() {
 	"$MKFS_EROFS" --quiet --chunksize=65536 --xattr-inode-digest=trusted.erofs.fingerprint \
 		"$W/tree.img" "$W/tree"
 	"$MKFS_EROFS" --quiet --chunksize=65536 "$W/big.img" "$W/big"
+	tar --format=gnu -C "$W/tree" -cf "$W/tree.tar" .
+	python3 "$FSFORGE_TOP/tests/erofs/tar_manifest.py" "$W/tree.tar" > "$W/tar.manifest"
+	"$MKFS_EROFS" --quiet --tar=i "$W/index.img" "$W/tree.tar"
+	"$MKFS_EROFS" --quiet --chunksize=65536 --blobdev="$W/blob" "$W/blob.img" "$W/tree"
 	cp "$LIB/manifest" "$FSFORGE_TOP/tests/erofs/sparse_map.py" "$W/share/"
 	run "$FSFORGE_TOP/tests/kernel/vm-run" --sid --drivers erofs --timeout 600 \
 		--share "$W/share" --disk "$W/tree.img,ro" --disk "$W/big.img,ro" \
+		--disk "$W/tree.tar,ro" --disk "$W/index.img,ro" \
+		--disk "$W/blob,ro" --disk "$W/blob.img,ro" \
 		"$FSFORGE_TOP/tests/kernel/guest/erofs-chunked.sh"
 	echo "$output" > "$W/vm.log"
 	echo "$status" > "$W/vm.rc"
@@ -51,4 +60,14 @@ setup_file() {
 	grep -c '^seg ' "$W/big.map"
 	[ "$(grep -c '^seg ' "$W/big.map")" -eq 3 ]
 	diff "$W/big.map" "$W/share/result/big.map"
+}
+
+@test "kernel: the --tar=i image mounted with -o device=TAR reads back tarfile's manifest of the archive" {
+	[ -s "$W/share/result/index.manifest" ] || die "no manifest: $(tail -20 "$W/vm.log")"
+	grep -v '^	' "$W/share/result/index.manifest" | diff "$W/tar.manifest" -
+}
+
+@test "kernel: the --blobdev image mounted with -o device=BLOB reads back the tree" {
+	[ -s "$W/share/result/blob.manifest" ] || die "no manifest: $(tail -20 "$W/vm.log")"
+	diff "$W/tree.manifest" "$W/share/result/blob.manifest"
 }

@@ -2,6 +2,8 @@
 # Runs inside the sid guest (Linux 7.x).  Disks:
 #   vda  a tree with chunk-based files (--chunksize=65536, fingerprints)
 #   vdb  one 1 GiB file with three data islands (--chunksize=65536)
+#   vdc  a tar of vda's tree, vdd its --tar=i image (vdc is its device)
+#   vde  a blob device, vdf the --chunksize --blobdev image of the tree
 # /host holds manifest and sparse_map.py; results go to /host/result.
 set -u
 out=/host/result
@@ -20,5 +22,12 @@ mount -t erofs -o ro /dev/vdb /mnt/b || exit 11
 python3 /host/sparse_map.py --segments --all /mnt/b/island > "$out/big.map"
 echo $? > "$out/big.rc"
 umount /mnt/b
+mkdir -p /mnt/c /mnt/d
+mount -t erofs -o ro,device=/dev/vdc /dev/vdd /mnt/c || exit 12
+bash /host/manifest /mnt/c > "$out/index.manifest"
+umount /mnt/c
+mount -t erofs -o ro,device=/dev/vde /dev/vdf /mnt/d || exit 13
+bash /host/manifest /mnt/d > "$out/blob.manifest"
+umount /mnt/d
 dmesg > "$out/dmesg"
 exit 0
