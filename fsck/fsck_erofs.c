@@ -310,16 +310,19 @@ int main(int argc, char **argv)
 	    !(img.feature_compat & EROFS_COMPAT_ISHARE_XATTRS)) {
 		fsf_err(&log, "%s: no fingerprint prefix in the superblock (was the image built with --xattr-inode-digest?)",
 			c.image);
+		erofs_img_close(&img);
 		munmap(data, size);
 		return 1;
 	}
 	ret = attach_devices(&c, &img, &log);
 	if (ret) {
+		erofs_img_close(&img);
 		munmap(data, size);
 		return 1;
 	}
 	c.o.mapped = true;
 	ret = erofs_check(&img, &c.o, &log, &st);
+	erofs_img_close(&img);
 	munmap(data, size);
 	for (uint32_t i = 0; i < img.ndevices; i++)
 		if (img.devices[i].size)

@@ -57,6 +57,8 @@ struct zext {
 	uint32_t cblks;		/* pcluster blocks */
 	uint64_t rel;		/* pcluster block, from the file's first */
 	bool plain;
+	bool frag;		/* in the packed inode (-E fragments) */
+	bool inl;		/* inline after the index (-E ztailpacking) */
 };
 
 struct cpass {
@@ -86,7 +88,10 @@ struct worker {
 	struct zext *ext;
 	size_t next_ext, ext_cap;
 	uint32_t max_extent;
-	bool digest;		/* the current file gets a fingerprint */
+	bool digest;		/* the current file is hashed (fingerprint
+				 * or -E dedupe) */
+	uint8_t *frag;		/* the current file's fragment */
+	size_t frag_len, frag_cap;
 	/* files compressed but not written yet (their turn has not come):
 	 * the worker goes on with the next file instead of waiting */
 	struct held {
@@ -95,6 +100,8 @@ struct worker {
 		size_t outlen;
 		struct zext *ext;
 		size_t n_ext;
+		uint8_t *frag;
+		size_t frag_len;
 	} *held;
 	size_t nheld, held_cap, held_bytes;
 };
@@ -113,6 +120,9 @@ uint64_t erofs_zindex_size(const struct erofs_build *b,
 {
 	uint64_t nlc = (n->size + b->blksz - 1) / b->blksz;
 
+	if (n->whole_frag)	/* the map header only */
+		return erofs_round_up(head, 8) - head +
+		       sizeof(struct z_erofs_map_header);
 	if (n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT)
 		return erofs_round_up(head, 8) - head +
 		       sizeof(struct z_erofs_map_header) + (nlc + 1) / 2 * 8;
@@ -268,15 +278,44 @@ static int take_turn(struct worker *w, size_t i, uint64_t *base)
  * blocks at cp->cursor, index, turn passed on. */
 static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 		       size_t outlen, uint64_t base, uint64_t written,
-		       const struct zext *ext, size_t n_ext)
+		       const struct zext *ext, size_t n_ext,
+		       const uint8_t *frag, size_t frag_len)
 {
 	struct cpass *cp = w->cp;
-	struct erofs_node *n = cp->files[i];
-	const unsigned int bs = cp->b->blksz;
+	struct erofs_build *b = cp->b;
+	struct erofs_node *n = cp->files[i], *same = NULL;
+	const unsigned int bs = b->blksz;
 	int ret = 0;
 
+	/* under the turn: fragments and the dedupe table in file order */
+	if (frag_len || n->whole_frag) {
+		uint8_t sha[32];
+
+		EVP_Digest(frag, frag_len, sha, NULL, EVP_sha256(), NULL);
+		ret = erofs_frag_store(b, frag, frag_len, sha, &n->fragoff);
+		if (ret)
+			return fail(cp, ret);
+	}
+	/* -E fragments shares identical files too, as erofs-utils' does
+	 * (it finds a whole file in the packed inode) */
+	if ((b->opts->dedupe || b->opts->fragments) && !written &&
+	    !n->whole_frag && n != b->packed)
+		same = erofs_dedupe_match(b, n);
+	/* a tail inline in one and in a block in the other (the layout
+	 * dropped one): the extents differ */
+	if (same && same->ztail != n->ztail)
+		same = NULL;
+	if (same) {
+		/* the same content compresses to the same extents */
+		b->files_shared++;
+		n->blkaddr = same->blkaddr;
+		n->zblocks = same->zblocks;
+		give_turn(cp, base);
+		ret = build_index(w, n, same->blkaddr, ext, n_ext);
+		return ret ? fail(cp, ret) : 0;
+	}
 	if (outlen)
-		ret = fsf_dev_pwrite(&cp->b->dev, out, outlen,
+		ret = fsf_dev_pwrite(&b->dev, out, outlen,
 				     (base + written) * bs);
 	if (ret)
 		return fail(cp, ret);
@@ -299,10 +338,12 @@ static int write_held(struct worker *w)
 	base = w->cp->cursor;
 	pthread_mutex_unlock(&w->cp->lock);
 	memmove(w->held, w->held + 1, --w->nheld * sizeof(*w->held));
-	w->held_bytes -= h.outlen;
-	ret = finish_file(w, h.i, h.out, h.outlen, base, 0, h.ext, h.n_ext);
+	w->held_bytes -= h.outlen + h.frag_len;
+	ret = finish_file(w, h.i, h.out, h.outlen, base, 0, h.ext, h.n_ext,
+			  h.frag, h.frag_len);
 	free(h.out);
 	free(h.ext);
+	free(h.frag);
 	return ret;
 }
 
@@ -329,7 +370,8 @@ static int flush_held(struct worker *w, bool wait)
 /* Keep a compressed file until its turn. */
 static int hold(struct worker *w, size_t i, size_t outlen)
 {
-	struct held h = { .i = i, .outlen = outlen, .n_ext = w->next_ext };
+	struct held h = { .i = i, .outlen = outlen, .n_ext = w->next_ext,
+			  .frag_len = w->frag_len };
 
 	if (w->nheld == w->held_cap) {
 		size_t cap = w->held_cap ? w->held_cap * 2 : 16;
@@ -342,11 +384,16 @@ static int hold(struct worker *w, size_t i, size_t outlen)
 	}
 	h.out = malloc(outlen ? outlen : 1);
 	h.ext = malloc(w->next_ext * sizeof(*h.ext) + 1);
-	if (!h.out || !h.ext) {
+	h.frag = malloc(w->frag_len + 1);
+	if (!h.out || !h.ext || !h.frag) {
 		free(h.out);
 		free(h.ext);
+		free(h.frag);
 		return -ENOMEM;
 	}
+	if (w->frag_len)
+		memcpy(h.frag, w->frag, w->frag_len);
+	w->held_bytes += w->frag_len;
 	memcpy(h.out, w->out, outlen);
 	memcpy(h.ext, w->ext, w->next_ext * sizeof(*h.ext));
 	w->held[w->nheld++] = h;
@@ -604,12 +651,35 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		.h_algorithmtype = (uint8_t)erofs_compr_alg(b->opts),
 		.h_clusterbits = 0,	/* lcluster = block */
 	};
-	struct lent *e = calloc(nlc, sizeof(*e));
+	struct lent *e;
 	size_t len = compact ? 8 + (nlc + 1) / 2 * 8 :
 		     16 + nlc * sizeof(struct z_erofs_lcluster_index);
-	uint8_t *buf = calloc(1, len);
+	uint8_t *buf;
 	int ret = 0;
 
+	if (n->whole_frag) {
+		/* all 64 bits of the header: bit 63 and the offset */
+		uint64_t v = htole64(n->fragoff | 1ull << 63);
+
+		buf = malloc(8);
+		if (!buf)
+			return -ENOMEM;
+		memcpy(buf, &v, 8);
+		n->zindex = buf;
+		return 0;
+	}
+	if (n_ext && ext[n_ext - 1].inl) {
+		h.h_advise |= htole16(Z_EROFS_ADVISE_INLINE_PCLUSTER);
+		h.h_idata_size = htole16((uint16_t)n->inline_size);
+	}
+	if (n_ext && ext[n_ext - 1].frag) {
+		uint32_t off = htole32((uint32_t)n->fragoff);
+
+		h.h_advise |= htole16(Z_EROFS_ADVISE_FRAGMENT_PCLUSTER);
+		memcpy(&h, &off, 4);	/* h_fragmentoff */
+	}
+	e = calloc(nlc, sizeof(*e));
+	buf = calloc(1, len);
 	if (!buf || !e) {
 		free(buf);
 		free(e);
@@ -629,6 +699,10 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 					  Z_EROFS_LCLUSTER_TYPE_HEAD1;
 		e[head].ofs = (uint16_t)(x->la % bs);
 		e[head].blk = (uint32_t)(base + x->rel);
+		/* a full index keeps the fragment offset's high 32 bits
+		 * in the tail head's block address */
+		if (x->frag && !compact)
+			e[head].blk = 0;
 		for (uint64_t l = head + 1; l < next && l < nlc; l++) {
 			e[l].type = Z_EROFS_LCLUSTER_TYPE_NONHEAD;
 			e[l].ofs = e[head].ofs;
@@ -703,6 +777,50 @@ static int refill(struct worker *w, struct erofs_src *s, const char *path, size_
 	return 0;
 }
 
+/* Copy the LEFT bytes from W->in + *OFF on (reading more as needed) into
+ * the worker's fragment buffer. */
+static int take_fragment(struct worker *w, struct erofs_src *s, const char *path,
+			 size_t *off, size_t *avail, uint64_t *read_to,
+			 uint64_t size, uint64_t left)
+{
+	if (left > SIZE_MAX / 2)
+		return -EFBIG;
+	if (w->frag_cap < left) {
+		uint8_t *g = realloc(w->frag, (size_t)left);
+
+		if (!g)
+			return -ENOMEM;
+		w->frag = g;
+		w->frag_cap = (size_t)left;
+	}
+	while (left) {
+		size_t take;
+
+		if (!*avail) {
+			int ret = refill(w, s, path, off, avail, size - *read_to);
+
+			if (ret)
+				return ret;
+			*read_to += *avail;
+		}
+		take = *avail < left ? *avail : (size_t)left;
+		memcpy(w->frag + w->frag_len, w->in + *off, take);
+		w->frag_len += take;
+		*off += take;
+		*avail -= take;
+		left -= take;
+	}
+	return 0;
+}
+
+/* A squeeze result makes a compressed extent (TAKEN bytes in CSIZE) when
+ * that saves a block; else the extent is one raw block.  The plan's tail
+ * search (ztail_plan) and compress_file cut the same extents with it. */
+static bool cut_compressed(uint32_t csize, uint32_t taken, unsigned int bs)
+{
+	return csize && (csize + bs - 1) / bs < (taken + bs - 1) / bs;
+}
+
 static int compress_file(struct worker *w, size_t i)
 {
 	struct cpass *cp = w->cp;
@@ -716,22 +834,65 @@ static int compress_file(struct worker *w, size_t i)
 	char path[PATH_MAX];
 	uint8_t probe;
 	struct erofs_src s;
-	int ret = erofs_open_source(b, n, path, sizeof(path), &s);
+	/* the packed inode's own tail is no fragment */
+	const bool frags = b->opts->fragments && n != b->packed;
+	int ret = 0;
 
+	if (n == b->packed) {
+		s = (struct erofs_src){ .fd = b->packed_fd, .shared = true,
+					.len = n->size };
+		snprintf(path, sizeof(path), "%s", n->name);
+	} else {
+		ret = erofs_open_source(b, n, path, sizeof(path), &s);
+	}
 	if (ret)
 		return ret;
 	if (!s.shared)
 		posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	w->digest = n->has_digest;
+	w->digest = n->has_digest ||
+		    ((b->opts->dedupe || b->opts->fragments) && n != b->packed);
 	if (w->digest)
 		EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
 	w->next_ext = 0;
+	w->frag_len = 0;
 	while (pos < n->size && !ret) {
 		uint64_t left = n->size - pos;
 		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
 		uint32_t taken = 0, cblks, csize;
 		struct zext e = { .la = pos };
 		int r;
+
+		if (n->ztail && pos == n->ztail_la) {
+			/* the tail, inline: its bytes are in n->tail since
+			 * the plan; read through for the digest */
+			ret = take_fragment(w, &s, path, &off, &avail,
+					    &read_to, n->size, left);
+			w->frag_len = 0;
+			if (ret)
+				break;
+			e.len = (uint32_t)left;
+			e.cblks = 1;
+			e.inl = true;
+			e.plain = n->ztail_plain;
+			e.rel = written + outlen / bs;
+			ret = add_ext(w, &e);
+			pos = n->size;
+			break;
+		}
+		if (frags && (n->whole_frag || left <= pcl)) {
+			/* the rest goes to the packed inode */
+			ret = take_fragment(w, &s, path, &off, &avail,
+					    &read_to, n->size, n->size - pos);
+			if (ret)
+				break;
+			e.len = (uint32_t)(n->size - pos);
+			e.cblks = 1;
+			e.frag = true;
+			e.rel = written + outlen / bs;
+			ret = add_ext(w, &e);
+			pos = n->size;
+			break;
+		}
 
 		if (avail < want) {
 			ret = refill(w, &s, path, &off, &avail, n->size - read_to);
@@ -748,7 +909,22 @@ static int compress_file(struct worker *w, size_t i)
 		}
 		csize = (uint32_t)r;
 		cblks = (csize + bs - 1) / bs;
-		if (csize && cblks < (taken + bs - 1) / bs) {
+		if (frags && taken == left && csize % bs) {
+			/* the rest fits one partly filled pcluster: packed
+			 * with the other fragments, it costs less */
+			ret = take_fragment(w, &s, path, &off, &avail,
+					    &read_to, n->size, left);
+			if (ret)
+				break;
+			e.len = (uint32_t)left;
+			e.cblks = 1;
+			e.frag = true;
+			e.rel = written + outlen / bs;
+			ret = add_ext(w, &e);
+			pos = n->size;
+			break;
+		}
+		if (cut_compressed(csize, taken, bs)) {
 			/* zeros first: the data ends the pcluster */
 			memset(w->out + outlen, 0, cblks * bs - csize);
 			memcpy(w->out + outlen + cblks * bs - csize, w->z, csize);
@@ -792,7 +968,7 @@ static int compress_file(struct worker *w, size_t i)
 	erofs_src_close(&s);
 	if (ret)
 		return fail(cp, ret);
-	if (n->has_digest)
+	if (w->digest)
 		EVP_DigestFinal_ex(w->md, n->digest, NULL);
 	if (!turn) {
 		bool ready;
@@ -812,7 +988,7 @@ static int compress_file(struct worker *w, size_t i)
 		}
 	}
 	return finish_file(w, i, w->out, outlen, base, written, w->ext,
-			   w->next_ext);
+			   w->next_ext, w->frag, w->frag_len);
 }
 
 static void *run(void *arg)
@@ -900,9 +1076,11 @@ static void worker_free(struct worker *w)
 	ZSTD_freeCCtx(w->zc);
 	free(w->trial);
 	free(w->ext);
+	free(w->frag);
 	for (size_t k = 0; k < w->nheld; k++) {
 		free(w->held[k].out);
 		free(w->held[k].ext);
+		free(w->held[k].frag);
 	}
 	free(w->held);
 	EVP_MD_CTX_free(w->md);
@@ -963,7 +1141,8 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 		}
 		/* a file that shrank is reported by the data pass */
 		est = estimate(in, (uint32_t)r, z, zcap);
-		if (n->size <= PROBE)
+		if (n->size <= PROBE && !p->b->opts->fragments &&
+		    !p->b->opts->ztailpacking)
 			n->compressed = (est + bs - 1) / bs * bs + bs / 4 <=
 					(uint64_t)r;
 		else
@@ -975,15 +1154,91 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 	return ret;
 }
 
+/*
+ * -E ztailpacking: cut N's extents as compress_file will and find its last
+ * one; when that one compresses below a block (or is a raw tail under a
+ * block), keep its bytes in n->tail to store them after the index.  The
+ * layout drops it again where the inode, index and tail do not fit one
+ * block.  This compresses such a file twice.
+ */
+static int ztail_plan(struct worker *w, struct erofs_node *n)
+{
+	struct erofs_build *b = w->cp->b;
+	const unsigned int bs = b->blksz;
+	const uint32_t pcl = b->pclusterblks * bs;
+	uint64_t pos = 0, read_to = 0;
+	size_t off = 0, avail = 0;
+	char path[PATH_MAX];
+	struct erofs_src s;
+	int ret = erofs_open_source(b, n, path, sizeof(path), &s);
+
+	if (ret)
+		return ret;
+	w->digest = false;
+	while (pos < n->size) {
+		uint64_t left = n->size - pos;
+		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
+		uint32_t taken = 0, len;
+		bool packs;
+		int r;
+
+		if (avail < want) {
+			ret = refill(w, &s, path, &off, &avail, n->size - read_to);
+			if (ret)
+				break;
+			read_to = pos + avail;
+		}
+		r = squeeze(w, w->in + off, want, pcl, &taken);
+		if (r < 0) {
+			ret = r;
+			break;
+		}
+		packs = r > 0 && taken == left && (uint32_t)r < bs && r < (int)left;
+		if (want == left && (packs || left < bs)) {
+			n->ztail = true;
+			n->ztail_la = pos;
+			n->ztail_plain = !packs;
+			n->inline_size = packs ? (uint32_t)r : (uint32_t)left;
+			n->tail = malloc(n->inline_size);
+			if (!n->tail) {
+				ret = -ENOMEM;
+				break;
+			}
+			memcpy(n->tail, packs ? w->z : w->in + off, n->inline_size);
+			break;
+		}
+		len = cut_compressed((uint32_t)r, taken, bs) ? taken :
+		      want < bs ? want : bs;
+		pos += len;
+		off += len;
+		avail -= len;
+	}
+	erofs_src_close(&s);
+	return ret;
+}
+
 static void *plan_run(void *arg)
 {
 	struct plan *p = arg;
 	int zcap = LZ4_compressBound(PROBE);
 	uint8_t *in = malloc(PROBE), *z = malloc((size_t)zcap);
+	const bool ztail = p->b->opts->ztailpacking && !p->b->opts->fragments;
+	struct cpass cp = { .b = p->b };
+	struct worker w;
+	bool wok = false;
 
 	if (!in || !z) {
 		atomic_store(&p->error, -ENOMEM);
 		goto out;
+	}
+	if (ztail) {
+		int ret = worker_init(&w, &cp);
+
+		wok = true;
+		if (ret) {
+			atomic_store(&p->error, ret);
+			goto out;
+		}
 	}
 	for (;;) {
 		size_t i = atomic_fetch_add(&p->next, 1);
@@ -992,12 +1247,16 @@ static void *plan_run(void *arg)
 		if (i >= p->nfiles || atomic_load(&p->error))
 			break;
 		ret = probe(p, p->files[i], in, z, zcap);
+		if (!ret && ztail && p->files[i]->compressed)
+			ret = ztail_plan(&w, p->files[i]);
 		if (ret) {
 			atomic_store(&p->error, ret);
 			break;
 		}
 	}
 out:
+	if (wok)
+		worker_free(&w);
 	free(in);
 	free(z);
 	return NULL;
@@ -1024,7 +1283,17 @@ int erofs_compress_plan(struct erofs_build *b)
 	for (size_t i = 0; i < b->count; i++) {
 		struct erofs_node *n = b->order[i];
 
-		if (!n->master && S_ISREG(n->mode) && n->size > b->blksz)
+		if (n->master || !S_ISREG(n->mode) || !n->size)
+			continue;
+		/* -E fragments: a file up to a pcluster goes whole to the
+		 * packed inode (all-fragments: every file) */
+		if (b->opts->fragments &&
+		    (b->opts->all_fragments ||
+		     n->size <= (uint64_t)b->pclusterblks * b->blksz)) {
+			n->compressed = n->whole_frag = true;
+			continue;
+		}
+		if (n->size > b->blksz)
 			p.files[p.nfiles++] = n;
 	}
 	atomic_init(&p.next, 0);
@@ -1045,21 +1314,40 @@ int erofs_compress_plan(struct erofs_build *b)
 
 int erofs_write_compressed(struct erofs_build *b)
 {
-	struct cpass cp = { .b = b, .cursor = b->total_blocks };
+	struct erofs_node **files = malloc((b->count + 1) * sizeof(*files));
+	size_t n = 0;
+	int ret;
+
+	if (!files)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->count; i++)
+		if (b->order[i]->compressed && !b->order[i]->master)
+			files[n++] = b->order[i];
+	ret = erofs_compress_files(b, files, n);
+	free(files);
+	if (!ret && b->opts->fragments)
+		ret = erofs_write_packed(b);
+	if (!ret && b->total_blocks > UINT32_MAX) {
+		fsf_err(b->log, "image would need %llu blocks; EROFS without 48-bit addressing holds at most %u",
+			(unsigned long long)b->total_blocks, UINT32_MAX);
+		ret = -EFBIG;
+	}
+	return ret;
+}
+
+int erofs_compress_files(struct erofs_build *b, struct erofs_node **files,
+			 size_t nfiles)
+{
+	struct cpass cp = { .b = b, .cursor = b->total_blocks,
+			    .files = files, .nfiles = nfiles };
 	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
 	struct worker *ws = NULL;
 	pthread_t *tids = NULL;
 	unsigned int started = 0;
 	int ret = 0;
 
-	cp.files = malloc(b->count * sizeof(*cp.files));
-	if (!cp.files)
-		return -ENOMEM;
-	for (size_t i = 0; i < b->count; i++)
-		if (b->order[i]->compressed && !b->order[i]->master)
-			cp.files[cp.nfiles++] = b->order[i];
 	if (!cp.nfiles)
-		goto out;
+		return 0;
 	if (nw > cp.nfiles)
 		nw = (unsigned int)cp.nfiles;
 	atomic_init(&cp.next, 0);
@@ -1094,14 +1382,7 @@ out_workers:
 out_sync:
 	pthread_cond_destroy(&cp.cond);
 	pthread_mutex_destroy(&cp.lock);
-out:
 	free(ws);
 	free(tids);
-	free(cp.files);
-	if (!ret && b->total_blocks > UINT32_MAX) {
-		fsf_err(b->log, "image would need %llu blocks; EROFS without 48-bit addressing holds at most %u",
-			(unsigned long long)b->total_blocks, UINT32_MAX);
-		ret = -EFBIG;
-	}
 	return ret;
 }

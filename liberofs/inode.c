@@ -80,7 +80,7 @@ void erofs_inode_encode(const struct erofs_build *b, const struct erofs_node *n,
 	}
 	if (n->xattr_isize)
 		erofs_node_xattr_encode(b, n, out + isize);
-	if (n->tail)
+	if (n->tail && !n->compressed)
 		memcpy(out + isize + n->xattr_isize, n->tail, n->inline_size);
 	if (n->chunkmap) {
 		uint32_t head = isize + n->xattr_isize;
@@ -96,5 +96,7 @@ void erofs_inode_encode(const struct erofs_build *b, const struct erofs_node *n,
 		uint32_t pad = (uint32_t)(erofs_round_up(head, 8) - head);
 
 		memcpy(out + head + pad, n->zindex, z - pad);
+		if (n->ztail)
+			memcpy(out + head + z, n->tail, n->inline_size);
 	}
 }

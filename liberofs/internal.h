@@ -73,6 +73,15 @@ struct erofs_node {
 	bool compressed;		/* COMPRESSED_FULL layout */
 	uint32_t zblocks;		/* compressed: pcluster blocks */
 	uint8_t *zindex;		/* compressed: lcluster indexes */
+	bool whole_frag;		/* compressed: all of it in the packed
+					 * inode (-E fragments) */
+	bool tail_frag;			/* compressed: its last extent there */
+	bool ztail;			/* compressed: its last extent inline
+					 * after the index (-E ztailpacking):
+					 * inline_size bytes in tail */
+	bool ztail_plain;		/* ... stored raw */
+	uint64_t ztail_la;		/* ... from this logical byte */
+	uint64_t fragoff;		/* byte offset in the packed inode */
 
 	bool chunked;			/* CHUNK_BASED layout (--chunksize,
 					 * --tar=i, --tar=headerball) */
@@ -125,6 +134,14 @@ struct erofs_build {
 	uint64_t dev_blocks;		/* extra device 1: blocks, 0: none */
 	uint64_t devt_off;		/* byte offset of the device table */
 	uint64_t hole_chunks, dedup_chunks;	/* chunk pass counts */
+	/* -E fragments: the packed inode's content, spooled to an unlinked
+	 * file in file order; identical fragments are stored once */
+	int packed_fd;
+	uint64_t packed_size;
+	struct erofs_node *packed;	/* its inode, after all data */
+	struct frag_table *frags;
+	struct frag_table *dedupe;	/* -E dedupe: whole files */
+	uint64_t frag_shared, files_shared;	/* counts */
 };
 
 /* scan.c: read the source tree into b->root and b->order */
@@ -182,6 +199,20 @@ bool erofs_zindex_compact(const struct erofs_build *b);
 uint64_t erofs_zindex_size(const struct erofs_build *b,
 			   const struct erofs_node *n, uint32_t head);
 size_t erofs_compr_cfgs_encode(const struct erofs_build *b, uint8_t *out);
+/* compress FILES[0..N) after every block so far (b->total_blocks) */
+int erofs_compress_files(struct erofs_build *b, struct erofs_node **files,
+			 size_t n);
+/* fragment.c: -E fragments and dedupe.  Store LEN bytes (SHA-256 SHA) in
+ * the packed inode, or find them there: their offset in *OFF */
+int erofs_frag_store(struct erofs_build *b, const uint8_t *data, size_t len,
+		     const uint8_t *sha, uint64_t *off);
+/* the first earlier file with N's content (n->digest, size), or NULL (N is
+ * then recorded) */
+struct erofs_node *erofs_dedupe_match(struct erofs_build *b,
+				      struct erofs_node *n);
+/* compress the packed inode after all data and place its record */
+int erofs_write_packed(struct erofs_build *b);
+void erofs_frag_tables_free(struct erofs_build *b);
 /* the on-disk algorithm (Z_EROFS_COMPRESSION_*) of -z */
 unsigned int erofs_compr_alg(const struct erofs_mkfs_opts *o);
 /* chunk.c: the chunk-based files (every uncompressed regular file when

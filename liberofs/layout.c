@@ -175,12 +175,20 @@ static int place_inode(struct erofs_build *b, struct meta_alloc *m,
 		n->datalayout = erofs_zindex_compact(b) ?
 				EROFS_LAYOUT_COMPRESSED_COMPACT :
 				EROFS_LAYOUT_COMPRESSED_FULL;
-		n->inline_size = 0;
 		n->nblocks = 0;
 		zsize = erofs_zindex_size(b, n, head);
 		if (zsize > UINT32_MAX - head)
 			return -EFBIG;
-		at = ma_alloc(m, head + (uint32_t)zsize);
+		/* -E ztailpacking: the tail follows the index when all of
+		 * the record fits one block (the tail must not cross one) */
+		if (n->ztail && head + zsize + n->inline_size > bs) {
+			n->ztail = false;
+			free(n->tail);
+			n->tail = NULL;
+		}
+		if (!n->ztail)
+			n->inline_size = 0;
+		at = ma_alloc(m, head + (uint32_t)zsize + n->inline_size);
 		if (at == UINT64_MAX)
 			return -ENOMEM;
 		n->nid = at / EROFS_SLOT_SIZE;

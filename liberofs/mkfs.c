@@ -53,7 +53,7 @@ static size_t record_size(const struct erofs_build *b,
 	uint32_t head = (n->extended ? 64u : 32u) + n->xattr_isize;
 
 	if (n->compressed)
-		return head + erofs_zindex_size(b, n, head);
+		return head + erofs_zindex_size(b, n, head) + n->inline_size;
 	if (n->chunked)
 		return head + erofs_chunkmap_size(b, n, head);
 	return head + (n->tail ? n->inline_size : 0);
@@ -231,6 +231,11 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 			1ull << (o->blkszbits + EROFS_CHUNK_FORMAT_BLKBITS_MASK));
 		return -EINVAL;
 	}
+	if (o->compr == EROFS_COMPR_NONE &&
+	    (o->ztailpacking || o->fragments || o->dedupe)) {
+		fsf_err(log, "-E ztailpacking, fragments, all-fragments and dedupe need -z");
+		return -EINVAL;
+	}
 	if (o->tar_mode == EROFS_TAR_INDEX && o->blkszbits != 9) {
 		fsf_err(log, "--tar=i maps 512-byte tar blocks: the block size must be 512");
 		return -EINVAL;
@@ -249,7 +254,7 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	       struct erofs_mkfs_stats *stats)
 {
-	struct erofs_build b = { .opts = o, .log = log, .src_fd = -1,
+	struct erofs_build b = { .opts = o, .log = log, .src_fd = -1, .packed_fd = -1,
 				 .data_fd = { -1, -1 } };
 	unsigned int flags = o->in_place ? FSF_DEV_OVERWRITE : FSF_DEV_REPLACE;
 	int ret = check_opts(o, log);
@@ -345,6 +350,7 @@ out:
 	if (o->blobdev)
 		fsf_dev_close(&b.blob);
 	fsf_dev_close(&b.dev);
+	erofs_frag_tables_free(&b);
 	erofs_tree_free(&b);
 out_src:
 	if (b.src_fd >= 0)

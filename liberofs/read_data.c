@@ -57,6 +57,81 @@ static int read_flat(struct erofs_img *img, const struct erofs_rinode *ino,
 	return 0;
 }
 
+struct collect {
+	uint8_t *buf;
+	size_t len;
+};
+
+static int collect_fn(void *ctx, const uint8_t *buf, size_t len)
+{
+	struct collect *c = ctx;
+
+	if (buf)
+		memcpy(c->buf + c->len, buf, len);
+	else
+		memset(c->buf + c->len, 0, len);
+	c->len += len;
+	return 0;
+}
+
+/* Largest packed inode decoded (its content is held in memory). */
+#define PACKED_MAX	(1ull << 32)
+
+/* The packed inode's content, decoded once and kept in IMG. */
+int erofs_packed_load(struct erofs_img *img)
+{
+	struct erofs_rinode p;
+	struct collect c = { 0 };
+	int ret;
+
+	if (img->packed || img->packed_err)
+		return img->packed_err ?
+		       erofs_corrupt(img, "packed inode %" PRIu64 " is unreadable (reported before)",
+				     img->packed_nid) : 0;
+	if (img->in_packed)
+		return erofs_corrupt(img, "packed inode %" PRIu64 ": its content refers to itself",
+				     img->packed_nid);
+	ret = erofs_read_inode(img, img->packed_nid, &p);
+	if (!ret && ((p.mode & 0170000) != 0100000 || p.size > PACKED_MAX ||
+		     p.size > img->size * 1024u))
+		ret = erofs_corrupt(img, "packed inode %" PRIu64 ": not a regular file of a plausible size (%" PRIu64 " bytes)",
+				    img->packed_nid, p.size);
+	if (!ret) {
+		c.buf = malloc(p.size + 1);
+		if (!c.buf) {
+			snprintf(img->err, sizeof(img->err), "out of memory");
+			ret = -ENOMEM;
+		}
+	}
+	if (!ret) {
+		img->in_packed = true;
+		ret = erofs_read_data(img, &p, collect_fn, &c, NULL);
+		img->in_packed = false;
+	}
+	if (ret) {
+		free(c.buf);
+		img->packed_err = ret;
+		return ret;
+	}
+	img->packed = c.buf;
+	img->packed_len = c.len;
+	return 0;
+}
+
+static int read_fragment(struct erofs_img *img, const struct erofs_rinode *ino,
+			 const struct erofs_rextent *e, erofs_data_fn fn,
+			 void *ctx)
+{
+	int ret = erofs_packed_load(img);
+
+	if (ret)
+		return ret;
+	if (e->fragoff > img->packed_len || e->llen > img->packed_len - e->fragoff)
+		return erofs_corrupt(img, "inode %" PRIu64 ": fragment of %" PRIu64 " bytes at %" PRIu64 " lies beyond the packed inode's %" PRIu64,
+				     ino->nid, e->llen, e->fragoff, img->packed_len);
+	return fn(ctx, img->packed + e->fragoff, (size_t)e->llen);
+}
+
 static int read_compressed(struct erofs_img *img,
 			   const struct erofs_rinode *ino, erofs_data_fn fn,
 			   void *ctx, uint64_t *phys)
@@ -81,6 +156,26 @@ static int read_compressed(struct erofs_img *img,
 		}
 		pos += e->llen;
 		*phys += e->plen;
+		if (e->frag) {
+			ret = read_fragment(img, ino, e, fn, ctx);
+			continue;
+		}
+		if (e->plain && e->interlaced) {
+			/* the extent starts at its offset in the block and
+			 * wraps to the pcluster's start */
+			uint64_t at = e->la & (img->blksz - 1);
+			uint64_t right = e->plen - at < e->llen ? e->plen - at : e->llen;
+
+			if (at >= e->plen) {
+				ret = erofs_corrupt(img, "inode %" PRIu64 ": interlaced raw extent at logical byte %" PRIu64 " starts past its pcluster",
+						    ino->nid, e->la);
+				break;
+			}
+			ret = fn(ctx, src + at, (size_t)right);
+			if (!ret && e->llen > right)
+				ret = fn(ctx, src, (size_t)(e->llen - right));
+			continue;
+		}
 		if (e->plain) {
 			ret = fn(ctx, src, (size_t)e->llen);
 			continue;
@@ -215,23 +310,6 @@ int erofs_read_data(struct erofs_img *img, const struct erofs_rinode *ino,
 	if (ino->layout == EROFS_LAYOUT_CHUNK_BASED)
 		return read_chunked(img, ino, fn, ctx, phys);
 	return read_compressed(img, ino, fn, ctx, phys);
-}
-
-struct collect {
-	uint8_t *buf;
-	size_t len;
-};
-
-static int collect_fn(void *ctx, const uint8_t *buf, size_t len)
-{
-	struct collect *c = ctx;
-
-	if (buf)
-		memcpy(c->buf + c->len, buf, len);
-	else
-		memset(c->buf + c->len, 0, len);
-	c->len += len;
-	return 0;
 }
 
 int erofs_read_all(struct erofs_img *img, const struct erofs_rinode *ino,

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "erofs/erofs_fs.h"
@@ -19,8 +20,8 @@
 /* incompat features this reader decodes */
 #define KNOWN_INCOMPAT (EROFS_INCOMPAT_ZERO_PADDING | EROFS_INCOMPAT_COMPR_CFGS | \
 			EROFS_INCOMPAT_XATTR_PREFIXES | \
-			EROFS_INCOMPAT_CHUNKED_FILE | \
-			EROFS_INCOMPAT_DEVICE_TABLE)
+			EROFS_INCOMPAT_CHUNKED_FILE | EROFS_INCOMPAT_ZTAILPACKING | \
+			EROFS_INCOMPAT_FRAGMENTS | EROFS_INCOMPAT_DEVICE_TABLE)
 
 __attribute__((format(printf, 3, 0)))
 static int vreport(struct erofs_img *img, int err, const char *fmt, va_list ap)
@@ -139,18 +140,39 @@ static int load_prefixes(struct erofs_img *img, uint32_t count, uint32_t start)
 {
 	uint64_t off = (uint64_t)start * 4u;
 
+	/* without PLAIN_XATTR_PFX the table is in the packed inode */
+	const bool packed = !(img->feature_compat & EROFS_COMPAT_PLAIN_XATTR_PFX);
+	int ret;
+
 	if (!count)
 		return 0;
-	if (!(img->feature_compat & EROFS_COMPAT_PLAIN_XATTR_PFX))
-		return erofs_unsupported(img, "superblock: long xattr prefixes in a packed inode are not supported");
 	if (count > EROFS_READ_MAX_PREFIXES)
 		return erofs_corrupt(img, "superblock: %u long xattr prefixes (at most %u)",
 				     count, EROFS_READ_MAX_PREFIXES);
+	if (packed) {
+		if (!img->packed_nid)
+			return erofs_corrupt(img, "superblock: long xattr prefixes in a packed inode, but there is none");
+		ret = erofs_packed_load(img);
+		if (ret)
+			return ret;
+	}
 	for (uint32_t i = 0; i < count; i++) {
 		uint64_t at = (off + 3) & ~(uint64_t)3;
 		uint16_t size;
-		const uint8_t *p = meta_record(img, &off, &size, "long xattr prefix");
+		const uint8_t *p;
 
+		if (packed) {
+			off = at;
+			if (off > img->packed_len || img->packed_len - off < 2 ||
+			    img->packed_len - off - 2 < le16_at(img->packed + off))
+				return erofs_corrupt(img, "long xattr prefix %u at byte %" PRIu64 " of the packed inode lies beyond its end",
+						     i, at);
+			size = le16_at(img->packed + off);
+			p = img->packed + off + 2;
+			off += 2u + size;
+		} else {
+			p = meta_record(img, &off, &size, "long xattr prefix");
+		}
 		if (!p)
 			return -EUCLEAN;
 		if (size < 1 || p[0] > EROFS_XATTR_INDEX_SECURITY)
@@ -162,6 +184,12 @@ static int load_prefixes(struct erofs_img *img, uint32_t count, uint32_t start)
 	}
 	img->nprefixes = count;
 	return 0;
+}
+
+void erofs_img_close(struct erofs_img *img)
+{
+	free(img->packed);
+	img->packed = NULL;
 }
 
 /* the device table: COUNT slots at SLOTOFF * 128 */
@@ -262,6 +290,8 @@ int erofs_img_open(struct erofs_img *img, const void *data, uint64_t size,
 			return ret;
 	}
 	img->root_nid = le16toh(sb.rootnid_2b);
+	if (img->feature_incompat & EROFS_INCOMPAT_FRAGMENTS)
+		img->packed_nid = le64toh(sb.packed_nid);
 	img->inos = le64toh(sb.inos);
 	img->epoch = le64toh(sb.epoch);
 	img->fixed_nsec = le32toh(sb.fixed_nsec);
@@ -291,8 +321,10 @@ int erofs_img_open(struct erofs_img *img, const void *data, uint64_t size,
 	if (img->feature_incompat & EROFS_INCOMPAT_XATTR_PREFIXES) {
 		ret = load_prefixes(img, sb.xattr_prefix_count,
 				    le32toh(sb.xattr_prefix_start));
-		if (ret)
+		if (ret) {
+			erofs_img_close(img);
 			return ret;
+		}
 	}
 	img->ishare_prefix = sb.ishare_xattr_prefix_id;
 	if ((img->feature_compat & EROFS_COMPAT_ISHARE_XATTRS) &&

@@ -20,8 +20,13 @@
 #include "erofs/read.h"
 
 #define ADVISE_COMPACTED_2B	0x0001u
+/* raw pclusters rotated: the extent's first byte at its offset in a block */
+#define ADVISE_INTERLACED	0x0010u
 #define ADVISE_KNOWN		(ADVISE_COMPACTED_2B | Z_EROFS_ADVISE_BIG_PCLUSTER_1 | \
-				 Z_EROFS_ADVISE_BIG_PCLUSTER_2)
+				 Z_EROFS_ADVISE_BIG_PCLUSTER_2 | \
+				 Z_EROFS_ADVISE_INLINE_PCLUSTER | \
+				 Z_EROFS_ADVISE_FRAGMENT_PCLUSTER | \
+				 ADVISE_INTERLACED)
 
 struct lcl {
 	uint8_t type;
@@ -84,32 +89,40 @@ static uint32_t cbits(const struct zmap *z, const uint8_t *in,
 	return v & ((1u << z->lobits) - 1);
 }
 
-static int load_compact(struct zmap *z, uint64_t lcn, struct lcl *l)
+/* byte of compact entry LCN and its size's log2 (*SHIFT) */
+static uint64_t compact_pos(const struct zmap *z, uint64_t lcn,
+			    unsigned int *shift)
 {
-	const bool big = z->advise & Z_EROFS_ADVISE_BIG_PCLUSTER_1;
 	uint64_t init4 = ((32u - z->ebase % 32u) / 4u) & 7u, n2b = 0, pos;
-	unsigned int shift, vcnt, enc, i;
-	const uint8_t *in;
-	uint32_t lo, nblk;
-	uint8_t type;
 
 	if ((z->advise & ADVISE_COMPACTED_2B) && init4 < z->total)
 		n2b = (z->total - init4) / 16u * 16u;
 	pos = z->ebase;
 	if (lcn < init4) {
-		shift = 2;
+		*shift = 2;
 	} else {
 		pos += init4 * 4u;
 		lcn -= init4;
 		if (lcn < n2b) {
-			shift = 1;
+			*shift = 1;
 		} else {
 			pos += n2b * 2u;
 			lcn -= n2b;
-			shift = 2;
+			*shift = 2;
 		}
 	}
-	pos += lcn << shift;
+	return pos + (lcn << *shift);
+}
+
+static int load_compact(struct zmap *z, uint64_t lcn, struct lcl *l)
+{
+	const bool big = z->advise & Z_EROFS_ADVISE_BIG_PCLUSTER_1;
+	unsigned int shift, vcnt, enc, i;
+	uint64_t pos = compact_pos(z, lcn, &shift);
+	const uint8_t *in;
+	uint32_t lo, nblk;
+	uint8_t type;
+
 	if (shift == 2 && z->lobits <= 14)
 		vcnt = 2;
 	else if (shift == 1 && z->lobits <= 12)
@@ -222,10 +235,40 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 	if (!p)
 		return -EUCLEAN;
 	memcpy(&h, p, sizeof(h));
+	if (h.h_clusterbits >> Z_EROFS_FRAGMENT_INODE_BIT) {
+		/* the whole file in the packed inode, at the offset the other
+		 * 63 bits of the header hold */
+		uint64_t v;
+
+		memcpy(&v, p, 8);
+		if (!img->packed_nid)
+			return erofs_corrupt(img, "inode %" PRIu64 ": whole file in the packed inode (map header at byte %" PRIu64 ") but the image has none",
+					     ino->nid, hpos);
+		if (!ino->size)
+			return 0;
+		ext = calloc(1, sizeof(*ext));
+		if (!ext) {
+			snprintf(img->err, sizeof(img->err), "out of memory");
+			return -ENOMEM;
+		}
+		ext->llen = ino->size;
+		ext->frag = true;
+		ext->fragoff = le64toh(v) ^ (1ull << 63);
+		*extp = ext;
+		*np = 1;
+		return 0;
+	}
 	z.advise = le16toh(h.h_advise);
 	if (z.advise & ~ADVISE_KNOWN)
 		return erofs_unsupported(img, "inode %" PRIu64 ": compression features 0x%x (ztailpacking, fragments, interlaced) are not supported",
 					 ino->nid, z.advise & ~ADVISE_KNOWN);
+	if ((z.advise & Z_EROFS_ADVISE_FRAGMENT_PCLUSTER) &&
+	    (z.advise & Z_EROFS_ADVISE_INLINE_PCLUSTER))
+		return erofs_corrupt(img, "inode %" PRIu64 ": map header at byte %" PRIu64 " asks for both an inline and a fragment tail",
+				     ino->nid, hpos);
+	if ((z.advise & Z_EROFS_ADVISE_FRAGMENT_PCLUSTER) && !img->packed_nid)
+		return erofs_corrupt(img, "inode %" PRIu64 ": tail in the packed inode (map header at byte %" PRIu64 ") but the image has none",
+				     ino->nid, hpos);
 	if (h.h_clusterbits & ~7u)
 		return erofs_unsupported(img, "inode %" PRIu64 ": map header cluster bits 0x%x are not supported",
 					 ino->nid, h.h_clusterbits);
@@ -316,6 +359,59 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 			end = ino->size;
 		e->llen = end - e->la;
 		e->plain = l[i].type == Z_EROFS_LCLUSTER_TYPE_PLAIN;
+		e->interlaced = e->plain && (z.advise & ADVISE_INTERLACED);
+		if (end == ino->size &&
+		    (z.advise & Z_EROFS_ADVISE_FRAGMENT_PCLUSTER)) {
+			/* the tail extent: in the packed inode; a full index
+			 * keeps the offset's high bits in its block */
+			uint32_t lo;
+
+			memcpy(&lo, p, 4);
+			e->frag = true;
+			e->plain = false;
+			e->fragoff = le32toh(lo) |
+				     (z.compact ? 0 : (uint64_t)l[i].pblk << 32);
+			n++;
+			continue;
+		}
+		if (end == ino->size &&
+		    (z.advise & Z_EROFS_ADVISE_INLINE_PCLUSTER)) {
+			/* the tail extent: inline right after the index */
+			unsigned int sh;
+			uint64_t last = (ino->size - 1) >> z.lbits;
+
+			if (z.compact) {
+				uint64_t pos = compact_pos(&z, last, &sh);
+				uint64_t pack = sh == 2 ? 8u : 32u;
+
+				e->pa = pos / pack * pack + pack;
+			} else {
+				e->pa = z.ebase + (last + 1) * 8u;
+			}
+			e->plen = le16toh(h.h_idata_size);
+			if (!e->plen || (e->pa & (img->blksz - 1)) + e->plen > img->blksz) {
+				ret = bad(&z, i, "inline tail pcluster empty or crossing a block boundary");
+				goto out;
+			}
+			if (!erofs_img_at(img, e->pa, e->plen, "inline pcluster")) {
+				ret = bad(&z, i, "inline pcluster beyond the image end");
+				goto out;
+			}
+			if (e->plain && e->llen > e->plen) {
+				ret = bad(&z, i, "raw inline extent longer than its bytes");
+				goto out;
+			}
+			if (!e->plain) {
+				e->alg = l[i].type == Z_EROFS_LCLUSTER_TYPE_HEAD1 ?
+					 h.h_algorithmtype & 15u : h.h_algorithmtype >> 4;
+				if (!(img->compr_algs & (1u << e->alg))) {
+					ret = bad(&z, i, "compression algorithm not enabled in the superblock");
+					goto out;
+				}
+			}
+			n++;
+			continue;
+		}
 		big = l[i].type == Z_EROFS_LCLUSTER_TYPE_HEAD1 ?
 		      z.advise & Z_EROFS_ADVISE_BIG_PCLUSTER_1 :
 		      z.advise & Z_EROFS_ADVISE_BIG_PCLUSTER_2;

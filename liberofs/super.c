@@ -49,6 +49,13 @@ void erofs_super_encode(const struct erofs_build *b, uint8_t *out)
 			sb.available_compr_algs = htole16(UINT16_MAX);
 		}
 	}
+	/* as erofs-utils: set with the option, used or not */
+	if (o->ztailpacking)
+		incompat |= EROFS_INCOMPAT_ZTAILPACKING;
+	if (o->fragments || o->dedupe)
+		incompat |= EROFS_INCOMPAT_FRAGMENTS;
+	if (b->packed)
+		sb.packed_nid = htole64(b->packed->nid);
 	/* as erofs-utils: set with --chunksize, chunked files or not */
 	if (o->chunk_size)
 		incompat |= EROFS_INCOMPAT_CHUNKED_FILE;

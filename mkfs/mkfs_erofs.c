@@ -192,7 +192,13 @@ static void usage(FILE *f)
 "                          for page-cache sharing (mount -o inode_share)\n"
 "  -E OPT[,OPT]            extended options: noinline_data,\n"
 "                          force-inode-extended, legacy-compress (full\n"
-"                          8-byte indexes instead of compact ones)\n"
+"                          8-byte indexes instead of compact ones);\n"
+"                          with -z: ztailpacking (a compressed file's last\n"
+"                          extent inline in its inode block),\n"
+"                          fragments (tails and files up to a pcluster\n"
+"                          packed into one compressed packed inode),\n"
+"                          all-fragments (whole files packed), dedupe\n"
+"                          (identical files share compressed extents)\n"
 "      --workers=N         threads reading and hashing files (default: CPUs)\n"
 "      --force             overwrite a device holding a filesystem\n"
 "      --in-place          write an image file directly instead of through a\n"
@@ -322,6 +328,14 @@ static int parse_extended(struct erofs_mkfs_opts *o, const char *arg)
 			o->force_extended = true;
 		} else if (!strcmp(t, "legacy-compress")) {
 			o->legacy_compress = true;
+		} else if (!strcmp(t, "ztailpacking")) {
+			o->ztailpacking = true;
+		} else if (!strcmp(t, "fragments")) {
+			o->fragments = true;
+		} else if (!strcmp(t, "all-fragments")) {
+			o->fragments = o->all_fragments = true;
+		} else if (!strcmp(t, "dedupe")) {
+			o->dedupe = true;
 		} else {
 			fprintf(stderr, "mkfs.erofs: unsupported extended option '%s'\n", t);
 			ret = -1;

@@ -27,6 +27,9 @@
 #define EROFS_INCOMPAT_BIG_PCLUSTER	0x00000002u	/* (same bit) */
 #define EROFS_INCOMPAT_CHUNKED_FILE	0x00000004u	/* chunk-based inodes */
 #define EROFS_INCOMPAT_DEVICE_TABLE	0x00000008u	/* extra devices */
+#define EROFS_INCOMPAT_ZTAILPACKING	0x00000010u	/* inline pclusters */
+#define EROFS_INCOMPAT_FRAGMENTS	0x00000020u	/* packed inode */
+#define EROFS_INCOMPAT_DEDUPE		0x00000020u	/* (same bit) */
 #define EROFS_INCOMPAT_XATTR_PREFIXES	0x00000040u
 
 struct erofs_super_block {
@@ -185,6 +188,11 @@ static inline uint32_t erofs_xattr_entry_size(uint32_t name_len,
 #define Z_EROFS_COMPRESSION_ZSTD	3u	/* one zstd frame */
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_1	0x0002u
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_2	0x0004u
+#define Z_EROFS_ADVISE_INLINE_PCLUSTER	0x0008u	/* tail after the index */
+#define Z_EROFS_ADVISE_FRAGMENT_PCLUSTER 0x0020u	/* tail in the packed inode */
+/* h_clusterbits bit 7: the whole file is in the packed inode; the other 63
+ * bits of the little-endian map header are its offset there */
+#define Z_EROFS_FRAGMENT_INODE_BIT	7
 #define Z_EROFS_LCLUSTER_TYPE_PLAIN	0u
 #define Z_EROFS_LCLUSTER_TYPE_HEAD1	1u
 #define Z_EROFS_LCLUSTER_TYPE_NONHEAD	2u
@@ -193,7 +201,8 @@ static inline uint32_t erofs_xattr_entry_size(uint32_t name_len,
 #define Z_EROFS_PCLUSTER_MAX_DSIZE	(12u * 1024u * 1024u)
 
 struct z_erofs_map_header {
-	uint16_t h_reserved1;
+	uint16_t h_reserved1;		/* with h_idata_size, h_fragmentoff:
+					 * a tail's offset in the packed inode */
 	uint16_t h_idata_size;		/* ztailpacking: inline tail size */
 	uint16_t h_advise;
 	uint8_t h_algorithmtype;	/* bits 0-3 HEAD1, 4-7 HEAD2 */

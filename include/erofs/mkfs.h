@@ -70,6 +70,13 @@ struct erofs_mkfs_opts {
 	uint32_t pcluster_size;		/* -C bytes; 0: one block */
 	uint32_t max_extent_bytes;	/* --max-extent-bytes; 0: default */
 	bool legacy_compress;		/* -E legacy-compress: full indexes */
+	bool ztailpacking;		/* -E ztailpacking: a small file's
+					 * compressed data inline */
+	bool fragments;			/* -E fragments: tails (and files up
+					 * to a pcluster) in the packed inode */
+	bool all_fragments;		/* -E all-fragments: whole files */
+	bool dedupe;			/* -E dedupe: identical files share
+					 * their compressed extents */
 	uint64_t chunk_size;		/* --chunksize: uncompressed regular
 					 * files as chunk-based inodes (holes,
 					 * deduplicated chunks); 0: off */

@@ -48,11 +48,22 @@ struct erofs_img {
 	uint8_t ishare_prefix;		/* with COMPAT_ISHARE_XATTRS */
 	uint32_t nprefixes;
 	struct erofs_rprefix prefixes[EROFS_READ_MAX_PREFIXES];
+	uint64_t packed_nid;		/* with INCOMPAT_FRAGMENTS, 0: none */
+	/* the packed inode's content, decoded on first use (fragments) */
+	uint8_t *packed;
+	uint64_t packed_len;
+	int packed_err;			/* its load failed: this error */
+	bool in_packed;			/* loading it (no fragments in it) */
 	uint32_t ndevices;		/* extra devices: device id k is
 					 * devices[k - 1] */
 	struct erofs_rdevice devices[EROFS_READ_MAX_DEVICES];
 	char err[320];			/* last error: one line */
 };
+/* read_data.c: decode the packed inode's content into img->packed (once;
+ * the long prefix table may live there) */
+int erofs_packed_load(struct erofs_img *img);
+/* free what reading cached (the packed inode's content) */
+void erofs_img_close(struct erofs_img *img);
 
 /* read_super.c: check and load the superblock, the compression configs
  * and the long xattr prefix table.  0, or an error in img->err. */
@@ -116,6 +127,9 @@ struct erofs_rextent {
 	uint64_t pa;			/* byte offset of the pcluster */
 	uint32_t plen;			/* pcluster bytes */
 	bool plain;			/* stored raw */
+	bool interlaced;		/* raw, rotated by la % block size */
+	bool frag;			/* in the packed inode at fragoff */
+	uint64_t fragoff;
 	uint8_t alg;			/* Z_EROFS_COMPRESSION_* */
 };
 int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,

@@ -98,5 +98,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			erofs_read_data(&img, &ino, data_fn, &s, NULL);
 		}
 	}
+	erofs_img_close(&img);
 	return 0;
 }

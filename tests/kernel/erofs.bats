@@ -34,6 +34,9 @@ setup_file() {
 	head -c 3000000 /dev/zero > "$W/ztree/z/zeros"
 	seq 1 300000 > "$W/ztree/z/numbers"
 	{ head -c 70000 /dev/urandom; seq 1 30000; head -c 5001 /dev/urandom; } > "$W/ztree/z/mixed"
+	# identical files for -E dedupe and fragments
+	cp "$W/ztree/z/numbers" "$W/ztree/z/numbers.copy"
+	cp "$W/ztree/z/mixed" "$W/ztree/z/mixed.copy"
 	"$LIB/manifest" "$W/ztree" > "$W/ztree.manifest"
 	"$MKFS_EROFS" --quiet -zlz4hc -C65536 --xattr-inode-digest=trusted.erofs.fingerprint "$W/ztree.img" "$W/ztree"
 	# the same tree with each other algorithm (one image each, varied
@@ -41,6 +44,10 @@ setup_file() {
 	"$MKFS_EROFS" --quiet -zzstd -C65536 "$W/zstd.img" "$W/ztree"
 	"$MKFS_EROFS" --quiet -zdeflate,level=9 "$W/deflate.img" "$W/ztree"
 	"$MKFS_EROFS" --quiet -zlzma -C16384 -Elegacy-compress "$W/lzma.img" "$W/ztree"
+	# -E ztailpacking, fragments, all-fragments, dedupe (issue 14)
+	"$MKFS_EROFS" --quiet -zlz4hc -Eztailpacking,dedupe "$W/ztail.img" "$W/ztree"
+	"$MKFS_EROFS" --quiet -zlz4hc -C16384 -Efragments,dedupe -Elegacy-compress "$W/frag.img" "$W/ztree"
+	"$MKFS_EROFS" --quiet -zlzma -C65536 -Eall-fragments,dedupe "$W/allfrag.img" "$W/ztree"
 	mkdir -p "$W/za/lib" "$W/zb/lib"
 	for i in $(seq 1 80); do
 		head -c 196608 /dev/urandom | base64 -w 76 > "$W/za/lib/f$i"
@@ -55,6 +62,7 @@ setup_file() {
 		--disk "$W/b.img,ro" --disk "$W/corrupt.img,ro" \
 		--disk "$W/ztree.img,ro" --disk "$W/za.img,ro" --disk "$W/zb.img,ro" \
 		--disk "$W/zstd.img,ro" --disk "$W/deflate.img,ro" --disk "$W/lzma.img,ro" \
+		--disk "$W/ztail.img,ro" --disk "$W/frag.img,ro" --disk "$W/allfrag.img,ro" \
 		"$FSFORGE_TOP/tests/kernel/guest/erofs-check.sh"
 	echo "$output" > "$W/vm.log"
 	echo "$status" > "$W/vm.rc"
@@ -102,6 +110,12 @@ setup_file() {
 @test "kernel: zstd, deflate and lzma images read back as the source" {
 	for alg in zstd deflate lzma; do
 		diff "$W/ztree.manifest" "$W/share/result/$alg.manifest" || die "$alg"
+	done
+}
+
+@test "kernel: -E ztailpacking, fragments, all-fragments and dedupe images read back as the source" {
+	for img in ztail frag allfrag; do
+		diff "$W/ztree.manifest" "$W/share/result/$img.manifest" || die "$img"
 	done
 }
 

@@ -63,6 +63,13 @@ for d in vdh:zstd vdi:deflate vdj:lzma; do
 	umount /mnt/a
 done
 
+# 5b. -E ztailpacking, fragments (the packed inode), all-fragments, dedupe
+for d in vdk:ztail vdl:frag vdm:allfrag; do
+	mount -t erofs -o ro "/dev/${d%%:*}" /mnt/a || exit 17
+	bash /host/manifest /mnt/a > "$out/${d#*:}.manifest"
+	umount /mnt/a
+done
+
 # 6. page-cache sharing between two compressed images
 measure_z() {
 	sync; echo 3 > /proc/sys/vm/drop_caches

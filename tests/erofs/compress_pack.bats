@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# mkfs.erofs -E ztailpacking, fragments, all-fragments, dedupe: the images
+# are read by two independent checkers: our fsck.erofs --extract --xattrs
+# (the restored tree's manifest must equal the source's) and erofs-utils
+# 1.9 fsck.erofs (digests verified, extracted SHA-256 list equal to the
+# source's).  Sizes are checked against hand-computed expectations.
+load ../lib/common
+load erofs_helpers
+
+FSCK_EROFS=$FSFORGE_BUILDDIR/fsck/fsck.erofs
+
+setup_file() {
+	export SRC=$BATS_FILE_TMPDIR/src
+	"$LIB/mktree" "$SRC"
+	mkdir -p "$SRC/z/dup"
+	seq 1 150000 > "$SRC/z/numbers"
+	head -c 100000 /dev/urandom > "$SRC/z/random"
+	{ head -c 30000 /dev/urandom; seq 1 20000; head -c 9000 /dev/zero; } > "$SRC/z/mixed"
+	for n in 1 100 4095 4096 4097 5000 8193 65537; do
+		yes "line $n of text" | head -c "$n" > "$SRC/z/t$n"
+	done
+	cp "$FSFORGE_TOP"/liberofs/*.c "$SRC/z/"
+	# identical files and identical tails
+	cp "$SRC/z/numbers" "$SRC/z/dup/numbers"
+	cp "$SRC/z/t5000" "$SRC/z/dup/t5000"
+	cp "$SRC/z/t100" "$SRC/z/dup/t100"
+	"$LIB/manifest" "$SRC" > "$BATS_FILE_TMPDIR/src.manifest"
+	(cd "$SRC" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) > "$BATS_FILE_TMPDIR/src.sha256"
+}
+
+setup() { cd_tmp; }
+teardown() {
+	if [ -n "${SIDTMP:-}" ]; then rm -rf "$SIDTMP"; fi
+}
+
+# both checkers on IMG (built with fingerprints)
+both_read() {
+	local img=$1
+	rm -rf x
+	run "$FSCK_EROFS" --extract=x --xattrs --xattr-inode-digest "$img"
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	"$LIB/manifest" x --drop-xattr trusted.erofs.fingerprint |
+		diff "$BATS_FILE_TMPDIR/src.manifest" - || die "our extraction differs"
+	cp "$img" "$SIDTMP/i.img"
+	run chroot "$SID_ROOT" fsck.erofs --xattr-inode-digest --extract="$SIDREL/i.x" "$SIDREL/i.img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	(cd "$SIDTMP/i.x" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
+		diff "$BATS_FILE_TMPDIR/src.sha256" - || die "erofs-utils' extraction differs"
+	rm -rf "$SIDTMP/i.x" "$SIDTMP/i.img"
+}
+
+@test "-E ztailpacking, fragments, all-fragments, dedupe: both fsck.erofs extract the tree, digests pass, same image for 1 and 2 workers" {
+	need_sid_erofs
+	u=3f0c3a53-8f1e-4a3b-9d7e-0123456789ab
+	for opts in "-zlz4hc -Eztailpacking" "-zlz4hc -C16384 -Efragments,dedupe -Elegacy-compress" \
+		    "-zlz4hc -Eall-fragments" "-zlzma -C65536 -Eztailpacking,dedupe"; do
+		# shellcheck disable=SC2086
+		run "$MKFS_EROFS" --quiet $opts -T 1700000000 -U $u --workers=1 \
+			--xattr-inode-digest=trusted.erofs.fingerprint a.img "$SRC"
+		[ "$status" -eq 0 ] || die "mkfs.erofs $opts: $output"
+		# shellcheck disable=SC2086
+		"$MKFS_EROFS" --quiet $opts -T 1700000000 -U $u --workers=2 \
+			--xattr-inode-digest=trusted.erofs.fingerprint b.img "$SRC"
+		cmp a.img b.img || die "$opts: 1 and 2 workers differ"
+		both_read a.img || die "options $opts"
+	done
+}
+
+@test "erofs-utils 1.9 images with ztailpacking, fragments and dedupe: our fsck.erofs extracts the tree" {
+	need_sid_erofs
+	cp -a "$SRC" "$SIDTMP/src"
+	for opts in "-zlz4hc -Eztailpacking" \
+		    "-zlz4hc -C65536 -Eztailpacking,fragments,dedupe -Elegacy-compress"; do
+		# shellcheck disable=SC2086
+		run chroot "$SID_ROOT" mkfs.erofs --quiet $opts \
+			--xattr-inode-digest=trusted.erofs.fingerprint "$SIDREL/r.img" "$SIDREL/src"
+		[ "$status" -eq 0 ] || die "erofs-utils mkfs.erofs $opts: $output"
+		rm -rf x
+		run "$FSCK_EROFS" --extract=x --xattrs --xattr-inode-digest "$SIDTMP/r.img"
+		[ "$status" -eq 0 ] || die "$opts: $output"
+		"$LIB/manifest" x --drop-xattr trusted.erofs.fingerprint |
+			diff "$BATS_FILE_TMPDIR/src.manifest" - || die "options $opts"
+	done
+}
+
+# a 1 MB file whose lz4hc form takes blocks of its own, copied: -E dedupe
+# stores the copy's blocks once, so the image grows by less than a block
+# (the copy's inode) over the image without the copy; without dedupe it
+# grows by the compressed size again
+@test "-E dedupe: an identical file adds no data blocks; fragments: an identical tail is stored once" {
+	mkdir s1 s2
+	seq 1 200000 > s1/a
+	cp s1/a s2/a
+	cp s1/a s2/b
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 one.img s1
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 two.img s2
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 -Ededupe two-dd.img s2
+	one=$(stat -c %s one.img) two=$(stat -c %s two.img) dd=$(stat -c %s two-dd.img)
+	[ "$two" -gt $((one + 100000)) ] || die "without dedupe: $one then $two"
+	[ "$dd" -le $((one + 4096)) ] || die "with dedupe: $one then $dd"
+	# fragments: 200 different files with one 3000-byte tail each, packed;
+	# then the same with identical 3000-byte contents: the packed inode
+	# (compressed) holds one copy
+	python3 -c '
+import os
+os.mkdir("f1"); os.mkdir("f2")
+same = os.urandom(3000)
+for i in range(200):
+    open("f1/%d" % i, "wb").write(os.urandom(3000))
+    open("f2/%d" % i, "wb").write(same)'
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 -Efragments p1.img f1
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 -Efragments p2.img f2
+	p1=$(stat -c %s p1.img) p2=$(stat -c %s p2.img)
+	[ "$p1" -gt 600000 ] || die "200 random fragments in $p1 bytes"
+	[ "$p2" -lt 40000 ] || die "one shared fragment: $p2 bytes"
+	run "$FSCK_EROFS" --extract=x2 p2.img
+	[ "$status" -eq 0 ] || die "$output"
+	diff -r f2 x2 || die "extracted f2 differs"
+}
+
+@test "-E ztailpacking, fragments, dedupe without -z: a usage error" {
+	for e in ztailpacking fragments all-fragments dedupe; do
+		run "$MKFS_EROFS" -E$e x.img "$SRC"
+		[ "$status" -ne 0 ] || die "-E$e accepted without -z"
+		[[ $output == *"need -z"* ]] || die "-E$e: $output"
+	done
+}
