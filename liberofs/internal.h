@@ -130,6 +130,8 @@ struct erofs_build {
 	bool chunk_indexes;		/* chunk entries are 8-byte indexes
 					 * (an extra device holds the data) */
 	struct fsf_dev blob;		/* --blobdev */
+	struct fsf_dev dump;		/* --ungzip=FILE: the decompressed tar */
+	uint64_t dump_len;		/* bytes written to it */
 	uint64_t tar_end;		/* bytes of the tar stream read */
 	uint64_t dev_blocks;		/* extra device 1: blocks, 0: none */
 	uint64_t devt_off;		/* byte offset of the device table */

@@ -197,6 +197,20 @@ static int set_size(struct erofs_build *b)
 	return fsf_dev_set_size(&b->dev, b->total_blocks * b->blksz);
 }
 
+/* Do paths A and B name one file (the same string, or both exist as one
+ * inode)?  B may be NULL or "-" (standard input). */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!b || !strcmp(b, "-"))
+		return false;
+	if (!strcmp(a, b))
+		return true;
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log)
 {
 	if (o->blkszbits < 9 || o->blkszbits > 16) {
@@ -244,6 +258,18 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 		fsf_err(log, "--blobdev needs --chunksize");
 		return -EINVAL;
 	}
+	if (o->tar_dump && (o->tar_mode == EROFS_TAR_NONE || o->oci ||
+			    o->tar_codec == EROFS_TAR_PLAIN)) {
+		fsf_err(log, "a copy of the decompressed archive (--ungzip=FILE, --unxz=FILE, --unzstd=FILE) needs --tar");
+		return -EINVAL;
+	}
+	if (o->tar_dump && (same_file(o->tar_dump, o->image) ||
+			    same_file(o->tar_dump, o->source) ||
+			    same_file(o->tar_dump, o->blobdev))) {
+		fsf_err(log, "%s: the copy of the decompressed archive cannot replace the image, the archive or the blob device",
+			o->tar_dump);
+		return -EINVAL;
+	}
 	if (o->build_time < 0) {
 		fsf_err(log, "build time %lld is before 1970", (long long)o->build_time);
 		return -EINVAL;
@@ -268,6 +294,7 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	b.epoch = o->build_time;
 	b.dev.fd = -1;
 	b.blob.fd = -1;
+	b.dump.fd = -1;
 	if (o->uuid_mode == EROFS_UUID_GIVEN)
 		memcpy(b.uuid, o->uuid, 16);
 	else
@@ -291,6 +318,13 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 		goto out_src;
 	if (o->blobdev) {
 		ret = fsf_dev_open_output(&b.blob, o->blobdev, flags, log);
+		if (ret)
+			goto out;
+	}
+	if (o->tar_dump && !o->dry_run) {
+		ret = fsf_dev_open_output(&b.dump, o->tar_dump,
+					  FSF_DEV_REPLACE | (o->force ? FSF_DEV_FORCE : 0),
+					  log);
 		if (ret)
 			goto out;
 	}
@@ -349,6 +383,8 @@ out:
 	}
 	if (o->blobdev)
 		fsf_dev_close(&b.blob);
+	if (b.dump.fd >= 0)
+		fsf_dev_close(&b.dump);
 	fsf_dev_close(&b.dev);
 	erofs_frag_tables_free(&b);
 	erofs_tree_free(&b);

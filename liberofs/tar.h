@@ -95,6 +95,13 @@ bool tar_stream_seekable(const struct tar_stream *ts);
 /* the underlying descriptor, for reads at offsets when seekable */
 int tar_stream_fd(const struct tar_stream *ts);
 void tar_stream_close(struct tar_stream *ts);
+/* Every decoded byte is passed to FN(ARG, BUF, LEN) as it is decoded
+ * (a nonzero return stops the stream with that error);
+ * tar_stream_drain decodes what the reader left, to the stream's end. */
+void tar_stream_tee(struct tar_stream *ts,
+		    int (*fn)(void *arg, const void *buf, size_t len),
+		    void *arg);
+int tar_stream_drain(struct tar_stream *ts);
 /* hash the raw bytes as they are read (the stream is no longer
  * seekable): more than SIZE bytes is refused at once; DIGEST names the
  * blob in messages and must outlive the stream */

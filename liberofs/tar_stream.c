@@ -53,6 +53,10 @@ struct tar_stream {
 	uint8_t want[32];
 	uint64_t want_size, raw_len;
 	const char *digest;
+
+	/* a copy of the decoded stream (--ungzip=FILE) */
+	int (*tee)(void *arg, const void *buf, size_t len);
+	void *tee_arg;
 };
 
 int tar_stream_open(struct tar_stream **out, int fd, enum tar_codec codec,
@@ -267,8 +271,19 @@ static int decode_more(struct tar_stream *ts)
 			return 0;
 		}
 		ts->pending = ts->out_len == OUT_BUF;
+		if (ts->tee && ts->out_len &&
+		    (ret = ts->tee(ts->tee_arg, ts->out, ts->out_len)))
+			return ret;
 	}
 	return 0;
+}
+
+void tar_stream_tee(struct tar_stream *ts,
+		    int (*fn)(void *arg, const void *buf, size_t len),
+		    void *arg)
+{
+	ts->tee = fn;
+	ts->tee_arg = arg;
 }
 
 static int refill(struct tar_stream *ts)
@@ -396,4 +411,19 @@ int tar_stream_verify_end(struct tar_stream *ts)
 		return -EIO;
 	}
 	return 0;
+}
+
+int tar_stream_drain(struct tar_stream *ts)
+{
+	for (;;) {
+		int ret;
+
+		ts->pos += ts->out_len - ts->out_pos;
+		ts->out_pos = ts->out_len;
+		ret = refill(ts);
+		if (ret)
+			return ret;
+		if (ts->out_pos == ts->out_len)
+			return 0;
+	}
 }

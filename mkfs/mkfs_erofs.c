@@ -107,7 +107,7 @@ static const struct option long_opts[] = {
 	{ "tar", required_argument, NULL, OPT_TAR },
 	{ "ungzip", optional_argument, NULL, OPT_UNGZIP },
 	{ "unxz", optional_argument, NULL, OPT_UNXZ },
-	{ "unzstd", no_argument, NULL, OPT_UNZSTD },
+	{ "unzstd", optional_argument, NULL, OPT_UNZSTD },
 	{ "aufs", no_argument, NULL, OPT_AUFS },
 	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
 	{ "oci", optional_argument, NULL, OPT_OCI },
@@ -134,9 +134,11 @@ static void usage(FILE *f)
 "                          fsck.erofs --device=TAR); 512-byte blocks\n"
 "      --tar=headerball    the archive holds headers only (no file data\n"
 "                          follows them): every file is one hole\n"
-"      --ungzip            the tar archive is gzip-compressed\n"
-"      --unxz              the tar archive is xz- or lzma-compressed\n"
-"      --unzstd            the tar archive is zstd-compressed\n"
+"      --ungzip[=FILE]     the tar archive is gzip-compressed\n"
+"      --unxz[=FILE]       the tar archive is xz- or lzma-compressed\n"
+"      --unzstd[=FILE]     the tar archive is zstd-compressed\n"
+"                          (=FILE: write the decompressed archive to FILE\n"
+"                          too, the device a --tar=i image needs)\n"
 "      --aufs              turn aufs whiteouts (.wh.*) of the tar into\n"
 "                          overlayfs ones\n"
 "      --ovlfs-strip[=0|1] leave out overlayfs whiteouts and opaque marks\n"
@@ -374,17 +376,17 @@ static int parse_tar_opt(struct erofs_mkfs_opts *o, int opt, const char *arg)
 		}
 		o->ovlfs_strip = !arg || !strcmp(arg, "1");
 		return 0;
-	case OPT_UNGZIP:
-	case OPT_UNXZ:
-		if (arg) {
-			fprintf(stderr, "mkfs.erofs: --%s=FILE (a copy of the raw stream) is not supported\n",
-				opt == OPT_UNGZIP ? "ungzip" : "unxz");
+	default:
+		if (arg && !*arg) {
+			fprintf(stderr, "mkfs.erofs: --%s= needs a file name\n",
+				opt == OPT_UNGZIP ? "ungzip" :
+				opt == OPT_UNXZ ? "unxz" : "unzstd");
 			return -1;
 		}
-		o->tar_codec = opt == OPT_UNGZIP ? EROFS_TAR_GZIP : EROFS_TAR_XZ;
-		return 0;
-	default:
-		o->tar_codec = EROFS_TAR_ZSTD;
+		if (arg)	/* a copy of the decompressed archive */
+			o->tar_dump = arg;
+		o->tar_codec = opt == OPT_UNGZIP ? EROFS_TAR_GZIP :
+			       opt == OPT_UNXZ ? EROFS_TAR_XZ : EROFS_TAR_ZSTD;
 		return 0;
 	}
 }

@@ -30,6 +30,10 @@ struct erofs_mkfs_opts {
 	enum erofs_tar_codec {
 		EROFS_TAR_PLAIN, EROFS_TAR_GZIP, EROFS_TAR_XZ, EROFS_TAR_ZSTD,
 	} tar_codec;			/* --ungzip, --unxz, --unzstd */
+	const char *tar_dump;		/* --ungzip=FILE (and --unxz=, --unzstd=):
+					 * the decompressed archive written
+					 * to FILE too (the device --tar=i
+					 * maps its files to) */
 	bool aufs;			/* --aufs: .wh. entries to overlayfs */
 	bool ovlfs_strip;		/* --ovlfs-strip: no whiteouts, no
 					 * opaque marks */

@@ -107,6 +107,23 @@ EOF
 	cp "$TARS/py-pax.tar" "$SIDTMP/t.tar"
 	python3 "$TARMAN" "$TARS/py-pax.tar" 1000 > want.manifest
 	check_both z.img t.tar "the gzip stream's index image"
+	# --unxz=FILE from a pipe: FILE is the decompressed archive, byte for
+	# byte, and serves as the index image's device
+	xz -c "$TARS/py-pax.tar" > t.tar.xz
+	run sh -c "cat t.tar.xz | '$MKFS_EROFS' --quiet --tar=i --unxz='$SIDTMP/raw.tar' --mkfs-time -T 1000 '$SIDTMP/r.img'"
+	[ "$status" -eq 0 ] || die "--unxz=FILE: $output"
+	cmp "$SIDTMP/raw.tar" "$TARS/py-pax.tar" || die "the copy is not the decompressed archive"
+	check_both r.img raw.tar "the image of --unxz=FILE"
+	# a truncated stream: an error, and neither the copy nor the image
+	head -c 3000 t.tar.gz > cut.gz
+	run "$MKFS_EROFS" --quiet --tar=f --ungzip=cut.tar cut.img cut.gz
+	[ "$status" -eq 1 ] || die "truncated stream: status $status: $output"
+	[ ! -e cut.tar ] || die "a partial copy was left"
+	[ ! -e cut.img ] || die "an image was left"
+	# the copy never replaces the archive it is made from
+	run "$MKFS_EROFS" --quiet --tar=f --ungzip=t.tar.gz same.img t.tar.gz
+	[ "$status" -ne 0 ] || die "--ungzip=FILE over its own archive was accepted"
+	cmp t.tar.gz <(gzip -c "$TARS/py-pax.tar") || die "the archive was changed"
 }
 
 @test "tarindex: erofs-utils' --tar=i and --blobdev images read by our fsck.erofs --device; our --blobdev image read by both" {
