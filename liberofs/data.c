@@ -429,6 +429,7 @@ int erofs_write_file_data(struct erofs_build *b)
 		    !n->compressed && !n->chunked)
 			dp.files[dp.nfiles++] = n;
 	}
+	erofs_data_order(b, dp.files, dp.nfiles);
 	ret = make_batches(&dp);
 	if (ret)
 		goto out;

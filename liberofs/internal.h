@@ -53,6 +53,8 @@ struct erofs_node {
 	uint64_t data_off;
 	uint64_t tar_off;		/* --tar=i: the data's offset in the
 					 * (decompressed) tar stream */
+	uint64_t src_seq;		/* tar input: the file's place in the
+					 * archive (--sort=none), from 1 */
 
 	char *symlink;			/* link target */
 	struct erofs_xattr **xattrs;	/* sorted by name */
@@ -162,6 +164,11 @@ int erofs_node_add_xattr(struct erofs_build *b, struct erofs_node *n,
 			 size_t value_len);
 int erofs_cmp_child(const void *a, const void *c);
 int erofs_tree_finish(struct erofs_build *b, bool sort);
+/* Regular files V[0..N) (in node order) put in the order their blocks
+ * are laid out and written: unchanged, or with --sort=none in the order
+ * of the archive (then the inode number, for a file of no entry). */
+void erofs_data_order(const struct erofs_build *b, struct erofs_node **v,
+		      size_t n);
 /* xattr.c: intern pairs, choose shared ones, build the prefix table */
 int erofs_xattrs_prepare(struct erofs_build *b);
 uint32_t erofs_node_xattr_isize(const struct erofs_build *b,

@@ -230,6 +230,8 @@ int erofs_layout(struct erofs_build *b)
 {
 	const unsigned int bs = b->blksz;
 	struct meta_alloc m;
+	struct erofs_node **files;
+	size_t nfiles = 0;
 	uint64_t pos, next;
 	uint32_t ino = 0;
 
@@ -288,19 +290,32 @@ int erofs_layout(struct erofs_build *b)
 	b->xattr_blkaddr = b->shared_size ? next : 0;
 	next += erofs_round_up(b->shared_size, bs) / bs;
 	b->data_blkaddr = next;
-	/* regular files first, so that their blocks are contiguous in layout
-	 * order (the data pass writes runs of files with one write), then
-	 * directories and symlinks */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < b->count; i++) {
-			struct erofs_node *n = b->order[i];
+	/* regular files first, so that their blocks are contiguous in data
+	 * order (layout order, or the archive's with --sort=none: the data
+	 * pass writes runs of files with one write), then directories and
+	 * symlinks */
+	files = malloc(b->count * sizeof(*files));
+	if (!files)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->count; i++) {
+		struct erofs_node *n = b->order[i];
 
-			if (n->master || !n->nblocks ||
-			    (S_ISREG(n->mode) != (pass == 0)))
-				continue;
-			n->blkaddr = next;
-			next += n->nblocks;
-		}
+		if (!n->master && n->nblocks && S_ISREG(n->mode))
+			files[nfiles++] = n;
+	}
+	erofs_data_order(b, files, nfiles);
+	for (size_t i = 0; i < nfiles; i++) {
+		files[i]->blkaddr = next;
+		next += files[i]->nblocks;
+	}
+	free(files);
+	for (size_t i = 0; i < b->count; i++) {
+		struct erofs_node *n = b->order[i];
+
+		if (n->master || !n->nblocks || S_ISREG(n->mode))
+			continue;
+		n->blkaddr = next;
+		next += n->nblocks;
 	}
 	if (next > UINT32_MAX) {
 		fsf_err(b->log, "image would need %llu blocks; EROFS without 48-bit addressing holds at most %u",

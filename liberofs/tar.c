@@ -42,6 +42,7 @@ struct tar_ctx {
 
 	struct tar_tree *tree;
 	uint64_t next_ino;		/* inode keys of hard-linked files */
+	uint64_t next_seq;		/* regular files in archive order */
 
 	int spool_fd;
 	uint64_t spool_end;
@@ -394,6 +395,7 @@ static int hard_link(struct tar_ctx *t, struct erofs_node *parent,
 	n->data_src = src->data_src;
 	n->data_off = src->data_off;
 	n->tar_off = src->tar_off;
+	n->src_seq = src->src_seq;
 	n->src_ino = src->src_ino;
 	n->src_nlink = src->src_nlink = 2;
 	if (src->symlink) {
@@ -531,6 +533,7 @@ static int add_entry_body(struct tar_ctx *t, struct entry *e, const char *path)
 	default:
 		return skip_data(t, size);
 	}
+	n->src_seq = ++t->next_seq;
 	if ((h->type == 'S' || e->pax.sparse_major >= 0) &&
 	    t->b->opts->tar_mode != EROFS_TAR_FULL)
 		return bad(t, "a sparse file cannot be mapped in index or headerball mode (use --tar=f)");

@@ -152,8 +152,12 @@ int erofs_cmp_child(const void *a, const void *c)
 }
 
 
-/* Breadth-first order: a directory's children sit together, root first. */
-static int order_nodes(struct erofs_build *b)
+static void sort_children(struct erofs_node *n);
+
+/* Breadth-first order: a directory's children sit together, root first;
+ * with SORT each directory's children are sorted by name first (tar
+ * input, whose entries come in the archive's order). */
+static int order_nodes(struct erofs_build *b, bool sort)
 {
 	size_t head = 0, tail = 0;
 
@@ -164,6 +168,8 @@ static int order_nodes(struct erofs_build *b)
 	while (head < tail) {
 		struct erofs_node *n = b->order[head++];
 
+		if (sort)
+			sort_children(n);
 		for (uint32_t i = 0; i < n->nchildren; i++)
 			b->order[tail++] = n->children[i];
 	}
@@ -235,6 +241,23 @@ static int resolve_hardlinks(struct erofs_build *b)
 }
 
 
+static int cmp_archive(const void *pa, const void *pb)
+{
+	const struct erofs_node *a = *(struct erofs_node *const *)pa;
+	const struct erofs_node *b = *(struct erofs_node *const *)pb;
+
+	if (a->src_seq != b->src_seq)
+		return a->src_seq < b->src_seq ? -1 : 1;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+void erofs_data_order(const struct erofs_build *b, struct erofs_node **v,
+		      size_t n)
+{
+	if (b->opts->sort_none && b->from_tar && n > 1)
+		qsort(v, n, sizeof(*v), cmp_archive);
+}
+
 /* Children sorted, then the node order and hard-link masters. */
 static void sort_children(struct erofs_node *n)
 {
@@ -245,11 +268,8 @@ static void sort_children(struct erofs_node *n)
 
 int erofs_tree_finish(struct erofs_build *b, bool sort)
 {
-	int ret = order_nodes(b);
+	int ret = order_nodes(b, sort);
 
-	if (!ret && sort)
-		for (size_t i = 0; i < b->count; i++)
-			sort_children(b->order[i]);
 	return ret ? ret : resolve_hardlinks(b);
 }
 

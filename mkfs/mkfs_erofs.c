@@ -79,6 +79,7 @@ enum {
 	OPT_CHUNKSIZE, OPT_BLOBDEV,
 	/* tar input */
 	OPT_TAR, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD, OPT_AUFS, OPT_OVLFS_STRIP,
+	OPT_SORT,
 	OPT_OCI,
 };
 
@@ -111,6 +112,7 @@ static const struct option long_opts[] = {
 	{ "aufs", no_argument, NULL, OPT_AUFS },
 	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
 	{ "oci", optional_argument, NULL, OPT_OCI },
+	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -142,6 +144,9 @@ static void usage(FILE *f)
 "      --aufs              turn aufs whiteouts (.wh.*) of the tar into\n"
 "                          overlayfs ones\n"
 "      --ovlfs-strip[=0|1] leave out overlayfs whiteouts and opaque marks\n"
+"      --sort=path|none    the blocks of uncompressed files in the image's\n"
+"                          order (path, the default) or in the archive's\n"
+"                          (none: a plain tar file is read straight through)\n"
 "      --oci[=f][,platform=OS/ARCH[/VARIANT]][,layer=N][,blob=sha256:HEX]\n"
 "                          the source is a local OCI image layout (what\n"
 "                          skopeo copy ... oci:DIR writes; no registry is\n"
@@ -484,6 +489,13 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			o->chunk_size = (uint64_t)v;
 			break;
 		case OPT_BLOBDEV: o->blobdev = optarg; break;
+		case OPT_SORT:
+			if (strcmp(optarg, "path") && strcmp(optarg, "none")) {
+				fprintf(stderr, "mkfs.erofs: invalid --sort '%s' (path or none)\n", optarg);
+				return -1;
+			}
+			o->sort_none = !strcmp(optarg, "none");
+			break;
 		case OPT_QUIET: c->level = FSF_QUIET; break;
 		case OPT_OCI:
 			if (parse_oci(o, optarg))
@@ -563,6 +575,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			usage(stderr);
 			return -1;
 		}
+	}
+	if (o->sort_none && o->tar_mode == EROFS_TAR_NONE) {
+		fprintf(stderr, "mkfs.erofs: --sort=none needs --tar or --oci (a directory has no archive order)\n");
+		return -1;
 	}
 	if ((o->tar_codec != EROFS_TAR_PLAIN || o->aufs || o->ovlfs_strip) &&
 	    o->tar_mode == EROFS_TAR_NONE) {

@@ -35,6 +35,9 @@ struct erofs_mkfs_opts {
 					 * to FILE too (the device --tar=i
 					 * maps its files to) */
 	bool aufs;			/* --aufs: .wh. entries to overlayfs */
+	bool sort_none;			/* --sort=none: uncompressed files'
+					 * blocks in archive order (default
+					 * --sort=path: in the image's order) */
 	bool ovlfs_strip;		/* --ovlfs-strip: no whiteouts, no
 					 * opaque marks */
 	/* --oci: source is a local OCI image layout directory (with

@@ -236,6 +236,45 @@ check_tar() {
 	[ ! -e cut.img ]
 }
 
+@test "tar: --sort=none lays file blocks out in the archive's order, --sort=path (default) in the tree's; both extract as the archive" {
+	need_sid_erofs
+	# three files and a hard link archived against name order
+	mkdir s
+	local f
+	for f in zeta mid alpha; do head -c 20000 /dev/urandom > s/$f; done
+	ln s/mid s/beta
+	tar --format=gnu -C s -cf "$SIDTMP/o.tar" zeta mid alpha beta
+	check_tar "$SIDTMP/o.tar" --sort=none || return 1
+	check_tar "$SIDTMP/o.tar" --sort=none --workers=2 -zlz4hc || return 1
+	# the first physical block of each file, read by erofs-utils' dump.erofs
+	first_block() {
+		chroot "$SID_ROOT" dump.erofs -e --path="/$2" "$SIDREL/$1" |
+			awk '$1 == "0:" { sub(/\.\..*/, "", $7); print $7 }'
+	}
+	local order mode b
+	for mode in none path; do
+		run "$MKFS_EROFS" --quiet --tar=f --sort=$mode -T 0 -U clear "$SIDTMP/$mode.img" "$SIDTMP/o.tar"
+		[ "$status" -eq 0 ] || die "--sort=$mode: $output"
+		: > blocks
+		for f in zeta mid alpha; do
+			b=$(first_block $mode.img $f)
+			[[ $b =~ ^[0-9]+$ ]] || die "dump.erofs gave no block of $f: '$b'"
+			echo "$b $f" >> blocks
+		done
+		order=$(sort -n blocks | cut -d' ' -f2 | tr '\n' ' ')
+		case $mode in
+		none) [ "$order" = "zeta mid alpha " ] || die "--sort=none: blocks in the order $order" ;;
+		path) [ "$order" = "alpha mid zeta " ] || die "--sort=path: blocks in the order $order" ;;
+		esac
+	done
+	run "$MKFS_EROFS" --quiet --tar=f -T 0 -U clear "$SIDTMP/default.img" "$SIDTMP/o.tar"
+	cmp "$SIDTMP/default.img" "$SIDTMP/path.img" || die "the default is not --sort=path"
+	run "$MKFS_EROFS" --quiet --sort=none x.img s
+	[ "$status" -eq 16 ] || die "--sort=none of a directory: status $status"
+	run "$MKFS_EROFS" --quiet --tar=f --sort=size x.img "$SIDTMP/o.tar"
+	[ "$status" -eq 16 ] || die "--sort=size: status $status"
+}
+
 @test "tar: damaged archives are refused with one line naming the entry, exit 1, no image" {
 	src=$TARS/py-gnu.tar
 	python3 - "$src" <<'PY'
