@@ -178,6 +178,12 @@ ROW(PR_ATTR_HOLE_SPARSE, 0x01006d, "attribute_extent_lost_sparse",
 ROW(PR_ATTR_GAP_LEFT, 0x01006e, "attribute_extent_lost_no_room",
     "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; the attribute is not sparse and its records have no room to make it so",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* The same gap in an attribute that may not be sparse (anything but a
+ * user file's $DATA: an index allocation with a hole is unreadable, the
+ * metadata files' data is read whole): reported and left. */
+ROW(PR_ATTR_GAP_NOT_SPARSE, 0x010071, "attribute_extent_lost_left",
+    "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; the attribute is not sparse and may not be made so (only a user file's $DATA may be)",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_ATTR_TAIL_HOLE, 0x01006a, "attribute_tail_lost",
     "attribute 0x%x: clusters %llu-%llu (VCNs) after its last extent are mapped by none (an extent lost); they become a hole (zeros), the size kept",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
