@@ -67,9 +67,9 @@ ROW(PR_MFT_TAIL_LOST, 0x010006, "mft_tail_lost",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* The same when the MFT's next extent was put elsewhere (the clusters
  * after its last run taken): the one FILE record numbered where its runs
- * end, in clusters $Bitmap has in use and no MFT record claims, and the
- * records in sequence after it; a run is added for them.  When that is
- * not certain (two such records, or clusters a record claims) the check
+ * end, in clusters $Bitmap has in use and no MFT record in use claims,
+ * and the records in sequence after it; a run is added for them.  When
+ * that is not certain (two such records, or clusters a record claims) the check
  * stops: going on would lose every file there. */
 ROW(PR_MFT_TAIL_MOVED, 0x010007, "mft_tail_elsewhere",
     "$MFT's runs end at record %llu, the bitmap has records past them in use and %llu records follow in sequence at cluster %lld; a run of %llu clusters is added",
