@@ -19,6 +19,12 @@
 #    run is added for them;
 #  - twin: a copy of that cluster elsewhere (two candidates): nothing is
 #    written, exit 4, both named (-a would otherwise drop the 100 files).
+#  - ghost, logtwin: a record not in use naming that run (a deleted
+#    file), the copy inside $LogFile's clusters (a file's data): neither
+#    holds the tail back;
+#  - the tail declined (-r): record 0's sizes do not grow past its runs;
+#  - 2 MiB clusters with two bits past the allocation: read without
+#    overflow.
 # Expectations: every file as ntfs-3g read it before the damage (the
 # attrlist_lab.py manifest), ntfsck -n (sid) clean after one -a, a second
 # -a changes nothing (repair_converged).
