@@ -67,9 +67,9 @@ ROW(PR_MFT_TAIL_LOST, 0x010006, "mft_tail_lost",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* The same when the MFT's next extent was put elsewhere (the clusters
  * after its last run taken): the one FILE record numbered where its runs
- * end, in clusters $Bitmap has in use and no MFT record claims, and the
- * records in sequence after it; a run is added for them.  When that is
- * not certain (two such records, or clusters a record claims) the check
+ * end, in clusters $Bitmap has in use and no MFT record in use claims,
+ * and the records in sequence after it; a run is added for them.  When
+ * that is not certain (two such records, or clusters a record claims) the check
  * stops: going on would lose every file there. */
 ROW(PR_MFT_TAIL_MOVED, 0x010007, "mft_tail_elsewhere",
     "$MFT's runs end at record %llu, the bitmap has records past them in use and %llu records follow in sequence at cluster %lld; a run of %llu clusters is added",
@@ -177,6 +177,12 @@ ROW(PR_ATTR_HOLE_SPARSE, 0x01006d, "attribute_extent_lost_sparse",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_ATTR_GAP_LEFT, 0x01006e, "attribute_extent_lost_no_room",
     "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; the attribute is not sparse and its records have no room to make it so",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* The same gap in an attribute that may not be sparse (anything but a
+ * user file's $DATA: an index allocation with a hole is unreadable, the
+ * metadata files' data is read whole): reported and left. */
+ROW(PR_ATTR_GAP_NOT_SPARSE, 0x010071, "attribute_extent_lost_left",
+    "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; the attribute is not sparse and may not be made so (only a user file's $DATA may be)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_ATTR_TAIL_HOLE, 0x01006a, "attribute_tail_lost",
     "attribute 0x%x: clusters %llu-%llu (VCNs) after its last extent are mapped by none (an extent lost); they become a hole (zeros), the size kept",

@@ -444,10 +444,11 @@ static uint8_t *edit_rec(struct lctx *l, struct edit_set *s, uint64_t r)
 
 /*
  * The attribute of E (in NB, base B), neither sparse nor compressed, has
- * a gap of N clusters before extent E (its lowest VCN): made sparse
+ * a gap of N clusters before extent E (its lowest VCN; a user file's
+ * $DATA, the only attribute that may be sparse): made sparse
  * where every record of it has room (each extent's header grows by the
  * 8-byte compressed size, as writers lay out sparse extents; the base's
- * $STANDARD_INFORMATION says sparse), and the gap a hole at E's head.
+ * $STANDARD_INFORMATION says sparse when it is the unnamed $DATA), and the gap a hole at E's head.
  * Edited in memory; written when asked (PR_ATTR_HOLE_SPARSE).  0 done or
  * declined, -1 no room (nothing written).
  */
@@ -489,7 +490,9 @@ static int gap_sparse(struct lctx *l, uint64_t b, struct ntfs_al_build *nb,
 	}
 	if (!(rec = edit_rec(l, &s, b)))
 		goto out;
-	ntfs_rec_set_file_attr(rec, NTFS_FA_SPARSE_FILE);
+	/* the file's flags follow its unnamed $DATA (pass 2's check) */
+	if (!e->name_len)
+		ntfs_rec_set_file_attr(rec, NTFS_FA_SPARSE_FILE);
 	ret = 0;
 	if (!fsf_fix_ask(&c->fix, &PR_ATTR_HOLE_SPARSE, file, e->type,
 			 (unsigned long long)(e->lowest_vcn - (int64_t)n),
@@ -550,7 +553,12 @@ static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 		 * another one is made sparse first, where it has room */
 		memcpy(&n, l->rec + at, sizeof(n));
 		if (!(le16toh(n.h.flags) & (NTFS_ATTR_SPARSE | NTFS_ATTR_COMPRESSION_MASK))) {
-			if (gap_sparse(l, b, nb, e, (uint64_t)(e->lowest_vcn - hi - 1), file))
+			/* only a user file's $DATA may be sparse */
+			if (e->type != NTFS_AT_DATA || b < NTFS_FILE_FIRST_USER)
+				fsf_fix_ask(&c->fix, &PR_ATTR_GAP_NOT_SPARSE, file, e->type,
+					    (unsigned long long)(hi + 1),
+					    (unsigned long long)(e->lowest_vcn - 1));
+			else if (gap_sparse(l, b, nb, e, (uint64_t)(e->lowest_vcn - hi - 1), file))
 				fsf_fix_ask(&c->fix, &PR_ATTR_GAP_LEFT, file, e->type,
 					    (unsigned long long)(hi + 1),
 					    (unsigned long long)(e->lowest_vcn - 1));

@@ -196,6 +196,7 @@ static int bm_bit(struct ntfs_check *c, struct bm_view *v, uint64_t i)
 	if (w != v->win_at) {
 		if (!v->win && !(v->win = malloc(TAIL_BM_WINDOW)))
 			return -1;
+		v->win_at = UINT64_MAX;	/* half read: not a window */
 		if (ntfs_vol_runs_pread(&c->vol, v->runs, v->nruns, w, n, v->win))
 			return -1;
 		v->win_at = w;
@@ -250,6 +251,51 @@ static uint64_t hidden_records(struct ntfs_check *c, struct bm_view *bv,
 	return n;
 }
 
+/* Does any non-resident attribute of checked record REC claim a
+ * cluster of [LCN, LCN + LEN)? */
+static bool claims(const struct ntfs_check *c, uint8_t *rec, int64_t lcn,
+		   uint64_t len)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	bool hit = false;
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (!hit && ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_run *runs;
+		long n;
+
+		if (!a->non_resident)
+			continue;
+		n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
+		for (long i = 0; i < n && !hit; i++)
+			hit = runs[i].lcn >= 0 && runs[i].lcn < lcn + (int64_t)len &&
+			      runs[i].lcn + (int64_t)runs[i].len > lcn;
+		if (n >= 0)
+			free(runs);
+	}
+	return hit;
+}
+
+/* Record I of the MFT's first TOP (REC, read and checked) when both its
+ * bit in BV and its own flag have it in use; false when it cannot be
+ * read.  A record not in use claims nothing: drivers reuse a deleted
+ * file's clusters, its runlist stays. */
+static bool record_in_use(struct ntfs_check *c, struct bm_view *bv,
+			  uint64_t i, uint8_t *rec)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_mft_record m;
+	char why[NTFS_WHY];
+
+	if (bm_bit(c, bv, i) != 1 || ntfs_vol_read_record(&c->vol, i, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return false;
+	memcpy(&m, rec, sizeof(m));
+	return le16toh(m.flags) & NTFS_MFT_IN_USE;
+}
+
 /*
  * Records past $MFT's allocation: a stale record 0 (its write lost, or
  * an old copy written back after the MFT grew) maps fewer clusters than
@@ -257,7 +303,9 @@ static uint64_t hidden_records(struct ntfs_check *c, struct bm_view *bv,
  * maps.  The records right after its last run that are FILE records
  * carrying their own numbers in sequence (NTFS 3.1 headers) are that
  * lost tail: returns how many records it holds up to the last one
- * that both the $MFT bitmap and its own flags have in use (0: none).
+ * that both the $MFT bitmap and its own flags have in use (0: none;
+ * none either when a record in use claims a cluster of them: a file's
+ * data that holds FILE records).
  * Past the bitmap's size (as stale as the runs) the bits are read from
  * its allocation (struct bm_view).  A volume
  * formatted again over an older one has the old MFT's records after
@@ -302,6 +350,19 @@ static uint64_t lost_tail(struct ntfs_check *c, struct bm_view *bv,
 		if (bit && (le16toh(m.flags) & NTFS_MFT_IN_USE))
 			end = i + 1;
 	}
+	/* clusters a record in use claims are that file's, not a tail */
+	if (end > top) {
+		uint64_t had = c->vol.mft_records;
+		int64_t lcn = last->lcn + (int64_t)last->len;
+		uint64_t len = ((end - top) * rs + cs - 1) / cs;
+
+		c->vol.mft_records = top;
+		for (uint64_t i = 0; i < top && end > top; i++)
+			if (record_in_use(c, bv, i, rec) && claims(c, rec, lcn, len))
+				end = top;
+		c->vol.mft_records = had;
+		ntfs_vol_cache_drop(&c->vol);
+	}
 	free(rec);
 	return end - top;
 }
@@ -309,47 +370,46 @@ static uint64_t lost_tail(struct ntfs_check *c, struct bm_view *bv,
 /*
  * A lost tail that is not right after the last run: the driver that
  * grew the MFT found the clusters after it taken and put the MFT's next
- * extent elsewhere.  Looked for only when the $MFT bitmap (BV) has a
- * record past the allocation (TOP records) in use, and decided
+ * extent elsewhere.  Looked for only when the $MFT bitmap (BV) has the
+ * first two records past the allocation (TOP records) in use (a driver
+ * takes the lowest free records; one stray bit is no evidence worth
+ * reading the volume for: pass 4 clears it), and decided
  * conservatively: the one cluster-aligned FILE record numbered TOP in a
- * cluster $Bitmap has in use (two such: left), the records after it
- * numbered in sequence, up to the last one both its flag and its bit
- * have in use; no record of the MFT (those mapped and those found)
- * claims a cluster of that run.  The run found: MV (its length 0: none);
- * *WHY says why a record found there is not taken (two of them, or
- * clusters claimed), empty when none is (a stray bit).
+ * cluster $Bitmap has in use that no record in use claims (two such:
+ * left; a FILE record inside a file's data, an image kept on the volume,
+ * is the file's), the records after it numbered in sequence, up to the
+ * last one both its flag and its bit have in use; no record of the MFT
+ * in use (those mapped and those found) claims a cluster of that run.
+ * The run found: MV (its length 0: none); *WHY says why a record found
+ * there is not taken (two of them, or clusters claimed), empty when none
+ * is (a stray bit).
  */
 #define SCAN_CHUNK (1u << 20)
+#define MAX_CANDIDATES 16
 struct moved {
 	int64_t lcn;
 	uint64_t len, records;
 };
 
-/* Does any non-resident attribute of checked record REC claim a
- * cluster of [LCN, LCN + LEN)? */
-static bool claims(const struct ntfs_check *c, uint8_t *rec, int64_t lcn,
-		   uint64_t len)
+/* Candidates CAND (N, each a cluster holding a FILE record numbered
+ * TOP) that a record in use of the MFT's first TOP claims: dropped.
+ * Returns how many are left. */
+static int unclaimed(struct ntfs_check *c, struct bm_view *bv, uint64_t top,
+		     int64_t *cand, int n, uint8_t *rec)
 {
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	char why[NTFS_WHY];
-	bool hit = false;
+	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
+	uint64_t had = c->vol.mft_records, span = (rs + cs - 1) / cs;
 
-	ntfs_attr_cursor_init(&cur, rec);
-	while (!hit && ntfs_attr_next(&cur, &a, why) == 1) {
-		struct ntfs_run *runs;
-		long n;
-
-		if (!a->non_resident)
+	c->vol.mft_records = top;
+	for (uint64_t i = 0; i < top && n; i++) {
+		if (!record_in_use(c, bv, i, rec))
 			continue;
-		n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why);
-		for (long i = 0; i < n && !hit; i++)
-			hit = runs[i].lcn >= 0 && runs[i].lcn < lcn + (int64_t)len &&
-			      runs[i].lcn + (int64_t)runs[i].len > lcn;
-		if (n >= 0)
-			free(runs);
+		for (int k = 0; k < n; k++)
+			if (claims(c, rec, cand[k], span))
+				cand[k--] = cand[--n];
 	}
-	return hit;
+	c->vol.mft_records = had;
+	return n;
 }
 
 static int moved_tail(struct ntfs_check *c, struct bm_view *bv, uint64_t top,
@@ -358,21 +418,22 @@ static int moved_tail(struct ntfs_check *c, struct bm_view *bv, uint64_t top,
 	const struct ntfs_boot_info *b = &c->vol.boot;
 	uint32_t rs = b->g.mft_record_size, cs = b->g.cluster_size;
 	uint64_t nrc = b->g.nr_clusters, vbytes = 0, end = top, seq = top, i, had;
+	uint64_t bufsz = cs > SCAN_CHUNK ? cs : SCAN_CHUNK;
 	uint8_t *rec = malloc(rs), *rec6 = malloc(rs), *vbm = NULL, *buf = NULL;
 	struct ntfs_run *vruns = NULL;
+	struct fsf_progress prog;
+	int64_t cand[MAX_CANDIDATES], found;
 	long vnr = 0;
-	int64_t found = -1;
-	int bit = 0, ret = -ENOMEM;
+	int ncand = 0, ret = -ENOMEM;
+	bool more = false;
 
 	mv->len = 0;
 	why[0] = 0;
 	if (!rec || !rec6)
 		goto out;
 	ret = 0;
-	/* a record past the allocation in use */
-	for (i = top; i < bv->bits && (bit = bm_bit(c, bv, i)) == 0; i++)
-		;
-	if (bit != 1)
+	/* the first two records past the allocation in use */
+	if (bm_bit(c, bv, top) != 1 || bm_bit(c, bv, top + 1) != 1)
 		goto out;
 	/* $Bitmap (its first extent is enough: record 6 is in $MFT's) */
 	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_BITMAP, rec6) ||
@@ -382,16 +443,19 @@ static int moved_tail(struct ntfs_check *c, struct bm_view *bv, uint64_t top,
 		why[0] = 0;	/* nothing to look at: as before */
 		goto out;
 	}
-	buf = malloc(SCAN_CHUNK);
+	/* a chunk holds at least a cluster (2 MiB clusters exist) */
+	buf = malloc(bufsz);
 	if (!buf) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	/* every cluster $Bitmap has in use, not $MFT's, read in chunks of
 	 * clusters in use */
+	fsf_progress_init(&prog, "pass 1: $MFT's moved tail looked for", c->progress);
 	for (uint64_t l = 0; l < nrc;) {
-		uint64_t n = 0, cap = SCAN_CHUNK / cs ? SCAN_CHUNK / cs : 1;
+		uint64_t n = 0, cap = bufsz / cs;
 
+		fsf_progress_update(&prog, l, nrc);
 		if (!(vbm[l / 8] >> (l % 8) & 1)) {
 			l++;
 			continue;
@@ -420,22 +484,30 @@ static int moved_tail(struct ntfs_check *c, struct bm_view *bv, uint64_t top,
 				memcpy(rec, r, rs);
 				if (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 					continue;
-				if (found >= 0) {
-					snprintf(why, NTFS_WHY, "FILE records numbered %llu at clusters %lld and %llu",
-						 (unsigned long long)top, (long long)found,
-						 (unsigned long long)(l + k));
-					goto out;
-				}
-				found = (int64_t)(l + k);
+				if (ncand < MAX_CANDIDATES)
+					cand[ncand++] = (int64_t)(l + k);
+				else
+					more = true;
 next:
 				;
 			}
 		}
 		l += n;
 	}
+	fsf_progress_done(&prog);
 	why[0] = 0;
-	if (found < 0)		/* a stray bit: the bitmap pass clears it */
+	/* those in a file's data are the file's */
+	ncand = unclaimed(c, bv, top, cand, ncand, rec);
+	if (ncand > 1 || (ncand && more)) {
+		snprintf(why, NTFS_WHY, "FILE records numbered %llu at clusters %lld and %lld%s",
+			 (unsigned long long)top, (long long)(cand[0] < cand[1] ? cand[0] : cand[1]),
+			 (long long)(cand[0] < cand[1] ? cand[1] : cand[0]),
+			 ncand > 2 || more ? " (and more)" : "");
 		goto out;
+	}
+	if (!ncand)		/* a stray bit: the bitmap pass clears it */
+		goto out;
+	found = cand[0];
 	/* the records in sequence from there, in clusters in use */
 	for (i = top; i <= UINT32_MAX; i++) {
 		struct ntfs_mft_record m;
@@ -465,32 +537,36 @@ next:
 	 * extent: its free records stay the MFT's) */
 	mv->len = ((seq - top) * rs + cs - 1) / cs;
 	end = seq;
-	/* no record of the MFT claims its clusters */
+	/* no record of the MFT in use claims its clusters */
 	had = c->vol.mft_records;
 	c->vol.mft_records = top;
 	for (i = 0; i < end; i++) {
-		int r = i < top ? ntfs_vol_read_record(&c->vol, i, rec) :
-			fsf_dev_pread(&c->dev, rec, rs, (uint64_t)found * cs + (i - top) * rs);
+		struct ntfs_mft_record m;
+		bool used;
 
-		if (r || ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK) {
+		if (i < top) {
+			used = record_in_use(c, bv, i, rec);
+		} else {
+			used = bm_bit(c, bv, i) == 1 &&
+			       !fsf_dev_pread(&c->dev, rec, rs, (uint64_t)found * cs + (i - top) * rs) &&
+			       ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK;
 			why[0] = 0;
-			continue;
-		}
-		if (claims(c, rec, mv->lcn, mv->len)) {
-			struct ntfs_mft_record m;
-
 			memcpy(&m, rec, sizeof(m));
-			mv->len = 0;
-			/* an extension record of $MFT's own: the run is the
-			 * MFT's, named by an extent its list no longer says
-			 * (the list's repair finds it), not a lost tail */
-			if (i && !(le64toh(m.base_mft_record) & 0xffffffffffffULL) &&
-			    le64toh(m.base_mft_record) && (le16toh(m.flags) & NTFS_MFT_IN_USE))
-				break;
-			snprintf(why, NTFS_WHY, "MFT record %llu claims clusters of the run at %lld",
-				 (unsigned long long)i, (long long)found);
-			break;
+			used = used && (le16toh(m.flags) & NTFS_MFT_IN_USE);
 		}
+		if (!used || !claims(c, rec, mv->lcn, mv->len))
+			continue;
+		memcpy(&m, rec, sizeof(m));
+		mv->len = 0;
+		/* an extension record of $MFT's own: the run is the
+		 * MFT's, named by an extent its list no longer says
+		 * (the list's repair finds it), not a lost tail */
+		if (i && !(le64toh(m.base_mft_record) & 0xffffffffffffULL) &&
+		    le64toh(m.base_mft_record))
+			break;
+		snprintf(why, NTFS_WHY, "MFT record %llu claims clusters of the run at %lld",
+			 (unsigned long long)i, (long long)found);
+		break;
 	}
 	c->vol.mft_records = had;
 out:
@@ -587,6 +663,91 @@ static int set_pairs(uint8_t *rec, uint32_t rs, uint8_t *x, const uint8_t *mp,
 	return 0;
 }
 
+/* The record holding the first extent of $MFT's $BITMAP (where its
+ * sizes live): record 0, or the one record 0's list names for VCN 0 (a
+ * bitmap moved out or split by a driver).  0 or -1. */
+static int bitmap_sizes_holder(struct ntfs_check *c, const uint8_t *rec0,
+			       uint64_t *recno)
+{
+	const struct ntfs_attr_header *a = ntfs_attr_named(rec0, NTFS_AT_BITMAP, "");
+	struct ntfs_run *lruns = NULL;
+	struct ntfs_al_entry e;
+	uint8_t *list = NULL;
+	uint64_t len = 0;
+	uint32_t off = 0;
+	long lnr = 0;
+	char why[NTFS_WHY];
+	int ret = -1;
+
+	*recno = NTFS_FILE_MFT;
+	if (a)
+		return 0;
+	if (!ntfs_attr_named(rec0, NTFS_AT_ATTRIBUTE_LIST, "") ||
+	    ntfs_vol_read_attr(&c->vol, rec0, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &lruns, &lnr) || len > UINT32_MAX)
+		goto out;
+	while (ntfs_al_next(list, (uint32_t)len, &off, &e, why) == 1)
+		if (e.type == NTFS_AT_BITMAP && !e.name_len && !e.lowest_vcn) {
+			*recno = e.mref & 0xffffffffffffULL;
+			ret = 0;
+			break;
+		}
+out:
+	free(list);
+	free(lruns);
+	return ret;
+}
+
+/* The $MFT bitmap's first extent in checked record REC: its data size
+ * BMBYTES when shorter and its allocation holds them.  True when
+ * changed. */
+static bool set_bitmap_size(uint8_t *rec, uint64_t bmbytes)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *h;
+	struct ntfs_attr_nonresident n;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &h, why) == 1) {
+		if (le32toh(h->type) != NTFS_AT_BITMAP || h->name_length ||
+		    !h->non_resident)
+			continue;
+		memcpy(&n, h, sizeof(n));
+		if (n.lowest_vcn ||
+		    (uint64_t)le64toh((uint64_t)n.data_size) >= bmbytes ||
+		    (uint64_t)le64toh((uint64_t)n.allocated_size) < bmbytes)
+			return false;
+		n.data_size = (int64_t)htole64(bmbytes);
+		n.initialized_size = (int64_t)htole64(bmbytes);
+		memcpy((uint8_t *)h, &n, sizeof(n));
+		return true;
+	}
+	return false;
+}
+
+/* The $MFT bitmap's size grown to BMBYTES in extension record RECNO
+ * (after record 0's write: a failure leaves the bitmap short, which
+ * the bitmap pass reports, never a size its allocation lacks). */
+static int grow_bitmap_elsewhere(struct ntfs_check *c, uint64_t recno,
+				 uint64_t bmbytes)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *rec = malloc(rs);
+	char why[NTFS_WHY];
+	int ret = -ENOMEM;
+
+	if (!rec)
+		return ret;
+	ret = ntfs_vol_read_record(&c->vol, recno, rec);
+	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		ret = -EUCLEAN;
+	if (!ret && set_bitmap_size(rec, bmbytes))
+		ret = ntfs_check_write_record(c, recno, rec);
+	free(rec);
+	return ret;
+}
+
 /* $MFT's last extent given the runs c->vol.mft_runs has past its lowest
  * VCN (its last run grown over a lost tail, or runs added where the tail
  * was found elsewhere): the mapping pairs and highest VCN of the extent,
@@ -600,7 +761,7 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t old)
 	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
 	uint8_t *rec = malloc(rs), *xrec = malloc(rs), *mp = malloc(rs), *a, *x;
 	struct ntfs_run *runs = NULL;
-	uint64_t clusters = 0, holder, v = 0;
+	uint64_t clusters = 0, holder, v = 0, bmrec;
 	int64_t vcn;
 	char why[NTFS_WHY];
 	int ret = -ENOMEM, len;
@@ -613,7 +774,8 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t old)
 	ret = ntfs_vol_read_record(&c->vol, NTFS_FILE_MFT, rec);
 	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		ret = -EUCLEAN;
-	if (!ret && last_extent_holder(c, rec, &holder, &vcn))
+	if (!ret && (last_extent_holder(c, rec, &holder, &vcn) ||
+		     bitmap_sizes_holder(c, rec, &bmrec)))
 		ret = -EUCLEAN;
 	if (!ret && holder != NTFS_FILE_MFT) {
 		ret = ntfs_vol_read_record(&c->vol, holder, xrec);
@@ -660,9 +822,18 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t old)
 		if (holder == NTFS_FILE_MFT)
 			n.allocated_size = (int64_t)htole64(clusters * cs);
 		memcpy(x, &n, sizeof(n));
+		/* the $BITMAP's size, when the tail goes past it (its
+		 * allocation holds it: lost_tail() looked no further), in
+		 * the record of its first extent */
+		if (bmrec == holder)
+			set_bitmap_size(xrec, bmbytes);
 		if (holder == NTFS_FILE_MFT) {
 			memcpy(rec, xrec, rs);
 		} else {
+			/* the extent first: record 0's sizes never say more
+			 * than the runs on disk map (a stale record 0 with
+			 * later extents up to date is what the next run
+			 * grows, the other way round is a size past them) */
 			ret = ntfs_check_write_record(c, holder, xrec);
 			if (ret)
 				goto out;
@@ -672,20 +843,11 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t old)
 				f.allocated_size = (int64_t)htole64(clusters * cs);
 			memcpy(a, &f, sizeof(f));
 		}
-		/* the $BITMAP's size, when the tail goes past it (its
-		 * allocation holds it: lost_tail() looked no further) */
-		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_BITMAP);
-		if (a) {
-			memcpy(&n, a, sizeof(n));
-			if (n.h.non_resident && !n.h.name_length &&
-			    (uint64_t)le64toh((uint64_t)n.data_size) < bmbytes &&
-			    (uint64_t)le64toh((uint64_t)n.allocated_size) >= bmbytes) {
-				n.data_size = (int64_t)htole64(bmbytes);
-				n.initialized_size = (int64_t)htole64(bmbytes);
-				memcpy(a, &n, sizeof(n));
-			}
-		}
+		if (bmrec == NTFS_FILE_MFT)
+			set_bitmap_size(rec, bmbytes);
 		ret = ntfs_check_write_record(c, NTFS_FILE_MFT, rec);
+		if (!ret && bmrec != NTFS_FILE_MFT && bmrec != holder)
+			ret = grow_bitmap_elsewhere(c, bmrec, bmbytes);
 	}
 out:
 	free(rec);
@@ -721,23 +883,24 @@ static int widen_bitmap(struct ntfs_check *c, uint8_t **bm, uint64_t *len,
 }
 
 /* $MFT's data size and initialized size set to BYTES (record 0 and its
- * mirror copy); the runs already hold them.  A stale record 0 of an
- * $MFT with an attribute list (its later extents, up to date in their
- * extension records, map more than its sizes say) gets the allocated
- * size of the runs too, and the $BITMAP the size BMBYTES when its
- * allocation holds it. */
-static int grow_mft_size(struct ntfs_check *c, uint64_t bytes, uint64_t bmbytes)
+ * mirror copy); the runs on disk (record 0's and its extents' as
+ * written: MAPPED bytes) already hold them, else nothing is written (a
+ * tail run added in memory but not written, declined or without room,
+ * maps nothing on disk).  A stale record 0 of an $MFT with an attribute
+ * list (its later extents, up to date in their extension records, map
+ * more than its sizes say) gets the allocated size of the runs too, and
+ * the $BITMAP the size BMBYTES when its allocation holds it. */
+static int grow_mft_size(struct ntfs_check *c, uint64_t bytes, uint64_t mapped,
+			 uint64_t bmbytes)
 {
-	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
+	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs), *a;
-	uint64_t mapped = 0;
+	uint64_t bmrec;
 	char why[NTFS_WHY];
 	int ret = -ENOMEM;
 
 	if (!rec)
 		return ret;
-	for (long i = 0; i < c->vol.nmft_runs; i++)
-		mapped += c->vol.mft_runs[i].len * cs;
 	ret = ntfs_vol_read_record(&c->vol, NTFS_FILE_MFT, rec);
 	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		ret = -EUCLEAN;
@@ -757,18 +920,15 @@ static int grow_mft_size(struct ntfs_check *c, uint64_t bytes, uint64_t bmbytes)
 		n.data_size = (int64_t)htole64(bytes);
 		n.initialized_size = (int64_t)htole64(bytes);
 		memcpy(a, &n, sizeof(n));
-		a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_BITMAP);
-		if (a) {
-			memcpy(&n, a, sizeof(n));
-			if (n.h.non_resident && !n.h.name_length &&
-			    (uint64_t)le64toh((uint64_t)n.data_size) < bmbytes &&
-			    (uint64_t)le64toh((uint64_t)n.allocated_size) >= bmbytes) {
-				n.data_size = (int64_t)htole64(bmbytes);
-				n.initialized_size = (int64_t)htole64(bmbytes);
-				memcpy(a, &n, sizeof(n));
-			}
+		if (bitmap_sizes_holder(c, rec, &bmrec)) {
+			ret = -EUCLEAN;
+			goto out;
 		}
+		if (bmrec == NTFS_FILE_MFT)
+			set_bitmap_size(rec, bmbytes);
 		ret = ntfs_check_write_record(c, NTFS_FILE_MFT, rec);
+		if (!ret && bmrec != NTFS_FILE_MFT)
+			ret = grow_bitmap_elsewhere(c, bmrec, bmbytes);
 	}
 out:
 	free(rec);
@@ -831,6 +991,7 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 		struct ntfs_run *last = &c->vol.mft_runs[c->vol.nmft_runs - 1];
 		const struct ntfs_attr_header *bh = ntfs_attr_find(rec0, NTFS_AT_BITMAP);
 		uint64_t alloc = 0, tail, hidden, end, had, bmbytes = *bitmap_len;
+		uint64_t on_disk;	/* clusters the runs as written map */
 		struct bm_view bv = {
 			.bm = *mft_bitmap, .len = *bitmap_len, .bits = *bitmap_len * 8,
 			.runs = *bitmap_runs, .nruns = *bitmap_nruns, .win_at = UINT64_MAX,
@@ -838,6 +999,7 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 
 		for (long i = 0; i < c->vol.nmft_runs; i++)
 			alloc += c->vol.mft_runs[i].len;
+		on_disk = alloc;
 		alloc = alloc * c->vol.boot.g.cluster_size / rs;
 		/* bits the bitmap's allocation holds, when record 0 has it */
 		if (bh && bh->non_resident && !bh->name_length && *bitmap_nruns > 0) {
@@ -870,9 +1032,12 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 				if (fsf_fix_ask(&c->fix, &PR_MFT_TAIL_LOST, "$MFT",
 						(unsigned long long)alloc,
 						(unsigned long long)tail,
-						(unsigned long long)grow) &&
-				    grow_mft_runs(c, bmbytes, alloc * rs / cs))
-					fsf_fix_failed(&c->fix);
+						(unsigned long long)grow)) {
+					if (grow_mft_runs(c, bmbytes, alloc * rs / cs))
+						fsf_fix_failed(&c->fix);
+					else
+						on_disk += grow;
+				}
 			}
 		}
 		for (int round = 0; !tail && round < 8; round++) {
@@ -918,9 +1083,12 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 					(unsigned long long)top,
 					(unsigned long long)mv.records,
 					(long long)mv.lcn,
-					(unsigned long long)mv.len) &&
-			    grow_mft_runs(c, *bitmap_len, old))
-				fsf_fix_failed(&c->fix);
+					(unsigned long long)mv.len)) {
+				if (grow_mft_runs(c, *bitmap_len, old))
+					fsf_fix_failed(&c->fix);
+				else if (on_disk == old)
+					on_disk += mv.len;
+			}
 		}
 		had = c->vol.mft_records;
 		hidden = hidden_records(c, &bv, &end);
@@ -936,7 +1104,9 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 					(unsigned long long)had,
 					(unsigned long long)hidden,
 					(unsigned long long)end) &&
-			    grow_mft_size(c, end * rs, *bitmap_len))
+			    grow_mft_size(c, end * rs,
+					  on_disk * c->vol.boot.g.cluster_size,
+					  *bitmap_len))
 				fsf_fix_failed(&c->fix);
 		}
 	}

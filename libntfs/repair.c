@@ -615,8 +615,8 @@ void ntfs_rec_set_file_attr(uint8_t *rec, uint32_t flags)
 		uint32_t vlen = ntfs_get32(rec + off + offsetof(struct ntfs_attr_resident, value_length));
 		uint32_t voff = ntfs_get16(rec + off + offsetof(struct ntfs_attr_resident, value_offset));
 
-		if (vlen >= at + 4 && voff + vlen <= ntfs_get32(rec + off + 4) &&
-		    off + voff + vlen <= used)
+		if (vlen >= at + 4 && (uint64_t)voff + vlen <= ntfs_get32(rec + off + 4) &&
+		    (uint64_t)off + voff + vlen <= used)
 			ntfs_put32(rec + off + voff + at,
 				   ntfs_get32(rec + off + voff + at) | flags);
 	}

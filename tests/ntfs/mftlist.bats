@@ -19,6 +19,12 @@
 #    run is added for them;
 #  - twin: a copy of that cluster elsewhere (two candidates): nothing is
 #    written, exit 4, both named (-a would otherwise drop the 100 files).
+#  - ghost, logtwin: a record not in use naming that run (a deleted
+#    file), the copy inside $LogFile's clusters (a file's data): neither
+#    holds the tail back;
+#  - the tail declined (-r): record 0's sizes do not grow past its runs;
+#  - 2 MiB clusters with two bits past the allocation: read without
+#    overflow.
 # Expectations: every file as ntfs-3g read it before the damage (the
 # attrlist_lab.py manifest), ntfsck -n (sid) clean after one -a, a second
 # -a changes nothing (repair_converged).
@@ -75,11 +81,13 @@ teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
 }
 
 # CASE: which saved record is written back; WANT: what -n must say;
-# [SRC MANIFEST]: the volume (default $VOL) and its manifest
+# [SRC MANIFEST]: the volume (default $VOL) and its manifest; PREP: a lab command
+# run on the copy before the damage
 judge() {
 	local c=$1 want=$2 src=${3:-$VOL} man=${4:-manifest.0} before
 	cp --sparse=always "$src" d.img
 	cp "$src.old" d.img.old
+	[ -z "${PREP:-}" ] || python3 "$LAB" "$PREP" d.img > /dev/null || die "$c: $PREP failed"
 	python3 "$LAB" stale d.img "$c" > /dev/null || die "$c: damage failed"
 	before=$(sha256sum < d.img)
 	run "$FSCK" -n d.img
@@ -144,6 +152,54 @@ judge() {
 	[ "$status" -eq 4 ] || die "-a exit $status"
 	[[ "$output" == *"at clusters $a and $b"* ]] || die "clusters $a and $b not named"
 	[ "$(sha256sum < d.img)" = "$before" ] || die "-a wrote"
+}
+
+# The same stale record 0 with, in a free record of the first run, a
+# copy of record 0 as it is now (not in use: a deleted file whose runs
+# name the clusters the MFT grew into, as drivers reuse them): before,
+# that record's runs counted and the tail was left (exit 4, fatal).
+@test "MFT elsewhere: a record not in use naming the run's clusters does not hold the tail back, no file lost" {
+	PREP=ghost judge base "follow in sequence at cluster" "$MVOL" mmanifest.0
+}
+
+# A copy of the record numbered where the runs end inside $LogFile's data
+# (a FILE record in a file's clusters, as an image kept on the volume has
+# them): a record in use owns it, so it is no candidate; before, it made
+# two candidates (exit 4, fatal).
+@test "MFT elsewhere: a FILE record inside a file's clusters is not a candidate, no file lost" {
+	PREP=logtwin judge base "follow in sequence at cluster" "$MVOL" mmanifest.0
+}
+
+# Answered one by one (-r): no to the moved tail, yes to the data size.
+# The run was never written, so record 0's sizes may not grow over it;
+# before, record 0 got sizes its runs do not map (a worse volume).
+@test "MFT elsewhere: the tail declined, the data size not grown past the runs on disk" {
+	local before
+	cp --sparse=always "$MVOL" d.img
+	cp "$MVOL.old" d.img.old
+	python3 "$LAB" stale d.img base > /dev/null
+	before=$(sha256sum < d.img)
+	run bash -c '{ printf "n\ny\n"; yes n | head -200; } | "$0" -r d.img' "$FSCK"
+	echo "$output"
+	[ $((status & 4)) -eq 4 ] || die "-r exit $status"
+	[[ "$output" == *"hides 101 records in use"* ]] || die "the data size was not asked about"
+	[ "$(sha256sum < d.img)" = "$before" ] || die "-r wrote record 0"
+}
+
+# 2 MiB clusters (mkfs.ntfs -c 2M) and the bits of the two records past
+# $MFT's allocation set in its bitmap's allocation: the volume is read for
+# a moved tail in chunks of at least a cluster (before, 2 MiB were read
+# into 1 MiB: a heap overflow under ASan).  Nothing is there: nothing to
+# fix, ntfsck -n agrees.
+@test "MFT elsewhere: 2 MiB clusters, records past the allocation in the bitmap: looked for without overflow" {
+	truncate -s 128M c.img
+	"$MKFS_NTFS" -q -c 2M c.img
+	python3 "$LAB" bits2 c.img > /dev/null
+	run "$FSCK" -a c.img
+	echo "$output"
+	[ "$status" -le 1 ] || die "-a exit $status"
+	need_sid
+	repair_converged "$FSCK" c.img -a
 }
 
 # $MFT's $BITMAP in two extents in two extension records (record 0's list

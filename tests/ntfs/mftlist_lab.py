@@ -19,6 +19,17 @@ through splitidx_lab.py), not libntfs.
   mftlist_lab.py twin IMG             a copy of the first cluster of $MFT's
                                       last run in a free cluster, marked in
                                       use in $Bitmap (two candidates)
+  mftlist_lab.py logtwin IMG          that copy inside $LogFile's data
+                                      instead (a FILE record in a file's
+                                      clusters, as an image kept on the
+                                      volume has them); prints both
+  mftlist_lab.py ghost IMG            record 0 as it is now copied into a
+                                      free record of the first run, not in
+                                      use (a deleted file whose runs name
+                                      the clusters the MFT grew into)
+  mftlist_lab.py bits2 IMG            the $MFT bitmap's bits of the two
+                                      records past its allocation set (in
+                                      the bitmap's allocation)
   mftlist_lab.py make-reparse IMG MKFS N
                                       N files with a reparse point each
                                       (LX_SYMLINK, through ntfs-3g's
@@ -123,6 +134,65 @@ def twin(img):
     v.img[c * v.g.cs:(c + 1) * v.g.cs] = v.img[lcn * v.g.cs:(lcn + 1) * v.g.cs]
     v.save()
     print(lcn, c)
+
+
+def data_runs(v, n):
+    rec = v.rec(n)
+    for off, t, name, nr in P.attrs(rec):
+        if t == 0x80 and name == "" and nr:
+            return P.runlist(rec, off)
+    sys.exit("record %d: no non-resident $DATA" % n)
+
+
+def logtwin(img):
+    v = S.Vol(img)
+    lcn, _ = v.g.mft_runs[-1]
+    l, ln = data_runs(v, 2)[0]
+    c = l + ln // 2
+    v.img[c * v.g.cs:(c + 1) * v.g.cs] = v.img[lcn * v.g.cs:(lcn + 1) * v.g.cs]
+    v.save()
+    print(lcn, c)
+
+
+def ghost(img):
+    v = S.Vol(img)
+    first = v.g.mft_runs[0][1] * v.g.cs // v.g.rs
+    raw = bytes(v.img[v.g.rec_off(0):v.g.rec_off(0) + v.g.rs])
+    for n in range(first - 1, 23, -1):
+        at = v.g.rec_off(n)
+        flags, = struct.unpack_from("<H", v.img, at + 0x16)
+        if v.img[at:at + 4] in (b"FILE", b"\0\0\0\0") and not flags & 1:
+            v.img[at:at + v.g.rs] = raw
+            struct.pack_into("<H", v.img, at + 0x16, flags & ~1 & 0xffff)
+            struct.pack_into("<I", v.img, at + 0x2c, n)
+            v.save()
+            print(n)
+            return
+    sys.exit("no free record in the first run")
+
+
+def bits2(img):
+    v = S.Vol(img)
+    top = sum(ln for _, ln in v.g.mft_runs) * v.g.cs // v.g.rs
+    rec = v.rec(0)
+    for off, t, name, nr in P.attrs(rec):
+        if t == 0xb0 and name == "" and nr:
+            runs = P.runlist(rec, off)
+            break
+    else:
+        sys.exit("no non-resident $MFT bitmap")
+    pos = 0
+    for bit in (top, top + 1):
+        byte, pos = bit // 8, 0
+        for l, ln in runs:
+            if byte < pos + ln * v.g.cs:
+                v.img[l * v.g.cs + byte - pos] |= 1 << (bit % 8)
+                break
+            pos += ln * v.g.cs
+        else:
+            sys.exit("bit %d past the bitmap's allocation" % bit)
+    v.save()
+    print(top)
 
 
 def make_reparse(img, mkfs, n):
@@ -240,6 +310,12 @@ if __name__ == "__main__":
         make_moved(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif cmd == "twin":
         twin(sys.argv[2])
+    elif cmd == "logtwin":
+        logtwin(sys.argv[2])
+    elif cmd == "ghost":
+        ghost(sys.argv[2])
+    elif cmd == "bits2":
+        bits2(sys.argv[2])
     elif cmd == "make-reparse":
         make_reparse(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif cmd == "reparse-manifest":
