@@ -168,10 +168,13 @@ struct ntfs_check {
 	/* pass2_rindex.c for pass3_views.c: the $R keys the files' reparse
 	 * points call for (12 bytes each: tag, reference; sorted), when $R
 	 * is large (its rebuild is the index builder's); whether pass 2
-	 * asked about $R (rp_asked) and the rebuild was accepted */
+	 * asked about $R (rp_asked) and the rebuild was accepted; whether
+	 * pass 2 walked $R (rp_walked) in record rp_rec, so that pass 3
+	 * does not walk it again */
 	uint8_t *rp_keys;
 	size_t rp_nkeys;
-	bool rp_asked, rp_rebuild;
+	bool rp_asked, rp_rebuild, rp_walked;
+	uint64_t rp_rec;
 	uint64_t *lbases;		/* base records with an attribute list */
 	size_t nlbases, cap_lbases;
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */

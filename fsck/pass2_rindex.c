@@ -2,16 +2,20 @@
 /*
  * Pass 2: $Extend/$Reparse.  Its $R index has one entry per reparse point
  * (key: the tag and the file's reference, collated as 32-bit words, no
- * data).  The entries are read (root and INDX blocks, through the read
- * side's index parsers) and compared with the reparse points the files
- * have; a missing or stale entry is reported by the file it names.  The
- * index is rewritten from the files when it is small enough to live in
+ * data).  It is walked by the libntfs B+tree walker (libntfs/btree.c, as
+ * pass 3 walks $I30 and the other view indexes): a structural fault (key
+ * order against separators, depth, VCNs, $BITMAP) is asked about once,
+ * and the index rebuilt from the files.  A sound index's entries are
+ * compared with the reparse points the files have; a missing or stale
+ * entry is reported by the file it names.  Pass 3 does not walk $R
+ * again.  The index is rewritten from the files when it is small enough to live in
  * its root; a larger one by the shared index builder in pass 3
  * (pass3_views.c), from the files' keys kept here.
  */
 #include "config.h"
 
 #include <endian.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +28,6 @@
 #include "ntfs_reparse_index.h"
 
 #define R_ENTRY_LEN 32u		/* header 16, key 12, padding 4 */
-#define MAX_DEPTH 8
 
 int ntfs_rp_set_add(struct ntfs_rp_set *s, uint32_t tag, uint64_t mref)
 {
@@ -104,78 +107,91 @@ static bool named_r(const struct ntfs_attr_header *a)
 	return a->name_length == 2 && n[0] == '$' && !n[1] && n[2] == 'R' && !n[3];
 }
 
-struct walk {
+/* The walk of $R by the libntfs B+tree walker: its keys, and its
+ * faults.  One that may have lost entries (a node, block, VCN, depth,
+ * bitmap) is asked about at once, as the other view indexes are, and the
+ * entries are not compared with the files.  Keys out of order or
+ * repeated lose nothing: they are kept (ORDER) and asked about only when
+ * the comparison with the files found nothing (the rebuild it asks for
+ * puts the order right too). */
+struct rwalk {
 	struct ntfs_check *c;
-	struct ntfs_run *runs;
-	long nruns;
-	uint32_t block_size;
+	const char *obj;
 	struct ntfs_rp_set *found;
-	bool bad;
-	char why[NTFS_WHY];
+	bool bad, asked, want, nomem, misordered;
+	char order[NTFS_WHY];
 };
 
-static void walk_node(struct walk *w, const uint8_t *ents, uint32_t elen,
-		      int depth);
-
-static void walk_block(struct walk *w, int64_t vcn, int depth)
+static void on_fault(void *arg, enum ntfs_bt_fault f, const struct ntfs_ie_view *a,
+		     const struct ntfs_ie_view *b, const char *why)
 {
-	uint32_t cs = w->c->vol.boot.g.cluster_size;
-	uint32_t unit = w->block_size >= cs ? cs : 512;
-	uint8_t *blk = malloc(w->block_size);
-	const uint8_t *ents;
-	uint32_t elen;
+	struct rwalk *w = arg;
 
-	if (!blk || depth > MAX_DEPTH || vcn < 0 ||
-	    ntfs_vol_runs_pread(&w->c->vol, w->runs, w->nruns, (uint64_t)vcn * unit,
-				w->block_size, blk) ||
-	    ntfs_record_check(blk, w->block_size, NTFS_MAGIC_INDX, w->why) != NTFS_REC_OK ||
-	    ntfs_index_block_parse(blk, w->block_size, vcn, &ents, &elen, w->why)) {
-		if (!w->bad && depth > MAX_DEPTH)
-			snprintf(w->why, sizeof(w->why), "more than %d levels", MAX_DEPTH);
-		else if (!w->bad && (!blk || vcn < 0))
-			snprintf(w->why, sizeof(w->why), "index block VCN %lld", (long long)vcn);
-		w->bad = true;
-		free(blk);
+	(void)a;
+	(void)b;
+	if (f == NTFS_BT_ORDER || f == NTFS_BT_SEPARATOR || f == NTFS_BT_DUPLICATE) {
+		if (!w->misordered)
+			snprintf(w->order, sizeof(w->order), "%s", why);
+		w->misordered = true;
 		return;
 	}
-	walk_node(w, ents, elen, depth);
-	free(blk);
+	w->bad = true;
+	if (!w->asked)
+		w->want = fsf_fix_ask(&w->c->fix, &PR_REPARSE_INDEX_CORRUPT, w->obj, why);
+	w->asked = true;
 }
 
-static void walk_node(struct walk *w, const uint8_t *ents, uint32_t elen,
-		      int depth)
+static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 {
-	struct ntfs_ie_view ie;
-	uint32_t off = 0;
-	int r;
+	struct rwalk *w = arg;
+	uint32_t tag;
+	uint64_t mref;
+	char why[64];
 
-	for (;;) {
-		r = ntfs_ie_next(ents, elen, &off, false, &ie, w->why);
-		if (r < 0) {
-			w->bad = true;
-			return;
-		}
-		if (ie.flags & NTFS_IE_NODE)
-			walk_block(w, ie.child_vcn, depth + 1);
-		if (r == 0)
-			return;
-		if (ie.key_len != 12) {
-			snprintf(w->why, sizeof(w->why), "key of %u bytes", ie.key_len);
-			w->bad = true;
-			return;
-		}
-		{
-			uint32_t tag;
-			uint64_t mref;
-
-			memcpy(&tag, ie.key, 4);
-			memcpy(&mref, ie.key + 4, 8);
-			if (ntfs_rp_set_add(w->found, le32toh(tag), le64toh(mref))) {
-				w->bad = true;
-				return;
-			}
-		}
+	if (ie->key_len != 12) {
+		snprintf(why, sizeof(why), "key of %u bytes", ie->key_len);
+		on_fault(w, NTFS_BT_CORRUPT, NULL, NULL, why);
+		return 0;
 	}
+	memcpy(&tag, ie->key, 4);
+	memcpy(&mref, ie->key + 4, 8);
+	if (ntfs_rp_set_add(w->found, le32toh(tag), le64toh(mref))) {
+		w->nomem = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* Walk $R of record RECNO (REC): W's keys and faults.  LARGE: its root
+ * has sub-nodes or it has an allocation.  0, 1 when its attributes are
+ * split over several records (not judged), -ENOMEM. */
+static int walk_r(struct rwalk *w, uint64_t recno, const uint8_t *rec, bool *large)
+{
+	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault };
+	struct ntfs_bt t = { .type = 0, .collation = NTFS_COLLATION_NTOFS_ULONGS, .arg = w };
+	struct ntfs_index ix;
+	int r = ntfs_index_open(w->c, recno, rec, "$R", &ix);
+
+	*large = false;
+	if (r == 0) {
+		struct ntfs_index_root ir;
+
+		if (ix.root_len >= sizeof(ir)) {
+			memcpy(&ir, ix.root, sizeof(ir));
+			*large = ir.ih.flags & 1;
+		}
+		*large |= ix.has_alloc;
+		ntfs_index_bt(&ix, &t, &ops);
+		if (ix.has_alloc && !ix.has_bitmap)
+			on_fault(w, NTFS_BT_SHAPE, NULL, NULL, "large index without its $BITMAP");
+		if (ntfs_bt_walk(&t))
+			w->nomem = true;
+		ntfs_bt_free(&t);
+	} else if (r == -1) {
+		on_fault(w, NTFS_BT_CORRUPT, NULL, NULL, ix.why);
+	}
+	ntfs_index_close(&ix);
+	return w->nomem || r == -ENOMEM ? -ENOMEM : r == 1;
 }
 
 /* Rewrite $R in the index root of REC (root only) from SEEN. */
@@ -261,13 +277,11 @@ void ntfs_reparse_index_check(struct ntfs_check *c, struct ntfs_rp_set *seen)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct ntfs_rp_set found = { 0 };
-	struct walk w = { .c = c, .found = &found };
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	uint8_t *rec = malloc(rs), *root = NULL;
-	uint32_t rlen = 0;
-	bool has_root = false, large = false, want_rebuild = false, asked = false;
+	uint8_t *rec = malloc(rs);
+	bool large = false, want_rebuild = false, asked = false;
+	struct rwalk w = { .c = c, .found = &found };
 	int64_t r;
+	int wr;
 	char why[NTFS_WHY], obj[NTFS_WHY + 64];
 	size_t i, j;
 
@@ -280,55 +294,27 @@ void ntfs_reparse_index_check(struct ntfs_check *c, struct ntfs_rp_set *seen)
 				    (unsigned long long)seen->n);
 		goto out;
 	}
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		if (!named_r(a))
-			continue;
-		if (le32toh(a->type) == NTFS_AT_INDEX_ROOT && !a->non_resident) {
-			const void *v = ntfs_attr_value(a, &rlen);
-
-			root = malloc(rlen ? rlen : 1);
-			if (!root)
-				goto out;
-			memcpy(root, v, rlen);
-			has_root = true;
-		} else if (le32toh(a->type) == NTFS_AT_INDEX_ALLOCATION && a->non_resident &&
-			   !w.runs) {
-			w.nruns = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &w.runs, why);
-			if (w.nruns < 0)
-				w.runs = NULL;
-		}
-	}
-	if (!has_root) {
-		snprintf(w.why, sizeof(w.why), "no $R index root");
-		w.bad = true;
-	} else {
-		struct ntfs_index_root ir;
-		const uint8_t *ents;
-		uint32_t elen;
-
-		if (ntfs_index_root_parse(root, rlen, &ir, &ents, &elen, w.why)) {
-			w.bad = true;
-		} else {
-			w.block_size = le32toh(ir.index_block_size);
-			large = ir.ih.flags & 1;
-			if (w.block_size < 512 || w.block_size > 65536) {
-				snprintf(w.why, sizeof(w.why), "index block size %u", w.block_size);
-				w.bad = true;
-			} else {
-				walk_node(&w, ents, elen, 0);
-			}
-		}
-	}
 	snprintf(obj, sizeof(obj), "$Extend/$Reparse (MFT record %lld)", (long long)r);
+	w.obj = obj;
+	wr = walk_r(&w, (uint64_t)r, rec, &large);
+	if (wr)
+		goto out;	/* no memory, or split: not judged (pass 3 neither) */
+	c->rp_walked = true;
+	c->rp_rec = (uint64_t)r;
 	if (w.bad) {
-		want_rebuild = fsf_fix_ask(&c->fix, &PR_REPARSE_INDEX_CORRUPT, obj, w.why);
+		want_rebuild = w.want;
 		goto rebuild;
 	}
 	if (seen->n)
 		qsort(seen->v, seen->n, sizeof(*seen->v), key_cmp);
-	if (found.n)
+	if (found.n) {
+		/* a repeated key is the walk's (DUPLICATE), not a stale entry */
 		qsort(found.v, found.n, sizeof(*found.v), key_cmp);
+		for (i = 1, j = 1; i < found.n; i++)
+			if (key_cmp(&found.v[j - 1], &found.v[i]))
+				found.v[j++] = found.v[i];
+		found.n = j;
+	}
 	for (i = 0, j = 0; i < seen->n || j < found.n;) {
 		int d = i == seen->n ? 1 : j == found.n ? -1 :
 			key_cmp(&seen->v[i], &found.v[j]);
@@ -355,13 +341,18 @@ void ntfs_reparse_index_check(struct ntfs_check *c, struct ntfs_rp_set *seen)
 			j++;
 		}
 	}
+	if (!asked && w.misordered) {
+		asked = true;
+		want_rebuild = fsf_fix_ask(&c->fix, &PR_REPARSE_INDEX_CORRUPT, obj, w.order);
+	}
 rebuild:
 	c->rp_asked = w.bad || asked;
-	if (large && has_root) {
+	if (seen->n)
+		qsort(seen->v, seen->n, sizeof(*seen->v), key_cmp);
+	if (large) {
 		/* pass 3's view check rebuilds it with the index builder,
-		 * from the files (what it reads of $R may have lost keys) */
-		if (seen->n)
-			qsort(seen->v, seen->n, sizeof(*seen->v), key_cmp);
+		 * from the files (what the walk read of $R may have lost
+		 * keys) */
 		if (keep_keys(c, seen)) {
 			if (want_rebuild)
 				fsf_fix_failed(&c->fix);
@@ -369,17 +360,12 @@ rebuild:
 			c->rp_rebuild = want_rebuild;
 		}
 	} else if (want_rebuild) {
-		if (seen->n)
-			qsort(seen->v, seen->n, sizeof(*seen->v), key_cmp);
-		if (!has_root ||
-		    ntfs_vol_read_record(&c->vol, (uint64_t)r, rec) ||
+		if (ntfs_vol_read_record(&c->vol, (uint64_t)r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 		    rewrite_root(c, (uint64_t)r, rec, seen))
 			fsf_fix_failed(&c->fix);
 	}
 out:
-	free(root);
-	free(w.runs);
 	ntfs_rp_set_free(&found);
 	free(rec);
 }

@@ -211,7 +211,11 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 	 * enough); its rebuild is done here, from the files' keys */
 	if (reparse && c->rp_asked)
 		w.bad = c->rp_rebuild ? 1 : 2;
-	r = ntfs_index_open(c, recno, rec, v->index, &ix);
+	/* $R that pass 2 walked: only its rebuild is left */
+	if (reparse && c->rp_walked && c->rp_rec == recno)
+		r = 2;
+	else
+		r = ntfs_index_open(c, recno, rec, v->index, &ix);
 	if (r == 0) {
 		ntfs_index_bt(&ix, &t, &ops);
 		if (ix.has_alloc && !ix.has_bitmap)
@@ -223,7 +227,8 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 		w.nomem = true;
 	}
 	/* r == -1 (no root: not this file's index) and 1 (split): not judged */
-	ntfs_index_close(&ix);
+	if (r != 2)
+		ntfs_index_close(&ix);
 	if (!w.nomem && r == 0 && objid && w.bad != 2 && object_ids(&w, rec, &again))
 		ret = -ENOMEM;
 	else if (w.nomem)

@@ -280,3 +280,27 @@ rjudge() {
 @test "large \$R: an entry naming a file without a reparse point: rebuilt from the files, no key lost" {
 	rjudge entry "which has no such reparse point"
 }
+
+# Key order in the large $R, which only the B+tree walker judges (the set
+# of keys is the files', so the comparison with them finds nothing, and
+# ntfsck does not read $R): a node block's first separator exchanged with
+# the last key of the leaf it points to (that key is no longer below the
+# separator: -n only), and a leaf's first two keys exchanged (keys out of
+# order in a node: repaired and judged as above).  By hand: pass 2's walk
+# of $R names the fault; -a rebuilds $R from the files; the lab's own
+# in-order walk finds its 700 keys unsorted after the damage, sorted
+# after the repair.
+@test "large \$R: keys out of order (a separator, two keys of a leaf): found by the walker, rebuilt in one -a" {
+	cp --sparse=always "$RVOL" s.img
+	python3 "$LAB" r-damage s.img sep
+	run python3 "$LAB" r-sorted s.img
+	[ "$output" = "700 unsorted" ] || die "sep: $output"
+	run "$FSCK" -n s.img
+	echo "$output"
+	[ "$status" -eq 4 ] || die "sep: -n exit $status"
+	[[ "$output" == *"index \$R is corrupt (a key is not between the separators of the node above)"* ]] ||
+		die "sep: -n does not name the separator"
+	rjudge swap "index \$R is corrupt (keys out of order in a node)"
+	run python3 "$LAB" r-sorted d.img
+	[ "$output" = "700 sorted" ] || die "after: $output"
+}

@@ -37,9 +37,15 @@ through splitidx_lab.py), not libntfs.
                                       $Extend/$Reparse:$R
   mftlist_lab.py reparse-manifest MNT sha256 of every file's reparse data
   mftlist_lab.py r-shape IMG          "BLOCKS LEVELS" of $R
+  mftlist_lab.py r-sorted IMG         "N sorted" when $R's N keys are in
+                                      key order in an in-order walk
   mftlist_lab.py r-damage IMG CASE    an INDX leaf of $R: magic (bad
                                       magic) or entry (an entry's file
-                                      reference made record 5's)
+                                      reference made record 5's); key
+                                      order: swap (a leaf's first two
+                                      keys exchanged) or sep (a node
+                                      block's first separator exchanged
+                                      with the last key of its leaf)
   mftlist_lab.py info IMG             "EXTENTS RECORDS LASTREC": records the
                                       extents map, the highest file record
   mftlist_lab.py stale IMG CASE       write back a saved record: CASE ext,
@@ -265,9 +271,85 @@ def r_shape(img):
     print(len(blocks), 3 if nodes else 2)
 
 
+def r_entries(b):
+    """(offset, flags) of a block's entries, the end entry last."""
+    p = 0x18 + struct.unpack_from("<I", b, 0x18)[0]
+    out = []
+    while True:
+        elen, _, fl = struct.unpack_from("<HHH", b, p + 8)
+        out.append((p, fl, elen))
+        if fl & 2:
+            return out
+        p += elen
+
+
+def r_swap_keys(b, p, c, q):
+    """Exchange the 12-byte keys of the entries at P (in B) and Q (in C)."""
+    kp, kq = bytes(b[p + 16:p + 28]), bytes(c[q + 16:q + 28])
+    b[p + 16:p + 28] = kq
+    c[q + 16:q + 28] = kp
+
+
+def r_order(v, case, blocks, bs):
+    """swap: a leaf's first two keys exchanged; sep: the first separator
+    of a node block exchanged with the last key of the leaf it points to
+    (key order broken, the set of keys unchanged)."""
+    leaf = lambda at: not P.unfix(v.img[at:at + bs])[0x18 + 0x0C] & 1  # noqa: E731
+    if case == "swap":
+        at = [a for a in blocks if leaf(a)][1]
+        b = P.unfix(v.img[at:at + bs])
+        e = r_entries(b)
+        r_swap_keys(b, e[0][0], b, e[1][0])
+        v.img[at:at + bs] = P.refix(b)
+        return
+    node = [a for a in blocks if not leaf(a)][0]
+    nb = P.unfix(v.img[node:node + bs])
+    p, _, elen = r_entries(nb)[0]
+    vcn, = struct.unpack_from("<Q", nb, p + elen - 8)
+    at = [a for a in blocks if struct.unpack_from("<Q", v.img, a + 0x10)[0] == vcn][0]
+    b = P.unfix(v.img[at:at + bs])
+    r_swap_keys(nb, p, b, r_entries(b)[-2][0])
+    v.img[node:node + bs] = P.refix(nb)
+    v.img[at:at + bs] = P.refix(b)
+
+
+def r_sorted(img):
+    """"N sorted" when an in-order walk of $R (root, then INDX blocks by
+    the VCN each says) meets its N keys in ascending order as 32-bit
+    words (tag, reference low, reference high), else "unsorted"."""
+    v = S.Vol(img)
+    rec, _, bs = r_index(v)
+    blocks, _ = r_blocks(v)
+    by_vcn = {}
+    for at in blocks:
+        b = P.unfix(v.img[at:at + bs])
+        by_vcn[struct.unpack_from("<Q", b, 0x10)[0]] = b
+    for off, t, name, nr in P.attrs(rec):
+        if t == 0x90 and name == "$R":
+            vo, _ = P.value(rec, off)
+            root = bytes(rec[vo + 0x10:])
+    keys = []
+
+    def walk(b, depth):
+        for p, fl, elen in r_entries(b):
+            if fl & 1:
+                walk(by_vcn[struct.unpack_from("<Q", b, p + elen - 8)[0]], depth + 1)
+            if fl & 2:
+                return
+            keys.append(struct.unpack_from("<III", b, p + 16))
+
+    # the root's index header (0x10 into its value) where a block has it (0x18)
+    walk(bytes(0x18) + root, 0)
+    print(len(keys), "sorted" if keys == sorted(keys) else "unsorted")
+
+
 def r_damage(img, case):
     v = S.Vol(img)
     blocks, bs = r_blocks(v)
+    if case in ("swap", "sep"):
+        r_order(v, case, blocks, bs)
+        v.save()
+        return
     at = [a for a in blocks if not P.unfix(v.img[a:a + bs])[0x18 + 0x0C] & 1][1]
     if case == "magic":
         v.img[at:at + 4] = b"XXXX"
@@ -322,6 +404,8 @@ if __name__ == "__main__":
         reparse_manifest(sys.argv[2])
     elif cmd == "r-shape":
         r_shape(sys.argv[2])
+    elif cmd == "r-sorted":
+        r_sorted(sys.argv[2])
     elif cmd == "r-damage":
         r_damage(sys.argv[2], sys.argv[3])
     elif cmd == "info":
