@@ -134,6 +134,10 @@ struct erofs_build {
 	struct fsf_dev blob;		/* --blobdev */
 	struct fsf_dev dump;		/* --ungzip=FILE: the decompressed tar */
 	uint64_t dump_len;		/* bytes written to it */
+	/* the tar reader's copy of its decoded stream (mkfs.c sets them
+	 * for --ungzip=FILE): every decoded block, then the end */
+	int (*tar_copy)(struct erofs_build *b, const void *buf, size_t len);
+	int (*tar_copy_end)(struct erofs_build *b);
 	uint64_t tar_end;		/* bytes of the tar stream read */
 	uint64_t dev_blocks;		/* extra device 1: blocks, 0: none */
 	uint64_t devt_off;		/* byte offset of the device table */

@@ -197,6 +197,23 @@ static int set_size(struct erofs_build *b)
 	return fsf_dev_set_size(&b->dev, b->total_blocks * b->blksz);
 }
 
+/* --ungzip=FILE: the tar reader's decoded stream written to FILE, which
+ * takes its name once the stream has been read to its end */
+static int dump_write(struct erofs_build *b, const void *buf, size_t len)
+{
+	int ret = fsf_dev_pwrite(&b->dump, buf, len, b->dump_len);
+
+	b->dump_len += len;
+	return ret;
+}
+
+static int dump_end(struct erofs_build *b)
+{
+	int ret = fsf_dev_set_size(&b->dump, b->dump_len);
+
+	return ret ? ret : fsf_dev_commit(&b->dump);
+}
+
 /* Do paths A and B name one file (the same string, or both exist as one
  * inode)?  B may be NULL or "-" (standard input). */
 static bool same_file(const char *a, const char *b)
@@ -327,6 +344,8 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 					  log);
 		if (ret)
 			goto out;
+		b.tar_copy = dump_write;
+		b.tar_copy_end = dump_end;
 	}
 
 	ret = timed(&b, b.from_tar ? "tar" : "scan",

@@ -744,25 +744,11 @@ static int read_archive(struct tar_ctx *t)
 }
 
 /* --ungzip=FILE: the decoded stream, as it is decoded */
-static int dump_decoded(void *arg, const void *buf, size_t len)
+static int copy_decoded(void *arg, const void *buf, size_t len)
 {
 	struct erofs_build *b = arg;
-	int ret = fsf_dev_pwrite(&b->dump, buf, len, b->dump_len);
 
-	b->dump_len += len;
-	return ret;
-}
-
-/* the rest of the decoded stream to FILE, which then takes its name */
-static int finish_dump(struct erofs_build *b, struct tar_stream *ts)
-{
-	int ret = tar_stream_drain(ts);
-
-	if (!ret)
-		ret = fsf_dev_set_size(&b->dump, b->dump_len);
-	if (!ret)
-		ret = fsf_dev_commit(&b->dump);
-	return ret;
+	return b->tar_copy(b, buf, len);
 }
 
 /* the tar file (or standard input) of the options */
@@ -786,8 +772,8 @@ static int read_tar_file(struct tar_ctx *t)
 	}
 	ret = tar_stream_open(&t->ts, fd, (enum tar_codec)o->tar_codec,
 			      b->log, t->name);
-	if (!ret && b->dump.fd >= 0)
-		tar_stream_tee(t->ts, dump_decoded, b);
+	if (!ret && b->tar_copy)
+		tar_stream_tee(t->ts, copy_decoded, b);
 	if (!ret && tar_stream_seekable(t->ts)) {
 		b->data_fd[0] = use_stdin ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : fd;
 		if (b->data_fd[0] < 0)
@@ -807,8 +793,11 @@ static int read_tar_file(struct tar_ctx *t)
 		    !memcmp(blk, zero, TAR_BLOCK))
 			b->tar_end += TAR_BLOCK;
 	}
-	if (!ret && b->dump.fd >= 0)
-		ret = finish_dump(b, t->ts);
+	if (!ret && b->tar_copy) {	/* the rest of the stream, then done */
+		ret = tar_stream_drain(t->ts);
+		if (!ret)
+			ret = b->tar_copy_end(b);
+	}
 	tar_stream_close(t->ts);
 	t->ts = NULL;
 	if (!use_stdin && b->data_fd[0] != fd)
