@@ -83,11 +83,16 @@ struct walk {
 };
 
 /* Content is handed to the digest and the extracted file in pieces of
- * this size; after each, the mapped pages are dropped (they stay in the
- * page cache): the image's pages read (content, pclusters, metadata)
- * then never hold more than about this much of the RSS. */
-#define DROP_EVERY	(512u << 10)
-#define METADATA_COST	16384u
+ * up to DROP_EVERY bytes; the mapped pages are dropped (they stay in the
+ * page cache) after that much content or 256 metadata objects (inodes,
+ * directories) read.  Each read fault maps up to 64 KiB around it
+ * (fault-around), so the image's share of the RSS is a few MiB; dropping
+ * more often bounds it further but every refault costs (measured:
+ * 512 KiB / 64 objects took the peak RSS from 17.9 to 9.6 MiB but the
+ * system time from 0.3 to 0.8 s on /usr/share).  Reading the image with
+ * pread into a bounded buffer would bound both. */
+#define DROP_EVERY	(2u << 20)
+#define METADATA_COST	(DROP_EVERY / 256u)
 
 static void drop_pages(struct walk *w, uint64_t read)
 {
@@ -516,9 +521,7 @@ static int check_entry(struct walk *w, uint64_t dirnid, const char *dpath,
 
 	if (!path)
 		return -ENOMEM;
-	/* an inode and its xattrs: counted as half a page (inodes need
-	 * not share pages) */
-	drop_pages(w, METADATA_COST);
+	drop_pages(w, METADATA_COST);	/* the inode and its xattrs */
 	if (erofs_read_inode(w->img, d->nid, &ino)) {
 		problem(w, path, "%s", w->img->err);
 		free(path);
@@ -600,10 +603,45 @@ check:
 	return 0;
 }
 
+/* A flat directory's content as it lies in the image: its blocks, then
+ * its inline tail (read_flat hands them over in that order), no copy. */
+struct pieces {
+	unsigned int n;
+	const uint8_t *p[2];
+	uint64_t len[2];
+};
+
+static int piece_fn(void *ctx, const uint8_t *buf, size_t len)
+{
+	struct pieces *pc = ctx;
+
+	if (!buf || pc->n == 2)
+		return -EAGAIN;
+	pc->p[pc->n] = buf;
+	pc->len[pc->n++] = len;
+	return 0;
+}
+
+static bool borrow_dir(struct walk *w, const struct erofs_rinode *ino,
+		       struct pieces *pc)
+{
+	*pc = (struct pieces){ 0 };
+	if ((ino->layout != EROFS_LAYOUT_FLAT_PLAIN &&
+	     ino->layout != EROFS_LAYOUT_FLAT_INLINE) ||
+	    ino->size > MAX_DIR_BYTES ||
+	    erofs_read_data(w->img, ino, piece_fn, pc, NULL))
+		return false;	/* read_all reports what is wrong */
+	if (pc->n == 1)
+		pc->p[1] = NULL;
+	return pc->n && pc->len[0] + (pc->n == 2 ? pc->len[1] : 0) == ino->size &&
+	       (pc->n == 1 || !(pc->len[0] & (w->img->blksz - 1)));
+}
+
 static int check_dir(struct walk *w, struct dirwork *dw)
 {
 	struct erofs_rinode ino;
 	struct dirpass dp = { .w = w, .dw = dw };
+	struct pieces pieces;
 	struct ient *self;
 	uint8_t *data = NULL;
 	bool fresh;
@@ -636,20 +674,25 @@ static int check_dir(struct walk *w, struct dirwork *dw)
 			"compressed");
 		goto meta;
 	}
-	if (erofs_read_all(w->img, &ino, MAX_DIR_BYTES, &data)) {
-		problem(w, dw->path, "%s", w->img->err);
-		goto meta;
+	if (!borrow_dir(w, &ino, &pieces)) {
+		if (erofs_read_all(w->img, &ino, MAX_DIR_BYTES, &data)) {
+			problem(w, dw->path, "%s", w->img->err);
+			goto meta;
+		}
+		pieces = (struct pieces){ .n = 1, .p = { data }, .len = { ino.size } };
 	}
 	w->st->logical += ino.size;
 	w->st->physical += ino.size;
 	drop_pages(w, ino.size + METADATA_COST);
-	ret = erofs_read_dir(w->img, &ino, data, ino.size, dirent_valid_fn, NULL);
+	ret = erofs_read_dir_split(w->img, &ino, pieces.p[0], pieces.len[0],
+				   pieces.p[1], ino.size, dirent_valid_fn, NULL);
 	if (ret) {
 		problem(w, dw->path, "%s", w->img->err);
 		ret = 0;
 		goto out;
 	}
-	ret = erofs_read_dir(w->img, &ino, data, ino.size, dirent_check_fn, &dp);
+	ret = erofs_read_dir_split(w->img, &ino, pieces.p[0], pieces.len[0],
+				   pieces.p[1], ino.size, dirent_check_fn, &dp);
 	if (ret)
 		goto out;
 	if (!dp.dot || !dp.dotdot)
