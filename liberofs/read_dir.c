@@ -27,12 +27,23 @@ int erofs_read_dir(struct erofs_img *img, const struct erofs_rinode *dir,
 		   const uint8_t *data, uint64_t size, erofs_dirent_fn fn,
 		   void *ctx)
 {
+	return erofs_read_dir_split(img, dir, data, size, NULL, size, fn, ctx);
+}
+
+int erofs_read_dir_split(struct erofs_img *img, const struct erofs_rinode *dir,
+			 const uint8_t *blocks, uint64_t blocks_len,
+			 const uint8_t *tail, uint64_t size,
+			 erofs_dirent_fn fn, void *ctx)
+{
 	const uint8_t *prev = NULL;
 	size_t prevlen = 0;
 	int ret;
 
 	for (uint64_t off = 0, blk = 0; off < size; off += img->blksz, blk++) {
-		const uint8_t *b = data + off;
+		/* BLOCKS_LEN is a whole number of blocks: no block
+		 * straddles the two pieces */
+		const uint8_t *b = off < blocks_len ? blocks + off :
+				   tail + (off - blocks_len);
 		uint64_t blen = size - off < img->blksz ? size - off : img->blksz;
 		struct erofs_dirent de;
 		uint32_t first, count, prevoff = 0;

@@ -147,6 +147,13 @@ typedef int (*erofs_dirent_fn)(void *ctx, const char *name, size_t len,
 int erofs_read_dir(struct erofs_img *img, const struct erofs_rinode *dir,
 		   const uint8_t *data, uint64_t size, erofs_dirent_fn fn,
 		   void *ctx);
+/* the same, the content in two pieces: BLOCKS (a whole number of blocks)
+ * then TAIL (the rest, SIZE - BLOCKS_LEN bytes), as a flat inline
+ * directory lies in the image (read in place, no copy) */
+int erofs_read_dir_split(struct erofs_img *img, const struct erofs_rinode *dir,
+			 const uint8_t *blocks, uint64_t blocks_len,
+			 const uint8_t *tail, uint64_t size,
+			 erofs_dirent_fn fn, void *ctx);
 
 /* read_xattr.c: every xattr of an inode (shared ones first), with its
  * full name (prefix + suffix, no NUL) and value; the name filter is
