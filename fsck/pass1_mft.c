@@ -613,8 +613,9 @@ static int last_extent_holder(struct ntfs_check *c, const uint8_t *rec0,
 	return 0;
 }
 
-/* The unnamed $DATA extent at VCN in checked record REC, or NULL. */
-static uint8_t *data_extent(uint8_t *rec, int64_t vcn)
+/* The extent at VCN of unnamed non-resident attribute TYPE in checked
+ * record REC, or NULL. */
+static uint8_t *unnamed_extent(uint8_t *rec, uint32_t type, int64_t vcn)
 {
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
@@ -623,7 +624,7 @@ static uint8_t *data_extent(uint8_t *rec, int64_t vcn)
 
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		if (le32toh(a->type) != NTFS_AT_DATA || a->name_length ||
+		if (le32toh(a->type) != type || a->name_length ||
 		    !a->non_resident)
 			continue;
 		memcpy(&n, a, sizeof(n));
@@ -703,27 +704,19 @@ out:
  * changed. */
 static bool set_bitmap_size(uint8_t *rec, uint64_t bmbytes)
 {
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *h;
+	uint8_t *h = unnamed_extent(rec, NTFS_AT_BITMAP, 0);
 	struct ntfs_attr_nonresident n;
-	char why[NTFS_WHY];
 
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &h, why) == 1) {
-		if (le32toh(h->type) != NTFS_AT_BITMAP || h->name_length ||
-		    !h->non_resident)
-			continue;
-		memcpy(&n, h, sizeof(n));
-		if (n.lowest_vcn ||
-		    (uint64_t)le64toh((uint64_t)n.data_size) >= bmbytes ||
-		    (uint64_t)le64toh((uint64_t)n.allocated_size) < bmbytes)
-			return false;
-		n.data_size = (int64_t)htole64(bmbytes);
-		n.initialized_size = (int64_t)htole64(bmbytes);
-		memcpy((uint8_t *)h, &n, sizeof(n));
-		return true;
-	}
-	return false;
+	if (!h)
+		return false;
+	memcpy(&n, h, sizeof(n));
+	if ((uint64_t)le64toh((uint64_t)n.data_size) >= bmbytes ||
+	    (uint64_t)le64toh((uint64_t)n.allocated_size) < bmbytes)
+		return false;
+	n.data_size = (int64_t)htole64(bmbytes);
+	n.initialized_size = (int64_t)htole64(bmbytes);
+	memcpy(h, &n, sizeof(n));
+	return true;
 }
 
 /* The $MFT bitmap's size grown to BMBYTES in extension record RECNO
@@ -791,7 +784,7 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t old)
 	while (k < c->vol.nmft_runs && v < (uint64_t)vcn)
 		v += c->vol.mft_runs[k++].len;
 	a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_DATA);
-	x = data_extent(xrec, vcn);
+	x = unnamed_extent(xrec, NTFS_AT_DATA, vcn);
 	if (v != (uint64_t)vcn || k == c->vol.nmft_runs || !a || !x || !a[8])
 		goto out;
 	{
