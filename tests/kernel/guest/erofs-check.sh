@@ -7,6 +7,9 @@
 #   vde  the rich tree and more, compressed (lz4hc, 64 KiB pclusters)
 #   vdf, vdg  versions A and B of a compressible application, lz4hc
 #   vdh, vdi, vdj  the tree of vde with zstd, deflate and lzma
+#   vdk, vdl, vdm  the tree of vde with -E ztailpacking, fragments,
+#             all-fragments (and dedupe)
+#   vdn, vdo  vdf and vdg's trees with -zlz4hc -Efragments,dedupe
 # Results are written to /host for the host-side assertions.
 set -u
 out=/host/result
@@ -31,22 +34,28 @@ echo $? > "$out/fsck.rc"
 fsck.erofs --xattr-inode-digest /dev/vdd > "$out/fsck-corrupt.log" 2>&1
 echo $? > "$out/fsck-corrupt.rc"
 
-# 3. page-cache sharing: read every file of A and B with read(2), with and
-#    without inode_share, and record how much the page cache grew
+# 3. page-cache sharing: read every file of A, then the files of B that
+#    are identical to A's, then the rest of B, with read(2), with and
+#    without inode_share; record how much the page cache grew at each
+#    step ("A B-shared B-rest", kB)
 cached() { awk '/^Cached:/ { print $2 }' /proc/meminfo; }
 read_all() { find "$1" -type f -exec dd of=/dev/null bs=1M status=none if={} \; ; }
+read_range() { for i in $(seq "$2" "$3"); do dd of=/dev/null bs=1M status=none if="$1/lib/f$i"; done; }
+# measure DEV_A DEV_B FIRST_SHARED LAST_SHARED OPTIONS
 measure() {
 	sync; echo 3 > /proc/sys/vm/drop_caches
-	before=$(cached)
-	mount -t erofs -o "ro$1" /dev/vdb /mnt/b || exit 11
-	mount -t erofs -o "ro$1" /dev/vdc /mnt/c || exit 12
-	read_all /mnt/b; read_all /mnt/c
-	after=$(cached)
+	mount -t erofs -o "ro$5" "/dev/$1" /mnt/b || exit 11
+	mount -t erofs -o "ro$5" "/dev/$2" /mnt/c || exit 12
+	c0=$(cached); read_all /mnt/b
+	c1=$(cached); read_range /mnt/c "$3" "$4"
+	c2=$(cached); read_all /mnt/c
+	c3=$(cached)
 	umount /mnt/b /mnt/c
-	echo $((after - before))
+	echo "$((c1 - c0)) $((c2 - c1)) $((c3 - c2))"
 }
-measure "" > "$out/cache.plain"
-measure ",inode_share,domain_id=fsforge" > "$out/cache.shared"
+# files 17-160 of B are A's
+measure vdb vdc 17 160 "" > "$out/cache.plain"
+measure vdb vdc 17 160 ",inode_share,domain_id=fsforge" > "$out/cache.shared"
 
 # 4. a compressed image: the tree as the kernel decompresses it, and
 #    erofs-utils' checker with digests
@@ -70,18 +79,11 @@ for d in vdk:ztail vdl:frag vdm:allfrag; do
 	umount /mnt/a
 done
 
-# 6. page-cache sharing between two compressed images
-measure_z() {
-	sync; echo 3 > /proc/sys/vm/drop_caches
-	before=$(cached)
-	mount -t erofs -o "ro$1" /dev/vdf /mnt/b || exit 14
-	mount -t erofs -o "ro$1" /dev/vdg /mnt/c || exit 15
-	read_all /mnt/b; read_all /mnt/c
-	after=$(cached)
-	umount /mnt/b /mnt/c
-	echo $((after - before))
-}
-measure_z "" > "$out/zcache.plain"
-measure_z ",inode_share,domain_id=fsforgez" > "$out/zcache.shared"
+# 6. page-cache sharing between two compressed images (files 9-80 of B
+#    are A's), with plain lz4hc extents and with -Efragments,dedupe
+measure vdf vdg 9 80 "" > "$out/zcache.plain"
+measure vdf vdg 9 80 ",inode_share,domain_id=fsforgez" > "$out/zcache.shared"
+measure vdn vdo 9 80 "" > "$out/fcache.plain"
+measure vdn vdo 9 80 ",inode_share,domain_id=fsforgef" > "$out/fcache.shared"
 dmesg > "$out/dmesg"
 exit 0
