@@ -17,6 +17,7 @@
 #include "fsforge/log.h"
 #include "fsforge/problem.h"
 #include "fsforge/progress.h"
+#include "ntfs/attr_split.h"
 #include "ntfs/btree.h"
 #include "ntfs/file_attrs.h"
 #include "ntfs/index_read.h"
@@ -345,14 +346,15 @@ static inline bool ntfs_in_extend(struct ntfs_check *c, uint64_t dir,
 	return ntfs_vol_in_extend(&c->vol, ntfs_check_in_use, c, dir, buf);
 }
 
-/* pass1_mftext.c: unnamed non-resident attribute TYPE of file BASE in
- * several extents (its list names them; $MFT's $BITMAP when it grew
- * large): its value (*DATA, *LEN: the data size) read through the joined
- * runs (*RUNS, *NRUNS).  0, -ENOMEM, or -EUCLEAN when the extents do not
- * join or cannot be read. */
-int ntfs_read_split(struct ntfs_check *c, uint64_t base, uint32_t type,
-		    uint8_t **data, uint64_t *len, struct ntfs_run **runs,
-		    long *nruns);
+/* libntfs/attr_split.c: unnamed non-resident attribute TYPE of file
+ * BASE in several extents, read through their joined runs
+ * (ntfs_vol_read_split). */
+static inline int ntfs_read_split(struct ntfs_check *c, uint64_t base, uint32_t type,
+				  uint8_t **data, uint64_t *len, struct ntfs_run **runs,
+				  long *nruns)
+{
+	return ntfs_vol_read_split(&c->vol, base, type, data, len, runs, nruns);
+}
 
 /* pass1_record.c */
 void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
@@ -369,12 +371,13 @@ void ntfs_check_attr_lists(struct ntfs_check *c);
  * its list names that still point back at B (after attributes were
  * removed from them).  0, or -1 with WHY. */
 int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why);
-/* pass1_mftext.c: $MFT's $DATA (first extent in C->vol, SIZE bytes) with
- * its later extents, named by record 0's (REC0) attribute list, joined
- * into C->vol.mft_runs.  0, or -1 with WHY; C->vol.mft_records is left 0
- * for the caller to set. */
-int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
-		     char *why);
+/* libntfs/attr_split.c: $MFT's $DATA with its later extents joined
+ * into C->vol.mft_runs (ntfs_vol_mft_extents). */
+static inline int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0,
+				   uint64_t size, char *why)
+{
+	return ntfs_vol_mft_extents(&c->vol, rec0, size, why);
+}
 /* pass1_salvage.c: repair record REC's attributes in place where they
  * are wrong (written back when accepted).  0: usable now; 1: a repair was
  * declined, the record is left alone; -1: nothing to do in place, the

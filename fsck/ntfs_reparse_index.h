@@ -10,12 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ntfs_check;
+#include "ntfs/rindex.h"		/* struct ntfs_rp_key */
 
-struct ntfs_rp_key {
-	uint32_t tag;
-	uint64_t mref;			/* record | sequence << 48 */
-};
+struct ntfs_check;
 
 struct ntfs_rp_set {
 	struct ntfs_rp_key *v;

@@ -10,7 +10,8 @@
  * entry is reported by the file it names.  Pass 3 does not walk $R
  * again.  The index is rewritten from the files when it is small enough to live in
  * its root; a larger one by the shared index builder in pass 3
- * (pass3_views.c), from the files' keys kept here.
+ * (pass3_views.c), from the files' keys kept here.  The keys' encoding
+ * and the root's rewrite are libntfs/rindex.c's.
  */
 #include "config.h"
 
@@ -22,12 +23,11 @@
 #include <string.h>
 
 #include "ntfs/repair.h"
+#include "ntfs/rindex.h"
 #include "ntfs/special.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 #include "ntfs_reparse_index.h"
-
-#define R_ENTRY_LEN 32u		/* header 16, key 12, padding 4 */
 
 int ntfs_rp_set_add(struct ntfs_rp_set *s, uint32_t tag, uint64_t mref)
 {
@@ -98,13 +98,6 @@ next:
 		}
 	}
 	return -1;
-}
-
-static bool named_r(const struct ntfs_attr_header *a)
-{
-	const uint8_t *n = (const uint8_t *)a + le16toh(a->name_offset);
-
-	return a->name_length == 2 && n[0] == '$' && !n[1] && n[2] == 'R' && !n[3];
 }
 
 /* The walk of $R by the libntfs B+tree walker: its keys, and its
@@ -198,60 +191,9 @@ static int walk_r(struct rwalk *w, uint64_t recno, const uint8_t *rec, bool *lar
 static int rewrite_root(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			const struct ntfs_rp_set *seen)
 {
-	uint32_t rs = c->vol.boot.g.mft_record_size;
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	char why[NTFS_WHY];
-
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		uint32_t off = (uint32_t)((const uint8_t *)a - rec), vlen, len;
-		struct ntfs_index_root root;
-		uint8_t *v;
-
-		if (le32toh(a->type) != NTFS_AT_INDEX_ROOT || !named_r(a) || a->non_resident)
-			continue;
-		ntfs_attr_value(a, &vlen);
-		if (vlen < sizeof(root))
-			return -1;
-		len = (uint32_t)sizeof(root) + (uint32_t)seen->n * R_ENTRY_LEN + 16;
-		if (ntfs_rec_resize_resident(rec, rs, off, len))
-			return -1;
-		v = (uint8_t *)ntfs_attr_value((const void *)(rec + off), &vlen);
-		memcpy(&root, v, sizeof(root));
-		root.ih.entries_offset = htole32(16);
-		root.ih.index_length = htole32(16 + (uint32_t)seen->n * R_ENTRY_LEN + 16);
-		root.ih.allocated_size = root.ih.index_length;
-		root.ih.flags = 0;
-		memcpy(v, &root, sizeof(root));
-		memset(v + sizeof(root), 0, len - sizeof(root));
-		for (size_t i = 0; i <= seen->n; i++) {
-			uint8_t *e = v + sizeof(root) + i * R_ENTRY_LEN;
-			uint16_t u16;
-			uint32_t u32;
-			uint64_t u64;
-
-			if (i == seen->n) {
-				u16 = htole16(16);
-				memcpy(e + 8, &u16, 2);
-				u16 = htole16(NTFS_IE_END);
-				memcpy(e + 12, &u16, 2);
-				break;
-			}
-			u16 = htole16(28);		/* data offset */
-			memcpy(e, &u16, 2);
-			u16 = htole16(R_ENTRY_LEN);
-			memcpy(e + 8, &u16, 2);
-			u16 = htole16(12);		/* key length */
-			memcpy(e + 10, &u16, 2);
-			u32 = htole32(seen->v[i].tag);
-			memcpy(e + 16, &u32, 4);
-			u64 = htole64(seen->v[i].mref);
-			memcpy(e + 20, &u64, 8);
-		}
-		return ntfs_check_write_record(c, recno, rec);
-	}
-	return -1;
+	if (ntfs_rec_r_root_set(rec, c->vol.boot.g.mft_record_size, seen->v, seen->n))
+		return -1;
+	return ntfs_check_write_record(c, recno, rec);
 }
 
 /* SEEN's keys (sorted) for pass 3, encoded as $R's keys.  0 or -1. */
@@ -259,16 +201,10 @@ static int keep_keys(struct ntfs_check *c, const struct ntfs_rp_set *seen)
 {
 	free(c->rp_keys);
 	c->rp_nkeys = 0;
-	c->rp_keys = malloc(seen->n * 12 + 1);
+	c->rp_keys = malloc(seen->n * NTFS_R_KEY_LEN + 1);
 	if (!c->rp_keys)
 		return -1;
-	for (size_t k = 0; k < seen->n; k++) {
-		uint32_t tag = htole32(seen->v[k].tag);
-		uint64_t mref = htole64(seen->v[k].mref);
-
-		memcpy(c->rp_keys + 12 * k, &tag, 4);
-		memcpy(c->rp_keys + 12 * k + 4, &mref, 8);
-	}
+	ntfs_r_keys_encode(c->rp_keys, seen->v, seen->n);
 	c->rp_nkeys = seen->n;
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "ntfs/dir_record.h"
+#include "ntfs/name_edit.h"
 #include "ntfs/repair.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
@@ -207,44 +208,29 @@ int64_t ntfs_lost_found(struct ntfs_check *c, uint16_t *seq, char *why)
 	return c->lf;
 }
 
+/* The directory of a name file C's record no longer has is rebuilt. */
+static void mark_parent(void *arg, const struct ntfs_file_name *fn)
+{
+	struct ntfs_check *c = arg;
+	uint64_t p = le64toh(fn->parent_directory) & MASK48;
+
+	if (p < c->vol.mft_records && rset_get(&c->record_dir, p) &&
+	    cset_get(&c->record_used, p))
+		rare_set(c->rebuild, p);
+}
+
 /* File O (its record read into REC) keeps one name, the $FILE_NAME value
  * FNV of FNLEN bytes, written through OUT; the directories of its old
  * names are marked for rebuild.  0 or -1 (WHY). */
 static int set_name(struct ntfs_check *c, uint64_t o, const uint8_t *rec,
 		    uint8_t *out, const uint8_t *fnv, uint32_t fnlen, char *why)
 {
-	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
-	struct ntfs_mft_record m;
-	bool added = false;
-	struct ntfs_rec r;
-	int more;
 
-	memcpy(out, rec, rs);
-	ntfs_rec_reopen(&r, out, rs);
-	ntfs_attr_cursor_init(&cur, rec);
-	do {
-		more = ntfs_attr_next(&cur, &a, why);
-		if (more < 0)
-			return -1;
-		if (!added && (!more || le32toh(a->type) > NTFS_AT_FILE_NAME)) {
-			if (!ntfs_rec_add_resident(&r, NTFS_AT_FILE_NAME, NULL, fnv,
-						   fnlen, 1)) {
-				snprintf(why, NTFS_WHY, "the record is full");
-				return -1;
-			}
-			added = true;
-		}
-		if (more && le32toh(a->type) != NTFS_AT_FILE_NAME &&
-		    !ntfs_rec_add_raw(&r, a, le32toh(a->length))) {
-			snprintf(why, NTFS_WHY, "the record is full");
-			return -1;
-		}
-	} while (more);
-	memcpy(&m, out, sizeof(m));
-	m.link_count = htole16(1);
-	memcpy(out, &m, sizeof(m));
+	if (ntfs_rec_set_only_name(rec, c->vol.boot.g.mft_record_size, out, fnv,
+				   fnlen, why))
+		return -1;
 	if (ntfs_check_write_record(c, o, out)) {
 		snprintf(why, NTFS_WHY, "writing the record failed");
 		return -1;
@@ -253,14 +239,9 @@ static int set_name(struct ntfs_check *c, uint64_t o, const uint8_t *rec,
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
 		struct ntfs_file_name old;
-		uint64_t p;
 
-		if (!ntfs_file_name_of(a, &old))
-			continue;
-		p = le64toh(old.parent_directory) & MASK48;
-		if (p < c->vol.mft_records && rset_get(&c->record_dir, p) &&
-		    cset_get(&c->record_used, p))
-			rare_set(c->rebuild, p);
+		if (ntfs_file_name_of(a, &old))
+			mark_parent(c, &old);
 	}
 	return 0;
 }
@@ -293,7 +274,7 @@ static int drop_extension_names(struct ntfs_check *c, uint64_t o, uint8_t *rec,
 		struct ntfs_attr_cursor cur;
 		const struct ntfs_attr_header *a;
 		struct ntfs_mft_record m;
-		bool seen = false, dirty = false;
+		bool seen = false;
 		uint64_t *g;
 
 		if (type != NTFS_AT_FILE_NAME || e == o || e >= c->vol.mft_records ||
@@ -311,30 +292,7 @@ static int drop_extension_names(struct ntfs_check *c, uint64_t o, uint8_t *rec,
 		memcpy(&m, rec, sizeof(m));
 		if ((le64toh(m.base_mft_record) & MASK48) != o)
 			continue;
-		for (;;) {
-			struct ntfs_file_name fn;
-			uint64_t p;
-
-			const struct ntfs_attr_header *f = NULL;
-
-			ntfs_attr_cursor_init(&cur, rec);
-			while (!f && ntfs_attr_next(&cur, &a, why) == 1)
-				if (le32toh(a->type) == NTFS_AT_FILE_NAME)
-					f = a;
-			if (!f)
-				break;
-			a = f;
-			if (ntfs_file_name_of(a, &fn)) {
-				p = le64toh(fn.parent_directory) & MASK48;
-				if (p < c->vol.mft_records && rset_get(&c->record_dir, p) &&
-				    cset_get(&c->record_used, p))
-					rare_set(c->rebuild, p);
-			}
-			ntfs_rec_remove_attr(rec, rs, (uint32_t)((const uint8_t *)a - rec));
-			memcpy(&m, rec, sizeof(m));
-			dirty = true;
-		}
-		if (!dirty)
+		if (!ntfs_rec_drop_names(rec, rs, mark_parent, c))
 			continue;
 		ntfs_attr_cursor_init(&cur, rec);
 		if (ntfs_attr_next(&cur, &a, why) == 0) {

@@ -9,7 +9,8 @@
  * entry must repeat the header of a valid $SDS entry; both must index
  * exactly the valid entries.  Otherwise they are rebuilt from $SDS with
  * the index builder.  When no descriptor is left, the default ones of a
- * fresh volume are written.  Last, every file's security id must be
+ * fresh volume are written.  Reading and writing $SDS and the indexes'
+ * keys are libntfs/sds.c's; this pass decides and reports.  Last, every file's security id must be
  * indexed: an unknown id is replaced by the root directory's (or, for
  * system files, $Extend's files and when the root's is unknown too, the
  * lowest known id).
@@ -25,35 +26,20 @@
 #include <string.h>
 
 #include "ntfs/index_build.h"
+#include "ntfs/sds.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
 #define SDS_MAX (64u << 20)	/* $SDS judged up to this size */
-#define SDS_WINDOW (16u << 10)	/* bytes of $SDS held at a time */
 
 struct sd {
 	struct ntfs_sds_header h;	/* little-endian, as on disk */
 	uint32_t id;
 };
 
-/* A window on $SDS: bytes AT..AT+LEN, read a page at a time (a page
- * that cannot be read is zero: its entries are not valid).  $SDS is
- * read through two of them, one on a block and one on its mirror, so
- * that it is never held whole (a fresh volume's is 256 KiB, the
- * largest allocation of the pass). */
-struct sds_window {
-	uint8_t *buf;
-	size_t cap;
-	uint64_t at, len;
-};
-
 struct secure {
 	struct ntfs_check *c;
-	struct sds_window win[2];	/* on a block, on its mirror */
-	bool nomem;
-	uint64_t sds_size;
-	struct ntfs_run *runs;
-	long nruns;
+	struct ntfs_sds sds;
 	struct sd *v;			/* valid entries, by id */
 	size_t n, cap;
 	bool rebuild;
@@ -73,62 +59,6 @@ static const struct sd *lookup(const struct secure *s, uint32_t id)
 	return s->n ? bsearch(&key, s->v, s->n, sizeof(key), cmp_sd) : NULL;
 }
 
-/* Bytes OFF..OFF+LEN of $SDS (inside it) through window W; NULL when
- * out of memory (s->nomem). */
-static const uint8_t *sds_bytes(struct secure *s, struct sds_window *w,
-				uint64_t off, uint64_t len)
-{
-	uint64_t at = off & ~4095ull, want;
-
-	if (off >= w->at && off + len <= w->at + w->len)
-		return w->buf + (off - w->at);
-	want = (off - at + len + 4095) & ~4095ull;
-	if (want < SDS_WINDOW)
-		want = SDS_WINDOW;
-	if (want > s->sds_size - at)
-		want = s->sds_size - at;
-	if (want > w->cap) {
-		uint8_t *g = realloc(w->buf, want);
-
-		if (!g) {
-			s->nomem = true;
-			return NULL;
-		}
-		w->buf = g;
-		w->cap = want;
-	}
-	w->at = at;
-	w->len = want;
-	for (uint64_t o = 0; o < want; o += 4096) {
-		uint64_t n = want - o < 4096 ? want - o : 4096;
-
-		if (ntfs_vol_runs_pread(&s->c->vol, s->runs, s->nruns, at + o, n,
-					w->buf + o))
-			memset(w->buf + o, 0, n);
-	}
-	return w->buf + (off - at);
-}
-
-/* Is the entry at OFF (read through window W; a copy of the entry that
- * belongs at AT) a valid one inside the block ending at END?  Its
- * header in *H. */
-static bool entry_valid(struct secure *s, struct sds_window *w, uint64_t off,
-			uint64_t end, uint64_t at, struct ntfs_sds_header *h)
-{
-	const uint8_t *p;
-	uint32_t len;
-
-	if (off + sizeof(*h) > end || !(p = sds_bytes(s, w, off, sizeof(*h))))
-		return false;
-	memcpy(h, p, sizeof(*h));
-	len = le32toh(h->length);
-	if (le64toh(h->offset) != at || len < sizeof(*h) + 20 || off + len > end ||
-	    le32toh(h->security_id) < NTFS_SECURITY_ID_FIRST ||
-	    !(p = sds_bytes(s, w, off, len)))
-		return false;
-	return ntfs_sd_hash(p + sizeof(*h), len - sizeof(*h)) == le32toh(h->hash);
-}
-
 static int add_sd(struct secure *s, const struct ntfs_sds_header *h)
 {
 	if (s->n == s->cap) {
@@ -146,53 +76,23 @@ static int add_sd(struct secure *s, const struct ntfs_sds_header *h)
 	return 0;
 }
 
-/* The valid entries of $SDS; damaged ones restored from the mirror. */
-static int scan_sds(struct secure *s)
+/* One valid entry of $SDS (a damaged one restored from its mirror). */
+static int on_sds_entry(void *arg, struct ntfs_sds *sds,
+			const struct ntfs_sds_header *h, uint64_t off, bool mirror)
 {
+	struct secure *s = arg;
 	struct ntfs_check *c = s->c;
-	struct ntfs_sds_header h;
 
-	for (uint64_t blk = 0; blk < s->sds_size; blk += 2ull * NTFS_SDS_BLOCK) {
-		uint64_t end = blk + NTFS_SDS_BLOCK < s->sds_size ?
-			       blk + NTFS_SDS_BLOCK : s->sds_size;
-		uint64_t mend = end + NTFS_SDS_BLOCK < s->sds_size ?
-				end + NTFS_SDS_BLOCK : s->sds_size;
+	if (mirror && fsf_fix_ask(&c->fix, &PR_SECURE_SDS_MIRROR, "$Secure:$SDS",
+				  le32toh(h->security_id), (unsigned long long)off) &&
+	    ntfs_sds_restore(sds, off, le32toh(h->length)))
+		fsf_fix_failed(&c->fix);
+	if (!lookup(s, le32toh(h->security_id))) {
+		int r = add_sd(s, h);
 
-		for (uint64_t off = blk; off + sizeof(h) <= end;) {
-			uint64_t len;
-
-			if (entry_valid(s, &s->win[0], off, end, off, &h)) {
-				len = le32toh(h.length);
-			} else if (!s->nomem &&
-				   entry_valid(s, &s->win[1], off + NTFS_SDS_BLOCK,
-					       mend, off, &h)) {
-				len = le32toh(h.length);
-				if (fsf_fix_ask(&c->fix, &PR_SECURE_SDS_MIRROR, "$Secure:$SDS",
-						le32toh(h.security_id), (unsigned long long)off)) {
-					/* in the window: entry_valid just read it */
-					const uint8_t *m = sds_bytes(s, &s->win[1],
-								     off + NTFS_SDS_BLOCK, len);
-
-					s->win[0].len = 0;	/* no longer what is there */
-					if (ntfs_vol_runs_pwrite(&c->vol, s->runs, s->nruns, off,
-								 len, m))
-						fsf_fix_failed(&c->fix);
-				}
-			} else if (s->nomem) {
-				return -ENOMEM;
-			} else {
-				off += 16;
-				continue;
-			}
-			if (!lookup(s, le32toh(h.security_id))) {
-				int r = add_sd(s, &h);
-
-				if (r)
-					return r;
-				qsort(s->v, s->n, sizeof(*s->v), cmp_sd);
-			}
-			off += ntfs_align(len, 16);
-		}
+		if (r)
+			return r;
+		qsort(s->v, s->n, sizeof(*s->v), cmp_sd);
 	}
 	return 0;
 }
@@ -298,39 +198,37 @@ static void check_index(struct secure *s, const uint8_t *rec, const char *name,
 /* $SII and $SDH rebuilt from the valid entries */
 static int rebuild(struct secure *s)
 {
-	struct ntfs_ib_entry *e = calloc(s->n + 1, sizeof(*e));
+	struct ntfs_sds_header *h = calloc(s->n + 1, sizeof(*h));
+	struct ntfs_ib_entry *sii = calloc(s->n + 1, sizeof(*sii));
+	struct ntfs_ib_entry *sdh = calloc(s->n + 1, sizeof(*sdh));
 	uint8_t (*keys)[8] = calloc(s->n + 1, 8);
 	struct ntfs_ib_spec spec = { .collation = NTFS_COLLATION_NTOFS_ULONG };
 	char why[NTFS_WHY];
 	int ret = -1;
 
-	if (!e || !keys) {
+	if (!h || !sii || !sdh || !keys) {
 		snprintf(why, sizeof(why), "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < s->n; i++) {
-		memcpy(keys[i], &s->v[i].h.hash, 4);
-		memcpy(keys[i] + 4, &s->v[i].h.security_id, 4);
-		e[i] = (struct ntfs_ib_entry){ .key = keys[i] + 4, .key_len = 4,
-					       .data = (const uint8_t *)&s->v[i].h,
-					       .data_len = sizeof(s->v[i].h) };
-	}
-	ntfs_ib_sort(e, s->n, &spec);
-	if (ntfs_write_index(s->c, NTFS_FILE_SECURE, "$SII", 0,
-			     NTFS_COLLATION_NTOFS_ULONG, e, (long)s->n, why))
-		goto out;
 	for (size_t i = 0; i < s->n; i++)
-		e[i].key = keys[i], e[i].key_len = 8;
+		h[i] = s->v[i].h;
+	ntfs_sds_index_entries(h, s->n, keys, sii, sdh);
+	ntfs_ib_sort(sii, s->n, &spec);
+	if (ntfs_write_index(s->c, NTFS_FILE_SECURE, "$SII", 0,
+			     NTFS_COLLATION_NTOFS_ULONG, sii, (long)s->n, why))
+		goto out;
 	spec.collation = NTFS_COLLATION_NTOFS_SECURITY_HASH;
-	ntfs_ib_sort(e, s->n, &spec);
+	ntfs_ib_sort(sdh, s->n, &spec);
 	if (ntfs_write_index(s->c, NTFS_FILE_SECURE, "$SDH", 0,
-			     NTFS_COLLATION_NTOFS_SECURITY_HASH, e, (long)s->n, why))
+			     NTFS_COLLATION_NTOFS_SECURITY_HASH, sdh, (long)s->n, why))
 		goto out;
 	ret = 0;
 out:
 	if (ret)
 		fsf_fix_ask(&s->c->fix, &PR_SECURE_FAILED, "$Secure", why);
-	free(e);
+	free(h);
+	free(sii);
+	free(sdh);
 	free(keys);
 	return ret;
 }
@@ -339,24 +237,16 @@ out:
 static int write_defaults(struct secure *s)
 {
 	struct ntfs_secure def;
-	uint64_t mlen;
-	uint8_t page[4096];
 
 	ntfs_secure_build(&def);
-	if (s->sds_size < NTFS_SDS_BLOCK + def.sds_len) {
+	if (s->sds.size < NTFS_SDS_BLOCK + def.sds_len) {
 		fsf_fix_ask(&s->c->fix, &PR_SECURE_FAILED, "$Secure",
 			    "$SDS is too small for the default descriptors");
 		return -1;
 	}
 	if (!fsf_fix_ask(&s->c->fix, &PR_SECURE_DEFAULTS, "$Secure:$SDS"))
 		return -1;
-	mlen = s->sds_size - NTFS_SDS_BLOCK < 4096 ? s->sds_size - NTFS_SDS_BLOCK : 4096;
-	memset(page, 0, sizeof(page));
-	memcpy(page, def.sds, def.sds_len);
-	s->win[0].len = s->win[1].len = 0;
-	if (ntfs_vol_runs_pwrite(&s->c->vol, s->runs, s->nruns, 0, 4096, page) ||
-	    ntfs_vol_runs_pwrite(&s->c->vol, s->runs, s->nruns, NTFS_SDS_BLOCK,
-				 mlen, page)) {
+	if (ntfs_sds_write_entries(&s->sds, def.sds, def.sds_len)) {
 		fsf_fix_failed(&s->c->fix);
 		return -1;
 	}
@@ -464,8 +354,6 @@ int ntfs_pass3_secure(struct ntfs_check *c)
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs);
 	struct secure s = { .c = c };
-	const struct ntfs_attr_header *sa;
-	struct ntfs_attr_nonresident n;
 	char why[NTFS_WHY];
 	int ret = 0;
 
@@ -474,14 +362,11 @@ int ntfs_pass3_secure(struct ntfs_check *c)
 	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_SECURE, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
 	    ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, "") ||
-	    !(sa = ntfs_attr_named(rec, NTFS_AT_DATA, "$SDS")) || !sa->non_resident ||
-	    (s.nruns = ntfs_attr_runs(sa, c->vol.boot.g.nr_clusters, &s.runs, why)) < 0)
+	    !ntfs_sds_open(&c->vol, rec, &s.sds))
 		goto out;	/* not judged: pass 1 vouched for the record */
-	memcpy(&n, sa, sizeof(n));
-	s.sds_size = le64toh((uint64_t)n.data_size);
-	if (s.sds_size > SDS_MAX)
+	if (s.sds.size > SDS_MAX)
 		goto out;
-	ret = scan_sds(&s);
+	ret = ntfs_sds_scan(&s.sds, on_sds_entry, &s);
 	if (ret)
 		goto out;
 	if (!s.n && write_defaults(&s))
@@ -493,9 +378,7 @@ int ntfs_pass3_secure(struct ntfs_check *c)
 	check_ids(&s, rec);
 out:
 	free(s.v);
-	free(s.win[0].buf);
-	free(s.win[1].buf);
-	free(s.runs);
+	ntfs_sds_close(&s.sds);
 	free(rec);
 	return ret;
 }

@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "ntfs/index_build.h"
+#include "ntfs/sds.h"
 
 #define FA_SYS (NTFS_FA_HIDDEN | NTFS_FA_SYSTEM)
 #define FA_DIR NTFS_FA_DUP_FILE_NAME_INDEX_PRESENT
@@ -306,18 +307,7 @@ static int secure_file(struct ntfs_build *b)
 	struct ntfs_rec r;
 	int ret;
 
-	for (int i = 0; i < NTFS_NR_SD; i++) {
-		const struct ntfs_sds_header *h = &b->sec->hdr[i];
-
-		memcpy(keys[i], &h->hash, 4);
-		memcpy(keys[i] + 4, &h->security_id, 4);
-		sii[i] = (struct ntfs_ib_entry){ .key = (const uint8_t *)&h->security_id,
-						 .key_len = 4, .data = (const uint8_t *)h,
-						 .data_len = sizeof(*h) };
-		sdh[i] = (struct ntfs_ib_entry){ .key = keys[i], .key_len = 8,
-						 .data = (const uint8_t *)h,
-						 .data_len = sizeof(*h) };
-	}
+	ntfs_sds_index_entries(b->sec->hdr, NTFS_NR_SD, keys, sii, sdh);
 	ntfs_rec_init(&r, record(b, NTFS_FILE_SECURE), b->plan->g.mft_record_size,
 		      NTFS_FILE_SECURE, seq_of(NTFS_FILE_SECURE),
 		      NTFS_MFT_IN_USE | NTFS_MFT_IS_VIEW_INDEX, 1);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * libntfs: a $FILE_NAME attribute given a new value in its record; the
- * record is composed again attribute by attribute, the renamed one with
- * its old header (type, flags, instance) and new lengths.
+ * libntfs: a record's $FILE_NAME attributes edited (include/ntfs/
+ * name_edit.h).  A renamed or replaced name: the record is composed again
+ * attribute by attribute, a renamed one with its old header (type, flags,
+ * instance) and new lengths, a replacing one as a new attribute in its
+ * place by type.  Removed names: each attribute taken out in place.
  */
 #include "config.h"
 
@@ -11,9 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ntfs/file_attrs.h"
 #include "ntfs/format.h"
 #include "ntfs/name_edit.h"
 #include "ntfs/read.h"
+#include "ntfs/repair.h"
 
 int ntfs_rec_replace_file_name(const uint8_t *rec, uint32_t size, uint8_t *out,
 			       const uint8_t *old, uint32_t old_len,
@@ -65,4 +69,66 @@ int ntfs_rec_replace_file_name(const uint8_t *rec, uint32_t size, uint8_t *out,
 	if (more < 0)
 		return -1;
 	return done ? 0 : 1;
+}
+
+int ntfs_rec_set_only_name(const uint8_t *rec, uint32_t size, uint8_t *out,
+			   const uint8_t *fn, uint32_t fn_len, char *why)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_mft_record m;
+	bool added = false;
+	struct ntfs_rec r;
+	int more;
+
+	memcpy(out, rec, size);
+	ntfs_rec_reopen(&r, out, size);
+	ntfs_attr_cursor_init(&cur, rec);
+	do {
+		more = ntfs_attr_next(&cur, &a, why);
+		if (more < 0)
+			return -1;
+		if (!added && (!more || le32toh(a->type) > NTFS_AT_FILE_NAME)) {
+			if (!ntfs_rec_add_resident(&r, NTFS_AT_FILE_NAME, NULL, fn,
+						   fn_len, 1)) {
+				snprintf(why, NTFS_WHY, "the record is full");
+				return -1;
+			}
+			added = true;
+		}
+		if (more && le32toh(a->type) != NTFS_AT_FILE_NAME &&
+		    !ntfs_rec_add_raw(&r, a, le32toh(a->length))) {
+			snprintf(why, NTFS_WHY, "the record is full");
+			return -1;
+		}
+	} while (more);
+	memcpy(&m, out, sizeof(m));
+	m.link_count = htole16(1);
+	memcpy(out, &m, sizeof(m));
+	return 0;
+}
+
+size_t ntfs_rec_drop_names(uint8_t *rec, uint32_t size,
+			   void (*dropped)(void *arg, const struct ntfs_file_name *fn),
+			   void *arg)
+{
+	size_t n = 0;
+
+	for (;;) {
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *a, *f = NULL;
+		struct ntfs_file_name fn;
+		char why[NTFS_WHY];
+
+		ntfs_attr_cursor_init(&cur, rec);
+		while (!f && ntfs_attr_next(&cur, &a, why) == 1)
+			if (le32toh(a->type) == NTFS_AT_FILE_NAME)
+				f = a;
+		if (!f)
+			return n;
+		if (ntfs_file_name_of(f, &fn) && dropped)
+			dropped(arg, &fn);
+		ntfs_rec_remove_attr(rec, size, (uint32_t)((const uint8_t *)f - rec));
+		n++;
+	}
 }

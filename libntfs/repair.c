@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <endian.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -620,4 +621,29 @@ void ntfs_rec_set_file_attr(uint8_t *rec, uint32_t flags)
 			ntfs_put32(rec + off + voff + at,
 				   ntfs_get32(rec + off + voff + at) | flags);
 	}
+}
+
+int ntfs_rec_clear_volume_flags(uint8_t *rec, uint16_t flags)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_volume_information vi;
+		uint32_t len;
+		uint8_t *v;
+
+		if (le32toh(a->type) != NTFS_AT_VOLUME_INFORMATION || a->non_resident)
+			continue;
+		v = (uint8_t *)ntfs_attr_value(a, &len);
+		if (len < sizeof(vi))
+			break;
+		memcpy(&vi, v, sizeof(vi));
+		vi.flags = htole16(le16toh(vi.flags) & (uint16_t)~flags);
+		memcpy(v, &vi, sizeof(vi));
+		return 0;
+	}
+	return -ENOENT;
 }

@@ -2,7 +2,8 @@
 /*
  * $Secure: the default security descriptors of a fresh volume, stored once
  * in $SDS (each 256 KiB block followed by its mirror); mkfs.ntfs indexes
- * them by id in $SII and by hash in $SDH with the index builder, and
+ * them by id in $SII and by hash in $SDH with the index builder (keys
+ * from ntfs_sds_index_entries, which fsck.ntfs's rebuild uses too), and
  * fsck.ntfs writes them when no descriptor is left.
  *
  *   0x100  system files: SYSTEM and Administrators may read
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "ntfs/sds.h"
 #include "le.h"
 
 uint32_t ntfs_sd_hash(const uint8_t *sd, size_t len)
@@ -112,5 +114,21 @@ void ntfs_secure_build(struct ntfs_secure *s)
 		memcpy(e, &hdr[i], sizeof(hdr[i]));
 		s->sds_len = pos + sizeof(hdr[i]) + len;
 		pos = ntfs_align(s->sds_len, 16);
+	}
+}
+
+void ntfs_sds_index_entries(const struct ntfs_sds_header *h, size_t n,
+			    uint8_t (*keys)[8], struct ntfs_ib_entry *sii,
+			    struct ntfs_ib_entry *sdh)
+{
+	for (size_t i = 0; i < n; i++) {
+		memcpy(keys[i], &h[i].hash, 4);
+		memcpy(keys[i] + 4, &h[i].security_id, 4);
+		sii[i] = (struct ntfs_ib_entry){ .key = keys[i] + 4, .key_len = 4,
+						 .data = (const uint8_t *)&h[i],
+						 .data_len = sizeof(h[i]) };
+		sdh[i] = (struct ntfs_ib_entry){ .key = keys[i], .key_len = 8,
+						 .data = (const uint8_t *)&h[i],
+						 .data_len = sizeof(h[i]) };
 	}
 }

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libntfs: a file's $FILE_NAME attribute given a new value in its record
- * (name_edit.c), as a checker renames a file whose name collides.  Pure:
- * the caller reads the record and writes the result.
+ * libntfs: a file's $FILE_NAME attributes edited in its record
+ * (name_edit.c): one given a new value, as a checker renames a file whose
+ * name collides; all replaced by one, as a checker moves a file to
+ * /lost+found; all removed, from an extension record.  Pure: the caller
+ * reads the record and writes the result.
  */
 #ifndef NTFS_NAME_EDIT_H
 #define NTFS_NAME_EDIT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "ntfs/layout.h"
 
 /* Checked record REC (SIZE bytes) into OUT with its first resident
  * $FILE_NAME whose value is OLD (OLD_LEN bytes) given the value FN
@@ -20,5 +25,20 @@ int ntfs_rec_replace_file_name(const uint8_t *rec, uint32_t size, uint8_t *out,
 			       const uint8_t *old, uint32_t old_len,
 			       const uint8_t *fn, uint32_t fn_len,
 			       bool *was_dos, char *why);
+
+/* Checked record REC (SIZE bytes) into OUT with every $FILE_NAME
+ * replaced by one resident, indexed $FILE_NAME of value FN (FN_LEN
+ * bytes), in its place by type; every other attribute kept byte for
+ * byte; the link count 1.  0, or -1 with WHY (the record does not parse,
+ * or is full). */
+int ntfs_rec_set_only_name(const uint8_t *rec, uint32_t size, uint8_t *out,
+			   const uint8_t *fn, uint32_t fn_len, char *why);
+
+/* Every $FILE_NAME attribute removed from checked record REC (SIZE
+ * bytes) in place; DROPPED (when given) is called with each one's value
+ * that parses before it goes.  Returns how many were removed. */
+size_t ntfs_rec_drop_names(uint8_t *rec, uint32_t size,
+			   void (*dropped)(void *arg, const struct ntfs_file_name *fn),
+			   void *arg);
 
 #endif

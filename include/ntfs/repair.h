@@ -129,4 +129,8 @@ int ntfs_rec_attr_make_sparse(uint8_t *rec, uint32_t size, uint32_t off,
 /* Set the file attribute bits FLAGS in the resident
  * $STANDARD_INFORMATION of REC, when it has one. */
 void ntfs_rec_set_file_attr(uint8_t *rec, uint32_t flags);
+/* Clear the bits FLAGS of the volume flags in the first resident
+ * $VOLUME_INFORMATION of checked record REC ($Volume's): 0, or -ENOENT
+ * when it has none (or one too short to hold them). */
+int ntfs_rec_clear_volume_flags(uint8_t *rec, uint16_t flags);
 #endif

@@ -5,6 +5,8 @@
  * header), its attributes, resident values and runlists.  Built and run by
  * scripts/fuzz with ASan+UBSan.
  */
+#include <endian.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "ntfs/logfile.h"
 #include "ntfs/read.h"
 #include "ntfs/repair.h"
+#include "ntfs/rindex.h"
 
 #define NR (1u << 20)		/* clusters of the volume the record is on */
 
@@ -110,6 +113,90 @@ static void repair(uint8_t *rec, uint32_t rsize)
 	}
 }
 
+/*
+ * Pass 2's rewrite of a small $R in its index root (libntfs/rindex.c) and
+ * pass 5's clearing of the dirty flag over a checked record: afterwards
+ * the record parses as far as before, and a rewritten $R root parses and
+ * holds exactly the keys given, in their order, then its end entry.
+ */
+static bool root_parses(const struct ntfs_attr_header *a)
+{
+	struct ntfs_index_root root;
+	const uint8_t *ents;
+	uint32_t len, elen;
+	char why[NTFS_WHY];
+	const uint8_t *v = ntfs_attr_value(a, &len);
+
+	return !ntfs_index_root_parse(v, len, &root, &ents, &elen, why);
+}
+
+static void edits(const uint8_t *rec, uint32_t rsize, uint8_t pick)
+{
+	static const struct ntfs_rp_key keys[3] = {
+		{ 0xa000000cu, 40 | 1ull << 48 }, { 0xa000000cu, 41 | 2ull << 48 },
+		{ 0xa0000003u, 0xffffffffffffull },
+	};
+	size_t n = (size_t)(pick >> 4) % 4;	/* keys: bits 4-5 of the first byte */
+	struct ntfs_attr_cursor c;
+	const struct ntfs_attr_header *a;
+	uint8_t copy[4096];
+	char why[NTFS_WHY];
+	int r;
+
+	int r0;
+
+	ntfs_attr_cursor_init(&c, rec);
+	while ((r0 = ntfs_attr_next(&c, &a, why)) == 1)
+		;
+	memcpy(copy, rec, rsize);
+	(void)ntfs_rec_clear_volume_flags(copy, 1);
+	ntfs_attr_cursor_init(&c, copy);
+	while ((r = ntfs_attr_next(&c, &a, why)) == 1)
+		;
+	if (r != r0)
+		abort();	/* only a value's bytes changed */
+	/* as in pass 2: only a root the walker could open is rewritten */
+	ntfs_attr_cursor_init(&c, rec);
+	while ((r = ntfs_attr_next(&c, &a, why)) == 1)
+		if (le32toh(a->type) == NTFS_AT_INDEX_ROOT && !a->non_resident &&
+		    ntfs_attr_is_r(a))
+			break;
+	if (r != 1 || !root_parses(a))
+		return;
+	memcpy(copy, rec, rsize);
+	if (ntfs_rec_r_root_set(copy, rsize, keys, n))
+		return;
+	ntfs_attr_cursor_init(&c, copy);
+	while ((r = ntfs_attr_next(&c, &a, why)) == 1) {
+		struct ntfs_index_root root;
+		const uint8_t *ents;
+		struct ntfs_ie_view ie;
+		uint32_t len, elen, off = 0;
+		const uint8_t *v;
+		size_t i = 0;
+
+		if (le32toh(a->type) != NTFS_AT_INDEX_ROOT || a->non_resident ||
+		    !ntfs_attr_is_r(a))
+			continue;
+		v = ntfs_attr_value(a, &len);
+		if (ntfs_index_root_parse(v, len, &root, &ents, &elen, why))
+			abort();	/* the rewritten root must parse */
+		while ((r = ntfs_ie_next(ents, elen, &off, false, &ie, why)) == 1) {
+			uint8_t want[NTFS_R_KEY_LEN];
+
+			ntfs_r_keys_encode(want, &keys[i], 1);
+			if (i >= n || ie.key_len != NTFS_R_KEY_LEN ||
+			    memcmp(ie.key, want, NTFS_R_KEY_LEN))
+				abort();
+			i++;
+		}
+		if (r != 0 || i != n)
+			abort();
+		return;
+	}
+	abort();	/* the record parses, its $R root first among them */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -193,6 +280,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct ntfs_attr_cursor c;
 		const struct ntfs_attr_header *a;
 
+		edits(rec, rsize, data[-1]);	/* the first byte */
 		ntfs_attr_cursor_init(&c, rec);
 		while (ntfs_attr_next(&c, &a, why) == 1) {
 			if (a->non_resident) {

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Pass 1: $MFT's own $DATA in several extents.  An MFT that grew on
- * fragmented free space has more runs than record 0 can hold: record 0
- * gets an $ATTRIBUTE_LIST and the later extents of its $DATA live in
- * extension records (ntfs-3g takes the reserved records 12-15 first).
+ * An attribute split over extension records (include/ntfs/attr_split.h):
+ * its extents found through the base record's $ATTRIBUTE_LIST and their
+ * runs joined (ntfs_extents_join).  $MFT's own $DATA first: an MFT that
+ * grew on fragmented free space has more runs than record 0 can hold, so
+ * record 0 gets an $ATTRIBUTE_LIST and the later extents of its $DATA live
+ * in extension records (ntfs-3g takes the reserved records 12-15 first).
  * Before any record past the first extent can be read, those extents are
  * found: in VCN order, each in a record the extents before it already
- * map, their runs joined to the first extent's (libntfs
- * ntfs_extents_join).  Reads only.
+ * map.  Then any unnamed attribute of a file in several extents ($MFT's
+ * $BITMAP when it grew large), read whole through its joined runs.
+ * Reads only.
  */
 #include "config.h"
 
@@ -17,8 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/attr_split.h"
 #include "ntfs/attrlist.h"
-#include "ntfs_check.h"
+#include "ntfs/file_attrs.h"
+#include "ntfs/volume_io.h"
 
 #define MASK48 0xffffffffffffULL
 
@@ -35,23 +40,21 @@ static int cmp_want(const void *x, const void *y)
 }
 
 /* Records the runs RUNS (N) map, at most those of SIZE bytes. */
-static uint64_t mapped(const struct ntfs_check *c, const struct ntfs_run *runs,
+static uint64_t mapped(const struct ntfs_vol *v, const struct ntfs_run *runs,
 		       long n, uint64_t size)
 {
 	uint64_t bytes = 0;
 
 	for (long i = 0; i < n; i++)
-		bytes += runs[i].len * c->vol.boot.g.cluster_size;
+		bytes += runs[i].len * v->boot.g.cluster_size;
 	if (bytes > size)
 		bytes = size;
-	return bytes / c->vol.boot.g.mft_record_size;
+	return bytes / v->boot.g.mft_record_size;
 }
 
-/* The extent of the unnamed TYPE at VCN in checked record REC (*SIZE,
- * when given: its data size). */
-static int extent_of(struct ntfs_check *c, const uint8_t *rec, uint32_t type,
-		     int64_t vcn, struct ntfs_attr_extent *x, uint64_t *size,
-		     char *why)
+int ntfs_attr_extent_at(struct ntfs_vol *v, const uint8_t *rec, uint32_t type,
+			int64_t vcn, struct ntfs_attr_extent *x, uint64_t *size,
+			char *why)
 {
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
@@ -69,23 +72,23 @@ static int extent_of(struct ntfs_check *c, const uint8_t *rec, uint32_t type,
 			*size = le64toh((uint64_t)n.data_size);
 		x->lowest_vcn = vcn;
 		x->highest_vcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
-		x->nruns = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &x->runs, why);
+		x->nruns = ntfs_attr_runs(a, v->boot.g.nr_clusters, &x->runs, why);
 		return x->nruns < 0 ? -1 : 0;
 	}
 	snprintf(why, NTFS_WHY, "has no extent at VCN %lld", (long long)vcn);
 	return -1;
 }
 
-static int extent_in(struct ntfs_check *c, const uint8_t *rec, int64_t vcn,
+static int extent_in(struct ntfs_vol *v, const uint8_t *rec, int64_t vcn,
 		     struct ntfs_attr_extent *x, char *why)
 {
-	return extent_of(c, rec, NTFS_AT_DATA, vcn, x, NULL, why);
+	return ntfs_attr_extent_at(v, rec, NTFS_AT_DATA, vcn, x, NULL, why);
 }
 
-int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
-		     char *why)
+int ntfs_vol_mft_extents(struct ntfs_vol *v, const uint8_t *rec0, uint64_t size,
+			 char *why)
 {
-	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint32_t rs = v->boot.g.mft_record_size;
 	const struct ntfs_attr_header *a0 = ntfs_attr_named(rec0, NTFS_AT_DATA, "");
 	struct ntfs_attr_nonresident n0;
 	struct ntfs_attr_extent *x = NULL;
@@ -110,7 +113,7 @@ int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
 	/* a list that cannot be read names no extent: the records past
 	 * the first extent stay unread, as without a list (pass 1 then
 	 * judges the list) */
-	if (ntfs_vol_read_attr(&c->vol, rec0, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+	if (ntfs_vol_read_attr(v, rec0, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
 			       &lruns, &lnr) || len > UINT32_MAX) {
 		ret = 0;
 		goto out;
@@ -136,35 +139,35 @@ int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
 	memcpy(&n0, a0, sizeof(n0));
 	x[0].lowest_vcn = (int64_t)le64toh((uint64_t)n0.lowest_vcn);
 	x[0].highest_vcn = (int64_t)le64toh((uint64_t)n0.highest_vcn);
-	x[0].nruns = c->vol.nmft_runs;
-	x[0].runs = malloc((size_t)c->vol.nmft_runs * sizeof(*x[0].runs));
+	x[0].nruns = v->nmft_runs;
+	x[0].runs = malloc((size_t)v->nmft_runs * sizeof(*x[0].runs));
 	if (!x[0].runs) {
 		snprintf(why, NTFS_WHY, "out of memory");
 		goto out;
 	}
-	memcpy(x[0].runs, c->vol.mft_runs, (size_t)c->vol.nmft_runs * sizeof(*x[0].runs));
+	memcpy(x[0].runs, v->mft_runs, (size_t)v->nmft_runs * sizeof(*x[0].runs));
 	nx = 1;
 	for (size_t i = 0; i < nw; i++) {
 		struct ntfs_mft_record m;
 		char rwhy[NTFS_WHY];
 
 		/* the records mapped so far can be read */
-		c->vol.mft_records = mapped(c, c->vol.mft_runs, c->vol.nmft_runs, size);
-		ntfs_vol_cache_drop(&c->vol);
-		if (w[i].recno >= c->vol.mft_records || !w[i].recno) {
+		v->mft_records = mapped(v, v->mft_runs, v->nmft_runs, size);
+		ntfs_vol_cache_drop(v);
+		if (w[i].recno >= v->mft_records || !w[i].recno) {
 			snprintf(why, NTFS_WHY, "its extent at VCN %lld is in MFT record %llu, which the extents before it do not map",
 				 (long long)w[i].vcn, (unsigned long long)w[i].recno);
 			goto out;
 		}
 		rwhy[0] = 0;
-		if (ntfs_vol_read_record(&c->vol, w[i].recno, rec)) {
+		if (ntfs_vol_read_record(v, w[i].recno, rec)) {
 			snprintf(rwhy, sizeof(rwhy), "is unreadable");
 		} else if (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, rwhy) == NTFS_REC_OK) {
 			memcpy(&m, rec, sizeof(m));
 			if (!(le16toh(m.flags) & NTFS_MFT_IN_USE) || !m.base_mft_record ||
 			    le64toh(m.base_mft_record) & MASK48)
 				snprintf(rwhy, sizeof(rwhy), "is not an extension record of $MFT");
-			else if (!extent_in(c, rec, w[i].vcn, &x[nx], rwhy))
+			else if (!extent_in(v, rec, w[i].vcn, &x[nx], rwhy))
 				rwhy[0] = 0;
 		}
 		if (rwhy[0]) {
@@ -176,14 +179,14 @@ int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0, uint64_t size,
 		nj = ntfs_extents_join(x, nx, &joined, why);
 		if (nj < 0)
 			goto out;
-		free(c->vol.mft_runs);
-		c->vol.mft_runs = joined;
-		c->vol.nmft_runs = nj;
+		free(v->mft_runs);
+		v->mft_runs = joined;
+		v->nmft_runs = nj;
 	}
 	ret = 0;
 out:
-	c->vol.mft_records = 0;		/* the caller sets it */
-	ntfs_vol_cache_drop(&c->vol);
+	v->mft_records = 0;		/* the caller sets it */
+	ntfs_vol_cache_drop(v);
 	for (size_t i = 0; i < nx; i++)
 		free(x[i].runs);
 	free(x);
@@ -194,11 +197,11 @@ out:
 	return ret;
 }
 
-int ntfs_read_split(struct ntfs_check *c, uint64_t base, uint32_t type,
-		    uint8_t **data, uint64_t *len, struct ntfs_run **runs,
-		    long *nruns)
+int ntfs_vol_read_split(struct ntfs_vol *v, uint64_t base, uint32_t type,
+			uint8_t **data, uint64_t *len, struct ntfs_run **runs,
+			long *nruns)
 {
-	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint32_t rs = v->boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs), *list = NULL;
 	struct ntfs_attr_extent *x = NULL;
 	struct ntfs_run *lruns = NULL;
@@ -217,9 +220,9 @@ int ntfs_read_split(struct ntfs_check *c, uint64_t base, uint32_t type,
 	if (!rec)
 		goto out;
 	ret = -EUCLEAN;
-	if (ntfs_vol_read_record(&c->vol, base, rec) ||
+	if (ntfs_vol_read_record(v, base, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-	    ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &llen,
+	    ntfs_vol_read_attr(v, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &llen,
 			       &lruns, &lnr) || llen > UINT32_MAX)
 		goto out;
 	x = calloc(llen / NTFS_AL_HEADER + 1, sizeof(*x));
@@ -234,13 +237,13 @@ int ntfs_read_split(struct ntfs_check *c, uint64_t base, uint32_t type,
 
 		if (e.type != type || e.name_len)
 			continue;
-		if (r >= c->vol.mft_records || ntfs_vol_read_record(&c->vol, r, rec) ||
+		if (r >= v->mft_records || ntfs_vol_read_record(v, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			goto out;
 		memcpy(&m, rec, sizeof(m));
 		if (r != base && (le64toh(m.base_mft_record) & MASK48) != base)
 			goto out;
-		if (extent_of(c, rec, type, e.lowest_vcn, &x[nx],
+		if (ntfs_attr_extent_at(v, rec, type, e.lowest_vcn, &x[nx],
 			      e.lowest_vcn ? NULL : len, why))
 			goto out;
 		nx++;
@@ -250,14 +253,14 @@ int ntfs_read_split(struct ntfs_check *c, uint64_t base, uint32_t type,
 		goto out;
 	for (long i = 0; i < n; i++)
 		clusters += (*runs)[i].len;
-	if (*len > clusters * c->vol.boot.g.cluster_size)
+	if (*len > clusters * v->boot.g.cluster_size)
 		goto out;
 	*data = malloc(*len ? *len : 1);
 	if (!*data) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (!ntfs_vol_runs_pread(&c->vol, *runs, n, 0, *len, *data)) {
+	if (!ntfs_vol_runs_pread(v, *runs, n, 0, *len, *data)) {
 		*nruns = n;
 		ret = 0;
 	}
