@@ -481,3 +481,31 @@ int ntfs_index_plan_in_extents(const struct ntfs_geometry *g,
 		p->bitmap[b >> 3] |= (uint8_t)(1u << (b & 7));
 	return 0;
 }
+
+int ntfs_index_drop_later(const struct ntfs_geometry *g, const uint8_t *rec,
+			  uint8_t *out, const char *name, int *left, char *why)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_rec r;
+	int more;
+
+	*left = 0;
+	memcpy(out, rec, g->mft_record_size);
+	ntfs_rec_reopen(&r, out, g->mft_record_size);
+	ntfs_attr_cursor_init(&cur, rec);
+	while ((more = ntfs_attr_next(&cur, &a, why)) == 1) {
+		struct ntfs_attr_nonresident n;
+
+		if (le32toh(a->type) == NTFS_AT_INDEX_ALLOCATION && a->non_resident &&
+		    ntfs_attr_has_name(a, name)) {
+			memcpy(&n, a, sizeof(n));
+			if (n.lowest_vcn)
+				continue;
+		}
+		if (!ntfs_rec_add_raw(&r, a, le32toh(a->length)))
+			return -1;	/* cannot happen: it was there */
+		++*left;
+	}
+	return more < 0 ? -1 : 0;
+}
