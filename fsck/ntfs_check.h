@@ -489,9 +489,9 @@ int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase);
  * sorted by parent); 0, or -1 with WHY. */
 int ntfs_rebuild_dir_index(struct ntfs_check *c, uint64_t d,
 			   const uint16_t *upcase, char *why);
-/* Replace index NAME of record D (attributes in its base record) with
- * one of TYPE and COLLATION built from E (N entries, sorted); 0, or -1
- * with WHY. */
+/* Replace index NAME of record D with one of TYPE and COLLATION built
+ * from E (N entries, sorted); its attributes in its base record, or where
+ * its $ATTRIBUTE_LIST says (pass3_rebuild_listed.c); 0, or -1 with WHY. */
 struct ntfs_ib_entry;
 int ntfs_write_index(struct ntfs_check *c, uint64_t d, const char *name,
 		     uint32_t type, uint32_t collation,

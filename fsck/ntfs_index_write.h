@@ -40,8 +40,13 @@ long ntfs_dir_names(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 struct ntfs_ib_entry *ntfs_dir_entries(struct ntfs_check *c,
 				       struct ntfs_fn_ref **v, long n);
 
-/* pass3_rebuild_listed.c: rebuild directory D's $I30 whose attributes are
- * listed in base record BASE's $ATTRIBUTE_LIST.  0, or -1 with WHY. */
+/* pass3_rebuild_listed.c: replace index NAME of file D, whose attributes
+ * are listed in base record BASE's $ATTRIBUTE_LIST, with one of TYPE and
+ * COLLATION built from E (N entries, sorted); rebuild directory D's $I30
+ * so.  0, or -1 with WHY. */
+int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
+			    const char *name, uint32_t type, uint32_t collation,
+			    const struct ntfs_ib_entry *e, long n, char *why);
 int ntfs_rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 			const uint16_t *upcase, char *why);
 

@@ -553,7 +553,14 @@ static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 		 * another one is made sparse first, where it has room */
 		memcpy(&n, l->rec + at, sizeof(n));
 		if (!(le16toh(n.h.flags) & (NTFS_ATTR_SPARSE | NTFS_ATTR_COMPRESSION_MASK))) {
-			/* only a user file's $DATA may be sparse */
+			/* only a user file's $DATA may be sparse; a
+			 * directory's index allocation is rebuilt in pass 3
+			 * (its extents do not join), in new clusters */
+			static const uint8_t i30[8] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
+
+			if (e->type == NTFS_AT_INDEX_ALLOCATION && e->name_len == 4 &&
+			    !memcmp(e->name, i30, 8))
+				continue;
 			if (e->type != NTFS_AT_DATA || b < NTFS_FILE_FIRST_USER)
 				fsf_fix_ask(&c->fix, &PR_ATTR_GAP_NOT_SPARSE, file, e->type,
 					    (unsigned long long)(hi + 1),

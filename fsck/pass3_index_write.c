@@ -100,6 +100,12 @@ int ntfs_write_index(struct ntfs_check *c, uint64_t d, const char *name,
 	if (ntfs_vol_read_record(&c->vol, d, rec) ||
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		goto out;
+	if (ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, "")) {
+		/* attributes in extension records: replaced where they are */
+		ret = ntfs_write_index_listed(c, d, rec, name, type, collation,
+					      e, n, why);
+		goto out;
+	}
 	if (ntfs_index_attrs_scan(&c->vol.boot.g, rec, name, &other, &old, &nold,
 				  &gone, &ngone, why))
 		goto out;

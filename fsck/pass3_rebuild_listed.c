@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Pass 3 repair: rebuild the $I30 index of a directory whose attributes
- * continue in extension records ($ATTRIBUTE_LIST): each index attribute
- * is replaced in the record that holds it; an allocation in several
- * extents keeps its extents and clusters and takes the new blocks. */
+/* Pass 3 repair: rebuild an index (a directory's $I30 or a view index)
+ * of a file whose attributes continue in extension records
+ * ($ATTRIBUTE_LIST): each index attribute is replaced in the record that
+ * holds it; an allocation or bitmap in several extents keeps its extents
+ * and clusters and takes the new blocks and bits. */
 #include "config.h"
 
 #include <endian.h>
@@ -12,41 +13,201 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/attrlist.h"
 #include "ntfs_index_write.h"
 
+/* The runs of every extent of D's allocation NAME that a record in use
+ * still holds (VCN order or not), appended to *RUNS (*N of them). */
+struct later_runs {
+	const char *name;
+	uint64_t nr_clusters;
+	struct ntfs_run *runs;
+	long n;
+	bool nomem;
+};
+
+static int add_runs(const struct ntfs_attr_header *a, void *arg)
+{
+	struct later_runs *l = arg;
+	struct ntfs_attr_nonresident n;
+	struct ntfs_run *r = NULL, *g;
+	char why[NTFS_WHY];
+	long k;
+
+	if (le32toh(a->type) != NTFS_AT_INDEX_ALLOCATION || !a->non_resident ||
+	    !ntfs_attr_has_name(a, l->name))
+		return 0;
+	memcpy(&n, a, sizeof(n));
+	if (!n.lowest_vcn || (k = ntfs_attr_runs(a, l->nr_clusters, &r, why)) <= 0)
+		return 0;	/* the first extent: the caller has it */
+	g = realloc(l->runs, (size_t)(l->n + k) * sizeof(*g));
+	if (!g) {
+		free(r);
+		l->nomem = true;
+		return 1;
+	}
+	memcpy(g + l->n, r, (size_t)k * sizeof(*r));
+	l->runs = g;
+	l->n += k;
+	free(r);
+	return 0;
+}
+
+/* The allocation NAME of D lost an extent (its record gone): its later
+ * extents are dropped from the records that hold them (a record left
+ * with no attribute is freed) and from the attribute list in BASE_OUT
+ * (D's base record as it will be written).  0, or -1 with WHY. */
+static int drop_later_extents(struct ntfs_check *c, uint64_t d, const char *name,
+			      uint8_t *base_out, const uint64_t *rec_of, int nrec,
+			      char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, len, off = 0;
+	const struct ntfs_attr_header *la = ntfs_attr_named(base_out, NTFS_AT_ATTRIBUTE_LIST, "");
+	uint8_t *list = NULL, *buf = malloc(rs), *out = malloc(rs);
+	struct ntfs_al_entry e;
+	struct ntfs_mft_record m;
+	const uint8_t *val;
+	struct ntfs_run *lruns = NULL;
+	long nlruns = 0;
+	uint32_t old_len;
+	int ret = -1, left;
+
+	if (!buf || !out) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		goto out;
+	}
+	if (!la) {
+		snprintf(why, NTFS_WHY, "it has no attribute list");
+		goto out;
+	}
+	if (la->non_resident) {
+		uint64_t len64 = 0;
+
+		if (ntfs_vol_read_attr(&c->vol, base_out, NTFS_AT_ATTRIBUTE_LIST,
+				       &list, &len64, &lruns, &nlruns) ||
+		    len64 > UINT32_MAX) {
+			snprintf(why, NTFS_WHY, "its attribute list is unreadable");
+			goto out;
+		}
+		len = (uint32_t)len64;
+	} else {
+		val = ntfs_attr_value(la, &len);
+		list = malloc(len ? len : 1);
+		if (!list) {
+			snprintf(why, NTFS_WHY, "out of memory");
+			goto out;
+		}
+		memcpy(list, val, len);
+	}
+	old_len = len;
+	/* the records holding a later extent, each once */
+	while (ntfs_al_next(list, len, &off, &e, why) == 1) {
+		uint64_t x = e.mref & 0xffffffffffffULL;
+		bool held = false;
+
+		if (e.type != NTFS_AT_INDEX_ALLOCATION || !e.lowest_vcn || x == d ||
+		    x >= c->vol.mft_records || !cset_get(&c->record_used, x))
+			continue;
+		for (int j = 0; j < nrec; j++)
+			held |= rec_of[j] == x;
+		if (held) {
+			snprintf(why, NTFS_WHY, "MFT record %llu holds its first and a later index extent",
+				 (unsigned long long)x);
+			goto out;
+		}
+		if (ntfs_vol_read_record(&c->vol, x, buf) ||
+		    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			continue;
+		memcpy(&m, buf, sizeof(m));
+		if ((le64toh(m.base_mft_record) & 0xffffffffffffULL) != d ||
+		    ntfs_index_drop_later(&c->vol.boot.g, buf, out, name, &left, why))
+			continue;
+		if (!memcmp(buf, out, rs))
+			continue;	/* a record named twice: done */
+		if (!left) {
+			/* nothing left in it: the record is free */
+			memcpy(&m, out, sizeof(m));
+			m.flags = htole16(le16toh(m.flags) & ~NTFS_MFT_IN_USE);
+			memcpy(out, &m, sizeof(m));
+			cset_clear(&c->record_used, x);
+		}
+		if (ntfs_check_write_record(c, x, out)) {
+			snprintf(why, NTFS_WHY, "writing MFT record %llu failed",
+				 (unsigned long long)x);
+			goto out;
+		}
+	}
+	len = ntfs_al_drop_later(list, len, NTFS_AT_INDEX_ALLOCATION, name);
+	if (la->non_resident) {
+		/* the shorter list in its clusters, zeros after it */
+		struct ntfs_attr_nonresident n;
+		size_t at = (size_t)((const uint8_t *)la - base_out);
+
+		memset(list + len, 0, old_len - len);
+		if (ntfs_vol_runs_pwrite(&c->vol, lruns, nlruns, 0, old_len, list)) {
+			snprintf(why, NTFS_WHY, "writing its attribute list failed");
+			goto out;
+		}
+		memcpy(&n, base_out + at, sizeof(n));
+		n.data_size = (int64_t)htole64(len);
+		n.initialized_size = (int64_t)htole64(len);
+		memcpy(base_out + at, &n, sizeof(n));
+	} else if (ntfs_rec_set_value(base_out, rs, (uint32_t)((const uint8_t *)la - base_out),
+				      list, len)) {
+		snprintf(why, NTFS_WHY, "its attribute list does not fit");
+		goto out;
+	}
+	ret = 0;
+out:
+	free(list);
+	free(lruns);
+	free(buf);
+	free(out);
+	return ret;
+}
+
 /*
- * A directory whose attributes continue in extension records: each $I30
- * attribute is replaced in the record that holds it, keeping its instance
- * number, so that the $ATTRIBUTE_LIST stays true as it is.  The index
- * keeps its shape (a large index stays large, a small one small).  An
- * $INDEX_ALLOCATION in several extents stays as it is, every extent byte
- * for byte (and so the list): the new blocks are written into its
- * clusters from VCN 0, the $BITMAP marks them, the blocks past them are
- * free blocks of the index, as a directory that shrank leaves them.
- * Root and bitmap in several extents are not handled.
+ * A file whose attributes continue in extension records: each attribute
+ * of index NAME is replaced in the record that holds it, keeping its
+ * instance number, so that the $ATTRIBUTE_LIST stays true as it is.  The
+ * index keeps its shape (a large index stays large, a small one small).
+ * An $INDEX_ALLOCATION or $BITMAP in several extents stays as it is, every
+ * extent byte for byte (and so the list): the new blocks are written into
+ * the allocation's clusters from VCN 0, the bitmap marks them (written
+ * into its own clusters when it is in several extents), the blocks past
+ * them are free blocks of the index, as an index that shrank leaves them.
  */
-int ntfs_rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
-			const uint16_t *upcase, char *why)
+int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
+			    const char *name, uint32_t type, uint32_t collation,
+			    const struct ntfs_ib_entry *e, long n, char *why)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint64_t at[NTFS_IX_SLOTS], rec_of[NTFS_IX_SLOTS];
 	uint8_t *bufs[NTFS_IX_SLOTS] = { 0 }, *outs[NTFS_IX_SLOTS] = { 0 };
 	const struct ntfs_attr_header *attr[NTFS_IX_SLOTS] = { 0 };
-	struct ntfs_run *old = NULL, *gone = NULL;
-	long nold = 0, ngone = 0, n;
-	struct ntfs_fn_ref **v = NULL;
-	struct ntfs_ib_entry *e = NULL;
+	struct ntfs_run *old = NULL, *gone = NULL, *bruns = NULL;
+	long nold = 0, ngone = 0, nbruns = 0;
+	size_t more[NTFS_IX_SLOTS];
 	struct ntfs_mft_record m;
 	struct index_shape sh;
 	struct index_plan p;
 	int nrec = 0, ret = -1;
 	uint32_t other = 0, bitmap_len = 0;
-	uint64_t old_size = 0;
-	size_t more;
+	uint64_t old_size = 0, bsize = 0;
+	uint8_t *bits = NULL;
+	unsigned int keep = 0;
+	bool lost = false;
+	struct later_runs later = { .name = name,
+				    .nr_clusters = c->vol.boot.g.nr_clusters };
 
 	memset(&p, 0, sizeof(p));
-	if (ntfs_i30_holders(&c->vol, base, at, &more, why))
+	if (ntfs_index_holders(&c->vol, base, name, at, more, why))
 		return -1;
+	/* an allocation or bitmap in several extents: both kept */
+	if (more[NTFS_IX_ALLOC] || more[NTFS_IX_BITMAP])
+		keep = 1u << NTFS_IX_ALLOC;
+	if (more[NTFS_IX_BITMAP])
+		keep |= 1u << NTFS_IX_BITMAP;
 	/* the distinct records holding them, read and checked */
 	for (int k = 0; k < NTFS_IX_SLOTS; k++) {
 		int j;
@@ -80,9 +241,10 @@ int ntfs_rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 			}
 			nrec++;
 		}
-		attr[k] = ntfs_i30_in(bufs[j], ntfs_ix_slot_types[k]);
+		attr[k] = ntfs_index_attr_in(bufs[j], ntfs_ix_slot_types[k], name);
 		if (!attr[k] || (k == NTFS_IX_ROOT && attr[k]->non_resident) ||
-		    (k == NTFS_IX_ALLOC && !attr[k]->non_resident)) {
+		    (k == NTFS_IX_ALLOC && !attr[k]->non_resident) ||
+		    (k == NTFS_IX_BITMAP && more[k] && !attr[k]->non_resident)) {
 			snprintf(why, NTFS_WHY, "its index attributes are not where its list says");
 			goto out;
 		}
@@ -94,37 +256,94 @@ int ntfs_rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 			nold = 0;
 		}
 	}
-	if (attr[NTFS_IX_BITMAP] && attr[NTFS_IX_BITMAP]->non_resident) {
+	if (attr[NTFS_IX_BITMAP] && attr[NTFS_IX_BITMAP]->non_resident &&
+	    !(keep & (1u << NTFS_IX_BITMAP))) {
 		ngone = ntfs_attr_runs(attr[NTFS_IX_BITMAP], c->vol.boot.g.nr_clusters, &gone, why);
 		if (ngone < 0) {
 			gone = NULL;
 			ngone = 0;
 		}
 	}
-	if (more) {
+	if (keep & (1u << NTFS_IX_BITMAP)) {
+		/* every extent of the bitmap: they stay, and take the new
+		 * bits */
+		size_t nx;
+
+		nbruns = ntfs_attr_extents_runs(c, d, NTFS_AT_BITMAP, name, &bruns,
+						&bsize, &nx, why);
+		if (nbruns < 0) {
+			if (nbruns == -ENOMEM)
+				snprintf(why, NTFS_WHY, "out of memory");
+			bruns = NULL;
+			nbruns = 0;
+			goto out;
+		}
+	}
+	if (keep) {
 		/* every extent of the allocation: they stay, and hold the
 		 * new blocks */
 		size_t nx;
 
 		free(old);
-		nold = ntfs_attr_extents_runs(c, d, NTFS_AT_INDEX_ALLOCATION, "$I30",
+		nold = ntfs_attr_extents_runs(c, d, NTFS_AT_INDEX_ALLOCATION, name,
 					      &old, &old_size, &nx, why);
-		if (nold < 0) {
+		if (nold == -1 && !(keep & (1u << NTFS_IX_BITMAP)) &&
+		    attr[NTFS_IX_BITMAP]) {
+			/* the extents do not join (one lost with its
+			 * record): a new allocation in free clusters replaces
+			 * the first extent, the later ones are dropped */
+			lost = true;
+			keep = 0;
+			nold = ntfs_attr_runs(attr[NTFS_IX_ALLOC], c->vol.boot.g.nr_clusters,
+					      &old, why);
+			if (nold < 0) {
+				old = NULL;
+				nold = 0;
+			}
+			bits = malloc(rs);	/* a record buffer for the walk */
+			if (!bits || ntfs_vol_file_foreach(&c->vol, ntfs_check_in_use, c, d,
+							   bits, add_runs, &later) < 0 ||
+			    later.nomem) {
+				snprintf(why, NTFS_WHY, "its later index extents are unreadable");
+				goto out;
+			}
+			free(bits);
+			bits = NULL;
+			/* freed with the old bitmap */
+			if (later.n) {
+				struct ntfs_run *g = realloc(gone, (size_t)(ngone + later.n) * sizeof(*g));
+
+				if (!g) {
+					snprintf(why, NTFS_WHY, "out of memory");
+					goto out;
+				}
+				memcpy(g + ngone, later.runs, (size_t)later.n * sizeof(*g));
+				gone = g;
+				ngone += later.n;
+			}
+		} else if (nold < 0) {
 			if (nold == -ENOMEM)
 				snprintf(why, NTFS_WHY, "out of memory");
 			old = NULL;
 			nold = 0;
 			goto out;
 		}
-		for (long i = 0; i < nold; i++)
+		for (long i = 0; keep && i < nold; i++)
 			if (old[i].lcn < 0 ||
 			    (uint64_t)old[i].lcn + old[i].len > c->geo.dev_clusters) {
 				snprintf(why, NTFS_WHY, "its index allocation in %zu extents has holes or clusters past the device",
 					 nx);
 				goto out;
 			}
+		for (long i = 0; i < nbruns; i++)
+			if (bruns[i].lcn < 0 ||
+			    (uint64_t)bruns[i].lcn + bruns[i].len > c->geo.dev_clusters) {
+				snprintf(why, NTFS_WHY, "its index bitmap in %zu extents has holes or clusters past the device",
+					 more[NTFS_IX_BITMAP] + 1);
+				goto out;
+			}
 		bitmap_len = (uint32_t)ntfs_align((old_size / c->vol.boot.g.index_block_size + 7) / 8, 8);
-		if (attr[NTFS_IX_BITMAP] && !attr[NTFS_IX_BITMAP]->non_resident) {
+		if (keep && attr[NTFS_IX_BITMAP] && !attr[NTFS_IX_BITMAP]->non_resident) {
 			uint32_t blen;
 
 			ntfs_attr_value(attr[NTFS_IX_BITMAP], &blen);
@@ -139,35 +358,51 @@ int ntfs_rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
 			other = le32toh(m.bytes_in_use);
 		}
 	for (int k = 0; k < NTFS_IX_SLOTS; k++)
-		if (attr[k] && at[k] == at[NTFS_IX_ROOT] && !(more && k == NTFS_IX_ALLOC))
+		if (attr[k] && at[k] == at[NTFS_IX_ROOT] && !(keep & (1u << k)))
 			other -= le32toh(attr[k]->length);
-	if (more && at[NTFS_IX_BITMAP] == at[NTFS_IX_ROOT])
+	if (keep && !(keep & (1u << NTFS_IX_BITMAP)) && at[NTFS_IX_BITMAP] == at[NTFS_IX_ROOT])
 		other += (uint32_t)ntfs_align(RESIDENT_HDR + bitmap_len, 8);
 	sh.large = attr[NTFS_IX_ALLOC] != NULL;
 	sh.small = !sh.large;
 	sh.alone = at[NTFS_IX_ALLOC] != at[NTFS_IX_ROOT] && at[NTFS_IX_BITMAP] != at[NTFS_IX_ROOT];
-	n = ntfs_dir_names(c, d, upcase, &v);
-	if (n < 0) {
-		snprintf(why, NTFS_WHY, "out of memory");
+	if (keep ? ntfs_index_plan_in_extents(&c->vol.boot.g, &p, type, collation, e, n,
+					      rs > other + RESIDENT_HDR ? rs - other - RESIDENT_HDR : 0,
+					      old, nold, old_size, bitmap_len, why) :
+	    ntfs_index_plan(c, &p, type, collation, e, n, other, old, nold, &sh, why))
 		goto out;
+	if (keep & (1u << NTFS_IX_BITMAP)) {
+		/* the new bits over the whole of the old bitmap */
+		if (bsize * 8 < p.res.nblocks || bsize > (1u << 24) ||
+		    !(bits = calloc(1, bsize + 1))) {
+			snprintf(why, NTFS_WHY, "its index bitmap of %llu bytes cannot mark %u blocks",
+				 (unsigned long long)bsize, p.res.nblocks);
+			goto out;
+		}
+		for (uint32_t b = 0; b < p.res.nblocks; b++)
+			bits[b >> 3] |= (uint8_t)(1u << (b & 7));
 	}
-	e = ntfs_dir_entries(c, v, n);
-	if (!e) {
-		snprintf(why, NTFS_WHY, "out of memory");
-		goto out;
-	}
-	if (more ? ntfs_index_plan_in_extents(&c->vol.boot.g, &p, e, n,
-				    rs > other + RESIDENT_HDR ? rs - other - RESIDENT_HDR : 0,
-				    old, nold, old_size, bitmap_len, why) :
-	    ntfs_index_plan(c, &p, NTFS_AT_FILE_NAME, NTFS_COLLATION_FILE_NAME, e, n,
-			    other, old, nold, &sh, why))
-		goto out;
 	for (int j = 0; j < nrec; j++)
 		if (ntfs_index_rewrite_holder(&c->vol.boot.g, bufs[j], outs[j], &p,
-					      more > 0, why))
+					      name, keep, why))
 			goto out;
+	if (lost) {
+		int j;
+
+		for (j = 0; j < nrec && rec_of[j] != d; j++)
+			;
+		if (j == nrec) {
+			snprintf(why, NTFS_WHY, "its base record holds no index attribute");
+			goto out;
+		}
+		if (drop_later_extents(c, d, name, outs[j], rec_of, nrec, why))
+			goto out;
+	}
 	if (ntfs_index_plan_commit(c, &p, old, nold, gone, ngone, why))
 		goto out;
+	if (bits && ntfs_vol_runs_pwrite(&c->vol, bruns, nbruns, 0, bsize, bits)) {
+		snprintf(why, NTFS_WHY, "writing its index bitmap failed");
+		goto out;
+	}
 	for (int j = 0; j < nrec; j++)
 		if (memcmp(bufs[j], outs[j], rs) &&
 		    ntfs_check_write_record(c, rec_of[j], outs[j])) {
@@ -185,8 +420,27 @@ out:
 	free(p.runs);
 	free(old);
 	free(gone);
+	free(bruns);
+	free(bits);
+	free(later.runs);
+	return ret;
+}
+
+/* A directory: its index from the names that point to it. */
+int ntfs_rebuild_listed(struct ntfs_check *c, uint64_t d, const uint8_t *base,
+			const uint16_t *upcase, char *why)
+{
+	struct ntfs_fn_ref **v = NULL;
+	struct ntfs_ib_entry *e = NULL;
+	long n = ntfs_dir_names(c, d, upcase, &v);
+	int ret = -1;
+
+	if (n < 0 || !(e = ntfs_dir_entries(c, v, n)))
+		snprintf(why, NTFS_WHY, "out of memory");
+	else
+		ret = ntfs_write_index_listed(c, d, base, "$I30", NTFS_AT_FILE_NAME,
+					      NTFS_COLLATION_FILE_NAME, e, n, why);
 	free(e);
 	free(v);
 	return ret;
 }
-

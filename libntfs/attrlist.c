@@ -358,3 +358,24 @@ int ntfs_rec_set_value(uint8_t *rec, uint32_t size, uint32_t off,
 	memcpy(rec, &m, sizeof(m));
 	return 0;
 }
+
+uint32_t ntfs_al_drop_later(uint8_t *v, uint32_t len, uint32_t type,
+			    const char *name)
+{
+	uint32_t off = 0, out = 0, at;
+	size_t nlen = strlen(name);
+	struct ntfs_al_entry e;
+	char why[NTFS_WHY];
+
+	for (at = off; ntfs_al_next(v, len, &off, &e, why) == 1; at = off) {
+		bool same = e.type == type && e.name_len == nlen && e.lowest_vcn;
+
+		for (size_t i = 0; same && i < nlen; i++)
+			same = e.name[2 * i] == (uint8_t)name[i] && !e.name[2 * i + 1];
+		if (same)
+			continue;
+		memmove(v + out, v + at, e.length);
+		out += e.length;
+	}
+	return out;
+}

@@ -4,7 +4,8 @@
  * as $Secure's $SII) as the libntfs B+tree walker needs it: its three
  * attributes found by name in the base record or, through the record's
  * $ATTRIBUTE_LIST, in an extension record; the $BITMAP read whole whether
- * resident or not; index blocks read through the runs of the allocation.
+ * resident or not (in several extents: their runs joined); index blocks
+ * read through the runs of the allocation (all its extents).
  */
 #include "config.h"
 
@@ -84,7 +85,7 @@ int ntfs_vol_index_open(struct ntfs_vol *v, ntfs_rec_in_use in_use,
 	const struct ntfs_attr_header *ra, *ia, *ba;
 	struct ntfs_attr_nonresident n;
 	char why[NTFS_WHY];
-	bool more = false;
+	bool more = false, bsplit = false;
 
 	memset(ix, 0, sizeof(*ix));
 	ix->vol = v;
@@ -96,7 +97,7 @@ int ntfs_vol_index_open(struct ntfs_vol *v, ntfs_rec_in_use in_use,
 	ra = find(v, d, rec, ix->ext[0], NTFS_AT_INDEX_ROOT, name, &ix->split);
 	/* the allocation's later extents are joined below */
 	ia = find(v, d, rec, ix->ext[1], NTFS_AT_INDEX_ALLOCATION, name, &more);
-	ba = find(v, d, rec, ix->ext[2], NTFS_AT_BITMAP, name, &ix->split);
+	ba = find(v, d, rec, ix->ext[2], NTFS_AT_BITMAP, name, &bsplit);
 	if (ix->split)
 		return 1;
 	if (!ra || ra->non_resident) {
@@ -157,10 +158,22 @@ int ntfs_vol_index_open(struct ntfs_vol *v, ntfs_rec_in_use in_use,
 		ix->bitmap_len = len;
 	} else {
 		struct ntfs_run *runs = NULL;
-		long nr = ntfs_attr_runs(ba, v->boot.g.nr_clusters, &runs, why);
+		long nr;
 
 		memcpy(&n, ba, sizeof(n));
 		ix->bitmap_len = le64toh((uint64_t)n.data_size);
+		if (bsplit) {
+			/* in several extents: their runs joined */
+			size_t nx;
+
+			nr = ntfs_vol_extents_runs(v, in_use, in_use_arg, d,
+						   NTFS_AT_BITMAP, name, &runs,
+						   &ix->bitmap_len, &nx, why);
+			if (nr == -ENOMEM)
+				return -ENOMEM;
+		} else {
+			nr = ntfs_attr_runs(ba, v->boot.g.nr_clusters, &runs, why);
+		}
 		if (nr < 0 || ix->bitmap_len > (1u << 24) ||
 		    !(ix->bitmap = calloc(1, ix->bitmap_len + 1)) ||
 		    ntfs_vol_runs_pread(v, runs, nr, 0, ix->bitmap_len, ix->bitmap)) {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/attrlist.h"
 #include "ntfs/file_attrs.h"
 #include "ntfs/index_write.h"
 #include "ntfs/repair.h"
@@ -295,7 +296,6 @@ int ntfs_index_attrs_scan(const struct ntfs_geometry *g, const uint8_t *rec,
 const uint32_t ntfs_ix_slot_types[NTFS_IX_SLOTS] = {
 	NTFS_AT_INDEX_ROOT, NTFS_AT_INDEX_ALLOCATION, NTFS_AT_BITMAP
 };
-static const uint8_t I30[8] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
 
 static int type_slot(uint32_t t)
 {
@@ -305,63 +305,64 @@ static int type_slot(uint32_t t)
 	return -1;
 }
 
-static bool named_i30(const struct ntfs_attr_header *a)
+/* Is the list entry's name (LEN units at N) NAME? */
+static bool entry_named(const uint8_t *n, uint8_t len, const char *name)
 {
-	return a->name_length == 4 &&
-	       !memcmp((const uint8_t *)a + le16toh(a->name_offset), I30, 8);
+	size_t nlen = strlen(name);
+
+	if (len != nlen)
+		return false;
+	for (size_t i = 0; i < nlen; i++)
+		if (n[2 * i] != (uint8_t)name[i] || n[2 * i + 1])
+			return false;
+	return true;
 }
 
-/* Which record holds each $I30 attribute (UINT64_MAX: none; for the
- * allocation, its extent at VCN 0); *MORE: its later extents. */
-int ntfs_i30_holders(struct ntfs_vol *v, const uint8_t *rec,
-		     uint64_t at[NTFS_IX_SLOTS], size_t *more, char *why)
+/* Which record holds each attribute of index NAME (UINT64_MAX: none; its
+ * extent at VCN 0); MORE[k]: the later extents of slot k. */
+int ntfs_index_holders(struct ntfs_vol *v, const uint8_t *rec, const char *name,
+		       uint64_t at[NTFS_IX_SLOTS], size_t more[NTFS_IX_SLOTS],
+		       char *why)
 {
 	struct ntfs_run *runs = NULL;
+	struct ntfs_al_entry e;
 	uint8_t *list = NULL;
-	uint64_t len = 0, off = 0;
+	uint64_t len = 0;
+	uint32_t off = 0;
 	long nruns;
-	int ret = 0;
+	int ret = 0, r;
 
-	for (int i = 0; i < NTFS_IX_SLOTS; i++)
+	for (int i = 0; i < NTFS_IX_SLOTS; i++) {
 		at[i] = UINT64_MAX;
-	*more = 0;
+		more[i] = 0;
+	}
 	if (ntfs_vol_read_attr(v, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
-			       &runs, &nruns)) {
+			       &runs, &nruns) || len > UINT32_MAX) {
 		snprintf(why, NTFS_WHY, "its attribute list is unreadable");
 		ret = -1;
 		goto out;
 	}
-	/* entries: type, length, name length/offset, lowest VCN, record */
-	while (off + 26 <= len) {
-		uint32_t t;
-		uint16_t elen;
-		uint8_t nlen = list[off + 6], noff = list[off + 7];
-		uint64_t lvcn, mref;
-		int k;
+	while ((r = ntfs_al_next(list, (uint32_t)len, &off, &e, why)) == 1) {
+		int k = type_slot(e.type);
 
-		memcpy(&t, list + off, 4);
-		memcpy(&elen, list + off + 4, 2);
-		memcpy(&lvcn, list + off + 8, 8);
-		memcpy(&mref, list + off + 16, 8);
-		elen = le16toh(elen);
-		if (elen < 26 || off + elen > len || noff + 2u * nlen > elen)
-			break;
-		k = type_slot(le32toh(t));
-		if (k == NTFS_IX_ALLOC && le64toh(lvcn) && nlen == 4 &&
-		    !memcmp(list + off + noff, I30, 8)) {
-			++*more;
-		} else if (k >= 0 && nlen == 4 && !memcmp(list + off + noff, I30, 8)) {
-			if (le64toh(lvcn) || at[k] != UINT64_MAX) {
-				snprintf(why, NTFS_WHY, "its index attributes are in several extents");
-				ret = -1;
-				goto out;
-			}
-			at[k] = le64toh(mref) & 0xffffffffffffULL;
+		if (k < 0 || !entry_named(e.name, e.name_len, name))
+			continue;
+		if (e.lowest_vcn && k != NTFS_IX_ROOT) {
+			++more[k];
+		} else if (e.lowest_vcn || at[k] != UINT64_MAX) {
+			snprintf(why, NTFS_WHY, "its index root is in several extents");
+			ret = -1;
+			goto out;
+		} else {
+			at[k] = e.mref & 0xffffffffffffULL;
 		}
-		off += elen;
 	}
-	if (at[NTFS_IX_ROOT] == UINT64_MAX || (at[NTFS_IX_ALLOC] == UINT64_MAX) !=
-	    (at[NTFS_IX_BITMAP] == UINT64_MAX)) {
+	if (r < 0) {
+		ret = -1;
+	} else if (at[NTFS_IX_ROOT] == UINT64_MAX ||
+		   (at[NTFS_IX_ALLOC] == UINT64_MAX) != (at[NTFS_IX_BITMAP] == UINT64_MAX) ||
+		   (more[NTFS_IX_ALLOC] && at[NTFS_IX_ALLOC] == UINT64_MAX) ||
+		   (more[NTFS_IX_BITMAP] && at[NTFS_IX_BITMAP] == UINT64_MAX)) {
 		snprintf(why, NTFS_WHY, "its attribute list lacks index attributes");
 		ret = -1;
 	}
@@ -371,38 +372,32 @@ out:
 	return ret;
 }
 
-/* The $I30 attribute of TYPE in checked record REC, or NULL. */
-const struct ntfs_attr_header *ntfs_i30_in(const uint8_t *rec, uint32_t type)
+const struct ntfs_attr_header *ntfs_index_attr_in(const uint8_t *rec,
+						  uint32_t type, const char *name)
 {
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	char why[NTFS_WHY];
-
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1)
-		if (le32toh(a->type) == type && named_i30(a))
-			return a;
-	return NULL;
+	return ntfs_attr_named(rec, type, name);
 }
 
-/* Add P's attribute of slot K to R, numbered INSTANCE; false if full. */
+/* Add P's attribute of slot K of index NAME to R, numbered INSTANCE;
+ * false if full. */
 static bool add_index_attr(const struct ntfs_geometry *g, struct ntfs_rec *r,
-			   int k, const struct index_plan *p, uint16_t instance)
+			   int k, const struct index_plan *p, const char *name,
+			   uint16_t instance)
 {
 	uint32_t at = r->end;
 	uint64_t data = (uint64_t)p->res.nblocks * g->index_block_size;
 	bool ok;
 
 	if (k == NTFS_IX_ROOT)
-		ok = ntfs_rec_add_resident(r, NTFS_AT_INDEX_ROOT, "$I30", p->res.root,
+		ok = ntfs_rec_add_resident(r, NTFS_AT_INDEX_ROOT, name, p->res.root,
 					   p->res.root_len, 0) != NULL;
 	else if (k == NTFS_IX_ALLOC)
-		ok = !ntfs_rec_add_nonresident(r, NTFS_AT_INDEX_ALLOCATION, "$I30",
+		ok = !ntfs_rec_add_nonresident(r, NTFS_AT_INDEX_ALLOCATION, name,
 					       p->runs, (size_t)p->nruns,
 					       p->clusters * g->cluster_size,
 					       data, data);
 	else
-		ok = ntfs_rec_add_resident(r, NTFS_AT_BITMAP, "$I30", p->bitmap,
+		ok = ntfs_rec_add_resident(r, NTFS_AT_BITMAP, name, p->bitmap,
 					   p->bitmap_len, 0) != NULL;
 	if (ok)
 		memcpy(r->buf + at + offsetof(struct ntfs_attr_header, instance),
@@ -410,12 +405,10 @@ static bool add_index_attr(const struct ntfs_geometry *g, struct ntfs_rec *r,
 	return ok;
 }
 
-/* REC (record RECNO) with its $I30 attributes replaced by P's (but for
- * the allocation when KEEP_ALLOC). */
 int ntfs_index_rewrite_holder(const struct ntfs_geometry *g,
 			      const uint8_t *rec, uint8_t *out,
-			      const struct index_plan *p, bool keep_alloc,
-			      char *why)
+			      const struct index_plan *p, const char *name,
+			      unsigned int keep, char *why)
 {
 	uint32_t rs = g->mft_record_size;
 	struct ntfs_attr_cursor cur;
@@ -427,12 +420,12 @@ int ntfs_index_rewrite_holder(const struct ntfs_geometry *g,
 	ntfs_rec_reopen(&r, out, rs);
 	ntfs_attr_cursor_init(&cur, rec);
 	while ((more = ntfs_attr_next(&cur, &a, why)) == 1) {
-		int k = named_i30(a) ? type_slot(le32toh(a->type)) : -1;
+		int k = ntfs_attr_has_name(a, name) ? type_slot(le32toh(a->type)) : -1;
 		bool ok;
 
-		if (k == NTFS_IX_ALLOC && keep_alloc)
+		if (k >= 0 && (keep & (1u << k)))
 			k = -1;
-		ok = k >= 0 ? add_index_attr(g, &r, k, p, a->instance) :
+		ok = k >= 0 ? add_index_attr(g, &r, k, p, name, a->instance) :
 			  ntfs_rec_add_raw(&r, a, le32toh(a->length)) != NULL;
 		if (!ok) {
 			snprintf(why, NTFS_WHY, "the index does not fit MFT record %llu",
@@ -448,15 +441,15 @@ int ntfs_index_rewrite_holder(const struct ntfs_geometry *g,
  * root as big as the ROOM left in its record, the blocks in the old
  * clusters (there must be enough of them), a bitmap of BITMAP_LEN bytes. */
 int ntfs_index_plan_in_extents(const struct ntfs_geometry *g,
-			       struct index_plan *p,
+			       struct index_plan *p, uint32_t type,
+			       uint32_t collation,
 			       const struct ntfs_ib_entry *e, long n,
 			       uint32_t room, const struct ntfs_run *old,
 			       long nold, uint64_t old_size,
 			       uint32_t bitmap_len, char *why)
 {
 	uint32_t bs = g->index_block_size, cs = g->cluster_size;
-	struct ntfs_ib_spec spec = { .type = NTFS_AT_FILE_NAME,
-				     .collation = NTFS_COLLATION_FILE_NAME,
+	struct ntfs_ib_spec spec = { .type = type, .collation = collation,
 				     .block_size = bs, .cluster_size = cs,
 				     .root_room = room, .large = true };
 	uint64_t blocks = old_size / bs;
@@ -487,4 +480,32 @@ int ntfs_index_plan_in_extents(const struct ntfs_geometry *g,
 	for (uint32_t b = 0; b < p->res.nblocks; b++)
 		p->bitmap[b >> 3] |= (uint8_t)(1u << (b & 7));
 	return 0;
+}
+
+int ntfs_index_drop_later(const struct ntfs_geometry *g, const uint8_t *rec,
+			  uint8_t *out, const char *name, int *left, char *why)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_rec r;
+	int more;
+
+	*left = 0;
+	memcpy(out, rec, g->mft_record_size);
+	ntfs_rec_reopen(&r, out, g->mft_record_size);
+	ntfs_attr_cursor_init(&cur, rec);
+	while ((more = ntfs_attr_next(&cur, &a, why)) == 1) {
+		struct ntfs_attr_nonresident n;
+
+		if (le32toh(a->type) == NTFS_AT_INDEX_ALLOCATION && a->non_resident &&
+		    ntfs_attr_has_name(a, name)) {
+			memcpy(&n, a, sizeof(n));
+			if (n.lowest_vcn)
+				continue;
+		}
+		if (!ntfs_rec_add_raw(&r, a, le32toh(a->length)))
+			return -1;	/* cannot happen: it was there */
+		++*left;
+	}
+	return more < 0 ? -1 : 0;
 }

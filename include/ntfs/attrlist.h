@@ -71,5 +71,10 @@ bool ntfs_al_same(const uint8_t *v1, uint32_t len1, const uint8_t *v2,
  * it does not fit. */
 int ntfs_rec_set_value(uint8_t *rec, uint32_t size, uint32_t off,
 		       const void *val, uint32_t len);
+/* List V (LEN bytes, parsing) without the entries of the extents of
+ * attribute TYPE NAME (ASCII) at a lowest VCN above 0, in place: its new
+ * length (the entries after a malformed one are dropped too). */
+uint32_t ntfs_al_drop_later(uint8_t *v, uint32_t len, uint32_t type,
+			    const char *name);
 
 #endif

@@ -19,11 +19,11 @@
 #include "ntfs/read.h"
 
 /* ntfs_vol_index_open: index NAME of record D (base record REC, checked):
- * 0, 1 when its root or bitmap has extents in several records (not
- * walked), -1 corrupt (IX->why), -ENOMEM; close it in every case.  An
- * $INDEX_ALLOCATION in several extents (its base's list names them) is
- * read whole: the runs of all extents joined in VCN order (IN_USE as in
- * ntfs/file_attrs.h). */
+ * 0, 1 when its list names extents of its (resident) root at a VCN
+ * other than 0 (not walked), -1 corrupt (IX->why), -ENOMEM; close it in
+ * every case.  An $INDEX_ALLOCATION or a $BITMAP in several extents (its
+ * base's list names them) is read whole: the runs of all extents joined
+ * in VCN order (IN_USE as in ntfs/file_attrs.h). */
 struct ntfs_index {
 	struct ntfs_vol *vol;
 	const uint8_t *root;		/* $INDEX_ROOT value */

@@ -58,12 +58,14 @@ int ntfs_index_plan_build(const struct ntfs_geometry *g,
 			  uint32_t collation, const struct ntfs_ib_entry *e,
 			  long n, uint32_t other, const struct ntfs_run *old,
 			  long nold, const struct index_shape *sh, char *why);
-/* The $I30 index of E (N entries) for an allocation in several extents,
- * whose runs (all extents, NOLD of them) are OLD and data size OLD_SIZE:
- * the root as big as ROOM, the blocks in the old clusters (there must be
- * enough of them), a bitmap of BITMAP_LEN bytes.  0, or -1 with WHY. */
+/* The index of TYPE and COLLATION from E (N entries) for an allocation
+ * kept where it is (in one or several extents), whose runs (all extents,
+ * NOLD of them) are OLD and data size OLD_SIZE: the root as big as ROOM,
+ * the blocks in the old clusters (there must be enough of them), a bitmap
+ * of BITMAP_LEN bytes.  0, or -1 with WHY. */
 int ntfs_index_plan_in_extents(const struct ntfs_geometry *g,
-			       struct index_plan *p,
+			       struct index_plan *p, uint32_t type,
+			       uint32_t collation,
 			       const struct ntfs_ib_entry *e, long n,
 			       uint32_t room, const struct ntfs_run *old,
 			       long nold, uint64_t old_size,
@@ -93,26 +95,35 @@ int ntfs_index_attrs_scan(const struct ntfs_geometry *g, const uint8_t *rec,
 int ntfs_index_rewrite_record(const struct ntfs_geometry *g, const uint8_t *rec,
 			      uint8_t *out, const struct index_plan *p,
 			      const char *name, char *why);
-/* Record REC with its $I30 attributes replaced by P's in place, each
- * keeping its instance number (but for the allocation when KEEP_ALLOC),
- * into OUT: for a directory whose index attributes are spread over the
- * records its $ATTRIBUTE_LIST names.  0, or -1 with WHY. */
+/* Record REC with the attributes of its index NAME replaced by P's in
+ * place, each keeping its instance number (but for the slots whose bit
+ * 1 << NTFS_IX_* is in KEEP: those stay byte for byte), into OUT: for a
+ * file whose index attributes are spread over the records its
+ * $ATTRIBUTE_LIST names.  0, or -1 with WHY. */
 int ntfs_index_rewrite_holder(const struct ntfs_geometry *g,
 			      const uint8_t *rec, uint8_t *out,
-			      const struct index_plan *p, bool keep_alloc,
-			      char *why);
-/* The $I30 attribute of TYPE in checked record REC, or NULL. */
-const struct ntfs_attr_header *ntfs_i30_in(const uint8_t *rec, uint32_t type);
+			      const struct index_plan *p, const char *name,
+			      unsigned int keep, char *why);
+/* The attribute of TYPE of index NAME in checked record REC, or NULL. */
+const struct ntfs_attr_header *ntfs_index_attr_in(const uint8_t *rec,
+						  uint32_t type, const char *name);
 
 /* The three index attributes, in the order of their types. */
 enum { NTFS_IX_ROOT, NTFS_IX_ALLOC, NTFS_IX_BITMAP, NTFS_IX_SLOTS };
 extern const uint32_t ntfs_ix_slot_types[NTFS_IX_SLOTS];
-/* Which record holds each $I30 attribute of the file whose checked base
- * record REC has an $ATTRIBUTE_LIST (UINT64_MAX: none; for the
- * allocation, its extent at VCN 0); *MORE: the allocation's later
- * extents.  0, or -1 with WHY (the list unreadable, lacking index
- * attributes, or naming a root or bitmap in several extents). */
-int ntfs_i30_holders(struct ntfs_vol *v, const uint8_t *rec,
-		     uint64_t at[NTFS_IX_SLOTS], size_t *more, char *why);
+/* Which record holds each attribute of index NAME of the file whose
+ * checked base record REC has an $ATTRIBUTE_LIST (UINT64_MAX: none; for
+ * the allocation and the bitmap, their extent at VCN 0); MORE[k]: the
+ * later extents of slot k (allocation, bitmap).  0, or -1 with WHY (the
+ * list unreadable, lacking index attributes, or naming a root in several
+ * extents). */
+int ntfs_index_holders(struct ntfs_vol *v, const uint8_t *rec, const char *name,
+		       uint64_t at[NTFS_IX_SLOTS], size_t more[NTFS_IX_SLOTS],
+		       char *why);
+/* Record REC without the extents of index NAME's $INDEX_ALLOCATION at a
+ * lowest VCN above 0, into OUT; *LEFT: the attributes it keeps.  0, or
+ * -1 with WHY. */
+int ntfs_index_drop_later(const struct ntfs_geometry *g, const uint8_t *rec,
+			  uint8_t *out, const char *name, int *left, char *why);
 
 #endif

@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""A view index whose $INDEX_ALLOCATION and $BITMAP are both split over
+extension records (named by an $ATTRIBUTE_LIST), and damage to its later
+part, for tests/ntfs/viewsplit.bats.  The format is handled here from the
+format documentation (ntfs_patch.py's record I/O), not libntfs.
+
+  viewsplit_lab.py make IMG MKFS     populate through ntfs-3g: o/f000..
+                                     each with a 16-byte object id, so
+                                     that $ObjId:$O has several blocks
+  viewsplit_lab.py split IMG         $O's allocation and bitmap moved out
+                                     of $ObjId's record: extent 1 of each
+                                     in one new extension record, extent 2
+                                     in another (the bitmap made
+                                     non-resident, two clusters); prints
+                                     "RECORD EXT1 EXT2 BLOCKS"
+  viewsplit_lab.py layout IMG        "ALLOC-EXTENTS BITMAP-EXTENTS RECORDS"
+                                     from $ObjId's list
+  viewsplit_lab.py damage IMG CASE   key: an entry of the first block of
+                                     the second allocation extent gets a
+                                     key out of order; vcn: that block's
+                                     VCN field wrong; bit: its bit in the
+                                     index bitmap cleared
+  viewsplit_lab.py ids MNT           "NAME HEX" of each o/ file's
+                                     system.ntfs_object_id (ntfs-3g reads
+                                     the birth ids from $O's entry)
+"""
+import os
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "lab"))
+import base as B  # noqa: E402
+from crosslink_damage import encode  # noqa: E402
+from ntfs_patch import Volume, attrs, refix, runs_of, unfix  # noqa: E402
+
+FILES = 200
+AT_SI, AT_LIST, AT_ALLOC, AT_BITMAP = 0x10, 0x20, 0xA0, 0xB0
+END = 0xFFFFFFFF
+NAME = "$O"
+
+
+def aligned(n):
+    return (n + 7) & ~7
+
+
+def make(img, mkfs):
+    subprocess.run(["truncate", "-s", "0", img], check=True)
+    subprocess.run(["truncate", "-s", "8M", img], check=True)
+    subprocess.run([mkfs, "-q", "-F", "-c", "512", img], check=True,
+                   stdout=subprocess.DEVNULL)
+    m = img + ".mnt"
+    if not B.mount(img, m):
+        sys.exit("ntfs-3g cannot mount " + img)
+    try:
+        os.makedirs(m + "/o")
+        for i in range(FILES):
+            p = m + "/o/f%03d" % i
+            with open(p, "wb") as f:
+                f.write(b"%d\n" % i)
+            oid = struct.pack("<IIQ", 0x9e3779b9 * (i + 1) & 0xffffffff, i, 0x0123456789abcdef)
+            os.setxattr(p, "system.ntfs_object_id", oid)
+    finally:
+        B.umount(m)
+        os.rmdir(m)
+
+
+def ids(m):
+    for n in sorted(os.listdir(m + "/o")):
+        print(n, os.getxattr(m + "/o/" + n, "system.ntfs_object_id").hex())
+
+
+def bitmap_of(v, recno):
+    """(runs, bytes) of the $BITMAP of $MFT (RECNO 0) or $Bitmap (6)."""
+    r = v.read(recno)
+    off = [o for o, t, n in attrs(r) if t == (AT_BITMAP if recno == 0 else 0x80) and not n][0]
+    runs = runs_of(r, off)
+    size, = struct.unpack_from("<q", r, off + 0x30)
+    return runs, bytearray(b"".join(v.pread(l * v.cs, n * v.cs) for l, n in runs)[:size])
+
+
+def put_bitmap(v, runs, bits):
+    pos = 0
+    for l, n in runs:
+        v.pwrite(l * v.cs, bytes(bits[pos:pos + n * v.cs]))
+        pos += n * v.cs
+
+
+def objid_record(v):
+    """$ObjId's record: the one in use naming $Extend (11) as parent."""
+    runs, bits = bitmap_of(v, 0)
+    for n in range(24, len(bits) * 8):
+        if not bits[n // 8] >> (n % 8) & 1:
+            continue
+        try:
+            r = v.read(n)
+        except (AssertionError, IndexError):
+            continue
+        if r[:4] != b"FILE":
+            continue
+        for off, t, _ in attrs(r):
+            if t == 0x30:
+                vo, = struct.unpack_from("<H", r, off + 0x14)
+                parent, = struct.unpack_from("<Q", r, off + vo)
+                nl = r[off + vo + 0x40]
+                nm = r[off + vo + 0x42:off + vo + 0x42 + 2 * nl].decode("utf-16-le")
+                if parent & 0xFFFFFFFFFFFF == 11 and nm == "$ObjId":
+                    return n
+    sys.exit("no $ObjId")
+
+
+def nonresident(t, name, lo, hi, runs, sizes, instance):
+    nm = name.encode("utf-16-le")
+    mpo = aligned(0x40 + len(nm))
+    mp = encode(runs)
+    ln = aligned(mpo + len(mp))
+    a = bytearray(ln)
+    struct.pack_into("<IIBBHHH", a, 0, t, ln, 1, len(name), 0x40, 0, instance)
+    struct.pack_into("<qqH", a, 0x10, lo, hi, mpo)
+    struct.pack_into("<qqq", a, 0x28, *sizes)
+    a[0x40:0x40 + len(nm)] = nm
+    a[mpo:mpo + len(mp)] = mp
+    return bytes(a)
+
+
+def list_entry(t, name, vcn, ref, instance):
+    nm = name.encode("utf-16-le")
+    ln = aligned(0x1A + len(nm))
+    e = bytearray(ln)
+    struct.pack_into("<IHBBqQH", e, 0, t, ln, len(name), 0x1A, vcn, ref, instance)
+    e[0x1A:0x1A + len(nm)] = nm
+    return bytes(e)
+
+
+def ext_record(v, recno, base_ref, parts):
+    """A fresh FILE record RECNO extending BASE_REF holding PARTS (each
+    (attribute bytes)); instances 0.. in order."""
+    old = v.pread(v.offset(v.mft_runs, recno * v.rs), v.rs)
+    seq = struct.unpack_from("<H", old, 0x10)[0] if old[:4] == b"FILE" else 0
+    seq = seq or 1
+    usa_cnt = v.rs // 512 + 1
+    first = aligned(0x30 + 2 * usa_cnt)
+    body = b"".join(parts)
+    r = bytearray(v.rs)
+    r[0:4] = b"FILE"
+    struct.pack_into("<HHQHHHHII", r, 4, 0x30, usa_cnt, 0, seq, 0, first, 1,
+                     first + len(body) + 8, v.rs)
+    struct.pack_into("<QHHI", r, 0x20, base_ref, len(parts), 0, recno)
+    struct.pack_into("<H", r, 0x30, 1)
+    r[first:first + len(body)] = body
+    struct.pack_into("<II", r, first + len(body), END, 0)
+    return r, seq
+
+
+def split(img):
+    v = Volume(img)
+    d = objid_record(v)
+    rec = v.read(d)
+    dseq, = struct.unpack_from("<H", rec, 0x10)
+    base_ref = d | dseq << 48
+    alloc = [o for o, t, n in attrs(rec) if t == AT_ALLOC and n == NAME]
+    bmp = [o for o, t, n in attrs(rec) if t == AT_BITMAP and n == NAME]
+    if not alloc or not bmp:
+        sys.exit("$O has no allocation")
+    ao, bo = alloc[0], bmp[0]
+    if rec[bo + 8]:
+        sys.exit("$O's bitmap already non-resident")
+    aruns = runs_of(rec, ao)
+    asizes = struct.unpack_from("<qqq", rec, ao + 0x28)
+    nclus = sum(n for _, n in aruns)
+    per = 4096 // v.cs
+    if nclus < 2 * per:
+        sys.exit("$O has one block only")
+    cut = per                      # the second extent from block 1 on
+    first, rest, pos = [], [], 0
+    for l, n in aruns:
+        if pos + n <= cut:
+            first.append((l, n))
+        elif pos >= cut:
+            rest.append((l, n))
+        else:
+            first.append((l, cut - pos))
+            rest.append((l + cut - pos, n - (cut - pos)))
+        pos += n
+    vo, = struct.unpack_from("<H", rec, bo + 0x14)
+    vl, = struct.unpack_from("<I", rec, bo + 0x10)
+    bits = bytes(rec[bo + vo:bo + vo + vl])
+    # two free clusters for the bitmap, its bytes over both
+    cruns, cbits = bitmap_of(v, 6)
+    nclusters = struct.unpack_from("<q", v.pread(0, 512), 0x28)[0] * 512 // v.cs
+    free = [c for c in range(nclusters - 1, 0, -1) if not cbits[c // 8] >> (c % 8) & 1][:2]
+    for c in free:
+        cbits[c // 8] |= 1 << (c % 8)
+    put_bitmap(v, cruns, cbits)
+    v.pwrite(free[0] * v.cs, bits + bytes(v.cs - len(bits)))
+    v.pwrite(free[1] * v.cs, bytes(v.cs))
+    bsz = 2 * v.cs
+    # two free records from 24 on
+    mruns, mbits = bitmap_of(v, 0)
+    nrec = sum(n for _, n in v.mft_runs) * v.cs // v.rs
+    x = [n for n in range(24, min(nrec, len(mbits) * 8)) if not mbits[n // 8] >> (n % 8) & 1][:2]
+    if len(x) < 2:
+        sys.exit("no free records")
+    for n in x:
+        mbits[n // 8] |= 1 << (n % 8)
+    put_bitmap(v, mruns, mbits)
+    a1 = nonresident(AT_ALLOC, NAME, 0, cut - 1, first, asizes, 0)
+    b1 = nonresident(AT_BITMAP, NAME, 0, 0, [(free[0], 1)], (bsz, bsz, bsz), 1)
+    a2 = nonresident(AT_ALLOC, NAME, cut, nclus - 1, rest, (0, 0, 0), 0)
+    b2 = nonresident(AT_BITMAP, NAME, 1, 1, [(free[1], 1)], (0, 0, 0), 1)
+    r1, s1 = ext_record(v, x[0], base_ref, [a1, b1])
+    r2, s2 = ext_record(v, x[1], base_ref, [a2, b2])
+    # the base: without the two, with a list after $STANDARD_INFORMATION
+    entries = []
+    kept = []
+    for off, t, n in attrs(rec):
+        ln, = struct.unpack_from("<I", rec, off + 4)
+        if off in (ao, bo):
+            continue
+        kept.append((t, rec[off:off + ln]))
+        entries.append((t, n, 0, base_ref, struct.unpack_from("<H", rec, off + 0x0E)[0]))
+    for t, vcn, ref, inst in ((AT_ALLOC, 0, x[0] | s1 << 48, 0), (AT_BITMAP, 0, x[0] | s1 << 48, 1),
+                              (AT_ALLOC, cut, x[1] | s2 << 48, 0), (AT_BITMAP, 1, x[1] | s2 << 48, 1)):
+        entries.append((t, NAME, vcn, ref, inst))
+    entries.sort(key=lambda e: (e[0], e[1], e[2]))
+    value = b"".join(list_entry(*e) for e in entries)
+    instance, = struct.unpack_from("<H", rec, 0x28)
+    al = bytearray(aligned(0x18 + len(value)))
+    struct.pack_into("<IIBBHHHIHBB", al, 0, AT_LIST, len(al), 0, 0, 0x18, 0, instance,
+                     len(value), 0x18, 0, 0)
+    al[0x18:0x18 + len(value)] = value
+    out = b""
+    for t, a in kept:
+        out += bytes(a)
+        if t == AT_SI:
+            out += bytes(al)
+    f0, = struct.unpack_from("<H", rec, 0x14)
+    if f0 + len(out) + 8 > v.rs:
+        sys.exit("the list does not fit")
+    new = bytearray(rec)
+    new[f0:] = bytes(v.rs - f0)
+    new[f0:f0 + len(out)] = out
+    struct.pack_into("<II", new, f0 + len(out), END, 0)
+    struct.pack_into("<I", new, 0x18, f0 + len(out) + 8)
+    struct.pack_into("<H", new, 0x28, instance + 1)
+    v.write(x[0], r1)
+    v.write(x[1], r2)
+    v.write(d, new)
+    print(d, x[0], x[1], nclus // per)
+
+
+def extents(v, d):
+    """{type: [(vcn, record, runs)]} of $O, through $ObjId's list."""
+    rec = v.read(d)
+    lo = [o for o, t, _ in attrs(rec) if t == AT_LIST][0]
+    vo, = struct.unpack_from("<H", rec, lo + 0x14)
+    vl, = struct.unpack_from("<I", rec, lo + 0x10)
+    lst, off, out = rec[lo + vo:lo + vo + vl], 0, {}
+    while off + 0x1A <= len(lst):
+        t, ln, nl, no, vcn, ref = struct.unpack_from("<IHBBqQ", lst, off)
+        if ln < 0x1A:
+            break
+        if lst[off + no:off + no + 2 * nl].decode("utf-16-le") == NAME and t in (AT_ALLOC, AT_BITMAP):
+            x = v.read(ref & 0xFFFFFFFFFFFF)
+            for ao, at, an in attrs(x):
+                if at == t and an == NAME and x[ao + 8] and struct.unpack_from("<q", x, ao + 0x10)[0] == vcn:
+                    out.setdefault(t, []).append((vcn, ref & 0xFFFFFFFFFFFF, runs_of(x, ao)))
+        off += ln
+    return out
+
+
+def layout(img):
+    v = Volume(img)
+    x = extents(v, objid_record(v))
+    recs = {r for e in x.values() for _, r, _ in e}
+    print(len(x.get(AT_ALLOC, [])), len(x.get(AT_BITMAP, [])), len(recs))
+
+
+def damage(img, case):
+    v = Volume(img)
+    x = extents(v, objid_record(v))
+    vcn, _, runs = sorted(x[AT_ALLOC])[1]
+    block = vcn * v.cs // 4096
+    if case == "bit":
+        _, _, bruns = sorted(x[AT_BITMAP])[0]
+        at = bruns[0][0] * v.cs + block // 8
+        b = v.pread(at, 1)[0]
+        v.pwrite(at, bytes([b & ~(1 << (block % 8))]))
+        print(block)
+        return
+    at = runs[0][0] * v.cs          # the extent's first block (its run
+    assert runs[0][1] * v.cs >= 4096  # holds it whole)
+    blk = unfix(v.pread(at, 4096))
+    assert blk[:4] == b"INDX", "no INDX block at VCN %d" % vcn
+    if case == "vcn":
+        struct.pack_into("<q", blk, 0x10, vcn + 1000)
+    elif case == "key":
+        eo, = struct.unpack_from("<I", blk, 0x18)
+        e = 0x18 + eo
+        ko = 0x10
+        blk[e + ko:e + ko + 16] = b"\xff" * 16
+    else:
+        sys.exit("unknown case " + case)
+    v.pwrite(at, refix(blk))
+    print(block)
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "make":
+        make(sys.argv[2], sys.argv[3])
+    elif cmd == "split":
+        split(sys.argv[2])
+    elif cmd == "layout":
+        layout(sys.argv[2])
+    elif cmd == "damage":
+        damage(sys.argv[2], sys.argv[3])
+    elif cmd == "ids":
+        ids(sys.argv[2])
+    else:
+        sys.exit(__doc__)
