@@ -432,8 +432,10 @@ static int moved_tail(struct ntfs_check *c, struct bm_view *bv, uint64_t top,
 	if (!rec || !rec6)
 		goto out;
 	ret = 0;
-	/* the first two records past the allocation in use */
-	if (bm_bit(c, bv, top) != 1 || bm_bit(c, bv, top + 1) != 1)
+	/* the first record past the allocation in use (a driver takes the
+	 * lowest free record: one file created after the MFT grew is the
+	 * first record of the new extent alone) */
+	if (bm_bit(c, bv, top) != 1)
 		goto out;
 	/* $Bitmap (its first extent is enough: record 6 is in $MFT's) */
 	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_BITMAP, rec6) ||
