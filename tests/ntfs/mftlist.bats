@@ -140,6 +140,17 @@ judge() {
 	judge base "follow in sequence at cluster" "$MVOL" mmanifest.0
 }
 
+# Record 0 alone written back from before the MFT grew, and the $MFT
+# bitmap's bits past its runs cleared (a partial restore of the volume's
+# first clusters from a backup, issue 11 adversary2's lab kind
+# o-BASE-gK): its $MFTMirr copy is the newer one (its runs extend record
+# 0's and map records in use past them): record 0 is taken from it;
+# before, with no bit past the runs there was no tail to look for, the
+# mirror was overwritten with the old record 0 and the 100 files dropped.
+@test "MFT elsewhere: record 0 and the MFT bitmap stale, the mirror copy newer: record 0 from the mirror, no file lost" {
+	judge base0bits "older than its \$MFTMirr copy" "$MVOL" mmanifest.0
+}
+
 @test "MFT elsewhere: two FILE records numbered where the runs end: nothing written, exit 4, both named" {
 	local before
 	cp --sparse=always "$MVOL" d.img
