@@ -47,6 +47,12 @@ ROW(PR_MFT_UNREADABLE, 0x010001, "mft_unreadable",
 ROW(PR_MFT_FROM_MIRROR, 0x010002, "mft_record_from_mirror",
     "record is unusable (%s); $MFTMirr holds a valid copy",
     FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
+/* record 0 older than its mirror copy (an old copy written back over
+ * the MFT's first records, a partial restore): the mirror's runs extend
+ * its runs and map records in use past them */
+ROW(PR_MFT_MIRROR_NEWER, 0x010072, "mft_record_older_than_mirror",
+    "record is older than its $MFTMirr copy (%s); the copy is used",
+    FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
 ROW(PR_MIRROR_DIFFERS, 0x010003, "mftmirr_differs",
     "$MFTMirr copy differs from $MFT",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

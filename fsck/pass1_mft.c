@@ -122,6 +122,56 @@ static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
 	return 0;
 }
 
+/* Is MIR, a usable $MFTMirr copy of record 0 that differs from REC
+ * ($MFT's, usable), the newer one?  Only when the evidence is on disk:
+ * neither has an attribute list, the mirror's $DATA runs are REC's with
+ * the last one longer or more after it (the MFT grew; REC's write was
+ * lost or an old copy of it written back), and the first record past
+ * REC's runs, where the mirror's map it, is a FILE record in use
+ * carrying that number.  *WHY says so. */
+static bool mirror_newer(struct ntfs_check *c, const uint8_t *rec,
+			 const uint8_t *mir, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
+	struct ntfs_run *pr = NULL, *mr = NULL;
+	long pn = 0, mn = 0;
+	uint64_t plen = 0, mlen = 0, off;
+	uint8_t *top = malloc(rs);
+	struct ntfs_mft_record m;
+	char twhy[NTFS_WHY];
+	bool newer = false;
+
+	if (!top || !memcmp(rec, mir, rs) ||
+	    ntfs_attr_find(rec, NTFS_AT_ATTRIBUTE_LIST) ||
+	    ntfs_attr_find(mir, NTFS_AT_ATTRIBUTE_LIST) ||
+	    ntfs_vol_attr_runs(&c->vol, rec, NTFS_AT_DATA, &plen, &pr, &pn) ||
+	    ntfs_vol_attr_runs(&c->vol, mir, NTFS_AT_DATA, &mlen, &mr, &mn) ||
+	    pn <= 0 || mn < pn || plen % rs || mlen <= plen)
+		goto out;
+	for (long i = 0; i < pn; i++)
+		if (pr[i].lcn < 0 || mr[i].lcn != pr[i].lcn ||
+		    (i < pn - 1 ? mr[i].len != pr[i].len : mr[i].len < pr[i].len))
+			goto out;
+	off = ntfs_runs_offset(mr, mn, cs, plen, rs);
+	if (off == UINT64_MAX || fsf_dev_pread(&c->dev, top, rs, off) ||
+	    ntfs_record_check(top, rs, NTFS_MAGIC_FILE, twhy) != NTFS_REC_OK)
+		goto out;
+	memcpy(&m, top, sizeof(m));
+	if (le16toh(m.h.usa_ofs) < sizeof(m) ||
+	    le32toh(m.mft_record_number) != (uint32_t)(plen / rs) ||
+	    !(le16toh(m.flags) & NTFS_MFT_IN_USE))
+		goto out;
+	snprintf(why, NTFS_WHY, "its runs end at record %llu, the copy's map %llu records, record %llu in use",
+		 (unsigned long long)(plen / rs), (unsigned long long)(mlen / rs),
+		 (unsigned long long)(plen / rs));
+	newer = true;
+out:
+	free(pr);
+	free(mr);
+	free(top);
+	return newer;
+}
+
 /* Record 0 from $MFT, or from $MFTMirr when $MFT's copy is unusable.
  * Both locations were verified by pass 0. */
 static int load_record0(struct ntfs_check *c, uint8_t *rec)
@@ -144,8 +194,20 @@ static int load_record0(struct ntfs_check *c, uint8_t *rec)
 	}
 	if (c->geo.mft_bad & 1)
 		snprintf(why, sizeof(why), "%s", c->geo.mft_why[0]);
-	else if (system_record_usable(c, rec, 0, why) == 0)
+	else if (system_record_usable(c, rec, 0, why) == 0) {
+		/* usable, and older than the mirror's copy? */
+		if (!c->geo.mirr_ok || fsf_dev_pread(&c->dev, mir, rs, mirror_offset(c, 0)))
+			goto out;
+		memcpy(raw, mir, rs);	/* as on disk: the fixups undone below */
+		if (system_record_usable(c, mir, 0, mwhy) != 0 ||
+		    !mirror_newer(c, rec, mir, why))
+			goto out;
+		memcpy(rec, mir, rs);
+		if (fsf_fix_ask(&c->fix, &PR_MFT_MIRROR_NEWER, "$MFT record 0", why) &&
+		    fsf_dev_pwrite(&c->dev, raw, rs, off))
+			fsf_fix_failed(&c->fix);
 		goto out;
+	}
 	if (c->geo.mirr_ok && !fsf_dev_pread(&c->dev, mir, rs, mirror_offset(c, 0))) {
 		memcpy(raw, mir, rs);
 		mir_ok = system_record_usable(c, mir, 0, mwhy) == 0;
@@ -432,8 +494,10 @@ static int moved_tail(struct ntfs_check *c, struct bm_view *bv, uint64_t top,
 	if (!rec || !rec6)
 		goto out;
 	ret = 0;
-	/* the first two records past the allocation in use */
-	if (bm_bit(c, bv, top) != 1 || bm_bit(c, bv, top + 1) != 1)
+	/* the first record past the allocation in use (a driver takes the
+	 * lowest free record: one file created after the MFT grew is the
+	 * first record of the new extent alone) */
+	if (bm_bit(c, bv, top) != 1)
 		goto out;
 	/* $Bitmap (its first extent is enough: record 6 is in $MFT's) */
 	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_BITMAP, rec6) ||

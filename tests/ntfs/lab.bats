@@ -6,8 +6,10 @@
 # (kind kpowercut: cut from the recorded block writes in
 # tests/ntfs/lab/kfixture, no QEMU here), 6 targeted cases on the rich4k
 # base (compression, DOS names, reparse points, object ids, $Secure, EAs,
-# attribute lists; its census checked), 2 stale-block cases on kern4k
-# (kind stale: a lost write, old copies written back), plus one undamaged control per
+# attribute lists; its census checked), 3 stale-block cases on kern4k
+# (kind stale: a lost write, old copies written back, a partial restore),
+# 2 adverse writes on ours4k (kind adverse: torn records, a misdirected
+# INDX block), plus one undamaged control per
 # base volume, judged by oracles
 # that are not fsck.ntfs (image bytes, exit codes, ntfsck -n from the sid
 # tree, ntfs-3g mount + content manifest against the one taken before the
@@ -22,8 +24,13 @@ LAB=$FSFORGE_TOP/tests/ntfs/lab
 RICH_CASES=t-rich4k-rp-attr-vlen-big,t-rich4k-oid-attr-vlen-zero,t-rich4k-sec-sdh-blk-zeroed,t-rich4k-comp-ctext-csize-plus1,t-rich4k-alist-streams-entry-ref,t-rich4k-rp-rentry-ref
 # stale blocks on kern4k's recorded kernel writes (tests/ntfs/lab/stale.py):
 # an INDX block's write lost, an MFT record's old copy written back
-# over the newer one
-STALE_CASES=o-kern4k-l594,o-kern4k-s454
+# over the newer one, the first 128 KiB (boot sector, $MFT's bitmap and
+# first records) restored from before the recording (record 0 older than
+# its mirror copy: 262 files were dropped)
+STALE_CASES=o-kern4k-l594,o-kern4k-s454,o-kern4k-g1
+# adverse writes (tests/ntfs/lab/adverse.py): MFT records torn across
+# sectors, an INDX block misdirected into another directory's index
+ADVERSE_CASES=a-ours4k-tornrec-1100000,a-ours4k-misindx-1100003
 
 setup_file() {
 	export FSCK_NTFS=${FSCK_NTFS:-$FSFORGE_BUILDDIR/fsck/fsck.ntfs}
@@ -41,6 +48,9 @@ setup_file() {
 		>> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
 	"$LAB/run-lab" --seed 1 --jobs 2 --out "$OUT" --bases kern4k --kinds stale \
 		--only "$STALE_CASES" \
+		>> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
+	"$LAB/run-lab" --seed 11 --jobs 2 --out "$OUT" --bases ours4k --kinds adverse \
+		--only "$ADVERSE_CASES" \
 		>> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
 	"$LAB/run-lab" table "$OUT" > "$OUT/table.txt" 2>&1 || true
 }

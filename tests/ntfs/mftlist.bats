@@ -17,6 +17,7 @@
 #  - moved: the one FILE record numbered where the runs end, in clusters
 #    in use that no record claims, and those in sequence after it: a
 #    run is added for them;
+#  - one: 3 files only, the first record of the new extent alone in use;
 #  - twin: a copy of that cluster elsewhere (two candidates): nothing is
 #    written, exit 4, both named (-a would otherwise drop the 100 files).
 #  - ghost, logtwin: a record not in use naming that run (a deleted
@@ -139,6 +140,17 @@ judge() {
 	judge base "follow in sequence at cluster" "$MVOL" mmanifest.0
 }
 
+# Record 0 alone written back from before the MFT grew, and the $MFT
+# bitmap's bits past its runs cleared (a partial restore of the volume's
+# first clusters from a backup, issue 11 adversary2's lab kind
+# o-BASE-gK): its $MFTMirr copy is the newer one (its runs extend record
+# 0's and map records in use past them): record 0 is taken from it;
+# before, with no bit past the runs there was no tail to look for, the
+# mirror was overwritten with the old record 0 and the 100 files dropped.
+@test "MFT elsewhere: record 0 and the MFT bitmap stale, the mirror copy newer: record 0 from the mirror, no file lost" {
+	judge base0bits "older than its \$MFTMirr copy" "$MVOL" mmanifest.0
+}
+
 @test "MFT elsewhere: two FILE records numbered where the runs end: nothing written, exit 4, both named" {
 	local before
 	cp --sparse=always "$MVOL" d.img
@@ -152,6 +164,20 @@ judge() {
 	[ "$status" -eq 4 ] || die "-a exit $status"
 	[[ "$output" == *"at clusters $a and $b"* ]] || die "clusters $a and $b not named"
 	[ "$(sha256sum < d.img)" = "$before" ] || die "-a wrote"
+}
+
+# The same with 3 files written while the clusters after $MFT were held:
+# the first record of the MFT's new extent alone is in use (the lowest
+# free record a driver takes); before, only two bits in use past the
+# allocation were looked at, so the one file there was dropped
+# (issue 11, adversary2: a single-record moved tail).
+@test "MFT elsewhere: one record in use in the moved extent: found, its file kept" {
+	python3 "$LAB" make-moved one.img "$MKFS_NTFS" 3 || die "making the volume failed"
+	mkdir -p mnt
+	ntfs-3g -o ro one.img mnt || die "ntfs-3g cannot mount the volume"
+	python3 "$ALLAB" manifest mnt > "$BATS_FILE_TMPDIR/onemanifest.0"
+	umount mnt
+	judge base "1 records follow in sequence at cluster" "$PWD/one.img" onemanifest.0
 }
 
 # The same stale record 0 with, in a free record of the first run, a

@@ -51,7 +51,10 @@ through splitidx_lab.py), not libntfs.
   mftlist_lab.py stale IMG CASE       write back a saved record: CASE ext,
                                       the one holding the last extent;
                                       base, record 0 (and its $MFTMirr
-                                      copy); prints its number
+                                      copy); base0, record 0 alone (its
+                                      mirror copy newer); base0bits, that and
+                                      the $MFT bitmap's bits past record 0's
+                                      runs cleared; prints its number
 """
 import json
 import os
@@ -372,16 +375,41 @@ def info(img):
 def stale(img, case):
     with open(img + ".old") as f:
         old = json.load(f)
-    rec = 0 if case == "base" else old["last"]
+    rec = 0 if case.startswith("base") else old["last"]
     v = S.Vol(img)
     S.mft_extents(v)
     at = v.g.rec_off(rec)
     v.img[at:at + v.g.rs] = bytes.fromhex(old["recs"][str(rec)])
-    if rec == 0:     # and its $MFTMirr copy: no newer copy anywhere
+    if case == "base":     # and its $MFTMirr copy: no newer copy anywhere
         mirr, = struct.unpack_from("<q", v.img, 0x38)
         v.img[mirr * v.g.cs:mirr * v.g.cs + v.g.rs] = v.img[at:at + v.g.rs]
     v.save()
+    if case == "base0bits":
+        clear_bits_past(img)
     print(rec)
+
+
+def clear_bits_past(img):
+    """The $MFT bitmap's bits from the end of record 0's runs to the end
+    of its allocation cleared (the bitmap as old as record 0)."""
+    v = S.Vol(img)
+    top = sum(ln for _, ln in v.g.mft_runs) * v.g.cs // v.g.rs
+    rec = v.rec(0)
+    for off, t, name, nr in P.attrs(rec):
+        if t == 0xb0 and name == "" and nr:
+            runs = P.runlist(rec, off)
+            break
+    else:
+        sys.exit("no non-resident $MFT bitmap")
+    pos = 0
+    for l, ln in runs:
+        for byte in range(pos, pos + ln * v.g.cs):
+            at = l * v.g.cs + byte - pos
+            for bit in range(8):
+                if byte * 8 + bit >= top:
+                    v.img[at] &= ~(1 << bit) & 0xFF
+        pos += ln * v.g.cs
+    v.save()
 
 
 if __name__ == "__main__":

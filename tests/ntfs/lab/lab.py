@@ -6,7 +6,7 @@ damage, the bytes of the image), side by side with ntfsck -a.
 
   lab.py run   [--cases N] [--seed S] [--kinds K,..] [--jobs J] [--out DIR]
                [--bases B,..] [--random N] [--cuts N] [--kcuts N] [--krecord]
-               [--kwalk N] [--stale N]
+               [--kwalk N] [--stale N] [--adverse N]
   lab.py table DIR            summary table of a finished run
   lab.py check DIR INVARIANT  exit 1 naming every case that breaks it
                               (nwrite crash exit converge control undo
@@ -36,6 +36,7 @@ import damages as D  # noqa: E402
 import powercut as PC  # noqa: E402
 import kpowercut as KP  # noqa: E402
 import stale as ST  # noqa: E402
+import adverse as AD  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(HERE, "../../.."))
 BUILD = os.environ.get("FSFORGE_BUILDDIR", os.path.join(TOP, "build"))
@@ -181,7 +182,7 @@ def kcases(bases, kinds, seed, nkcuts):
     return out
 
 
-def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0):
+def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0, nadverse=0):
     """Every case id, in a stable order: targeted cases of each base, then
     NRANDOM random and NCUTS power-cut cases per base, NSTALE stale ones
     per base with a recording."""
@@ -201,6 +202,8 @@ def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0):
             out += ["r-%s-%d" % (b, seed * 100000 + i) for i in range(nrandom)]
         if "sectors" in kinds:
             out += ["s-%s-%d" % (b, seed * 100000 + i) for i in range(nrandom)]
+        if "adverse" in kinds:
+            out += AD.case_ids(b, seed, nadverse or nrandom)
         if "powercut" in kinds and os.path.exists(d + "/writes"):
             w = PC.load(d + "/writes")
             # a different set of cut points for each base
@@ -219,7 +222,7 @@ def pick(ids, n, seed, kinds):
     for i in ids:
         groups.setdefault(i[0], []).append(i)
     share = {k: 0 for k in groups}
-    left, ks = n, sorted(groups, key=lambda k: "tprso".index(k))
+    left, ks = n, sorted(groups, key=lambda k: "tprsoa".index(k))
     while left:
         for k in ks:
             if left and share[k] < len(groups[k]):
@@ -271,6 +274,8 @@ def materialize(cid, bases, out):
         D.sector_damage(v, int(rest))
     elif kind == "o":
         ST.apply(img, stale_writes(d), rest)
+    elif kind == "a":
+        AD.apply(v, rest)
     elif kind == "k":
         e, t = rest.split("-")
         if t[0] == "r":
@@ -624,10 +629,10 @@ def results(out):
 def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
-    kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "external")
+    kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "adverse", "external")
     for r in rs:
         k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
-             "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale"}[r["id"][0]]
+             "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale", "a": "adverse"}[r["id"][0]]
         for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
             rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
@@ -740,6 +745,8 @@ def main():
     rp.add_argument("--bases", default="ours4k,ours1k,sid4k,sid64k")
     rp.add_argument("--random", type=int, default=100, help="random cases per base")
     rp.add_argument("--cuts", type=int, default=40, help="power cuts per base")
+    rp.add_argument("--adverse", type=int, default=0,
+                    help="adverse-write cases per base (kind adverse; default --random)")
     rp.add_argument("--stale", type=int, default=40,
                     help="stale-block cases per base with a recording (kind stale)")
     rp.add_argument("--kcuts", type=int, default=12,
@@ -801,7 +808,7 @@ def run_lab(a):
     # one undamaged control per base: the oracles themselves (and fsck.ntfs's
     # false positives) are checked on a volume that needs no repair
     ids = a.only.split(",") if a.only else ["c-%s-clean" % b for b in bases] + pick(
-        case_list(bases, kinds, a.seed, a.random, a.cuts, a.stale), a.cases, a.seed, kinds) + kcases(
+        case_list(bases, kinds, a.seed, a.random, a.cuts, a.stale, a.adverse), a.cases, a.seed, kinds) + kcases(
         bases, kinds, a.seed, a.kcuts)
     ext = os.path.join(out, "external")
     if not a.only and os.path.isdir(ext):

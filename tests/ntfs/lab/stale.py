@@ -15,6 +15,10 @@ gone wrong:
          to the same sectors (a cache that reorders, a replayed
          write-back of an old copy); those sectors hold write K's older
          content.
+  restore (`o-BASE-gK`): the final volume with the 128 KiB region around
+         write K (aligned down) as it was before the whole recording: a
+         partial restore from a backup taken minutes earlier (the region
+         of `$MFT`, of an index or of `$Bitmap` older than the rest).
 Only writes whose loss or replay changes the final volume are chosen,
 spread over what they hold: MFT records ("FILE"), index blocks ("INDX")
 and the rest (bitmaps, $LogFile, the boot sector, file data).
@@ -34,6 +38,9 @@ def what(data):
     if data[:4] == b"INDX":
         return "indx"
     return "other"
+
+
+REGION = 128 << 10
 
 
 def candidates(writes, base):
@@ -60,6 +67,12 @@ def candidates(writes, base):
             out.setdefault(("l", c), []).append(k)
         if img[off:off + len(data)] != data:
             out.setdefault(("s", c), []).append(k)
+    seen = set()
+    for k, (off, data) in enumerate(writes):
+        r = off // REGION * REGION
+        if r not in seen and base[r:r + REGION] != img[r:r + REGION]:
+            seen.add(r)
+            out.setdefault(("g", what(data)), []).append(k)
     return out
 
 
@@ -80,8 +93,14 @@ def points(writes, base, count, seed):
 
 
 def apply(img, writes, spec):
-    """IMG (the base, bytearray) plus WRITES with case SPEC ("lK"/"sK")."""
+    """IMG (the base, bytearray) plus WRITES with case SPEC ("lK"/"sK"/"gK")."""
     mode, k = spec[0], int(spec[1:])
+    if mode == "g":
+        r = writes[k][0] // REGION * REGION
+        old = bytes(img[r:r + REGION])
+        final(img, writes)
+        img[r:r + REGION] = old
+        return
     for i, (off, data) in enumerate(writes):
         if mode == "l" and i == k:
             continue
