@@ -21,8 +21,11 @@
 
 #include "erofs_files.h"
 
-/* files queued at most (then the walk waits for the oldest) */
-#define QUEUE	16u
+/* files queued at most (then the walk waits for the oldest); the
+ * workers are woken when BATCH are waiting (or the walk waits), not for
+ * every file: most files are small */
+#define QUEUE	64u
+#define BATCH	16u
 
 struct worker {
 	struct erofs_fpool *pool;
@@ -54,13 +57,27 @@ static void job_problem(struct erofs_fjob *j, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void job_problem(struct erofs_fjob *j, const char *fmt, ...)
 {
+	char line[512];
 	va_list ap;
+	size_t n;
+	char *m;
 
-	if (j->nmsg == EROFS_FJOB_MSGS)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(j->msg[j->nmsg++], sizeof(j->msg[0]), fmt, ap);
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	n = strlen(line) + 1;
+	m = realloc(j->msg, j->msglen + n);
+	if (!m) {
+		strcpy(line, "out of memory");
+		n = sizeof("out of memory");
+		m = realloc(j->msg, j->msglen + n);
+		if (!m)
+			return;		/* not counted: nothing to say */
+	}
+	memcpy(m + j->msglen, line, n);
+	j->msg = m;
+	j->msglen += n;
+	j->nmsg++;
 }
 
 /* a hole (chunk-based files): zeros into the digest, a hole in the
@@ -144,8 +161,10 @@ static void check_file(struct erofs_img *img, struct erofs_fjob *j)
 
 static void report(struct erofs_fpool *p, const struct erofs_fjob *j)
 {
-	for (unsigned int i = 0; i < j->nmsg; i++)
-		fsf_err(p->log, "%s: %s", j->path, j->msg[i]);
+	const char *m = j->msg;
+
+	for (unsigned int i = 0; i < j->nmsg; i++, m += strlen(m) + 1)
+		fsf_err(p->log, "%s: %s", j->path, m);
 	p->st->errors += j->nmsg;
 	p->st->logical += j->ino.size;
 	p->st->physical += j->phys;
@@ -185,11 +204,13 @@ static void reap(struct erofs_fpool *p, uint64_t leave)
 		struct erofs_fjob *j = &p->q[p->head % QUEUE];
 
 		if (!j->done) {
+			pthread_cond_broadcast(&p->work);
 			pthread_cond_wait(&p->done, &p->mu);
 			continue;
 		}
 		pthread_mutex_unlock(&p->mu);
 		report(p, j);
+		free(j->msg);
 		free(j->path);
 		pthread_mutex_lock(&p->mu);
 		p->head++;
@@ -200,6 +221,7 @@ static void reap(struct erofs_fpool *p, uint64_t leave)
 
 		pthread_mutex_unlock(&p->mu);
 		report(p, j);
+		free(j->msg);
 		free(j->path);
 		pthread_mutex_lock(&p->mu);
 		p->head++;
@@ -267,6 +289,7 @@ int erofs_fpool_submit(struct erofs_fpool *p, const struct erofs_fjob *job)
 
 		check_file(p->img, &one);
 		report(p, &one);
+		free(one.msg);
 		return 0;
 	}
 	reap(p, QUEUE - 1);
@@ -277,7 +300,8 @@ int erofs_fpool_submit(struct erofs_fpool *p, const struct erofs_fjob *job)
 		return -ENOMEM;
 	pthread_mutex_lock(&p->mu);
 	p->tail++;
-	pthread_cond_signal(&p->work);
+	if (p->tail - p->take >= BATCH)
+		pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	return 0;
 }

@@ -11,8 +11,6 @@
 #include "erofs_check.h"
 #include "fsforge/log.h"
 
-#define EROFS_FJOB_MSGS	3u
-
 /* one regular file: what the walk found, then what its content gave */
 struct erofs_fjob {
 	struct erofs_rinode ino;
@@ -26,7 +24,9 @@ struct erofs_fjob {
 	uint64_t phys;
 	bool verified;			/* the fingerprint matched */
 	unsigned int nmsg;
-	char msg[EROFS_FJOB_MSGS][512];	/* problems, in order */
+	char *msg;			/* problems, in order, each NUL-ended
+					 * (malloc()ed when there is one) */
+	size_t msglen;
 	bool done;
 };
 
