@@ -18,7 +18,7 @@
 #include "erofs/read.h"
 
 /* a metadata read brings in at least this much around it */
-#define WINDOW		(8u << 10)
+#define WINDOW		(4u << 10)
 #define WINDOW_ALIGN	4096u
 
 struct slot {

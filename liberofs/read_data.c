@@ -17,7 +17,7 @@
 static const char *const alg_names[] = { "lz4", "lzma", "deflate", "zstd" };
 
 /* content is read and handed over in pieces of at most this */
-#define PIECE	(64u << 10)
+#define PIECE	(32u << 10)
 
 /* LEN bytes at OFF of device DEV (range checked), to FN in pieces */
 static int read_pieces(struct erofs_img *img, uint32_t dev, uint64_t off,
