@@ -15,16 +15,15 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "erofs/erofs_fs.h"
 #include "erofs_check.h"
+#include "erofs_files.h"
 
 #define DIGEST_PREFIX	"sha256:"
 #define DIGEST_LEN	(7u + 32u)
@@ -73,40 +72,12 @@ struct walk {
 	struct dirwork *stack;
 	size_t nstack, stackcap;
 	char *digest_name;	/* full name of the fingerprint xattr */
+	struct erofs_fpool *pool;	/* regular files' content */
 	/* per-file state */
-	EVP_MD_CTX *md;
-	int fd;
 	const char *path;
 	bool have_digest, digest_bad, xattr_extract;
 	uint8_t digest[32];
-	uint64_t unmapped;	/* content bytes read since pages were dropped */
 };
-
-/* Content is handed to the digest and the extracted file in pieces of
- * up to DROP_EVERY bytes; the mapped pages are dropped (they stay in the
- * page cache) after that much content or 512 metadata objects (inodes,
- * directories) read.  Each read fault maps up to 64 KiB around it
- * (fault-around), so the image's share of the RSS is some MiB; dropping
- * more often bounds it further but every refault costs (measured on
- * /usr/share, peak RSS / time: 8 MiB, 512 objects: 24 MiB, as fast as
- * without the metadata count; 2 MiB, 256: 18 MiB, +15%; 512 KiB, 64:
- * 9.6 MiB, +50%).  Reading the image with pread into a bounded buffer
- * would bound both. */
-#define DROP_EVERY	(8u << 20)
-#define METADATA_COST	(DROP_EVERY / 512u)
-
-static void drop_pages(struct walk *w, uint64_t read)
-{
-	w->unmapped += read;
-	if (!w->o->mapped || w->unmapped < DROP_EVERY)
-		return;
-	madvise((void *)w->img->data, w->img->size, MADV_DONTNEED);
-	for (uint32_t i = 0; i < w->img->ndevices; i++)
-		if (w->img->devices[i].size)
-			madvise((void *)w->img->devices[i].data,
-				w->img->devices[i].size, MADV_DONTNEED);
-	w->unmapped = 0;
-}
 
 /* whether NID was in the set (it is now); -ENOMEM */
 static int nidset_test_set(struct nidset *s, uint64_t nid)
@@ -155,6 +126,8 @@ static void problem(struct walk *w, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* after the problems of the files queued before */
+	erofs_fpool_drain(w->pool);
 	fsf_err(w->log, "%s: %s", path, msg);
 	w->st->errors++;
 }
@@ -310,103 +283,27 @@ static void extract_xattrs(struct walk *w, const struct erofs_rinode *ino,
 
 /* ---- file content -------------------------------------------------------- */
 
-/* a hole (chunk-based files): zeros into the digest, a hole in the
- * extracted file (its size is set at the end) */
-static int hole_fn(struct walk *w, size_t len)
-{
-	static const uint8_t zeros[65536];
-
-	for (size_t k = len; w->md && k; ) {
-		size_t n = k < sizeof(zeros) ? k : sizeof(zeros);
-
-		EVP_DigestUpdate(w->md, zeros, n);
-		k -= n;
-	}
-	if (w->fd >= 0 && lseek(w->fd, (off_t)len, SEEK_CUR) < 0) {
-		snprintf(w->img->err, sizeof(w->img->err),
-			 "cannot seek in the extracted file: %s", strerror(errno));
-		return -EIO;
-	}
-	return 0;
-}
-
-static int data_fn(void *ctx, const uint8_t *buf, size_t len)
-{
-	struct walk *w = ctx;
-
-	if (!buf)
-		return hole_fn(w, len);
-	while (len) {
-		size_t n = len < DROP_EVERY ? len : DROP_EVERY;
-
-		if (w->md)
-			EVP_DigestUpdate(w->md, buf, n);
-		for (size_t done = 0; w->fd >= 0 && done < n; ) {
-			ssize_t r = write(w->fd, buf + done, n - done);
-
-			if (r < 0) {
-				snprintf(w->img->err, sizeof(w->img->err),
-					 "cannot write the extracted file: %s", strerror(errno));
-				return -EIO;
-			}
-			done += (size_t)r;
-		}
-		drop_pages(w, n);
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
+/* the content is checked by the pool (erofs_files.c) */
 static void check_regular(struct walk *w, const struct erofs_rinode *ino,
 			  const char *path)
 {
-	bool want = w->o->digest && ino->size > 0;
-	uint64_t phys = 0;
-	uint8_t md[32];
-	int ret;
+	struct erofs_fjob j = {
+		.ino = *ino, .path = (char *)path, .fd = -1,
+		.want = w->o->digest && ino->size > 0,
+		.have_digest = w->have_digest, .digest_bad = w->digest_bad,
+		.digest_name = w->digest_name,
+	};
 
-	w->fd = -1;
+	memcpy(j.digest, w->digest, sizeof(j.digest));
 	if (w->ex) {
-		w->fd = erofs_extract_file(w->ex, path);
-		if (w->fd < 0)
+		j.fd = erofs_extract_file(w->ex, path);
+		if (j.fd < 0)
 			w->st->errors++;
 	}
-	w->md = NULL;
-	if (want && w->have_digest && !w->digest_bad) {
-		w->md = EVP_MD_CTX_new();
-		if (w->md)
-			EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
-	}
-	ret = erofs_read_data(w->img, ino, data_fn, w, &phys);
-	if (ret)
-		problem(w, path, "%s", w->img->err);
-	w->st->logical += ino->size;
-	w->st->physical += phys;
-	/* a file ending in a hole gets its size */
-	if (w->fd >= 0 && !ret && ftruncate(w->fd, (off_t)ino->size)) {
-		problem(w, path, "cannot set the size of the extracted file: %s",
-			strerror(errno));
-	}
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
-	if (want && !w->have_digest)
-		problem(w, path, "inode %" PRIu64 ": no fingerprint xattr %s",
-			ino->nid, w->digest_name);
-	else if (want && w->digest_bad)
-		problem(w, path, "inode %" PRIu64 ": fingerprint xattr %s is malformed (not 'sha256:' + 32 bytes, or twice)",
-			ino->nid, w->digest_name);
-	else if (w->md && !ret) {
-		EVP_DigestFinal_ex(w->md, md, NULL);
-		if (memcmp(md, w->digest, 32))
-			problem(w, path, "inode %" PRIu64 ": fingerprint %s does not match the content's SHA-256",
-				ino->nid, w->digest_name);
-		else
-			w->st->digests++;
-	}
-	EVP_MD_CTX_free(w->md);
-	w->md = NULL;
+	if (!ino->size && j.fd < 0)
+		return;		/* nothing to read, nothing to find */
+	if (erofs_fpool_submit(w->pool, &j))
+		problem(w, path, "out of memory");
 }
 
 static void check_symlink(struct walk *w, const struct erofs_rinode *ino,
@@ -522,7 +419,6 @@ static int check_entry(struct walk *w, uint64_t dirnid, const char *dpath,
 
 	if (!path)
 		return -ENOMEM;
-	drop_pages(w, METADATA_COST);	/* the inode and its xattrs */
 	if (erofs_read_inode(w->img, d->nid, &ino)) {
 		problem(w, path, "%s", w->img->err);
 		free(path);
@@ -604,45 +500,10 @@ check:
 	return 0;
 }
 
-/* A flat directory's content as it lies in the image: its blocks, then
- * its inline tail (read_flat hands them over in that order), no copy. */
-struct pieces {
-	unsigned int n;
-	const uint8_t *p[2];
-	uint64_t len[2];
-};
-
-static int piece_fn(void *ctx, const uint8_t *buf, size_t len)
-{
-	struct pieces *pc = ctx;
-
-	if (!buf || pc->n == 2)
-		return -EAGAIN;
-	pc->p[pc->n] = buf;
-	pc->len[pc->n++] = len;
-	return 0;
-}
-
-static bool borrow_dir(struct walk *w, const struct erofs_rinode *ino,
-		       struct pieces *pc)
-{
-	*pc = (struct pieces){ 0 };
-	if ((ino->layout != EROFS_LAYOUT_FLAT_PLAIN &&
-	     ino->layout != EROFS_LAYOUT_FLAT_INLINE) ||
-	    ino->size > MAX_DIR_BYTES ||
-	    erofs_read_data(w->img, ino, piece_fn, pc, NULL))
-		return false;	/* read_all reports what is wrong */
-	if (pc->n == 1)
-		pc->p[1] = NULL;
-	return pc->n && pc->len[0] + (pc->n == 2 ? pc->len[1] : 0) == ino->size &&
-	       (pc->n == 1 || !(pc->len[0] & (w->img->blksz - 1)));
-}
-
 static int check_dir(struct walk *w, struct dirwork *dw)
 {
 	struct erofs_rinode ino;
 	struct dirpass dp = { .w = w, .dw = dw };
-	struct pieces pieces;
 	struct ient *self;
 	uint8_t *data = NULL;
 	bool fresh;
@@ -675,25 +536,19 @@ static int check_dir(struct walk *w, struct dirwork *dw)
 			"compressed");
 		goto meta;
 	}
-	if (!borrow_dir(w, &ino, &pieces)) {
-		if (erofs_read_all(w->img, &ino, MAX_DIR_BYTES, &data)) {
-			problem(w, dw->path, "%s", w->img->err);
-			goto meta;
-		}
-		pieces = (struct pieces){ .n = 1, .p = { data }, .len = { ino.size } };
+	if (erofs_read_all(w->img, &ino, MAX_DIR_BYTES, &data)) {
+		problem(w, dw->path, "%s", w->img->err);
+		goto meta;
 	}
 	w->st->logical += ino.size;
 	w->st->physical += ino.size;
-	drop_pages(w, ino.size + METADATA_COST);
-	ret = erofs_read_dir_split(w->img, &ino, pieces.p[0], pieces.len[0],
-				   pieces.p[1], ino.size, dirent_valid_fn, NULL);
+	ret = erofs_read_dir(w->img, &ino, data, ino.size, dirent_valid_fn, NULL);
 	if (ret) {
 		problem(w, dw->path, "%s", w->img->err);
 		ret = 0;
 		goto out;
 	}
-	ret = erofs_read_dir_split(w->img, &ino, pieces.p[0], pieces.len[0],
-				   pieces.p[1], ino.size, dirent_check_fn, &dp);
+	ret = erofs_read_dir(w->img, &ino, data, ino.size, dirent_check_fn, &dp);
 	if (ret)
 		goto out;
 	if (!dp.dot || !dp.dotdot)
@@ -755,7 +610,7 @@ static char *fingerprint_name(struct erofs_img *img, const char *given)
 int erofs_check(struct erofs_img *img, const struct erofs_check_opts *o,
 		const struct fsf_log *log, struct erofs_check_stats *st)
 {
-	struct walk w = { .img = img, .o = o, .log = log, .st = st, .fd = -1 };
+	struct walk w = { .img = img, .o = o, .log = log, .st = st };
 	struct ient *root;
 	bool fresh;
 	int ret = -ENOMEM;
@@ -771,6 +626,13 @@ int erofs_check(struct erofs_img *img, const struct erofs_check_opts *o,
 		if (ret)
 			goto out;
 	}
+	/* files are checked inline when extracting (each file's owner,
+	 * mode and times are set after its content is written) */
+	ret = erofs_fpool_start(&w.pool, img, o->extract_dir ? 1 : o->workers,
+				log, st);
+	if (ret)
+		goto out;
+	ret = -ENOMEM;
 	root = tab_get(&w, img->root_nid, &fresh);
 	if (!root)
 		goto out;
@@ -786,6 +648,8 @@ int erofs_check(struct erofs_img *img, const struct erofs_check_opts *o,
 		ret = check_dir(&w, &dw);
 		free(dw.path);
 	}
+	erofs_fpool_stop(w.pool);	/* every file reported */
+	w.pool = NULL;
 	if (!ret)
 		check_links(&w);
 	/* directories' xattrs last: a default ACL set earlier would be
@@ -804,6 +668,7 @@ int erofs_check(struct erofs_img *img, const struct erofs_check_opts *o,
 			st->errors++;
 	}
 out:
+	erofs_fpool_stop(w.pool);
 	if (ret == -ENOMEM)
 		fsf_err(log, "out of memory");
 	while (w.nstack)

@@ -17,9 +17,9 @@ struct erofs_check_opts {
 	bool overwrite;			/* --overwrite */
 	bool preserve_owner;		/* --[no-]preserve-owner */
 	bool preserve_perms;		/* --[no-]preserve-perms */
-	bool mapped;			/* img->data is a private read-only
-					 * mapping of the image: pages read
-					 * may be dropped to bound the RSS */
+	unsigned int workers;		/* --workers: threads checking files'
+					 * content (0, 1: none; --extract
+					 * uses none) */
 };
 
 struct erofs_check_stats {

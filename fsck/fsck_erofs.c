@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * fsck.erofs: parse the command line (erofs-utils' fsck.erofs options),
- * map the image, check it, report.  Exit status as erofs-utils' fsck.erofs:
+ * open the image, check it, report.  Exit status as erofs-utils' fsck.erofs:
  * 0 when no problem was found, 1 for a damaged image and for every other
  * failure (usage included).
  */
@@ -12,11 +12,11 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <linux/fs.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,7 +28,7 @@ enum {
 	OPT_EXTRACT = 256, OPT_DIGEST, OPT_NO_SBCRC, OPT_XATTRS, OPT_NO_XATTRS,
 	OPT_OVERWRITE, OPT_IGNORED, OPT_DEVICE, OPT_RATIO, OPT_PRESERVE,
 	OPT_NO_PRESERVE, OPT_PRESERVE_OWNER, OPT_NO_PRESERVE_OWNER,
-	OPT_PRESERVE_PERMS, OPT_NO_PRESERVE_PERMS, OPT_FORCE,
+	OPT_PRESERVE_PERMS, OPT_NO_PRESERVE_PERMS, OPT_FORCE, OPT_WORKERS,
 };
 
 static const struct option long_opts[] = {
@@ -47,6 +47,7 @@ static const struct option long_opts[] = {
 	{ "preserve-perms", no_argument, NULL, OPT_PRESERVE_PERMS },
 	{ "no-preserve-perms", no_argument, NULL, OPT_NO_PRESERVE_PERMS },
 	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -78,6 +79,10 @@ static void usage(FILE *f)
 "                         mkfs.erofs --tar=i, the --blobdev file);\n"
 "                         repeatable, in device-table order; every one\n"
 "                         the image names is needed\n"
+"  --workers=N            threads reading, decoding and hashing files\n"
+"                         (default: online CPUs, at most 4; 1: none;\n"
+"                         --extract uses none); messages and exit status\n"
+"                         are the same for any N\n"
 "  --no-sbcrc             do not verify the superblock checksum\n"
 "  -p, --print-comp-ratio print the compression ratio of all files\n"
 "  -d N                   message level (0 errors only .. 9)\n"
@@ -170,6 +175,18 @@ static int parse(int argc, char **argv, struct cli *c, const struct fsf_log *log
 		case OPT_NO_PRESERVE_PERMS:
 			c->o.preserve_perms = opt == OPT_PRESERVE_PERMS;
 			break;
+		case OPT_WORKERS: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < 1 || v > 64) {
+				fsf_err(log, "--workers: '%s' is not a number of threads (1..64)",
+					optarg);
+				return -1;
+			}
+			c->o.workers = (unsigned int)v;
+			break;
+		}
 		case OPT_DEVICE:
 			if (c->ndevices == EROFS_READ_MAX_DEVICES) {
 				fsf_err(log, "--device: at most %u extra devices",
@@ -202,55 +219,45 @@ static int parse(int argc, char **argv, struct cli *c, const struct fsf_log *log
 	return 0;
 }
 
-static const uint8_t empty_device[1];
-
-static void *map_image(const char *path, uint64_t *size, bool device,
-		       const struct fsf_log *log)
+/* the image or an extra device, opened for reading; its size in *SIZE */
+static int open_image(const char *path, uint64_t *size, bool device,
+		      const struct fsf_log *log)
 {
 	struct stat st;
-	void *p;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
 		fsf_err(log, "cannot open %s: %s", path, strerror(errno));
-		return NULL;
+		return -1;
 	}
 	if (fstat(fd, &st)) {
 		fsf_err(log, "cannot stat %s: %s", path, strerror(errno));
 		close(fd);
-		return NULL;
+		return -1;
 	}
 	*size = (uint64_t)st.st_size;
 	if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, size)) {
 		fsf_err(log, "cannot size %s: %s", path, strerror(errno));
 		close(fd);
-		return NULL;
+		return -1;
 	}
 	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
 		fsf_err(log, "%s is neither a file nor a block device", path);
 		close(fd);
-		return NULL;
+		return -1;
 	}
-	if (*size == 0 && device) {
-		close(fd);
-		return (void *)empty_device;
-	}
-	if (*size == 0) {
+	if (*size == 0 && !device) {
 		fsf_err(log, "%s: cannot find a valid EROFS superblock (empty)", path);
 		close(fd);
-		return NULL;
+		return -1;
 	}
-	p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED) {
-		fsf_err(log, "cannot map %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	return p;
+	/* read once, mostly in order */
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return fd;
 }
 
-/* the --device files, in device-table order, one for each slot; mapped
- * for the life of the process (unmapped by main) */
+/* the --device files, in device-table order, one for each slot; open
+ * for the life of the process */
 static int attach_devices(struct cli *c, struct erofs_img *img,
 			  const struct fsf_log *log)
 {
@@ -268,14 +275,13 @@ static int attach_devices(struct cli *c, struct erofs_img *img,
 	}
 	for (unsigned int i = 0; i < c->ndevices; i++) {
 		uint64_t size;
-		void *p = map_image(c->devices[i], &size, true, log);
+		int fd = open_image(c->devices[i], &size, true, log);
 
-		if (!p)
+		if (fd < 0)
 			return -1;
-		if (erofs_img_attach(img, i + 1, p, size)) {
+		if (erofs_img_attach(img, i + 1, fd, size)) {
 			fsf_err(log, "%s: %s: %s", c->image, c->devices[i], img->err);
-			if (size)
-				munmap(p, size);
+			close(fd);
 			return -1;
 		}
 	}
@@ -289,21 +295,27 @@ int main(int argc, char **argv)
 	struct erofs_check_stats st;
 	struct erofs_img img;
 	uint64_t size;
-	void *data;
-	int ret;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int fd, ret;
 
+	/* buffers of 128 KiB and more (a big file's extent list) are
+	 * mapped and unmapped: glibc's default raises the threshold to the
+	 * largest freed, after which such buffers stay in each thread's heap */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	/* one heap for all threads: a worker's arena keeps what it freed */
+	mallopt(M_ARENA_MAX, 1);
 	/* as erofs-utils: owners and full modes restored for root only */
 	c.o.preserve_owner = c.o.preserve_perms = geteuid() == 0;
+	c.o.workers = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned int)cpus;
 	if (parse(argc, argv, &c, &log))
 		return 1;
 	log.level = c.level;
-	data = map_image(c.image, &size, false, &log);
-	if (!data)
+	fd = open_image(c.image, &size, false, &log);
+	if (fd < 0)
 		return 1;
-	ret = erofs_img_open(&img, data, size, c.no_sbcrc ? EROFS_OPEN_NO_SBCRC : 0);
+	ret = erofs_img_open(&img, fd, size, c.no_sbcrc ? EROFS_OPEN_NO_SBCRC : 0);
 	if (ret) {
 		fsf_err(&log, "%s: %s", c.image, img.err);
-		munmap(data, size);
 		return 1;
 	}
 	if (c.o.digest && !c.o.digest_name &&
@@ -311,22 +323,15 @@ int main(int argc, char **argv)
 		fsf_err(&log, "%s: no fingerprint prefix in the superblock (was the image built with --xattr-inode-digest?)",
 			c.image);
 		erofs_img_close(&img);
-		munmap(data, size);
 		return 1;
 	}
 	ret = attach_devices(&c, &img, &log);
 	if (ret) {
 		erofs_img_close(&img);
-		munmap(data, size);
 		return 1;
 	}
-	c.o.mapped = true;
 	ret = erofs_check(&img, &c.o, &log, &st);
 	erofs_img_close(&img);
-	munmap(data, size);
-	for (uint32_t i = 0; i < img.ndevices; i++)
-		if (img.devices[i].size)
-			munmap((void *)img.devices[i].data, img.devices[i].size);
 	if (ret)
 		return 1;
 	if (c.ratio)

@@ -16,6 +16,29 @@
 
 static const char *const alg_names[] = { "lz4", "lzma", "deflate", "zstd" };
 
+/* content is read and handed over in pieces of at most this */
+#define PIECE	(32u << 10)
+
+/* LEN bytes at OFF of device DEV (range checked), to FN in pieces */
+static int read_pieces(struct erofs_img *img, uint32_t dev, uint64_t off,
+		       uint64_t len, erofs_data_fn fn, void *ctx)
+{
+	while (len) {
+		uint64_t n = len < PIECE ? len : PIECE;
+		const uint8_t *p = erofs_img_read(img, dev, off, n, "file content");
+		int ret;
+
+		if (!p)
+			return -EIO;
+		ret = fn(ctx, p, (size_t)n);
+		if (ret)
+			return ret;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
 static int read_flat(struct erofs_img *img, const struct erofs_rinode *ino,
 		     erofs_data_fn fn, void *ctx, uint64_t *phys)
 {
@@ -31,11 +54,12 @@ static int read_flat(struct erofs_img *img, const struct erofs_rinode *ino,
 		uint64_t len = ino->size < fullbytes ? ino->size : fullbytes;
 
 		if ((uint64_t)ino->i_u > img->size >> img->blkszbits ||
-		    !(p = erofs_img_at(img, (uint64_t)ino->i_u << img->blkszbits,
-				       len, "data blocks")))
+		    !erofs_img_has(img, (uint64_t)ino->i_u << img->blkszbits,
+				   len, "data blocks"))
 			return erofs_corrupt(img, "inode %" PRIu64 ": %" PRIu64 " data blocks from block %u (byte %" PRIu64 ") lie beyond the image end",
 					     ino->nid, full, ino->i_u, ino->pos + 0x10);
-		ret = fn(ctx, p, (size_t)len);
+		ret = read_pieces(img, 0, (uint64_t)ino->i_u << img->blkszbits,
+				  len, fn, ctx);
 		if (ret)
 			return ret;
 		*phys += fullbytes;
@@ -146,7 +170,7 @@ static int read_compressed(struct erofs_img *img,
 		return ret;
 	for (size_t k = 0; k < n && !ret; k++) {
 		const struct erofs_rextent *e = &ext[k];
-		const uint8_t *src = img->data + e->pa;	/* checked by zmap */
+		const uint8_t *src;
 		size_t slen = e->plen;
 
 		if (e->la != pos) {
@@ -159,6 +183,11 @@ static int read_compressed(struct erofs_img *img,
 		if (e->frag) {
 			ret = read_fragment(img, ino, e, fn, ctx);
 			continue;
+		}
+		src = erofs_img_read(img, 0, e->pa, e->plen, "pcluster");	/* range checked by zmap */
+		if (!src) {
+			ret = -EIO;
+			break;
 		}
 		if (e->plain && e->interlaced) {
 			/* the extent starts at its offset in the block and
@@ -235,22 +264,22 @@ static int read_chunked(struct erofs_img *img, const struct erofs_rinode *ino,
 	const uint64_t cs = 1ull << chunkbits;
 	uint64_t nchunks = (ino->size >> chunkbits) + !!(ino->size & (cs - 1));
 	uint64_t mapoff = (erofs_inode_end(ino) + unit - 1) / unit * unit;
-	const uint8_t *map, *p;
 	int ret;
 
 	if (nchunks > img->size / unit ||
-	    !(map = erofs_img_at(img, mapoff, nchunks * unit, "chunk map")))
+	    !erofs_img_has(img, mapoff, nchunks * unit, "chunk map"))
 		return erofs_corrupt(img, "inode %" PRIu64 ": the map of %" PRIu64 " chunks at byte %" PRIu64 " lies beyond the image end",
 				     ino->nid, nchunks, mapoff);
 	for (uint64_t c = 0; c < nchunks; c++) {
-		const uint8_t *e = map + c * unit;
+		const uint8_t *e = erofs_img_at(img, mapoff + c * unit, unit, "chunk map");
 		uint64_t off = c << chunkbits;
 		uint64_t len = ino->size - off < cs ? ino->size - off : cs;
-		const uint8_t *base = img->data;
 		uint64_t limit = img->size;
 		uint16_t dev = 0;
 		uint32_t blk;
 
+		if (!e)
+			return -EIO;
 		if (indexes) {
 			dev = (uint16_t)(e[2] | e[3] << 8);
 			blk = (uint32_t)e[4] | (uint32_t)e[5] << 8 |
@@ -270,9 +299,8 @@ static int read_chunked(struct erofs_img *img, const struct erofs_rinode *ino,
 					     ino->nid, c, dev, mapoff + c * unit,
 					     img->ndevices);
 		if (dev) {
-			base = img->devices[dev - 1].data;
 			limit = img->devices[dev - 1].size;
-			if (!base)
+			if (!img->devices[dev - 1].attached)
 				return erofs_unsupported(img, "inode %" PRIu64 ": chunk %" PRIu64 " on extra device %u, which was not given",
 							 ino->nid, c, dev);
 		}
@@ -285,8 +313,8 @@ static int read_chunked(struct erofs_img *img, const struct erofs_rinode *ino,
 			return erofs_corrupt(img, "inode %" PRIu64 ": chunk %" PRIu64 " at block %u (entry at byte %" PRIu64 ") lies beyond the image end",
 					     ino->nid, c, blk, mapoff + c * unit);
 		}
-		p = base + ((uint64_t)blk << img->blkszbits);
-		ret = fn(ctx, p, (size_t)len);
+		ret = read_pieces(img, dev, (uint64_t)blk << img->blkszbits, len,
+				  fn, ctx);
 		if (ret)
 			return ret;
 		*phys += (len + img->blksz - 1) & ~(uint64_t)(img->blksz - 1);

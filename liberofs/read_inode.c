@@ -97,8 +97,8 @@ int erofs_read_inode(struct erofs_img *img, uint64_t nid,
 		return erofs_unsupported(img, "inode %" PRIu64 ": chunk format 0x%x at byte %" PRIu64 " (48-bit or unknown bits) is not supported",
 					 nid, ino->i_u & 0xffffu, ino->pos + 0x10);
 	ino->xattr_isize = erofs_xattr_ibody_size(ino->xattr_icount);
-	if (!erofs_img_at(img, ino->pos, (uint64_t)ino->isize + ino->xattr_isize,
-			  "inode and inline xattrs"))
+	if (!erofs_img_has(img, ino->pos, (uint64_t)ino->isize + ino->xattr_isize,
+			   "inode and inline xattrs"))
 		return -EUCLEAN;
 	return 0;
 }

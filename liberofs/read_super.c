@@ -52,18 +52,6 @@ int erofs_unsupported(struct erofs_img *img, const char *fmt, ...)
 	return r;
 }
 
-const uint8_t *erofs_img_at(struct erofs_img *img, uint64_t off, uint64_t len,
-			    const char *what)
-{
-	if (off > img->size || len > img->size - off) {
-		erofs_corrupt(img, "%s at byte %" PRIu64 " (%" PRIu64
-			      " bytes) lies beyond the image end (%" PRIu64 ")",
-			      what, off, len, img->size);
-		return NULL;
-	}
-	return img->data + off;
-}
-
 static uint16_t le16_at(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | p[1] << 8);
@@ -160,6 +148,7 @@ static int load_prefixes(struct erofs_img *img, uint32_t count, uint32_t start)
 		uint64_t at = (off + 3) & ~(uint64_t)3;
 		uint16_t size;
 		const uint8_t *p;
+		uint8_t *infix;
 
 		if (packed) {
 			off = at;
@@ -178,9 +167,16 @@ static int load_prefixes(struct erofs_img *img, uint32_t count, uint32_t start)
 		if (size < 1 || p[0] > EROFS_XATTR_INDEX_SECURITY)
 			return erofs_corrupt(img, "long xattr prefix %u at byte %" PRIu64 ": invalid size %u or namespace",
 					     i, at, size);
+		infix = malloc(size);	/* a copy: P is in the cache */
+		if (!infix) {
+			snprintf(img->err, sizeof(img->err), "out of memory");
+			return -ENOMEM;
+		}
+		memcpy(infix, p + 1, size - 1u);
 		img->prefixes[i].base_index = p[0];
-		img->prefixes[i].infix = p + 1;
+		img->prefixes[i].infix = infix;
 		img->prefixes[i].infix_len = (uint16_t)(size - 1);
+		img->nprefixes = i + 1;
 	}
 	img->nprefixes = count;
 	return 0;
@@ -188,6 +184,12 @@ static int load_prefixes(struct erofs_img *img, uint32_t count, uint32_t start)
 
 void erofs_img_close(struct erofs_img *img)
 {
+	erofs_img_drop_cache(img);
+	if (img->clone)
+		return;
+	for (uint32_t i = 0; i < img->nprefixes; i++)
+		free((void *)img->prefixes[i].infix);
+	img->nprefixes = 0;
 	free(img->packed);
 	img->packed = NULL;
 }
@@ -218,7 +220,7 @@ static int load_devices(struct erofs_img *img, uint32_t count, uint32_t slotoff)
 	return 0;
 }
 
-int erofs_img_attach(struct erofs_img *img, uint32_t id, const void *data,
+int erofs_img_attach(struct erofs_img *img, uint32_t id, int fd,
 		     uint64_t size)
 {
 	struct erofs_rdevice *d;
@@ -230,22 +232,35 @@ int erofs_img_attach(struct erofs_img *img, uint32_t id, const void *data,
 	if (d->blocks > size >> img->blkszbits)
 		return erofs_corrupt(img, "extra device %u holds %" PRIu64 " bytes, its slot says %" PRIu64 " blocks of %u bytes",
 				     id, size, d->blocks, img->blksz);
-	d->data = data;
+	d->attached = true;
+	d->fd = fd;
 	d->size = size;
 	return 0;
 }
 
-int erofs_img_open(struct erofs_img *img, const void *data, uint64_t size,
+static int open_image(struct erofs_img *img, unsigned int flags);
+
+int erofs_img_open(struct erofs_img *img, int fd, uint64_t size,
 		   unsigned int flags)
+{
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	img->fd = fd;
+	img->size = size;
+	ret = open_image(img, flags);
+	if (ret)
+		erofs_img_close(img);	/* img->err stays */
+	return ret;
+}
+
+static int open_image(struct erofs_img *img, unsigned int flags)
 {
 	struct erofs_super_block sb;
 	const uint8_t *p;
 	uint32_t crclen;
 	int ret;
 
-	memset(img, 0, sizeof(*img));
-	img->data = data;
-	img->size = size;
 	p = erofs_img_at(img, EROFS_SUPER_OFFSET, sizeof(sb), "superblock");
 	if (!p)
 		return -EUCLEAN;
@@ -321,10 +336,8 @@ int erofs_img_open(struct erofs_img *img, const void *data, uint64_t size,
 	if (img->feature_incompat & EROFS_INCOMPAT_XATTR_PREFIXES) {
 		ret = load_prefixes(img, sb.xattr_prefix_count,
 				    le32toh(sb.xattr_prefix_start));
-		if (ret) {
-			erofs_img_close(img);
+		if (ret)
 			return ret;
-		}
 	}
 	img->ishare_prefix = sb.ishare_xattr_prefix_id;
 	if ((img->feature_compat & EROFS_COMPAT_ISHARE_XATTRS) &&

@@ -51,7 +51,8 @@ static int one_entry(struct xwalk *w, uint64_t off, uint64_t limit,
 				     w->ino->nid, where, off);
 	memcpy(&e, p, sizeof(e));
 	*size = erofs_xattr_entry_size(e.e_name_len, le16toh(e.e_value_size));
-	if (limit - off < *size || !erofs_img_at(img, off, *size, "xattr entry"))
+	if (limit - off < *size ||
+	    !(p = erofs_img_at(img, off, *size, "xattr entry")))
 		return erofs_corrupt(img, "inode %" PRIu64 ": %s xattr entry at byte %" PRIu64 " (%u bytes) overruns its area",
 				     w->ino->nid, where, off, *size);
 	if (e.e_name_index & EROFS_XATTR_LONG_PREFIX) {
@@ -124,7 +125,13 @@ int erofs_read_xattrs(struct erofs_img *img, const struct erofs_rinode *ino,
 	for (unsigned int i = 0; i < h.h_shared_count && !ret; i++) {
 		uint32_t id, size;
 
-		memcpy(&id, p + sizeof(h) + i * 4u, 4);
+		/* again each time: one_entry reads through the cache */
+		p = erofs_img_at(img, body + sizeof(h) + i * 4u, 4, "shared xattr id");
+		if (!p) {
+			ret = -EUCLEAN;
+			break;
+		}
+		memcpy(&id, p, 4);
 		id = le32toh(id);
 		off = img->xattr_off + (uint64_t)id * 4u;
 		ret = one_entry(&w, off, img->size, &size, "shared");

@@ -393,7 +393,7 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 				ret = bad(&z, i, "inline tail pcluster empty or crossing a block boundary");
 				goto out;
 			}
-			if (!erofs_img_at(img, e->pa, e->plen, "inline pcluster")) {
+			if (!erofs_img_has(img, e->pa, e->plen, "inline pcluster")) {
 				ret = bad(&z, i, "inline pcluster beyond the image end");
 				goto out;
 			}
@@ -432,7 +432,7 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 			ret = bad(&z, i, "pcluster larger than 1 MiB");
 			goto out;
 		}
-		if (!erofs_img_at(img, e->pa, e->plen, "pcluster")) {
+		if (!erofs_img_has(img, e->pa, e->plen, "pcluster")) {
 			ret = bad(&z, i, "pcluster beyond the image end");
 			goto out;
 		}

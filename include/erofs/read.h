@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * liberofs read side: bounded parsers over an image held in memory (a
- * mapping of the file, or a fuzzer's buffer).  No function trusts an
- * offset or length from the image before checking it against the image
- * size; on bad input each returns -EUCLEAN (corrupt) or -EOPNOTSUPP and
- * leaves a one-line reason, with the byte offset, in img->err.
+ * liberofs read side: bounded parsers over an image read with pread from
+ * a file descriptor (read_cache.c: metadata through a small cache, file
+ * content through one bounded buffer).  No function trusts an offset or
+ * length from the image before checking it against the image size; on
+ * bad input each returns -EUCLEAN (corrupt) or -EOPNOTSUPP and leaves a
+ * one-line reason, with the byte offset, in img->err (a failed read:
+ * -EIO).  One struct erofs_img is used by one thread at a time; another
+ * thread reads through its own erofs_img_clone().
  * The on-disk layouts are those of erofs/erofs_fs.h, shared with mkfs.
  */
 #ifndef FSFORGE_EROFS_READ_H
@@ -29,12 +32,17 @@ struct erofs_rprefix {
 #define EROFS_READ_MAX_DEVICES 64u
 struct erofs_rdevice {
 	uint64_t blocks;		/* from its slot */
-	const uint8_t *data;		/* NULL: not attached */
-	uint64_t size;			/* bytes of DATA */
+	bool attached;
+	int fd;				/* when attached */
+	uint64_t size;			/* its bytes */
 };
 
+/* erofs_img_at pointers stay valid across this many later calls */
+#define EROFS_READ_LIVE 7u
+struct erofs_rcache;
+
 struct erofs_img {
-	const uint8_t *data;
+	int fd;
 	uint64_t size;
 	/* superblock, host order */
 	uint32_t blkszbits, blksz;
@@ -57,26 +65,50 @@ struct erofs_img {
 	uint32_t ndevices;		/* extra devices: device id k is
 					 * devices[k - 1] */
 	struct erofs_rdevice devices[EROFS_READ_MAX_DEVICES];
+	/* long prefixes' infixes (copies) and the packed content belong
+	 * to the image opened, not to its clones */
+	bool clone;
+	struct erofs_rcache *cache;	/* read_cache.c: metadata windows */
+	uint8_t *cbuf;			/* content read (erofs_img_read) */
+	size_t ccap;
 	char err[320];			/* last error: one line */
 };
 /* read_data.c: decode the packed inode's content into img->packed (once;
  * the long prefix table may live there) */
 int erofs_packed_load(struct erofs_img *img);
-/* free what reading cached (the packed inode's content) */
+/* free what reading holds (the cache, the packed inode's content); the
+ * descriptors are the caller's */
 void erofs_img_close(struct erofs_img *img);
 
 /* read_super.c: check and load the superblock, the compression configs
  * and the long xattr prefix table.  0, or an error in img->err. */
 #define EROFS_OPEN_NO_SBCRC	1u	/* skip the superblock checksum */
-int erofs_img_open(struct erofs_img *img, const void *data, uint64_t size,
+int erofs_img_open(struct erofs_img *img, int fd, uint64_t size,
 		   unsigned int flags);
-/* the content of extra device ID (1..ndevices), SIZE bytes; a device
+/* extra device ID (1..ndevices) read from FD, SIZE bytes; a device
  * shorter than its slot says is refused (-EUCLEAN, img->err) */
-int erofs_img_attach(struct erofs_img *img, uint32_t id, const void *data,
+int erofs_img_attach(struct erofs_img *img, uint32_t id, int fd,
 		     uint64_t size);
-/* pointer to LEN bytes at OFF, or NULL (and img->err) when out of range */
+
+/* read_cache.c: pointer to LEN bytes at OFF (metadata: from the cache,
+ * valid across the next EROFS_READ_LIVE calls), or NULL and img->err
+ * when out of range or unreadable */
 const uint8_t *erofs_img_at(struct erofs_img *img, uint64_t off,
 			    uint64_t len, const char *what);
+/* whether LEN bytes at OFF lie in the image (else img->err), nothing read */
+bool erofs_img_has(struct erofs_img *img, uint64_t off, uint64_t len,
+		   const char *what);
+/* LEN bytes at OFF of device DEV (0: the image; the caller checked the
+ * range) into the content buffer, valid until the next call; NULL and
+ * img->err when the read fails */
+const uint8_t *erofs_img_read(struct erofs_img *img, uint32_t dev,
+			      uint64_t off, uint64_t len, const char *what);
+/* a reader of the same image for another thread: its own cache, the
+ * same descriptors, prefixes and packed content (load that first:
+ * erofs_packed_load).  Close it (erofs_img_close) before the original. */
+int erofs_img_clone(struct erofs_img *dst, const struct erofs_img *src);
+/* free the cache and content buffer (erofs_img_close does it too) */
+void erofs_img_drop_cache(struct erofs_img *img);
 int erofs_corrupt(struct erofs_img *img, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int erofs_unsupported(struct erofs_img *img, const char *fmt, ...)

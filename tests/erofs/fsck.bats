@@ -7,7 +7,8 @@
 load ../lib/common
 load erofs_helpers
 
-FSCK_EROFS=$FSFORGE_BUILDDIR/fsck/fsck.erofs
+# (FSCK_EROFS from the environment: e.g. a wrapper adding --workers=N)
+FSCK_EROFS=${FSCK_EROFS:-$FSFORGE_BUILDDIR/fsck/fsck.erofs}
 
 setup_file() {
 	export SRC=$BATS_FILE_TMPDIR/src
@@ -138,4 +139,38 @@ damage_run() {
 	chroot "$SID_ROOT" mkfs.erofs --quiet -zlzma --xattr-inode-digest=trusted.erofs.fingerprint \
 		"$SIDREL/s.img" "$SIDREL/src"
 	damage_run s.img "${FSFORGE_DAMAGE_PER_REGION:-6}" /z /z/numbers /xattrs/many
+}
+
+# damage IN at every STRIDE-th byte from FIRST into OUT
+spray() {
+	python3 - "$@" <<'PY'
+import sys
+src, dst, first, stride = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+b = bytearray(open(src, 'rb').read())
+for off in range(first, len(b), stride):
+    if off >= 4096:		# the superblock block aside: the walk must run
+        b[off] ^= 0x5a
+open(dst, 'wb').write(b)
+PY
+}
+
+@test "fsck.erofs --workers: damaged images get the same messages, in the same order, and exit status with 1 and 3 workers" {
+	"$MKFS_EROFS" --quiet -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint o.img "$SRC"
+	"$MKFS_EROFS" --quiet --xattr-inode-digest=trusted.erofs.fingerprint p.img "$SRC"
+	local many=0
+	for case in "o.img 4000 3001" "o.img 9000 7919" "o.img 20000 1499" \
+		    "p.img 4100 4096" "p.img 12000 2999" "p.img 30000 997"; do
+		set -- $case
+		spray "$1" d.img "$2" "$3"
+		run "$FSCK_EROFS" --workers=1 --xattr-inode-digest d.img
+		local s1=$status o1=$output
+		run "$FSCK_EROFS" --workers=3 --xattr-inode-digest d.img
+		[ "$status" -eq "$s1" ] || die "$case: exit $status with 3 workers, $s1 with 1"
+		[ "$output" = "$o1" ] || die "$case: 1 worker: $o1 ... 3 workers: $output"
+		# several files reported: the order is at stake
+		if [ "$(grep -c 'fingerprint\|does not decode' <<< "$o1")" -ge 3 ]; then
+			many=$((many + 1))
+		fi
+	done
+	[ "$many" -ge 3 ] || die "only $many damaged images with several problems"
 }

@@ -5,13 +5,17 @@
  * decompressor) over an arbitrary image, walked from the root the way
  * fsck.erofs walks it: breadth-first over at most 512 inodes, each
  * directory's entries queued once.  The superblock checksum is skipped
- * (EROFS_OPEN_NO_SBCRC) so that mutations reach the rest.  Built and run
- * by scripts/fuzz with ASan+UBSan.
+ * (EROFS_OPEN_NO_SBCRC) so that mutations reach the rest.  The input is
+ * read as fsck.erofs reads an image, with pread (from a memfd), through
+ * the reader's cache.  Built and run by scripts/fuzz with ASan+UBSan.
  */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "erofs/read.h"
 
@@ -73,14 +77,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct state s;
 	struct erofs_img img;
 
+	static int fd = -1;
+
 	memset(&s, 0, sizeof(s));
-	if (erofs_img_open(&img, data, size, EROFS_OPEN_NO_SBCRC))
+	if (fd < 0)
+		fd = memfd_create("fuzz_erofs_image", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, 0) ||
+	    pwrite(fd, data, size, 0) != (ssize_t)size)
+		abort();
+	if (erofs_img_open(&img, fd, size, EROFS_OPEN_NO_SBCRC))
 		return 0;
 	/* extra devices: the input itself stands for each (the attach
 	 * refuses one shorter than its slot says; chunks on it are then
 	 * reported as on a device not given) */
 	for (uint32_t d = 1; d <= img.ndevices; d++)
-		erofs_img_attach(&img, d, data, size);
+		erofs_img_attach(&img, d, fd, size);
 	s.queue[s.n++] = img.root_nid;
 	for (size_t i = 0; i < s.n; i++) {
 		struct erofs_rinode ino;

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Read side: the image's bytes, read with pread.  Metadata (inodes,
+ * xattrs, indexes, directory tails) comes through a small cache of
+ * windows of the image, file content through one bounded buffer, so what
+ * reading holds in memory does not grow with the image.  Every range is
+ * checked against the size of its device before it is read.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "erofs/read.h"
+
+/* a metadata read brings in at least this much around it */
+#define WINDOW		(4u << 10)
+#define WINDOW_ALIGN	4096u
+
+struct slot {
+	uint64_t start, end;		/* bytes held: [start, end) */
+	uint8_t *buf;
+	size_t cap;
+	uint64_t used;			/* LRU clock */
+};
+
+struct erofs_rcache {
+	struct slot s[EROFS_READ_LIVE + 1];
+	unsigned int last;
+	uint64_t clock;
+};
+
+static int pread_full(int fd, uint8_t *buf, uint64_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t r = pread(fd, buf, len, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (!r)
+			return -ENODATA;	/* the file shrank */
+		buf += r;
+		len -= (uint64_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+static void read_failed(struct erofs_img *img, int err, const char *what,
+			uint64_t off, uint64_t len)
+{
+	snprintf(img->err, sizeof(img->err),
+		 "cannot read the %s at byte %" PRIu64 " (%" PRIu64 " bytes): %s",
+		 what, off, len, err == -ENODATA ? "the image is shorter than when opened" :
+		 strerror(-err));
+}
+
+bool erofs_img_has(struct erofs_img *img, uint64_t off, uint64_t len,
+		   const char *what)
+{
+	if (off > img->size || len > img->size - off) {
+		erofs_corrupt(img, "%s at byte %" PRIu64 " (%" PRIu64
+			      " bytes) lies beyond the image end (%" PRIu64 ")",
+			      what, off, len, img->size);
+		return false;
+	}
+	return true;
+}
+
+const uint8_t *erofs_img_at(struct erofs_img *img, uint64_t off, uint64_t len,
+			    const char *what)
+{
+	static const uint8_t nothing[1];
+	struct erofs_rcache *c = img->cache;
+	struct slot *s;
+	uint64_t start, end;
+	unsigned int i, lru = 0;
+	int ret;
+
+	if (!erofs_img_has(img, off, len, what))
+		return NULL;
+	if (!len)
+		return nothing;
+	if (!c) {
+		c = img->cache = calloc(1, sizeof(*c));
+		if (!c) {
+			snprintf(img->err, sizeof(img->err), "out of memory");
+			return NULL;
+		}
+	}
+	s = &c->s[c->last];
+	if (s->start <= off && off + len <= s->end) {
+		s->used = ++c->clock;
+		return s->buf + (off - s->start);
+	}
+	for (i = 0; i <= EROFS_READ_LIVE; i++) {
+		s = &c->s[i];
+		if (s->start <= off && off + len <= s->end) {
+			c->last = i;
+			s->used = ++c->clock;
+			return s->buf + (off - s->start);
+		}
+		if (s->used < c->s[lru].used)
+			lru = i;
+	}
+	/* the least recently used slot takes the window around the range */
+	s = &c->s[lru];
+	start = off & ~(uint64_t)(WINDOW_ALIGN - 1);
+	end = off + len > start + WINDOW ? off + len : start + WINDOW;
+	end = (end + WINDOW_ALIGN - 1) & ~(uint64_t)(WINDOW_ALIGN - 1);
+	if (end > img->size)
+		end = img->size;
+	if (s->cap < end - start || (s->cap > 4 * WINDOW && end - start <= WINDOW)) {
+		uint8_t *b = realloc(s->buf, end - start);
+
+		if (!b) {
+			snprintf(img->err, sizeof(img->err), "out of memory");
+			return NULL;
+		}
+		s->buf = b;
+		s->cap = end - start;
+	}
+	s->start = s->end = 0;
+	ret = pread_full(img->fd, s->buf, end - start, start);
+	if (ret) {
+		read_failed(img, ret, what, off, len);
+		return NULL;
+	}
+	s->start = start;
+	s->end = end;
+	s->used = ++c->clock;
+	c->last = lru;
+	return s->buf + (off - start);
+}
+
+const uint8_t *erofs_img_read(struct erofs_img *img, uint32_t dev,
+			      uint64_t off, uint64_t len, const char *what)
+{
+	static const uint8_t nothing[1];
+	int fd = dev ? img->devices[dev - 1].fd : img->fd;
+	int ret;
+
+	if (!len)
+		return nothing;
+	if (len > img->ccap) {
+		uint8_t *b = realloc(img->cbuf, len);
+
+		if (!b) {
+			snprintf(img->err, sizeof(img->err), "out of memory");
+			return NULL;
+		}
+		img->cbuf = b;
+		img->ccap = len;
+	}
+	ret = pread_full(fd, img->cbuf, len, off);
+	if (ret) {
+		read_failed(img, ret, what, off, len);
+		return NULL;
+	}
+	return img->cbuf;
+}
+
+void erofs_img_drop_cache(struct erofs_img *img)
+{
+	struct erofs_rcache *c = img->cache;
+
+	if (c)
+		for (unsigned int i = 0; i <= EROFS_READ_LIVE; i++)
+			free(c->s[i].buf);
+	free(c);
+	img->cache = NULL;
+	free(img->cbuf);
+	img->cbuf = NULL;
+	img->ccap = 0;
+}
+
+int erofs_img_clone(struct erofs_img *dst, const struct erofs_img *src)
+{
+	memcpy(dst, src, sizeof(*dst));
+	dst->cache = NULL;
+	dst->cbuf = NULL;
+	dst->ccap = 0;
+	dst->clone = true;
+	dst->err[0] = 0;
+	return 0;
+}
