@@ -327,18 +327,18 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 		b->files_shared++;
 		n->blkaddr = same->blkaddr;
 		n->zblocks = same->zblocks;
-		give_turn(cp, base);
 		/* -E dedupe: N's extents may point at pclusters of files
 		 * before SAME, in SAME's place: its index is N's */
 		if (b->opts->dedupe) {
 			size_t len = zindex_len(b, n);
 
 			n->zindex = malloc(len);
-			if (!n->zindex)
-				return fail(cp, -ENOMEM);
-			memcpy(n->zindex, same->zindex, len);
-			return 0;
+			if (n->zindex)
+				memcpy(n->zindex, same->zindex, len);
+			give_turn(cp, base);
+			return n->zindex ? 0 : fail(cp, -ENOMEM);
 		}
+		give_turn(cp, base);
 		/* the same content compresses to the same extents */
 		ret = build_index(w, n, same->blkaddr, ext, n_ext);
 		return ret ? fail(cp, ret) : 0;
@@ -366,8 +366,13 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 		if (ret)
 			return fail(cp, ret);
 	}
+	/* -E dedupe: a later file with the same content copies the index,
+	 * so it is there before the turn passes */
+	if (b->opts->dedupe)
+		ret = build_index(w, n, base, ext, n_ext);
 	give_turn(cp, base + written);
-	ret = build_index(w, n, base, ext, n_ext);
+	if (!b->opts->dedupe)
+		ret = build_index(w, n, base, ext, n_ext);
 	return ret ? fail(cp, ret) : 0;
 }
 
