@@ -873,7 +873,7 @@ static int take_fragment(struct worker *w, struct erofs_src *s, const char *path
 
 /* A squeeze result makes a compressed extent (TAKEN bytes in CSIZE) when
  * that saves a block; else the extent is one raw block.  The plan's tail
- * search (ztail_plan) and compress_file cut the same extents with it. */
+ * plan (ztail_plan) and the data pass cut the same extents with it. */
 static bool cut_compressed(uint32_t csize, uint32_t taken, unsigned int bs)
 {
 	return csize && (csize + bs - 1) / bs < (taken + bs - 1) / bs;
@@ -970,11 +970,16 @@ static int squeeze_before(struct worker *w, const uint8_t *src, uint32_t want,
 	return squeeze(w, src, want, cap, taken);
 }
 
-static int compress_file(struct worker *w, size_t i)
+/*
+ * Cut N into extents and compress them: the data pass (file I of the
+ * pass), or with PLAN the -E ztailpacking plan, which goes through the
+ * same cuts only to find the last extent (see ztail_plan) and writes
+ * nothing.
+ */
+static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 {
 	struct cpass *cp = w->cp;
 	struct erofs_build *b = cp->b;
-	struct erofs_node *n = cp->files[i];
 	const unsigned int bs = b->blksz;
 	const uint32_t pcl = b->pclusterblks * bs;
 	uint64_t pos = 0, read_to = 0, base = 0, written = 0;
@@ -988,7 +993,7 @@ static int compress_file(struct worker *w, size_t i)
 	/* -E dedupe: extents of earlier files are found by content, so the
 	 * file is cut under the turn, in file order.  Not in a file with an
 	 * inline tail: its extents must end where the plan's did */
-	const bool seg = b->opts->dedupe && n != b->packed && !n->ztail;
+	const bool seg = !plan && b->opts->dedupe && n != b->packed && !n->ztail;
 	int ret = 0;
 
 	if (n == b->packed) {
@@ -1002,8 +1007,8 @@ static int compress_file(struct worker *w, size_t i)
 		return ret;
 	if (!s.shared)
 		posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	w->digest = n->has_digest ||
-		    ((b->opts->dedupe || b->opts->fragments) && n != b->packed);
+	w->digest = !plan && (n->has_digest ||
+		    ((b->opts->dedupe || b->opts->fragments) && n != b->packed));
 	if (w->digest)
 		EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
 	w->next_ext = 0;
@@ -1105,6 +1110,27 @@ static int compress_file(struct worker *w, size_t i)
 		}
 		csize = (uint32_t)r;
 		cblks = (csize + bs - 1) / bs;
+		if (plan && want == left) {
+			/* the last extent: inline when it packs below a block
+			 * or is a raw tail under one */
+			bool packs = csize && taken == left && csize < bs &&
+				     csize < left;
+
+			if (packs || left < bs) {
+				n->ztail = true;
+				n->ztail_la = pos;
+				n->ztail_plain = !packs;
+				n->inline_size = packs ? csize : (uint32_t)left;
+				n->tail = malloc(n->inline_size);
+				if (!n->tail) {
+					ret = -ENOMEM;
+					break;
+				}
+				memcpy(n->tail, packs ? w->z : w->in + off,
+				       n->inline_size);
+				break;
+			}
+		}
 		if (frags && taken == left && csize % bs) {
 			/* the rest fits one partly filled pcluster: packed
 			 * with the other fragments, it costs less */
@@ -1143,6 +1169,10 @@ static int compress_file(struct worker *w, size_t i)
 		avail -= e.len;
 		if (ret || outlen < OUT_FLUSH || pos >= n->size)
 			continue;
+		if (plan) {	/* nothing is written */
+			outlen = 0;
+			continue;
+		}
 		/* a big file: write as it goes, holding the turn */
 		if (!turn) {
 			ret = take_turn(w, i, &base);
@@ -1164,6 +1194,8 @@ static int compress_file(struct worker *w, size_t i)
 		}
 	}
 	erofs_src_close(&s);
+	if (plan)
+		return ret;
 	if (ret)
 		return fail(cp, ret);
 	if (w->digest)
@@ -1199,7 +1231,7 @@ static void *run(void *arg)
 
 		if (i >= cp->nfiles || atomic_load(&cp->error))
 			break;
-		if (compress_file(w, i))
+		if (cut_file(w, i, cp->files[i], false))
 			return NULL;
 	}
 	if (flush_held(w, true))
@@ -1354,66 +1386,18 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 }
 
 /*
- * -E ztailpacking: cut N's extents as compress_file will and find its last
- * one; when that one compresses below a block (or is a raw tail under a
- * block), keep its bytes in n->tail to store them after the index.  The
- * layout drops it again where the inode, index and tail do not fit one
- * block.  This compresses such a file twice.
+ * -E ztailpacking: cut N's extents in the data pass's loop (cut_file) and
+ * find its last one; when that one compresses below a block (or is a raw
+ * tail under a block), keep its bytes in n->tail to store them after the
+ * index.  The layout drops it again where the inode, index and tail do
+ * not fit one block.  The extents before the tail are compressed again in
+ * the data pass: the inode's size must be known before the layout, and
+ * keeping their compressed bytes until then would hold them all in memory
+ * (a file that is its tail alone is compressed once).
  */
 static int ztail_plan(struct worker *w, struct erofs_node *n)
 {
-	struct erofs_build *b = w->cp->b;
-	const unsigned int bs = b->blksz;
-	const uint32_t pcl = b->pclusterblks * bs;
-	uint64_t pos = 0, read_to = 0;
-	size_t off = 0, avail = 0;
-	char path[PATH_MAX];
-	struct erofs_src s;
-	int ret = erofs_open_source(b, n, path, sizeof(path), &s);
-
-	if (ret)
-		return ret;
-	w->digest = false;
-	while (pos < n->size) {
-		uint64_t left = n->size - pos;
-		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
-		uint32_t taken = 0, len;
-		bool packs;
-		int r;
-
-		if (avail < want) {
-			ret = refill(w, &s, path, &off, &avail, n->size - read_to);
-			if (ret)
-				break;
-			read_to = pos + avail;
-		}
-		r = squeeze(w, w->in + off, want, pcl, &taken);
-		if (r < 0) {
-			ret = r;
-			break;
-		}
-		packs = r > 0 && taken == left && (uint32_t)r < bs && r < (int)left;
-		if (want == left && (packs || left < bs)) {
-			n->ztail = true;
-			n->ztail_la = pos;
-			n->ztail_plain = !packs;
-			n->inline_size = packs ? (uint32_t)r : (uint32_t)left;
-			n->tail = malloc(n->inline_size);
-			if (!n->tail) {
-				ret = -ENOMEM;
-				break;
-			}
-			memcpy(n->tail, packs ? w->z : w->in + off, n->inline_size);
-			break;
-		}
-		len = cut_compressed((uint32_t)r, taken, bs) ? taken :
-		      want < bs ? want : bs;
-		pos += len;
-		off += len;
-		avail -= len;
-	}
-	erofs_src_close(&s);
-	return ret;
+	return cut_file(w, 0, n, true);
 }
 
 static void *plan_run(void *arg)
@@ -1466,6 +1450,7 @@ int erofs_compress_plan(struct erofs_build *b)
 	struct plan p = { .b = b };
 	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
 	unsigned int started = 0;
+	int ret;
 	pthread_t *tids;
 
 	if (b->opts->compr == EROFS_COMPR_NONE)
@@ -1507,8 +1492,11 @@ int erofs_compress_plan(struct erofs_build *b)
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	free(tids);
+	ret = atomic_load(&p.error);
+	if (!ret && b->opts->dedupe)
+		ret = erofs_seg_twins(b, p.files, p.nfiles);
 	free(p.files);
-	return atomic_load(&p.error);
+	return ret;
 }
 
 int erofs_write_compressed(struct erofs_build *b)

@@ -263,6 +263,10 @@ const struct erofs_seg *erofs_seg_next(const struct erofs_build *b,
 int erofs_seg_same(struct erofs_build *b, const struct erofs_seg *e,
 		   const uint8_t *data, uint8_t *scratch);
 void erofs_seg_free(struct erofs_build *b);
+/* after the plan: FILES left uncompressed whose content another of them
+ * has are compressed too, so that -E dedupe can share them */
+int erofs_seg_twins(struct erofs_build *b, struct erofs_node **files,
+		    size_t nfiles);
 /* the on-disk algorithm (Z_EROFS_COMPRESSION_*) of -z */
 unsigned int erofs_compr_alg(const struct erofs_mkfs_opts *o);
 /* chunk.c: the chunk-based files (every uncompressed regular file when

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,4 +234,100 @@ void erofs_seg_free(struct erofs_build *b)
 	free(t->bloom);
 	free(t);
 	b->segs = NULL;
+}
+
+/*
+ * Files the plan leaves uncompressed (already compressed data) cannot
+ * share blocks with each other.  Those with the size and SHA-256 of
+ * another such file are compressed as well (their extents mostly raw
+ * blocks), so that -E dedupe shares them: the later copies point at the
+ * first one's pclusters.  Only files of equal size are read; the set
+ * chosen depends on the content only.
+ */
+struct twin {
+	struct erofs_node *n;
+	uint8_t sha[32];
+};
+
+static int by_size(const void *x, const void *y)
+{
+	const struct twin *a = x, *b = y;
+
+	return a->n->size < b->n->size ? -1 : a->n->size > b->n->size;
+}
+
+static int by_sha(const void *x, const void *y)
+{
+	return memcmp(((const struct twin *)x)->sha,
+		      ((const struct twin *)y)->sha, 32);
+}
+
+static int file_sha(struct erofs_build *b, struct erofs_node *n,
+		    uint8_t *buf, size_t cap, EVP_MD_CTX *md, uint8_t *sha)
+{
+	char path[PATH_MAX];
+	struct erofs_src s;
+	int ret = erofs_open_source(b, n, path, sizeof(path), &s);
+	uint64_t left = n->size;
+
+	if (ret)
+		return ret;
+	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+	while (left && !ret) {
+		ssize_t r = erofs_src_read(&s, buf, left < cap ? (size_t)left : cap);
+
+		if (r <= 0) {
+			/* a file that shrank is reported by the data pass */
+			ret = r < 0 ? (int)r : 0;
+			break;
+		}
+		EVP_DigestUpdate(md, buf, (size_t)r);
+		left -= (uint64_t)r;
+	}
+	EVP_DigestFinal_ex(md, sha, NULL);
+	erofs_src_close(&s);
+	if (ret)
+		fsf_err(b->log, "cannot read %s/%s: %s", b->opts->source, path,
+			strerror(-ret));
+	return ret;
+}
+
+int erofs_seg_twins(struct erofs_build *b, struct erofs_node **files,
+		    size_t nfiles)
+{
+	const size_t cap = 1u << 20;
+	struct twin *t = malloc((nfiles + 1) * sizeof(*t));
+	uint8_t *buf = malloc(cap);
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	size_t n = 0;
+	int ret = 0;
+
+	if (!t || !buf || !md) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nfiles; i++)
+		if (!files[i]->compressed)
+			t[n++].n = files[i];
+	qsort(t, n, sizeof(*t), by_size);
+	for (size_t i = 0, j; i < n && !ret; i = j) {
+		for (j = i + 1; j < n && t[j].n->size == t[i].n->size; j++)
+			;
+		if (j - i < 2)
+			continue;
+		for (size_t k = i; k < j && !ret; k++)
+			ret = file_sha(b, t[k].n, buf, cap, md, t[k].sha);
+		if (ret)
+			break;
+		qsort(t + i, j - i, sizeof(*t), by_sha);
+		for (size_t k = i; k < j; k++)
+			if ((k > i && !memcmp(t[k].sha, t[k - 1].sha, 32)) ||
+			    (k + 1 < j && !memcmp(t[k].sha, t[k + 1].sha, 32)))
+				t[k].n->compressed = true;
+	}
+out:
+	EVP_MD_CTX_free(md);
+	free(buf);
+	free(t);
+	return ret;
 }
