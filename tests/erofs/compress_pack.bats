@@ -86,7 +86,8 @@ both_read() {
 # a 1 MB file whose lz4hc form takes blocks of its own, copied: -E dedupe
 # stores the copy's blocks once, so the image grows by less than a block
 # (the copy's inode) over the image without the copy; without dedupe it
-# grows by the compressed size again
+# grows by the compressed size again.  The same for an incompressible
+# (random) file, which alone would stay uncompressed: its twin is shared
 @test "-E dedupe: an identical file adds no data blocks; fragments: an identical tail is stored once" {
 	mkdir s1 s2
 	seq 1 200000 > s1/a
@@ -98,6 +99,19 @@ both_read() {
 	one=$(stat -c %s one.img) two=$(stat -c %s two.img) dd=$(stat -c %s two-dd.img)
 	[ "$two" -gt $((one + 100000)) ] || die "without dedupe: $one then $two"
 	[ "$dd" -le $((one + 4096)) ] || die "with dedupe: $one then $dd"
+	# incompressible (left uncompressed without a twin): the copy too
+	mkdir r1 r2
+	head -c 300000 /dev/urandom > r1/a
+	cp r1/a r2/a
+	cp r1/a r2/b
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 -Ededupe r1.img r1
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 -Ededupe r2.img r2
+	r1=$(stat -c %s r1.img) r2=$(stat -c %s r2.img)
+	[ "$r2" -le $((r1 + 8192)) ] || die "incompressible copy with dedupe: $r1 then $r2"
+	run "$FSCK_EROFS" --extract=xr r2.img
+	[ "$status" -eq 0 ] || die "$output"
+	cmp r1/a xr/a || die "a differs"
+	cmp r1/a xr/b || die "b differs"
 	# fragments: 200 different files with one 3000-byte tail each, packed;
 	# then the same with identical 3000-byte contents: the packed inode
 	# (compressed) holds one copy
