@@ -56,9 +56,21 @@ struct zext {
 	uint32_t len;		/* decompressed bytes */
 	uint32_t cblks;		/* pcluster blocks */
 	uint64_t rel;		/* pcluster block, from the file's first */
+	uint64_t rh;		/* -E dedupe: rolling hash of its first block */
+	uint32_t blk;		/* ref: the earlier pcluster's block */
 	bool plain;
 	bool frag;		/* in the packed inode (-E fragments) */
 	bool inl;		/* inline after the index (-E ztailpacking) */
+	bool ref;		/* an earlier file's pcluster (-E dedupe) */
+};
+
+/* -E dedupe: where the current file's scan for earlier pclusters is */
+struct segscan {
+	uint64_t at;		/* next window to test (file offset) */
+	uint64_t h;		/* its hash, when have */
+	bool have;
+	uint64_t hit_at;	/* a verified match found ahead */
+	const struct erofs_seg *hit;
 };
 
 struct cpass {
@@ -92,6 +104,8 @@ struct worker {
 				 * or -E dedupe) */
 	uint8_t *frag;		/* the current file's fragment */
 	size_t frag_len, frag_cap;
+	struct segscan sc;
+	uint8_t *verify;	/* -E dedupe: an earlier extent read again */
 	/* files compressed but not written yet (their turn has not come):
 	 * the worker goes on with the next file instead of waiting */
 	struct held {
@@ -111,8 +125,11 @@ struct worker {
 
 bool erofs_zindex_compact(const struct erofs_build *b)
 {
-	/* 12-bit entries: 4 KiB lclusters only */
-	return b->blksz == 4096 && !b->opts->legacy_compress;
+	/* 12-bit entries: 4 KiB lclusters only.  -E dedupe: a pcluster of
+	 * an earlier file breaks the run of blocks a compact pack counts
+	 * from its one block address, so every head has its own (full) */
+	return b->blksz == 4096 && !b->opts->legacy_compress &&
+	       !b->opts->dedupe;
 }
 
 uint64_t erofs_zindex_size(const struct erofs_build *b,
@@ -247,6 +264,7 @@ static void give_turn(struct cpass *cp, uint64_t end);
 static int write_held(struct worker *w);
 static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		       const struct zext *ext, size_t n_ext);
+static size_t zindex_len(const struct erofs_build *b, const struct erofs_node *n);
 
 /* Wait until file I may write; its first block is then cp->cursor.  While
  * waiting, the files this worker holds are written as their turn comes. */
@@ -303,14 +321,25 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 		same = erofs_dedupe_match(b, n);
 	/* a tail inline in one and in a block in the other (the layout
 	 * dropped one): the extents differ */
-	if (same && same->ztail != n->ztail)
+	if (same && (same->ztail != n->ztail || same->fragoff != n->fragoff))
 		same = NULL;
 	if (same) {
-		/* the same content compresses to the same extents */
 		b->files_shared++;
 		n->blkaddr = same->blkaddr;
 		n->zblocks = same->zblocks;
+		/* -E dedupe: N's extents may point at pclusters of files
+		 * before SAME, in SAME's place: its index is N's */
+		if (b->opts->dedupe) {
+			size_t len = zindex_len(b, n);
+
+			n->zindex = malloc(len);
+			if (n->zindex)
+				memcpy(n->zindex, same->zindex, len);
+			give_turn(cp, base);
+			return n->zindex ? 0 : fail(cp, -ENOMEM);
+		}
 		give_turn(cp, base);
+		/* the same content compresses to the same extents */
 		ret = build_index(w, n, same->blkaddr, ext, n_ext);
 		return ret ? fail(cp, ret) : 0;
 	}
@@ -322,8 +351,28 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 	written += outlen / bs;
 	n->blkaddr = base;
 	n->zblocks = (uint32_t)written;
+	/* -E dedupe: its new pclusters for the files after it */
+	for (size_t k = 0; b->opts->dedupe && n != b->packed && k < n_ext; k++) {
+		const struct zext *x = &ext[k];
+		struct erofs_seg sg = {
+			.rh = x->rh, .n = n, .la = x->la, .len = x->len,
+			.blk = (uint32_t)(base + x->rel), .cblks = x->cblks,
+			.plain = x->plain,
+		};
+
+		if (x->ref || x->frag || x->inl || x->len < bs)
+			continue;
+		ret = erofs_seg_add(b, &sg);
+		if (ret)
+			return fail(cp, ret);
+	}
+	/* -E dedupe: a later file with the same content copies the index,
+	 * so it is there before the turn passes */
+	if (b->opts->dedupe)
+		ret = build_index(w, n, base, ext, n_ext);
 	give_turn(cp, base + written);
-	ret = build_index(w, n, base, ext, n_ext);
+	if (!b->opts->dedupe)
+		ret = build_index(w, n, base, ext, n_ext);
 	return ret ? fail(cp, ret) : 0;
 }
 
@@ -633,6 +682,16 @@ static int encode_compact(const struct lent *e, uint64_t nlc, bool big,
 	return 0;
 }
 
+/* Bytes of N's index (map header and lclusters). */
+static size_t zindex_len(const struct erofs_build *b, const struct erofs_node *n)
+{
+	const uint64_t nlc = (n->size + b->blksz - 1) / b->blksz;
+
+	return n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT ?
+	       8 + (nlc + 1) / 2 * 8 :
+	       16 + nlc * sizeof(struct z_erofs_lcluster_index);
+}
+
 /* Encode the index of N from the extents, its data at block BASE. */
 static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		       const struct zext *ext, size_t n_ext)
@@ -652,8 +711,7 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		.h_clusterbits = 0,	/* lcluster = block */
 	};
 	struct lent *e;
-	size_t len = compact ? 8 + (nlc + 1) / 2 * 8 :
-		     16 + nlc * sizeof(struct z_erofs_lcluster_index);
+	size_t len = zindex_len(b, n);
 	uint8_t *buf;
 	int ret = 0;
 
@@ -698,7 +756,7 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		e[head].type = x->plain ? Z_EROFS_LCLUSTER_TYPE_PLAIN :
 					  Z_EROFS_LCLUSTER_TYPE_HEAD1;
 		e[head].ofs = (uint16_t)(x->la % bs);
-		e[head].blk = (uint32_t)(base + x->rel);
+		e[head].blk = x->ref ? x->blk : (uint32_t)(base + x->rel);
 		/* a full index keeps the fragment offset's high 32 bits
 		 * in the tail head's block address */
 		if (x->frag && !compact)
@@ -815,17 +873,113 @@ static int take_fragment(struct worker *w, struct erofs_src *s, const char *path
 
 /* A squeeze result makes a compressed extent (TAKEN bytes in CSIZE) when
  * that saves a block; else the extent is one raw block.  The plan's tail
- * search (ztail_plan) and compress_file cut the same extents with it. */
+ * plan (ztail_plan) and the data pass cut the same extents with it. */
 static bool cut_compressed(uint32_t csize, uint32_t taken, unsigned int bs)
 {
 	return csize && (csize + bs - 1) / bs < (taken + bs - 1) / bs;
 }
 
-static int compress_file(struct worker *w, size_t i)
+/*
+ * -E dedupe: the first window in [POS, POS + WANT) where an earlier
+ * pcluster's content starts and ends by LIMIT, compared byte for byte.
+ * W->in + OFF holds the AVAIL bytes from POS on.  Returns 1 (w->sc.hit
+ * at w->sc.hit_at), 0 (none up to where AVAIL allows; the scan goes on
+ * from there), 2 (a candidate needs bytes past AVAIL: refill and call
+ * again) or -errno.
+ */
+static int find_match(struct worker *w, uint64_t pos, size_t off,
+		      size_t avail, uint32_t want, uint64_t limit)
+{
+	struct segscan *sc = &w->sc;
+	struct erofs_build *b = w->cp->b;
+	const uint8_t *buf = w->in + off;
+	const unsigned int bs = b->blksz;
+	size_t end = avail < bs ? 0 : avail - bs + 1;
+
+	if (sc->hit && sc->hit_at >= pos)
+		return 1;
+	sc->hit = NULL;
+	if (sc->at < pos) {
+		sc->at = pos;
+		sc->have = false;
+	}
+	if (end > want)
+		end = want;
+	for (;;) {
+		size_t i = (size_t)(sc->at - pos), cur = 0;
+		const struct erofs_seg *e;
+
+		if (!erofs_seg_scan(b, buf, avail, &i, end, &sc->h, &sc->have)) {
+			sc->at = pos + i;
+			return 0;
+		}
+		sc->at = pos + i;
+		while ((e = erofs_seg_next(b, sc->h, &cur))) {
+			int r;
+
+			if (sc->at + e->len > limit)
+				continue;
+			if (i + e->len > avail)
+				return 2;
+			if (!w->verify && !(w->verify = malloc(w->max_extent)))
+				return -ENOMEM;
+			r = erofs_seg_same(b, e, buf + i, w->verify);
+			if (r < 0)
+				return r;
+			if (r) {
+				sc->hit = e;
+				sc->hit_at = sc->at;
+				return 1;
+			}
+		}
+		erofs_seg_step(b, buf, avail, &i, &sc->h, &sc->have);
+		sc->at = pos + i;
+	}
+}
+
+static void drop_hit(struct worker *w)
+{
+	w->sc.at = w->sc.hit_at + 1;
+	w->sc.have = false;
+	w->sc.hit = NULL;
+}
+
+/*
+ * -E dedupe: squeeze the GAP bytes at SRC before a match (GAP >= one
+ * block).  Every extent but the last starts a new lcluster (one head per
+ * lcluster), so the piece left before the match must be none or at least
+ * a block: else the extent is cut a block shorter, or, when the gap is
+ * under two blocks, the match is dropped and the extent cut from all of
+ * WANT as without it.
+ */
+static int squeeze_before(struct worker *w, const uint8_t *src, uint32_t want,
+			  uint32_t gap, uint32_t cap, uint32_t *taken)
+{
+	const unsigned int bs = w->cp->b->blksz;
+	int r = squeeze(w, src, gap, cap, taken);
+	uint32_t len;
+
+	if (r < 0)
+		return r;
+	len = cut_compressed((uint32_t)r, *taken, bs) ? *taken : bs;
+	if (len == gap || gap - len >= bs)
+		return r;
+	if (gap >= 2 * bs)
+		return squeeze(w, src, gap - bs, cap, taken);
+	drop_hit(w);
+	return squeeze(w, src, want, cap, taken);
+}
+
+/*
+ * Cut N into extents and compress them: the data pass (file I of the
+ * pass), or with PLAN the -E ztailpacking plan, which goes through the
+ * same cuts only to find the last extent (see ztail_plan) and writes
+ * nothing.
+ */
+static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 {
 	struct cpass *cp = w->cp;
 	struct erofs_build *b = cp->b;
-	struct erofs_node *n = cp->files[i];
 	const unsigned int bs = b->blksz;
 	const uint32_t pcl = b->pclusterblks * bs;
 	uint64_t pos = 0, read_to = 0, base = 0, written = 0;
@@ -836,6 +990,10 @@ static int compress_file(struct worker *w, size_t i)
 	struct erofs_src s;
 	/* the packed inode's own tail is no fragment */
 	const bool frags = b->opts->fragments && n != b->packed;
+	/* -E dedupe: extents of earlier files are found by content, so the
+	 * file is cut under the turn, in file order.  Not in a file with an
+	 * inline tail: its extents must end where the plan's did */
+	const bool seg = !plan && b->opts->dedupe && n != b->packed && !n->ztail;
 	int ret = 0;
 
 	if (n == b->packed) {
@@ -849,12 +1007,17 @@ static int compress_file(struct worker *w, size_t i)
 		return ret;
 	if (!s.shared)
 		posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	w->digest = n->has_digest ||
-		    ((b->opts->dedupe || b->opts->fragments) && n != b->packed);
+	w->digest = !plan && (n->has_digest ||
+		    ((b->opts->dedupe || b->opts->fragments) && n != b->packed));
 	if (w->digest)
 		EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
 	w->next_ext = 0;
 	w->frag_len = 0;
+	w->sc = (struct segscan){ 0 };
+	if (seg) {
+		ret = take_turn(w, i, &base);
+		turn = !ret;
+	}
 	while (pos < n->size && !ret) {
 		uint64_t left = n->size - pos;
 		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
@@ -900,7 +1063,45 @@ static int compress_file(struct worker *w, size_t i)
 				break;
 			read_to = pos + avail;
 		}
-		r = squeeze(w, w->in + off, want, pcl, &taken);
+		r = seg ?
+		    find_match(w, pos, off, avail, want, n->size) : 0;
+		if (r == 2 && read_to < n->size) {
+			ret = refill(w, &s, path, &off, &avail, n->size - read_to);
+			if (ret)
+				break;
+			read_to = pos + avail;
+			r = find_match(w, pos, off, avail, want, n->size);
+		}
+		if (r < 0 || r == 2) {
+			fsf_err(b->log, "%s/%s: looking for shared extents: %s",
+				b->opts->source, path,
+				strerror(r < 0 ? -r : EPROTO));
+			ret = r < 0 ? r : -EPROTO;
+			break;
+		}
+		if (r == 1 && w->sc.hit_at == pos) {
+			/* an earlier file's pcluster holds the next bytes */
+			const struct erofs_seg *h = w->sc.hit;
+
+			e.len = h->len;
+			e.cblks = h->cblks;
+			e.plain = h->plain;
+			e.ref = true;
+			e.blk = h->blk;
+			w->sc.hit = NULL;
+			b->segs_shared++;
+			ret = add_ext(w, &e);
+			pos += e.len;
+			off += e.len;
+			avail -= e.len;
+			continue;
+		}
+		if (r == 1 && w->sc.hit_at - pos < bs)
+			drop_hit(w);	/* no room for an extent before it */
+		r = w->sc.hit ? squeeze_before(w, w->in + off, want,
+					       (uint32_t)(w->sc.hit_at - pos),
+					       pcl, &taken) :
+				squeeze(w, w->in + off, want, pcl, &taken);
 		if (r < 0) {
 			fsf_err(b->log, "%s/%s: compressing: %s", b->opts->source,
 				path, strerror(-r));
@@ -909,6 +1110,27 @@ static int compress_file(struct worker *w, size_t i)
 		}
 		csize = (uint32_t)r;
 		cblks = (csize + bs - 1) / bs;
+		if (plan && want == left) {
+			/* the last extent: inline when it packs below a block
+			 * or is a raw tail under one */
+			bool packs = csize && taken == left && csize < bs &&
+				     csize < left;
+
+			if (packs || left < bs) {
+				n->ztail = true;
+				n->ztail_la = pos;
+				n->ztail_plain = !packs;
+				n->inline_size = packs ? csize : (uint32_t)left;
+				n->tail = malloc(n->inline_size);
+				if (!n->tail) {
+					ret = -ENOMEM;
+					break;
+				}
+				memcpy(n->tail, packs ? w->z : w->in + off,
+				       n->inline_size);
+				break;
+			}
+		}
 		if (frags && taken == left && csize % bs) {
 			/* the rest fits one partly filled pcluster: packed
 			 * with the other fragments, it costs less */
@@ -938,6 +1160,8 @@ static int compress_file(struct worker *w, size_t i)
 			memset(w->out + outlen + e.len, 0, bs - e.len);
 		}
 		e.rel = written + outlen / bs;
+		if (b->opts->dedupe && n != b->packed && e.len >= bs)
+			e.rh = erofs_seg_hash(b, w->in + off);
 		outlen += (size_t)e.cblks * bs;
 		ret = add_ext(w, &e);
 		pos += e.len;
@@ -945,6 +1169,10 @@ static int compress_file(struct worker *w, size_t i)
 		avail -= e.len;
 		if (ret || outlen < OUT_FLUSH || pos >= n->size)
 			continue;
+		if (plan) {	/* nothing is written */
+			outlen = 0;
+			continue;
+		}
 		/* a big file: write as it goes, holding the turn */
 		if (!turn) {
 			ret = take_turn(w, i, &base);
@@ -966,6 +1194,8 @@ static int compress_file(struct worker *w, size_t i)
 		}
 	}
 	erofs_src_close(&s);
+	if (plan)
+		return ret;
 	if (ret)
 		return fail(cp, ret);
 	if (w->digest)
@@ -1001,7 +1231,7 @@ static void *run(void *arg)
 
 		if (i >= cp->nfiles || atomic_load(&cp->error))
 			break;
-		if (compress_file(w, i))
+		if (cut_file(w, i, cp->files[i], false))
 			return NULL;
 	}
 	if (flush_held(w, true))
@@ -1077,6 +1307,7 @@ static void worker_free(struct worker *w)
 	free(w->trial);
 	free(w->ext);
 	free(w->frag);
+	free(w->verify);
 	for (size_t k = 0; k < w->nheld; k++) {
 		free(w->held[k].out);
 		free(w->held[k].ext);
@@ -1155,66 +1386,18 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 }
 
 /*
- * -E ztailpacking: cut N's extents as compress_file will and find its last
- * one; when that one compresses below a block (or is a raw tail under a
- * block), keep its bytes in n->tail to store them after the index.  The
- * layout drops it again where the inode, index and tail do not fit one
- * block.  This compresses such a file twice.
+ * -E ztailpacking: cut N's extents in the data pass's loop (cut_file) and
+ * find its last one; when that one compresses below a block (or is a raw
+ * tail under a block), keep its bytes in n->tail to store them after the
+ * index.  The layout drops it again where the inode, index and tail do
+ * not fit one block.  The extents before the tail are compressed again in
+ * the data pass: the inode's size must be known before the layout, and
+ * keeping their compressed bytes until then would hold them all in memory
+ * (a file that is its tail alone is compressed once).
  */
 static int ztail_plan(struct worker *w, struct erofs_node *n)
 {
-	struct erofs_build *b = w->cp->b;
-	const unsigned int bs = b->blksz;
-	const uint32_t pcl = b->pclusterblks * bs;
-	uint64_t pos = 0, read_to = 0;
-	size_t off = 0, avail = 0;
-	char path[PATH_MAX];
-	struct erofs_src s;
-	int ret = erofs_open_source(b, n, path, sizeof(path), &s);
-
-	if (ret)
-		return ret;
-	w->digest = false;
-	while (pos < n->size) {
-		uint64_t left = n->size - pos;
-		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
-		uint32_t taken = 0, len;
-		bool packs;
-		int r;
-
-		if (avail < want) {
-			ret = refill(w, &s, path, &off, &avail, n->size - read_to);
-			if (ret)
-				break;
-			read_to = pos + avail;
-		}
-		r = squeeze(w, w->in + off, want, pcl, &taken);
-		if (r < 0) {
-			ret = r;
-			break;
-		}
-		packs = r > 0 && taken == left && (uint32_t)r < bs && r < (int)left;
-		if (want == left && (packs || left < bs)) {
-			n->ztail = true;
-			n->ztail_la = pos;
-			n->ztail_plain = !packs;
-			n->inline_size = packs ? (uint32_t)r : (uint32_t)left;
-			n->tail = malloc(n->inline_size);
-			if (!n->tail) {
-				ret = -ENOMEM;
-				break;
-			}
-			memcpy(n->tail, packs ? w->z : w->in + off, n->inline_size);
-			break;
-		}
-		len = cut_compressed((uint32_t)r, taken, bs) ? taken :
-		      want < bs ? want : bs;
-		pos += len;
-		off += len;
-		avail -= len;
-	}
-	erofs_src_close(&s);
-	return ret;
+	return cut_file(w, 0, n, true);
 }
 
 static void *plan_run(void *arg)
@@ -1267,6 +1450,7 @@ int erofs_compress_plan(struct erofs_build *b)
 	struct plan p = { .b = b };
 	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
 	unsigned int started = 0;
+	int ret;
 	pthread_t *tids;
 
 	if (b->opts->compr == EROFS_COMPR_NONE)
@@ -1308,8 +1492,11 @@ int erofs_compress_plan(struct erofs_build *b)
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	free(tids);
+	ret = atomic_load(&p.error);
+	if (!ret && b->opts->dedupe)
+		ret = erofs_seg_twins(b, p.files, p.nfiles);
 	free(p.files);
-	return atomic_load(&p.error);
+	return ret;
 }
 
 int erofs_write_compressed(struct erofs_build *b)

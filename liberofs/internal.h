@@ -150,6 +150,10 @@ struct erofs_build {
 	struct frag_table *frags;
 	struct frag_table *dedupe;	/* -E dedupe: whole files */
 	uint64_t frag_shared, files_shared;	/* counts */
+	/* -E dedupe: the pclusters written so far, by the rolling hash of
+	 * their first uncompressed block (segdedupe.c) */
+	struct erofs_seg_table *segs;
+	uint64_t segs_shared;		/* extents pointing at one of them */
 };
 
 /* scan.c: read the source tree into b->root and b->order */
@@ -226,6 +230,43 @@ struct erofs_node *erofs_dedupe_match(struct erofs_build *b,
 /* compress the packed inode after all data and place its record */
 int erofs_write_packed(struct erofs_build *b);
 void erofs_frag_tables_free(struct erofs_build *b);
+/* segdedupe.c: -E dedupe of segments.  One pcluster written: RH is the
+ * rolling hash of its first block of uncompressed bytes, which are N's
+ * from logical byte LA on */
+struct erofs_seg {
+	uint64_t rh;
+	const struct erofs_node *n;
+	uint64_t la;
+	uint32_t len;		/* uncompressed bytes */
+	uint32_t blk;		/* first block */
+	uint32_t cblks;
+	bool plain;
+};
+int erofs_seg_add(struct erofs_build *b, const struct erofs_seg *e);
+/* the rolling hash of the block at P */
+uint64_t erofs_seg_hash(const struct erofs_build *b, const uint8_t *p);
+/* From window *AT of BUF (AVAIL bytes) on, while *AT < END (END + one
+ * block <= AVAIL + 1): true at the first window whose hash *H may be in
+ * the table.  *H holds the hash of window *AT when *HAVE. */
+bool erofs_seg_scan(const struct erofs_build *b, const uint8_t *buf,
+		    size_t avail, size_t *at, size_t end, uint64_t *h,
+		    bool *have);
+/* past window *AT (its hash *H rolled to the next window when BUF has
+ * its last byte) */
+void erofs_seg_step(const struct erofs_build *b, const uint8_t *buf,
+		    size_t avail, size_t *at, uint64_t *h, bool *have);
+/* the entries of hash H, one a call (*CURSOR starts at 0), then NULL */
+const struct erofs_seg *erofs_seg_next(const struct erofs_build *b,
+				       uint64_t h, size_t *cursor);
+/* 1 when DATA (E->len bytes) is E's content, read again into SCRATCH
+ * from its source; 0 when not; or -errno */
+int erofs_seg_same(struct erofs_build *b, const struct erofs_seg *e,
+		   const uint8_t *data, uint8_t *scratch);
+void erofs_seg_free(struct erofs_build *b);
+/* after the plan: FILES left uncompressed whose content another of them
+ * has are compressed too, so that -E dedupe can share them */
+int erofs_seg_twins(struct erofs_build *b, struct erofs_node **files,
+		    size_t nfiles);
 /* the on-disk algorithm (Z_EROFS_COMPRESSION_*) of -z */
 unsigned int erofs_compr_alg(const struct erofs_mkfs_opts *o);
 /* chunk.c: the chunk-based files (every uncompressed regular file when

@@ -406,6 +406,7 @@ out:
 		fsf_dev_close(&b.dump);
 	fsf_dev_close(&b.dev);
 	erofs_frag_tables_free(&b);
+	erofs_seg_free(&b);
 	erofs_tree_free(&b);
 out_src:
 	if (b.src_fd >= 0)

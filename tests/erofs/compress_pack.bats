@@ -86,7 +86,8 @@ both_read() {
 # a 1 MB file whose lz4hc form takes blocks of its own, copied: -E dedupe
 # stores the copy's blocks once, so the image grows by less than a block
 # (the copy's inode) over the image without the copy; without dedupe it
-# grows by the compressed size again
+# grows by the compressed size again.  The same for an incompressible
+# (random) file, which alone would stay uncompressed: its twin is shared
 @test "-E dedupe: an identical file adds no data blocks; fragments: an identical tail is stored once" {
 	mkdir s1 s2
 	seq 1 200000 > s1/a
@@ -98,6 +99,19 @@ both_read() {
 	one=$(stat -c %s one.img) two=$(stat -c %s two.img) dd=$(stat -c %s two-dd.img)
 	[ "$two" -gt $((one + 100000)) ] || die "without dedupe: $one then $two"
 	[ "$dd" -le $((one + 4096)) ] || die "with dedupe: $one then $dd"
+	# incompressible (left uncompressed without a twin): the copy too
+	mkdir r1 r2
+	head -c 300000 /dev/urandom > r1/a
+	cp r1/a r2/a
+	cp r1/a r2/b
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 -Ededupe r1.img r1
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 -Ededupe r2.img r2
+	r1=$(stat -c %s r1.img) r2=$(stat -c %s r2.img)
+	[ "$r2" -le $((r1 + 8192)) ] || die "incompressible copy with dedupe: $r1 then $r2"
+	run "$FSCK_EROFS" --extract=xr r2.img
+	[ "$status" -eq 0 ] || die "$output"
+	cmp r1/a xr/a || die "a differs"
+	cmp r1/a xr/b || die "b differs"
 	# fragments: 200 different files with one 3000-byte tail each, packed;
 	# then the same with identical 3000-byte contents: the packed inode
 	# (compressed) holds one copy
@@ -116,6 +130,45 @@ for i in range(200):
 	run "$FSCK_EROFS" --extract=x2 p2.img
 	[ "$status" -eq 0 ] || die "$output"
 	diff -r f2 x2 || die "extracted f2 differs"
+}
+
+# two files that share a 1.3 MB middle (seq output) behind different heads
+# (5000 and 7777 random bytes) and before different tails: -E dedupe finds
+# the middle of the second in the first's pclusters, so the image is
+# smaller than without dedupe by about the middle's compressed size (taken
+# from an image of the middle alone, less one of an empty file), give or
+# take the two pclusters cut across each edge of the middle; both files
+# read back byte-exact through both fsck.erofs, for 1 and 2 workers alike
+@test "-E dedupe: two files sharing a large middle segment share its pclusters" {
+	need_sid_erofs
+	u=3f0c3a53-8f1e-4a3b-9d7e-0123456789ab
+	mkdir s m e
+	seq 300001 500000 > mid
+	{ head -c 5000 /dev/urandom; cat mid; yes "tail of a" | head -c 4000; } > s/a
+	{ head -c 7777 /dev/urandom; cat mid; head -c 3000 /dev/urandom; } > s/b
+	cp mid m/mid
+	: > e/mid
+	for d in m e; do "$MKFS_EROFS" --quiet -zlz4hc -Elegacy-compress -T0 $d.img $d; done
+	mid=$(( $(stat -c %s m.img) - $(stat -c %s e.img) ))
+	"$MKFS_EROFS" --quiet -zlz4hc -Elegacy-compress -T0 plain.img s
+	"$MKFS_EROFS" --quiet -zlz4hc -Ededupe -T0 -U $u --workers=1 dd.img s
+	"$MKFS_EROFS" --quiet -zlz4hc -Ededupe -T0 -U $u --workers=2 dd2.img s
+	cmp dd.img dd2.img || die "1 and 2 workers differ"
+	plain=$(stat -c %s plain.img) dd=$(stat -c %s dd.img)
+	saved=$((plain - dd))
+	[ "$mid" -gt 200000 ] || die "the middle alone: $mid bytes"
+	[ "$saved" -ge $((mid - 16384)) ] || die "saved $saved of $mid bytes ($plain then $dd)"
+	[ "$saved" -le $((mid + 16384)) ] || die "saved $saved, more than $mid bytes ($plain then $dd)"
+	rm -rf x
+	run "$FSCK_EROFS" --extract=x dd.img
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	cmp s/a x/a || die "our fsck: a differs"
+	cmp s/b x/b || die "our fsck: b differs"
+	cp dd.img "$SIDTMP/dd.img"
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/dd.img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	cmp s/a "$SIDTMP/x/a" || die "erofs-utils: a differs"
+	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
 }
 
 @test "-E ztailpacking, fragments, dedupe without -z: a usage error" {

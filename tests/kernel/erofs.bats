@@ -37,6 +37,11 @@ setup_file() {
 	# identical files for -E dedupe and fragments
 	cp "$W/ztree/z/numbers" "$W/ztree/z/numbers.copy"
 	cp "$W/ztree/z/mixed" "$W/ztree/z/mixed.copy"
+	# a shared middle behind different heads: -E dedupe points the second
+	# file's extents at the first's pclusters (full indexes)
+	seq 700001 800000 > "$W/mid"
+	{ head -c 5000 /dev/urandom; cat "$W/mid"; head -c 3000 /dev/urandom; } > "$W/ztree/z/mid-a"
+	{ head -c 7777 /dev/urandom; cat "$W/mid"; seq 1 500; } > "$W/ztree/z/mid-b"
 	"$LIB/manifest" "$W/ztree" > "$W/ztree.manifest"
 	"$MKFS_EROFS" --quiet -zlz4hc -C65536 --xattr-inode-digest=trusted.erofs.fingerprint "$W/ztree.img" "$W/ztree"
 	# the same tree with each other algorithm (one image each, varied
