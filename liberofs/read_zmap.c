@@ -240,7 +240,7 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 		 * 63 bits of the header hold */
 		uint64_t v;
 
-		memcpy(&v, p, 8);
+		memcpy(&v, &h, 8);
 		if (!img->packed_nid)
 			return erofs_corrupt(img, "inode %" PRIu64 ": whole file in the packed inode (map header at byte %" PRIu64 ") but the image has none",
 					     ino->nid, hpos);
@@ -366,7 +366,9 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 			 * keeps the offset's high bits in its block */
 			uint32_t lo;
 
-			memcpy(&lo, p, 4);
+			/* from the header's copy: P, the cache's window of
+			 * the header, may be gone after the index's reads */
+			memcpy(&lo, &h, 4);
 			e->frag = true;
 			e->plain = false;
 			e->fragoff = le32toh(lo) |
