@@ -21,6 +21,20 @@
 #define WINDOW		(4u << 10)
 #define WINDOW_ALIGN	4096u
 
+/* Under AddressSanitizer a slot's buffer is freed when the slot takes
+ * another window, so a pointer kept past EROFS_READ_LIVE further reads
+ * is a use-after-free ASan reports, not silently other bytes. */
+#if defined(__SANITIZE_ADDRESS__)
+#define STALE_POINTERS_TRAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STALE_POINTERS_TRAP 1
+#endif
+#endif
+#ifndef STALE_POINTERS_TRAP
+#define STALE_POINTERS_TRAP 0
+#endif
+
 struct slot {
 	uint64_t start, end;		/* bytes held: [start, end) */
 	uint8_t *buf;
@@ -116,6 +130,11 @@ const uint8_t *erofs_img_at(struct erofs_img *img, uint64_t off, uint64_t len,
 	end = (end + WINDOW_ALIGN - 1) & ~(uint64_t)(WINDOW_ALIGN - 1);
 	if (end > img->size)
 		end = img->size;
+	if (STALE_POINTERS_TRAP) {
+		free(s->buf);
+		s->buf = NULL;
+		s->cap = 0;
+	}
 	if (s->cap < end - start || (s->cap > 4 * WINDOW && end - start <= WINDOW)) {
 		uint8_t *b = realloc(s->buf, end - start);
 
