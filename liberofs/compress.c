@@ -172,23 +172,28 @@ static uint32_t max_extent(const struct erofs_build *b)
 	return m;
 }
 
-/* LZMA dictionary: four pclusters, from 32 KiB to 8 MiB (what the reader
- * allocates per stream; a pcluster's input rarely reaches further back). */
+/* LZMA dictionary: -z lzma,dictsize=N, else four pclusters, from 32 KiB to
+ * 8 MiB (what the reader allocates per stream; a pcluster's input rarely
+ * reaches further back). */
 static uint32_t lzma_dict(const struct erofs_build *b)
 {
 	uint64_t d = (uint64_t)b->pclusterblks * b->blksz * 4;
 
+	if (b->opts->compr_dictsize)
+		return b->opts->compr_dictsize;
 	return d < 32768 ? 32768 : d > Z_EROFS_LZMA_MAX_DICT_SIZE ?
 	       Z_EROFS_LZMA_MAX_DICT_SIZE : (uint32_t)d;
 }
 
-/* zstd window log: enough for the largest extent, from 10 to 20 (the
- * reader's limit, 1 MiB). */
+/* zstd window log: -z zstd,dictsize=N (a power of two), else enough for
+ * the largest extent; from 10 to 20 (the reader's limit, 1 MiB). */
 static unsigned int zstd_wlog(const struct erofs_build *b)
 {
+	uint32_t want = b->opts->compr_dictsize ? b->opts->compr_dictsize :
+			max_extent(b);
 	unsigned int l = 10;
 
-	while (l < 20 && (1u << l) < max_extent(b))
+	while (l < 20 && (1u << l) < want)
 		l++;
 	return l;
 }

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -156,12 +157,15 @@ static void usage(FILE *f)
 "                          order (whiteouts applied); every blob's SHA-256\n"
 "                          and size checked as it is read\n"
 "  -b SIZE                 block size in bytes (512..65536, default: page size)\n"
-"  -z ALG[,level=N]        compress files with ALG: lz4; lz4hc (level\n"
+"  -z ALG[,level=N][,dictsize=N]\n"
+"                          compress files with ALG: lz4; lz4hc (level\n"
 "                          0-12, default 9); lzma (MicroLZMA: 0-9, or\n"
 "                          100-109 = extreme 0-9, default 6); deflate (0-9)\n"
 "                          or libdeflate (0-12), both raw deflate with\n"
 "                          libdeflate, default 1; zstd (0-22, default 3).\n"
-"                          Blocks that do not shrink stay raw\n"
+"                          dictsize= (k/M suffixes): the lzma dictionary\n"
+"                          (4 KiB-8 MiB) or the zstd window (a power of two,\n"
+"                          1 KiB-1 MiB). Blocks that do not shrink stay raw\n"
 "  -C SIZE                 largest physical cluster of compressed data in bytes\n"
 "                          (a multiple of the block size up to 1 MiB;\n"
 "                          default: one block)\n"
@@ -272,13 +276,53 @@ static const struct compr_name {
 	{ "zstd", EROFS_COMPR_ZSTD, 0, 22, 3 },
 };
 
+/* dictsize=N[k|K|m|M]: bytes, with erofs-utils' suffixes */
+static int parse_dictsize(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	if (errno || end == s || *end || *s == '-' || v > UINT32_MAX)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* dictsize= of lzma (4 KiB to 8 MiB) or zstd (a power of two from 1 KiB to
+ * 1 MiB), the ranges erofs-utils 1.9 accepts */
+static int check_dictsize(const struct compr_name *c, uint64_t d,
+			  const char *arg)
+{
+	if (c->compr == EROFS_COMPR_LZMA && d >= 4096 && d <= 8u << 20)
+		return 0;
+	if (c->compr == EROFS_COMPR_ZSTD && d >= 1024 && d <= 1u << 20 &&
+	    !(d & (d - 1)))
+		return 0;
+	if (c->compr == EROFS_COMPR_LZMA || c->compr == EROFS_COMPR_ZSTD)
+		fprintf(stderr, "mkfs.erofs: '%s': invalid %s dictsize (%s)\n",
+			arg, c->name, c->compr == EROFS_COMPR_LZMA ?
+			"4096 to 8 MiB" : "a power of two from 1 KiB to 1 MiB");
+	else
+		fprintf(stderr, "mkfs.erofs: '%s': %s takes no dictsize (lzma and zstd do)\n",
+			arg, c->name);
+	return -1;
+}
+
 static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
 {
 	const char *comma = strchr(arg, ',');
 	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
 	const struct compr_name *c = NULL;
-	char what[48];
+	char what[48], *copy, *save = NULL;
 	int64_t v;
+	uint64_t d;
+	int ret = 0;
 
 	if (strchr(arg, ':')) {
 		fprintf(stderr, "mkfs.erofs: '%s': only one compressor is supported (no ':' alternatives)\n", arg);
@@ -295,30 +339,51 @@ static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
 	}
 	o->compr = c->compr;
 	o->compr_level = c->def;
+	o->compr_dictsize = 0;
 	if (!comma)
 		return 0;
-	comma++;
-	if (!strncmp(comma, "level=", 6))
-		comma += 6;
-	if (c->max < 0) {
-		fprintf(stderr, "mkfs.erofs: %s takes no level\n", c->name);
+	copy = strdup(comma + 1);
+	if (!copy)
 		return -1;
-	}
-	if (strchr(comma, ',') || !strncmp(comma, "dictsize=", 9)) {
-		fprintf(stderr, "mkfs.erofs: '%s': only level=N is supported after the compressor (no dictsize= or lc/lp/pb)\n", arg);
-		return -1;
-	}
 	snprintf(what, sizeof(what), "%s level (%d-%d%s)", c->name, c->min,
 		 c->compr == EROFS_COMPR_LZMA ? 9 : c->max,
 		 c->compr == EROFS_COMPR_LZMA ? ", 100-109" : "");
-	if (parse_i64(comma, what, c->min, c->max, &v))
-		return -1;
-	if (c->compr == EROFS_COMPR_LZMA && v > 9 && v < 100) {
-		fprintf(stderr, "mkfs.erofs: invalid %s '%s'\n", what, comma);
-		return -1;
+	for (char *t = strtok_r(copy, ",", &save); t && !ret;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(t, "dictsize=", 9)) {
+			if (parse_dictsize(t + 9, &d)) {
+				fprintf(stderr, "mkfs.erofs: '%s': invalid dictsize '%s'\n",
+					arg, t + 9);
+				ret = -1;
+			} else if (check_dictsize(c, d, arg)) {
+				ret = -1;
+			} else {
+				o->compr_dictsize = (uint32_t)d;
+			}
+			continue;
+		}
+		if (!strncmp(t, "level=", 6))
+			t += 6;
+		else if (!isdigit((unsigned char)*t)) {
+			fprintf(stderr, "mkfs.erofs: '%s': unknown compressor option '%s' (level=N, dictsize=N)\n",
+				arg, t);
+			ret = -1;
+			continue;
+		}
+		if (c->max < 0) {
+			fprintf(stderr, "mkfs.erofs: %s takes no level\n", c->name);
+			ret = -1;
+		} else if (parse_i64(t, what, c->min, c->max, &v)) {
+			ret = -1;
+		} else if (c->compr == EROFS_COMPR_LZMA && v > 9 && v < 100) {
+			fprintf(stderr, "mkfs.erofs: invalid %s '%s'\n", what, t);
+			ret = -1;
+		} else {
+			o->compr_level = (int)v;
+		}
 	}
-	o->compr_level = (int)v;
-	return 0;
+	free(copy);
+	return ret;
 }
 
 static int parse_extended(struct erofs_mkfs_opts *o, const char *arg)

@@ -74,6 +74,8 @@ struct erofs_mkfs_opts {
 	} compr;			/* -z */
 	int compr_level;		/* -z ALG,level=N; -1: the default
 					 * (lzma: 100-109 = extreme 0-9) */
+	uint32_t compr_dictsize;	/* -z ALG,dictsize=N (lzma dictionary,
+					 * zstd window); 0: the default */
 	uint32_t pcluster_size;		/* -C bytes; 0: one block */
 	uint32_t max_extent_bytes;	/* --max-extent-bytes; 0: default */
 	bool legacy_compress;		/* -E legacy-compress: full indexes */

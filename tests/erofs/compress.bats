@@ -6,6 +6,7 @@
 # content whose SHA-256 list equals the source's.
 load ../lib/common
 load erofs_helpers
+FSCK_EROFS=$FSFORGE_BUILDDIR/fsck/fsck.erofs
 
 setup_file() {
 	export SRC=$BATS_FILE_TMPDIR/src
@@ -91,6 +92,32 @@ sid_check() {
 	[ "$(od -An -tu4 -j $((0x482)) -N4 x.img | tr -d ' ')" -eq 262144 ]
 	"$MKFS_EROFS" --quiet -zzstd x.img "$SRC/z"
 	[ "$(od -An -tu1 -j $((0x483)) -N1 x.img | tr -d ' ')" -eq 10 ]
+}
+
+# dictsize=: the settings record (0x480: le16 length, then the record)
+# equals the one erofs-utils 1.9.4 writes with the same options
+# (lzma: dict_size as given, not rounded; zstd: window log - 10), and both
+# fsck.erofs extract the source's content
+@test "-z lzma,dictsize= and zstd,dictsize=: settings record as erofs-utils writes it, both fsck.erofs extract the tree" {
+	need_sid_erofs
+	cp -a "$SRC/z" "$SIDTMP/src"
+	for z in lzma,level=3,dictsize=100000 lzma,dictsize=4k \
+		 "lzma,dictsize=8M -C262144" zstd,dictsize=1024,level=5; do
+		# shellcheck disable=SC2086
+		run "$MKFS_EROFS" --quiet -z$z --exclude-path=types/socket x.img "$SRC"
+		[ "$status" -eq 0 ] || die "mkfs.erofs -z$z: $output"
+		# shellcheck disable=SC2086
+		run chroot "$SID_ROOT" mkfs.erofs -z$z "$SIDREL/r.img" "$SIDREL/src"
+		[ "$status" -eq 0 ] || die "erofs-utils mkfs.erofs -z$z: $output"
+		[ "$(od -An -tx1 -j $((0x480)) -N16 x.img)" = "$(od -An -tx1 -j $((0x480)) -N16 "$SIDTMP/r.img")" ] ||
+			die "-z$z: settings record $(od -An -tx1 -j $((0x480)) -N16 x.img) vs erofs-utils $(od -An -tx1 -j $((0x480)) -N16 "$SIDTMP/r.img")"
+		sid_check x.img || die "-z$z"
+		rm -rf xx
+		run "$FSCK_EROFS" --extract=xx x.img
+		[ "$status" -eq 0 ] || die "our fsck.erofs -z$z: $output"
+		(cd xx && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
+			diff "$BATS_FILE_TMPDIR/src.sha256" - || die "-z$z: our extraction differs"
+	done
 }
 
 # the host kernel's erofs decompressor for ALG (CONFIG_EROFS_FS_ZIP_*), when
@@ -219,9 +246,24 @@ host_has() {
 	[[ $output == *"lzma level (0-9, 100-109)"* ]]
 	run "$MKFS_EROFS" -z lzma,level=110 x.img "$SRC"
 	[ "$status" -eq 16 ]
-	run "$MKFS_EROFS" -z zstd,dictsize=65536 x.img "$SRC"
+	# dictsize= ranges of erofs-utils 1.9.4: lzma 4 KiB to 8 MiB, zstd a
+	# power of two from 1 KiB to 1 MiB, none for the others
+	run "$MKFS_EROFS" -z lzma,dictsize=16M x.img "$SRC"
 	[ "$status" -eq 16 ]
-	[[ $output == *"only level=N"* ]]
+	[[ $output == *"invalid lzma dictsize"* ]]
+	run "$MKFS_EROFS" -z lzma,dictsize=4095 x.img "$SRC"
+	[ "$status" -eq 16 ]
+	run "$MKFS_EROFS" -z zstd,dictsize=100000 x.img "$SRC"
+	[ "$status" -eq 16 ]
+	[[ $output == *"invalid zstd dictsize"* ]]
+	run "$MKFS_EROFS" -z lz4hc,dictsize=65536 x.img "$SRC"
+	[ "$status" -eq 16 ]
+	[[ $output == *"lz4hc takes no dictsize"* ]]
+	run "$MKFS_EROFS" -z lzma,dictsize=64x x.img "$SRC"
+	[ "$status" -eq 16 ]
+	run "$MKFS_EROFS" -z lzma,lc=3 x.img "$SRC"
+	[ "$status" -eq 16 ]
+	[[ $output == *"unknown compressor option 'lc=3'"* ]]
 	run "$MKFS_EROFS" -z lz4,5 x.img "$SRC"
 	[ "$status" -eq 16 ]
 	run "$MKFS_EROFS" -z lz4hc,level=13 x.img "$SRC"
