@@ -187,7 +187,9 @@ ROW(PR_ATTR_GAP_LEFT, 0x01006e, "attribute_extent_lost_no_room",
 /* The same gap in an attribute that may not be sparse (anything but a
  * user file's $DATA: an index allocation with a hole is unreadable, the
  * metadata files' data is read whole): reported and left (a directory's
- * $I30 allocation is not reported: pass 3 rebuilds its index). */
+ * $I30 allocation, $ObjId's $O and $Reparse's $R are not reported:
+ * pass 3 rebuilds them from the children's names, the files' object ids
+ * and reparse points). */
 ROW(PR_ATTR_GAP_NOT_SPARSE, 0x010071, "attribute_extent_lost_left",
     "attribute 0x%x: clusters %llu-%llu (VCNs) were in a lost extent; the attribute is not sparse and may not be made so (only a user file's $DATA may be)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

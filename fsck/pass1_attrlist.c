@@ -511,6 +511,59 @@ out:
 /* Extents of one attribute in NB with a gap before them (an extent lost
  * with its record): the gap made a hole at the head of the extent after
  * it, in its record, and its entry follows (PR_ATTR_HOLE). */
+/* E's name is the ASCII NAME. */
+static bool named_as(const struct ntfs_al_entry *e, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (e->name_len != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (e->name[2 * i] != (uint8_t)name[i] || e->name[2 * i + 1])
+			return false;
+	return true;
+}
+
+/* Is E (of file B) an index allocation that pass 3 rebuilds from a
+ * source other than the index itself when its extents do not join: a
+ * directory's $I30 (the children's names), $ObjId's $O and $Reparse's
+ * $R (the files' object ids and reparse points: their root collates by
+ * ULONGS; $Quota's $O does not and is left, as its $Q, and $Secure with
+ * an attribute list is not judged in pass 3)? */
+static bool rebuilt_in_pass3(struct lctx *l, uint64_t b, const struct ntfs_al_entry *e)
+{
+	const struct ntfs_attr_header *ra;
+	struct ntfs_index_root ir;
+	const char *name;
+	uint8_t *rec;
+	uint32_t len;
+	bool yes = false;
+
+	if (e->type != NTFS_AT_INDEX_ALLOCATION)
+		return false;
+	if (named_as(e, "$I30"))
+		return true;
+	if (named_as(e, "$O"))
+		name = "$O";
+	else if (named_as(e, "$R"))
+		name = "$R";
+	else
+		return false;
+	/* the root is in the base record (pass 3 reads it there) */
+	rec = malloc(l->rs);
+	if (rec && !load(l, b, rec) &&
+	    (ra = ntfs_attr_named(rec, NTFS_AT_INDEX_ROOT, name)) && !ra->non_resident) {
+		const void *v = ntfs_attr_value(ra, &len);
+
+		if (len >= sizeof(ir)) {
+			memcpy(&ir, v, sizeof(ir));
+			yes = le32toh(ir.collation_rule) == NTFS_COLLATION_NTOFS_ULONGS;
+		}
+	}
+	free(rec);
+	return yes;
+}
+
 static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 {
 	struct ntfs_check *c = l->c;
@@ -553,13 +606,10 @@ static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 		 * another one is made sparse first, where it has room */
 		memcpy(&n, l->rec + at, sizeof(n));
 		if (!(le16toh(n.h.flags) & (NTFS_ATTR_SPARSE | NTFS_ATTR_COMPRESSION_MASK))) {
-			/* only a user file's $DATA may be sparse; a
-			 * directory's index allocation is rebuilt in pass 3
-			 * (its extents do not join), in new clusters */
-			static const uint8_t i30[8] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
-
-			if (e->type == NTFS_AT_INDEX_ALLOCATION && e->name_len == 4 &&
-			    !memcmp(e->name, i30, 8))
+			/* only a user file's $DATA may be sparse; an index
+			 * pass 3 rebuilds from another source is rebuilt
+			 * there (its extents do not join), in new clusters */
+			if (rebuilt_in_pass3(l, b, e))
 				continue;
 			if (e->type != NTFS_AT_DATA || b < NTFS_FILE_FIRST_USER)
 				fsf_fix_ask(&c->fix, &PR_ATTR_GAP_NOT_SPARSE, file, e->type,

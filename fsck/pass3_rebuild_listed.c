@@ -21,6 +21,8 @@
 struct later_runs {
 	const char *name;
 	uint64_t nr_clusters;
+	int64_t first_vcn;		/* the extent that becomes the first
+					 * (0: none) */
 	struct ntfs_run *runs;
 	long n;
 	bool nomem;
@@ -38,7 +40,9 @@ static int add_runs(const struct ntfs_attr_header *a, void *arg)
 	    !ntfs_attr_has_name(a, l->name))
 		return 0;
 	memcpy(&n, a, sizeof(n));
-	if (!n.lowest_vcn || (k = ntfs_attr_runs(a, l->nr_clusters, &r, why)) <= 0)
+	if (!n.lowest_vcn || (l->first_vcn &&
+			      (int64_t)le64toh((uint64_t)n.lowest_vcn) == l->first_vcn) ||
+	    (k = ntfs_attr_runs(a, l->nr_clusters, &r, why)) <= 0)
 		return 0;	/* the first extent: the caller has it */
 	g = realloc(l->runs, (size_t)(l->n + k) * sizeof(*g));
 	if (!g) {
@@ -53,13 +57,100 @@ static int add_runs(const struct ntfs_attr_header *a, void *arg)
 	return 0;
 }
 
+/* ASCII NAME against a list entry's UTF-16 name */
+static bool al_named(const struct ntfs_al_entry *e, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (e->name_len != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (e->name[2 * i] != (uint8_t)name[i] || e->name[2 * i + 1])
+			return false;
+	return true;
+}
+
+/* List V (LEN bytes): the entry of TYPE and NAME at VCN is put at VCN 0
+ * (it becomes the first extent). */
+static void al_make_first(uint8_t *v, uint32_t len, uint32_t type, const char *name,
+			  int64_t vcn)
+{
+	struct ntfs_al_entry e;
+	uint32_t off = 0, at = 0;
+	char why[NTFS_WHY];
+
+	while (ntfs_al_next(v, len, &off, &e, why) == 1) {
+		if (e.type == type && e.lowest_vcn == vcn && al_named(&e, name)) {
+			memset(v + at + 8, 0, 8);
+			return;
+		}
+		at = off;
+	}
+}
+
+/* The later extent of TYPE and NAME with the lowest VCN in D's list
+ * (base record BASE): its record and VCN, or -1. */
+static int lowest_later(struct ntfs_check *c, const uint8_t *base, uint32_t type,
+			const char *name, uint64_t *rec, int64_t *vcn)
+{
+	struct ntfs_run *runs = NULL;
+	struct ntfs_al_entry e;
+	uint8_t *list = NULL;
+	uint64_t len = 0;
+	uint32_t off = 0;
+	long nruns;
+	char why[NTFS_WHY];
+
+	*vcn = 0;
+	if (ntfs_vol_read_attr(&c->vol, base, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &runs, &nruns) || len > UINT32_MAX) {
+		free(list);
+		free(runs);
+		return -1;
+	}
+	while (ntfs_al_next(list, (uint32_t)len, &off, &e, why) == 1)
+		if (e.type == type && e.lowest_vcn > 0 && al_named(&e, name) &&
+		    (!*vcn || e.lowest_vcn < *vcn)) {
+			*vcn = e.lowest_vcn;
+			*rec = e.mref & 0xffffffffffffULL;
+		}
+	free(list);
+	free(runs);
+	return *vcn ? 0 : -1;
+}
+
+/* The first extent of index NAME's allocation (and of its bitmap, when
+ * that too) lost with its record: the later extent with the lowest VCN
+ * takes its place in AT (its record then holds the new allocation at VCN
+ * 0, *AVCN and *BVCN saying which extents those were); the bitmap must be
+ * left in one extent.  0, or -1 (not that case). */
+static int promote_later(struct ntfs_check *c, const uint8_t *base, const char *name,
+			 uint64_t at[NTFS_IX_SLOTS], size_t more[NTFS_IX_SLOTS],
+			 int64_t *avcn, int64_t *bvcn)
+{
+	*avcn = *bvcn = 0;
+	if (at[NTFS_IX_ROOT] == UINT64_MAX || at[NTFS_IX_ALLOC] != UINT64_MAX ||
+	    !more[NTFS_IX_ALLOC] ||
+	    lowest_later(c, base, NTFS_AT_INDEX_ALLOCATION, name, &at[NTFS_IX_ALLOC], avcn))
+		return -1;
+	more[NTFS_IX_ALLOC]--;
+	if (at[NTFS_IX_BITMAP] == UINT64_MAX && more[NTFS_IX_BITMAP]) {
+		if (lowest_later(c, base, NTFS_AT_BITMAP, name, &at[NTFS_IX_BITMAP], bvcn))
+			return -1;
+		more[NTFS_IX_BITMAP]--;
+	}
+	if (at[NTFS_IX_BITMAP] == UINT64_MAX || more[NTFS_IX_BITMAP])
+		return -1;
+	return 0;
+}
+
 /* The allocation NAME of D lost an extent (its record gone): its later
  * extents are dropped from the records that hold them (a record left
  * with no attribute is freed) and from the attribute list in BASE_OUT
  * (D's base record as it will be written).  0, or -1 with WHY. */
 static int drop_later_extents(struct ntfs_check *c, uint64_t d, const char *name,
 			      uint8_t *base_out, const uint64_t *rec_of, int nrec,
-			      char *why)
+			      int64_t avcn, int64_t bvcn, char *why)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size, len, off = 0;
 	const struct ntfs_attr_header *la = ntfs_attr_named(base_out, NTFS_AT_ATTRIBUTE_LIST, "");
@@ -106,6 +197,7 @@ static int drop_later_extents(struct ntfs_check *c, uint64_t d, const char *name
 		bool held = false;
 
 		if (e.type != NTFS_AT_INDEX_ALLOCATION || !e.lowest_vcn || x == d ||
+		    (avcn && e.lowest_vcn == avcn) ||
 		    x >= c->vol.mft_records || !cset_get(&c->record_used, x))
 			continue;
 		for (int j = 0; j < nrec; j++)
@@ -137,6 +229,11 @@ static int drop_later_extents(struct ntfs_check *c, uint64_t d, const char *name
 			goto out;
 		}
 	}
+	/* an extent that became the first one is at VCN 0 */
+	if (avcn)
+		al_make_first(list, len, NTFS_AT_INDEX_ALLOCATION, name, avcn);
+	if (bvcn)
+		al_make_first(list, len, NTFS_AT_BITMAP, name, bvcn);
 	len = ntfs_al_drop_later(list, len, NTFS_AT_INDEX_ALLOCATION, name);
 	if (la->non_resident) {
 		/* the shorter list in its clusters, zeros after it */
@@ -197,17 +294,26 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 	uint8_t *bits = NULL;
 	unsigned int keep = 0;
 	bool lost = false;
+	int64_t avcn = 0, bvcn = 0;
 	struct later_runs later = { .name = name,
 				    .nr_clusters = c->vol.boot.g.nr_clusters };
 
 	memset(&p, 0, sizeof(p));
-	if (ntfs_index_holders(&c->vol, base, name, at, more, why))
+	if (ntfs_index_holders(&c->vol, base, name, at, more, why) &&
+	    promote_later(c, base, name, at, more, &avcn, &bvcn))
 		return -1;
 	/* an allocation or bitmap in several extents: both kept */
 	if (more[NTFS_IX_ALLOC] || more[NTFS_IX_BITMAP])
 		keep = 1u << NTFS_IX_ALLOC;
 	if (more[NTFS_IX_BITMAP])
 		keep |= 1u << NTFS_IX_BITMAP;
+	if (avcn) {
+		/* the first extent lost: a new allocation replaces the
+		 * extent that takes its place, the later ones dropped */
+		keep = 0;
+		lost = true;
+		later.first_vcn = avcn;
+	}
 	/* the distinct records holding them, read and checked */
 	for (int k = 0; k < NTFS_IX_SLOTS; k++) {
 		int j;
@@ -300,27 +406,6 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 				old = NULL;
 				nold = 0;
 			}
-			bits = malloc(rs);	/* a record buffer for the walk */
-			if (!bits || ntfs_vol_file_foreach(&c->vol, ntfs_check_in_use, c, d,
-							   bits, add_runs, &later) < 0 ||
-			    later.nomem) {
-				snprintf(why, NTFS_WHY, "its later index extents are unreadable");
-				goto out;
-			}
-			free(bits);
-			bits = NULL;
-			/* freed with the old bitmap */
-			if (later.n) {
-				struct ntfs_run *g = realloc(gone, (size_t)(ngone + later.n) * sizeof(*g));
-
-				if (!g) {
-					snprintf(why, NTFS_WHY, "out of memory");
-					goto out;
-				}
-				memcpy(g + ngone, later.runs, (size_t)later.n * sizeof(*g));
-				gone = g;
-				ngone += later.n;
-			}
 		} else if (nold < 0) {
 			if (nold == -ENOMEM)
 				snprintf(why, NTFS_WHY, "out of memory");
@@ -349,6 +434,29 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 			ntfs_attr_value(attr[NTFS_IX_BITMAP], &blen);
 			if (blen > bitmap_len)
 				bitmap_len = blen;
+		}
+	}
+	if (lost) {
+		/* the later extents' clusters: freed with the old bitmap */
+		bits = malloc(rs);	/* a record buffer for the walk */
+		if (!bits || ntfs_vol_file_foreach(&c->vol, ntfs_check_in_use, c, d,
+						   bits, add_runs, &later) < 0 ||
+		    later.nomem) {
+			snprintf(why, NTFS_WHY, "its later index extents are unreadable");
+			goto out;
+		}
+		free(bits);
+		bits = NULL;
+		if (later.n) {
+			struct ntfs_run *g = realloc(gone, (size_t)(ngone + later.n) * sizeof(*g));
+
+			if (!g) {
+				snprintf(why, NTFS_WHY, "out of memory");
+				goto out;
+			}
+			memcpy(g + ngone, later.runs, (size_t)later.n * sizeof(*g));
+			gone = g;
+			ngone += later.n;
 		}
 	}
 	/* the root's record: what is not index stays */
@@ -394,7 +502,7 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 			snprintf(why, NTFS_WHY, "its base record holds no index attribute");
 			goto out;
 		}
-		if (drop_later_extents(c, d, name, outs[j], rec_of, nrec, why))
+		if (drop_later_extents(c, d, name, outs[j], rec_of, nrec, avcn, bvcn, why))
 			goto out;
 	}
 	if (ntfs_index_plan_commit(c, &p, old, nold, gone, ngone, why))

@@ -225,11 +225,19 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 		ntfs_bt_free(&t);
 	} else if (r == -ENOMEM) {
 		w.nomem = true;
+	} else if (r == -1 && ix.root && (objid || reparse)) {
+		/* its root is there but the rest unreadable (an extent of
+		 * its allocation or bitmap lost with its record): rebuilt
+		 * from the files' object ids or reparse points */
+		on_fault(&w, NTFS_BT_CORRUPT, NULL, NULL, ix.why);
 	}
-	/* r == -1 (no root: not this file's index) and 1 (split): not judged */
+	/* r == -1 with no root (not this file's index), $Quota's views
+	 * unreadable (no source but their own entries) and 1 (split): not
+	 * judged */
 	if (r != 2)
 		ntfs_index_close(&ix);
-	if (!w.nomem && r == 0 && objid && w.bad != 2 && object_ids(&w, rec, &again))
+	if (!w.nomem && (r == 0 || w.bad == 1) && objid && w.bad != 2 &&
+	    object_ids(&w, rec, &again))
 		ret = -ENOMEM;
 	else if (w.nomem)
 		ret = -ENOMEM;

@@ -2,13 +2,15 @@
 # fsck.ntfs on a view index whose $INDEX_ALLOCATION and $BITMAP are both
 # split over extension records (issue 11): $Extend/$ObjId's $O of 200
 # object ids (ntfs-3g), then its allocation and bitmap moved into two
-# extension records, each holding one extent of both
-# (tests/ntfs/viewsplit_lab.py, from the format documentation, not
-# libntfs).  The clean volume checks clean (ntfsck -n of the sid tree
-# agrees); a key, a VCN or a bitmap bit of the second extent damaged is
-# found by -n and rebuilt by one -a in the extents where they were:
-# a second -n finds nothing, ntfsck -n is clean, ntfs-3g reads every
-# object id as before the damage.  About 10 seconds.
+# extension records, each holding one extent of both, and the same for
+# the directory o/'s $I30 (tests/ntfs/viewsplit_lab.py, from the format
+# documentation, not libntfs).  The clean volume checks clean (ntfsck -n
+# of the sid tree agrees); a key, a VCN or a bitmap bit of the second
+# extent damaged is found by -n and rebuilt by one -a in the extents
+# where they were; the record of an extent zeroed, the index is rebuilt
+# into the record left: a second -n finds nothing, ntfsck -n is clean,
+# ntfs-3g reads every object id and file as before the damage.  About 15
+# seconds.
 load ../lib/common
 
 FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
@@ -22,6 +24,7 @@ setup_file() {
 	export VOL=$BATS_FILE_TMPDIR/view.img
 	python3 "$LAB" make "$VOL" "$MKFS_NTFS" || die "making the volume failed"
 	python3 "$LAB" split "$VOL" > /dev/null || die "splitting \$O failed"
+	python3 "$LAB" split "$VOL" dir > /dev/null || die "splitting o/ failed"
 	mkdir -p "$BATS_FILE_TMPDIR/mnt"
 	ntfs-3g -o ro "$VOL" "$BATS_FILE_TMPDIR/mnt"
 	python3 "$LAB" ids "$BATS_FILE_TMPDIR/mnt" > "$BATS_FILE_TMPDIR/ids.0"
@@ -38,10 +41,12 @@ teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
 
 have_sid() { chroot "$SID_ROOT" sh -c 'command -v ntfsck' > /dev/null 2>&1; }
 
-@test "split view: \$O's allocation and bitmap in 2 extents each, in 2 extension records; 200 ids read by ntfs-3g" {
+@test "split view: \$O's and o/'s allocation and bitmap in 2 extents each, in 2 extension records; 200 ids read by ntfs-3g" {
 	run python3 "$LAB" layout "$VOL"
 	[ "$status" -eq 0 ] || die "$output"
 	[ "$output" = "2 2 2" ] || die "layout: $output"
+	run python3 "$LAB" layout "$VOL" dir
+	[ "$output" = "2 2 2" ] || die "o/'s layout: $output"
 	[ "$(wc -l < "$BATS_FILE_TMPDIR/ids.0")" -eq 200 ] || die "ntfs-3g reads $(wc -l < "$BATS_FILE_TMPDIR/ids.0") ids"
 }
 
@@ -96,4 +101,68 @@ judge() {
 
 @test "split view: the bitmap bit of a block of the second extent cleared: found, rebuilt in place, ids kept" {
 	judge bit
+}
+
+# The extension record holding extent WHICH (0, 1) of both the allocation
+# and the bitmap of KIND ("" for $O, "dir" for o/'s $I30) zeroed: the
+# index's root is there but its allocation cannot be read whole (before:
+# $O not judged and left short of most of its blocks; the first extent
+# lost: the rebuild refused, "lacks index attributes", exit 4/5).  -n
+# names the index; one -a rebuilds it (from the files' $OBJECT_IDs, the
+# children's $FILE_NAMEs) into the surviving extent's record (exit 1);
+# a second -n finds nothing, a second -a changes no byte, ntfsck -n is
+# clean, ntfs-3g reads all 200 object ids and the files (names and
+# contents) as before the damage.
+lose() {
+	local which=$1 kind=$2 before
+	cp --sparse=always "$VOL" d.img
+	run python3 - "$FSFORGE_TOP/tests/ntfs" d.img "$which" "$kind" <<-'PY'
+	import sys
+	sys.path.insert(0, sys.argv[1])
+	sys.path.insert(0, sys.argv[1] + "/lab")
+	import viewsplit_lab as L
+	if sys.argv[4] == "dir":
+	    L.DIR, L.NAME = True, "$I30"
+	v = L.Volume(sys.argv[2])
+	_, rec, _ = sorted(L.extents(v, L.objid_record(v))[L.AT_ALLOC])[int(sys.argv[3])]
+	v.pwrite(v.offset(v.mft_runs, rec * v.rs), bytes(v.rs))
+	PY
+	[ "$status" -eq 0 ] || die "damage failed: $output"
+	run "$FSCK" -n d.img
+	[ "$status" -eq 4 ] || die "-n exit $status: $output"
+	if [ "$kind" = dir ]; then
+		[[ "$output" == *"(/o): directory index is corrupt"* ]] || die "-n does not name o/: $output"
+	else
+		[[ "$output" == *"\$ObjId:\$O: index is corrupt"* ]] || die "-n does not name \$O: $output"
+	fi
+	run "$FSCK" -a d.img
+	[ "$status" -eq 1 ] || die "-a exit $status: $output"
+	run "$FSCK" -n d.img
+	[ "$status" -eq 0 ] || die "-n after -a: exit $status: $output"
+	before=$(sha256sum < d.img)
+	"$FSCK" -a d.img > /dev/null || die "second -a exit $?"
+	[ "$(sha256sum < d.img)" = "$before" ] || die "second -a changed the image"
+	if have_sid; then
+		run sid_ntfsck d.img
+		[ "$status" -eq 0 ] || die "ntfsck -n after our -a: exit $status: $(grep -v percent <<<"$output" | tail -5)"
+	fi
+	mkdir -p mnt
+	ntfs-3g -o ro d.img mnt || die "ntfs-3g cannot mount the repaired volume"
+	python3 "$LAB" ids mnt > ids.1
+	python3 "$ALLAB" manifest mnt > manifest.1
+	umount mnt
+	cmp -s "$BATS_FILE_TMPDIR/ids.0" ids.1 || die "object ids differ: $(diff "$BATS_FILE_TMPDIR/ids.0" ids.1 | head -4)"
+	cmp -s "$BATS_FILE_TMPDIR/manifest.0" manifest.1 || die "content differs"
+}
+
+@test "split view: the record of \$O's last extent zeroed: \$O rebuilt from the files' object ids, ids kept" {
+	lose 1 ""
+}
+
+@test "split view: the record of \$O's first extent zeroed: rebuilt in the surviving extent's record, ids kept" {
+	lose 0 ""
+}
+
+@test "split dir: the record of o/'s first \$I30 extent zeroed: rebuilt in the surviving extent's record, every child kept" {
+	lose 0 dir
 }

@@ -20,6 +20,8 @@ format documentation (ntfs_patch.py's record I/O), not libntfs.
                                      key out of order; vcn: that block's
                                      VCN field wrong; bit: its bit in the
                                      index bitmap cleared
+  split, layout and damage take "dir" last to work on the directory o/'s
+  $I30 (its 200 names) instead of $O.
   viewsplit_lab.py ids MNT           "NAME HEX" of each o/ file's
                                      system.ntfs_object_id (ntfs-3g reads
                                      the birth ids from $O's entry)
@@ -40,6 +42,7 @@ FILES = 200
 AT_SI, AT_LIST, AT_ALLOC, AT_BITMAP = 0x10, 0x20, 0xA0, 0xB0
 END = 0xFFFFFFFF
 NAME = "$O"
+DIR = False                        # "dir" last: o/'s $I30 instead
 
 
 def aligned(n):
@@ -89,7 +92,14 @@ def put_bitmap(v, runs, bits):
 
 
 def objid_record(v):
-    """$ObjId's record: the one in use naming $Extend (11) as parent."""
+    """$ObjId's record: the one in use naming $Extend (11) as parent
+    (with "dir" given: the directory o/, parent 5, its $I30)."""
+    if DIR:
+        return named_record(v, 5, "o")
+    return named_record(v, 11, "$ObjId")
+
+
+def named_record(v, parent_no, name):
     runs, bits = bitmap_of(v, 0)
     for n in range(24, len(bits) * 8):
         if not bits[n // 8] >> (n % 8) & 1:
@@ -106,9 +116,9 @@ def objid_record(v):
                 parent, = struct.unpack_from("<Q", r, off + vo)
                 nl = r[off + vo + 0x40]
                 nm = r[off + vo + 0x42:off + vo + 0x42 + 2 * nl].decode("utf-16-le")
-                if parent & 0xFFFFFFFFFFFF == 11 and nm == "$ObjId":
+                if parent & 0xFFFFFFFFFFFF == parent_no and nm == name:
                     return n
-    sys.exit("no $ObjId")
+    sys.exit("no " + name)
 
 
 def nonresident(t, name, lo, hi, runs, sizes, instance):
@@ -309,6 +319,9 @@ def damage(img, case):
 
 if __name__ == "__main__":
     cmd = sys.argv[1]
+    if sys.argv[-1] == "dir":
+        DIR, NAME = True, "$I30"
+        sys.argv.pop()
     if cmd == "make":
         make(sys.argv[2], sys.argv[3])
     elif cmd == "split":
