@@ -264,8 +264,8 @@ int erofs_seg_common(struct erofs_build *b, const struct erofs_seg *e,
 		     const uint8_t *data, uint32_t len, uint8_t *scratch,
 		     uint32_t *common);
 /* -E dedupe: the fewest blocks of an earlier pcluster's content that a
- * partial reference shares (fewer do not pay for the extent cut) */
-#define SEG_MIN_PARTIAL	2u
+ * partial reference shares (an extent but the last spans a block) */
+#define SEG_MIN_PARTIAL	1u
 void erofs_seg_free(struct erofs_build *b);
 /* after the plan: FILES left uncompressed whose content another of them
  * has are compressed too, so that -E dedupe can share them */
