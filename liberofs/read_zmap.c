@@ -370,7 +370,7 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 			 * keeps the offset's high bits in its block */
 			uint32_t lo;
 
-			memcpy(&lo, p, 4);
+			memcpy(&lo, &h, 4);	/* h_fragmentoff (p may be stale) */
 			e->frag = true;
 			e->plain = false;
 			e->partial = false;
