@@ -62,6 +62,7 @@ struct zext {
 	bool frag;		/* in the packed inode (-E fragments) */
 	bool inl;		/* inline after the index (-E ztailpacking) */
 	bool ref;		/* an earlier file's pcluster (-E dedupe) */
+	bool partial;		/* ref: the first len bytes of its content */
 };
 
 /* -E dedupe: where the current file's scan for earlier pclusters is */
@@ -71,6 +72,7 @@ struct segscan {
 	bool have;
 	uint64_t hit_at;	/* a verified match found ahead */
 	const struct erofs_seg *hit;
+	uint32_t hit_len;	/* its bytes: hit->len, or fewer (a prefix) */
 };
 
 struct cpass {
@@ -607,6 +609,7 @@ struct lent {
 	uint16_t ofs;		/* HEAD: clusterofs */
 	uint16_t d0, d1;	/* NONHEAD: d0 may be CBLKCNT | blocks */
 	uint32_t blk;		/* HEAD: pcluster block */
+	bool partial;		/* HEAD: PARTIAL_REF (full indexes only) */
 };
 
 /*
@@ -762,6 +765,7 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 					  Z_EROFS_LCLUSTER_TYPE_HEAD1;
 		e[head].ofs = (uint16_t)(x->la % bs);
 		e[head].blk = x->ref ? x->blk : (uint32_t)(base + x->rel);
+		e[head].partial = x->partial;
 		/* a full index keeps the fragment offset's high 32 bits
 		 * in the tail head's block address */
 		if (x->frag && !compact)
@@ -789,7 +793,8 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		struct z_erofs_lcluster_index *ix = (void *)(buf + 16);
 
 		for (uint64_t l = 0; l < nlc; l++) {
-			ix[l].di_advise = htole16(e[l].type);
+			ix[l].di_advise = htole16(e[l].type |
+					(e[l].partial ? Z_EROFS_LI_PARTIAL_REF : 0));
 			ix[l].di_clusterofs = htole16(e[l].ofs);
 			if (e[l].type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
 				ix[l].di_u.delta[0] = htole16(e[l].d0);
@@ -886,7 +891,9 @@ static bool cut_compressed(uint32_t csize, uint32_t taken, unsigned int bs)
 
 /*
  * -E dedupe: the first window in [POS, POS + WANT) where an earlier
- * pcluster's content starts and ends by LIMIT, compared byte for byte.
+ * pcluster's content starts, compared byte for byte: all of it (ending by
+ * LIMIT), or else the longest prefix of at least SEG_MIN_PARTIAL blocks
+ * among the candidates (a compressed pcluster's: a raw one is whole).
  * W->in + OFF holds the AVAIL bytes from POS on.  Returns 1 (w->sc.hit
  * at w->sc.hit_at), 0 (none up to where AVAIL allows; the scan goes on
  * from there), 2 (a candidate needs bytes past AVAIL: refill and call
@@ -912,7 +919,8 @@ static int find_match(struct worker *w, uint64_t pos, size_t off,
 		end = want;
 	for (;;) {
 		size_t i = (size_t)(sc->at - pos), cur = 0;
-		const struct erofs_seg *e;
+		const struct erofs_seg *e, *best = NULL;
+		uint32_t best_len = 0;
 
 		if (!erofs_seg_scan(b, buf, avail, &i, end, &sc->h, &sc->have)) {
 			sc->at = pos + i;
@@ -920,22 +928,38 @@ static int find_match(struct worker *w, uint64_t pos, size_t off,
 		}
 		sc->at = pos + i;
 		while ((e = erofs_seg_next(b, sc->h, &cur))) {
+			uint64_t room = limit - sc->at;
+			uint32_t len = room < e->len ? (uint32_t)room : e->len;
+			uint32_t common;
 			int r;
 
-			if (sc->at + e->len > limit)
+			if (len < e->len &&
+			    (e->plain || len < SEG_MIN_PARTIAL * bs))
 				continue;
-			if (i + e->len > avail)
+			if (i + len > avail)
 				return 2;
 			if (!w->verify && !(w->verify = malloc(w->max_extent)))
 				return -ENOMEM;
-			r = erofs_seg_same(b, e, buf + i, w->verify);
+			r = erofs_seg_common(b, e, buf + i, len, w->verify,
+					     &common);
 			if (r < 0)
 				return r;
-			if (r) {
-				sc->hit = e;
-				sc->hit_at = sc->at;
-				return 1;
+			if (common == e->len) {
+				best = e;
+				best_len = common;
+				break;
 			}
+			if (!e->plain && common >= SEG_MIN_PARTIAL * bs &&
+			    common > best_len) {
+				best = e;
+				best_len = common;
+			}
+		}
+		if (best) {
+			sc->hit = best;
+			sc->hit_len = best_len;
+			sc->hit_at = sc->at;
+			return 1;
 		}
 		erofs_seg_step(b, buf, avail, &i, &sc->h, &sc->have);
 		sc->at = pos + i;
@@ -1088,10 +1112,11 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 			/* an earlier file's pcluster holds the next bytes */
 			const struct erofs_seg *h = w->sc.hit;
 
-			e.len = h->len;
+			e.len = w->sc.hit_len;
 			e.cblks = h->cblks;
 			e.plain = h->plain;
 			e.ref = true;
+			e.partial = e.len < h->len;
 			e.blk = h->blk;
 			w->sc.hit = NULL;
 			b->segs_shared++;

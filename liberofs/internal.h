@@ -258,10 +258,14 @@ void erofs_seg_step(const struct erofs_build *b, const uint8_t *buf,
 /* the entries of hash H, one a call (*CURSOR starts at 0), then NULL */
 const struct erofs_seg *erofs_seg_next(const struct erofs_build *b,
 				       uint64_t h, size_t *cursor);
-/* 1 when DATA (E->len bytes) is E's content, read again into SCRATCH
- * from its source; 0 when not; or -errno */
-int erofs_seg_same(struct erofs_build *b, const struct erofs_seg *e,
-		   const uint8_t *data, uint8_t *scratch);
+/* *COMMON: how many of the first LEN bytes of DATA (at most E->len) are
+ * E's content, read again into SCRATCH from its source; 0 or -errno */
+int erofs_seg_common(struct erofs_build *b, const struct erofs_seg *e,
+		     const uint8_t *data, uint32_t len, uint8_t *scratch,
+		     uint32_t *common);
+/* -E dedupe: the fewest blocks of an earlier pcluster's content that a
+ * partial reference shares (an extent but the last spans a block) */
+#define SEG_MIN_PARTIAL	1u
 void erofs_seg_free(struct erofs_build *b);
 /* after the plan: FILES left uncompressed whose content another of them
  * has are compressed too, so that -E dedupe can share them */

@@ -231,10 +231,12 @@ static int read_compressed(struct erofs_img *img,
 				break;
 			}
 		}
-		ret = erofs_decompress(img, e->alg, src, slen, buf, (size_t)e->llen);
+		ret = erofs_decompress(img, e->alg, src, slen, buf, (size_t)e->llen,
+				       e->partial);
 		if (ret) {
-			erofs_corrupt(img, "inode %" PRIu64 ": %s pcluster at byte %" PRIu64 " (%u bytes) does not decode to the %" PRIu64 " bytes at logical byte %" PRIu64,
+			erofs_corrupt(img, "inode %" PRIu64 ": %s pcluster at byte %" PRIu64 " (%u bytes) does not decode to %sthe %" PRIu64 " bytes at logical byte %" PRIu64,
 				      ino->nid, alg_names[e->alg & 3], e->pa, e->plen,
+				      e->partial ? "at least " : "",
 				      e->llen, e->la);
 			ret = -EUCLEAN;
 			break;

@@ -34,6 +34,7 @@ struct lcl {
 	uint32_t d0, d1;	/* NONHEAD */
 	uint32_t cblks;		/* NONHEAD with CBLKCNT */
 	uint32_t pblk;		/* HEAD */
+	bool partial;		/* HEAD of a full index: PARTIAL_REF */
 };
 
 struct zmap {
@@ -75,6 +76,7 @@ static int load_full(struct zmap *z, uint64_t lcn, struct lcl *l)
 		}
 	} else {
 		l->pblk = le32_at(p + 4);
+		l->partial = adv & Z_EROFS_LI_PARTIAL_REF;
 	}
 	return 0;
 }
@@ -359,6 +361,8 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 			end = ino->size;
 		e->llen = end - e->la;
 		e->plain = l[i].type == Z_EROFS_LCLUSTER_TYPE_PLAIN;
+		/* a raw head's bytes are its extent already */
+		e->partial = l[i].partial && !e->plain;
 		e->interlaced = e->plain && (z.advise & ADVISE_INTERLACED);
 		if (end == ino->size &&
 		    (z.advise & Z_EROFS_ADVISE_FRAGMENT_PCLUSTER)) {
@@ -371,6 +375,7 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 			memcpy(&lo, &h, 4);
 			e->frag = true;
 			e->plain = false;
+			e->partial = false;
 			e->fragoff = le32toh(lo) |
 				     (z.compact ? 0 : (uint64_t)l[i].pblk << 32);
 			n++;

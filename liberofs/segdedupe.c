@@ -8,11 +8,13 @@
  * (a bitmap first, then the table); a hit counts only when the file's
  * next LEN bytes equal the pcluster's uncompressed content, compared byte
  * for byte with the earlier file's source.  The extent then points at the
- * earlier pcluster: a whole pcluster is shared, never a part of one (a
- * partial reference needs the PARTIAL_REF bit, which only full indexes
- * carry and which this writer does not set).  The table is used under the
- * compression turn only (file order), so the result depends on the
- * content and the layout order only.
+ * earlier pcluster: a whole pcluster, or, when only a prefix of its
+ * content matches (at least SEG_MIN_PARTIAL blocks: a text shared up to
+ * its end, then other bytes), a partial reference (the PARTIAL_REF bit of
+ * a full index's head: the reader decodes the pcluster and keeps the
+ * extent's first bytes).  The table is used under the compression turn
+ * only (file order), so the result depends on the content and the layout
+ * order only.
  */
 #include "config.h"
 
@@ -202,25 +204,32 @@ int erofs_seg_add(struct erofs_build *b, const struct erofs_seg *e)
 	return 0;
 }
 
-int erofs_seg_same(struct erofs_build *b, const struct erofs_seg *e,
-		   const uint8_t *data, uint8_t *scratch)
+int erofs_seg_common(struct erofs_build *b, const struct erofs_seg *e,
+		     const uint8_t *data, uint32_t len, uint8_t *scratch,
+		     uint32_t *common)
 {
 	char path[PATH_MAX];
 	struct erofs_src s;
 	ssize_t r;
+	uint32_t k = 0;
 	int ret = erofs_open_source(b, e->n, path, sizeof(path), &s);
 
 	if (ret)
 		return ret;
-	r = erofs_src_pread(&s, scratch, e->len, e->la);
+	if (len > e->len)
+		len = e->len;
+	r = erofs_src_pread(&s, scratch, len, e->la);
 	erofs_src_close(&s);
 	if (r < 0) {
 		fsf_err(b->log, "cannot read %s/%s again: %s", b->opts->source,
 			path, strerror((int)-r));
 		return (int)r;
 	}
-	/* a file that changed since is not shared */
-	return (size_t)r == e->len && !memcmp(scratch, data, e->len);
+	/* a file that changed since shares what still matches */
+	while (k < (uint32_t)r && scratch[k] == data[k])
+		k++;
+	*common = k;
+	return 0;
 }
 
 void erofs_seg_free(struct erofs_build *b)

@@ -197,6 +197,9 @@ static inline uint32_t erofs_xattr_entry_size(uint32_t name_len,
 #define Z_EROFS_LCLUSTER_TYPE_HEAD1	1u
 #define Z_EROFS_LCLUSTER_TYPE_NONHEAD	2u
 #define Z_EROFS_LI_D0_CBLKCNT		(1u << 11)
+/* full indexes, a compressed head: the extent is only the first bytes of
+ * what its pcluster decodes to (another extent's pcluster, shared) */
+#define Z_EROFS_LI_PARTIAL_REF		(1u << 15)
 #define Z_EROFS_PCLUSTER_MAX_SIZE	(1024u * 1024u)
 #define Z_EROFS_PCLUSTER_MAX_DSIZE	(12u * 1024u * 1024u)
 

@@ -161,16 +161,19 @@ struct erofs_rextent {
 	bool plain;			/* stored raw */
 	bool interlaced;		/* raw, rotated by la % block size */
 	bool frag;			/* in the packed inode at fragoff */
+	bool partial;			/* the first llen bytes of what the
+					 * pcluster decodes to (PARTIAL_REF) */
 	uint64_t fragoff;
 	uint8_t alg;			/* Z_EROFS_COMPRESSION_* */
 };
 int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 		    struct erofs_rextent **ext, size_t *n);
 
-/* decompress.c: decode SRC into exactly DLEN bytes of DST */
+/* decompress.c: decode SRC into exactly DLEN bytes of DST; with PREFIX,
+ * DST gets the first DLEN bytes of a longer output (a partial reference) */
 int erofs_decompress(struct erofs_img *img, unsigned int alg,
 		     const uint8_t *src, size_t slen, uint8_t *dst,
-		     size_t dlen);
+		     size_t dlen, bool prefix);
 
 /* read_dir.c: every entry of a directory's content (DIR, SIZE bytes), in
  * order; names are bounds-checked and sorted, nameoffs ordered. */

@@ -171,6 +171,50 @@ for i in range(200):
 	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
 }
 
+# file b holds the first bytes of file a up to 3/4 into a's second
+# pcluster (its extents as erofs-utils' dump.erofs lists them), then other
+# text: -E dedupe points b's first extent at a's first pcluster and its
+# second, a partial reference (PARTIAL_REF), at a prefix of a's second, so
+# the image is no larger than one of a and b's other text alone (give or
+# take a block; sharing whole pclusters only would cost the 16 KiB
+# pcluster again); both fsck.erofs extract both files byte-exact, and 1
+# and 2 workers write the same image
+@test "-E dedupe: a prefix of an earlier pcluster's content is a partial reference" {
+	need_sid_erofs
+	u=0b8d52a4-6c1e-4f0a-8e3b-5a1c2d3e4f50
+	mkdir a c s
+	seq 1 60000 > a/a
+	"$MKFS_EROFS" --quiet -zlz4hc -C16384 -Ededupe -T0 a.img a
+	cp a.img "$SIDTMP/a.img"
+	run chroot "$SID_ROOT" dump.erofs --path=/a -e "$SIDREL/a.img"
+	[ "$status" -eq 0 ] || die "dump.erofs: $output"
+	# extent 1: "   1:   START..   END |  LEN : ..."
+	read -r start len < <(printf '%s\n' "$output" |
+		awk -F'[ :.|]+' '$2 == "1" { print $3, $5; exit }')
+	[ "${len:-0}" -ge 20000 ] || die "a's second extent: $output"
+	cut=$((start + len * 3 / 4))
+	seq 900001 910000 > c/b
+	cp a/a s/a
+	cp a/a c/a
+	{ head -c "$cut" a/a; cat c/b; } > s/b
+	"$MKFS_EROFS" --quiet -zlz4hc -C16384 -Ededupe -T0 c.img c
+	"$MKFS_EROFS" --quiet -zlz4hc -C16384 -Ededupe -T0 -U $u --workers=1 dd.img s
+	"$MKFS_EROFS" --quiet -zlz4hc -C16384 -Ededupe -T0 -U $u --workers=2 dd2.img s
+	cmp dd.img dd2.img || die "1 and 2 workers differ"
+	c=$(stat -c %s c.img) dd=$(stat -c %s dd.img)
+	[ "$dd" -le $((c + 4096)) ] || die "b's shared prefix cost $((dd - c)) bytes ($c then $dd)"
+	rm -rf x
+	run "$FSCK_EROFS" --extract=x dd.img
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	cmp s/a x/a || die "our fsck: a differs"
+	cmp s/b x/b || die "our fsck: b differs"
+	cp dd.img "$SIDTMP/dd.img"
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/dd.img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	cmp s/a "$SIDTMP/x/a" || die "erofs-utils: a differs"
+	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
+}
+
 @test "-E ztailpacking, fragments, dedupe without -z: a usage error" {
 	for e in ztailpacking fragments all-fragments dedupe; do
 		run "$MKFS_EROFS" -E$e x.img "$SRC"

@@ -37,6 +37,9 @@ setup_file() {
 	# identical files for -E dedupe and fragments
 	cp "$W/ztree/z/numbers" "$W/ztree/z/numbers.copy"
 	cp "$W/ztree/z/mixed" "$W/ztree/z/mixed.copy"
+	# the first MB of numbers, then other text: the pcluster of numbers
+	# that the MB ends in is shared in part (PARTIAL_REF, in frag.img)
+	{ head -c 1000000 "$W/ztree/z/numbers"; seq 5000001 5020000; } > "$W/ztree/z/numbers.prefix"
 	# a shared middle behind different heads: -E dedupe points the second
 	# file's extents at the first's pclusters (full indexes)
 	seq 700001 800000 > "$W/mid"
