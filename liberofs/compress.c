@@ -57,6 +57,7 @@ struct zext {
 	uint32_t cblks;		/* pcluster blocks */
 	uint64_t rel;		/* pcluster block, from the file's first */
 	uint64_t rh;		/* -E dedupe: rolling hash of its first block */
+	uint8_t sha[32];	/* -E dedupe: SHA-256 of its LEN bytes */
 	uint32_t blk;		/* ref: the earlier pcluster's block */
 	bool plain;
 	bool frag;		/* in the packed inode (-E fragments) */
@@ -369,6 +370,7 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 
 		if (x->ref || x->frag || x->inl || x->len < bs)
 			continue;
+		memcpy(sg.sha, x->sha, sizeof(sg.sha));
 		ret = erofs_seg_add(b, &sg);
 		if (ret)
 			return fail(cp, ret);
@@ -1190,8 +1192,10 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 			memset(w->out + outlen + e.len, 0, bs - e.len);
 		}
 		e.rel = written + outlen / bs;
-		if (b->opts->dedupe && n != b->packed && e.len >= bs)
+		if (b->opts->dedupe && n != b->packed && e.len >= bs) {
 			e.rh = erofs_seg_hash(b, w->in + off);
+			erofs_seg_digest(w->in + off, e.len, e.sha);
+		}
 		outlen += (size_t)e.cblks * bs;
 		ret = add_ext(w, &e);
 		pos += e.len;

@@ -241,6 +241,7 @@ struct erofs_seg {
 	uint32_t blk;		/* first block */
 	uint32_t cblks;
 	bool plain;
+	uint8_t sha[32];	/* SHA-256 of the LEN bytes as compressed */
 };
 int erofs_seg_add(struct erofs_build *b, const struct erofs_seg *e);
 /* the rolling hash of the block at P */
@@ -258,8 +259,12 @@ void erofs_seg_step(const struct erofs_build *b, const uint8_t *buf,
 /* the entries of hash H, one a call (*CURSOR starts at 0), then NULL */
 const struct erofs_seg *erofs_seg_next(const struct erofs_build *b,
 				       uint64_t h, size_t *cursor);
+/* SHA: the SHA-256 of the LEN bytes at P */
+void erofs_seg_digest(const uint8_t *p, uint32_t len, uint8_t sha[32]);
 /* *COMMON: how many of the first LEN bytes of DATA (at most E->len) are
- * E's content, read again into SCRATCH from its source; 0 or -errno */
+ * E's content, read again into SCRATCH from its source: 0 when what is
+ * read is not what was compressed (E->sha; the file changed since);
+ * 0 or -errno */
 int erofs_seg_common(struct erofs_build *b, const struct erofs_seg *e,
 		     const uint8_t *data, uint32_t len, uint8_t *scratch,
 		     uint32_t *common);

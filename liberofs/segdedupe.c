@@ -7,8 +7,10 @@
  * is cut into extents, the hash of the window at every byte is tested
  * (a bitmap first, then the table); a hit counts only when the file's
  * next LEN bytes equal the pcluster's uncompressed content, compared byte
- * for byte with the earlier file's source.  The extent then points at the
- * earlier pcluster: a whole pcluster, or, when only a prefix of its
+ * for byte with the earlier file's source read again, and only when what
+ * is read again has the SHA-256 of the bytes compressed then (a file
+ * changed during the build is not shared from).  The extent then points
+ * at the earlier pcluster: a whole pcluster, or, when only a prefix of its
  * content matches (at least SEG_MIN_PARTIAL blocks: a text shared up to
  * its end, then other bytes), a partial reference (the PARTIAL_REF bit of
  * a full index's head: the reader decodes the pcluster and keeps the
@@ -204,29 +206,46 @@ int erofs_seg_add(struct erofs_build *b, const struct erofs_seg *e)
 	return 0;
 }
 
+void erofs_seg_digest(const uint8_t *p, uint32_t len, uint8_t sha[32])
+{
+	unsigned int n = 32;
+
+	if (!EVP_Digest(p, len, sha, &n, EVP_sha256(), NULL))
+		memset(sha, 0, 32);	/* matches nothing read back */
+}
+
 int erofs_seg_common(struct erofs_build *b, const struct erofs_seg *e,
 		     const uint8_t *data, uint32_t len, uint8_t *scratch,
 		     uint32_t *common)
 {
 	char path[PATH_MAX];
 	struct erofs_src s;
+	uint8_t sha[32];
 	ssize_t r;
 	uint32_t k = 0;
 	int ret = erofs_open_source(b, e->n, path, sizeof(path), &s);
 
+	*common = 0;
 	if (ret)
 		return ret;
 	if (len > e->len)
 		len = e->len;
-	r = erofs_src_pread(&s, scratch, len, e->la);
+	/* all of E: its digest proves these are the bytes compressed */
+	r = erofs_src_pread(&s, scratch, e->len, e->la);
 	erofs_src_close(&s);
 	if (r < 0) {
 		fsf_err(b->log, "cannot read %s/%s again: %s", b->opts->source,
 			path, strerror((int)-r));
 		return (int)r;
 	}
-	/* a file that changed since shares what still matches */
-	while (k < (uint32_t)r && scratch[k] == data[k])
+	/* a file that changed since is not shared: its pcluster holds
+	 * what it was, not what is read now */
+	if ((uint32_t)r != e->len)
+		return 0;
+	erofs_seg_digest(scratch, e->len, sha);
+	if (memcmp(sha, e->sha, sizeof(sha)))
+		return 0;
+	while (k < len && scratch[k] == data[k])
 		k++;
 	*common = k;
 	return 0;
