@@ -582,7 +582,7 @@ static void test_index_place(void)
 	for (uint32_t i = 0; i < 300; i++) {
 		keys[i] = htole32(i);
 		e[i] = (struct ntfs_ib_entry){ .mref = i, .key = (const uint8_t *)&keys[i],
-					       .key_len = 4 };
+					       .key_len = 4, .data = (const uint8_t *)&keys[i] };
 	}
 	for (int nr = 0; nr < 2; nr++) {
 		src.no_reuse = nr;
