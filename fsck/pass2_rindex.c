@@ -156,7 +156,8 @@ static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 }
 
 /* Walk $R of record RECNO (REC): W's keys and faults.  LARGE: its root
- * has sub-nodes or it has an allocation.  0, 1 when its attributes are
+ * has sub-nodes, it has an allocation, or it has no root (each rebuilt
+ * by pass 3's index builder).  0, 1 when its attributes are
  * split over several records (not judged), -ENOMEM. */
 static int walk_r(struct rwalk *w, uint64_t recno, const uint8_t *rec, bool *large)
 {
@@ -181,7 +182,10 @@ static int walk_r(struct rwalk *w, uint64_t recno, const uint8_t *rec, bool *lar
 			w->nomem = true;
 		ntfs_bt_free(&t);
 	} else if (r == -1) {
+		/* no root to rewrite (lost, or misnamed): pass 3's builder
+		 * makes the index anew, a root included */
 		on_fault(w, NTFS_BT_CORRUPT, NULL, NULL, ix.why);
+		*large = true;
 	}
 	ntfs_index_close(&ix);
 	return w->nomem || r == -ENOMEM ? -ENOMEM : r == 1;
@@ -191,7 +195,7 @@ static int walk_r(struct rwalk *w, uint64_t recno, const uint8_t *rec, bool *lar
 static int rewrite_root(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			const struct ntfs_rp_set *seen)
 {
-	if (ntfs_rec_r_root_set(rec, c->vol.boot.g.mft_record_size, seen->v, seen->n))
+	if (ntfs_rec_r_root_set(rec, &c->vol.boot.g, seen->v, seen->n))
 		return -1;
 	return ntfs_check_write_record(c, recno, rec);
 }

@@ -4,8 +4,8 @@
  * built by the libntfs builder from the entries given and placed by
  * libntfs/index_write.c).  What is fsck's own: which clusters are free
  * (its computed map, never clusters past the end of a truncated device),
- * and that the clusters the old index leaves are freed in that map unless
- * clusters are cross-linked.
+ * and that while clusters are cross-linked the old index clusters are
+ * neither written over nor freed.
  */
 #include "config.h"
 
@@ -56,6 +56,9 @@ int ntfs_index_plan(struct ntfs_check *c, struct index_plan *p, uint32_t type,
 	const struct ntfs_cluster_source src = {
 		.find_free = find_free, .arg = c,
 		.dev_clusters = c->geo.dev_clusters,
+		/* cross-links left by pass 1b: the old index clusters may
+		 * be another file's, so new ones are taken */
+		.no_reuse = c->crosslinked != 0,
 	};
 
 	return ntfs_index_plan_build(&c->vol.boot.g, &src, p, type, collation,

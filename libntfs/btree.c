@@ -22,6 +22,7 @@ struct walk {
 	struct ntfs_bt *t;
 	uint8_t *buf[MAX_DEPTH + 1];
 	uint32_t vcn_unit;
+	uint64_t alloc_end;		/* blocks walked lie below it */
 	struct ntfs_ie_view prev;
 	bool have_prev;
 	int prev_depth;
@@ -74,7 +75,7 @@ static int descend(struct walk *w, int64_t vcn, int depth)
 		return 0;
 	}
 	if ((uint64_t)vcn > UINT64_MAX / w->vcn_unit || byte % t->block_size ||
-	    byte + t->block_size > t->alloc_size) {
+	    byte + t->block_size > w->alloc_end) {
 		fault(w, NTFS_BT_VCN, NULL, NULL,
 		      "sub-node VCN %lld is outside the allocation", (long long)vcn);
 		return 0;
@@ -241,7 +242,18 @@ int ntfs_bt_walk(struct ntfs_bt *t)
 			return 0;
 		}
 		w.vcn_unit = t->block_size >= t->cluster_size ? t->cluster_size : 512;
-		t->nblocks = t->alloc_size / t->block_size;
+		/* a data size past what the runs map (a damaged size of
+		 * 2^45 bytes, say) is a fault; the blocks walked and
+		 * counted are the mapped ones */
+		w.alloc_end = t->alloc_size;
+		if (t->alloc_mapped && t->alloc_size > t->alloc_mapped) {
+			fault(&w, NTFS_BT_SHAPE, NULL, NULL,
+			      "index allocation of %llu bytes has %llu bytes mapped",
+			      (unsigned long long)t->alloc_size,
+			      (unsigned long long)t->alloc_mapped);
+			w.alloc_end = t->alloc_mapped;
+		}
+		t->nblocks = w.alloc_end / t->block_size;
 		t->reached = calloc(1, t->nblocks / 8 + 1);
 		if (!t->reached)
 			return -ENOMEM;

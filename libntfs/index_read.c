@@ -209,6 +209,9 @@ void ntfs_index_bt(struct ntfs_index *ix, struct ntfs_bt *t,
 	t->root_len = ix->root_len;
 	t->has_alloc = ix->has_alloc;
 	t->alloc_size = ix->alloc_size;
+	t->alloc_mapped = 0;
+	for (long i = 0; i < ix->nruns; i++)
+		t->alloc_mapped += ix->runs[i].len * ix->vol->boot.g.cluster_size;
 	t->cluster_size = ix->vol->boot.g.cluster_size;
 	t->bitmap = ix->bitmap;
 	t->bitmap_len = ix->bitmap_len;

@@ -25,9 +25,10 @@
 
 #define MP_MAX 256			/* mapping pairs we are ready to write */
 
-/* Is A an attribute of index NAME?  A directory has one index, $I30:
- * every index attribute of its record is replaced, whatever its (possibly
- * damaged) name; other records keep their other indexes. */
+/* Is A an attribute of index NAME?  A directory has one index, $I30, and
+ * $Extend/$Reparse one, $R: every index attribute of its record is
+ * replaced, whatever its (possibly damaged) name; other records keep
+ * their other indexes. */
 bool ntfs_index_is_attr(const struct ntfs_attr_header *a, const char *name)
 {
 	uint32_t t = le32toh(a->type);
@@ -35,11 +36,12 @@ bool ntfs_index_is_attr(const struct ntfs_attr_header *a, const char *name)
 	if (t != NTFS_AT_INDEX_ROOT && t != NTFS_AT_INDEX_ALLOCATION &&
 	    t != NTFS_AT_BITMAP)
 		return false;
-	return !strcmp(name, "$I30") || ntfs_attr_has_name(a, name);
+	return !strcmp(name, "$I30") || !strcmp(name, "$R") ||
+	       ntfs_attr_has_name(a, name);
 }
 
-/* Where NBLOCKS blocks go: the old allocation if big enough, else one new
- * free run.  Returns the mapping pairs length or -1. */
+/* Where NBLOCKS blocks go: the old allocation if big enough (and not
+ * perhaps another file's too), else one new free run.  Returns the mapping pairs length or -1. */
 static int place(const struct ntfs_geometry *g,
 		 const struct ntfs_cluster_source *src, struct index_plan *p,
 		 const struct ntfs_run *old, long nold)
@@ -63,7 +65,7 @@ static int place(const struct ntfs_geometry *g,
 	for (long i = 0; i < nold; i++)
 		holes |= old[i].lcn >= 0 &&
 			 (uint64_t)old[i].lcn + old[i].len > src->dev_clusters;
-	if (nold > 0 && !holes && have >= need &&
+	if (nold > 0 && !holes && !src->no_reuse && have >= need &&
 	    (len = ntfs_mp_encode(old, (size_t)nold, mp, sizeof(mp))) > 0) {
 		p->runs = malloc((size_t)nold * sizeof(*old));
 		if (!p->runs)

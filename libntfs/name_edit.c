@@ -52,6 +52,10 @@ int ntfs_rec_replace_file_name(const uint8_t *rec, uint32_t size, uint8_t *out,
 
 			memset(attr, 0, sizeof(attr));
 			memcpy(attr, a, 0x18);
+			/* the value is at 0x18: a name (a $FILE_NAME has
+			 * none) would overlap it, so none is kept */
+			attr[9] = 0;
+			memset(attr + 0x0a, 0, 2);
 			memcpy(attr + 4, &tl, 4);
 			memcpy(attr + 0x10, &vl, 4);
 			memcpy(attr + 0x14, &vo, 2);

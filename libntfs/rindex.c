@@ -3,7 +3,9 @@
  * $Extend/$Reparse's $R index (include/ntfs/rindex.h): its keys encoded
  * as on disk, and a small $R rewritten in its index root: each entry a
  * 16-byte header (data offset 28 with no data, entry length 32, key
- * length 12), its key and 4 bytes of padding, then the end entry.
+ * length 12), its key and 4 bytes of padding, then the end entry; the
+ * root's header (type 0, NTOFS_ULONGS, the volume's index block size)
+ * written anew.
  */
 #include "config.h"
 
@@ -31,9 +33,10 @@ void ntfs_r_keys_encode(uint8_t *out, const struct ntfs_rp_key *k, size_t n)
 	}
 }
 
-int ntfs_rec_r_root_set(uint8_t *rec, uint32_t size, const struct ntfs_rp_key *k,
-			size_t n)
+int ntfs_rec_r_root_set(uint8_t *rec, const struct ntfs_geometry *g,
+			const struct ntfs_rp_key *k, size_t n)
 {
+	uint32_t size = g->mft_record_size, bs = g->index_block_size;
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
 	char why[NTFS_WHY];
@@ -54,7 +57,14 @@ int ntfs_rec_r_root_set(uint8_t *rec, uint32_t size, const struct ntfs_rp_key *k
 		if (ntfs_rec_resize_resident(rec, size, off, len))
 			return -1;
 		v = (uint8_t *)ntfs_attr_value((const void *)(rec + off), &vlen);
-		memcpy(&root, v, sizeof(root));
+		/* the whole header anew: a view index (type 0) of 32-bit
+		 * words, blocks of the volume's size, whatever was there */
+		memset(&root, 0, sizeof(root));
+		root.type = 0;
+		root.collation_rule = htole32(NTFS_COLLATION_NTOFS_ULONGS);
+		root.index_block_size = htole32(bs);
+		root.clusters_per_index_block = (int8_t)(bs >= g->cluster_size ?
+			bs / g->cluster_size : bs / NTFS_USA_STRIDE);
 		root.ih.entries_offset = htole32(16);
 		root.ih.index_length = htole32(16 + (uint32_t)n * NTFS_R_ENTRY_LEN + 16);
 		root.ih.allocated_size = root.ih.index_length;

@@ -69,6 +69,8 @@ struct ntfs_bt {
 	const uint16_t *upcase;		/* file names; NULL: order not judged */
 	bool has_alloc;			/* $INDEX_ALLOCATION exists */
 	uint64_t alloc_size;		/* its data size */
+	uint64_t alloc_mapped;		/* bytes its runs map; 0: not known
+					 * (alloc_size trusted) */
 	uint32_t cluster_size;
 	const uint8_t *bitmap;		/* $BITMAP value; NULL: not judged */
 	uint64_t bitmap_len;

@@ -46,6 +46,9 @@ struct ntfs_cluster_source {
 	int64_t (*find_free)(void *arg, uint64_t count);
 	void *arg;
 	uint64_t dev_clusters;
+	/* the old allocation's clusters may belong to another file too
+	 * (cross-links left): its blocks are never written over */
+	bool no_reuse;
 };
 
 /* The index of TYPE and COLLATION from E (N entries, sorted) for a record

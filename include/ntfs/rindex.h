@@ -29,11 +29,12 @@ bool ntfs_attr_is_r(const struct ntfs_attr_header *a);
  * (tag, then the reference, little-endian). */
 void ntfs_r_keys_encode(uint8_t *out, const struct ntfs_rp_key *k, size_t n);
 
-/* The resident $INDEX_ROOT named $R of checked record REC (SIZE bytes)
- * made a root without sub-nodes holding the N keys K (in their order)
- * and its end entry; the attribute resized in place.  0, or -1 when REC
+/* The resident $INDEX_ROOT named $R of checked record REC (of G's record
+ * size) made a root without sub-nodes holding the N keys K (in their
+ * order) and its end entry, its header that of a view index of 32-bit
+ * words with G's index block size; the attribute resized in place.  0, or -1 when REC
  * has no such root or it cannot grow. */
-int ntfs_rec_r_root_set(uint8_t *rec, uint32_t size, const struct ntfs_rp_key *k,
-			size_t n);
+int ntfs_rec_r_root_set(uint8_t *rec, const struct ntfs_geometry *g,
+			const struct ntfs_rp_key *k, size_t n);
 
 #endif

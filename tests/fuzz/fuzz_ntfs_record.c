@@ -137,6 +137,8 @@ static void edits(const uint8_t *rec, uint32_t rsize, uint8_t pick)
 		{ 0xa0000003u, 0xffffffffffffull },
 	};
 	size_t n = (size_t)(pick >> 4) % 4;	/* keys: bits 4-5 of the first byte */
+	const struct ntfs_geometry g = { .mft_record_size = rsize, .cluster_size = 4096,
+					 .index_block_size = 4096 };
 	struct ntfs_attr_cursor c;
 	const struct ntfs_attr_header *a;
 	uint8_t copy[4096];
@@ -164,7 +166,7 @@ static void edits(const uint8_t *rec, uint32_t rsize, uint8_t pick)
 	if (r != 1 || !root_parses(a))
 		return;
 	memcpy(copy, rec, rsize);
-	if (ntfs_rec_r_root_set(copy, rsize, keys, n))
+	if (ntfs_rec_r_root_set(copy, &g, keys, n))
 		return;
 	ntfs_attr_cursor_init(&c, copy);
 	while ((r = ntfs_attr_next(&c, &a, why)) == 1) {

@@ -21,7 +21,8 @@ DAMAGE="python3 $FSFORGE_TOP/tests/ntfs/btree_damage.py"
 # with that many files; perm.img: 120 files of distinct owners (ntfs-3g
 # -o permissions: as many descriptors, $SII/$SDH with INDX blocks);
 # del.img: base.img with 3,000 names of /d deleted (free index blocks);
-# uuid.img: -U, object ids on the root and a file.
+# uuid.img: -U, object ids on the root and a file; rp.img: 60 reparse
+# points.
 setup_file() {
 	local m=$BATS_FILE_TMPDIR/mnt
 	cd "$BATS_FILE_TMPDIR" || return 1
@@ -60,6 +61,16 @@ setup_file() {
 	echo hi > "$m/f"
 	setfattr -n system.ntfs_object_id -v 0x0102030405060708090a0b0c0d0e0f10 "$m"
 	setfattr -n system.ntfs_object_id -v 0x1102030405060708090a0b0c0d0e0f10 "$m/f"
+	umount "$m"
+	# rp.img: 60 files with a reparse point (tag 0x8000000a, 4 bytes of
+	# data): $R too large for its root
+	truncate -s 32M rp.img
+	"$MKFS_NTFS" -q -F rp.img
+	ntfs-3g rp.img "$m"
+	for i in $(seq 1 60); do
+		touch "$m/r$i"
+		setfattr -n system.ntfs_reparse_data -v 0x0a00008004000000deadbeef "$m/r$i"
+	done
 	umount "$m"
 }
 
@@ -270,6 +281,56 @@ same_as_base() {
 	run getfattr -e hex -n system.ntfs_object_id mnt/f
 	umount mnt
 	[[ $output == *0x1102030405060708090a0b0c0d0e0f10* ]]
+}
+
+@test "\$Reparse:\$R: a root of the wrong type or collation is rewritten as a view index" {
+	# the root's header itself was kept by the rewrite before: -a never
+	# converged.  Expected bytes: type 0, NTOFS_ULONGS (0x13), the
+	# volume's 4,096-byte index blocks (format documentation)
+	local dmg
+	for dmg in 'uuid 4 0x10' 'uuid 0 0x30' 'rp 4 0x10'; do
+		set -- $dmg
+		damage_repair $1 rootword 26:\$R $2 $3
+		grep -q 'Reparse.*corrupt' a.log || die "$dmg: not reported"
+		run $DAMAGE image rootinfo 26:\$R
+		[ "$output" = "0x0 0x13 4096" ] || die "$dmg: root now $output"
+	done
+}
+
+@test "\$Reparse:\$R: a lost or misnamed root is made anew from the files" {
+	# rootname: the root's name \$X (no \$R root: the misnamed one is
+	# replaced); roottype: its type field damaged (pass 1 removes it)
+	local img dmg
+	for img in uuid rp; do
+		for dmg in rootname roottype; do
+			damage_repair $img $dmg 26:\$R
+			run $DAMAGE image rootinfo 26:\$R
+			[ "$output" = "0x0 0x13 4096" ] || die "$img $dmg: root now $output"
+			grep -q 'Reparse.*REBUILT' a.log || die "$img $dmg: not rebuilt"
+		done
+	done
+	# every reparse point still read by ntfs-3g
+	ntfs-3g -o ro image mnt
+	run getfattr -h -e hex -n system.ntfs_reparse_data mnt/r60
+	umount mnt
+	[[ $output == *0x0a00008004000000deadbeef* ]] || die "r60: $output"
+}
+
+@test "an index allocation's size of 2^45 bytes is a fault found at once (\$I30, \$R)" {
+	# the walker counted (and allocated a bit for) every block of the
+	# stated size: minutes of -n.  Its runs map 14 (/e300), 1 (\$R)
+	# clusters
+	local d x
+	d=$(ino "$BATS_FILE_TMPDIR/base.img" e300)
+	for x in "base $d" "rp 26:\$R"; do
+		set -- $x
+		cp "$BATS_FILE_TMPDIR/$1.img" image
+		$DAMAGE image allocsize "$2" $((1 << 45))
+		run timeout 20 "$FSCK" -n image
+		[ "$status" -eq 4 ] || die "$x: -n exit $status: $output"
+		[[ $output == *"index allocation of 35184372088832 bytes has"* ]] || die "$output"
+		damage_repair $1 allocsize "$2" $((1 << 45))
+	done
 }
 
 @test "mkfs.ntfs: indexes from the builder, -T reproducible (serial aside), valid with -U" {

@@ -18,6 +18,12 @@ Commands:
   subnode DIR         the root's first entry points past the allocation
   bitmap DIR BIT 0|1  bit BIT of DIR's $I30 $BITMAP cleared or set
   rootlen DIR         the first entry of DIR's root gets a bad length
+  rootinfo DIR        print the root's type, collation, index block size
+  rootword DIR OFF V  the 32-bit word at OFF of the root's value set to V
+  rootname DIR        the second character of the root's name made 'X'
+  roottype DIR        the root attribute's type field made 0xbf000090
+  allocsize DIR SIZE  the allocation's allocated, data and initialized
+                      sizes set
   recbaad REC         MFT record REC marked BAAD
   sii                 the key of $SII's second entry changed
   sdh                 $SDH's first two entries exchanged
@@ -57,8 +63,10 @@ class Tree:
             if n != name:
                 continue
             if t == AT_ROOT:
+                self.root_attr = off
                 self.root = off + struct.unpack_from("<H", self.rec, off + 0x14)[0]
             if t == AT_ALLOC:
+                self.alloc_attr = off
                 self.runs = runs_of(self.rec, off)
             if t == AT_BITMAP:
                 self.bmp = off + struct.unpack_from("<H", self.rec, off + 0x14)[0]
@@ -174,6 +182,22 @@ def main():
             t.rec[p] |= 1 << (bit % 8)
         else:
             t.rec[p] &= ~(1 << (bit % 8)) & 0xFF
+        t.write_root()
+    elif cmd == "rootinfo":
+        print("%#x %#x %d" % struct.unpack_from("<III", t.rec, t.root))
+    elif cmd == "rootword":
+        struct.pack_into("<I", t.rec, t.root + int(args[1], 0), int(args[2], 0))
+        t.write_root()
+    elif cmd == "rootname":
+        noff, = struct.unpack_from("<H", t.rec, t.root_attr + 10)
+        struct.pack_into("<H", t.rec, t.root_attr + noff + 2, ord("X"))
+        t.write_root()
+    elif cmd == "roottype":
+        struct.pack_into("<I", t.rec, t.root_attr, 0xBF000090)
+        t.write_root()
+    elif cmd == "allocsize":
+        size = int(args[1], 0)
+        struct.pack_into("<QQQ", t.rec, t.alloc_attr + 0x28, size, size, size)
         t.write_root()
     elif cmd == "rootlen":
         struct.pack_into("<H", t.rec, re[0][0] + 8, 0x7FF8)

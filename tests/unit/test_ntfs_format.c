@@ -18,6 +18,7 @@
 #include "ntfs/btree.h"
 #include "ntfs/format.h"
 #include "ntfs/index_build.h"
+#include "ntfs/index_write.h"
 #include "ntfs/logfile.h"
 #include "ntfs/read.h"
 #include "ntfs/repair.h"
@@ -556,6 +557,45 @@ static unsigned int bt_run(struct ntfs_ib_result *r, const uint8_t *bitmap,
 	return t.faults;
 }
 
+static int64_t free_at_500(void *arg, uint64_t count)
+{
+	(void)arg;
+	(void)count;
+	return 500;
+}
+
+/* The old allocation is reused only when its clusters are surely the
+ * index's own: with cross-links left (NO_REUSE) new ones are taken. */
+static void test_index_place(void)
+{
+	static uint32_t keys[300];
+	static struct ntfs_ib_entry e[300];
+	const struct ntfs_geometry g = { .cluster_size = 4096, .mft_record_size = 1024,
+					 .index_block_size = 4096, .nr_clusters = 1000 };
+	struct ntfs_cluster_source src = { .find_free = free_at_500,
+					   .dev_clusters = 1000 };
+	const struct ntfs_run old = { .lcn = 10, .len = 100 };
+	const struct index_shape sh = { false, false, false };
+	struct index_plan p;
+	char why[NTFS_WHY];
+
+	for (uint32_t i = 0; i < 300; i++) {
+		keys[i] = htole32(i);
+		e[i] = (struct ntfs_ib_entry){ .mref = i, .key = (const uint8_t *)&keys[i],
+					       .key_len = 4, .data = (const uint8_t *)&keys[i] };
+	}
+	for (int nr = 0; nr < 2; nr++) {
+		src.no_reuse = nr;
+		memset(&p, 0, sizeof(p));
+		ok(!ntfs_index_plan_build(&g, &src, &p, 0, NTFS_COLLATION_NTOFS_ULONG, e, 300,
+					  200, &old, 1, &sh, why) && p.res.large &&
+		   p.reuse == !nr && p.runs[0].lcn == (nr ? 500 : 10),
+		   "index placement: the old clusters %s", nr ? "not reused (cross-links left)" :
+		   "reused");
+		ntfs_index_plan_free(&p);
+	}
+}
+
 static void test_btree_walk(void)
 {
 	static uint32_t keys[2000];
@@ -589,6 +629,26 @@ static void test_btree_walk(void)
 		bitmap[b / 8] |= (uint8_t)(1u << (b % 8));
 	ok(bt_run(&r, bitmap, &s) == 0 && s.next == 2000 && !s.bad,
 	   "btree: the walk finds every key in order, no fault");
+	{
+		/* a data size past what the runs map: a fault, and the walk
+		 * (and its block count) stays inside the mapped bytes */
+		struct ntfs_bt_ops ops = { .read = bt_read, .entry = bt_entry,
+					   .fault = bt_fault };
+		struct ntfs_bt bt = { .root = r.root, .root_len = r.root_len,
+				     .collation = NTFS_COLLATION_NTOFS_ULONG,
+				     .has_alloc = true, .alloc_size = 1ull << 45,
+				     .alloc_mapped = (uint64_t)r.nblocks * 4096,
+				     .cluster_size = 4096, .bitmap = bitmap,
+				     .bitmap_len = (r.nblocks + 7) / 8, .ops = &ops,
+				     .arg = &s, .read_arg = &r };
+
+		memset(&s, 0, sizeof(s));
+		ok(!ntfs_bt_walk(&bt) && bt.faults == 1 && s.faults[NTFS_BT_SHAPE] == 1 &&
+		   s.next == 2000 && bt.nblocks == r.nblocks,
+		   "btree: an allocation of 2^45 bytes with %u blocks mapped is a fault",
+		   r.nblocks);
+		ntfs_bt_free(&bt);
+	}
 	bitmap[0] &= (uint8_t)~1u;
 	ok(bt_run(&r, bitmap, &s) == 1 && s.faults[NTFS_BT_BITMAP] == 1,
 	   "btree: a cleared $BITMAP bit is found");
@@ -896,6 +956,7 @@ int main(int argc, char **argv)
 	test_planner();
 	test_index_build();
 	test_btree_walk();
+	test_index_place();
 	test_logfile();
 	return tap_done();
 }
