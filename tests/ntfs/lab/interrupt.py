@@ -9,8 +9,8 @@ joined by `+` (both damages on one image, the second applied to the
 first's result: a power cut and a torn INDX block, a stale block and a
 misdirected record).  For each case: fsck.ntfs -a on a copy, its
 pwrite(2)s counted (strace), its survivors through ntfs-3g (the
-expectation: an uninterrupted repair); then, for N seeded write numbers
-K, fsck.ntfs -a on a fresh copy is killed by SIGKILL as it enters its
+expectation: an uninterrupted repair); then, for every write number K
+from 2 (or N seeded ones when there are more than N+1), fsck.ntfs -a on a fresh copy is killed by SIGKILL as it enters its
 K-th pwrite (strace -e inject=pwrite64:signal=KILL:when=K: the first
 K-1 writes landed, the K-th and the rest not; deterministic), and
 fsck.ntfs -a runs again.  Judged: the second run exits 0/1 with no
@@ -136,7 +136,10 @@ def main():
             x = L.mount_manifest(img, cdir + "/mnt")
             print(json.dumps({"case": cid, "ntfsck_a_names": len(L.survivors(man, x or {}))}), flush=True)
         rnd = random.Random("%s/%d" % (cid, a.seed))
-        ks = sorted(set([1, w] + [rnd.randint(1, w) for _ in range(a.points - 2)])) if w else []
+        # K=1: killed before any write (the damaged image again); from
+        # 2 on, K-1 writes landed: every one when there are few
+        ks = (list(range(2, w + 1)) if w <= a.points + 1 else
+              sorted(set([2, w] + [rnd.randint(2, w) for _ in range(a.points - 2)])))
         for k in ks:
             shutil.copy(dmg, img)
             krc = killed_at(img, k)
