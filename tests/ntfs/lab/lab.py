@@ -280,9 +280,10 @@ def materialize(cid, bases, out):
         # fsck.ntfs -a killed as it enters its K-th write to the image
         # of the case INNER (README, "interrupted"): the image it leaves
         k, inner = rest.split("-", 1)
-        idir, _ = materialize(inner, bases, out)
+        # made under this case's directory: INNER may be judged beside it
+        idir, _ = materialize(inner, bases, cdir)
         shutil.move(idir + "/damaged", cdir + "/inner")
-        shutil.rmtree(idir, ignore_errors=True)
+        shutil.rmtree(cdir + "/cases", ignore_errors=True)
         shutil.copy(cdir + "/inner", cdir + "/killed")
         save(cdir + "/killed_rc", "%d" % killed_at(cdir + "/killed", int(k)))
         with open(cdir + "/killed", "rb") as f:
