@@ -9,7 +9,8 @@
 # attribute lists; its census checked), 3 stale-block cases on kern4k
 # (kind stale: a lost write, old copies written back, a partial restore),
 # 2 adverse writes on ours4k (kind adverse: torn records, a misdirected
-# INDX block), plus one undamaged control per
+# INDX block), 1 interrupted repair (fsck.ntfs -a killed mid-repair),
+# plus one undamaged control per
 # base volume, judged by oracles
 # that are not fsck.ntfs (image bytes, exit codes, ntfsck -n from the sid
 # tree, ntfs-3g mount + content manifest against the one taken before the
@@ -31,6 +32,10 @@ STALE_CASES=o-kern4k-l594,o-kern4k-s454,o-kern4k-g1
 # adverse writes (tests/ntfs/lab/adverse.py): MFT records torn across
 # sectors, an INDX block misdirected into another directory's index
 ADVERSE_CASES=a-ours4k-tornrec-1100000,a-ours4k-misindx-1100003
+# an interrupted repair (kind interrupted): fsck.ntfs -a on the torn
+# records above killed as it enters its 3rd (last) write, then judged
+# like any case: the next -a must finish the job and keep every file
+INTERRUPTED_CASES=i-ours4k-3-a-ours4k-tornrec-1100000
 
 setup_file() {
 	export FSCK_NTFS=${FSCK_NTFS:-$FSFORGE_BUILDDIR/fsck/fsck.ntfs}
@@ -50,7 +55,7 @@ setup_file() {
 		--only "$STALE_CASES" \
 		>> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
 	"$LAB/run-lab" --seed 11 --jobs 2 --out "$OUT" --bases ours4k --kinds adverse \
-		--only "$ADVERSE_CASES" \
+		--only "$ADVERSE_CASES,$INTERRUPTED_CASES" \
 		>> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
 	"$LAB/run-lab" table "$OUT" > "$OUT/table.txt" 2>&1 || true
 }
@@ -75,6 +80,13 @@ check() {
 	[ "$output" = 0 ] || { grep -e 'LAB ERROR' -e 'run-lab exit' "$OUT/run.log"; false; }
 	n=$(ls "$OUT/results" | wc -l)
 	[ "$n" -ge "${LAB_CASES:-48}" ]
+}
+
+@test "lab: the interrupted repair was killed before its last write" {
+	run python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["killed_rc"])' \
+		"$OUT/results/$INTERRUPTED_CASES.json"
+	[ "$status" -eq 0 ]
+	[ "$output" = -9 ]
 }
 
 @test "lab: the rich base holds what it is made for (counted in the image by ntfsparse)" {

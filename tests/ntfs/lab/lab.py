@@ -276,6 +276,19 @@ def materialize(cid, bases, out):
         ST.apply(img, stale_writes(d), rest)
     elif kind == "a":
         AD.apply(v, rest)
+    elif kind == "i":
+        # fsck.ntfs -a killed as it enters its K-th write to the image
+        # of the case INNER (README, "interrupted"): the image it leaves
+        k, inner = rest.split("-", 1)
+        # made under this case's directory: INNER may be judged beside it
+        idir, _ = materialize(inner, bases, cdir)
+        shutil.move(idir + "/damaged", cdir + "/inner")
+        shutil.rmtree(cdir + "/cases", ignore_errors=True)
+        shutil.copy(cdir + "/inner", cdir + "/killed")
+        save(cdir + "/killed_rc", "%d" % killed_at(cdir + "/killed", int(k)))
+        with open(cdir + "/killed", "rb") as f:
+            v.img = bytearray(f.read())
+        os.unlink(cdir + "/killed")
     elif kind == "k":
         e, t = rest.split("-")
         if t[0] == "r":
@@ -289,6 +302,20 @@ def materialize(cid, bases, out):
         f.write(v.img)
     subprocess.run(["fallocate", "-d", cdir + "/damaged"], capture_output=True)
     return cdir, d
+
+
+# LeakSanitizer cannot run under ptrace
+TRACED = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+
+
+def killed_at(img, k):
+    """fsck.ntfs -a on IMG killed (SIGKILL) as it enters its K-th
+    pwrite(2): writes 1..K-1 landed, the rest never happen (strace's
+    fault injection: deterministic, unlike a timer)."""
+    r = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=pwrite64",
+                        "-e", "inject=pwrite64:signal=KILL:when=%d" % k, FSCK, "-a", img],
+                       capture_output=True, timeout=TIMEOUT, env=TRACED)
+    return r.returncode
 
 
 def changed_sectors(a_path, b_path):
@@ -453,10 +480,15 @@ def judge(cid, bases, out, sid):
     else:
         man = load(bdir + "/manifest.json")
         fmap = load(bdir + "/map.json")
-        secs = changed_sectors(bdir + "/image", dmg)
+        # an interrupted repair: the damage is the inner case's, not what
+        # the killed fsck.ntfs wrote before it died
+        secs = changed_sectors(bdir + "/image", cdir + "/inner" if kind == "i" else dmg)
     safe = untouched(man, fmap, secs)
     nfiles = sum(1 for e in man.values() if e["t"] in "fl")
     r = {"id": cid, "changed_sectors": len(secs), "files": nfiles, "untouched": len(safe)}
+    if kind == "i":
+        # -9: killed; anything else: the repair had fewer than K writes
+        r["killed_rc"] = int(open(cdir + "/killed_rc").read())
     if not secs and kind not in "ck":
         r["noop"] = True
         return r
@@ -629,10 +661,10 @@ def results(out):
 def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
-    kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "adverse", "external")
+    kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "adverse", "interrupted", "external")
     for r in rs:
         k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
-             "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale", "a": "adverse"}[r["id"][0]]
+             "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale", "a": "adverse", "i": "interrupted"}[r["id"][0]]
         for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
             rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
