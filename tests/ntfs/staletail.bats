@@ -5,7 +5,9 @@
 # newest files' records are past its allocation.  They are FILE records
 # numbered in sequence right after its last run: the run grows over them
 # and the files stay; when record 0 is older than the MFT bitmap's
-# growth too (o-rich4k-s1981), the bitmap's size grows with it.
+# growth too (o-rich4k-s1981), the bitmap's size grows with it.  That is
+# when the old copy is in both $MFT and $MFTMirr; when only $MFT's is old,
+# the newer mirror copy is taken (0x010072).
 # Expectations: every file as ntfs-3g read it before
 # the damage (sha256), ntfsck -n (sid) clean, -n clean after one -a.
 load ../lib/common
@@ -16,6 +18,8 @@ LAB=$FSFORGE_TOP/tests/ntfs/lab
 
 # rec0 CMD IMG [FILE]: info (records $MFT's $DATA allocates, bits of its
 # $BITMAP), save record 0's raw bytes to FILE, or restore them from FILE
+# (restore: $MFT's copy only, the mirror keeps the newer one; restore-both:
+# $MFT's and $MFTMirr's, an old copy of both written back)
 rec0() {
 	python3 - "$LAB" "$@" <<'PY'
 import struct, sys
@@ -27,8 +31,12 @@ g = P.Geometry(img)
 at = g.mft_lcn * g.cs
 if cmd == "save":
     open(sys.argv[4], "wb").write(img[at:at + g.rs])
-elif cmd == "restore":
-    img[at:at + g.rs] = open(sys.argv[4], "rb").read()
+elif cmd in ("restore", "restore-both"):
+    old = open(sys.argv[4], "rb").read()
+    img[at:at + g.rs] = old
+    if cmd == "restore-both":
+        mat = g.mirr_lcn * g.cs
+        img[mat:mat + g.rs] = old
     open(path, "r+b").write(img)
 else:
     rec = P.unfix(img[at:at + g.rs])
@@ -66,16 +74,17 @@ setup_file() {
 	make_vol far 150
 }
 
-# stale_back NAME: the old record 0 written back on a copy of NAME, one
-# -a, then every file as before, -n clean, ntfsck -n clean
+# stale_back NAME HOW WANT: the old record 0 written back on a copy of
+# NAME (rec0 HOW), one -a that says WANT, then every file as before, -n
+# clean, ntfsck -n clean
 stale_back() {
 	local d=$BATS_FILE_TMPDIR/$1 img=$BATS_TEST_TMPDIR/v.img m
 	cp "$d/v.img" "$img"
-	rec0 restore "$img" "$d/old0"
+	rec0 "$2" "$img" "$d/old0"
 	run "$FSCK" -a "$img"
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"more records follow them in sequence"* ]]
+	[[ "$output" == *"$3"* ]]
 	run "$FSCK" -n "$img"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -106,12 +115,16 @@ stale_back() {
 	[ "$(cat "$BATS_FILE_TMPDIR/far/maxino")" -ge "$(cut -d' ' -f2 "$BATS_FILE_TMPDIR/far/old.info")" ]
 }
 
-@test "a stale record 0 written back: its last run grows over the records in sequence after it, no file lost" {
-	stale_back near
+@test "a stale record 0 written back to both copies: its last run grows over the records in sequence after it, no file lost" {
+	stale_back near restore-both "more records follow them in sequence"
 }
 
-@test "a stale record 0 older than the MFT bitmap's size: the bitmap's size grows with the run, no file lost" {
-	stale_back far
+@test "a stale record 0 in both copies, older than the MFT bitmap's size: the bitmap's size grows with the run, no file lost" {
+	stale_back far restore-both "more records follow them in sequence"
+}
+
+@test "a stale record 0 in \$MFT only: the newer \$MFTMirr copy is taken, no file lost" {
+	stale_back far restore "older than its \$MFTMirr copy"
 }
 
 # Not a tail: a volume formatted again (quickly) over an older one with
