@@ -101,18 +101,7 @@ struct entry_match {
 	unsigned int names;		/* $FILE_NAMEs the file has */
 	uint64_t parent;		/* the matching name's parent reference */
 	struct ntfs_data_sizes data;
-	const struct ntfs_check *c;	/* set: look for a stray name */
-	bool stray;			/* the name, its parent no directory */
 };
-
-/* a parent reference that names no directory in use (a damaged field) */
-static bool parent_is_stray(const struct ntfs_check *c, uint64_t parent)
-{
-	uint64_t p = parent & 0xffffffffffffULL;
-
-	return p >= c->vol.mft_records || !cset_get(&c->record_used, p) ||
-	       !rset_get(&c->record_dir, p);
-}
 
 static int match_name(const struct ntfs_attr_header *a, void *arg)
 {
@@ -136,59 +125,8 @@ static int match_name(const struct ntfs_attr_header *a, void *arg)
 	    !memcmp(v + sizeof(fn), m->name, 2u * m->len) && !m->found) {
 		m->found = true;
 		m->parent = le64toh(fn.parent_directory);
-	} else if (m->c && fn.name_length == m->len &&
-		   sizeof(fn) + 2u * m->len <= len &&
-		   !memcmp(v + sizeof(fn), m->name, 2u * m->len) &&
-		   parent_is_stray(m->c, le64toh(fn.parent_directory))) {
-		m->stray = true;
 	}
 	return 0;
-}
-
-/* File RECNO's $FILE_NAME of the entry IE's name whose parent reference
- * names no directory (found by match_name) is given back the parent the
- * entry's key holds, that of directory DIR: the least change that keeps
- * the name (its entry is there).  Only in the base record; 0 or -1 (WHY). */
-static int parent_from_entry(struct ntfs_check *c, uint64_t recno,
-			     const struct ntfs_ie_view *ie, uint8_t *rec,
-			     char *why)
-{
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	struct ntfs_file_name key;
-
-	memcpy(&key, ie->key, sizeof(key));
-	if (ntfs_vol_read_record(&c->vol, recno, rec) ||
-	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size, NTFS_MAGIC_FILE,
-			      why) != NTFS_REC_OK)
-		return -1;
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		struct ntfs_file_name fn;
-		const uint8_t *v;
-		uint32_t len;
-
-		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
-			continue;
-		v = ntfs_attr_value(a, &len);
-		if (!v || len < sizeof(fn))
-			continue;
-		memcpy(&fn, v, sizeof(fn));
-		if (fn.name_length != ie->name_len ||
-		    sizeof(fn) + 2u * fn.name_length > len ||
-		    memcmp(v + sizeof(fn), ie->name, 2u * ie->name_len) ||
-		    !parent_is_stray(c, le64toh(fn.parent_directory)))
-			continue;
-		fn.parent_directory = key.parent_directory;
-		memcpy(rec + (v - rec), &fn, sizeof(fn));
-		if (ntfs_check_write_record(c, recno, rec)) {
-			snprintf(why, NTFS_WHY, "writing the record failed");
-			return -1;
-		}
-		return 0;
-	}
-	snprintf(why, NTFS_WHY, "the name is not in the base record");
-	return -1;
 }
 
 static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
@@ -197,8 +135,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	struct ntfs_check *c = w->c;
 	uint64_t recno = ie->mref & 0xffffffffffffULL;
 	uint16_t seq = (uint16_t)(ie->mref >> 48);
-	struct entry_match m = { .dir = w->dir, .name = ie->name, .len = ie->name_len,
-				 .c = c };
+	struct entry_match m = { .dir = w->dir, .name = ie->name, .len = ie->name_len };
 	struct ntfs_file_name fn;
 	struct ntfs_mft_record hdr;
 	char n8[1024], why[96];
@@ -244,23 +181,6 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 					fsf_fix_failed(&c->fix);
 				}
 			}
-			return;
-		}
-		/* the file has this name with a parent reference that names
-		 * no directory, and this entry's key says it is ours */
-		memcpy(&fn, ie->key, sizeof(fn));
-		if (m.stray && recno >= NTFS_FILE_FIRST_USER && !w->metadata &&
-		    ie->key_len >= sizeof(fn) + 2u * ie->name_len &&
-		    (le64toh(fn.parent_directory) & 0xffffffffffffULL) == w->dir) {
-			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
-			if (!fsf_fix_ask(&c->fix, &PR_NAME_PARENT_FROM_INDEX, wobj(w), n8,
-					 (unsigned long long)recno))
-				return;
-			if (!parent_from_entry(c, recno, ie, w->fbuf, fwhy))
-				return;
-			fsf_warn(c->log, "MFT record %llu: %s",
-				 (unsigned long long)recno, fwhy);
-			fsf_fix_failed(&c->fix);
 			return;
 		}
 		snprintf(why, sizeof(why), "has no such name in this directory");

@@ -343,30 +343,3 @@ orphan_makes_lost_found() {
 	umount mnt
 	diff listing listing.after
 }
-
-# a hard link's $FILE_NAME whose parent reference was damaged (it names a
-# file, or a record past the MFT) while its directory's entry is intact:
-# the name is kept by giving it back the entry's parent (lab case
-# t-rich4k-fname-hardlink-parent-missing lost the name: the entry was
-# dropped and the $FILE_NAME left naming no directory, issue 11)
-@test "a hard link's name whose parent reference names no directory gets its entry's parent back" {
-	new_volume 16M
-	mkdir mnt/a mnt/b
-	echo linked > mnt/a/f
-	ln mnt/a/f mnt/b/g
-	echo other > mnt/b/plain
-	f=$(ino a/f) b=$(ino b) plain=$(ino b/plain)
-	umount mnt
-	$PATCH image parent "$f" "$plain" g
-	run "$FSCK" -n image
-	[ "$status" -eq 4 ]
-	[[ $output == *'entry "g" names MFT record '"$f"', whose name of that spelling names no directory as its parent'* ]]
-	repair_converges
-	ntfs-3g -o ro image mnt
-	run cat mnt/a/f mnt/b/g
-	umount mnt
-	[ "$status" -eq 0 ]
-	[ "$output" = "$(printf 'linked\nlinked')" ]
-	run python3 "$FSFORGE_TOP/tests/ntfs/ntfs_patch.py" image info "$f"
-	[[ $output == *"[$b, "[0-9]*", \"g\""* ]]
-}
