@@ -508,22 +508,6 @@ out:
 	return ret;
 }
 
-/* Extents of one attribute in NB with a gap before them (an extent lost
- * with its record): the gap made a hole at the head of the extent after
- * it, in its record, and its entry follows (PR_ATTR_HOLE). */
-/* E's name is the ASCII NAME. */
-static bool named_as(const struct ntfs_al_entry *e, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (e->name_len != n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (e->name[2 * i] != (uint8_t)name[i] || e->name[2 * i + 1])
-			return false;
-	return true;
-}
-
 /* Is E (of file B) an index allocation that pass 3 rebuilds from a
  * source other than the index itself when its extents do not join: a
  * directory's $I30 (the children's names), $ObjId's $O and $Reparse's
@@ -541,11 +525,11 @@ static bool rebuilt_in_pass3(struct lctx *l, uint64_t b, const struct ntfs_al_en
 
 	if (e->type != NTFS_AT_INDEX_ALLOCATION)
 		return false;
-	if (named_as(e, "$I30"))
+	if (ntfs_al_entry_named(e, "$I30"))
 		return true;
-	if (named_as(e, "$O"))
+	if (ntfs_al_entry_named(e, "$O"))
 		name = "$O";
-	else if (named_as(e, "$R"))
+	else if (ntfs_al_entry_named(e, "$R"))
 		name = "$R";
 	else
 		return false;
@@ -564,6 +548,9 @@ static bool rebuilt_in_pass3(struct lctx *l, uint64_t b, const struct ntfs_al_en
 	return yes;
 }
 
+/* Extents of one attribute in NB with a gap before them (an extent lost
+ * with its record): the gap made a hole at the head of the extent after
+ * it, in its record, and its entry follows (PR_ATTR_HOLE). */
 static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 {
 	struct ntfs_check *c = l->c;

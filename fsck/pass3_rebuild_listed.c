@@ -57,19 +57,6 @@ static int add_runs(const struct ntfs_attr_header *a, void *arg)
 	return 0;
 }
 
-/* ASCII NAME against a list entry's UTF-16 name */
-static bool al_named(const struct ntfs_al_entry *e, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (e->name_len != n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (e->name[2 * i] != (uint8_t)name[i] || e->name[2 * i + 1])
-			return false;
-	return true;
-}
-
 /* List V (LEN bytes): the entry of TYPE and NAME at VCN is put at VCN 0
  * (it becomes the first extent). */
 static void al_make_first(uint8_t *v, uint32_t len, uint32_t type, const char *name,
@@ -80,7 +67,7 @@ static void al_make_first(uint8_t *v, uint32_t len, uint32_t type, const char *n
 	char why[NTFS_WHY];
 
 	while (ntfs_al_next(v, len, &off, &e, why) == 1) {
-		if (e.type == type && e.lowest_vcn == vcn && al_named(&e, name)) {
+		if (e.type == type && e.lowest_vcn == vcn && ntfs_al_entry_named(&e, name)) {
 			memset(v + at + 8, 0, 8);
 			return;
 		}
@@ -109,7 +96,7 @@ static int lowest_later(struct ntfs_check *c, const uint8_t *base, uint32_t type
 		return -1;
 	}
 	while (ntfs_al_next(list, (uint32_t)len, &off, &e, why) == 1)
-		if (e.type == type && e.lowest_vcn > 0 && al_named(&e, name) &&
+		if (e.type == type && e.lowest_vcn > 0 && ntfs_al_entry_named(&e, name) &&
 		    (!*vcn || e.lowest_vcn < *vcn)) {
 			*vcn = e.lowest_vcn;
 			*rec = e.mref & 0xffffffffffffULL;

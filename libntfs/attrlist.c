@@ -89,6 +89,18 @@ int ntfs_al_cmp(const struct ntfs_al_entry *a, const struct ntfs_al_entry *b,
 	return 0;
 }
 
+bool ntfs_al_entry_named(const struct ntfs_al_entry *e, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (e->name_len != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (e->name[2 * i] != (uint8_t)name[i] || e->name[2 * i + 1])
+			return false;
+	return true;
+}
+
 int ntfs_al_check(const uint8_t *v, uint32_t len, char *why)
 {
 	struct ntfs_al_entry e, prev = { 0 };

@@ -35,6 +35,8 @@ struct ntfs_al_entry {
  * 0 at the end of the value, -1 when malformed (WHY). */
 int ntfs_al_next(const uint8_t *v, uint32_t len, uint32_t *off,
 		 struct ntfs_al_entry *e, char *why);
+/* Is E's name the ASCII NAME? */
+bool ntfs_al_entry_named(const struct ntfs_al_entry *e, const char *name);
 /* Every entry well formed and in order (type, then for the extents of one
  * attribute rising lowest VCNs).  0 or -1 with WHY. */
 int ntfs_al_check(const uint8_t *v, uint32_t len, char *why);
