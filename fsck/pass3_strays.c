@@ -108,7 +108,8 @@ int ntfs_name_set_parent(struct ntfs_check *c, uint64_t r, const uint8_t *old,
 	bool was_dos = false;
 	int ret = -1, h;
 
-	snprintf(why, NTFS_WHY, "out of memory");
+	snprintf(why, NTFS_WHY, !rec || !out ? "out of memory" :
+		 "its value is %u bytes", old_len);
 	if (!rec || !out || old_len < sizeof(fn) || old_len > sizeof(fnv))
 		goto out;
 	memcpy(fnv, old, old_len);
