@@ -240,3 +240,43 @@ judge() {
 		fi
 	done
 }
+
+# one of its names, in an extension record, names a file as its
+# directory and no index holds it (its entry gone too): before, neither
+# -n nor ntfsck -n said a word and the name was invisible; now it is
+# reported and reconnected alone to /lost+found under its spelling, where
+# it lives, every other name in place
+@test "a name in an extension record naming a file as its parent, in no index: reconnected alone to /lost+found" {
+	local moved rc
+	cp --sparse=always "$VOL" d.img
+	moved=$(python3 "$LAB" damage d.img fn-stray few) || die "damage failed"
+	run "$FSCK" -n d.img
+	[ "$status" -eq 4 ] || die "-n exit $status: $output"
+	[[ $output == *"name \"${moved#links/}\" names MFT record "*", which is no directory, as its parent, and no index holds it"* ]] ||
+		die "not reported: $output"
+	run "$FSCK" -a d.img
+	[ "$status" -eq 1 ] || die "-a exit $status: $output"
+	run "$FSCK" -n d.img
+	[ "$status" -eq 0 ] || die "-n after -a: exit $status: $output"
+	before=$(sha256sum < d.img)
+	rc=0; "$FSCK" -a d.img > /dev/null || rc=$?
+	[ "$rc" -eq 0 ] || die "second -a exit $rc"
+	[ "$(sha256sum < d.img)" = "$before" ] || die "second -a changed the image"
+	if have_sid; then
+		run sid_ntfsck d.img
+		[ "$status" -eq 0 ] || die "ntfsck -n: exit $status: $(grep -v percent <<<"$output" | tail -5)"
+	fi
+	manifest_of d.img > manifest.1 || die "ntfs-3g cannot mount the repaired volume"
+	run python3 - "$BATS_FILE_TMPDIR/manifest.0" manifest.1 "$moved" <<-'EOF'
+	import json, sys
+	want = json.load(open(sys.argv[1]))
+	got = json.load(open(sys.argv[2]))
+	moved = sys.argv[3]
+	want["lost+found/" + moved.split("/")[-1]] = want.pop(moved)
+	got.pop("lost+found", None)
+	bad = sorted(p for p in set(want) | set(got) if want.get(p) != got.get(p))
+	print("differs:", bad[:10], len(bad))
+	sys.exit(1 if bad else 0)
+	EOF
+	[ "$status" -eq 0 ] || die "$output"
+}

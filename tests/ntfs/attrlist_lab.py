@@ -6,7 +6,8 @@ with the lab's own parser (tests/ntfs/lab/ntfsparse.py), not libntfs.
   attrlist_lab.py make IMG MKFS CLUSTER     populate through ntfs-3g
   attrlist_lab.py manifest MNT              JSON manifest of a mounted volume
   attrlist_lab.py damage IMG CASE FILE      damage the list of FILE (a name),
-                                            or its names (fn-parent, fn-orphan)
+                                            or its names (fn-parent, fn-orphan,
+                                            fn-stray)
   attrlist_lab.py names IMG FILE            the names FILE's extension record
                                             that "ext-zero" destroys holds
 
@@ -202,6 +203,30 @@ def fn_parent(v, b):
 def damage(path, case, name):
     v = Vol(path)
     b = v.base_of(name)
+    if case == "fn-stray":
+        # one name in an extension record names a file ("streams") as its
+        # directory, and its entry is removed: no index holds it, the
+        # file's other names are in place; prints the name's old path
+        f = v.base_of("streams")
+        for r in range(v.g.nrecords):
+            at = v.g.rec_off(r)
+            if at is None or v.img[at:at + 4] != b"FILE":
+                continue
+            _, rec = v.rec(r)
+            if struct.unpack_from("<Q", rec, 0x20)[0] & 0xFFFFFFFFFFFF != b:
+                continue
+            fns = P.file_names(rec)
+            if not fns:
+                continue
+            parent, _, nm, off = fns[0]
+            struct.pack_into("<Q", rec, off, f | (v.rec(f)[1][0x10] << 48))
+            v.put(r, rec)
+            v.save()
+            import ntfs_patch
+            ntfs_patch.Volume(path).rmentry(parent, nm)
+            print("links/" + nm if parent != 5 else nm)
+            return
+        sys.exit("no name of %s in an extension record" % name)
     if case in ("fn-parent", "fn-orphan"):
         # fn-parent: the names' parent references damaged, their index
         # entries intact; fn-orphan: the entries name another generation
