@@ -38,6 +38,13 @@ struct ntfs_fn_ref {
 	uint16_t fn_len;
 };
 
+/* a $FILE_NAME value pass 3 gave a parent back (pass3_strays.c) */
+struct ntfs_name_given {
+	uint64_t recno;			/* the file */
+	uint16_t len;
+	uint8_t fn[0x42 + 2 * 255];	/* the value as it was */
+};
+
 /* an extension record and the base it claims */
 struct ntfs_ext_ref {
 	uint64_t recno, base;
@@ -188,6 +195,9 @@ struct ntfs_check {
 	 * standard table's when that is damaged (pass1_system.c) */
 	uint32_t attr_types[NTFS_ATTRDEF_MAX_TYPES];
 	size_t nattr_types;
+	/* names whose parent pass 3 took back or is to take back (-n) */
+	struct ntfs_name_given *given;
+	size_t ngiven;
 	/* /lost+found, once looked for (pass3_orphans.c) */
 	bool lf_known;
 	int64_t lf;			/* record; 0: none, -1: unusable */
@@ -471,6 +481,30 @@ int ntfs_move_to_lost_found(struct ntfs_check *c, uint64_t r, char *why);
  * rebuild).  0, or -1 with WHY. */
 int ntfs_name_from_entry(struct ntfs_check *c, uint64_t r, uint64_t dir,
 			 const struct ntfs_ie_view *ie, char *why);
+/* pass3_strays.c: does PARENT (a $FILE_NAME's parent reference of file
+ * RECNO) name nothing a name can live in: a record past the MFT or not in
+ * use, no directory, the file itself? */
+bool ntfs_parent_is_stray(const struct ntfs_check *c, uint64_t recno,
+			  uint64_t parent);
+/* The name of value FN (LEN bytes) of file RECNO is given a parent back
+ * (done, or declined under -n): remembered, 0 or -ENOMEM.  Is it (any
+ * name of RECNO when FN is NULL)?  The list freed. */
+int ntfs_name_given_add(struct ntfs_check *c, uint64_t recno,
+			const uint8_t *fn, uint32_t len);
+bool ntfs_name_given(const struct ntfs_check *c, uint64_t recno,
+		     const uint8_t *fn, uint32_t len);
+void ntfs_name_given_free(struct ntfs_check *c);
+/* File R's $FILE_NAME of value OLD (OLD_LEN bytes), in whichever of its
+ * records holds it, given the parent reference PARENT; with POSIX, half
+ * of a Win32/DOS pair becomes a POSIX name of its own (a DOS one counts
+ * as a link then).  0, or -1 with WHY. */
+int ntfs_name_set_parent(struct ntfs_check *c, uint64_t r, const uint8_t *old,
+			 uint32_t old_len, uint64_t parent, bool posix,
+			 char *why);
+/* The N stray names V of file R, which no index holds while R has a name
+ * in a directory: each reconnected to /lost+found (asked). */
+void ntfs_reconnect_stray_names(struct ntfs_check *c, uint64_t r,
+				const struct ntfs_name_given *v, size_t n);
 /* pass3_datasize.c: file RECNO's unnamed $DATA says 0 bytes with clusters
  * allocated, its entry NAME in DIROBJ says SIZE bytes (ALLOC allocated):
  * the size taken back on agreeing evidence (1: reported, the entry is

@@ -482,6 +482,13 @@ ROW(PR_OBJID_WRONG, 0x030048, "objid_index_entry_wrong",
 ROW(PR_NAME_FROM_INDEX, 0x030060, "file_name_from_index",
     "entry \"%s\" names MFT record %llu, which has lost its names: give it this one back",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* pass3_strays.c: a name whose parent reference names no directory */
+ROW(PR_NAME_PARENT_FROM_INDEX, 0x030061, "file_name_parent_from_index",
+    "entry \"%s\" names MFT record %llu, whose name of that spelling names %s as its parent: it takes this directory back",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_NAME_PARENT_STRAY, 0x030062, "file_name_parent_stray",
+    "name \"%s\" names MFT record %llu, which is no directory, as its parent, and no index holds it: reconnected to /lost+found",
+    FSF_PROMPT_RECONNECT, FSF_PR_PREEN_OK);
 ROW(PR_DIR_RECREATED, 0x030020, "directory_recreated",
     "entry \"%s\" names directory MFT record %llu, which was unusable and cleared; it is made again from the entry, its files keep their names",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

@@ -11,6 +11,8 @@
  * its place and its name, so the whole detached subtree hangs under that
  * one entry.  A directory whose parent is no directory at all is an
  * orphan, reconnected the same way by the orphan check (pass3_orphans.c).
+ * A directory whose name took its entry's parent back in the index check
+ * (pass3_strays.c; under -n not written) is taken as placed there.
  */
 #include "config.h"
 
@@ -152,7 +154,8 @@ int ntfs_pass3_connect(struct ntfs_check *c)
 		 * parent that is no directory (an orphan: not ours) or a
 		 * directory already on this path (a loop) */
 		while (r >= NTFS_FILE_FIRST_USER && is_dir(c, r) &&
-		       !rset_get(&w.done, r) && !rset_get(&w.on_path, r)) {
+		       !rset_get(&w.done, r) && !rset_get(&w.on_path, r) &&
+		       !ntfs_name_given(c, r, NULL, 0)) {
 			if (walk_push(&w, n, r)) {
 				ret = -ENOMEM;
 				goto out;

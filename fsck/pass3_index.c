@@ -12,6 +12,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,14 @@ struct entry_match {
 	unsigned int names;		/* $FILE_NAMEs the file has */
 	uint64_t parent;		/* the matching name's parent reference */
 	struct ntfs_data_sizes data;
+	/* set: also look for a name of the entry's spelling and namespace
+	 * NS whose parent reference names no directory (pass3_strays.c),
+	 * file RECNO's; its value then in STRAY */
+	const struct ntfs_check *c;
+	uint64_t recno;
+	uint8_t ns;
+	uint32_t stray_len;
+	uint8_t stray[0x42 + 2 * 255];
 };
 
 static int match_name(const struct ntfs_attr_header *a, void *arg)
@@ -125,8 +134,71 @@ static int match_name(const struct ntfs_attr_header *a, void *arg)
 	    !memcmp(v + sizeof(fn), m->name, 2u * m->len) && !m->found) {
 		m->found = true;
 		m->parent = le64toh(fn.parent_directory);
+	} else if (m->c && !m->stray_len && fn.name_length == m->len &&
+		   fn.name_type == m->ns && len <= sizeof(m->stray) &&
+		   sizeof(fn) + 2u * m->len <= len &&
+		   !memcmp(v + sizeof(fn), m->name, 2u * m->len) &&
+		   ntfs_parent_is_stray(m->c, m->recno, le64toh(fn.parent_directory)) &&
+		   !ntfs_name_given(m->c, m->recno, v, len)) {
+		memcpy(m->stray, v, len);
+		m->stray_len = len;
 	}
 	return 0;
+}
+
+/*
+ * The file has no name of the entry's spelling in this directory, but
+ * one of that spelling and namespace whose parent reference names no
+ * directory (M->stray); the entry is that name's own: it names this
+ * record with its sequence number, and its key's parent reference is
+ * this very directory.  The name takes the directory back (the least
+ * change that keeps it; dropping the entry lost it).  1: given back, or
+ * so reported (-n), and the entry is then judged as any; 0: not so; -1:
+ * the repair failed.
+ */
+static int parent_from_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
+			     const uint16_t *name, uint64_t recno, uint16_t seq,
+			     struct entry_match *m)
+{
+	struct ntfs_check *c = w->c;
+	uint64_t dref = w->dir | (uint64_t)w->dir_seq << 48, p;
+	struct ntfs_file_name key, fn;
+	char n8[1024], what[64], why[NTFS_WHY];
+
+	if (!m->stray_len || !seq || recno < NTFS_FILE_FIRST_USER || w->metadata ||
+	    ie->key_len < sizeof(key) + 2u * ie->name_len)
+		return 0;
+	memcpy(&key, ie->key, sizeof(key));
+	if (le64toh(key.parent_directory) != dref)
+		return 0;
+	memcpy(&fn, m->stray, sizeof(fn));
+	p = le64toh(fn.parent_directory) & 0xffffffffffffULL;
+	if (p == recno)
+		snprintf(what, sizeof(what), "the file itself");
+	else if (p >= c->vol.mft_records)
+		snprintf(what, sizeof(what), "record %llu (past the MFT)",
+			 (unsigned long long)p);
+	else if (!cset_get(&c->record_used, p))
+		snprintf(what, sizeof(what), "record %llu (not in use)",
+			 (unsigned long long)p);
+	else
+		snprintf(what, sizeof(what), "record %llu (no directory)",
+			 (unsigned long long)p);
+	if (ntfs_name_given_add(c, recno, m->stray, m->stray_len))
+		return 0;
+	ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+	if (fsf_fix_ask(&c->fix, &PR_NAME_PARENT_FROM_INDEX, wobj(w), n8,
+			(unsigned long long)recno, what) &&
+	    ntfs_name_set_parent(c, recno, m->stray, m->stray_len, dref, false,
+				 why)) {
+		fsf_warn(c->log, "MFT record %llu: %s", (unsigned long long)recno,
+			 why);
+		fsf_fix_failed(&c->fix);
+		return -1;
+	}
+	m->found = true;
+	m->parent = dref;
+	return 1;
 }
 
 static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
@@ -135,10 +207,15 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 	struct ntfs_check *c = w->c;
 	uint64_t recno = ie->mref & 0xffffffffffffULL;
 	uint16_t seq = (uint16_t)(ie->mref >> 48);
-	struct entry_match m = { .dir = w->dir, .name = ie->name, .len = ie->name_len };
+	struct entry_match m = { .dir = w->dir, .name = ie->name, .len = ie->name_len,
+				 .c = c, .recno = recno,
+				 /* no key, no namespace: 0xff matches none */
+				 .ns = ie->key_len >= sizeof(struct ntfs_file_name) ?
+				       ie->key[offsetof(struct ntfs_file_name, name_type)] : 0xff };
 	struct ntfs_file_name fn;
 	struct ntfs_mft_record hdr;
 	char n8[1024], why[96];
+	int given = 0;
 
 	if (recno < c->vol.mft_records && cset_get(&c->record_used, recno)) {
 		/* in use but unreadable: past a truncated device's end
@@ -164,9 +241,13 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		 !w->metadata)
 		snprintf(why, sizeof(why), "has sequence number %u; the entry says 0",
 			 le16toh(hdr.sequence_number));
-	else if (ntfs_file_foreach(c, recno, w->fbuf, match_name, &m) < 0 ||
-		 !m.found) {
+	else if ((ntfs_file_foreach(c, recno, w->fbuf, match_name, &m) < 0 ||
+		  !m.found) &&
+		 (given = m.names ? parent_from_entry(w, ie, name, recno, seq, &m) : 0) <= 0) {
 		char fwhy[NTFS_WHY];
+
+		if (given < 0)
+			return;
 
 		/* a file whose names were lost with their attribute: the
 		 * entry's key is its name (not an orphan to /lost+found) */
@@ -457,7 +538,33 @@ struct suspects {
 	struct suspect *v;
 	size_t n, cap;
 	bool nomem;
+	/* names whose parent reference names no directory, of files that
+	 * are no directories (pass3_strays.c) */
+	struct ntfs_name_given *strays;
+	size_t nstrays;
 };
+
+static void add_stray(struct suspects *s, const struct ntfs_attr_header *a)
+{
+	struct ntfs_name_given *g;
+	const uint8_t *v;
+	uint32_t len;
+
+	if (s->recno < NTFS_FILE_FIRST_USER || rset_get(&s->c->record_dir, s->recno) ||
+	    !(v = ntfs_attr_value(a, &len)) || len > sizeof(g->fn) ||
+	    ntfs_name_given(s->c, s->recno, v, len))
+		return;
+	g = realloc(s->strays, (s->nstrays + 1) * sizeof(*g));
+	if (!g) {
+		s->nomem = true;
+		return;
+	}
+	s->strays = g;
+	g += s->nstrays++;
+	g->recno = s->recno;
+	g->len = (uint16_t)len;
+	memcpy(g->fn, v, len);
+}
 
 static int add_suspect(const struct ntfs_attr_header *a, void *arg)
 {
@@ -472,6 +579,8 @@ static int add_suspect(const struct ntfs_attr_header *a, void *arg)
 		return 0;
 	p = le64toh(fn.parent_directory) & 0xffffffffffffULL;
 	s->names++;
+	if (fn.name_length && ntfs_parent_is_stray(c, s->recno, p))
+		add_stray(s, a);
 	if (!fn.name_length ||
 	    p >= c->vol.mft_records || !rset_get(&c->record_dir, p) ||
 	    !cset_get(&c->record_used, p))
@@ -539,7 +648,7 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 {
 	struct suspects s = { .c = c, .unchecked = unchecked };
 	uint64_t *orphans = NULL;
-	size_t norphans = 0;
+	size_t norphans = 0, strays_from;
 	int ret = 0;
 
 	if (!names_digest_equal(c) && count_pending(c, upcase, b, unchecked))
@@ -569,10 +678,16 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 			continue;
 		s.recno = r;
 		s.names = s.placed = 0;
+		strays_from = s.nstrays;
 		ntfs_file_foreach(c, r, b->file, add_suspect, &s);
-		/* no name indexed anywhere, no name in a directory */
+		/* strays of a file reachable through another name are
+		 * reconnected one by one; an orphan's go with it */
+		if (!s.placed)
+			s.nstrays = strays_from;
+		/* no name indexed anywhere, no name in a directory (nor one
+		 * given its directory back from an entry, under -n) */
 		if (r >= NTFS_FILE_FIRST_USER && !s.placed && s.names &&
-		    s.names == fnp_get(c, r)) {
+		    s.names == fnp_get(c, r) && !ntfs_name_given(c, r, NULL, 0)) {
 			uint64_t *g = realloc(orphans, (norphans + 1) * sizeof(*g));
 
 			if (!g) {
@@ -611,6 +726,12 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 	for (size_t i = 0; i < s.n; i++)
 		free((void *)s.v[i].name);
 	free(s.v);
+	for (size_t i = 0, j; i < s.nstrays && !ret; i = j) {
+		for (j = i; j < s.nstrays && s.strays[j].recno == s.strays[i].recno; j++)
+			;
+		ntfs_reconnect_stray_names(c, s.strays[i].recno, s.strays + i, j - i);
+	}
+	free(s.strays);
 	if (norphans && !ret)
 		ntfs_reconnect_orphans(c, orphans, norphans);
 	free(orphans);
@@ -683,5 +804,6 @@ out:
 	free(b.rec);
 	free(b.file);
 	ntfs_rare_map_free(unchecked);
+	ntfs_name_given_free(c);
 	return ret;
 }

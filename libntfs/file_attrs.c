@@ -209,6 +209,75 @@ int ntfs_vol_file_foreach(struct ntfs_vol *v, ntfs_rec_in_use in_use,
 	return r;
 }
 
+/* Does checked record REC hold a resident $FILE_NAME of value FN? */
+static bool holds_name(const uint8_t *rec, const uint8_t *fn, uint32_t fn_len)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		const uint8_t *v;
+		uint32_t len;
+
+		if (le32toh(a->type) == NTFS_AT_FILE_NAME && !a->non_resident &&
+		    (v = ntfs_attr_value(a, &len)) && len == fn_len &&
+		    !memcmp(v, fn, len))
+			return true;
+	}
+	return false;
+}
+
+int ntfs_vol_name_holder(struct ntfs_vol *v, ntfs_rec_in_use in_use,
+			 const void *in_use_arg, uint64_t base,
+			 const uint8_t *fn, uint32_t fn_len, uint8_t *buf,
+			 uint64_t *where)
+{
+	uint32_t rs = v->boot.g.mft_record_size;
+	struct ntfs_run *runs = NULL;
+	uint8_t *list = NULL;
+	uint64_t len = 0, e;
+	char why[NTFS_WHY];
+	long nruns;
+	int r = 1;
+
+	if (base >= v->mft_records || ntfs_vol_read_record(v, base, buf) ||
+	    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return -1;
+	*where = base;
+	if (holds_name(buf, fn, fn_len))
+		return 0;
+	if (!ntfs_attr_find(buf, NTFS_AT_ATTRIBUTE_LIST) ||
+	    ntfs_vol_read_attr(v, buf, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &runs, &nruns)) {
+		free(list);
+		free(runs);
+		return 1;
+	}
+	for (uint64_t off = 0; r == 1;) {
+		struct ntfs_mft_record m;
+		uint32_t type;
+
+		if (!ntfs_list_next(list, len, &off, &type, &e))
+			break;
+		if (type != NTFS_AT_FILE_NAME || e == base || e >= v->mft_records ||
+		    (in_use && !in_use(in_use_arg, e)) ||
+		    ntfs_vol_read_record(v, e, buf) ||
+		    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			continue;
+		memcpy(&m, buf, sizeof(m));
+		if ((le64toh(m.base_mft_record) & 0xffffffffffffULL) == base &&
+		    holds_name(buf, fn, fn_len)) {
+			*where = e;
+			r = 0;
+		}
+	}
+	free(list);
+	free(runs);
+	return r;
+}
+
 int ntfs_vol_attr_holder(struct ntfs_vol *v, uint8_t *rec, uint64_t base,
 			 uint32_t type, uint8_t *ext, uint8_t **holder,
 			 uint64_t *where)

@@ -71,6 +71,17 @@ int ntfs_vol_file_foreach(struct ntfs_vol *v, ntfs_rec_in_use in_use,
 int ntfs_vol_attr_holder(struct ntfs_vol *v, uint8_t *rec, uint64_t base,
 			 uint32_t type, uint8_t *ext, uint8_t **holder,
 			 uint64_t *where);
+/* The record of file BASE holding a resident $FILE_NAME whose value is
+ * FN (FN_LEN bytes), as a checker edits one name where it lives: BASE
+ * itself, else an extension record its $ATTRIBUTE_LIST names for a
+ * $FILE_NAME that is in use (IN_USE as above) and points back at BASE.
+ * Read into BUF (record-sized) and checked; its number in *WHERE.  0; 1
+ * when none of the file's records holds it; -1 when the base record is
+ * unreadable. */
+int ntfs_vol_name_holder(struct ntfs_vol *v, ntfs_rec_in_use in_use,
+			 const void *in_use_arg, uint64_t base,
+			 const uint8_t *fn, uint32_t fn_len, uint8_t *buf,
+			 uint64_t *where);
 /* A's value if it is a resident $FILE_NAME whose name fits (header in FN). */
 const uint8_t *ntfs_file_name_of(const struct ntfs_attr_header *a,
 				 struct ntfs_file_name *fn);

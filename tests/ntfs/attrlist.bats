@@ -164,35 +164,26 @@ judge() {
 	judge ext-baad target "$lost"
 }
 
+# its 15 names (base and extension records) name a free record as their
+# directory, their index entries intact: each name takes back the parent
+# its entry's key and directory agree on, where it lives (issue 11: the
+# entries were dropped and the file went to /lost+found as #N); the
+# manifest is the one before the damage, every name in place
+@test "names in extension records naming a free record as their parent, entries intact: each takes its entry's parent back, nothing lost" {
+	judge fn-parent few
+	run "$FSCK" -n damaged.img
+	[ "$status" -eq 4 ]
+	[ "$(grep -c 'whose name of that spelling names record [0-9]* (not in use) as its parent: it takes this directory back' <<<"$output")" -eq 15 ] ||
+		die "not 15 names given back: $output"
+	[[ $output != *"in no directory"* ]] || die "an orphan: $output"
+}
+
 @test "orphan with an attribute list, names in several records: reconnected to /lost+found with its data" {
 	cp --sparse=always "$VOL" d.img
 	# every one of its 15 names (base and extension records) names a
-	# free record as its directory
-	python3 - d.img <<-EOF
-	import sys, struct
-	sys.path.insert(0, "$FSFORGE_TOP/tests/ntfs")
-	import attrlist_lab as L
-	v = L.Vol(sys.argv[1])
-	b = v.base_of("few")
-	free = next(r for r in range(24, v.g.nrecords)
-	            if v.img[v.g.rec_off(r):v.g.rec_off(r) + 4] != b"FILE" or
-	            not v.rec(r)[1][0x16] & 1)
-	n = 0
-	for r in range(v.g.nrecords):
-	    at = v.g.rec_off(r)
-	    if at is None or v.img[at:at + 4] != b"FILE":
-	        continue
-	    _, rec = v.rec(r)
-	    owner = struct.unpack_from("<Q", rec, 0x20)[0] & 0xFFFFFFFFFFFF or r
-	    if owner != b:
-	        continue
-	    for _, _, nm, off in L.P.file_names(rec):
-	        struct.pack_into("<Q", rec, off, free)
-	        n += 1
-	    v.put(r, rec)
-	v.save()
-	print(n)
-	EOF
+	# free record as its directory, and their entries name another
+	# generation of its record (sequence + 1): no index holds any of them
+	python3 "$LAB" damage d.img fn-orphan few
 	run "$FSCK" -a d.img
 	[ "$status" -eq 1 ] || die "-a exit $status: $output"
 	[[ "$output" == *"file is in no directory"*"RECONNECTED"* ]] || die "not reconnected: $output"
@@ -248,4 +239,44 @@ judge() {
 			[ "$status" -eq 0 ] || die "cluster size $cs: ntfsck -n after -a exit $status: $(tail -5 <<<"$output")"
 		fi
 	done
+}
+
+# one of its names, in an extension record, names a file as its
+# directory and no index holds it (its entry gone too): before, neither
+# -n nor ntfsck -n said a word and the name was invisible; now it is
+# reported and reconnected alone to /lost+found under its spelling, where
+# it lives, every other name in place
+@test "a name in an extension record naming a file as its parent, in no index: reconnected alone to /lost+found" {
+	local moved rc
+	cp --sparse=always "$VOL" d.img
+	moved=$(python3 "$LAB" damage d.img fn-stray few) || die "damage failed"
+	run "$FSCK" -n d.img
+	[ "$status" -eq 4 ] || die "-n exit $status: $output"
+	[[ $output == *"name \"${moved#links/}\" names MFT record "*", which is no directory, as its parent, and no index holds it"* ]] ||
+		die "not reported: $output"
+	run "$FSCK" -a d.img
+	[ "$status" -eq 1 ] || die "-a exit $status: $output"
+	run "$FSCK" -n d.img
+	[ "$status" -eq 0 ] || die "-n after -a: exit $status: $output"
+	before=$(sha256sum < d.img)
+	rc=0; "$FSCK" -a d.img > /dev/null || rc=$?
+	[ "$rc" -eq 0 ] || die "second -a exit $rc"
+	[ "$(sha256sum < d.img)" = "$before" ] || die "second -a changed the image"
+	if have_sid; then
+		run sid_ntfsck d.img
+		[ "$status" -eq 0 ] || die "ntfsck -n: exit $status: $(grep -v percent <<<"$output" | tail -5)"
+	fi
+	manifest_of d.img > manifest.1 || die "ntfs-3g cannot mount the repaired volume"
+	run python3 - "$BATS_FILE_TMPDIR/manifest.0" manifest.1 "$moved" <<-'EOF'
+	import json, sys
+	want = json.load(open(sys.argv[1]))
+	got = json.load(open(sys.argv[2]))
+	moved = sys.argv[3]
+	want["lost+found/" + moved.split("/")[-1]] = want.pop(moved)
+	got.pop("lost+found", None)
+	bad = sorted(p for p in set(want) | set(got) if want.get(p) != got.get(p))
+	print("differs:", bad[:10], len(bad))
+	sys.exit(1 if bad else 0)
+	EOF
+	[ "$status" -eq 0 ] || die "$output"
 }

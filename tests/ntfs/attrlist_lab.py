@@ -5,7 +5,9 @@ with the lab's own parser (tests/ntfs/lab/ntfsparse.py), not libntfs.
 
   attrlist_lab.py make IMG MKFS CLUSTER     populate through ntfs-3g
   attrlist_lab.py manifest MNT              JSON manifest of a mounted volume
-  attrlist_lab.py damage IMG CASE FILE      damage the list of FILE (a name)
+  attrlist_lab.py damage IMG CASE FILE      damage the list of FILE (a name),
+                                            or its names (fn-parent, fn-orphan,
+                                            fn-stray)
   attrlist_lab.py names IMG FILE            the names FILE's extension record
                                             that "ext-zero" destroys holds
 
@@ -176,9 +178,72 @@ def victim(v, b, value):
     return ext[len(ext) // 2]
 
 
+def fn_parent(v, b):
+    """Every name of file B (base and extension records) names a free
+    record as its directory; returns the (directory, name) they had."""
+    free = next(r for r in range(24, v.g.nrecords)
+                if v.img[v.g.rec_off(r):v.g.rec_off(r) + 4] != b"FILE" or
+                not v.rec(r)[1][0x16] & 1)
+    had = []
+    for r in range(v.g.nrecords):
+        at = v.g.rec_off(r)
+        if at is None or v.img[at:at + 4] != b"FILE":
+            continue
+        _, rec = v.rec(r)
+        owner = struct.unpack_from("<Q", rec, 0x20)[0] & 0xFFFFFFFFFFFF or r
+        if owner != b:
+            continue
+        for parent, _, nm, off in P.file_names(rec):
+            had.append((parent, nm))
+            struct.pack_into("<Q", rec, off, free)
+        v.put(r, rec)
+    return had
+
+
 def damage(path, case, name):
     v = Vol(path)
     b = v.base_of(name)
+    if case == "fn-stray":
+        # one name in an extension record names a file ("streams") as its
+        # directory, and its entry is removed: no index holds it, the
+        # file's other names are in place; prints the name's old path
+        f = v.base_of("streams")
+        for r in range(v.g.nrecords):
+            at = v.g.rec_off(r)
+            if at is None or v.img[at:at + 4] != b"FILE":
+                continue
+            _, rec = v.rec(r)
+            if struct.unpack_from("<Q", rec, 0x20)[0] & 0xFFFFFFFFFFFF != b:
+                continue
+            fns = P.file_names(rec)
+            if not fns:
+                continue
+            parent, _, nm, off = fns[0]
+            struct.pack_into("<Q", rec, off, f | (v.rec(f)[1][0x10] << 48))
+            v.put(r, rec)
+            v.save()
+            import ntfs_patch
+            ntfs_patch.Volume(path).rmentry(parent, nm)
+            print("links/" + nm if parent != 5 else nm)
+            return
+        sys.exit("no name of %s in an extension record" % name)
+    if case in ("fn-parent", "fn-orphan"):
+        # fn-parent: the names' parent references damaged, their index
+        # entries intact; fn-orphan: the entries name another generation
+        # of the record too (sequence number + 1), so that no index
+        # holds any name of this file
+        had = fn_parent(v, b)
+        v.save()
+        if case == "fn-orphan":
+            import ntfs_patch
+            vol = ntfs_patch.Volume(path)
+            for d, nm in had:
+                kind, where, buf, _, off = vol.find_leaf(d, nm, "entry")
+                mref, = struct.unpack_from("<Q", buf, off)
+                struct.pack_into("<Q", buf, off, (mref + (1 << 48)) % (1 << 64))
+                vol.store(d, kind, where, buf)
+        print(len(had))
+        return
     rec, aoff, value, where = v.list_attr(b)
     value = bytearray(value)
     off, t, x = victim(v, b, value)

@@ -343,3 +343,80 @@ orphan_makes_lost_found() {
 	umount mnt
 	diff listing listing.after
 }
+
+# a hard link's $FILE_NAME whose parent reference was damaged (it names a
+# file) while its directory's entry is intact: the name is kept by giving
+# it back the entry's parent (lab case t-rich4k-fname-hardlink-parent-
+# missing lost the name: the entry was dropped and the $FILE_NAME left
+# naming no directory, issue 11)
+@test "a hard link's name whose parent reference names a file gets its entry's parent back" {
+	new_volume 16M
+	mkdir mnt/a mnt/b
+	echo linked > mnt/a/f
+	ln mnt/a/f mnt/b/g
+	echo other > mnt/b/plain
+	f=$(ino a/f) b=$(ino b) plain=$(ino b/plain)
+	umount mnt
+	$PATCH image parent "$f" "$plain" g
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ]
+	[[ $output == *'entry "g" names MFT record '"$f"', whose name of that spelling names record '"$plain"' (no directory) as its parent'* ]]
+	[[ $output != *"file_orphaned"* && $output != *"in no directory"* ]]
+	repair_converges
+	ntfs-3g -o ro image mnt
+	run cat mnt/a/f mnt/b/g
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'linked\nlinked')" ]
+	run ls mnt/b
+	umount mnt
+	[ "$output" = "$(printf 'g\nplain')" ]
+	run $PATCH image info "$f"
+	[[ $output == *"[$b, "[0-9]*", \"g\""* ]]
+}
+
+# the only name of a file names the file itself as its parent, its entry
+# intact: it keeps its name in place (it was an orphan: /lost+found/#N)
+@test "a file's only name naming itself as its parent gets its entry's parent back, not /lost+found" {
+	new_volume 16M
+	mkdir mnt/a
+	echo alone > mnt/a/f
+	f=$(ino a/f)
+	umount mnt
+	$PATCH image parent "$f" "$f"
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ]
+	[[ $output == *'entry "f" names MFT record '"$f"', whose name of that spelling names the file itself as its parent'* ]]
+	[[ $output != *"in no directory"* ]]
+	repair_converges
+	ntfs-3g -o ro image mnt
+	run cat mnt/a/f
+	[ "$output" = alone ] || die "a/f: $status $output"
+	run ls -A mnt
+	[[ $output != *lost+found* ]] || die "/lost+found made: $output"
+}
+
+# the silent case: a hard link's name names a file as its parent and no
+# index holds it (its entry gone too): reported and reconnected to
+# /lost+found under its own spelling, the other name untouched (before:
+# neither -n nor ntfsck -n said a word, the name invisible)
+@test "a hard link's name naming a file as its parent, in no index: reconnected to /lost+found" {
+	new_volume 16M
+	mkdir mnt/a mnt/b
+	echo linked > mnt/a/f
+	ln mnt/a/f mnt/b/g
+	echo other > mnt/b/plain
+	f=$(ino a/f) b=$(ino b) plain=$(ino b/plain)
+	umount mnt
+	$PATCH image parent "$f" "$plain" g
+	$PATCH image rmentry "$b" g
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ]
+	[[ $output == *'name "g" names MFT record '"$plain"', which is no directory, as its parent, and no index holds it'* ]]
+	repair_converges
+	ntfs-3g -o ro image mnt
+	run cat mnt/a/f mnt/lost+found/g
+	[ "$output" = "$(printf 'linked\nlinked')" ] || die "$output"
+	[ "$(stat -c %i mnt/lost+found/g)" = "$f" ] || die "lost+found/g is not record $f"
+	run ls mnt/b
+	[ "$output" = plain ] || die "b: $output"
+}

@@ -7,7 +7,8 @@ the format documentation (boot sector, FILE/INDX records and their update
 sequence arrays, $FILE_NAME, $INDEX_ROOT, index entries).
 
 Commands:
-  parent REC NEWPARENT          every $FILE_NAME of REC names NEWPARENT
+  parent REC NEWPARENT [NAME]   every $FILE_NAME of REC (or the one called
+                                NAME) names NEWPARENT
   rmentry DIR NAME              remove NAME's entry from DIR's index
   addentry DIR REC              add an entry for REC's $FILE_NAME to DIR's
                                 index (its key's parent reference: DIR)
@@ -317,10 +318,12 @@ class Volume:
         struct.pack_into("<I", buf, off + 16 + 0x38, fa ^ xor)
         self.store(d, kind, where, buf)
 
-    def parent(self, r, p):
+    def parent(self, r, p, only=None):
+        """every name of R (or only the name ONLY) says its parent is P"""
         rec = self.read(r)
-        for v, _, _, _ in list(self.file_names(rec)):
-            struct.pack_into("<Q", rec, v, p | self.seq(p) << 48)
+        for v, _, name, _ in list(self.file_names(rec)):
+            if only is None or name == only:
+                struct.pack_into("<Q", rec, v, p | self.seq(p) << 48)
         self.write(r, rec)
 
 
@@ -356,7 +359,7 @@ def main():
     vol = Volume(sys.argv[1])
     cmd, args = sys.argv[2], sys.argv[3:]
     if cmd == "parent":
-        vol.parent(int(args[0]), int(args[1]))
+        vol.parent(int(args[0]), int(args[1]), *args[2:3])
     elif cmd == "rmentry":
         vol.rmentry(int(args[0]), args[1])
     elif cmd == "addentry":
