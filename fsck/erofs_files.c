@@ -21,15 +21,20 @@
 
 #include "erofs_files.h"
 
-/* files queued at most (then the walk waits for the oldest); the
- * workers are woken when BATCH are waiting (or the walk waits), not for
- * every file: most files are small */
+/* files queued at most (then the walk waits until at most LOW are
+ * left, and reports those done in one go); the workers are woken when
+ * BATCH are waiting (or the walk waits), not for every file, and take
+ * up to TAKE at once: most files are small, and a lock and a wake-up
+ * per file cost more system time than the files' preads */
 #define QUEUE	64u
+#define LOW	(QUEUE / 2)
 #define BATCH	16u
+#define TAKE	4u
 
 struct worker {
 	struct erofs_fpool *pool;
 	struct erofs_img img;		/* a clone: its own cache */
+	EVP_MD_CTX *md;			/* reused from file to file */
 	pthread_t th;
 	bool started;
 };
@@ -42,8 +47,15 @@ struct erofs_fpool {
 	struct worker *w;
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
+	/* SHA-256 fetched once (EVP_sha256() in every init looks the
+	 * implementation up again), the inline checks' context */
+	EVP_MD *sha;
+	EVP_MD_CTX *md;
 	struct erofs_fjob *q;
 	uint64_t head, take, tail;	/* report, check, submit */
+	uint64_t wanted;		/* the walk waits for this job */
+	bool walk_waits;
+	unsigned int idle;		/* workers waiting for work */
 	bool quit;
 };
 
@@ -121,16 +133,21 @@ static int data_fn(void *ctx, const uint8_t *buf, size_t len)
 	return 0;
 }
 
-static void check_file(struct erofs_img *img, struct erofs_fjob *j)
+static void check_file(struct erofs_fpool *p, struct erofs_img *img,
+		       EVP_MD_CTX **ctx, struct erofs_fjob *j)
 {
 	struct feed f = { .img = img, .j = j };
 	uint8_t md[32];
 	int ret;
 
 	if (j->want && j->have_digest && !j->digest_bad) {
-		f.md = EVP_MD_CTX_new();
-		if (f.md)
-			EVP_DigestInit_ex(f.md, EVP_sha256(), NULL);
+		if (!*ctx)
+			*ctx = EVP_MD_CTX_new();
+		if (*ctx && EVP_DigestInit_ex2(*ctx, p->sha ? p->sha : EVP_sha256(),
+					       NULL))
+			f.md = *ctx;
+		else
+			job_problem(j, "cannot set up SHA-256 (out of memory)");
 	}
 	ret = erofs_read_data(img, &j->ino, data_fn, &f, &j->phys);
 	if (ret)
@@ -156,7 +173,6 @@ static void check_file(struct erofs_img *img, struct erofs_fjob *j)
 		else
 			j->verified = true;
 	}
-	EVP_MD_CTX_free(f.md);
 }
 
 static void report(struct erofs_fpool *p, const struct erofs_fjob *j)
@@ -178,53 +194,80 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		struct erofs_fjob *j;
+		uint64_t first, n;
+		bool wake = false;
 
-		while (p->take == p->tail && !p->quit)
+		while (p->take == p->tail && !p->quit) {
+			p->idle++;
 			pthread_cond_wait(&p->work, &p->mu);
+			p->idle--;
+		}
 		if (p->take == p->tail)
 			break;
-		j = &p->q[p->take++ % QUEUE];
+		/* a share of what waits, so the other workers get some */
+		n = (p->tail - p->take) / (p->nworkers + 1);
+		n = n < 1 ? 1 : n > TAKE ? TAKE : n;
+		first = p->take;
+		p->take += n;
 		pthread_mutex_unlock(&p->mu);
-		check_file(&w->img, j);
+		for (uint64_t i = first; i < first + n; i++)
+			check_file(p, &w->img, &w->md, &p->q[i % QUEUE]);
 		pthread_mutex_lock(&p->mu);
-		j->done = true;
-		pthread_cond_signal(&p->done);
+		for (uint64_t i = first; i < first + n; i++)
+			p->q[i % QUEUE].done = true;
+		/* the walk is woken once every job it waits for is done */
+		if (p->walk_waits) {
+			uint64_t i = p->head;
+
+			while (i <= p->wanted && p->q[i % QUEUE].done)
+				i++;
+			wake = i > p->wanted;
+		}
+		if (wake)
+			pthread_cond_signal(&p->done);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
-/* report the files checked at the head of the queue; WAIT: until fewer
- * than LEAVE are queued */
+static void retire(struct erofs_fjob *j)
+{
+	free(j->msg);
+	free(j->path);
+}
+
+/* report the files checked at the head of the queue, waiting until at
+ * most LEAVE are queued */
 static void reap(struct erofs_fpool *p, uint64_t leave)
 {
 	pthread_mutex_lock(&p->mu);
-	while (p->tail - p->head > leave) {
-		struct erofs_fjob *j = &p->q[p->head % QUEUE];
+	for (;;) {
+		uint64_t n = 0;
 
-		if (!j->done) {
-			pthread_cond_broadcast(&p->work);
-			pthread_cond_wait(&p->done, &p->mu);
+		/* the jobs done at the head are the walk's alone: reported
+		 * without the lock */
+		while (p->head + n < p->tail && p->q[(p->head + n) % QUEUE].done)
+			n++;
+		if (n) {
+			pthread_mutex_unlock(&p->mu);
+			for (uint64_t i = 0; i < n; i++) {
+				report(p, &p->q[(p->head + i) % QUEUE]);
+				retire(&p->q[(p->head + i) % QUEUE]);
+			}
+			pthread_mutex_lock(&p->mu);
+			p->head += n;
 			continue;
 		}
-		pthread_mutex_unlock(&p->mu);
-		report(p, j);
-		free(j->msg);
-		free(j->path);
-		pthread_mutex_lock(&p->mu);
-		p->head++;
-	}
-	/* and whatever else is done already */
-	while (p->head < p->tail && p->q[p->head % QUEUE].done) {
-		struct erofs_fjob *j = &p->q[p->head % QUEUE];
-
-		pthread_mutex_unlock(&p->mu);
-		report(p, j);
-		free(j->msg);
-		free(j->path);
-		pthread_mutex_lock(&p->mu);
-		p->head++;
+		if (p->tail - p->head <= leave)
+			break;
+		/* to be woken when the jobs up to the one that brings the
+		 * queue down to LEAVE are done */
+		p->wanted = p->tail - leave - 1;
+		p->walk_waits = true;
+		if (p->idle)
+			pthread_cond_broadcast(&p->work);
+		pthread_cond_wait(&p->done, &p->mu);
+		p->walk_waits = false;
 	}
 	pthread_mutex_unlock(&p->mu);
 }
@@ -241,6 +284,7 @@ int erofs_fpool_start(struct erofs_fpool **pool, struct erofs_img *img,
 	p->img = img;
 	p->log = log;
 	p->st = st;
+	p->sha = EVP_MD_fetch(NULL, "SHA256", NULL);
 	if (workers < 2)
 		return 0;
 	/* the packed inode is shared by the clones: decoded now.  When it
@@ -287,12 +331,13 @@ int erofs_fpool_submit(struct erofs_fpool *p, const struct erofs_fjob *job)
 	if (!p->nworkers) {
 		struct erofs_fjob one = *job;
 
-		check_file(p->img, &one);
+		check_file(p, p->img, &p->md, &one);
 		report(p, &one);
 		free(one.msg);
 		return 0;
 	}
-	reap(p, QUEUE - 1);
+	if (p->tail - p->head >= QUEUE)
+		reap(p, LOW);
 	j = &p->q[p->tail % QUEUE];
 	*j = *job;
 	j->path = strdup(job->path);
@@ -300,7 +345,7 @@ int erofs_fpool_submit(struct erofs_fpool *p, const struct erofs_fjob *job)
 		return -ENOMEM;
 	pthread_mutex_lock(&p->mu);
 	p->tail++;
-	if (p->tail - p->take >= BATCH)
+	if (p->idle && p->tail - p->take >= BATCH)
 		pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	return 0;
@@ -325,11 +370,14 @@ void erofs_fpool_stop(struct erofs_fpool *p)
 		for (unsigned int i = 0; i < p->nworkers; i++) {
 			pthread_join(p->w[i].th, NULL);
 			erofs_img_close(&p->w[i].img);
+			EVP_MD_CTX_free(p->w[i].md);
 		}
 		pthread_cond_destroy(&p->done);
 		pthread_cond_destroy(&p->work);
 		pthread_mutex_destroy(&p->mu);
 	}
+	EVP_MD_CTX_free(p->md);
+	EVP_MD_free(p->sha);
 	free(p->q);
 	free(p->w);
 	free(p);

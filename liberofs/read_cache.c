@@ -2,7 +2,9 @@
 /*
  * Read side: the image's bytes, read with pread.  Metadata (inodes,
  * xattrs, indexes, directory tails) comes through a small cache of
- * windows of the image, file content through one bounded buffer, so what
+ * windows of the image, file content through one bounded buffer (a
+ * request that starts where the previous one ended is read ahead, so a
+ * file's pclusters take one pread per 32 KiB, not one each), so what
  * reading holds in memory does not grow with the image.  Every range is
  * checked against the size of its device before it is read.
  */
@@ -46,7 +48,15 @@ struct erofs_rcache {
 	struct slot s[EROFS_READ_LIVE + 1];
 	unsigned int last;
 	uint64_t clock;
+	/* content (erofs_img_read): the bytes in img->cbuf, [cstart,
+	 * cend) of device cdev, and where the last request ended */
+	uint64_t cstart, cend, cnext;
+	uint32_t cdev;
 };
+
+/* content read right after the previous request (a file's pclusters or
+ * blocks in order) is read ahead up to this, in one pread */
+#define READAHEAD	(32u << 10)
 
 static int pread_full(int fd, uint8_t *buf, uint64_t len, uint64_t off)
 {
@@ -75,6 +85,16 @@ static void read_failed(struct erofs_img *img, int err, const char *what,
 		 strerror(-err));
 }
 
+static struct erofs_rcache *cache_of(struct erofs_img *img)
+{
+	if (!img->cache) {
+		img->cache = calloc(1, sizeof(*img->cache));
+		if (!img->cache)
+			snprintf(img->err, sizeof(img->err), "out of memory");
+	}
+	return img->cache;
+}
+
 bool erofs_img_has(struct erofs_img *img, uint64_t off, uint64_t len,
 		   const char *what)
 {
@@ -101,13 +121,8 @@ const uint8_t *erofs_img_at(struct erofs_img *img, uint64_t off, uint64_t len,
 		return NULL;
 	if (!len)
 		return nothing;
-	if (!c) {
-		c = img->cache = calloc(1, sizeof(*c));
-		if (!c) {
-			snprintf(img->err, sizeof(img->err), "out of memory");
-			return NULL;
-		}
-	}
+	if (!c && !(c = cache_of(img)))
+		return NULL;
 	s = &c->s[c->last];
 	if (s->start <= off && off + len <= s->end) {
 		s->used = ++c->clock;
@@ -163,25 +178,55 @@ const uint8_t *erofs_img_read(struct erofs_img *img, uint32_t dev,
 {
 	static const uint8_t nothing[1];
 	int fd = dev ? img->devices[dev - 1].fd : img->fd;
+	uint64_t limit = dev ? img->devices[dev - 1].size : img->size;
+	struct erofs_rcache *c;
+	uint64_t want = len;
+	bool sequential;
 	int ret;
 
 	if (!len)
 		return nothing;
-	if (len > img->ccap) {
-		uint8_t *b = realloc(img->cbuf, len);
+	c = cache_of(img);
+	if (!c)
+		return NULL;
+	if (c->cdev == dev && c->cstart <= off && off < c->cend &&
+	    len <= c->cend - off) {
+		c->cnext = off + len;
+		return img->cbuf + (off - c->cstart);
+	}
+	/* Sequential: the request starts where the last one ended.  The
+	 * caller checked [off, off + len) against the device, so clipping
+	 * the read-ahead to it keeps at least len. */
+	sequential = c->cdev == dev && off == c->cnext;
+	if (sequential && len < READAHEAD && off < limit)
+		want = limit - off < READAHEAD ? limit - off : READAHEAD;
+	if (want < len)
+		want = len;
+	c->cstart = c->cend = 0;
+	if (want > img->ccap) {
+		uint8_t *b = realloc(img->cbuf, want);
 
 		if (!b) {
 			snprintf(img->err, sizeof(img->err), "out of memory");
 			return NULL;
 		}
 		img->cbuf = b;
-		img->ccap = len;
+		img->ccap = want;
 	}
-	ret = pread_full(fd, img->cbuf, len, off);
+	ret = pread_full(fd, img->cbuf, want, off);
+	if (ret == -ENODATA && want > len) {
+		/* the device shrank past the read-ahead: the range itself */
+		want = len;
+	ret = pread_full(fd, img->cbuf, want, off);
+	}
 	if (ret) {
 		read_failed(img, ret, what, off, len);
 		return NULL;
 	}
+	c->cdev = dev;
+	c->cstart = off;
+	c->cend = off + want;
+	c->cnext = off + len;
 	return img->cbuf;
 }
 

@@ -156,98 +156,95 @@ static int read_fragment(struct erofs_img *img, const struct erofs_rinode *ino,
 	return fn(ctx, img->packed + e->fragoff, (size_t)e->llen);
 }
 
+struct zread {
+	struct erofs_img *img;
+	const struct erofs_rinode *ino;
+	erofs_data_fn fn;
+	void *ctx;
+	uint64_t *phys;
+	uint64_t pos;			/* logical bytes handed over */
+	uint8_t *buf;			/* an extent decoded */
+	size_t cap;
+};
+
+static int read_extent(void *arg, const struct erofs_rextent *e)
+{
+	struct zread *z = arg;
+	struct erofs_img *img = z->img;
+	const struct erofs_rinode *ino = z->ino;
+	const uint8_t *src;
+	size_t slen = e->plen;
+	int ret;
+
+	if (e->la != z->pos)
+		return erofs_corrupt(img, "inode %" PRIu64 ": extent at logical byte %" PRIu64 " leaves a gap after %" PRIu64,
+				     ino->nid, e->la, z->pos);
+	z->pos += e->llen;
+	*z->phys += e->plen;
+	if (e->frag)
+		return read_fragment(img, ino, e, z->fn, z->ctx);
+	src = erofs_img_read(img, 0, e->pa, e->plen, "pcluster");	/* range checked by zmap */
+	if (!src)
+		return -EIO;
+	if (e->plain && e->interlaced) {
+		/* the extent starts at its offset in the block and wraps
+		 * to the pcluster's start */
+		uint64_t at = e->la & (img->blksz - 1);
+		uint64_t right = e->plen - at < e->llen ? e->plen - at : e->llen;
+
+		if (at >= e->plen)
+			return erofs_corrupt(img, "inode %" PRIu64 ": interlaced raw extent at logical byte %" PRIu64 " starts past its pcluster",
+					     ino->nid, e->la);
+		ret = z->fn(z->ctx, src + at, (size_t)right);
+		if (!ret && e->llen > right)
+			ret = z->fn(z->ctx, src, (size_t)(e->llen - right));
+		return ret;
+	}
+	if (e->plain)
+		return z->fn(z->ctx, src, (size_t)e->llen);
+	if (e->alg != Z_EROFS_COMPRESSION_LZ4 ||
+	    (img->feature_incompat & EROFS_INCOMPAT_ZERO_PADDING)) {
+		while (slen && !*src) {
+			src++;
+			slen--;
+		}
+	}
+	if (!slen)
+		return erofs_corrupt(img, "inode %" PRIu64 ": pcluster at byte %" PRIu64 " holds only zeros",
+				     ino->nid, e->pa);
+	if (z->cap < e->llen) {
+		free(z->buf);
+		z->cap = (size_t)e->llen;
+		z->buf = malloc(z->cap);
+		if (!z->buf) {
+			z->cap = 0;
+			snprintf(img->err, sizeof(img->err), "out of memory");
+			return -ENOMEM;
+		}
+	}
+	ret = erofs_decompress(img, e->alg, src, slen, z->buf, (size_t)e->llen,
+			       e->partial);
+	if (ret) {
+		erofs_corrupt(img, "inode %" PRIu64 ": %s pcluster at byte %" PRIu64 " (%u bytes) does not decode to %sthe %" PRIu64 " bytes at logical byte %" PRIu64,
+			      ino->nid, alg_names[e->alg & 3], e->pa, e->plen,
+			      e->partial ? "at least " : "", e->llen, e->la);
+		return -EUCLEAN;
+	}
+	return z->fn(z->ctx, z->buf, (size_t)e->llen);
+}
+
 static int read_compressed(struct erofs_img *img,
 			   const struct erofs_rinode *ino, erofs_data_fn fn,
 			   void *ctx, uint64_t *phys)
 {
-	struct erofs_rextent *ext;
-	uint8_t *buf = NULL;
-	size_t n, cap = 0;
-	uint64_t pos = 0;
-	int ret = erofs_read_zmap(img, ino, &ext, &n);
+	struct zread z = { .img = img, .ino = ino, .fn = fn, .ctx = ctx,
+			   .phys = phys };
+	int ret = erofs_read_zmap(img, ino, read_extent, &z);
 
-	if (ret)
-		return ret;
-	for (size_t k = 0; k < n && !ret; k++) {
-		const struct erofs_rextent *e = &ext[k];
-		const uint8_t *src;
-		size_t slen = e->plen;
-
-		if (e->la != pos) {
-			ret = erofs_corrupt(img, "inode %" PRIu64 ": extent at logical byte %" PRIu64 " leaves a gap after %" PRIu64,
-					    ino->nid, e->la, pos);
-			break;
-		}
-		pos += e->llen;
-		*phys += e->plen;
-		if (e->frag) {
-			ret = read_fragment(img, ino, e, fn, ctx);
-			continue;
-		}
-		src = erofs_img_read(img, 0, e->pa, e->plen, "pcluster");	/* range checked by zmap */
-		if (!src) {
-			ret = -EIO;
-			break;
-		}
-		if (e->plain && e->interlaced) {
-			/* the extent starts at its offset in the block and
-			 * wraps to the pcluster's start */
-			uint64_t at = e->la & (img->blksz - 1);
-			uint64_t right = e->plen - at < e->llen ? e->plen - at : e->llen;
-
-			if (at >= e->plen) {
-				ret = erofs_corrupt(img, "inode %" PRIu64 ": interlaced raw extent at logical byte %" PRIu64 " starts past its pcluster",
-						    ino->nid, e->la);
-				break;
-			}
-			ret = fn(ctx, src + at, (size_t)right);
-			if (!ret && e->llen > right)
-				ret = fn(ctx, src, (size_t)(e->llen - right));
-			continue;
-		}
-		if (e->plain) {
-			ret = fn(ctx, src, (size_t)e->llen);
-			continue;
-		}
-		if (e->alg != Z_EROFS_COMPRESSION_LZ4 ||
-		    (img->feature_incompat & EROFS_INCOMPAT_ZERO_PADDING)) {
-			while (slen && !*src) {
-				src++;
-				slen--;
-			}
-		}
-		if (!slen) {
-			ret = erofs_corrupt(img, "inode %" PRIu64 ": pcluster at byte %" PRIu64 " holds only zeros",
-					    ino->nid, e->pa);
-			break;
-		}
-		if (cap < e->llen) {
-			free(buf);
-			cap = (size_t)e->llen;
-			buf = malloc(cap);
-			if (!buf) {
-				snprintf(img->err, sizeof(img->err), "out of memory");
-				ret = -ENOMEM;
-				break;
-			}
-		}
-		ret = erofs_decompress(img, e->alg, src, slen, buf, (size_t)e->llen,
-				       e->partial);
-		if (ret) {
-			erofs_corrupt(img, "inode %" PRIu64 ": %s pcluster at byte %" PRIu64 " (%u bytes) does not decode to %sthe %" PRIu64 " bytes at logical byte %" PRIu64,
-				      ino->nid, alg_names[e->alg & 3], e->pa, e->plen,
-				      e->partial ? "at least " : "",
-				      e->llen, e->la);
-			ret = -EUCLEAN;
-			break;
-		}
-		ret = fn(ctx, buf, (size_t)e->llen);
-	}
-	if (!ret && pos != ino->size)
+	if (!ret && z.pos != ino->size)
 		ret = erofs_corrupt(img, "inode %" PRIu64 ": extents end at %" PRIu64 ", the size is %" PRIu64,
-				    ino->nid, pos, ino->size);
-	free(buf);
-	free(ext);
+				    ino->nid, z.pos, ino->size);
+	free(z.buf);
 	return ret;
 }
 

@@ -28,13 +28,18 @@
 				 Z_EROFS_ADVISE_FRAGMENT_PCLUSTER | \
 				 ADVISE_INTERLACED)
 
+/* one per lcluster of the file (16 bytes: the 76 MB file of the bench
+ * image has 18,600): a head's fields share room with a NONHEAD's */
 struct lcl {
 	uint8_t type;
-	uint16_t ofs;		/* HEAD: clusterofs */
-	uint32_t d0, d1;	/* NONHEAD */
-	uint32_t cblks;		/* NONHEAD with CBLKCNT */
-	uint32_t pblk;		/* HEAD */
 	bool partial;		/* HEAD of a full index: PARTIAL_REF */
+	uint16_t ofs;		/* HEAD: clusterofs */
+	union {
+		uint32_t pblk;	/* HEAD */
+		uint32_t d0;	/* NONHEAD */
+	};
+	uint32_t d1;		/* NONHEAD */
+	uint32_t cblks;		/* NONHEAD with CBLKCNT */
 };
 
 struct zmap {
@@ -219,19 +224,15 @@ static int bad(struct zmap *z, uint64_t lcn, const char *what)
 }
 
 int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
-		    struct erofs_rextent **extp, size_t *np)
+		    erofs_extent_fn fn, void *ctx)
 {
 	struct zmap z = { .img = img, .ino = ino };
 	struct z_erofs_map_header h;
 	uint64_t hpos = (erofs_inode_end(ino) + 7u) & ~(uint64_t)7u, lc;
 	const uint8_t *p;
 	struct lcl *l = NULL;
-	struct erofs_rextent *ext = NULL;
-	size_t n = 0;
 	int ret = 0;
 
-	*extp = NULL;
-	*np = 0;
 	z.compact = ino->layout == EROFS_LAYOUT_COMPRESSED_COMPACT;
 	p = erofs_img_at(img, hpos, sizeof(h), "compression map header");
 	if (!p)
@@ -248,17 +249,9 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 					     ino->nid, hpos);
 		if (!ino->size)
 			return 0;
-		ext = calloc(1, sizeof(*ext));
-		if (!ext) {
-			snprintf(img->err, sizeof(img->err), "out of memory");
-			return -ENOMEM;
-		}
-		ext->llen = ino->size;
-		ext->frag = true;
-		ext->fragoff = le64toh(v) ^ (1ull << 63);
-		*extp = ext;
-		*np = 1;
-		return 0;
+		return fn(ctx, &(struct erofs_rextent){
+			.llen = ino->size, .frag = true,
+			.fragoff = le64toh(v) ^ (1ull << 63) });
 	}
 	z.advise = le16toh(h.h_advise);
 	if (z.advise & ~ADVISE_KNOWN)
@@ -293,8 +286,7 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 	if (!z.total)
 		return 0;
 	l = calloc(z.total, sizeof(*l));
-	ext = calloc(z.total, sizeof(*ext));
-	if (!l || !ext) {
+	if (!l) {
 		ret = -ENOMEM;
 		snprintf(img->err, sizeof(img->err), "out of memory");
 		goto out;
@@ -344,7 +336,7 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 		}
 	}
 	for (uint64_t i = 0; i < z.total; i++) {
-		struct erofs_rextent *e = &ext[n];
+		struct erofs_rextent ebuf = { 0 }, *e = &ebuf;
 		uint64_t j, end, cblks = lc >> img->blkszbits;
 		bool big;
 
@@ -378,7 +370,9 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 			e->partial = false;
 			e->fragoff = le32toh(lo) |
 				     (z.compact ? 0 : (uint64_t)l[i].pblk << 32);
-			n++;
+			ret = fn(ctx, e);
+			if (ret)
+				goto out;
 			continue;
 		}
 		if (end == ino->size &&
@@ -416,7 +410,9 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 					goto out;
 				}
 			}
-			n++;
+			ret = fn(ctx, e);
+			if (ret)
+				goto out;
 			continue;
 		}
 		big = l[i].type == Z_EROFS_LCLUSTER_TYPE_HEAD1 ?
@@ -460,15 +456,11 @@ int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
 				goto out;
 			}
 		}
-		n++;
+		ret = fn(ctx, e);
+		if (ret)
+			goto out;
 	}
 out:
 	free(l);
-	if (ret) {
-		free(ext);
-		return ret;
-	}
-	*extp = ext;
-	*np = n;
-	return 0;
+	return ret;
 }

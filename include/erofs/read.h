@@ -153,7 +153,10 @@ int erofs_read_data(struct erofs_img *img, const struct erofs_rinode *ino,
 int erofs_read_all(struct erofs_img *img, const struct erofs_rinode *ino,
 		   uint64_t max, uint8_t **out);
 
-/* read_zmap.c: the extents of a compressed inode, checked */
+/* read_zmap.c: the extents of a compressed inode, checked, handed to FN
+ * in order one at a time (nothing the size of the file's extent list is
+ * held); the lclusters are all checked before the first is handed over.
+ * FN's nonzero return stops the walk and is returned. */
 struct erofs_rextent {
 	uint64_t la, llen;		/* logical bytes */
 	uint64_t pa;			/* byte offset of the pcluster */
@@ -166,8 +169,9 @@ struct erofs_rextent {
 	uint64_t fragoff;
 	uint8_t alg;			/* Z_EROFS_COMPRESSION_* */
 };
+typedef int (*erofs_extent_fn)(void *ctx, const struct erofs_rextent *e);
 int erofs_read_zmap(struct erofs_img *img, const struct erofs_rinode *ino,
-		    struct erofs_rextent **ext, size_t *n);
+		    erofs_extent_fn fn, void *ctx);
 
 /* decompress.c: decode SRC into exactly DLEN bytes of DST; with PREFIX,
  * DST gets the first DLEN bytes of a longer output (a partial reference) */
