@@ -53,7 +53,7 @@ ntfs_fill_boot() {
 		# in a trial run), while fsck.ntfs -n and ntfsck -n find it consistent:
 		# that one line is the driver's and is let through
 		rc=0
-		"$FSFORGE_TOP/tests/kernel/vm-run" --sid --drivers ntfs --timeout 1500 \
+		"$FSFORGE_TOP/tests/kernel/vm-run" --sid --drivers ntfs --timeout 1800 \
 			--klog-allow '\(device vda\): ntfs_put_super\(\): Volume has errors' \
 			--share "$W/share" "${disks[@]}" \
 			"$FSFORGE_TOP/tests/kernel/guest/ntfs-fill.sh" "${specs[@]}" > "$W/vm.log" 2>&1 || rc=$?
