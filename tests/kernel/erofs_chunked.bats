@@ -48,6 +48,15 @@ setup_file() {
 	[ "$(cat "$W/vm.rc")" -eq 0 ] || die "$(tail -40 "$W/vm.log")"
 }
 
+# the harness's --sid mode, on this boot (tests/kernel/harness.bats)
+@test "harness --sid: the script passes (exit 0) and sid tools run in the chroot, whose tree is writable" {
+	cat "$W/share/result/sid-tools"
+	[ "$(cat "$W/vm.rc")" -eq 0 ]
+	[ "$(cat "$W/share/result/sid-ok")" = ok ]
+	grep -q '^getfattr ' "$W/share/result/sid-tools"
+	grep -q '^fsck.erofs (erofs-utils) 1\.' "$W/share/result/sid-tools"
+}
+
 @test "kernel: a tree of chunk-based files (holes, zero and duplicate chunks) matches the source, fingerprints included" {
 	diff "$W/tree.manifest" "$W/share/result/tree.manifest"
 	[ -s "$W/share/result/fingerprints" ]

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # Issue 11's proof: volumes made by mkntfs (sid) and by our mkfs.ntfs,
-# populated by the Linux 7.2 ntfs driver (one QEMU boot for both: 3.5 to
-# 5.5 minutes under TCG on 2 cores at load 10-18; the host checks about
-# 50 s with the ASan build) with every kind of object it writes
+# populated by the Linux 7.2 ntfs driver (one QEMU boot for both, shared
+# with ntfs_special.bats: 3.5 to 5.5 minutes under TCG on 2 cores at load
+# 10-18; the host checks about 50 s with the ASan build) with every kind of object it writes
 # (guest/ntfs-fill.sh: regular, sparse and fragmented files, symlinks, a
 # FIFO, a socket, device nodes, 16 hard links, owners, modes, user xattrs)
 # and a directory of 20,000 files, check clean with fsck.ntfs -n and are
@@ -13,29 +13,15 @@
 # extension record (tests/ntfs/attrlist.bats has the small case).
 load ../lib/common
 load ../ntfs/ntfs_helpers
+load ntfs_fill
 
 FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
 VOLUMES="mkntfs+many ours+many"
 
+# the boot is shared with ntfs_special.bats (ntfs_fill.bash)
 setup_file() {
-	export W=$BATS_FILE_TMPDIR
 	[ -d "$SID_ROOT/tmp" ] || return 0
-	mkdir -p "$W/share/out"
-	local t
-	t=$(mktemp -d "$SID_ROOT/tmp/fsforge-populate.XXXXXX")
-	truncate -s 128M "$t/v.img"
-	chroot "$SID_ROOT" /opt/ntfsprogs-plus/usr/sbin/mkntfs -F -f -q \
-		"/tmp/${t##*/}/v.img" > /dev/null 2>&1
-	mv "$t/v.img" "$W/mkntfs.img"
-	rm -rf "$t"
-	truncate -s 128M "$W/ours.img"
-	"$MKFS_NTFS" -q "$W/ours.img"
-	cp "$FSFORGE_TOP/tests/lib/manifest" "$W/share/"
-	run "$FSFORGE_TOP/tests/kernel/vm-run" --sid --drivers ntfs --timeout 900 \
-		--share "$W/share" --disk "$W/mkntfs.img" --disk "$W/ours.img" \
-		"$FSFORGE_TOP/tests/kernel/guest/ntfs-fill.sh" $VOLUMES
-	echo "$output" > "$W/vm.log"
-	echo "$status" > "$W/vm.rc"
+	ntfs_fill_boot
 }
 
 teardown() { umount_all; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # What the Linux 7.x ntfs driver writes, checked by fsck.ntfs (one QEMU
-# boot, about 3 minutes under TCG).  Three small fresh volumes -- 512-byte
+# boot, about 3 minutes under TCG, shared with ntfs_populate.bats).  Three small fresh volumes -- 512-byte
 # clusters by mkntfs (sid), 4 KiB and 64 KiB clusters by our mkfs.ntfs --
 # are filled by the kernel with every kind of object it writes: a 300-entry
 # directory, a file with 16 hard links (an attribute list), sparse and
@@ -14,43 +14,14 @@
 # fsck.ntfs -a and the driver reads the same tree back.
 load ../lib/common
 load ../ntfs/ntfs_helpers
+load ntfs_fill
 
 FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
 VOLUMES="m512 f4096+repair f65536"
 
+# the boot is shared with ntfs_populate.bats (ntfs_fill.bash)
 setup_file() {
-	export W=$BATS_FILE_TMPDIR
-	mkdir -p "$W/share/out"
-	local disks=() v name cs t
-	for v in $VOLUMES; do
-		name=${v%+repair}
-		cs=${name#?}
-		if [ "${name:0:1}" = m ]; then
-			[ -d "$SID_ROOT/tmp" ] || continue
-			t=$(mktemp -d "$SID_ROOT/tmp/fsforge-special.XXXXXX")
-			truncate -s 24M "$t/v.img"
-			chroot "$SID_ROOT" /opt/ntfsprogs-plus/usr/sbin/mkntfs -F -f -q -c "$cs" \
-				"/tmp/${t##*/}/v.img" > /dev/null 2>&1
-			mv "$t/v.img" "$W/$name.img"
-			rm -rf "$t"
-		else
-			truncate -s 24M "$W/$name.img"
-			"$MKFS_NTFS" -q -c "$cs" "$W/$name.img"
-		fi
-		disks+=(--disk "$W/$name.img")
-	done
-	cp "$FSFORGE_TOP/tests/lib/manifest" "$FSFORGE_TOP/tests/ntfs/special_damage.py" \
-		"$FSFORGE_TOP/tests/ntfs/ntfs_patch.py" "$FSCK" "$W/share/"
-	# Linux 7.2 leaves the 512-byte-cluster volume marked dirty at its
-	# first unmount ("Volume has errors"; vda, mkntfs here, mkfs.ntfs too
-	# in a trial run), while fsck.ntfs -n and ntfsck -n find it consistent:
-	# that one line is the driver's and is let through
-	run "$FSFORGE_TOP/tests/kernel/vm-run" --sid --drivers ntfs --timeout 900 \
-		--klog-allow '\(device vda\): ntfs_put_super\(\): Volume has errors' \
-		--share "$W/share" "${disks[@]}" \
-		"$FSFORGE_TOP/tests/kernel/guest/ntfs-fill.sh" $VOLUMES
-	echo "$output" > "$W/vm.log"
-	echo "$status" > "$W/vm.rc"
+	ntfs_fill_boot
 }
 
 teardown() { umount_all; }

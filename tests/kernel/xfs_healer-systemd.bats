@@ -51,6 +51,13 @@ R() { cat "$W/share/result/$1"; }
 	[ "$(cat "$W/vm.rc")" -eq 0 ] || { grep -v '^\[' "$W/vm.log" | tail -40; false; }
 }
 
+# the harness's --systemd mode, on this boot (tests/kernel/harness.bats)
+@test "harness --systemd: the script runs from its unit under systemd as PID 1" {
+	[ "$(cat "$W/vm.rc")" -eq 0 ]
+	[ "$(R harness-pid1)" = systemd ]
+	[ "$(R harness-unit)" = activating ]
+}
+
 @test "systemd: our xfs_healer_start runs and started xfs_healer@mnt-x.service for the mount" {
 	R start.show; R healer.show
 	grep -qx 'ActiveState=active' "$W/share/result/start.show"

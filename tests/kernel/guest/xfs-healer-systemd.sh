@@ -12,6 +12,10 @@
 set -u
 R=/host/result
 mkdir -p "$R" /mnt/x
+# the harness's --systemd mode (tests/kernel/harness.bats had a boot of
+# its own for this): systemd is PID 1 and this script runs from its unit
+cat /proc/1/comm > "$R/harness-pid1"
+systemctl show -P ActiveState fsforge-test.service > "$R/harness-unit" 2>&1
 install -m 755 /host/xfs_healer /host/xfs_healer_start /usr/local/sbin/
 cp /host/units/* /etc/systemd/system/
 sed -i 's|^\(Exec[A-Za-z]*=\)[^ ]*/\(xfs_healer[a-z_]*\)|\1/usr/local/sbin/\2|' \
