@@ -6,7 +6,10 @@ format documentation (ntfs_patch.py's record I/O), not libntfs.
 
   viewsplit_lab.py make IMG MKFS     populate through ntfs-3g: o/f000..
                                      each with a 16-byte object id, so
-                                     that $ObjId:$O has several blocks
+                                     that $ObjId:$O has several blocks,
+                                     and a security descriptor of its own
+                                     ($SII, $SDH); r/p000.. each with a
+                                     reparse point ($R)
   viewsplit_lab.py split IMG         $O's allocation and bitmap moved out
                                      of $ObjId's record: extent 1 of each
                                      in one new extension record, extent 2
@@ -21,10 +24,16 @@ format documentation (ntfs_patch.py's record I/O), not libntfs.
                                      VCN field wrong; bit: its bit in the
                                      index bitmap cleared
   split, layout and damage take "dir" last to work on the directory o/'s
-  $I30 (its 200 names) instead of $O.
+  $I30 (its 200 names) instead of $O; "sii", "sdh" or "r" for $Secure's
+  $SII or $SDH or $Reparse's $R.  A list too long for its record is made
+  non-resident (in free clusters), as Windows does.
   viewsplit_lab.py ids MNT           "NAME HEX" of each o/ file's
                                      system.ntfs_object_id (ntfs-3g reads
                                      the birth ids from $O's entry)
+  viewsplit_lab.py sec MNT           "NAME HEX" of the system.ntfs_acl of
+                                     every 7th o/ file (ntfs-3g finds it
+                                     through $SII) and the reparse point
+                                     of every 7th r/ file
 """
 import os
 import struct
@@ -43,6 +52,11 @@ AT_SI, AT_LIST, AT_ALLOC, AT_BITMAP = 0x10, 0x20, 0xA0, 0xB0
 END = 0xFFFFFFFF
 NAME = "$O"
 DIR = False                        # "dir" last: o/'s $I30 instead
+# the other views a last argument names: (parent record, file name, index)
+TARGETS = {"sii": (None, "$Secure", "$SII"), "sdh": (None, "$Secure", "$SDH"),
+           "r": (11, "$Reparse", "$R")}
+TARGET = None
+SECURE = 9
 
 
 def aligned(n):
@@ -65,6 +79,17 @@ def make(img, mkfs):
                 f.write(b"%d\n" % i)
             oid = struct.pack("<IIQ", 0x9e3779b9 * (i + 1) & 0xffffffff, i, 0x0123456789abcdef)
             os.setxattr(p, "system.ntfs_object_id", oid)
+            # a descriptor of its own ($Secure's $SII and $SDH of
+            # several blocks each)
+            os.setxattr(p, "system.ntfs_acl", B.security_descriptor(3000 + i, 0x1F01FF))
+        # r/: 200 empty files with a reparse point each ($Reparse's $R
+        # of several blocks)
+        os.makedirs(m + "/r")
+        for i in range(FILES):
+            p = m + "/r/p%03d" % i
+            open(p, "wb").close()
+            os.setxattr(p, "system.ntfs_reparse_data",
+                        struct.pack("<IHH", 0x8000000A, 4, 0) + struct.pack("<I", i))
     finally:
         B.umount(m)
         os.rmdir(m)
@@ -73,6 +98,17 @@ def make(img, mkfs):
 def ids(m):
     for n in sorted(os.listdir(m + "/o")):
         print(n, os.getxattr(m + "/o/" + n, "system.ntfs_object_id").hex())
+
+
+def sec(m):
+    """"NAME HEX" of the descriptor (system.ntfs_acl) of every 7th o/
+    file and the reparse point of every 7th r/ file (ntfs-3g finds a
+    descriptor through $SII)."""
+    for n in sorted(os.listdir(m + "/o"))[::7]:
+        print(n, os.getxattr(m + "/o/" + n, "system.ntfs_acl").hex())
+    for n in sorted(os.listdir(m + "/r"))[::7]:
+        print(n, os.getxattr(m + "/r/" + n, "system.ntfs_reparse_data",
+                             follow_symlinks=False).hex())
 
 
 def bitmap_of(v, recno):
@@ -96,6 +132,9 @@ def objid_record(v):
     (with "dir" given: the directory o/, parent 5, its $I30)."""
     if DIR:
         return named_record(v, 5, "o")
+    if TARGET:
+        parent, name, _ = TARGETS[TARGET]
+        return SECURE if parent is None else named_record(v, parent, name)
     return named_record(v, 11, "$ObjId")
 
 
@@ -197,15 +236,12 @@ def split(img):
     vo, = struct.unpack_from("<H", rec, bo + 0x14)
     vl, = struct.unpack_from("<I", rec, bo + 0x10)
     bits = bytes(rec[bo + vo:bo + vo + vl])
-    # two free clusters for the bitmap, its bytes over both
+    # free clusters: two for the bitmap (its bytes over both), then
+    # those a list too long for the record takes; all taken at the end
     cruns, cbits = bitmap_of(v, 6)
     nclusters = struct.unpack_from("<q", v.pread(0, 512), 0x28)[0] * 512 // v.cs
-    free = [c for c in range(nclusters - 1, 0, -1) if not cbits[c // 8] >> (c % 8) & 1][:2]
-    for c in free:
-        cbits[c // 8] |= 1 << (c % 8)
-    put_bitmap(v, cruns, cbits)
-    v.pwrite(free[0] * v.cs, bits + bytes(v.cs - len(bits)))
-    v.pwrite(free[1] * v.cs, bytes(v.cs))
+    free = [c for c in range(nclusters - 1, 0, -1) if not cbits[c // 8] >> (c % 8) & 1][:8]
+    taken = free[:2]
     bsz = 2 * v.cs
     # two free records from 24 on
     mruns, mbits = bitmap_of(v, 0)
@@ -213,9 +249,6 @@ def split(img):
     x = [n for n in range(24, min(nrec, len(mbits) * 8)) if not mbits[n // 8] >> (n % 8) & 1][:2]
     if len(x) < 2:
         sys.exit("no free records")
-    for n in x:
-        mbits[n // 8] |= 1 << (n % 8)
-    put_bitmap(v, mruns, mbits)
     a1 = nonresident(AT_ALLOC, NAME, 0, cut - 1, first, asizes, 0)
     b1 = nonresident(AT_BITMAP, NAME, 0, 0, [(free[0], 1)], (bsz, bsz, bsz), 1)
     a2 = nonresident(AT_ALLOC, NAME, cut, nclus - 1, rest, (0, 0, 0), 0)
@@ -223,30 +256,52 @@ def split(img):
     r1, s1 = ext_record(v, x[0], base_ref, [a1, b1])
     r2, s2 = ext_record(v, x[1], base_ref, [a2, b2])
     # the base: without the two, with a list after $STANDARD_INFORMATION
+    # (a list it has already: its entries kept, but those of the two)
     entries = []
     kept = []
+    old_list = None
     for off, t, n in attrs(rec):
         ln, = struct.unpack_from("<I", rec, off + 4)
         if off in (ao, bo):
             continue
+        if t == AT_LIST:
+            old_list = off
+            continue
         kept.append((t, rec[off:off + ln]))
         entries.append((t, n, 0, base_ref, struct.unpack_from("<H", rec, off + 0x0E)[0]))
+    if old_list is not None:
+        entries = [e for e in list_entries(v, rec, old_list)
+                   if e[3] & 0xFFFFFFFFFFFF != d or (e[0], e[1]) not in
+                   ((AT_ALLOC, NAME), (AT_BITMAP, NAME))]
     for t, vcn, ref, inst in ((AT_ALLOC, 0, x[0] | s1 << 48, 0), (AT_BITMAP, 0, x[0] | s1 << 48, 1),
                               (AT_ALLOC, cut, x[1] | s2 << 48, 0), (AT_BITMAP, 1, x[1] | s2 << 48, 1)):
         entries.append((t, NAME, vcn, ref, inst))
     entries.sort(key=lambda e: (e[0], e[1], e[2]))
     value = b"".join(list_entry(*e) for e in entries)
     instance, = struct.unpack_from("<H", rec, 0x28)
+    if old_list is not None:
+        instance, = struct.unpack_from("<H", rec, old_list + 0x0E)
     al = bytearray(aligned(0x18 + len(value)))
     struct.pack_into("<IIBBHHHIHBB", al, 0, AT_LIST, len(al), 0, 0, 0x18, 0, instance,
                      len(value), 0x18, 0, 0)
     al[0x18:0x18 + len(value)] = value
+    f0, = struct.unpack_from("<H", rec, 0x14)
+    if f0 + sum(len(a) for _, a in kept) + len(al) + 8 > v.rs:
+        # too long for the record: the list non-resident, in free
+        # clusters of its own (as Windows makes a long list)
+        k = (len(value) + v.cs - 1) // v.cs
+        lruns = free[2:2 + k]
+        assert lruns == list(range(lruns[0], lruns[0] - k, -1))
+        lruns = [(lruns[-1], k)]
+        taken = free[:2 + k]
+        v.pwrite(lruns[0][0] * v.cs, value + bytes(k * v.cs - len(value)))
+        al = bytearray(nonresident(AT_LIST, "", 0, k - 1, lruns,
+                                   (k * v.cs, len(value), len(value)), instance))
     out = b""
     for t, a in kept:
         out += bytes(a)
         if t == AT_SI:
             out += bytes(al)
-    f0, = struct.unpack_from("<H", rec, 0x14)
     if f0 + len(out) + 8 > v.rs:
         sys.exit("the list does not fit")
     new = bytearray(rec)
@@ -254,20 +309,53 @@ def split(img):
     new[f0:f0 + len(out)] = out
     struct.pack_into("<II", new, f0 + len(out), END, 0)
     struct.pack_into("<I", new, 0x18, f0 + len(out) + 8)
-    struct.pack_into("<H", new, 0x28, instance + 1)
+    if old_list is None:
+        struct.pack_into("<H", new, 0x28, instance + 1)
+    for c in taken:
+        cbits[c // 8] |= 1 << (c % 8)
+    if old_list is not None and rec[old_list + 8]:
+        for l, n in runs_of(rec, old_list):   # the old list's clusters
+            for c in range(l, l + n):
+                cbits[c // 8] &= ~(1 << (c % 8))
+    put_bitmap(v, cruns, cbits)
+    v.pwrite(free[0] * v.cs, bits + bytes(v.cs - len(bits)))
+    v.pwrite(free[1] * v.cs, bytes(v.cs))
+    for n in x:
+        mbits[n // 8] |= 1 << (n % 8)
+    put_bitmap(v, mruns, mbits)
     v.write(x[0], r1)
     v.write(x[1], r2)
     v.write(d, new)
     print(d, x[0], x[1], nclus // per)
 
 
+def list_value(v, rec, lo):
+    """The value of the list at LO (resident or not)."""
+    if rec[lo + 8]:
+        size, = struct.unpack_from("<q", rec, lo + 0x30)
+        return b"".join(v.pread(l * v.cs, n * v.cs) for l, n in runs_of(rec, lo))[:size]
+    vo, = struct.unpack_from("<H", rec, lo + 0x14)
+    vl, = struct.unpack_from("<I", rec, lo + 0x10)
+    return rec[lo + vo:lo + vo + vl]
+
+
+def list_entries(v, rec, lo):
+    """[(type, name, vcn, ref, instance)] of the list at LO."""
+    lst, off, out = list_value(v, rec, lo), 0, []
+    while off + 0x1A <= len(lst):
+        t, ln, nl, no, vcn, ref, inst = struct.unpack_from("<IHBBqQH", lst, off)
+        if ln < 0x1A:
+            break
+        out.append((t, lst[off + no:off + no + 2 * nl].decode("utf-16-le"), vcn, ref, inst))
+        off += ln
+    return out
+
+
 def extents(v, d):
     """{type: [(vcn, record, runs)]} of $O, through $ObjId's list."""
     rec = v.read(d)
     lo = [o for o, t, _ in attrs(rec) if t == AT_LIST][0]
-    vo, = struct.unpack_from("<H", rec, lo + 0x14)
-    vl, = struct.unpack_from("<I", rec, lo + 0x10)
-    lst, off, out = rec[lo + vo:lo + vo + vl], 0, {}
+    lst, off, out = list_value(v, rec, lo), 0, {}
     while off + 0x1A <= len(lst):
         t, ln, nl, no, vcn, ref = struct.unpack_from("<IHBBqQ", lst, off)
         if ln < 0x1A:
@@ -322,6 +410,9 @@ if __name__ == "__main__":
     if sys.argv[-1] == "dir":
         DIR, NAME = True, "$I30"
         sys.argv.pop()
+    elif sys.argv[-1] in TARGETS:
+        TARGET = sys.argv.pop()
+        NAME = TARGETS[TARGET][2]
     if cmd == "make":
         make(sys.argv[2], sys.argv[3])
     elif cmd == "split":
@@ -332,5 +423,7 @@ if __name__ == "__main__":
         damage(sys.argv[2], sys.argv[3])
     elif cmd == "ids":
         ids(sys.argv[2])
+    elif cmd == "sec":
+        sec(sys.argv[2])
     else:
         sys.exit(__doc__)
