@@ -25,6 +25,7 @@ setup_file() {
 	command -v python3 > /dev/null || return 0
 	export VOL=$BATS_FILE_TMPDIR/view.img
 	python3 "$LAB" make "$VOL" "$MKFS_NTFS" || die "making the volume failed"
+	cp --sparse=always "$VOL" "$BATS_FILE_TMPDIR/plain.img"
 	python3 "$LAB" split "$VOL" > /dev/null || die "splitting \$O failed"
 	python3 "$LAB" split "$VOL" dir > /dev/null || die "splitting o/ failed"
 	python3 "$LAB" split "$VOL" sii > /dev/null || die "splitting \$SII failed"
@@ -153,7 +154,7 @@ judge() {
 # contents) as before the damage.
 lose() {
 	local which=$1 kind=$2 before
-	cp --sparse=always "$VOL" d.img
+	cp --sparse=always "${3:-$VOL}" d.img
 	run python3 - "$FSFORGE_TOP/tests/ntfs" d.img "$which" "$kind" <<-'PY'
 	import sys
 	sys.path.insert(0, sys.argv[1])
@@ -222,4 +223,31 @@ lose() {
 
 @test "split \$R: the record of its last extent zeroed: rebuilt from the files' reparse points, kept" {
 	lose 1 r
+}
+
+# $O's allocation in three extents, each in a record of its own, its
+# bitmap in two (in the first and the last record); the record of the
+# middle extent zeroed: the allocation's extents do not join while the
+# bitmap's do (before: the rebuild refused, "its extent at VCN 16 should
+# start at VCN 8", exit 5).  The index is rebuilt in new clusters into
+# the first extents' records, the later extents of both dropped, the
+# clusters of all of them freed.
+@test "split view: \$O's middle allocation extent lost, its bitmap in two extents: rebuilt, ids kept" {
+	cp --sparse=always "$BATS_FILE_TMPDIR/plain.img" three.img
+	run python3 "$LAB" split3 three.img
+	[ "$status" -eq 0 ] || die "split3: $output"
+	run python3 "$LAB" layout three.img
+	[ "$output" = "3 2 3" ] || die "layout: $output"
+	lose 1 "" three.img
+}
+
+# the record of the last of three extents zeroed (both the allocation's
+# and the bitmap's last extents): the two left join but pass 1 cut the
+# size to them and the index no longer fits in them (before: refused,
+# "the index needs 5 blocks, its allocation in several extents holds 2",
+# exit 5): rebuilt into a new allocation the same way
+@test "split view: \$O's last of three allocation extents lost, the rest too small for it: rebuilt, ids kept" {
+	cp --sparse=always "$BATS_FILE_TMPDIR/plain.img" three.img
+	python3 "$LAB" split3 three.img > /dev/null || die "split3 failed"
+	lose 2 "" three.img
 }

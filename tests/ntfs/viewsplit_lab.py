@@ -57,6 +57,7 @@ TARGETS = {"sii": (None, "$Secure", "$SII"), "sdh": (None, "$Secure", "$SDH"),
            "r": (11, "$Reparse", "$R")}
 TARGET = None
 SECURE = 9
+MIDDLE = False                     # split3: a middle extent of its own
 
 
 def aligned(n):
@@ -203,6 +204,21 @@ def ext_record(v, recno, base_ref, parts):
     return r, seq
 
 
+def cut_runs(runs, cut):
+    """RUNS (clusters) cut at cluster CUT: (before, after)."""
+    first, rest, pos = [], [], 0
+    for l, n in runs:
+        if pos + n <= cut:
+            first.append((l, n))
+        elif pos >= cut:
+            rest.append((l, n))
+        else:
+            first.append((l, cut - pos))
+            rest.append((l + cut - pos, n - (cut - pos)))
+        pos += n
+    return first, rest
+
+
 def split(img):
     v = Volume(img)
     d = objid_record(v)
@@ -223,16 +239,13 @@ def split(img):
     if nclus < 2 * per:
         sys.exit("$O has one block only")
     cut = per                      # the second extent from block 1 on
-    first, rest, pos = [], [], 0
-    for l, n in aruns:
-        if pos + n <= cut:
-            first.append((l, n))
-        elif pos >= cut:
-            rest.append((l, n))
-        else:
-            first.append((l, cut - pos))
-            rest.append((l + cut - pos, n - (cut - pos)))
-        pos += n
+    first, rest = cut_runs(aruns, cut)
+    middle = []
+    if MIDDLE:
+        # three extents: block 0, block 1 (a record of its own), the rest
+        if nclus < 3 * per:
+            sys.exit("$O has two blocks only")
+        middle, rest = cut_runs(rest, per)
     vo, = struct.unpack_from("<H", rec, bo + 0x14)
     vl, = struct.unpack_from("<I", rec, bo + 0x10)
     bits = bytes(rec[bo + vo:bo + vo + vl])
@@ -246,15 +259,20 @@ def split(img):
     # two free records from 24 on
     mruns, mbits = bitmap_of(v, 0)
     nrec = sum(n for _, n in v.mft_runs) * v.cs // v.rs
-    x = [n for n in range(24, min(nrec, len(mbits) * 8)) if not mbits[n // 8] >> (n % 8) & 1][:2]
-    if len(x) < 2:
+    nx = 3 if MIDDLE else 2
+    x = [n for n in range(24, min(nrec, len(mbits) * 8)) if not mbits[n // 8] >> (n % 8) & 1][:nx]
+    if len(x) < nx:
         sys.exit("no free records")
     a1 = nonresident(AT_ALLOC, NAME, 0, cut - 1, first, asizes, 0)
     b1 = nonresident(AT_BITMAP, NAME, 0, 0, [(free[0], 1)], (bsz, bsz, bsz), 1)
-    a2 = nonresident(AT_ALLOC, NAME, cut, nclus - 1, rest, (0, 0, 0), 0)
+    last = cut + (per if MIDDLE else 0)
+    a2 = nonresident(AT_ALLOC, NAME, last, nclus - 1, rest, (0, 0, 0), 0)
     b2 = nonresident(AT_BITMAP, NAME, 1, 1, [(free[1], 1)], (0, 0, 0), 1)
     r1, s1 = ext_record(v, x[0], base_ref, [a1, b1])
-    r2, s2 = ext_record(v, x[1], base_ref, [a2, b2])
+    r2, s2 = ext_record(v, x[-1], base_ref, [a2, b2])
+    if MIDDLE:
+        am = nonresident(AT_ALLOC, NAME, cut, last - 1, middle, (0, 0, 0), 0)
+        rm, sm = ext_record(v, x[1], base_ref, [am])
     # the base: without the two, with a list after $STANDARD_INFORMATION
     # (a list it has already: its entries kept, but those of the two)
     entries = []
@@ -274,8 +292,10 @@ def split(img):
                    if e[3] & 0xFFFFFFFFFFFF != d or (e[0], e[1]) not in
                    ((AT_ALLOC, NAME), (AT_BITMAP, NAME))]
     for t, vcn, ref, inst in ((AT_ALLOC, 0, x[0] | s1 << 48, 0), (AT_BITMAP, 0, x[0] | s1 << 48, 1),
-                              (AT_ALLOC, cut, x[1] | s2 << 48, 0), (AT_BITMAP, 1, x[1] | s2 << 48, 1)):
+                              (AT_ALLOC, last, x[-1] | s2 << 48, 0), (AT_BITMAP, 1, x[-1] | s2 << 48, 1)):
         entries.append((t, NAME, vcn, ref, inst))
+    if MIDDLE:
+        entries.append((AT_ALLOC, NAME, cut, x[1] | sm << 48, 0))
     entries.sort(key=lambda e: (e[0], e[1], e[2]))
     value = b"".join(list_entry(*e) for e in entries)
     instance, = struct.unpack_from("<H", rec, 0x28)
@@ -324,9 +344,11 @@ def split(img):
         mbits[n // 8] |= 1 << (n % 8)
     put_bitmap(v, mruns, mbits)
     v.write(x[0], r1)
-    v.write(x[1], r2)
+    v.write(x[-1], r2)
+    if MIDDLE:
+        v.write(x[1], rm)
     v.write(d, new)
-    print(d, x[0], x[1], nclus // per)
+    print(d, *x, nclus // per)
 
 
 def list_value(v, rec, lo):
@@ -416,6 +438,9 @@ if __name__ == "__main__":
     if cmd == "make":
         make(sys.argv[2], sys.argv[3])
     elif cmd == "split":
+        split(sys.argv[2])
+    elif cmd == "split3":
+        MIDDLE = True
         split(sys.argv[2])
     elif cmd == "layout":
         layout(sys.argv[2])
