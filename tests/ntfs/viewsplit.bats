@@ -31,6 +31,10 @@ setup_file() {
 	python3 "$LAB" split "$VOL" sii > /dev/null || die "splitting \$SII failed"
 	python3 "$LAB" split "$VOL" sdh > /dev/null || die "splitting \$SDH failed"
 	python3 "$LAB" split "$VOL" r > /dev/null || die "splitting \$R failed"
+	python3 "$LAB" quota "$VOL" 60 > /dev/null || die "growing \$Quota failed"
+	python3 "$LAB" split "$VOL" q > /dev/null || die "splitting \$Q failed"
+	python3 "$LAB" split "$VOL" qo > /dev/null || die "splitting \$Quota:\$O failed"
+	python3 "$LAB" qkeys "$VOL" > "$BATS_FILE_TMPDIR/quota.0"
 	mkdir -p "$BATS_FILE_TMPDIR/mnt"
 	ntfs-3g -o ro "$VOL" "$BATS_FILE_TMPDIR/mnt"
 	python3 "$LAB" ids "$BATS_FILE_TMPDIR/mnt" > "$BATS_FILE_TMPDIR/ids.0"
@@ -86,6 +90,8 @@ named() {
 	sii) echo "\$Secure:\$SII: security index is inconsistent" ;;
 	sdh) echo "\$Secure:\$SDH: security index is inconsistent" ;;
 	r) echo "): index \$R is corrupt" ;;
+	q) echo "\$Quota:\$Q: index is corrupt" ;;
+	qo) echo "\$Quota:\$O: index is corrupt" ;;
 	*) echo "\$ObjId:\$O: index is corrupt" ;;
 	esac
 }
@@ -102,6 +108,13 @@ same_as_before() {
 	cmp -s "$BATS_FILE_TMPDIR/ids.0" ids.1 || die "object ids differ: $(diff "$BATS_FILE_TMPDIR/ids.0" ids.1 | head -4)"
 	cmp -s "$BATS_FILE_TMPDIR/sec.0" sec.1 || die "descriptors or reparse points differ: $(diff "$BATS_FILE_TMPDIR/sec.0" sec.1 | head -4 | cut -c1-100)"
 	cmp -s "$BATS_FILE_TMPDIR/manifest.0" manifest.1 || die "content differs"
+	# $Quota's views (read by the lab's own walker; ntfs-3g keeps no
+	# quotas): every owner still in both, $O exactly as it was
+	python3 "$LAB" qkeys d.img > quota.1 || die "\$Quota unreadable"
+	cmp -s <(grep ^O "$BATS_FILE_TMPDIR/quota.0") <(grep ^O quota.1) ||
+		die "\$Quota:\$O differs: $(diff <(grep ^O "$BATS_FILE_TMPDIR/quota.0") <(grep ^O quota.1) | head -4)"
+	cmp -s <(cut -d' ' -f1,2,6 "$BATS_FILE_TMPDIR/quota.0") <(cut -d' ' -f1,2,6 quota.1) ||
+		die "\$Quota:\$Q's owners differ: $(diff <(cut -d' ' -f1,2,6 "$BATS_FILE_TMPDIR/quota.0") <(cut -d' ' -f1,2,6 quota.1) | head -4)"
 }
 
 # CASE: damage the second extent of KIND's index; -n finds it, one -a
@@ -250,4 +263,22 @@ lose() {
 	cp --sparse=always "$BATS_FILE_TMPDIR/plain.img" three.img
 	python3 "$LAB" split3 three.img > /dev/null || die "split3 failed"
 	lose 2 "" three.img
+}
+
+# $Quota's $Q and $O of 62 owners each (the lab writes them: ntfs-3g
+# keeps no quotas), each split over two extension records.  An extent
+# lost with its record: before, not judged (-n clean, the entries of the
+# lost block gone for good).  Now the view is rebuilt from what its root
+# and the blocks left hold, and what the other view knows: $O from $Q's
+# SIDs exactly; $Q's lost owners from $O, with the default entry's limits
+# and no usage, the default entry (made again when lost) marked out of
+# date so that Windows counts the usage again.
+@test "split \$Quota: the record of \$Q's first extent zeroed (the default entry with it): rebuilt, every owner kept" {
+	lose 0 q
+	run python3 "$LAB" qkeys d.img
+	[[ "${lines[0]}" == "Q 1 201 -1 -1 " ]] || die "default entry: ${lines[0]}"
+}
+
+@test "split \$Quota: the record of \$O's last extent zeroed: rebuilt from \$Q, the same entries" {
+	lose 1 qo
 }

@@ -54,7 +54,8 @@ NAME = "$O"
 DIR = False                        # "dir" last: o/'s $I30 instead
 # the other views a last argument names: (parent record, file name, index)
 TARGETS = {"sii": (None, "$Secure", "$SII"), "sdh": (None, "$Secure", "$SDH"),
-           "r": (11, "$Reparse", "$R")}
+           "r": (11, "$Reparse", "$R"), "q": (11, "$Quota", "$Q"),
+           "qo": (11, "$Quota", "$O")}
 TARGET = None
 SECURE = 9
 MIDDLE = False                     # split3: a middle extent of its own
@@ -427,6 +428,188 @@ def damage(img, case):
     print(block)
 
 
+# $Quota's views grown (our own writer, from the format documentation):
+# ntfs-3g keeps no quotas, so their entries are written here.
+AT_ROOT = 0x90
+BLOCK = 4096
+
+
+def ie(key, data, vcn=None, last=False):
+    """An index entry: KEY then DATA; VCN: a node entry's child."""
+    klen = 0 if last else len(key)
+    ln = aligned(0x10 + klen + len(data)) + (8 if vcn is not None else 0)
+    e = bytearray(ln)
+    doff = 0x10 + klen if data else 0
+    struct.pack_into("<HHIHHH", e, 0, doff, len(data), 0, ln, klen,
+                     (1 if vcn is not None else 0) | (2 if last else 0))
+    e[0x10:0x10 + klen] = key
+    e[doff:doff + len(data)] = data
+    if vcn is not None:
+        struct.pack_into("<q", e, ln - 8, vcn)
+    return bytes(e)
+
+
+def indx(v, vcn, entries):
+    """An INDX block at VCN holding ENTRIES (leaf), fixups applied."""
+    usa = BLOCK // 512 + 1
+    eoff = aligned(0x28 + 2 * usa)
+    body = b"".join(entries) + ie(b"", b"", last=True)
+    b = bytearray(BLOCK)
+    b[0:4] = b"INDX"
+    struct.pack_into("<HHqq", b, 4, 0x28, usa, 0, vcn)
+    struct.pack_into("<IIII", b, 0x18, eoff - 0x18, eoff - 0x18 + len(body), BLOCK - 0x18, 0)
+    assert eoff + len(body) <= BLOCK, "block overflows"
+    b[eoff:eoff + len(body)] = body
+    struct.pack_into("<H", b, 0x28, 1)
+    return refix(b)
+
+
+def resident(t, name, value, instance, flags=0):
+    nm = name.encode("utf-16-le")
+    vo = aligned(0x18 + len(nm))
+    ln = aligned(vo + len(value))
+    a = bytearray(ln)
+    struct.pack_into("<IIBBHHHIHBB", a, 0, t, ln, 0, len(name), 0x18, flags, instance,
+                     len(value), vo, 0, 0)
+    a[0x18:0x18 + len(nm)] = nm
+    a[vo:vo + len(value)] = value
+    return bytes(a)
+
+
+def owner_sid(rid):
+    return struct.pack("<BB6sIIIII", 1, 5, (5).to_bytes(6, "big"), 21, 1004336348,
+                       1177238915, 3000, rid)
+
+
+def quota(img, n):
+    """$Quota's $Q and $O each of N more owners (ids 0x101..), a root
+    of one entry over two blocks, in free clusters."""
+    v = Volume(img)
+    d = named_record(v, 11, "$Quota")
+    rec = v.read(d)
+    ents = {"$Q": [], "$O": []}
+    for off, t, nm in attrs(rec):
+        if t != AT_ROOT:
+            continue
+        vo, = struct.unpack_from("<H", rec, off + 0x14)
+        val = rec[off + vo:]
+        eo = 0x10 + struct.unpack_from("<I", val, 0x10)[0]
+        while True:
+            doff, dlen, _, ln, kl, fl = struct.unpack_from("<HHIHHH", val, eo)
+            if fl & 2:
+                break
+            ents[nm].append((bytes(val[eo + 0x10:eo + 0x10 + kl]),
+                             bytes(val[eo + doff:eo + doff + dlen])))
+            eo += ln
+    for i in range(n):
+        oid, sid = 0x101 + i, owner_sid(4000 + i)
+        ents["$Q"].append((struct.pack("<I", oid),
+                           struct.pack("<IIqqqqq", 2, 0, 4096 * i, 0, -1, -1, 0) + sid))
+        ents["$O"].append((sid, struct.pack("<I", oid)))
+    ents["$Q"].sort(key=lambda e: struct.unpack("<I", e[0])[0])
+    ents["$O"].sort(key=lambda e: e[0])
+    cruns, cbits = bitmap_of(v, 6)
+    nclusters = struct.unpack_from("<q", v.pread(0, 512), 0x28)[0] * 512 // v.cs
+    free = [c for c in range(1, nclusters) if not cbits[c // 8] >> (c % 8) & 1]
+    per = BLOCK // v.cs
+    inst, = struct.unpack_from("<H", rec, 0x28)
+    new = {}
+    for nm, coll in (("$O", 0x11), ("$Q", 0x10)):
+        e = ents[nm]
+        mid = len(e) // 2
+        # two blocks of consecutive free clusters
+        run = next(c for c in free if all(c + k in free for k in range(2 * per)))
+        free = [c for c in free if not run <= c < run + 2 * per]
+        for c in range(run, run + 2 * per):
+            cbits[c // 8] |= 1 << (c % 8)
+        v.pwrite(run * v.cs, bytes(indx(v, 0, [ie(k, x) for k, x in e[:mid]])))
+        v.pwrite((run + per) * v.cs, bytes(indx(v, per, [ie(k, x) for k, x in e[mid + 1:]])))
+        body = ie(*e[mid], vcn=0) + ie(b"", b"", vcn=per, last=True)
+        root = struct.pack("<IIIB3x", 0, coll, BLOCK, per) + \
+            struct.pack("<IIII", 0x10, 0x10 + len(body), 0x10 + len(body), 1) + body
+        new[(AT_ROOT, nm)] = resident(AT_ROOT, nm, root, 0)
+        sz = 2 * BLOCK
+        new[(AT_ALLOC, nm)] = nonresident(AT_ALLOC, nm, 0, 2 * per - 1, [(run, 2 * per)],
+                                          (sz, sz, sz), 0)
+        new[(AT_BITMAP, nm)] = resident(AT_BITMAP, nm, b"\x03" + bytes(7), 0)
+    out = []
+    for off, t, nm in attrs(rec):
+        ln, = struct.unpack_from("<I", rec, off + 4)
+        a = bytearray(new.pop((t, nm), None) or rec[off:off + ln])
+        if t == AT_ROOT:
+            struct.pack_into("<H", a, 0x0E, struct.unpack_from("<H", rec, off + 0x0E)[0])
+        out.append((t, nm, a))
+    for (t, nm), a in new.items():
+        a = bytearray(a)
+        struct.pack_into("<H", a, 0x0E, inst)
+        inst += 1
+        out.append((t, nm, a))
+    out.sort(key=lambda x: (x[0], x[1]))
+    body = b"".join(bytes(a) for _, _, a in out)
+    f0, = struct.unpack_from("<H", rec, 0x14)
+    assert f0 + len(body) + 8 <= v.rs, "$Quota's record overflows"
+    r = bytearray(rec)
+    r[f0:] = bytes(v.rs - f0)
+    r[f0:f0 + len(body)] = body
+    struct.pack_into("<II", r, f0 + len(body), END, 0)
+    struct.pack_into("<I", r, 0x18, f0 + len(body) + 8)
+    struct.pack_into("<H", r, 0x28, inst)
+    r[0x16] |= 0  # flags stay
+    put_bitmap(v, cruns, cbits)
+    v.write(d, r)
+    print(d, len(ents["$Q"]), len(ents["$O"]))
+
+
+def view_entries(v, d, name):
+    """[(key, data)] of view index NAME of file D, walked from its root
+    through the blocks its allocation's extents map (any record)."""
+    rec = v.read(d)
+    recs = [rec]
+    if any(t == AT_LIST for _, t, _ in attrs(rec)):
+        lo = [o for o, t, _ in attrs(rec) if t == AT_LIST][0]
+        for x in sorted({ref & 0xFFFFFFFFFFFF for _, nm, _, ref, _ in list_entries(v, rec, lo)
+                         if nm == name} - {d}):
+            recs.append(v.read(x))
+    root, ext = None, []
+    for r in recs:
+        for off, t, nm in attrs(r):
+            if nm != name:
+                continue
+            if t == AT_ROOT:
+                vo, = struct.unpack_from("<H", r, off + 0x14)
+                root = bytes(r[off + vo:off + vo + struct.unpack_from("<I", r, off + 0x10)[0]])
+            elif t == AT_ALLOC and r[off + 8]:
+                ext.append((struct.unpack_from("<q", r, off + 0x10)[0], runs_of(r, off)))
+    clusters = [c for _, runs in sorted(ext) for l, n in runs for c in range(l, l + n)]
+    out = []
+
+    def node(buf, ih):
+        eo = ih + struct.unpack_from("<I", buf, ih)[0]
+        while True:
+            doff, dlen, _, ln, kl, fl = struct.unpack_from("<HHIHHH", buf, eo)
+            if fl & 1:
+                vcn, = struct.unpack_from("<q", buf, eo + ln - 8)
+                blk = b"".join(v.pread(c * v.cs, v.cs) for c in clusters[vcn:vcn + BLOCK // v.cs])
+                node(unfix(blk), 0x18)
+            if fl & 2:
+                return
+            out.append((bytes(buf[eo + 0x10:eo + 0x10 + kl]), bytes(buf[eo + doff:eo + doff + dlen])))
+            eo += ln
+    node(root, 0x10)
+    return out
+
+
+def qkeys(img):
+    """$Quota's views: "Q ID FLAGS THRESHOLD LIMIT SID" and "O SID ID"."""
+    v = Volume(img)
+    d = named_record(v, 11, "$Quota")
+    for k, x in view_entries(v, d, "$Q"):
+        print("Q %d %x %d %d %s" % (struct.unpack("<I", k)[0], struct.unpack_from("<I", x, 4)[0],
+                                    *struct.unpack_from("<qq", x, 24), x[48:].hex()))
+    for k, x in view_entries(v, d, "$O"):
+        print("O %s %d" % (k.hex(), struct.unpack("<I", x)[0]))
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if sys.argv[-1] == "dir":
@@ -439,6 +622,10 @@ if __name__ == "__main__":
         make(sys.argv[2], sys.argv[3])
     elif cmd == "split":
         split(sys.argv[2])
+    elif cmd == "qkeys":
+        qkeys(sys.argv[2])
+    elif cmd == "quota":
+        quota(sys.argv[2], int(sys.argv[3]))
     elif cmd == "split3":
         MIDDLE = True
         split(sys.argv[2])
