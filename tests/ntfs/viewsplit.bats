@@ -5,8 +5,9 @@
 # extension records, each holding one extent of both, and the same for
 # the directory o/'s $I30, $Secure's $SII and $SDH (200 descriptors of
 # the o/ files; $Secure's list made non-resident) and $Reparse's $R (200
-# reparse points of r/) (tests/ntfs/viewsplit_lab.py, from the format
-# documentation, not libntfs).  The clean volume checks clean (ntfsck -n
+# reparse points of r/) and $Quota's $Q and $O (62 owners, written by
+# the lab: ntfs-3g keeps no quotas) (tests/ntfs/viewsplit_lab.py, from
+# the format documentation, not libntfs); $O also in three extents.  The clean volume checks clean (ntfsck -n
 # of the sid tree agrees); a key, a VCN or a bitmap bit of the second
 # extent damaged is found by -n and rebuilt by one -a in the extents
 # where they were; the record of an extent zeroed, the index is rebuilt
@@ -25,13 +26,13 @@ setup_file() {
 	command -v python3 > /dev/null || return 0
 	export VOL=$BATS_FILE_TMPDIR/view.img
 	python3 "$LAB" make "$VOL" "$MKFS_NTFS" || die "making the volume failed"
+	python3 "$LAB" quota "$VOL" 60 > /dev/null || die "growing \$Quota failed"
 	cp --sparse=always "$VOL" "$BATS_FILE_TMPDIR/plain.img"
 	python3 "$LAB" split "$VOL" > /dev/null || die "splitting \$O failed"
 	python3 "$LAB" split "$VOL" dir > /dev/null || die "splitting o/ failed"
 	python3 "$LAB" split "$VOL" sii > /dev/null || die "splitting \$SII failed"
 	python3 "$LAB" split "$VOL" sdh > /dev/null || die "splitting \$SDH failed"
 	python3 "$LAB" split "$VOL" r > /dev/null || die "splitting \$R failed"
-	python3 "$LAB" quota "$VOL" 60 > /dev/null || die "growing \$Quota failed"
 	python3 "$LAB" split "$VOL" q > /dev/null || die "splitting \$Q failed"
 	python3 "$LAB" split "$VOL" qo > /dev/null || die "splitting \$Quota:\$O failed"
 	python3 "$LAB" qkeys "$VOL" > "$BATS_FILE_TMPDIR/quota.0"

@@ -16,6 +16,15 @@ format documentation (ntfs_patch.py's record I/O), not libntfs.
                                      in another (the bitmap made
                                      non-resident, two clusters); prints
                                      "RECORD EXT1 EXT2 BLOCKS"
+  viewsplit_lab.py split3 IMG        the same in three extents: block 0 and
+                                     the bitmap's first in one record,
+                                     block 1 alone in a second, the rest
+                                     and the bitmap's second in a third
+  viewsplit_lab.py quota IMG N       $Quota's $Q and $O grown by N owners
+                                     (ids 0x101..): a root of one entry
+                                     over two blocks each
+  viewsplit_lab.py qkeys IMG         $Quota's views walked: "Q ID FLAGS
+                                     THRESHOLD LIMIT SID", "O SID ID"
   viewsplit_lab.py layout IMG        "ALLOC-EXTENTS BITMAP-EXTENTS RECORDS"
                                      from $ObjId's list
   viewsplit_lab.py damage IMG CASE   key: an entry of the first block of
@@ -24,8 +33,8 @@ format documentation (ntfs_patch.py's record I/O), not libntfs.
                                      VCN field wrong; bit: its bit in the
                                      index bitmap cleared
   split, layout and damage take "dir" last to work on the directory o/'s
-  $I30 (its 200 names) instead of $O; "sii", "sdh" or "r" for $Secure's
-  $SII or $SDH or $Reparse's $R.  A list too long for its record is made
+  $I30 (its 200 names) instead of $O; "sii", "sdh", "r", "q" or "qo" for
+  $Secure's $SII or $SDH, $Reparse's $R, $Quota's $Q or $O.  A list too long for its record is made
   non-resident (in free clusters), as Windows does.
   viewsplit_lab.py ids MNT           "NAME HEX" of each o/ file's
                                      system.ntfs_object_id (ntfs-3g reads
