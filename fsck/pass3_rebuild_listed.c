@@ -16,12 +16,13 @@
 #include "ntfs/attrlist.h"
 #include "ntfs_index_write.h"
 
-/* The runs of every extent of D's allocation NAME that a record in use
- * still holds (VCN order or not), appended to *RUNS (*N of them). */
+/* The runs of every later extent (VCN above 0) of D's allocation and
+ * bitmap NAME that a record in use still holds (VCN order or not),
+ * appended to *RUNS (*N of them). */
 struct later_runs {
 	const char *name;
 	uint64_t nr_clusters;
-	int64_t first_vcn;		/* the extent that becomes the first
+	int64_t first_vcn, first_bvcn;	/* the extents that become the first
 					 * (0: none) */
 	struct ntfs_run *runs;
 	long n;
@@ -36,12 +37,14 @@ static int add_runs(const struct ntfs_attr_header *a, void *arg)
 	char why[NTFS_WHY];
 	long k;
 
-	if (le32toh(a->type) != NTFS_AT_INDEX_ALLOCATION || !a->non_resident ||
+	int64_t first = le32toh(a->type) == NTFS_AT_BITMAP ? l->first_bvcn : l->first_vcn;
+
+	if ((le32toh(a->type) != NTFS_AT_INDEX_ALLOCATION &&
+	     le32toh(a->type) != NTFS_AT_BITMAP) || !a->non_resident ||
 	    !ntfs_attr_has_name(a, l->name))
 		return 0;
 	memcpy(&n, a, sizeof(n));
-	if (!n.lowest_vcn || (l->first_vcn &&
-			      (int64_t)le64toh((uint64_t)n.lowest_vcn) == l->first_vcn) ||
+	if (!n.lowest_vcn || (first && (int64_t)le64toh((uint64_t)n.lowest_vcn) == first) ||
 	    (k = ntfs_attr_runs(a, l->nr_clusters, &r, why)) <= 0)
 		return 0;	/* the first extent: the caller has it */
 	g = realloc(l->runs, (size_t)(l->n + k) * sizeof(*g));
@@ -132,9 +135,10 @@ static int promote_later(struct ntfs_check *c, const uint8_t *base, const char *
 }
 
 /* The allocation NAME of D lost an extent (its record gone): its later
- * extents are dropped from the records that hold them (a record left
- * with no attribute is freed) and from the attribute list in BASE_OUT
- * (D's base record as it will be written).  0, or -1 with WHY. */
+ * extents, and its bitmap's, are dropped from the records that hold them
+ * (a record left with no attribute is freed) and from the attribute list
+ * in BASE_OUT (D's base record as it will be written).  0, or -1 with
+ * WHY. */
 static int drop_later_extents(struct ntfs_check *c, uint64_t d, const char *name,
 			      uint8_t *base_out, const uint64_t *rec_of, int nrec,
 			      int64_t avcn, int64_t bvcn, char *why)
@@ -183,8 +187,10 @@ static int drop_later_extents(struct ntfs_check *c, uint64_t d, const char *name
 		uint64_t x = e.mref & 0xffffffffffffULL;
 		bool held = false;
 
-		if (e.type != NTFS_AT_INDEX_ALLOCATION || !e.lowest_vcn || x == d ||
-		    (avcn && e.lowest_vcn == avcn) ||
+		if ((e.type != NTFS_AT_INDEX_ALLOCATION && e.type != NTFS_AT_BITMAP) ||
+		    !e.lowest_vcn || x == d || !ntfs_al_entry_named(&e, name) ||
+		    (e.type == NTFS_AT_INDEX_ALLOCATION && avcn && e.lowest_vcn == avcn) ||
+		    (e.type == NTFS_AT_BITMAP && bvcn && e.lowest_vcn == bvcn) ||
 		    x >= c->vol.mft_records || !cset_get(&c->record_used, x))
 			continue;
 		for (int j = 0; j < nrec; j++)
@@ -222,6 +228,7 @@ static int drop_later_extents(struct ntfs_check *c, uint64_t d, const char *name
 	if (bvcn)
 		al_make_first(list, len, NTFS_AT_BITMAP, name, bvcn);
 	len = ntfs_al_drop_later(list, len, NTFS_AT_INDEX_ALLOCATION, name);
+	len = ntfs_al_drop_later(list, len, NTFS_AT_BITMAP, name);
 	if (la->non_resident) {
 		/* the shorter list in its clusters, zeros after it */
 		struct ntfs_attr_nonresident n;
@@ -248,6 +255,58 @@ out:
 	free(buf);
 	free(out);
 	return ret;
+}
+
+/* The index is to be rebuilt into a new allocation (an extent lost, or
+ * its extents too small for it): *OLD becomes the first extent's runs
+ * (ALLOC, replaced), the first bitmap extent's clusters (BITMAP, when
+ * non-resident) join *GONE unless it holds them already. */
+static void first_extents(const struct ntfs_geometry *g, const struct ntfs_attr_header *alloc,
+			  const struct ntfs_attr_header *bitmap, struct ntfs_run **old,
+			  long *nold, struct ntfs_run **gone, long *ngone, char *why)
+{
+	free(*old);
+	*nold = ntfs_attr_runs(alloc, g->nr_clusters, old, why);
+	if (*nold < 0) {
+		*old = NULL;
+		*nold = 0;
+	}
+	if (!*gone && bitmap->non_resident) {
+		*ngone = ntfs_attr_runs(bitmap, g->nr_clusters, gone, why);
+		if (*ngone < 0) {
+			*gone = NULL;
+			*ngone = 0;
+		}
+	}
+}
+
+/* The clusters of D's later extents (LATER names the index) appended to
+ * *GONE.  0, or -1 with WHY. */
+static int later_clusters(struct ntfs_check *c, uint64_t d, struct later_runs *later,
+			  struct ntfs_run **gone, long *ngone, char *why)
+{
+	uint8_t *buf = malloc(c->vol.boot.g.mft_record_size);
+	struct ntfs_run *g;
+	int r;
+
+	r = !buf ? -1 : ntfs_vol_file_foreach(&c->vol, ntfs_check_in_use, c, d, buf,
+					      add_runs, later);
+	free(buf);
+	if (r < 0 || later->nomem) {
+		snprintf(why, NTFS_WHY, "its later index extents are unreadable");
+		return -1;
+	}
+	if (!later->n)
+		return 0;
+	g = realloc(*gone, (size_t)(*ngone + later->n) * sizeof(*g));
+	if (!g) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		return -1;
+	}
+	memcpy(g + *ngone, later->runs, (size_t)later->n * sizeof(*g));
+	*gone = g;
+	*ngone += later->n;
+	return 0;
 }
 
 /*
@@ -280,7 +339,7 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 	uint64_t old_size = 0, bsize = 0;
 	uint8_t *bits = NULL;
 	unsigned int keep = 0;
-	bool lost = false;
+	bool lost = false, extent_lost = false;
 	int64_t avcn = 0, bvcn = 0;
 	struct later_runs later = { .name = name,
 				    .nr_clusters = c->vol.boot.g.nr_clusters };
@@ -300,6 +359,7 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 		keep = 0;
 		lost = true;
 		later.first_vcn = avcn;
+		later.first_bvcn = bvcn;
 	}
 	/* the distinct records holding them, read and checked */
 	for (int k = 0; k < NTFS_IX_SLOTS; k++) {
@@ -365,11 +425,15 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 		nbruns = ntfs_attr_extents_runs(c, d, NTFS_AT_BITMAP, name, &bruns,
 						&bsize, &nx, why);
 		if (nbruns < 0) {
-			if (nbruns == -ENOMEM)
-				snprintf(why, NTFS_WHY, "out of memory");
 			bruns = NULL;
+			if (nbruns == -ENOMEM) {
+				snprintf(why, NTFS_WHY, "out of memory");
+				nbruns = 0;
+				goto out;
+			}
+			/* an extent of it lost with its record: below */
 			nbruns = 0;
-			goto out;
+			extent_lost = true;
 		}
 	}
 	if (keep) {
@@ -380,19 +444,30 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 		free(old);
 		nold = ntfs_attr_extents_runs(c, d, NTFS_AT_INDEX_ALLOCATION, name,
 					      &old, &old_size, &nx, why);
-		if (nold == -1 && !(keep & (1u << NTFS_IX_BITMAP)) &&
-		    attr[NTFS_IX_BITMAP]) {
-			/* the extents do not join (one lost with its
-			 * record): a new allocation in free clusters replaces
-			 * the first extent, the later ones are dropped */
+		uint64_t mapped = 0;
+
+		for (long i = 0; i < nold; i++)
+			mapped += old[i].len;
+		/* the extents join but end short of the data size: the
+		 * last ones lost with their record */
+		if (nold > 0 && mapped * c->vol.boot.g.cluster_size < old_size)
+			extent_lost = true;
+		if ((nold == -1 || (nold >= 0 && extent_lost)) && attr[NTFS_IX_BITMAP]) {
+			/* the extents of the allocation or of the bitmap do
+			 * not join, or the last ones are missing (lost with
+			 * their record): a new index in
+			 * free clusters replaces their first extents, the
+			 * later ones are dropped (a bitmap in several extents
+			 * too: its clusters are freed, all of them) */
+			if (nold < 0)
+				old = NULL;
 			lost = true;
 			keep = 0;
-			nold = ntfs_attr_runs(attr[NTFS_IX_ALLOC], c->vol.boot.g.nr_clusters,
-					      &old, why);
-			if (nold < 0) {
-				old = NULL;
-				nold = 0;
-			}
+			free(bruns);
+			bruns = NULL;
+			nbruns = 0;
+			first_extents(&c->vol.boot.g, attr[NTFS_IX_ALLOC], attr[NTFS_IX_BITMAP],
+				      &old, &nold, &gone, &ngone, why);
 		} else if (nold < 0) {
 			if (nold == -ENOMEM)
 				snprintf(why, NTFS_WHY, "out of memory");
@@ -423,29 +498,10 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 				bitmap_len = blen;
 		}
 	}
-	if (lost) {
-		/* the later extents' clusters: freed with the old bitmap */
-		bits = malloc(rs);	/* a record buffer for the walk */
-		if (!bits || ntfs_vol_file_foreach(&c->vol, ntfs_check_in_use, c, d,
-						   bits, add_runs, &later) < 0 ||
-		    later.nomem) {
-			snprintf(why, NTFS_WHY, "its later index extents are unreadable");
-			goto out;
-		}
-		free(bits);
-		bits = NULL;
-		if (later.n) {
-			struct ntfs_run *g = realloc(gone, (size_t)(ngone + later.n) * sizeof(*g));
-
-			if (!g) {
-				snprintf(why, NTFS_WHY, "out of memory");
-				goto out;
-			}
-			memcpy(g + ngone, later.runs, (size_t)later.n * sizeof(*g));
-			gone = g;
-			ngone += later.n;
-		}
-	}
+	/* the later extents' clusters: freed with the old bitmap */
+	if (lost && later_clusters(c, d, &later, &gone, &ngone, why))
+		goto out;
+plan:
 	/* the root's record: what is not index stays */
 	for (int j = 0; j < nrec; j++)
 		if (rec_of[j] == at[NTFS_IX_ROOT]) {
@@ -463,8 +519,26 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 	if (keep ? ntfs_index_plan_in_extents(&c->vol.boot.g, &p, type, collation, e, n,
 					      rs > other + RESIDENT_HDR ? rs - other - RESIDENT_HDR : 0,
 					      old, nold, old_size, bitmap_len, why) :
-	    ntfs_index_plan(c, &p, type, collation, e, n, other, old, nold, &sh, why))
-		goto out;
+	    ntfs_index_plan(c, &p, type, collation, e, n, other, old, nold, &sh, why)) {
+		if (!keep || lost || !attr[NTFS_IX_ALLOC] || !attr[NTFS_IX_BITMAP])
+			goto out;
+		/* its extents too small for it (the last ones lost with
+		 * their record, the size cut to what is left): a new
+		 * allocation, as when an extent is lost */
+		ntfs_index_build_free(&p.res);
+		free(p.runs);
+		memset(&p, 0, sizeof(p));
+		lost = true;
+		keep = 0;
+		free(bruns);
+		bruns = NULL;
+		nbruns = 0;
+		first_extents(&c->vol.boot.g, attr[NTFS_IX_ALLOC], attr[NTFS_IX_BITMAP],
+			      &old, &nold, &gone, &ngone, why);
+		if (later_clusters(c, d, &later, &gone, &ngone, why))
+			goto out;
+		goto plan;
+	}
 	if (keep & (1u << NTFS_IX_BITMAP)) {
 		/* the new bits over the whole of the old bitmap */
 		if (bsize * 8 < p.res.nblocks || bsize > (1u << 24) ||

@@ -14,8 +14,10 @@
  * indexed: an unknown id is replaced by the root directory's (or, for
  * system files, $Extend's files and when the root's is unknown too, the
  * lowest known id).
- * $Secure's attributes must be in its base record (they are unless the
- * volume has very many descriptors); otherwise it is not judged.
+ * With very many descriptors $Secure's attributes continue in extension
+ * records ($ATTRIBUTE_LIST): $SDS is read through its extents there, the
+ * indexes walked through theirs (an extent lost with its record: the
+ * index is corrupt) and rebuilt where they are (pass3_rebuild_listed.c).
  */
 #include "config.h"
 
@@ -360,10 +362,12 @@ int ntfs_pass3_secure(struct ntfs_check *c)
 	if (!rec)
 		return -ENOMEM;
 	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_SECURE, rec) ||
-	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-	    ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, "") ||
-	    !ntfs_sds_open(&c->vol, rec, &s.sds))
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 		goto out;	/* not judged: pass 1 vouched for the record */
+	ret = ntfs_sds_open(&c->vol, ntfs_check_in_use, c, NTFS_FILE_SECURE, rec, &s.sds);
+	if (ret <= 0)
+		goto out;	/* no $SDS to judge the indexes by (or out of memory) */
+	ret = 0;
 	if (s.sds.size > SDS_MAX)
 		goto out;
 	ret = ntfs_sds_scan(&s.sds, on_sds_entry, &s);

@@ -9,7 +9,8 @@
  * $O from the $OBJECT_ID of every file (and the birth ids its readable
  * entries hold, pass3_objid.c), $R from the files' reparse points (pass
  * 2 gathered them and asked), the others from the entries the walk
- * could still read (equal keys: the first kept).  $ObjId's $O is also
+ * could still read (equal keys: the first kept; $Quota's also from the
+ * other view, quota_fill).  $ObjId's $O is also
  * compared with the files' object ids when it is sound, and rebuilt the
  * same way when they differ; what the other views' entries say (quotas)
  * is not judged here ($R: pass2_rindex.c).
@@ -182,6 +183,127 @@ static void rebuild(struct vwalk *w, uint64_t recno)
 	free(e);
 }
 
+/* Is KEY (KLEN bytes) among W's entries? */
+static bool has_key(const struct vwalk *w, const uint8_t *key, uint16_t klen)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->k[i].klen == klen && !memcmp(w->k[i].mem, key, klen))
+			return true;
+	return false;
+}
+
+#define QUOTA_DATA 48			/* a $Q entry's data before its SID */
+#define QUOTA_FLAG_DEFAULT_LIMITS 0x1u
+#define QUOTA_FLAG_OUT_OF_DATE 0x200u
+
+/* The other view's entries, for W to take what it lacks: $Quota:$O
+ * (SID -> owner id) from $Q's entries (owner id -> data ending in the
+ * SID), losslessly; $Q from $O's, each new entry with the default
+ * entry's (owner id 1) limits and no usage, the default entry then
+ * marked out of date (Windows counts the usage again, as after ntfs-3g
+ * wrote to the volume).  Read-only walk of $Quota's record REC (D). */
+struct other {
+	struct ntfs_check *c;
+	struct vwalk *w;
+	bool q;				/* W is $Q */
+	bool nomem;
+	bool added;
+};
+
+static int other_entry(void *arg, const struct ntfs_ie_view *ie)
+{
+	struct other *o = arg;
+	uint16_t doff = (uint16_t)(ie->mref & 0xffff), dlen = (uint16_t)(ie->mref >> 16);
+	const uint8_t *data = ie->key - sizeof(struct ntfs_index_entry) + doff;
+	uint8_t buf[QUOTA_DATA + 68];
+
+	if (!o->q) {
+		/* a $Q entry: its SID becomes an $O key, its id the data */
+		if (ie->key_len != 4 || dlen <= QUOTA_DATA || dlen - QUOTA_DATA > 68 ||
+		    has_key(o->w, data + QUOTA_DATA, dlen - QUOTA_DATA))
+			return 0;
+		if (keep(o->w, data + QUOTA_DATA, dlen - QUOTA_DATA, ie->key, 4)) {
+			o->nomem = true;
+			return 1;
+		}
+		o->added = true;
+		return 0;
+	}
+	/* an $O entry: its id becomes a $Q key */
+	if (dlen != 4 || !ie->key_len || ie->key_len > 68 || has_key(o->w, data, 4))
+		return 0;
+	memset(buf, 0, sizeof(buf));
+	buf[0] = 2;				/* version */
+	buf[4] = QUOTA_FLAG_DEFAULT_LIMITS;
+	memset(buf + 24, 0xff, 16);		/* threshold, limit: none */
+	memcpy(buf + QUOTA_DATA, ie->key, ie->key_len);
+	if (keep(o->w, data, 4, buf, (uint16_t)(QUOTA_DATA + ie->key_len))) {
+		o->nomem = true;
+		return 1;
+	}
+	o->added = true;
+	return 0;
+}
+
+static void other_fault(void *arg, enum ntfs_bt_fault f, const struct ntfs_ie_view *a,
+			const struct ntfs_ie_view *b, const char *why)
+{
+	(void)arg;
+	(void)f;
+	(void)a;
+	(void)b;
+	(void)why;			/* judged on its own turn */
+}
+
+static int quota_fill(struct vwalk *w, uint64_t recno, const uint8_t *rec)
+{
+	bool q = !strcmp(w->v->index, "$Q");
+	struct other o = { .c = w->c, .w = w, .q = q };
+	struct ntfs_bt_ops ops = { .entry = other_entry, .fault = other_fault };
+	struct ntfs_bt t = { .type = 0, .arg = &o,
+			     .collation = q ? NTFS_COLLATION_NTOFS_SID : NTFS_COLLATION_NTOFS_ULONG };
+	struct ntfs_index ix;
+	size_t had = w->n;
+
+	if (!ntfs_index_open(w->c, recno, rec, q ? "$O" : "$Q", &ix)) {
+		ntfs_index_bt(&ix, &t, &ops);
+		if (ntfs_bt_walk(&t))
+			o.nomem = true;
+		ntfs_bt_free(&t);
+	}
+	ntfs_index_close(&ix);
+	if (o.nomem)
+		return -ENOMEM;
+	if (q && !has_key(w, (const uint8_t *)"\1\0\0", 4)) {
+		/* the default entry (owner id 1, no SID) lost: made again
+		 * as a fresh volume has it, out of date */
+		uint8_t id[4] = { 1 }, d[QUOTA_DATA] = { 2 };
+
+		d[4] = QUOTA_FLAG_DEFAULT_LIMITS;
+		d[5] = QUOTA_FLAG_OUT_OF_DATE >> 8;
+		memset(d + 24, 0xff, 16);
+		if (keep(w, id, 4, d, QUOTA_DATA))
+			return -ENOMEM;
+	}
+	if (q && o.added) {
+		/* limits from the default entry, which is out of date now */
+		for (size_t i = 0; i < had; i++) {
+			uint32_t id, flags;
+			struct ntfs_view_entry *d = &w->k[i];
+
+			memcpy(&id, d->mem, 4);
+			if (d->klen != 4 || le32toh(id) != 1 || d->dlen < QUOTA_DATA)
+				continue;
+			memcpy(&flags, d->mem + 8, 4);
+			flags = htole32(le32toh(flags) | QUOTA_FLAG_OUT_OF_DATE);
+			memcpy(d->mem + 8, &flags, 4);
+			for (size_t j = had; j < w->n; j++)
+				memcpy(w->k[j].mem + 4 + 24, d->mem + 4 + 24, 16);
+		}
+	}
+	return 0;
+}
+
 /* W's entries become KEYS (N $R keys of 12 bytes, no data): the files'
  * reparse points, which pass 2 gathered.  0 or -ENOMEM. */
 static int from_files(struct vwalk *w, const uint8_t *keys, size_t n)
@@ -204,7 +326,7 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 	struct ntfs_index ix;
 	int r, ret = 0;
 	bool objid = !strcmp(v->file, "$ObjId"), again = false;
-	bool reparse = !strcmp(v->file, "$Reparse");
+	bool reparse = !strcmp(v->file, "$Reparse"), quota = !strcmp(v->file, "$Quota");
 
 	snprintf(w.obj, sizeof(w.obj), "%s:%s", v->file, v->index);
 	/* $R: pass 2 compared it with the files and asked (once is
@@ -230,9 +352,18 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 		 * its allocation or bitmap lost with its record): rebuilt
 		 * from the files' object ids or reparse points */
 		on_fault(&w, NTFS_BT_CORRUPT, NULL, NULL, ix.why);
+	} else if (r == -1 && ix.root && quota) {
+		/* $Quota's: what its root and the blocks its extents left
+		 * still map hold (faults past the first not asked again),
+		 * then what the other view knows (quota_fill) */
+		on_fault(&w, NTFS_BT_CORRUPT, NULL, NULL, ix.why);
+		ntfs_index_bt(&ix, &t, &ops);
+		t.bitmap = NULL;
+		if (ntfs_bt_walk(&t))
+			w.nomem = true;
+		ntfs_bt_free(&t);
 	}
-	/* r == -1 with no root (not this file's index), $Quota's views
-	 * unreadable (no source but their own entries) and 1 (split): not
+	/* r == -1 with no root (not this file's index) and 1 (split): not
 	 * judged */
 	if (r != 2)
 		ntfs_index_close(&ix);
@@ -240,6 +371,8 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 	    object_ids(&w, rec, &again))
 		ret = -ENOMEM;
 	else if (w.nomem)
+		ret = -ENOMEM;
+	else if (w.bad == 1 && quota && quota_fill(&w, recno, rec))
 		ret = -ENOMEM;
 	else if ((w.bad == 1 || again) && reparse && c->rp_keys &&
 		 from_files(&w, c->rp_keys, c->rp_nkeys))

@@ -499,7 +499,8 @@ int ntfs_index_drop_later(const struct ntfs_geometry *g, const uint8_t *rec,
 	while ((more = ntfs_attr_next(&cur, &a, why)) == 1) {
 		struct ntfs_attr_nonresident n;
 
-		if (le32toh(a->type) == NTFS_AT_INDEX_ALLOCATION && a->non_resident &&
+		if ((le32toh(a->type) == NTFS_AT_INDEX_ALLOCATION ||
+		     le32toh(a->type) == NTFS_AT_BITMAP) && a->non_resident &&
 		    ntfs_attr_has_name(a, name)) {
 			memcpy(&n, a, sizeof(n));
 			if (n.lowest_vcn)

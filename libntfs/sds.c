@@ -21,7 +21,8 @@
 
 #define SDS_WINDOW (16u << 10)	/* bytes of $SDS held at a time */
 
-int ntfs_sds_open(struct ntfs_vol *v, const uint8_t *rec, struct ntfs_sds *s)
+int ntfs_sds_open(struct ntfs_vol *v, ntfs_rec_in_use in_use, const void *in_use_arg,
+		  uint64_t d, const uint8_t *rec, struct ntfs_sds *s)
 {
 	const struct ntfs_attr_header *sa;
 	struct ntfs_attr_nonresident n;
@@ -29,6 +30,22 @@ int ntfs_sds_open(struct ntfs_vol *v, const uint8_t *rec, struct ntfs_sds *s)
 
 	memset(s, 0, sizeof(*s));
 	s->v = v;
+	if (ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, "")) {
+		/* in the base record or an extension record, maybe in
+		 * several extents: their runs joined */
+		size_t nx;
+		long nr = ntfs_vol_extents_runs(v, in_use, in_use_arg, d, NTFS_AT_DATA,
+						"$SDS", &s->runs, &s->size, &nx, why);
+
+		if (nr <= 0) {
+			free(s->runs);
+			s->runs = NULL;
+			s->size = 0;
+			return nr == -ENOMEM ? -ENOMEM : 0;
+		}
+		s->nruns = nr;
+		return 1;
+	}
 	if (!(sa = ntfs_attr_named(rec, NTFS_AT_DATA, "$SDS")) || !sa->non_resident ||
 	    (s->nruns = ntfs_attr_runs(sa, v->boot.g.nr_clusters, &s->runs, why)) < 0)
 		return 0;

@@ -123,8 +123,8 @@ extern const uint32_t ntfs_ix_slot_types[NTFS_IX_SLOTS];
 int ntfs_index_holders(struct ntfs_vol *v, const uint8_t *rec, const char *name,
 		       uint64_t at[NTFS_IX_SLOTS], size_t more[NTFS_IX_SLOTS],
 		       char *why);
-/* Record REC without the extents of index NAME's $INDEX_ALLOCATION at a
- * lowest VCN above 0, into OUT; *LEFT: the attributes it keeps.  0, or
+/* Record REC without the extents of index NAME's $INDEX_ALLOCATION and
+ * $BITMAP at a lowest VCN above 0, into OUT; *LEFT: the attributes it keeps.  0, or
  * -1 with WHY. */
 int ntfs_index_drop_later(const struct ntfs_geometry *g, const uint8_t *rec,
 			  uint8_t *out, const char *name, int *left, char *why);

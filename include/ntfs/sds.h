@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ntfs/file_attrs.h"
 #include "ntfs/index_build.h"
 #include "ntfs/layout.h"
 #include "ntfs/read.h"
@@ -47,10 +48,13 @@ struct ntfs_sds {
 	bool nomem;
 };
 
-/* $SDS of $Secure's base record REC (checked) into *S: 1 when REC has a
- * non-resident $DATA named "$SDS" whose runs decode, 0 otherwise (*S
- * empty).  Close *S in every case. */
-int ntfs_sds_open(struct ntfs_vol *v, const uint8_t *rec, struct ntfs_sds *s);
+/* $SDS of $Secure (record D, base record REC, checked) into *S: 1 when
+ * it has a non-resident $DATA named "$SDS" whose runs decode (with an
+ * $ATTRIBUTE_LIST: wherever the list puts its extents, in the records
+ * IN_USE accepts, joined in VCN order), 0 otherwise (*S empty), -ENOMEM.
+ * Close *S in every case. */
+int ntfs_sds_open(struct ntfs_vol *v, ntfs_rec_in_use in_use, const void *in_use_arg,
+		  uint64_t d, const uint8_t *rec, struct ntfs_sds *s);
 void ntfs_sds_close(struct ntfs_sds *s);
 
 /* Called for every valid entry of the scan, H its header, OFF its offset;
