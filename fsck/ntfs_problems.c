@@ -130,6 +130,11 @@ ROW(PR_RECORD_DATA_MISSING, 0x01002c, "unnamed_data_missing",
 ROW(PR_ATTR_EXTENT, 0x010027, "attribute_extent_sizes",
     "attribute 0x%x: its runs hold %llu clusters, its header says VCNs %lld-%lld and %llu bytes allocated",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* a compressed attribute's runs longer than its header by a hole that
+ * ends past its compression unit: the hole is cut back, the data stays */
+ROW(PR_ATTR_HOLE_LONG, 0x010073, "attribute_hole_too_long",
+    "attribute 0x%x: its runs hold %llu clusters, its header says VCNs %lld-%lld; the hole of run %ld runs %llu cluster(s) past its compression unit",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_EXTENSION_ORPHAN, 0x010028, "extension_record_orphan",
     "extension record of MFT record %llu, which %s",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);

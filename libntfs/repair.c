@@ -183,6 +183,29 @@ bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
 	return changed;
 }
 
+int ntfs_attr_set_run_length(uint8_t *a, long idx, uint64_t len)
+{
+	uint32_t alen = ntfs_get32(a + offsetof(struct ntfs_attr_header, length));
+	uint32_t p = ntfs_get16(a + NR_MPO);
+
+	for (long i = 0; p < alen && a[p]; i++) {
+		unsigned int lb = a[p] & 0xf, ob = a[p] >> 4;
+
+		if (!lb || lb > 8 || ob > 8 || p + 1 + lb + ob > alen)
+			return -1;
+		if (i == idx) {
+			/* a positive length: its top bit clear */
+			if (!len || (lb < 8 && len >> (8 * lb - 1)) || len >> 63)
+				return -1;
+			for (unsigned int k = 0; k < lb; k++)
+				a[p + 1 + k] = (uint8_t)(len >> (8 * k));
+			return 0;
+		}
+		p += 1 + lb + ob;
+	}
+	return -1;
+}
+
 void ntfs_rec_remove_attr(uint8_t *rec, uint32_t size, uint32_t off)
 {
 	uint32_t used = ntfs_get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));

@@ -59,6 +59,11 @@ void ntfs_attr_cut_runs(uint8_t *a, uint32_t stop, const struct ntfs_run *runs,
 bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
 			  uint32_t cluster_size);
 
+/* Run IDX of non-resident attribute A's mapping pairs made LEN clusters
+ * long, in the bytes its length has now (nothing else moves).  0, or -1
+ * when there is no such run or LEN does not fit them. */
+int ntfs_attr_set_run_length(uint8_t *a, long idx, uint64_t len);
+
 /* Remove the attribute at OFF (framed) from record REC of SIZE bytes: the
  * attributes after it move down, bytes in use shrink, the freed tail is
  * zeroed. */
