@@ -493,6 +493,10 @@ ROW(PR_DIR_RECREATED, 0x030020, "directory_recreated",
 ROW(PR_INDEX_REBUILD_FAILED, 0x030006, "index_rebuild_failed",
     "directory index cannot be rebuilt (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* the same, said of fixes already counted (each now left, not fixed) */
+ROW(PR_INDEX_NOT_REBUILT, 0x03000b, "index_rebuild_failed_fixes_left",
+    "directory index cannot be rebuilt (%s): the fixes above that it was to make are left",
+    FSF_PROMPT_NONE, 0);
 
 /* pass 4: bitmaps */
 ROW(PR_CLUSTER_BITMAP, 0x040001, "cluster_bitmap_differs",
