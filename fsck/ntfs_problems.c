@@ -238,6 +238,11 @@ ROW(PR_ATTR_VALUE_LENGTH, 0x010044, "attribute_value_length",
 ROW(PR_ATTR_VALUE_CUT, 0x010045, "attribute_value_cut",
     "attribute 0x%x: value of %u bytes runs past the attribute; only %u are there",
     FSF_PROMPT_FIX, 0);
+/* the value length one bit off: the one length a bit away that ends the
+ * value where the attribute's length does */
+ROW(PR_ATTR_VALUE_BIT, 0x010074, "attribute_value_length_bit",
+    "attribute 0x%x: value of %u bytes runs past the attribute; one bit off it is %u, which the attribute's length ends",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* One bit of the type flipped: the only defined type one bit away that
  * fits the attribute's place in the record's order and its form is the
  * type it had (otherwise the attribute is dropped, PR_ATTR_DROPPED). */

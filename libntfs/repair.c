@@ -133,6 +133,24 @@ void ntfs_attr_set_value_length(uint8_t *a, uint32_t len)
 	memcpy(a + R_VLEN, &le, 4);
 }
 
+uint32_t ntfs_attr_value_length_one_bit(const uint8_t *a, uint32_t room)
+{
+	uint32_t vlen = ntfs_get32(a + R_VLEN), want = 0;
+	unsigned int found = 0;
+
+	if (vlen <= room)
+		return 0;
+	for (uint32_t c = room > 7 ? room - 7 : 1; c <= room; c++) {
+		uint32_t x = c ^ vlen;
+
+		if (!(x & (x - 1))) {
+			want = c;
+			found++;
+		}
+	}
+	return found == 1 ? want : 0;
+}
+
 static void runs_total(const struct ntfs_run *runs, size_t n, uint64_t *span,
 		       uint64_t *real)
 {
