@@ -194,36 +194,54 @@ bool fsf_fix_ask(struct fsf_fix_ctx *c, const struct fsf_problem *p,
 	return fix;
 }
 
-void fsf_fix_failed(struct fsf_fix_ctx *c)
+/* record R's fix, counted as made, was not: failed, left */
+static unsigned int fail_record(struct fsf_fix_ctx *c, struct fsf_fix_record *r)
 {
-	struct fsf_fix_record *r = c->nrecords ? &c->records[c->nrecords - 1] : NULL;
-
-	if (!r || r->action != REC_FIXED)
-		return;
+	if (r->action != REC_FIXED)
+		return 0;
 	r->action = REC_FAILED;
 	if (r->p->flags & FSF_PR_NOT_ERROR)
 		c->housekeeping--;
 	else
 		c->fixed--;
 	c->left++;
+	return 1;
 }
 
-void fsf_fix_failed_object(struct fsf_fix_ctx *c, const char *object,
-			   enum fsf_prompt prompt)
+void fsf_fix_failed(struct fsf_fix_ctx *c)
 {
+	if (c->nrecords)
+		fsf_fix_failed_at(c, (long)c->nrecords - 1);
+}
+
+unsigned int fsf_fix_failed_object(struct fsf_fix_ctx *c, const char *object,
+				   enum fsf_prompt prompt)
+{
+	unsigned int n = 0;
+
 	for (size_t i = 0; i < c->nrecords; i++) {
 		struct fsf_fix_record *r = &c->records[i];
 
-		if (r->action != REC_FIXED || r->p->prompt != prompt ||
-		    !r->object || !object || strcmp(r->object, object))
+		if (r->p->prompt != prompt || !r->object || !object ||
+		    strcmp(r->object, object))
 			continue;
-		r->action = REC_FAILED;
-		if (r->p->flags & FSF_PR_NOT_ERROR)
-			c->housekeeping--;
-		else
-			c->fixed--;
-		c->left++;
+		n += fail_record(c, r);
 	}
+	return n;
+}
+
+long fsf_fix_promise(const struct fsf_fix_ctx *c)
+{
+	if (!c->nrecords || c->records[c->nrecords - 1].action != REC_FIXED)
+		return -1;
+	return (long)c->nrecords - 1;
+}
+
+unsigned int fsf_fix_failed_at(struct fsf_fix_ctx *c, long answer)
+{
+	if (answer < 0 || (size_t)answer >= c->nrecords)
+		return 0;
+	return fail_record(c, &c->records[answer]);
 }
 
 int fsf_fix_exit_code(const struct fsf_fix_ctx *c)

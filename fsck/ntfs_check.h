@@ -186,6 +186,11 @@ struct ntfs_check {
 	uint64_t *lbases;		/* base records with an attribute list */
 	size_t nlbases, cap_lbases;
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */
+	struct ntfs_promise {		/* the answers a rebuild carries out */
+		uint64_t dir;
+		long answer;		/* fsf_fix_promise() */
+	} *promises;
+	size_t npromises, cap_promises;
 	bool root_recreated;		/* pass1_root.c made record 5 again */
 	uint16_t volume_flags;		/* $VOLUME_INFORMATION flags */
 	bool volume_flags_found;
@@ -516,8 +521,11 @@ int ntfs_data_size_from_entry(struct ntfs_check *c, uint64_t recno,
 /* pass3_connect.c: every directory must be reachable from the root;
  * a directory in a loop of parents is moved to /lost+found. */
 int ntfs_pass3_connect(struct ntfs_check *c);
+/* Mark directory D for the rebuild that carries out the fix just
+ * answered: if the rebuild fails, that fix counts as failed. */
+void ntfs_rebuild_promise(struct ntfs_check *c, uint64_t d);
 /* Rebuild every directory marked in c->rebuild (names collected from all
- * records); failures are reported. */
+ * records); failures are reported, the fixes promised counted failed. */
 int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase);
 /* Rebuild directory D's $I30 from the names that point to it (c->names
  * sorted by parent); 0, or -1 with WHY. */

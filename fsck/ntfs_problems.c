@@ -130,6 +130,11 @@ ROW(PR_RECORD_DATA_MISSING, 0x01002c, "unnamed_data_missing",
 ROW(PR_ATTR_EXTENT, 0x010027, "attribute_extent_sizes",
     "attribute 0x%x: its runs hold %llu clusters, its header says VCNs %lld-%lld and %llu bytes allocated",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* a compressed attribute's runs longer than its header by a hole that
+ * ends past its compression unit: the hole is cut back, the data stays */
+ROW(PR_ATTR_HOLE_LONG, 0x010073, "attribute_hole_too_long",
+    "attribute 0x%x: its runs hold %llu clusters, its header says VCNs %lld-%lld; the hole of run %ld runs %llu cluster(s) past its compression unit",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_EXTENSION_ORPHAN, 0x010028, "extension_record_orphan",
     "extension record of MFT record %llu, which %s",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
@@ -233,6 +238,11 @@ ROW(PR_ATTR_VALUE_LENGTH, 0x010044, "attribute_value_length",
 ROW(PR_ATTR_VALUE_CUT, 0x010045, "attribute_value_cut",
     "attribute 0x%x: value of %u bytes runs past the attribute; only %u are there",
     FSF_PROMPT_FIX, 0);
+/* the value length one bit off: the one length a bit away that ends the
+ * value where the attribute's length does */
+ROW(PR_ATTR_VALUE_BIT, 0x010074, "attribute_value_length_bit",
+    "attribute 0x%x: value of %u bytes runs past the attribute; one bit off it is %u, which the attribute's length ends",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* One bit of the type flipped: the only defined type one bit away that
  * fits the attribute's place in the record's order and its form is the
  * type it had (otherwise the attribute is dropped, PR_ATTR_DROPPED). */
@@ -495,6 +505,10 @@ ROW(PR_DIR_RECREATED, 0x030020, "directory_recreated",
 ROW(PR_INDEX_REBUILD_FAILED, 0x030006, "index_rebuild_failed",
     "directory index cannot be rebuilt (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* the same, said of fixes already counted (each now left, not fixed) */
+ROW(PR_INDEX_NOT_REBUILT, 0x03000b, "index_rebuild_failed_fixes_left",
+    "directory index cannot be rebuilt (%s): the fixes above that it was to make are left",
+    FSF_PROMPT_NONE, 0);
 
 /* pass 4: bitmaps */
 ROW(PR_CLUSTER_BITMAP, 0x040001, "cluster_bitmap_differs",

@@ -188,6 +188,43 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 	}
 }
 
+/* A compressed attribute's header (VCNs from 0, its allocation theirs)
+ * and its RUNS (NR, CLUSTERS in all) disagree by a hole that runs on into
+ * the next compression unit: the hole is cut back to its unit's end, the
+ * data keeps its VCNs (taking the runs instead would shift every unit
+ * after the hole).  Whether it was that. */
+static bool long_hole(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+		      const struct ntfs_attr_header *a, const struct ntfs_run *runs,
+		      long nr, uint64_t clusters, const char *obj)
+{
+	struct ntfs_attr_nonresident n;
+	int64_t hvcn;
+	long hole;
+
+	memcpy(&n, a, sizeof(n));
+	hvcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
+	if (!(le16toh(n.h.flags) & NTFS_ATTR_COMPRESSION_MASK) ||
+	    !n.compression_unit || n.compression_unit > 8 || n.lowest_vcn ||
+	    hvcn < 0 || clusters <= (uint64_t)hvcn + 1 ||
+	    (uint64_t)le64toh((uint64_t)n.allocated_size) !=
+	    ((uint64_t)hvcn + 1) * c->vol.boot.g.cluster_size)
+		return false;
+	hole = ntfs_cunits_long_hole(runs, nr, 1u << n.compression_unit,
+				     clusters - ((uint64_t)hvcn + 1));
+	if (hole < 0)
+		return false;
+	if (fsf_fix_ask(&c->fix, &PR_ATTR_HOLE_LONG, obj, le32toh(a->type),
+			(unsigned long long)clusters, 0LL, (long long)hvcn, hole,
+			(unsigned long long)(clusters - ((uint64_t)hvcn + 1)))) {
+		if (ntfs_attr_set_run_length((uint8_t *)a, hole, runs[hole].len -
+					     (clusters - ((uint64_t)hvcn + 1))))
+			fsf_fix_failed(&c->fix);
+		else
+			write_back(c, recno, rec);
+	}
+	return true;
+}
+
 void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 			     uint8_t *rec, const char *obj)
 {
@@ -219,10 +256,15 @@ void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 			continue;	/* scan_attributes reports it */
 		for (long i = 0; i < nr; i++)
 			clusters += runs[i].len;
-		free(runs);
 		memcpy(&n, a, sizeof(n));
 		lvcn = (int64_t)le64toh((uint64_t)n.lowest_vcn);
 		hvcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
+		if (!list && !le64toh(m.base_mft_record) &&
+		    long_hole(c, recno, rec, a, runs, nr, clusters, obj)) {
+			free(runs);
+			continue;
+		}
+		free(runs);
 		/* the one extent of an attribute of a record without a list:
 		 * it starts at VCN 0 (nothing else could hold VCN 0: a lowest
 		 * VCN above it would shift every byte of the data) and its

@@ -562,6 +562,10 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 							 &PR_ATTR_VALUE_LENGTH,
 							 s->obj, type, vlen, want)))
 					ntfs_attr_set_value_length(a, want);
+			} else if ((want = ntfs_attr_value_length_one_bit(a, room))) {
+				if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_VALUE_BIT,
+							 s->obj, type, vlen, want)))
+					ntfs_attr_set_value_length(a, want);
 			} else if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_VALUE_CUT,
 							s->obj, type, vlen, room))) {
 				ntfs_attr_set_value_length(a, room);

@@ -86,7 +86,7 @@ static void corrupt(struct dir_walk *w, const char *why)
 	if (w->lookup || w->counting || w->digest)
 		return;
 	if (!w->reported && fsf_fix_ask(&w->c->fix, &PR_INDEX_CORRUPT, wobj(w), why))
-		rare_set(w->c->rebuild, w->dir);
+		ntfs_rebuild_promise(w->c, w->dir);
 	w->reported = true;
 	/* its missing entries follow from the corruption: not reported */
 	rare_set(w->unchecked, w->dir);
@@ -289,7 +289,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 					(unsigned)((in_file ? m.parent :
 						    le64toh(fn.parent_directory)) >> 48),
 					(unsigned)w->dir_seq))
-				rare_set(c->rebuild, w->dir);
+				ntfs_rebuild_promise(c, w->dir);
 			return;
 		}
 		/* a key says whether it names a directory */
@@ -300,7 +300,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_KEY_TYPE, wobj(w), n8,
 					rset_get(&c->record_dir, recno) ? "a file" : "a directory",
 					rset_get(&c->record_dir, recno) ? "a directory" : "a file"))
-				rare_set(c->rebuild, w->dir);
+				ntfs_rebuild_promise(c, w->dir);
 			return;
 		}
 		/* a directory's entry says 0 bytes (ntfsck: DIR_NONZERO_SIZE) */
@@ -311,7 +311,7 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 					(unsigned long long)le64toh((uint64_t)fn.data_size),
 					(unsigned long long)le64toh((uint64_t)fn.allocated_size),
 					0ULL, 0ULL))
-				rare_set(c->rebuild, w->dir);
+				ntfs_rebuild_promise(c, w->dir);
 			return;
 		}
 		if (!d->known || rset_get(&c->record_dir, recno) ||
@@ -333,13 +333,13 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 				(unsigned long long)le64toh((uint64_t)fn.allocated_size),
 				(unsigned long long)d->size,
 				(unsigned long long)d->alloc))
-			rare_set(c->rebuild, w->dir);
+			ntfs_rebuild_promise(c, w->dir);
 		return;
 	}
 	ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
 	if (fsf_fix_ask(&c->fix, &PR_INDEX_STALE, wobj(w), n8,
 			(unsigned long long)recno, why))
-		rare_set(c->rebuild, w->dir);
+		ntfs_rebuild_promise(c, w->dir);
 }
 
 /* counting mode: the entry takes one from its file's names pending when
@@ -430,7 +430,7 @@ static void on_fault(void *arg, enum ntfs_bt_fault f,
 			(unsigned long long)(x->mref & 0xffffffffffffULL),
 			(unsigned long long)(y->mref & 0xffffffffffffULL)) :
 	    fsf_fix_ask(&w->c->fix, &PR_INDEX_ORDER, wobj(w), a, b))
-		rare_set(w->c->rebuild, w->dir);
+		ntfs_rebuild_promise(w->c, w->dir);
 }
 
 struct bufs {
@@ -720,7 +720,7 @@ static int find_missing(struct ntfs_check *c, const uint16_t *upcase,
 			ntfs_object_name(c, "directory", s.v[k].dir, obj, sizeof(obj));
 			if (fsf_fix_ask(&c->fix, &PR_INDEX_MISSING, obj, n8,
 					(unsigned long long)s.v[k].recno))
-				rare_set(c->rebuild, s.v[k].dir);
+				ntfs_rebuild_promise(c, s.v[k].dir);
 		}
 	}
 	for (size_t i = 0; i < s.n; i++)

@@ -109,7 +109,7 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 		snprintf(why, NTFS_WHY, "out of memory");
 		return -1;
 	}
-	rare_set(c->rebuild, NTFS_FILE_ROOT);
+	ntfs_rebuild_promise(c, NTFS_FILE_ROOT);
 	return (int64_t)r;
 }
 
@@ -160,7 +160,7 @@ static bool rename_squatter(struct ntfs_check *c, uint64_t r, uint8_t *rec)
 			if (!ok)
 				fsf_fix_failed(&c->fix);
 			else
-				rare_set(c->rebuild, NTFS_FILE_ROOT);
+				ntfs_rebuild_promise(c, NTFS_FILE_ROOT);
 		}
 	}
 	free(x.name);
@@ -216,7 +216,7 @@ static void mark_parent(void *arg, const struct ntfs_file_name *fn)
 
 	if (p < c->vol.mft_records && rset_get(&c->record_dir, p) &&
 	    cset_get(&c->record_used, p))
-		rare_set(c->rebuild, p);
+		ntfs_rebuild_promise(c, p);
 }
 
 /* File O (its record read into REC) keeps one name, the $FILE_NAME value
@@ -364,7 +364,7 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 	}
 	if (set_name(c, o, rec, out, fnv, (uint32_t)(sizeof(fn) + 2u * n), why))
 		return -1;
-	rare_set(c->rebuild, lf);
+	ntfs_rebuild_promise(c, lf);
 	/* names in extension records go too, and the list follows */
 	if (list && (drop_extension_names(c, o, rec, why) ||
 		     ntfs_rewrite_attr_list(c, o, why)))
@@ -403,7 +403,7 @@ int ntfs_name_from_entry(struct ntfs_check *c, uint64_t r, uint64_t dir,
 	memcpy(fnv, &fn, sizeof(fn));
 	ret = set_name(c, r, rec, out, fnv, len, why);
 	if (!ret)
-		rare_set(c->rebuild, dir);
+		ntfs_rebuild_promise(c, dir);
 out:
 	free(rec);
 	free(out);

@@ -294,6 +294,25 @@ static int cmp_parent(const void *x, const void *y)
 	return a->parent < b->parent ? -1 : a->parent > b->parent;
 }
 
+void ntfs_rebuild_promise(struct ntfs_check *c, uint64_t d)
+{
+	long answer = fsf_fix_promise(&c->fix);
+
+	rare_set(c->rebuild, d);
+	if (answer < 0)
+		return;
+	if (c->npromises == c->cap_promises) {
+		size_t cap = c->cap_promises ? c->cap_promises * 2 : 64;
+		struct ntfs_promise *g = realloc(c->promises, cap * sizeof(*g));
+
+		if (!g)
+			return;	/* fsf_fix_failed_object still finds most */
+		c->promises = g;
+		c->cap_promises = cap;
+	}
+	c->promises[c->npromises++] = (struct ntfs_promise){ d, answer };
+}
+
 int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase)
 {
 	uint8_t *rec = malloc(c->vol.boot.g.mft_record_size);
@@ -308,13 +327,19 @@ int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase)
 		qsort(c->names, c->nnames, sizeof(*c->names), cmp_parent);
 	for (uint64_t d = 0; d < c->vol.mft_records; d++) {
 		char why[NTFS_WHY], obj[1200];
+		unsigned int failed;
 
 		if (!rare_get(c->rebuild, d) || !ntfs_rebuild_dir_index(c, d, upcase, why))
 			continue;
 		ntfs_object_name(c, "directory", d, obj, sizeof(obj));
-		/* the rebuilds promised for it did not happen */
-		fsf_fix_failed_object(&c->fix, obj, FSF_PROMPT_REBUILD);
-		fsf_fix_ask(&c->fix, &PR_INDEX_REBUILD_FAILED, obj, why);
+		/* the fixes promised for it did not happen: each is left, and
+		 * the failure is not one more problem found */
+		failed = fsf_fix_failed_object(&c->fix, obj, FSF_PROMPT_REBUILD);
+		for (size_t i = 0; i < c->npromises; i++)
+			if (c->promises[i].dir == d)
+				failed += fsf_fix_failed_at(&c->fix, c->promises[i].answer);
+		fsf_fix_ask(&c->fix, failed ? &PR_INDEX_NOT_REBUILT :
+			    &PR_INDEX_REBUILD_FAILED, obj, why);
 	}
 	return 0;
 }

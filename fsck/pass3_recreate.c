@@ -101,7 +101,7 @@ int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
 		goto failed;
 	/* its index comes from the names that point to it: they are not
 	 * judged against the empty one */
-	rare_set(c->rebuild, recno);
+	ntfs_rebuild_promise(c, recno);
 	rare_set(unchecked, recno);
 	ret = 0;
 	goto out;

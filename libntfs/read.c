@@ -445,6 +445,56 @@ long ntfs_cunits_partial(const struct ntfs_run *runs, long n, uint32_t unit,
 	return k;
 }
 
+static int cmp_lcn(const void *x, const void *y)
+{
+	const struct ntfs_run *a = x, *b = y;
+
+	return a->lcn < b->lcn ? -1 : a->lcn > b->lcn;
+}
+
+/* Do the allocated runs of RUNS (N) claim a cluster twice? */
+static bool runs_overlap(const struct ntfs_run *runs, long n)
+{
+	struct ntfs_run *v = malloc((size_t)(n ? n : 1) * sizeof(*v));
+	bool overlap = !v;
+	long k = 0;
+
+	for (long i = 0; v && i < n; i++)
+		if (runs[i].lcn >= 0)
+			v[k++] = runs[i];
+	if (v)
+		qsort(v, (size_t)k, sizeof(*v), cmp_lcn);
+	for (long i = 1; v && i < k && !overlap; i++)
+		overlap = (uint64_t)v[i - 1].lcn + v[i - 1].len > (uint64_t)v[i].lcn;
+	free(v);
+	return overlap;
+}
+
+long ntfs_cunits_long_hole(const struct ntfs_run *runs, long n, uint32_t unit,
+			   uint64_t excess)
+{
+	struct ntfs_run *v;
+	char why[NTFS_WHY];
+	long found = -1, count = 0;
+
+	if (!unit || !excess || n <= 0 || runs_overlap(runs, n) ||
+	    !(v = malloc((size_t)n * sizeof(*v))))
+		return -1;
+	memcpy(v, runs, (size_t)n * sizeof(*v));
+	for (long i = 0; i < n && count < 2; i++) {
+		if (v[i].lcn >= 0 || v[i].len <= excess)
+			continue;
+		v[i].len -= excess;
+		if (ntfs_cunits_partial(v, n, unit, NULL, 0, why) >= 0) {
+			found = i;
+			count++;
+		}
+		v[i].len += excess;
+	}
+	free(v);
+	return count == 1 ? found : -1;
+}
+
 bool ntfs_lznt1_chunks(const uint8_t *buf, size_t len, uint32_t unit_bytes,
 		       char *why)
 {

@@ -41,6 +41,11 @@ int ntfs_index_root_parse(const uint8_t *val, uint32_t len,
 	if (len < sizeof(*root))
 		return WHY("index root of %u bytes", len), -1;
 	memcpy(root, val, sizeof(*root));
+	/* the root holds what it allocates (as ntfs-3g and ntfsck require) */
+	if ((uint64_t)le32toh(root->ih.allocated_size) +
+	    offsetof(struct ntfs_index_root, ih) > len)
+		return WHY("index root allocated size %u over its %u bytes",
+			   le32toh(root->ih.allocated_size), len), -1;
 	return header_entries(val, len, offsetof(struct ntfs_index_root, ih),
 			      entries, elen, why);
 }
@@ -57,10 +62,13 @@ int ntfs_index_block_parse(const uint8_t *blk, uint32_t size, int64_t vcn,
 		return WHY("index block says VCN %lld, found at %lld",
 			   (long long)le64toh((uint64_t)b.index_block_vcn),
 			   (long long)vcn), -1;
+	/* the block's header allocates the whole block (ntfs-3g refuses
+	 * the directory otherwise) */
 	if ((uint64_t)le32toh(b.ih.allocated_size) +
-	    offsetof(struct ntfs_index_block, ih) > size)
-		return WHY("index block allocated size %u over the block",
-			   le32toh(b.ih.allocated_size)), -1;
+	    offsetof(struct ntfs_index_block, ih) != size)
+		return WHY("index block allocated size %u, not the block's %u",
+			   le32toh(b.ih.allocated_size),
+			   size - (uint32_t)offsetof(struct ntfs_index_block, ih)), -1;
 	return header_entries(blk, size, offsetof(struct ntfs_index_block, ih),
 			      entries, elen, why);
 }

@@ -133,6 +133,24 @@ void ntfs_attr_set_value_length(uint8_t *a, uint32_t len)
 	memcpy(a + R_VLEN, &le, 4);
 }
 
+uint32_t ntfs_attr_value_length_one_bit(const uint8_t *a, uint32_t room)
+{
+	uint32_t vlen = ntfs_get32(a + R_VLEN), want = 0;
+	unsigned int found = 0;
+
+	if (vlen <= room)
+		return 0;
+	for (uint32_t c = room > 7 ? room - 7 : 1; c <= room; c++) {
+		uint32_t x = c ^ vlen;
+
+		if (!(x & (x - 1))) {
+			want = c;
+			found++;
+		}
+	}
+	return found == 1 ? want : 0;
+}
+
 static void runs_total(const struct ntfs_run *runs, size_t n, uint64_t *span,
 		       uint64_t *real)
 {
@@ -181,6 +199,29 @@ bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
 	else
 		changed |= ntfs_attr_clamp_sizes(a, span * cluster_size, &sz);
 	return changed;
+}
+
+int ntfs_attr_set_run_length(uint8_t *a, long idx, uint64_t len)
+{
+	uint32_t alen = ntfs_get32(a + offsetof(struct ntfs_attr_header, length));
+	uint32_t p = ntfs_get16(a + NR_MPO);
+
+	for (long i = 0; p < alen && a[p]; i++) {
+		unsigned int lb = a[p] & 0xf, ob = a[p] >> 4;
+
+		if (!lb || lb > 8 || ob > 8 || p + 1 + lb + ob > alen)
+			return -1;
+		if (i == idx) {
+			/* a positive length: its top bit clear */
+			if (!len || (lb < 8 && len >> (8 * lb - 1)) || len >> 63)
+				return -1;
+			for (unsigned int k = 0; k < lb; k++)
+				a[p + 1 + k] = (uint8_t)(len >> (8 * k));
+			return 0;
+		}
+		p += 1 + lb + ob;
+	}
+	return -1;
 }
 
 void ntfs_rec_remove_attr(uint8_t *rec, uint32_t size, uint32_t off)

@@ -100,9 +100,15 @@ bool fsf_fix_ask(struct fsf_fix_ctx *c, const struct fsf_problem *p,
 void fsf_fix_failed(struct fsf_fix_ctx *c);
 /* Fixes of OBJECT with prompt PROMPT accepted earlier and carried out
  * later (e.g. a directory index marked for a rebuild at the end) did not
- * work after all: each counts as failed, not fixed. */
-void fsf_fix_failed_object(struct fsf_fix_ctx *c, const char *object,
-			   enum fsf_prompt prompt);
+ * work after all: each counts as failed, not fixed.  Returns how many. */
+unsigned int fsf_fix_failed_object(struct fsf_fix_ctx *c, const char *object,
+				   enum fsf_prompt prompt);
+/* The answer to the last problem reported, when it was "fix" (else -1):
+ * a caller that carries the fix out later keeps it, and if that fails
+ * hands it to fsf_fix_failed_at(), which counts it as failed, not fixed
+ * (once; returns 1 when it did). */
+long fsf_fix_promise(const struct fsf_fix_ctx *c);
+unsigned int fsf_fix_failed_at(struct fsf_fix_ctx *c, long answer);
 /* fsck(8) exit status from what happened. */
 int fsf_fix_exit_code(const struct fsf_fix_ctx *c);
 /* Everything found and done, as one JSON object. */

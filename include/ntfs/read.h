@@ -141,6 +141,13 @@ struct ntfs_cunit {
  * runs do not end on a unit boundary or a unit has clusters after a hole. */
 long ntfs_cunits_partial(const struct ntfs_run *runs, long n, uint32_t unit,
 			 struct ntfs_cunit *part, long max, char *why);
+/* RUNS (N, from VCN 0) hold EXCESS clusters more than their attribute
+ * says: the index of the one hole that, EXCESS clusters shorter, gives
+ * them the shape above (every hole then ends where its unit does), when
+ * their allocated clusters do not overlap; -1 when no hole or more than
+ * one would. */
+long ntfs_cunits_long_hole(const struct ntfs_run *runs, long n, uint32_t unit,
+			   uint64_t excess);
 /* Whether BUF (LEN bytes, the allocated clusters of a partly allocated
  * unit of UNIT_BYTES) starts a chain of LZNT1 chunks: each a 2-byte
  * little-endian header (bit 15: compressed; bits 14-12: the signature 3;

@@ -46,6 +46,11 @@ uint32_t ntfs_attr_value_room(const uint8_t *a);
  * 0 when the content does not say. */
 uint32_t ntfs_attr_value_length_of(const uint8_t *a, uint32_t room);
 void ntfs_attr_set_value_length(uint8_t *a, uint32_t len);
+/* Resident attribute A whose value length runs past its ROOM bytes: the
+ * one length one bit away from it that ends the value in the
+ * attribute's last 8 bytes (where its length puts the value's end);
+ * 0 when none is, or more than one. */
+uint32_t ntfs_attr_value_length_one_bit(const uint8_t *a, uint32_t room);
 
 /* End the mapping pairs of non-resident attribute A at STOP (offset in the
  * attribute) where its valid runs RUNS (N of them) end: the end marker is
@@ -58,6 +63,11 @@ void ntfs_attr_cut_runs(uint8_t *a, uint32_t stop, const struct ntfs_run *runs,
  * 0) from its runs.  Returns whether anything changed. */
 bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
 			  uint32_t cluster_size);
+
+/* Run IDX of non-resident attribute A's mapping pairs made LEN clusters
+ * long, in the bytes its length has now (nothing else moves).  0, or -1
+ * when there is no such run or LEN does not fit them. */
+int ntfs_attr_set_run_length(uint8_t *a, long idx, uint64_t len);
 
 /* Remove the attribute at OFF (framed) from record REC of SIZE bytes: the
  * attributes after it move down, bytes in use shrink, the freed tail is

@@ -218,6 +218,23 @@ asked_case() {
 	asked_case s1 value_length "value of 512 bytes runs past the attribute; only 8 are there" s1
 }
 
+@test "a resident value length one bit off (bit 30): the length the attribute ends, the file's bytes as before" {
+	# r-rich1k-910100011: ntfsck -a drops the file, we had left it (exit 4)
+	repair_case s1 value_length_bit "value of 1073741828 bytes runs past the attribute; one bit off it is 4"
+}
+
+@test "an index root's allocated size past its value (bit 20): the index rebuilt, all 700 names kept" {
+	# r-sid64k-910100010: -n saw nothing, ntfsck -n "corrupt index root",
+	# ntfs-3g could not list the directory
+	repair_case dir iroot_alloc "directory index is corrupt (index root allocated size"
+}
+
+@test "an INDX block whose header allocates 8 bytes less than the block: the index rebuilt, all 700 names kept" {
+	# r-rich1k-910100002: -n saw nothing, ntfs-3g and ntfsck refuse the
+	# block ("size (4088) differing from the index specified size")
+	repair_case dir indx_alloc "directory index is corrupt (index block allocated size"
+}
+
 @test "a runlist that leaves the volume: asked, then cut before the bad run, the file kept" {
 	asked_case big runs_outside "has a bad runlist" big
 }

@@ -21,6 +21,12 @@ DAMAGE:
   magic          the record's magic "XXXX": nothing in it can be used
   stream_length  the first named $DATA: length that breaks the walk
   value_length   resident unnamed $DATA: value length 512 (past the record's room)
+  value_length_bit  resident unnamed $DATA: bit 30 of its value length set
+                 (one bit off the length the attribute's length ends)
+  indx_alloc     the first INDX block of $I30: its index header's allocated
+                 size 8 bytes short of the block
+  iroot_alloc    $INDEX_ROOT ($I30): bit 20 of its index header's allocated
+                 size set (past the root's value)
   runs_outside   unnamed $DATA: first run's LCN past the end of the volume
   index_runs_outside  $INDEX_ALLOCATION ($I30): the same
   si_type_bit    $STANDARD_INFORMATION's type 0x10 -> 0x14 (one bit)
@@ -402,6 +408,22 @@ def main():
             off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
             assert rec[off + 8] == 0, "$DATA is not resident"
             damage.set_record_bytes(img, g, n, off + 0x10, struct.pack("<I", 0x200))
+        elif what == "value_length_bit":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            assert rec[off + 8] == 0, "$DATA is not resident"
+            vlen, = struct.unpack_from("<I", rec, off + 0x10)
+            damage.set_record_bytes(img, g, n, off + 0x10, struct.pack("<I", vlen | 1 << 30))
+        elif what == "indx_alloc":
+            off = [o for o, t, _ in damage.attrs(rec) if t == 0xa0][0]
+            at = runs_of(rec, off)[0][0] * cs + 0x18 + 8   # first block's allocated size
+            alloc, = struct.unpack_from("<I", img, at)
+            img[at:at + 4] = struct.pack("<I", alloc - 8)
+        elif what == "iroot_alloc":
+            off = [o for o, t, _ in damage.attrs(rec) if t == 0x90][0]
+            voff, = struct.unpack_from("<H", rec, off + 0x14)
+            at = off + voff + 16 + 8    # the index header's allocated size
+            alloc, = struct.unpack_from("<I", rec, at)
+            damage.set_record_bytes(img, g, n, at, struct.pack("<I", alloc | 1 << 20))
         elif what in ("runs_outside", "index_runs_outside"):
             if what == "runs_outside":
                 off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)

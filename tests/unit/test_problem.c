@@ -113,6 +113,29 @@ int main(int argc, char **argv)
 	   "a answers yes to this and every later question");
 	stop(&r);
 
+	/* a fix carried out later (a rebuild at the end) that fails: the
+	 * answer kept when it was given counts failed, once */
+	start(&r, FSF_MODE_YES, "");
+	fsf_fix_ask(&r.c, &PR_BITMAP, "dir 7", 1u);
+	{
+		long promise = fsf_fix_promise(&r.c);
+
+		fsf_fix_ask(&r.c, &PR_INDEX, "dir 8", "b");
+		ok(promise == 0 && fsf_fix_promise(&r.c) == 1,
+		   "a fix answered yes can be kept as a promise");
+		ok(fsf_fix_failed_at(&r.c, promise) == 1 && fsf_fix_failed_at(&r.c, promise) == 0 &&
+		   r.c.found == 2 && r.c.fixed == 1 && r.c.left == 1,
+		   "a promise that failed counts left, not fixed, once");
+		ok(fsf_fix_exit_code(&r.c) == (FSF_EXIT_FIXED | FSF_EXIT_UNCORRECTED),
+		   "the fix kept and the one failed: exit 5");
+		ok(fsf_fix_failed_object(&r.c, "dir 8", FSF_PROMPT_REBUILD) == 1 &&
+		   r.c.fixed == 0 && r.c.left == 2 && fsf_fix_exit_code(&r.c) == FSF_EXIT_UNCORRECTED,
+		   "failed by object and prompt: nothing fixed, exit 4");
+	}
+	fsf_fix_ask(&r.c, &PR_NOFIX, "dir 9", "c");
+	ok(fsf_fix_promise(&r.c) == -1, "an answer that is not a fix is no promise");
+	stop(&r);
+
 	start(&r, FSF_MODE_INTERACTIVE, "q\n");
 	ok(!fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 1u) && r.c.cancelled, "q cancels");
 	ok(fsf_fix_exit_code(&r.c) & FSF_EXIT_CANCELLED, "cancelled sets exit bit 32");
