@@ -795,6 +795,7 @@ static void report_read_error(struct fsf_dev *dev, uint64_t at, uint64_t end,
 			return;
 	if (dev->read_errors < FSF_DEV_READ_ERRORS_KEPT) {
 		dev->read_error_at[dev->read_errors] = at;
+		dev->read_error_end[dev->read_errors] = end;
 		if (dev->log)
 			fsf_err(dev->log, "%s: read error at byte %llu (reading bytes %llu-%llu): %s",
 				dev->path ? dev->path : "device",
@@ -811,8 +812,13 @@ int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off)
 {
 	uint64_t at = off;
 	bool bad = false;
-	int ret = read_all(dev->fd, buf, len, off, &bad, &at);
+	int ret;
 
+	/* it holds bytes that failed twice already */
+	for (unsigned int i = 0; i < dev->read_errors && i < FSF_DEV_READ_ERRORS_KEPT; i++)
+		if (off <= dev->read_error_at[i] && off + len >= dev->read_error_end[i])
+			return -EIO;
+	ret = read_all(dev->fd, buf, len, off, &bad, &at);
 	if (!ret || !bad)
 		return ret;
 	/* a failing disk's error may be transient: one more try, then the

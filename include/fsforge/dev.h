@@ -70,11 +70,14 @@ struct fsf_dev {
 	void *confirm_arg;
 	struct fsf_undo *undo;	/* fsforge/undo.h: blocks saved before
 				 * their first overwrite */
-	/* reads the device failed (EIO, after one retry), and where the
-	 * first few began (each reported once, to the log) */
+	/* reads the device failed (EIO, after one retry), and the byte
+	 * ranges of the first few (each reported once, to the log; a read
+	 * that covers one fails at once, without asking the device again:
+	 * a failing disk may take seconds per attempt) */
 	unsigned int read_errors;
 #define FSF_DEV_READ_ERRORS_KEPT 16
 	uint64_t read_error_at[FSF_DEV_READ_ERRORS_KEPT];
+	uint64_t read_error_end[FSF_DEV_READ_ERRORS_KEPT];
 };
 
 /* Open PATH to be formatted.  Returns 0 or a negative errno (reported). */
