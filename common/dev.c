@@ -755,9 +755,79 @@ int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 	return ret ? ret : write_all(dev, buf, len, off);
 }
 
+/*
+ * Read all of LEN bytes at OFF.  -EIO also for the end of the device (a
+ * short read that returns nothing); *BAD is set, and *AT to where the
+ * failing read began, only when the device itself failed the read.
+ */
+static int read_all(int fd, void *buf, size_t len, uint64_t off, bool *bad,
+		    uint64_t *at)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			*bad = e == EIO;
+			*at = off;
+			return -e;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Say so once per place: a cache or a pass may ask again for the same bytes */
+static void report_read_error(struct fsf_dev *dev, uint64_t at, uint64_t end,
+			      int err)
+{
+	for (unsigned int i = 0; i < dev->read_errors && i < FSF_DEV_READ_ERRORS_KEPT; i++)
+		if (dev->read_error_at[i] == at)
+			return;
+	if (dev->read_errors < FSF_DEV_READ_ERRORS_KEPT) {
+		dev->read_error_at[dev->read_errors] = at;
+		dev->read_error_end[dev->read_errors] = end;
+		if (dev->log)
+			fsf_err(dev->log, "%s: read error at byte %llu (reading bytes %llu-%llu): %s",
+				dev->path ? dev->path : "device",
+				(unsigned long long)at, (unsigned long long)at,
+				(unsigned long long)end - 1, strerror(-err));
+	} else if (dev->read_errors == FSF_DEV_READ_ERRORS_KEPT && dev->log) {
+		fsf_err(dev->log, "%s: more read errors, not listed",
+			dev->path ? dev->path : "device");
+	}
+	dev->read_errors++;
+}
+
 int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off)
 {
-	return undo_pread_all(dev->fd, buf, len, off);
+	uint64_t at = off;
+	bool bad = false;
+	int ret;
+
+	/* it holds bytes that failed twice already */
+	for (unsigned int i = 0; i < dev->read_errors && i < FSF_DEV_READ_ERRORS_KEPT; i++)
+		if (off <= dev->read_error_at[i] && off + len >= dev->read_error_end[i])
+			return -EIO;
+	ret = read_all(dev->fd, buf, len, off, &bad, &at);
+	if (!ret || !bad)
+		return ret;
+	/* a failing disk's error may be transient: one more try, then the
+	 * bytes are unreadable (never taken as zeros: the caller gets -EIO) */
+	bad = false;
+	ret = read_all(dev->fd, buf, len, off, &bad, &at);
+	if (ret && bad)
+		report_read_error(dev, at, off + len, ret);
+	return ret;
 }
 
 int fsf_dev_zero(struct fsf_dev *dev, uint64_t off, uint64_t len)

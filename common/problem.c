@@ -154,7 +154,15 @@ bool fsf_fix_ask(struct fsf_fix_ctx *c, const struct fsf_problem *p,
 			r->action = REC_NOT_FIXED;
 		return false;
 	}
-	if (c->cancelled || c->preen_halted) {
+	if (c->read_errors && *c->read_errors && c->mode != FSF_MODE_NO) {
+		/* found and left, as in -n: the device fails reads */
+		if (!c->read_halted)
+			fprintf(c->out, "%s: the device fails reads: nothing more is repaired (copy it, e.g. with ddrescue, and check the copy)\n",
+				c->device);
+		c->read_halted = true;
+		fprintf(c->out, "%s%s%s.  Not repaired (read errors).\n",
+			object ? object : "", object ? ": " : "", msg);
+	} else if (c->cancelled || c->preen_halted) {
 		fix = false;
 	} else if (c->mode == FSF_MODE_PREEN) {
 		if (p->flags & FSF_PR_PREEN_OK) {
@@ -252,7 +260,8 @@ int fsf_fix_exit_code(const struct fsf_fix_ctx *c)
 		code |= FSF_EXIT_ERROR;
 	if (c->cancelled)
 		code |= FSF_EXIT_CANCELLED;
-	if (c->left || c->preen_halted || c->fatal)
+	if (c->left || c->preen_halted || c->fatal ||
+	    (c->read_errors && *c->read_errors))
 		code |= FSF_EXIT_UNCORRECTED;
 	if (c->fixed)
 		code |= c->reboot ? FSF_EXIT_REBOOT | FSF_EXIT_FIXED : FSF_EXIT_FIXED;

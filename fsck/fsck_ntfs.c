@@ -195,6 +195,7 @@ int main(int argc, char **argv)
 	if (cl.json)
 		c.fix.out = stderr;	/* stdout carries the report */
 	c.vol.dev = &c.dev;
+	c.fix.read_errors = &c.dev.read_errors;
 	if (fsf_dev_open_check(&c.dev, cl.device, flags, &log)) {
 		fsf_fix_free(&c.fix);
 		return FSF_EXIT_ERROR;

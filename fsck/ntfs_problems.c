@@ -517,6 +517,10 @@ ROW(PR_CLUSTER_BITMAP, 0x040001, "cluster_bitmap_differs",
 ROW(PR_MFT_BITMAP, 0x040002, "mft_bitmap_differs",
     "$MFT bitmap differs from the records in use (%llu in use but marked free, %llu free but marked in use)",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* the device failed the read (EIO): nothing to compare, nothing written */
+ROW(PR_BITMAP_READ_ERROR, 0x040003, "bitmap_read_error",
+    "cannot be read (a read error: the device fails it); not compared with what is in use, left as it is",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 
 /* pass 5: volume state */
 ROW(PR_LOGFILE_RESET, 0x050002, "logfile_reset",

@@ -188,11 +188,12 @@ static int load_record0(struct ntfs_check *c, uint8_t *rec)
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (fsf_dev_pread(&c->dev, rec, rs, off)) {
-		ret = -EIO;
-		goto out;
-	}
-	if (c->geo.mft_bad & 1)
+	/* a read error: the mirror's copy is checked instead (and, with
+	 * read errors, nothing is written: fsf_fix_ask says no) */
+	if (fsf_dev_pread(&c->dev, rec, rs, off))
+		snprintf(why, sizeof(why), "read error at byte %llu",
+			 (unsigned long long)off);
+	else if (c->geo.mft_bad & 1)
 		snprintf(why, sizeof(why), "%s", c->geo.mft_why[0]);
 	else if (system_record_usable(c, rec, 0, why) == 0) {
 		/* usable, and older than the mirror's copy? */

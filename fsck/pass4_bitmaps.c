@@ -197,6 +197,11 @@ static int check_one(struct ntfs_check *c, uint64_t recno, uint32_t type,
 		free(runs);
 		return 0;
 	}
+	if (ret == -EIO && c->dev.read_errors) {
+		fsf_fix_ask(&c->fix, &PR_BITMAP_READ_ERROR, obj);
+		ret = 0;
+		goto out;
+	}
 judge:
 	if (!ret && len * 8 < rules->count)
 		ret = -EUCLEAN;

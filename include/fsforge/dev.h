@@ -70,6 +70,14 @@ struct fsf_dev {
 	void *confirm_arg;
 	struct fsf_undo *undo;	/* fsforge/undo.h: blocks saved before
 				 * their first overwrite */
+	/* reads the device failed (EIO, after one retry), and the byte
+	 * ranges of the first few (each reported once, to the log; a read
+	 * that covers one fails at once, without asking the device again:
+	 * a failing disk may take seconds per attempt) */
+	unsigned int read_errors;
+#define FSF_DEV_READ_ERRORS_KEPT 16
+	uint64_t read_error_at[FSF_DEV_READ_ERRORS_KEPT];
+	uint64_t read_error_end[FSF_DEV_READ_ERRORS_KEPT];
 };
 
 /* Open PATH to be formatted.  Returns 0 or a negative errno (reported). */
@@ -101,7 +109,9 @@ int fsf_dev_mount_state(dev_t rdev, bool *mounted, bool *rw);
  * (reported). */
 int fsf_dev_pwrite(struct fsf_dev *dev, const void *buf, size_t len,
 		   uint64_t off);
-/* Read all of BUF at OFF (short read at end of device: -EIO). */
+/* Read all of BUF at OFF (short read at end of device: -EIO).  A read
+ * the device fails (EIO) is tried once more, then counted in
+ * dev->read_errors and reported once per offset; -EIO either way. */
 int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off);
 /* Make LEN bytes at OFF read back as zeros: a hole in a regular file, a
  * zeroing request on a block device, or written zeros where neither is

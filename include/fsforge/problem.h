@@ -82,6 +82,12 @@ struct fsf_fix_ctx {
 	bool fatal;
 	bool reboot;		/* fixes touched a mounted root */
 	bool operational_error;	/* I/O or internal failure */
+	/* the checked device's count of failed reads (fsf_dev.read_errors;
+	 * may be NULL): once one failed, nothing more is repaired, since a
+	 * structure that could not be read must not be "repaired" from
+	 * what was readable, and the exit status says errors are left */
+	const unsigned int *read_errors;
+	bool read_halted;	/* said so */
 	struct fsf_fix_record *records;
 	size_t nrecords, cap;
 };

@@ -141,6 +141,32 @@ int main(int argc, char **argv)
 	ok(fsf_fix_exit_code(&r.c) & FSF_EXIT_CANCELLED, "cancelled sets exit bit 32");
 	stop(&r);
 
+	{
+		/* the device failed a read: no mode repairs anything after it */
+		unsigned int errs = 0;
+
+		start(&r, FSF_MODE_PREEN, "");
+		r.c.read_errors = &errs;
+		ok(fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 1u), "preen repairs before a read error");
+		errs = 1;
+		ok(!fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 2u) && !fsf_fix_ask(&r.c, &PR_DIRTY, NULL),
+		   "nothing is repaired after a read error, housekeeping neither");
+		fflush(r.c.out);
+		ok(strstr(r.outbuf, "the device fails reads") && strstr(r.outbuf, "Not repaired (read errors)"),
+		   "a read error's refusal is said");
+		ok(r.c.fixed == 1 && r.c.left == 1 && !r.c.preen_halted, "counted as left, preen not halted");
+		ok(fsf_fix_exit_code(&r.c) == (FSF_EXIT_FIXED | FSF_EXIT_UNCORRECTED), "a read error exits 4 (+1)");
+		stop(&r);
+		start(&r, FSF_MODE_YES, "");
+		r.c.read_errors = &errs;
+		ok(!fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 3u), "-y repairs nothing after a read error");
+		stop(&r);
+		start(&r, FSF_MODE_NO, "");
+		r.c.read_errors = &errs;
+		ok(fsf_fix_exit_code(&r.c) == FSF_EXIT_UNCORRECTED, "a read error alone exits 4");
+		stop(&r);
+	}
+
 	start(&r, FSF_MODE_YES, "");
 	fsf_fix_ask(&r.c, &PR_NOTE, NULL, "indexes");
 	fsf_fix_ask(&r.c, &PR_INDEX, "dir \"q\\\"\"", "tab\there");

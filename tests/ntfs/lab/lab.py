@@ -37,6 +37,7 @@ import powercut as PC  # noqa: E402
 import kpowercut as KP  # noqa: E402
 import stale as ST  # noqa: E402
 import adverse as AD  # noqa: E402
+import eio as EI  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(HERE, "../../.."))
 BUILD = os.environ.get("FSFORGE_BUILDDIR", os.path.join(TOP, "build"))
@@ -58,9 +59,9 @@ def have_sid():
         return False
 
 
-def run(cmd, timeout=TIMEOUT):
+def run(cmd, timeout=TIMEOUT, env=None):
     try:
-        r = subprocess.run(cmd, capture_output=True, timeout=timeout)
+        r = subprocess.run(cmd, capture_output=True, timeout=timeout, env=env)
         return r.returncode, (r.stdout + r.stderr).decode("utf-8", "replace")
     except subprocess.TimeoutExpired as e:
         return HANG, ((e.stdout or b"") + (e.stderr or b"")).decode("utf-8", "replace")
@@ -91,13 +92,22 @@ def digest(path):
     return h.hexdigest()
 
 
-def ntfsck(mode, img, tag):
-    """ntfsck MODE on IMG inside the sid tree (a copy goes in, comes back)."""
+def ntfsck(mode, img, tag, eio=None):
+    """ntfsck MODE on IMG inside the sid tree (a copy goes in, comes back).
+    EIO: (shim, ranges, mode, hits) to read the copy through the failing
+    disk of eio.py; HITS, a dict, gets the reads the shim failed."""
     t = os.path.join(SID, "tmp", "fsforge-lab-%d-%s" % (os.getpid(), tag))
     os.makedirs(t, exist_ok=True)
     try:
         subprocess.run(["cp", "--sparse=always", img, t + "/v.img"], check=True)
-        rc, out = run(["chroot", SID, "ntfsck", mode, "/tmp/%s/v.img" % os.path.basename(t)])
+        inner = "/tmp/%s" % os.path.basename(t)
+        pre = []
+        if eio:
+            shutil.copy(eio[0], t + "/eio.so")
+            pre = EI.env_args(inner + "/eio.so", inner + "/v.img", eio[1], eio[2], inner + "/hits")
+        rc, out = run(["chroot", SID] + pre + ["ntfsck", mode, inner + "/v.img"])
+        if eio:
+            eio[3]["hits"] = EI.hits(t + "/hits")
         if mode != "-n":
             subprocess.run(["cp", "--sparse=always", t + "/v.img", img], check=True)
         return rc, out
@@ -204,6 +214,8 @@ def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0, nadverse=0):
             out += ["s-%s-%d" % (b, seed * 100000 + i) for i in range(nrandom)]
         if "adverse" in kinds:
             out += AD.case_ids(b, seed, nadverse or nrandom)
+        if "eio" in kinds:
+            out += EI.case_ids(b)
         if "powercut" in kinds and os.path.exists(d + "/writes"):
             w = PC.load(d + "/writes")
             # a different set of cut points for each base
@@ -222,7 +234,7 @@ def pick(ids, n, seed, kinds):
     for i in ids:
         groups.setdefault(i[0], []).append(i)
     share = {k: 0 for k in groups}
-    left, ks = n, sorted(groups, key=lambda k: "tprsoa".index(k))
+    left, ks = n, sorted(groups, key=lambda k: "tprsoae".index(k))
     while left:
         for k in ks:
             if left and share[k] < len(groups[k]):
@@ -462,6 +474,8 @@ def sanitizer(out):
 
 
 def judge(cid, bases, out, sid):
+    if cid[0] == "e":
+        return judge_eio(cid, bases, out, sid)
     t0 = time.time()
     cdir, bdir = materialize(cid, bases, out)
     kind = cid[0]
@@ -576,8 +590,149 @@ def judge(cid, bases, out, sid):
     return r
 
 
+def judge_eio(cid, bases, out, sid):
+    """A read-error case (eio.py): the base image read through the shim.
+    Every run of a checker reads through it (the disk keeps failing); the
+    oracles (ntfsck -n, the ntfs-3g manifest, the bytes) read without."""
+    t0 = time.time()
+    _, b, rest = cid.split("-", 2)
+    bdir = bases[b]
+    cdir = os.path.join(out, "cases", cid)
+    os.makedirs(cdir, exist_ok=True)
+    man, fmap = load(bdir + "/manifest.json"), load(bdir + "/map.json")
+    with open(bdir + "/image", "rb") as f:
+        rngs, mode = EI.case_ranges(bytearray(f.read()), man, rest)
+    so = EI.shim(out)
+    secs = EI.sectors(rngs)
+    safe = untouched(man, fmap, secs)
+    nfiles = sum(1 for e in man.values() if e["t"] in "fl")
+    r = {"id": cid, "changed_sectors": len(secs), "files": nfiles, "untouched": len(safe),
+         "eio": {"ranges": rngs, "mode": mode}}
+    img = cdir + "/ours.img"
+    subprocess.run(["cp", "--sparse=always", bdir + "/image", img], check=True)
+    o, crash = {}, []
+
+    def fsck(args, tag, dev=img):
+        log = "%s/hits.%s" % (cdir, tag)
+        rc, txt = run([FSCK] + args + [dev], env=EI.env(so, dev, rngs, mode, log))
+        save("%s/ours.%s.log" % (cdir, tag), txt)
+        if rc == HANG or rc < 0 or sanitizer(txt):
+            crash.append("%s: %s" % (tag, "hang" if rc == HANG else "signal %d" % -rc if rc < 0 else "sanitizer"))
+        return rc, EI.hits(log)
+
+    h0 = digest(img)
+    o["n1"], o["hits"] = fsck(["-n"], "n1")
+    o["n1_wrote"] = digest(img) != h0
+    o["a1"], _ = fsck(["-a"], "a1")
+    h1 = digest(img)
+    wrote = changed_sectors(bdir + "/image", img)
+    o["wrote"], o["wrote_out"] = len(wrote), len(set(wrote) - set(secs))
+    o["n2"], _ = fsck(["-n"], "n2")
+    o["n2_wrote"] = digest(img) != h1
+    o["a2"], _ = fsck(["-a"], "a2")
+    o["a2_same"] = digest(img) == h1
+    u = cdir + "/undo.img"
+    subprocess.run(["cp", "--sparse=always", bdir + "/image", u], check=True)
+    o["az"], _ = fsck(["-a", "-z", cdir + "/undo"], "az", u)
+    rc, txt = run([FSCK, "--undo", cdir + "/undo", u])
+    o["undo"], o["undo_same"] = rc, digest(u) == h0
+    for f in (u, cdir + "/undo"):
+        if os.path.exists(f):
+            os.unlink(f)
+    o["crash"] = crash
+    r["ours"] = o
+    if sid:
+        rc, txt = ntfsck("-n", img, cid + "-o")
+        o["ntfsck_n"] = rc
+        save(cdir + "/ours.ntfsck.log", txt)
+    after = mount_manifest(img, cdir + "/mnt")
+    o["mounts"] = after is not None
+    o["surv"] = survivors(man, after or {})
+    o["surv_any"] = len(survivors_any_name(man, after or {}))
+    if sid:
+        ref = cdir + "/ref.img"
+        subprocess.run(["cp", "--sparse=always", bdir + "/image", ref], check=True)
+        x, hx = {}, {}
+        rc, txt = ntfsck("-n", ref, cid + "-rn", (so, rngs, mode, hx))
+        x["n1"], x["hits"] = rc, hx.get("hits", 0)
+        save(cdir + "/ref.n1.log", txt)
+        rc, txt = ntfsck("-a", ref, cid + "-r", (so, rngs, mode, hx))
+        x["a1"] = rc
+        save(cdir + "/ref.a1.log", txt)
+        wrote = changed_sectors(bdir + "/image", ref)
+        x["wrote"], x["wrote_out"] = len(wrote), len(set(wrote) - set(secs))
+        rc, txt = ntfsck("-n", ref, cid + "-r")
+        x["ntfsck_n"] = rc
+        after = mount_manifest(ref, cdir + "/mnt")
+        x["mounts"] = after is not None
+        x["surv"] = survivors(man, after or {})
+        x["surv_any"] = len(survivors_any_name(man, after or {}))
+        r["ref"] = x
+        os.unlink(ref)
+    # every file is still on the disk: any loss is the checker's doing
+    allf = [p for p, e in man.items() if e["t"] in "fl" and e.get("sha") != "EIO"]
+    r["lost"] = sorted(set(allf) - set(o["surv"]))
+    r["untouched_lost"] = sorted(set(safe) - set(o["surv"]))
+    if sid:
+        r["ref_lost"] = sorted(set(allf) - set(r["ref"]["surv"]))
+        r["ref_untouched_lost"] = sorted(set(safe) - set(r["ref"]["surv"]))
+        r["lost_vs_ref"] = sorted(set(r["ref"]["surv"]) - set(o["surv"]))
+    r["seconds"] = round(time.time() - t0, 1)
+    os.unlink(img)
+    return r
+
+
+def verdict_eio(r):
+    """The verdict of a read-error case: nothing written may change the
+    volume as read without the failing disk; a persistent error on what
+    the checker read is reported; a transient one is no error."""
+    o, mode = r["ours"], r["eio"]["mode"]
+    why = []
+    if o["n1_wrote"] or o["n2_wrote"]:
+        why.append("-n wrote")
+    if o["crash"]:
+        why.append("crash(" + "; ".join(o["crash"]) + ")")
+    # fsck(8)'s codes add up: 12 is errors left and a check cut short
+    if o["n1"] not in (0, 4, 8, 12) or o["a1"] not in (0, 1, 2, 4, 8, 12):
+        why.append("exit -n %d -a %d" % (o["n1"], o["a1"]))
+    if mode == "once" and o["n1"] != 0:
+        why.append("a transient error not retried (-n exit %d)" % o["n1"])
+    if mode != "once" and o["hits"] and o["n1"] == 0:
+        why.append("a read error not reported (-n exit 0)")
+    if mode == "once" and o["wrote"]:
+        why.append("-a wrote %d sectors after a transient error" % o["wrote"])
+    if o["wrote_out"]:
+        why.append("-a wrote %d sectors outside the unreadable ones" % o["wrote_out"])
+    if not o["a2_same"]:
+        why.append("second -a changed bytes")
+    # an undo file cannot record a device it cannot read back (-a then
+    # writes nothing and --undo refuses the unfinished file): the bytes
+    # must be the original's
+    if not o["undo_same"]:
+        why.append("--undo exit %d, original NOT restored" % o["undo"])
+    if o.get("ntfsck_n", 0) != 0:
+        why.append("ntfsck -n exit %d" % o["ntfsck_n"])
+    if not o["mounts"]:
+        why.append("ntfs-3g cannot mount")
+    if r["lost"]:
+        why.append("lost %d files" % len(r["lost"]))
+    ours_clean = not why
+    x = r.get("ref")
+    ref_clean, worse = None, False
+    if x:
+        ref_clean = (x["a1"] in (0, 1, 2, 4, 8) and x["ntfsck_n"] == 0 and x["mounts"]
+                     and not r["ref_lost"] and not x["wrote_out"]
+                     and not (mode == "once" and x["wrote"]))
+        worse = bool(r["lost_vs_ref"]) or (ref_clean and not ours_clean)
+        if r["lost_vs_ref"]:
+            why.append("loses %d files ntfsck -a keeps" % len(r["lost_vs_ref"]))
+    return ours_clean, ref_clean, worse, why
+
+
 def verdict(r):
     """(ours clean, ntfsck clean, ours worse, failure reasons) of a result."""
+    if r["id"][0] == "e":
+        return verdict_eio(r)
     o = r["ours"]
     why = []
     if o["n1_wrote"] or o["n2_wrote"]:
@@ -633,7 +788,12 @@ def line(r):
     s = "%-48s ours -n %d -a %d -n %d %s files %4d/%d" % (
         r["id"], o["n1"], o["a1"], o["n2"], "same" if o["a2_same"] else "DIFF",
         len(o["surv"]), r["files"])
-    if x:
+    if r["id"][0] == "e":
+        s += " wrote %d/%d" % (o["wrote_out"], o["wrote"])
+    if x and r["id"][0] == "e":
+        s += " | ntfsck -n %d -a %d wrote %d/%d, -n %d files %4d" % (
+            x["n1"], x["a1"], x["wrote_out"], x["wrote"], x["ntfsck_n"], len(x["surv"]))
+    elif x:
         s += " | ntfsck -a %d -n %d files %4d" % (x["a1"], x["ntfsck_n"], len(x["surv"]))
     s += "  %s" % ("ok" if oc else "FAIL: " + ", ".join(why))
     if worse:
@@ -661,10 +821,12 @@ def results(out):
 def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
-    kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "adverse", "interrupted", "external")
+    kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "adverse", "interrupted",
+             "eio", "external")
     for r in rs:
         k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
-             "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale", "a": "adverse", "i": "interrupted"}[r["id"][0]]
+             "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale", "a": "adverse", "i": "interrupted",
+             "e": "eio"}[r["id"][0]]
         for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
             rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
