@@ -472,8 +472,8 @@ sums() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256
 	zh_tree "$SIDTMP/src"
 	zh_hints "$SIDTMP/hints"
 	sums "$SIDTMP/src" > src.sha256
-	for e in dedupe fragments ztailpacking dedupe,fragments,ztailpacking \
-		 all-fragments legacy-compress,dedupe; do
+	for e in ztailpacking,dedupe fragments,dedupe all-fragments \
+		 legacy-compress,dedupe; do
 		for w in 1 2; do
 			run "$MKFS_EROFS" --quiet -U clear -T 0 --workers=$w -zlz4hc:lzma:zstd -E$e \
 				--compress-hints="$SIDTMP/hints" "$SIDTMP/w$w.img" "$SIDTMP/src"
