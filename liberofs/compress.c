@@ -94,9 +94,14 @@ struct worker {
 	size_t in_cap, out_cap;
 	void *hc;		/* lz4hc state */
 	lzma_stream lz;		/* lzma */
-	lzma_options_lzma lzopt;
-	struct libdeflate_compressor *dfl;	/* deflate */
-	ZSTD_CCtx *zc;		/* zstd */
+	/* the compressors of each -z configuration */
+	struct zctx {
+		lzma_options_lzma lzopt;		/* lzma */
+		struct libdeflate_compressor *dfl;	/* deflate */
+		ZSTD_CCtx *zc;				/* zstd */
+	} zx[EROFS_MKFS_MAX_ZCFGS];
+	unsigned int icur;	/* the configuration of the current file */
+	unsigned int alg;	/* ... its on-disk algorithm */
 	uint8_t *trial;		/* deflate, zstd: one attempt's output */
 	size_t trial_cap;
 	EVP_MD_CTX *md;
@@ -151,9 +156,9 @@ uint64_t erofs_zindex_size(const struct erofs_build *b,
 	       nlc * sizeof(struct z_erofs_lcluster_index);
 }
 
-unsigned int erofs_compr_alg(const struct erofs_mkfs_opts *o)
+unsigned int erofs_compr_alg(const struct erofs_zcfg *z)
 {
-	switch (o->compr) {
+	switch (z->compr) {
 	case EROFS_COMPR_LZMA:
 		return Z_EROFS_COMPRESSION_LZMA;
 	case EROFS_COMPR_DEFLATE:
@@ -163,6 +168,15 @@ unsigned int erofs_compr_alg(const struct erofs_mkfs_opts *o)
 	default:
 		return Z_EROFS_COMPRESSION_LZ4;
 	}
+}
+
+unsigned int erofs_compr_algs(const struct erofs_mkfs_opts *o)
+{
+	unsigned int m = 0;
+
+	for (unsigned int i = 0; i < o->nzcfgs; i++)
+		m |= 1u << erofs_compr_alg(&o->zcfgs[i]);
+	return m;
 }
 
 /* Largest decompressed extent of the build. */
@@ -175,25 +189,25 @@ static uint32_t max_extent(const struct erofs_build *b)
 	return m;
 }
 
-/* LZMA dictionary: -z lzma,dictsize=N, else four pclusters, from 32 KiB to
- * 8 MiB (what the reader allocates per stream; a pcluster's input rarely
- * reaches further back). */
-static uint32_t lzma_dict(const struct erofs_build *b)
+/* LZMA dictionary: -z lzma,dictsize=N, else four of the largest
+ * pclusters, from 32 KiB to 8 MiB (what the reader allocates per stream;
+ * a pcluster's input rarely reaches further back). */
+static uint32_t lzma_dict(const struct erofs_build *b, const struct erofs_zcfg *z)
 {
 	uint64_t d = (uint64_t)b->pclusterblks * b->blksz * 4;
 
-	if (b->opts->compr_dictsize)
-		return b->opts->compr_dictsize;
+	if (z->dictsize)
+		return z->dictsize;
 	return d < 32768 ? 32768 : d > Z_EROFS_LZMA_MAX_DICT_SIZE ?
 	       Z_EROFS_LZMA_MAX_DICT_SIZE : (uint32_t)d;
 }
 
 /* zstd window log: -z zstd,dictsize=N (a power of two), else enough for
  * the largest extent; from 10 to 20 (the reader's limit, 1 MiB). */
-static unsigned int zstd_wlog(const struct erofs_build *b)
+static unsigned int zstd_wlog(const struct erofs_build *b,
+			      const struct erofs_zcfg *z)
 {
-	uint32_t want = b->opts->compr_dictsize ? b->opts->compr_dictsize :
-			max_extent(b);
+	uint32_t want = z->dictsize ? z->dictsize : max_extent(b);
 	unsigned int l = 10;
 
 	while (l < 20 && (1u << l) < want)
@@ -201,60 +215,85 @@ static unsigned int zstd_wlog(const struct erofs_build *b)
 	return l;
 }
 
-size_t erofs_compr_cfgs_encode(const struct erofs_build *b, uint8_t *out)
+/* The settings record of on-disk algorithm ALG (the largest dictionary or
+ * window among the configurations using it) into REC: its size */
+static uint16_t cfg_record(const struct erofs_build *b, unsigned int alg,
+			   uint8_t *rec)
 {
-	uint8_t rec[14] = { 0 };
-	uint16_t len;
+	const struct erofs_mkfs_opts *o = b->opts;
+	uint32_t dict = 0;
+	unsigned int wlog = 0;
 
-	switch (b->opts->compr) {
-	case EROFS_COMPR_NONE:
-		return 0;
-	case EROFS_COMPR_LZMA: {
-		struct z_erofs_lzma_cfgs c = {
-			.dict_size = htole32(lzma_dict(b)),
-		};
+	for (unsigned int i = 0; i < o->nzcfgs; i++) {
+		const struct erofs_zcfg *z = &o->zcfgs[i];
+
+		if (erofs_compr_alg(z) != alg)
+			continue;
+		if (alg == Z_EROFS_COMPRESSION_LZMA && lzma_dict(b, z) > dict)
+			dict = lzma_dict(b, z);
+		if (alg == Z_EROFS_COMPRESSION_ZSTD && zstd_wlog(b, z) > wlog)
+			wlog = zstd_wlog(b, z);
+	}
+	switch (alg) {
+	case Z_EROFS_COMPRESSION_LZMA: {
+		struct z_erofs_lzma_cfgs c = { .dict_size = htole32(dict) };
 
 		memcpy(rec, &c, sizeof(c));
-		len = sizeof(c);
-		break;
+		return sizeof(c);
 	}
-	case EROFS_COMPR_DEFLATE: {
+	case Z_EROFS_COMPRESSION_DEFLATE: {
 		struct z_erofs_deflate_cfgs c = { .windowbits = 15 };
 
 		memcpy(rec, &c, sizeof(c));
-		len = sizeof(c);
-		break;
+		return sizeof(c);
 	}
-	case EROFS_COMPR_ZSTD: {
+	case Z_EROFS_COMPRESSION_ZSTD: {
 		struct z_erofs_zstd_cfgs c = {
-			.windowlog = (uint8_t)(zstd_wlog(b) - 10),
+			.windowlog = (uint8_t)(wlog - 10),
 		};
 
 		memcpy(rec, &c, sizeof(c));
-		len = sizeof(c);
-		break;
+		return sizeof(c);
 	}
 	default: {
-		/* lz4 needs them for big pclusters only */
 		struct z_erofs_lz4_cfgs c = {
 			.max_distance = htole16(UINT16_MAX),
 			.max_pclusterblks = htole16((uint16_t)b->pclusterblks),
 		};
 
-		if (b->pclusterblks <= 1)
-			return 0;
 		memcpy(rec, &c, sizeof(c));
-		len = sizeof(c);
-		break;
+		return sizeof(c);
 	}
 	}
-	if (out) {
-		uint16_t le = htole16(len);
+}
 
-		memcpy(out, &le, 2);
-		memcpy(out + 2, rec, len);
+size_t erofs_compr_cfgs_encode(const struct erofs_build *b, uint8_t *out)
+{
+	const unsigned int algs = erofs_compr_algs(b->opts);
+	size_t at = 0;
+
+	/* lz4 alone needs them for big pclusters only */
+	if (!algs || (algs == 1u << Z_EROFS_COMPRESSION_LZ4 &&
+		      b->pclusterblks <= 1))
+		return 0;
+	/* one record per algorithm of the bitmap, lowest first */
+	for (unsigned int alg = 0; alg < 16; alg++) {
+		uint8_t rec[14] = { 0 };
+		uint16_t len;
+
+		if (!(algs & 1u << alg))
+			continue;
+		len = cfg_record(b, alg, rec);
+		if (out) {
+			uint16_t le = htole16(len);
+
+			memset(out + at, 0, erofs_round_up(2u + len, 4));
+			memcpy(out + at, &le, 2);
+			memcpy(out + at + 2, rec, len);
+		}
+		at += erofs_round_up(2u + len, 4);
 	}
-	return erofs_round_up(2u + len, 4);
+	return at;
 }
 
 static int fail(struct cpass *cp, int err)
@@ -330,6 +369,11 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 	/* a tail inline in one and in a block in the other (the layout
 	 * dropped one): the extents differ */
 	if (same && (same->ztail != n->ztail || same->fragoff != n->fragoff))
+		same = NULL;
+	/* its extents are N's only when cut the same way (and decode
+	 * with N's algorithm) */
+	if (same && (same->zcfg != n->zcfg ||
+		     erofs_node_pcl(b, same) != erofs_node_pcl(b, n)))
 		same = NULL;
 	if (same) {
 		b->files_shared++;
@@ -489,12 +533,12 @@ static long compress_all(struct worker *w, const uint8_t *src, uint32_t len)
 {
 	size_t c;
 
-	if (w->dfl) {
-		c = libdeflate_deflate_compress(w->dfl, src, len, w->trial,
-						w->trial_cap);
+	if (w->zx[w->icur].dfl) {
+		c = libdeflate_deflate_compress(w->zx[w->icur].dfl, src, len,
+						w->trial, w->trial_cap);
 		return c ? (long)c : -EOVERFLOW;
 	}
-	c = ZSTD_compress2(w->zc, w->trial, w->trial_cap, src, len);
+	c = ZSTD_compress2(w->zx[w->icur].zc, w->trial, w->trial_cap, src, len);
 	if (ZSTD_isError(c))
 		return ZSTD_getErrorCode(c) == ZSTD_error_memory_allocation ?
 		       -ENOMEM : -EIO;
@@ -564,7 +608,7 @@ static int squeeze_search(struct worker *w, const uint8_t *src, uint32_t len,
 static int squeeze_lzma(struct worker *w, const uint8_t *src, uint32_t len,
 			uint32_t cap, uint32_t *taken)
 {
-	lzma_ret r = lzma_microlzma_encoder(&w->lz, &w->lzopt);
+	lzma_ret r = lzma_microlzma_encoder(&w->lz, &w->zx[w->icur].lzopt);
 
 	if (r != LZMA_OK)
 		return r == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
@@ -585,18 +629,18 @@ static int squeeze_lzma(struct worker *w, const uint8_t *src, uint32_t len,
 static int squeeze(struct worker *w, const uint8_t *src, uint32_t len,
 		   uint32_t cap, uint32_t *taken)
 {
-	const struct erofs_mkfs_opts *o = w->cp->b->opts;
+	const struct erofs_zcfg *z = &w->cp->b->opts->zcfgs[w->icur];
 	int in = (int)len, r;
 
 	*taken = 0;
-	if (o->compr == EROFS_COMPR_LZMA)
+	if (z->compr == EROFS_COMPR_LZMA)
 		return squeeze_lzma(w, src, len, cap, taken);
-	if (o->compr == EROFS_COMPR_DEFLATE || o->compr == EROFS_COMPR_ZSTD)
+	if (z->compr == EROFS_COMPR_DEFLATE || z->compr == EROFS_COMPR_ZSTD)
 		return squeeze_search(w, src, len, cap, taken);
-	if (o->compr == EROFS_COMPR_LZ4HC)
+	if (z->compr == EROFS_COMPR_LZ4HC)
 		r = LZ4_compress_HC_destSize(w->hc, (const char *)src,
 					     (char *)w->z, &in, (int)cap,
-					     o->compr_level < 0 ? 9 : o->compr_level);
+					     z->level < 0 ? 9 : z->level);
 	else
 		r = LZ4_compress_destSize((const char *)src, (char *)w->z, &in,
 					  (int)cap);
@@ -717,7 +761,8 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 				    Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
 				    Z_EROFS_ADVISE_BIG_PCLUSTER_2 :
 				    Z_EROFS_ADVISE_BIG_PCLUSTER_1),
-		.h_algorithmtype = (uint8_t)erofs_compr_alg(b->opts),
+		/* HEAD1 extents decode with the file's configuration */
+		.h_algorithmtype = (uint8_t)erofs_compr_alg(&b->opts->zcfgs[n->zcfg]),
 		.h_clusterbits = 0,	/* lcluster = block */
 	};
 	struct lent *e;
@@ -938,6 +983,12 @@ static int find_match(struct worker *w, uint64_t pos, size_t off,
 			if (len < e->len &&
 			    (e->plain || len < SEG_MIN_PARTIAL * bs))
 				continue;
+			/* a compressed pcluster decodes with the algorithm
+			 * of the file it is in: shared only between files
+			 * of one algorithm (a raw one with any) */
+			if (!e->plain &&
+			    erofs_compr_alg(&b->opts->zcfgs[e->n->zcfg]) != w->alg)
+				continue;
 			if (i + len > avail)
 				return 2;
 			if (!w->verify && !(w->verify = malloc(w->max_extent)))
@@ -1012,7 +1063,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 	struct cpass *cp = w->cp;
 	struct erofs_build *b = cp->b;
 	const unsigned int bs = b->blksz;
-	const uint32_t pcl = b->pclusterblks * bs;
+	const uint32_t pcl = erofs_node_pcl(b, n) * bs;
 	uint64_t pos = 0, read_to = 0, base = 0, written = 0;
 	size_t off = 0, avail = 0, outlen = 0;
 	bool turn = false;
@@ -1045,6 +1096,8 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 	w->next_ext = 0;
 	w->frag_len = 0;
 	w->sc = (struct segscan){ 0 };
+	w->icur = n->zcfg;
+	w->alg = erofs_compr_alg(&b->opts->zcfgs[n->zcfg]);
 	if (seg) {
 		ret = take_turn(w, i, &base);
 		turn = !ret;
@@ -1273,41 +1326,60 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* the compressor of configuration I */
+static int zctx_init(struct worker *w, unsigned int i)
+{
+	const struct erofs_build *b = w->cp->b;
+	const struct erofs_zcfg *z = &b->opts->zcfgs[i];
+	struct zctx *x = &w->zx[i];
+	size_t cap = 0;
+
+	if (z->compr == EROFS_COMPR_LZMA) {
+		int l = z->level < 0 ? 6 : z->level;
+		uint32_t preset = l >= 100 ? (uint32_t)(l - 100) | LZMA_PRESET_EXTREME :
+				  (uint32_t)l;
+
+		if (lzma_lzma_preset(&x->lzopt, preset))
+			return -EINVAL;
+		x->lzopt.dict_size = lzma_dict(b, z);
+	} else if (z->compr == EROFS_COMPR_DEFLATE) {
+		x->dfl = libdeflate_alloc_compressor(z->level < 0 ? 1 : z->level);
+		if (!x->dfl)
+			return -ENOMEM;
+		cap = libdeflate_deflate_compress_bound(x->dfl, w->max_extent);
+	} else if (z->compr == EROFS_COMPR_ZSTD) {
+		x->zc = ZSTD_createCCtx();
+		if (!x->zc ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(x->zc, ZSTD_c_compressionLevel,
+							z->level < 0 ? 3 : z->level)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(x->zc, ZSTD_c_windowLog,
+							(int)zstd_wlog(b, z))) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(x->zc, ZSTD_c_checksumFlag, 0)))
+			return -ENOMEM;
+		cap = ZSTD_compressBound(w->max_extent);
+	} else if (z->compr == EROFS_COMPR_LZ4HC && !w->hc) {
+		w->hc = malloc((size_t)LZ4_sizeofStateHC());
+		if (!w->hc)
+			return -ENOMEM;
+	}
+	if (cap > w->trial_cap)
+		w->trial_cap = cap;
+	return 0;
+}
+
 static int worker_init(struct worker *w, struct cpass *cp)
 {
-	const struct erofs_mkfs_opts *o = cp->b->opts;
 	uint32_t pcl = cp->b->pclusterblks * cp->b->blksz;
+	int ret;
 
 	memset(w, 0, sizeof(*w));
 	w->cp = cp;
 	w->lz = (lzma_stream)LZMA_STREAM_INIT;
 	w->max_extent = max_extent(cp->b);
-	if (o->compr == EROFS_COMPR_LZMA) {
-		int l = o->compr_level < 0 ? 6 : o->compr_level;
-		uint32_t preset = l >= 100 ? (uint32_t)(l - 100) | LZMA_PRESET_EXTREME :
-				  (uint32_t)l;
-
-		if (lzma_lzma_preset(&w->lzopt, preset))
-			return -EINVAL;
-		w->lzopt.dict_size = lzma_dict(cp->b);
-	} else if (o->compr == EROFS_COMPR_DEFLATE) {
-		w->dfl = libdeflate_alloc_compressor(o->compr_level < 0 ? 1 :
-						      o->compr_level);
-		if (!w->dfl)
-			return -ENOMEM;
-		w->trial_cap = libdeflate_deflate_compress_bound(w->dfl,
-								 w->max_extent);
-	} else if (o->compr == EROFS_COMPR_ZSTD) {
-		w->zc = ZSTD_createCCtx();
-		if (!w->zc ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel,
-							o->compr_level < 0 ? 3 :
-							o->compr_level)) ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_windowLog,
-							(int)zstd_wlog(cp->b))) ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 0)))
-			return -ENOMEM;
-		w->trial_cap = ZSTD_compressBound(w->max_extent);
+	for (unsigned int i = 0; i < cp->b->opts->nzcfgs; i++) {
+		ret = zctx_init(w, i);
+		if (ret)
+			return ret;
 	}
 	if (w->trial_cap) {
 		w->trial = malloc(w->trial_cap);
@@ -1320,10 +1392,7 @@ static int worker_init(struct worker *w, struct cpass *cp)
 	w->out = malloc(w->out_cap);
 	w->z = malloc(pcl);
 	w->md = EVP_MD_CTX_new();
-	if (cp->b->opts->compr == EROFS_COMPR_LZ4HC)
-		w->hc = malloc((size_t)LZ4_sizeofStateHC());
-	if (!w->in || !w->out || !w->z || !w->md ||
-	    (cp->b->opts->compr == EROFS_COMPR_LZ4HC && !w->hc))
+	if (!w->in || !w->out || !w->z || !w->md)
 		return -ENOMEM;
 	return 0;
 }
@@ -1335,9 +1404,11 @@ static void worker_free(struct worker *w)
 	free(w->z);
 	free(w->hc);
 	lzma_end(&w->lz);
-	if (w->dfl)
-		libdeflate_free_compressor(w->dfl);
-	ZSTD_freeCCtx(w->zc);
+	for (unsigned int i = 0; i < EROFS_MKFS_MAX_ZCFGS; i++) {
+		if (w->zx[i].dfl)
+			libdeflate_free_compressor(w->zx[i].dfl);
+		ZSTD_freeCCtx(w->zx[i].zc);
+	}
 	free(w->trial);
 	free(w->ext);
 	free(w->frag);
@@ -1484,13 +1555,17 @@ int erofs_compress_plan(struct erofs_build *b)
 	struct plan p = { .b = b };
 	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
 	unsigned int started = 0;
-	int ret;
+	int ret = 0;
 	pthread_t *tids;
 
-	if (b->opts->compr == EROFS_COMPR_NONE)
+	if (!b->opts->nzcfgs)
 		return 0;
-	b->pclusterblks = b->opts->pcluster_size ?
-			  b->opts->pcluster_size / b->blksz : 1;
+	/* a hint's pcluster above -C makes it the image's largest */
+	b->pcl_def = b->opts->pcluster_size ?
+		     b->opts->pcluster_size / b->blksz : 1;
+	b->pclusterblks = b->pcl_def;
+	if (erofs_zhints_max_pcl(b) > b->pclusterblks)
+		b->pclusterblks = erofs_zhints_max_pcl(b);
 	p.files = malloc(b->count * sizeof(*p.files));
 	tids = calloc(nw, sizeof(*tids));
 	if (!p.files || !tids) {
@@ -1503,16 +1578,33 @@ int erofs_compress_plan(struct erofs_build *b)
 
 		if (n->master || !S_ISREG(n->mode) || !n->size)
 			continue;
-		/* -E fragments: a file up to a pcluster goes whole to the
-		 * packed inode (all-fragments: every file) */
+		if (b->nzhints) {
+			char path[PATH_MAX];
+
+			if (erofs_node_relpath(n, path, sizeof(path))) {
+				fsf_err(b->log, "%s: path too long", n->name);
+				ret = -ENAMETOOLONG;
+				break;
+			}
+			erofs_zhint_apply(b, n, path);
+			if (!n->zpcl)	/* a hint of 0: left uncompressed */
+				continue;
+		}
+		/* -E fragments: a file up to its pcluster goes whole to
+		 * the packed inode (all-fragments: every file) */
 		if (b->opts->fragments &&
 		    (b->opts->all_fragments ||
-		     n->size <= (uint64_t)b->pclusterblks * b->blksz)) {
+		     n->size <= (uint64_t)erofs_node_pcl(b, n) * b->blksz)) {
 			n->compressed = n->whole_frag = true;
 			continue;
 		}
 		if (n->size > b->blksz)
 			p.files[p.nfiles++] = n;
+	}
+	if (ret) {
+		free(p.files);
+		free(tids);
+		return ret;
 	}
 	atomic_init(&p.next, 0);
 	atomic_init(&p.error, 0);

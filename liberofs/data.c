@@ -48,7 +48,7 @@ struct data_pass {
 };
 
 /* "<dir>/<dir>/<name>" relative to the source directory */
-static int node_relpath(const struct erofs_node *n, char *buf, size_t size)
+int erofs_node_relpath(const struct erofs_node *n, char *buf, size_t size)
 {
 	const struct erofs_node *chain[PATH_MAX / 2];
 	size_t depth = 0, len = 0;
@@ -87,7 +87,7 @@ static int fail(struct data_pass *dp, const char *path, const char *what,
 static int open_source(struct data_pass *dp, const struct erofs_node *n,
 		       char *path, size_t size, struct erofs_src *s)
 {
-	int fd, ret = node_relpath(n, path, size);
+	int fd, ret = erofs_node_relpath(n, path, size);
 
 	if (ret)
 		return fail(dp, n->name, "path too long:", ret);
@@ -195,7 +195,7 @@ static int check_eof(struct data_pass *dp, struct erofs_src *s,
 int erofs_open_source(struct erofs_build *b, const struct erofs_node *n,
 		      char *path, size_t size, struct erofs_src *s)
 {
-	int fd, ret = node_relpath(n, path, size);
+	int fd, ret = erofs_node_relpath(n, path, size);
 
 	if (ret) {
 		fsf_err(b->log, "%s: path too long", n->name);

@@ -73,6 +73,10 @@ struct erofs_node {
 	uint64_t nblocks;		/* data blocks */
 
 	bool compressed;		/* COMPRESSED_FULL layout */
+	uint8_t zcfg;			/* compressed: its -z configuration
+					 * (0 unless a compress hint says) */
+	uint32_t zpcl;			/* compressed: its pcluster blocks
+					 * (0: the default, -C) */
 	uint32_t zblocks;		/* compressed: pcluster blocks */
 	uint8_t *zindex;		/* compressed: lcluster indexes */
 	bool whole_frag;		/* compressed: all of it in the packed
@@ -122,7 +126,11 @@ struct erofs_build {
 	const char *digest_filter_name;	/* digest name after its namespace */
 
 	uint64_t prefix_start;		/* byte offset of the prefix table */
-	uint32_t pclusterblks;		/* compressed: blocks per pcluster */
+	uint32_t pclusterblks;		/* compressed: blocks of the largest
+					 * pcluster (-C or a compress hint) */
+	uint32_t pcl_def;		/* ... of a file no hint names (-C) */
+	struct erofs_zhint *zhints;	/* --compress-hints, in file order */
+	size_t nzhints;
 	uint64_t meta_end;		/* end of inodes (bytes) */
 	uint64_t xattr_blkaddr;		/* shared xattr area */
 	uint64_t shared_size;
@@ -276,8 +284,26 @@ void erofs_seg_free(struct erofs_build *b);
  * has are compressed too, so that -E dedupe can share them */
 int erofs_seg_twins(struct erofs_build *b, struct erofs_node **files,
 		    size_t nfiles);
-/* the on-disk algorithm (Z_EROFS_COMPRESSION_*) of -z */
-unsigned int erofs_compr_alg(const struct erofs_mkfs_opts *o);
+/* the on-disk algorithm (Z_EROFS_COMPRESSION_*) of configuration Z of
+ * -z, and the bitmap of those of all of them */
+unsigned int erofs_compr_alg(const struct erofs_zcfg *z);
+unsigned int erofs_compr_algs(const struct erofs_mkfs_opts *o);
+/* the pcluster blocks of N's extents */
+static inline uint32_t erofs_node_pcl(const struct erofs_build *b,
+				      const struct erofs_node *n)
+{
+	return n->zpcl ? n->zpcl : b->pcl_def;
+}
+/* zhints.c: --compress-hints.  Load the file (errors reported); give N
+ * (at PATH in the image, no leading '/') its pcluster blocks (0: left
+ * uncompressed) and configuration; the largest pcluster of the hints */
+int erofs_zhints_load(struct erofs_build *b);
+void erofs_zhint_apply(const struct erofs_build *b, struct erofs_node *n,
+		       const char *path);
+uint32_t erofs_zhints_max_pcl(const struct erofs_build *b);
+void erofs_zhints_free(struct erofs_build *b);
+/* data.c: "<dir>/<name>" of N relative to the source (0 or -errno) */
+int erofs_node_relpath(const struct erofs_node *n, char *buf, size_t size);
 /* chunk.c: the chunk-based files (every uncompressed regular file when
  * --chunksize is given), after every other data block: holes found with
  * SEEK_DATA/SEEK_HOLE and all-zero chunks left unstored, identical chunks

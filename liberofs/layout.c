@@ -235,8 +235,7 @@ int erofs_layout(struct erofs_build *b)
 	uint64_t pos, next;
 	uint32_t ino = 0;
 
-	b->pclusterblks = b->opts->pcluster_size ?
-			  b->opts->pcluster_size / bs : 1;
+	/* b->pclusterblks: set by the compression plan */
 	/* compression settings, if any, then the long prefix table */
 	b->prefix_start = EROFS_SUPER_OFFSET + 128 +
 			  erofs_compr_cfgs_encode(b, NULL);

@@ -33,7 +33,6 @@ void erofs_mkfs_opts_init(struct erofs_mkfs_opts *o)
 	o->force_uid = o->force_gid = -1;
 	o->oci_layer = -1;
 	o->xattr_tolerance = 2;
-	o->compr_level = -1;
 	o->workers = cpus > 0 ? (unsigned int)cpus : 1;
 }
 
@@ -239,7 +238,23 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 		fsf_err(log, "volume label is longer than 15 bytes");
 		return -EINVAL;
 	}
-	if (o->compr != EROFS_COMPR_NONE && o->pcluster_size &&
+	if (o->nzcfgs > EROFS_MKFS_MAX_ZCFGS) {
+		fsf_err(log, "%u compression configurations (at most %d)",
+			o->nzcfgs, EROFS_MKFS_MAX_ZCFGS);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < o->nzcfgs; i++) {
+		if (o->zcfgs[i].compr == EROFS_COMPR_NONE ||
+		    o->zcfgs[i].compr > EROFS_COMPR_ZSTD) {
+			fsf_err(log, "compression configuration %u has no algorithm", i);
+			return -EINVAL;
+		}
+	}
+	if (o->compress_hints && !o->nzcfgs) {
+		fsf_err(log, "--compress-hints needs -z");
+		return -EINVAL;
+	}
+	if (o->nzcfgs && o->pcluster_size &&
 	    (o->pcluster_size % (1u << o->blkszbits) ||
 	     o->pcluster_size > Z_EROFS_PCLUSTER_MAX_SIZE ||
 	     o->pcluster_size >> o->blkszbits > 1024)) {
@@ -262,7 +277,7 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 			1ull << (o->blkszbits + EROFS_CHUNK_FORMAT_BLKBITS_MASK));
 		return -EINVAL;
 	}
-	if (o->compr == EROFS_COMPR_NONE &&
+	if (!o->nzcfgs &&
 	    (o->ztailpacking || o->fragments || o->dedupe)) {
 		fsf_err(log, "-E ztailpacking, fragments, all-fragments and dedupe need -z");
 		return -EINVAL;
@@ -317,6 +332,13 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	else
 		uuid_generate(b.uuid);
 
+	/* a bad hints file is told before the tree is read */
+	ret = erofs_zhints_load(&b);
+	if (ret) {
+		erofs_zhints_free(&b);
+		return ret;
+	}
+
 	b.from_tar = o->tar_mode != EROFS_TAR_NONE;
 	if (!b.from_tar)
 		b.src_fd = open(o->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -324,6 +346,7 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 		ret = -errno;
 		fsf_err(log, "cannot open source directory %s: %s", o->source,
 			strerror(errno));
+		erofs_zhints_free(&b);
 		return ret;
 	}
 	if (o->force)
@@ -409,6 +432,7 @@ out:
 	erofs_seg_free(&b);
 	erofs_tree_free(&b);
 out_src:
+	erofs_zhints_free(&b);
 	if (b.src_fd >= 0)
 		close(b.src_fd);
 	for (int i = 0; i < 2; i++)

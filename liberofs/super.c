@@ -36,15 +36,17 @@ void erofs_super_encode(const struct erofs_build *b, uint8_t *out)
 		compat |= EROFS_COMPAT_ISHARE_XATTRS;
 		sb.ishare_xattr_prefix_id = (uint8_t)b->digest_prefix;
 	}
-	if (o->compr != EROFS_COMPR_NONE) {
+	if (o->nzcfgs) {
 		incompat |= EROFS_INCOMPAT_ZERO_PADDING;
 		if (erofs_compr_cfgs_encode(b, NULL)) {
-			/* the algorithm's settings follow the superblock
-			 * (the bit also allows big pclusters) */
+			/* the algorithms' settings follow the superblock
+			 * (the bit also allows big pclusters); as
+			 * erofs-utils, every algorithm of -z is listed,
+			 * used or not */
 			incompat |= EROFS_INCOMPAT_COMPR_CFGS |
 				    EROFS_INCOMPAT_BIG_PCLUSTER;
 			sb.available_compr_algs =
-				htole16(1u << erofs_compr_alg(o));
+				htole16((uint16_t)erofs_compr_algs(o));
 		} else {
 			sb.available_compr_algs = htole16(UINT16_MAX);
 		}

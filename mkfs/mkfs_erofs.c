@@ -81,7 +81,7 @@ enum {
 	/* tar input */
 	OPT_TAR, OPT_UNGZIP, OPT_UNXZ, OPT_UNZSTD, OPT_AUFS, OPT_OVLFS_STRIP,
 	OPT_SORT,
-	OPT_OCI,
+	OPT_OCI, OPT_COMPRESS_HINTS,
 };
 
 static const struct option long_opts[] = {
@@ -114,6 +114,7 @@ static const struct option long_opts[] = {
 	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
 	{ "oci", optional_argument, NULL, OPT_OCI },
 	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -157,8 +158,9 @@ static void usage(FILE *f)
 "                          order (whiteouts applied); every blob's SHA-256\n"
 "                          and size checked as it is read\n"
 "  -b SIZE                 block size in bytes (512..65536, default: page size)\n"
-"  -z ALG[,level=N][,dictsize=N]\n"
-"                          compress files with ALG: lz4; lz4hc (level\n"
+"  -z ALG[,level=N][,dictsize=N][:ALG...]\n"
+"                          compress files with ALG (alternatives after ':'\n"
+"                          for --compress-hints, up to 8): lz4; lz4hc (level\n"
 "                          0-12, default 9); lzma (MicroLZMA: 0-9, or\n"
 "                          100-109 = extreme 0-9, default 6); deflate (0-9)\n"
 "                          or libdeflate (0-12), both raw deflate with\n"
@@ -168,7 +170,11 @@ static void usage(FILE *f)
 "                          1 KiB-1 MiB). Blocks that do not shrink stay raw\n"
 "  -C SIZE                 largest physical cluster of compressed data in bytes\n"
 "                          (a multiple of the block size up to 1 MiB;\n"
-"                          default: one block)\n"
+"                          default: one block)\n""      --compress-hints=FILE\n"
+"                          per-file compression: lines PCLUSTER_SIZE [INDEX]\n"
+"                          REGEX; the first REGEX matching a file's path\n"
+"                          (dir/file, no leading /) gives its pcluster size\n"
+"                          (0: uncompressed) and -z configuration (0: first)\n"
 "      --max-extent-bytes=N largest decompressed extent (default 4 MiB, and\n"
 "                          at most 1024 blocks)\n"
 "      --chunksize=N       store every uncompressed regular file in chunks of\n"
@@ -315,7 +321,8 @@ static int check_dictsize(const struct compr_name *c, uint64_t d,
 	return -1;
 }
 
-static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
+/* one configuration of -z: ALG[,level=N|,N][,dictsize=N] */
+static int parse_zcfg(struct erofs_zcfg *z, const char *arg)
 {
 	const char *comma = strchr(arg, ',');
 	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
@@ -325,10 +332,6 @@ static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
 	uint64_t d;
 	int ret = 0;
 
-	if (strchr(arg, ':')) {
-		fprintf(stderr, "mkfs.erofs: '%s': only one compressor is supported (no ':' alternatives)\n", arg);
-		return -1;
-	}
 	for (size_t i = 0; i < sizeof(compr_names) / sizeof(*compr_names); i++)
 		if (strlen(compr_names[i].name) == len &&
 		    !strncmp(arg, compr_names[i].name, len))
@@ -338,9 +341,9 @@ static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
 			(int)len, arg);
 		return -1;
 	}
-	o->compr = c->compr;
-	o->compr_level = c->def;
-	o->compr_dictsize = 0;
+	z->compr = c->compr;
+	z->level = c->def;
+	z->dictsize = 0;
 	if (!comma)
 		return 0;
 	copy = strdup(comma + 1);
@@ -359,7 +362,7 @@ static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
 			} else if (check_dictsize(c, d, arg)) {
 				ret = -1;
 			} else {
-				o->compr_dictsize = (uint32_t)d;
+				z->dictsize = (uint32_t)d;
 			}
 			continue;
 		}
@@ -380,7 +383,37 @@ static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
 			fprintf(stderr, "mkfs.erofs: invalid %s '%s'\n", what, t);
 			ret = -1;
 		} else {
-			o->compr_level = (int)v;
+			z->level = (int)v;
+		}
+	}
+	free(copy);
+	return ret;
+}
+
+/* -z A[,...][:B[,...]...]: the primary configuration, then the
+ * alternatives a compress hint selects by index (erofs-utils' syntax); a
+ * later -z replaces an earlier one */
+static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return -1;
+	o->nzcfgs = 0;
+	if (!*arg || arg[strlen(arg) - 1] == ':' || *arg == ':' ||
+	    strstr(arg, "::")) {
+		fprintf(stderr, "mkfs.erofs: '%s': empty compressor between ':'\n", arg);
+		ret = -1;
+	}
+	for (char *t = strtok_r(copy, ":", &save); t && !ret;
+	     t = strtok_r(NULL, ":", &save)) {
+		if (o->nzcfgs == EROFS_MKFS_MAX_ZCFGS) {
+			fprintf(stderr, "mkfs.erofs: '%s': at most %d compressors\n",
+				arg, EROFS_MKFS_MAX_ZCFGS);
+			ret = -1;
+		} else {
+			ret = parse_zcfg(&o->zcfgs[o->nzcfgs++], t);
 		}
 	}
 	free(copy);
@@ -556,6 +589,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			o->chunk_size = (uint64_t)v;
 			break;
 		case OPT_BLOBDEV: o->blobdev = optarg; break;
+		case OPT_COMPRESS_HINTS: o->compress_hints = optarg; break;
 		case OPT_SORT:
 			if (strcmp(optarg, "path") && strcmp(optarg, "none")) {
 				fprintf(stderr, "mkfs.erofs: invalid --sort '%s' (path or none)\n", optarg);
@@ -658,7 +692,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	}
 	if ((o->tar_mode == EROFS_TAR_INDEX ||
 	     o->tar_mode == EROFS_TAR_HEADERBALL) &&
-	    (o->chunk_size || o->compr != EROFS_COMPR_NONE)) {
+	    (o->chunk_size || o->nzcfgs)) {
 		fprintf(stderr, "mkfs.erofs: --tar=%s stores no file data: -z and --chunksize do not apply\n",
 			o->tar_mode == EROFS_TAR_INDEX ? "i" : "headerball");
 		return -1;

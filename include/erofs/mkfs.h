@@ -15,6 +15,8 @@
 #include "fsforge/log.h"
 
 #define EROFS_DEFAULT_DIGEST_NAME "erofs.fingerprint.v1"
+/* -z A:B:...: at most this many compression configurations */
+#define EROFS_MKFS_MAX_ZCFGS 8
 
 struct erofs_mkfs_opts {
 	const char *image;		/* output file or block device */
@@ -68,14 +70,22 @@ struct erofs_mkfs_opts {
 	size_t n_xattr_prefixes;
 	const char *digest_name;	/* --xattr-inode-digest, NULL = off */
 	unsigned int workers;		/* threads reading/hashing files */
-	enum erofs_compr {
-		EROFS_COMPR_NONE, EROFS_COMPR_LZ4, EROFS_COMPR_LZ4HC,
-		EROFS_COMPR_LZMA, EROFS_COMPR_DEFLATE, EROFS_COMPR_ZSTD,
-	} compr;			/* -z */
-	int compr_level;		/* -z ALG,level=N; -1: the default
-					 * (lzma: 100-109 = extreme 0-9) */
-	uint32_t compr_dictsize;	/* -z ALG,dictsize=N (lzma dictionary,
-					 * zstd window); 0: the default */
+	/* -z ALG[,level=N][,dictsize=N][:ALG...]: the compression
+	 * configurations, zcfgs[0] the primary one every file uses unless a
+	 * compress hint names another; nzcfgs 0: no compression */
+	struct erofs_zcfg {
+		enum erofs_compr {
+			EROFS_COMPR_NONE, EROFS_COMPR_LZ4, EROFS_COMPR_LZ4HC,
+			EROFS_COMPR_LZMA, EROFS_COMPR_DEFLATE, EROFS_COMPR_ZSTD,
+		} compr;
+		int level;		/* -1: the default (lzma: 100-109 =
+					 * extreme 0-9) */
+		uint32_t dictsize;	/* lzma dictionary, zstd window;
+					 * 0: the default */
+	} zcfgs[EROFS_MKFS_MAX_ZCFGS];
+	unsigned int nzcfgs;
+	const char *compress_hints;	/* --compress-hints=FILE: lines
+					 * PCLUSTER_SIZE [ZCFG_INDEX] REGEX */
 	uint32_t pcluster_size;		/* -C bytes; 0: one block */
 	uint32_t max_extent_bytes;	/* --max-extent-bytes; 0: default */
 	bool legacy_compress;		/* -E legacy-compress: full indexes */

@@ -234,9 +234,20 @@ host_has() {
 	run "$MKFS_EROFS" -z xz x.img "$SRC"
 	[ "$status" -eq 16 ]
 	[[ $output == *"compressor 'xz' is not supported"* ]]
-	run "$MKFS_EROFS" -z zstd:lz4 x.img "$SRC"
+	# alternatives after ':' (erofs-utils' syntax), each one checked
+	run "$MKFS_EROFS" -z zstd:xz x.img "$SRC"
 	[ "$status" -eq 16 ]
-	[[ $output == *"only one compressor"* ]]
+	[[ $output == *"compressor 'xz' is not supported"* ]]
+	run "$MKFS_EROFS" -z zstd: x.img "$SRC"
+	[ "$status" -eq 16 ]
+	[[ $output == *"empty compressor"* ]]
+	run "$MKFS_EROFS" -z lz4::zstd x.img "$SRC"
+	[ "$status" -eq 16 ]
+	run "$MKFS_EROFS" -z lz4:lz4:lz4:lz4:lz4:lz4:lz4:lz4:lz4 x.img "$SRC"
+	[ "$status" -eq 16 ]
+	[[ $output == *"at most 8 compressors"* ]]
+	run "$MKFS_EROFS" -z lz4:zstd,level=23 x.img "$SRC"
+	[ "$status" -eq 16 ]
 	run "$MKFS_EROFS" -z zstd,level=23 x.img "$SRC"
 	[ "$status" -eq 16 ]
 	run "$MKFS_EROFS" -z deflate,10 x.img "$SRC"
@@ -305,4 +316,223 @@ host_has() {
 	run chroot "$SID_ROOT" fsck.erofs --xattr-inode-digest "/tmp/${SIDTMP##*/}/bad.img"
 	echo "$output"
 	[ "$status" -ne 0 ]
+}
+
+# --compress-hints: a tree whose files each take a different line (or
+# none); the hints file of erofs-utils' grammar, "PCLUSTER_SIZE [INDEX]
+# REGEX", with a comment, an empty line, a size that is not a multiple of
+# the block size (the line ignored), an anchor on a leading '/' (paths have
+# none), and a pcluster larger than -C
+zh_tree() {
+	mkdir -p "$1/d/e" "$1/bin" "$1/keep" "$1/s"
+	seq 1 300000 > "$1/d/e/a.txt"
+	seq 7 70000 > "$1/d/b.log"
+	seq 3 50000 > "$1/d/nomatch.dat"
+	seq 2 40000 > "$1/odd.txt"
+	seq 1 60000 > "$1/bin/tool"
+	seq 9 60000 > "$1/plain.dat"
+	cp "$1/d/e/a.txt" "$1/keep/a.copy"
+	# the same content three times: lz4hc, lz4hc, lzma (-E dedupe)
+	seq 5 90000 > "$1/s/a"
+	cp "$1/s/a" "$1/s/b"
+	cp "$1/s/a" "$1/s/c"
+}
+
+zh_hints() {
+	cat > "$1" <<'HINTS'
+# PCLUSTER_SIZE [INDEX] REGEX: the first matching line wins
+0 ^bin/
+
+8192 1 \.txt$
+6000 ^d/nomatch
+16384 2 ^d/
+12288 1 ^/keep
+65536 1 keep/
+4096 1 ^s/c$
+HINTS
+}
+
+# the largest physical extent of PATH in IMG (a path in the sid tree), from
+# erofs-utils' dump.erofs
+max_phys() {
+	chroot "$SID_ROOT" dump.erofs --path="$2" -e "$1" |
+		awk -F'|' '/^ *[0-9]+:/ { v = $3 + 0; if (v > m) m = v } END { print m + 0 }'
+}
+
+# the "NID layout= [alg1= ...]" line of PATH in IMG (zmap_header.py)
+zmap() {
+	local nid
+	nid=$(chroot "$SID_ROOT" dump.erofs --path="$2" "$1" | sed -n 's/^NID: \([0-9]*\).*/\1/p')
+	[ -n "$nid" ] || die "no NID for $2"
+	python3 "$BATS_TEST_DIRNAME/zmap_header.py" "$SID_ROOT$1" "$nid"
+}
+
+# SHA-256 list of the files under DIR
+sums() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum); }
+
+@test "-z lz4hc:lzma:zstd --compress-hints: each file's algorithm and pcluster as its first matching line says; both fsck.erofs extract the tree" {
+	need_sid_erofs
+	zh_tree "$SIDTMP/src"
+	zh_hints "$SIDTMP/hints"
+	run "$MKFS_EROFS" -zlz4hc:lzma:zstd --compress-hints="$SIDTMP/hints" "$SIDTMP/h.img" "$SIDTMP/src"
+	[ "$status" -eq 0 ] || die "$output"
+	[[ $output == *"hints:5: pcluster size 6000 is not a multiple of the block size 4096: line ignored"* ]]
+	img=$SIDREL/h.img
+	# superblock: lz4, lzma and zstd (bits 0, 1, 3), their records;
+	# lz4's names the largest pcluster, 65536 bytes (16 blocks)
+	[ "$(od -An -tu2 -j $((0x454)) -N2 "$SIDTMP/h.img" | tr -d ' ')" -eq 11 ]
+	[ "$(od -An -tu2 -j $((0x480)) -N2 "$SIDTMP/h.img" | tr -d ' ')" -eq 14 ]
+	[ "$(od -An -tu2 -j $((0x484)) -N2 "$SIDTMP/h.img" | tr -d ' ')" -eq 16 ]
+	[ "$(od -An -tu2 -j $((0x490)) -N2 "$SIDTMP/h.img" | tr -d ' ')" -eq 14 ]
+	[ "$(od -An -tu2 -j $((0x4a0)) -N2 "$SIDTMP/h.img" | tr -d ' ')" -eq 6 ]
+	# PATH ALG PCLUSTER: the map header's HEAD1 algorithm (lz4 0, lzma 1,
+	# zstd 3) and the largest pcluster of the file's extents
+	for want in "/d/e/a.txt 1 8192" "/odd.txt 1 8192" "/d/b.log 3 16384" \
+		    "/d/nomatch.dat 3 16384" "/keep/a.copy 1 65536" \
+		    "/plain.dat 0 4096" "/s/a 0 4096" "/s/c 1 4096"; do
+		set -- $want
+		line=$(zmap "$img" "$1")
+		[[ $line == *" alg1=$2 "* ]] || die "$1: $line, want algorithm $2"
+		[ "$(max_phys "$img" "$1")" -eq "$3" ] || die "$1: largest pcluster $(max_phys "$img" "$1"), want $3"
+	done
+	# a size of 0: stored uncompressed (flat, layout 0 or 2)
+	line=$(zmap "$img" /bin/tool)
+	[[ $line == *" layout=2"* || $line == *" layout=0"* ]] || die "/bin/tool: $line"
+	sums "$SIDTMP/src" > src.sha256
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	sums "$SIDTMP/x" | diff src.sha256 -
+	run "$FSCK_EROFS" --extract=ours "$SIDTMP/h.img"
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	sums ours | diff src.sha256 -
+	if host_has LZMA && host_has ZSTD; then
+		mnt=$(mount_erofs "$SIDTMP/h.img")
+		sums "$mnt" | diff src.sha256 -
+	fi
+}
+
+# erofs-utils 1.9.4 crashes (SIGSEGV) on any hint line with an algorithm
+# index; lines of two fields it reads.  With those, it and we compress the
+# same files, with the same largest pclusters
+@test "--compress-hints without indexes: the same files compressed, with the same pclusters, as erofs-utils 1.9.4" {
+	need_sid_erofs
+	zh_tree "$SIDTMP/src"
+	printf '0 ^bin/\n8192 \\.txt$\n6000 ^d/nomatch\n16384 ^d/\n65536 keep/\n' > "$SIDTMP/hints"
+	"$MKFS_EROFS" --quiet -zlz4hc --compress-hints="$SIDTMP/hints" "$SIDTMP/o.img" "$SIDTMP/src" 2>/dev/null
+	run chroot "$SID_ROOT" mkfs.erofs -zlz4hc --compress-hints="$SIDREL/hints" "$SIDREL/r.img" "$SIDREL/src"
+	[ "$status" -eq 0 ] || die "erofs-utils: $output"
+	for p in /d/e/a.txt /odd.txt /d/b.log /d/nomatch.dat /keep/a.copy /plain.dat /bin/tool /s/a; do
+		# layout and algorithm (erofs-utils packs 2-byte compact
+		# indexes, advise bit 0, which we do not write)
+		o=$(zmap "$SIDREL/o.img" "$p" | grep -o 'layout=[0-9]*\( alg1=[0-9]*\)*')
+		r=$(zmap "$SIDREL/r.img" "$p" | grep -o 'layout=[0-9]*\( alg1=[0-9]*\)*')
+		[ "$o" = "$r" ] || die "$p: ours '$o', erofs-utils '$r'"
+		[ "$(max_phys "$SIDREL/o.img" "$p")" -eq "$(max_phys "$SIDREL/r.img" "$p")" ] ||
+			die "$p: largest pcluster $(max_phys "$SIDREL/o.img" "$p") vs $(max_phys "$SIDREL/r.img" "$p")"
+	done
+	[ "$(od -An -tx1 -j $((0x450)) -N8 "$SIDTMP/o.img")" = "$(od -An -tx1 -j $((0x450)) -N8 "$SIDTMP/r.img")" ]
+	[ "$(od -An -tx1 -j $((0x480)) -N16 "$SIDTMP/o.img")" = "$(od -An -tx1 -j $((0x480)) -N16 "$SIDTMP/r.img")" ]
+}
+
+@test "-z with alternatives and no hints: every file takes the first; superblock as erofs-utils 1.9.4 writes it; each fsck.erofs extracts the other's image" {
+	need_sid_erofs
+	cp -a "$SRC/z" "$SIDTMP/src"
+	sums "$SIDTMP/src" > src.sha256
+	for z in "lz4hc:lzma 0" "lzma:lz4 -C16384 1" "lz4hc:lzma,dictsize=65536:lzma 0" \
+		 "zstd:deflate:lzma -Elegacy-compress 3"; do
+		set -- $z
+		alg=${!#}
+		opts=${z% *}
+		# shellcheck disable=SC2086
+		run "$MKFS_EROFS" --quiet -z$opts "$SIDTMP/o.img" "$SIDTMP/src"
+		[ "$status" -eq 0 ] || die "-z$opts: $output"
+		# shellcheck disable=SC2086
+		run chroot "$SID_ROOT" mkfs.erofs -z$opts "$SIDREL/r.img" "$SIDREL/src"
+		[ "$status" -eq 0 ] || die "erofs-utils -z$opts: $output"
+		[ "$(od -An -tx1 -j $((0x454)) -N2 "$SIDTMP/o.img")" = "$(od -An -tx1 -j $((0x454)) -N2 "$SIDTMP/r.img")" ] ||
+			die "-z$opts: algorithm bitmap"
+		case $1 in zstd*) ;; *)	# zstd's window: ours fits the extent
+			[ "$(od -An -tx1 -j $((0x480)) -N48 "$SIDTMP/o.img")" = "$(od -An -tx1 -j $((0x480)) -N48 "$SIDTMP/r.img")" ] ||
+				die "-z$opts: records $(od -An -tx1 -j $((0x480)) -N48 "$SIDTMP/o.img") vs $(od -An -tx1 -j $((0x480)) -N48 "$SIDTMP/r.img")"
+		esac
+		line=$(zmap "$SIDREL/o.img" /numbers)
+		[[ $line == *" alg1=$alg "* ]] || die "-z$opts: $line"
+		rm -rf "$SIDTMP/x" ours
+		run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/o.img"
+		[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs -z$opts: $output"
+		sums "$SIDTMP/x" | diff src.sha256 - || die "-z$opts: erofs-utils' extraction"
+		run "$FSCK_EROFS" --extract=ours "$SIDTMP/r.img"
+		[ "$status" -eq 0 ] || die "our fsck.erofs on erofs-utils' -z$opts: $output"
+		sums ours | diff src.sha256 - || die "-z$opts: our extraction of erofs-utils' image"
+	done
+}
+
+@test "multiple algorithms with -E dedupe, fragments, ztailpacking: same image for 1 and 2 workers, both fsck.erofs extract it; a pcluster is shared only within one algorithm" {
+	need_sid_erofs
+	zh_tree "$SIDTMP/src"
+	zh_hints "$SIDTMP/hints"
+	sums "$SIDTMP/src" > src.sha256
+	for e in ztailpacking,dedupe fragments,dedupe all-fragments \
+		 legacy-compress,dedupe; do
+		for w in 1 2; do
+			run "$MKFS_EROFS" --quiet -U clear -T 0 --workers=$w -zlz4hc:lzma:zstd -E$e \
+				--compress-hints="$SIDTMP/hints" "$SIDTMP/w$w.img" "$SIDTMP/src"
+			[ "$status" -eq 0 ] || die "-E$e: $output"
+		done
+		cmp "$SIDTMP/w1.img" "$SIDTMP/w2.img" || die "-E$e: 1 and 2 workers differ"
+		rm -rf "$SIDTMP/x" ours
+		run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/w1.img"
+		[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs -E$e: $output"
+		sums "$SIDTMP/x" | diff src.sha256 - || die "-E$e: erofs-utils' extraction"
+		run "$FSCK_EROFS" --extract=ours "$SIDTMP/w1.img"
+		[ "$status" -eq 0 ] || die "our fsck.erofs -E$e: $output"
+		sums ours | diff src.sha256 - || die "-E$e: our extraction"
+	done
+	# -E dedupe: s/b (lz4hc, as s/a) points at s/a's pclusters; s/c
+	# (lzma by its hint) has its own
+	"$MKFS_EROFS" --quiet -zlz4hc:lzma:zstd -Ededupe --compress-hints="$SIDTMP/hints" "$SIDTMP/d.img" "$SIDTMP/src"
+	first() {
+		chroot "$SID_ROOT" dump.erofs --path="$1" -e "$SIDREL/d.img" |
+			awk -F'[|:]' '/^ *0:/ { split($4, a, "\\."); print a[1] + 0; exit }'
+	}
+	[ "$(first /s/a)" -gt 0 ]
+	[ "$(first /s/b)" -eq "$(first /s/a)" ] || die "s/b does not share s/a's pclusters"
+	[ "$(first /s/c)" -ne "$(first /s/a)" ] || die "s/c (lzma) points at s/a's lz4 pclusters"
+	[[ $(zmap "$SIDREL/d.img" /s/c) == *" alg1=1 "* ]]
+}
+
+@test "--compress-hints errors: a bad line is named, nothing is written" {
+	mkdir src
+	seq 1 10000 > src/f
+	printf '4096 1 f\n' > h
+	run "$MKFS_EROFS" --compress-hints=h x.img src
+	[ "$status" -eq 1 ]
+	[[ $output == *"--compress-hints needs -z"* ]]
+	run "$MKFS_EROFS" -zlz4hc --compress-hints=h x.img src
+	[ "$status" -eq 1 ]
+	[[ $output == *"h:1: invalid compression configuration index '1' (0 to 0"* ]]
+	printf '# c\n4096 0 f\n8192 x f\n' > h
+	run "$MKFS_EROFS" -zlz4hc:lzma --compress-hints=h x.img src
+	[ "$status" -eq 1 ]
+	[[ $output == *"h:3: invalid compression configuration index 'x'"* ]]
+	printf '4k f\n' > h
+	run "$MKFS_EROFS" -zlz4hc --compress-hints=h x.img src
+	[ "$status" -eq 1 ]
+	[[ $output == *"h:1: invalid pcluster size '4k'"* ]]
+	printf '4096\n' > h
+	run "$MKFS_EROFS" -zlz4hc --compress-hints=h x.img src
+	[ "$status" -eq 1 ]
+	[[ $output == *"h:1: no match pattern"* ]]
+	printf '4096 (\n' > h
+	run "$MKFS_EROFS" -zlz4hc --compress-hints=h x.img src
+	[ "$status" -eq 1 ]
+	[[ $output == *"h:1: invalid regular expression '('"* ]]
+	printf '2097152 f\n' > h
+	run "$MKFS_EROFS" -zlz4hc --compress-hints=h x.img src
+	[ "$status" -eq 1 ]
+	[[ $output == *"h:1: pcluster size 2097152 is larger"* ]]
+	run "$MKFS_EROFS" -zlz4hc --compress-hints=missing x.img src
+	[ "$status" -eq 1 ]
+	[[ $output == *"cannot open compress hints missing"* ]]
+	[ ! -e x.img ]
 }

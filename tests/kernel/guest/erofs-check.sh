@@ -10,6 +10,7 @@
 #   vdk, vdl, vdm  the tree of vde with -E ztailpacking, fragments,
 #             all-fragments (and dedupe)
 #   vdn, vdo  vdf and vdg's trees with -zlz4hc -Efragments,dedupe
+#   vdp  the tree of vde with -zlz4hc:lzma and --compress-hints
 # Results are written to /host for the host-side assertions.
 set -u
 out=/host/result
@@ -78,6 +79,14 @@ for d in vdk:ztail vdl:frag vdm:allfrag; do
 	bash /host/manifest /mnt/a > "$out/${d#*:}.manifest"
 	umount /mnt/a
 done
+
+# 5c. two algorithms, per file by --compress-hints: the kernel's read and
+#     erofs-utils' checker
+mount -t erofs -o ro /dev/vdp /mnt/a || exit 18
+bash /host/manifest /mnt/a > "$out/zhints.manifest"
+umount /mnt/a
+fsck.erofs /dev/vdp > "$out/zhints-fsck.log" 2>&1
+echo $? > "$out/zhints-fsck.rc"
 
 # 6. page-cache sharing between two compressed images (files 9-80 of B
 #    are A's), with plain lz4hc extents and with -Efragments,dedupe
