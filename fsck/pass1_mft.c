@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ntfs/attrlist.h"
+#include "ntfs/repair.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 #include "ntfs/sysfile.h"
@@ -677,57 +678,6 @@ static int last_extent_holder(struct ntfs_check *c, const uint8_t *rec0,
 	return 0;
 }
 
-/* The extent at VCN of unnamed non-resident attribute TYPE in checked
- * record REC, or NULL. */
-static uint8_t *unnamed_extent(uint8_t *rec, uint32_t type, int64_t vcn)
-{
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	struct ntfs_attr_nonresident n;
-	char why[NTFS_WHY];
-
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		if (le32toh(a->type) != type || a->name_length ||
-		    !a->non_resident)
-			continue;
-		memcpy(&n, a, sizeof(n));
-		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) == vcn)
-			return (uint8_t *)a;
-	}
-	return NULL;
-}
-
-/* Mapping pairs MP (LEN bytes) in place of those of non-resident
- * attribute X of record REC: the attribute grows (what follows it moves)
- * when they do not fit and the record has room.  0 or -1. */
-static int set_pairs(uint8_t *rec, uint32_t rs, uint8_t *x, const uint8_t *mp,
-		     uint32_t len)
-{
-	struct ntfs_attr_nonresident n;
-	struct ntfs_mft_record m;
-	uint32_t alen, mpo, used, nlen, off = (uint32_t)(x - rec);
-
-	memcpy(&n, x, sizeof(n));
-	memcpy(&m, rec, sizeof(m));
-	alen = le32toh(n.h.length);
-	mpo = le16toh(n.mapping_pairs_offset);
-	used = le32toh(m.bytes_in_use);
-	if (mpo >= alen || used > rs || off + alen > used)
-		return -1;
-	nlen = mpo + len > alen ? (mpo + len + 7) & ~7u : alen;
-	if (used + (nlen - alen) > rs)
-		return -1;
-	memmove(rec + off + nlen, rec + off + alen, used - off - alen);
-	memset(x + mpo, 0, nlen - mpo);
-	memcpy(x + mpo, mp, len);
-	n.h.length = htole32(nlen);
-	memcpy(x, &n, sizeof(n));
-	m.bytes_in_use = htole32(used + nlen - alen);
-	memcpy(rec, &m, sizeof(m));
-	return 0;
-}
-
 /* The record holding the first extent of $MFT's $BITMAP (where its
  * sizes live): record 0, or the one record 0's list names for VCN 0 (a
  * bitmap moved out or split by a driver).  0 or -1. */
@@ -768,7 +718,7 @@ out:
  * changed. */
 static bool set_bitmap_size(uint8_t *rec, uint64_t bmbytes)
 {
-	uint8_t *h = unnamed_extent(rec, NTFS_AT_BITMAP, 0);
+	uint8_t *h = (uint8_t *)ntfs_attr_unnamed_extent(rec, NTFS_AT_BITMAP, 0);
 	struct ntfs_attr_nonresident n;
 
 	if (!h)
@@ -848,7 +798,8 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t old)
 	while (k < c->vol.nmft_runs && v < (uint64_t)vcn)
 		v += c->vol.mft_runs[k++].len;
 	a = (uint8_t *)ntfs_attr_find(rec, NTFS_AT_DATA);
-	x = unnamed_extent(xrec, NTFS_AT_DATA, vcn);
+	x = (uint8_t *)ntfs_attr_unnamed_extent(xrec, NTFS_AT_DATA,
+						   vcn);
 	if (v != (uint64_t)vcn || k == c->vol.nmft_runs || !a || !x || !a[8])
 		goto out;
 	{
@@ -872,7 +823,8 @@ static int grow_mft_runs(struct ntfs_check *c, uint64_t bmbytes, uint64_t old)
 				goto out;
 		len = ntfs_mp_encode(c->vol.mft_runs + k, (size_t)(c->vol.nmft_runs - k),
 				     mp, rs);
-		if (len < 0 || set_pairs(xrec, rs, x, mp, (uint32_t)len))
+		if (len < 0 || ntfs_rec_set_pairs(xrec, rs, (uint32_t)(x - xrec),
+						  mp, (uint32_t)len))
 			goto out;
 		memcpy(&n, x, sizeof(n));
 		n.highest_vcn = (int64_t)htole64(clusters - 1);
