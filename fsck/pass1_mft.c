@@ -21,159 +21,12 @@
 
 #include "ntfs/attrlist.h"
 #include "ntfs/mft_grow.h"
+#include "ntfs/mft_mirror.h"
 #include "ntfs/mft_tail.h"
 #include "ntfs/repair.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 #include "ntfs/sysfile.h"
-
-static uint64_t mirror_offset(const struct ntfs_check *c, uint64_t recno)
-{
-	const struct ntfs_boot_info *b = &c->vol.boot;
-
-	return (uint64_t)b->mftmirr_lcn * b->g.cluster_size +
-	       recno * b->g.mft_record_size;
-}
-
-/* Does resident attribute list A name an unnamed attribute TYPE? */
-static bool list_names(const struct ntfs_attr_header *a, uint32_t type)
-{
-	struct ntfs_al_entry e;
-	char why[NTFS_WHY];
-	uint32_t len, off = 0;
-	const uint8_t *v;
-
-	if (a->non_resident)
-		return false;	/* not read here: record 0's is resident */
-	v = ntfs_attr_value(a, &len);
-	while (ntfs_al_next(v, len, &off, &e, why) == 1)
-		if (e.type == type && !e.name_len && !e.lowest_vcn)
-			return true;
-	return false;
-}
-
-/*
- * A system record that $MFTMirr can vouch for must be more than a valid
- * header: its attributes must parse and it must have what the driver needs
- * ($STANDARD_INFORMATION, $FILE_NAME; record 0 also $DATA with a runlist
- * and $BITMAP).  Returns 0 or -1 with WHY.
- */
-static int system_record_usable(const struct ntfs_check *c, uint8_t *rec,
-				uint64_t recno, char *why)
-{
-	uint32_t rs = c->vol.boot.g.mft_record_size;
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	bool si = false, fn = false, data = false, bitmap = false, list = false;
-	const struct ntfs_attr_header *la = NULL;
-	int r;
-
-	struct ntfs_mft_record m;
-
-	if (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
-		return -1;
-	/* system files are base records */
-	memcpy(&m, rec, sizeof(m));
-	if (le64toh(m.base_mft_record)) {
-		snprintf(why, NTFS_WHY, "claims to extend record %llu",
-			 (unsigned long long)(le64toh(m.base_mft_record) & 0xffffffffffffULL));
-		return -1;
-	}
-	if (!(le16toh(m.flags) & NTFS_MFT_IN_USE)) {
-		snprintf(why, NTFS_WHY, "not marked in use");
-		return -1;
-	}
-	ntfs_attr_cursor_init(&cur, rec);
-	while ((r = ntfs_attr_next(&cur, &a, why)) == 1) {
-		uint32_t type = le32toh(a->type);
-
-		si |= type == NTFS_AT_STANDARD_INFORMATION;
-		if (type == NTFS_AT_ATTRIBUTE_LIST) {
-			list = true;
-			la = a;
-		}
-		fn |= type == NTFS_AT_FILE_NAME;
-		bitmap |= type == NTFS_AT_BITMAP && !a->name_length;
-		if (type == NTFS_AT_DATA && !a->name_length && a->non_resident) {
-			struct ntfs_run *runs;
-			long n = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters,
-						&runs, why);
-
-			free(runs);
-			if (n <= 0)
-				return -1;
-			data = true;
-		}
-	}
-	if (r < 0)
-		return -1;
-	/* with an attribute list (a fragmented $MFT: ntfs-3g moves
-	 * attributes out when record 0 fills) the name may be elsewhere */
-	if (!si || (!fn && !list)) {
-		snprintf(why, NTFS_WHY, "no %s attribute",
-			 si ? "$FILE_NAME" : "$STANDARD_INFORMATION");
-		return -1;
-	}
-	/* Linux's ntfs driver moves $BITMAP out too (locate_mft finds it) */
-	if (!bitmap && la)
-		bitmap = list_names(la, NTFS_AT_BITMAP);
-	if (recno == NTFS_FILE_MFT && (!data || !bitmap)) {
-		snprintf(why, NTFS_WHY, "no usable %s attribute",
-			 data ? "$BITMAP" : "$DATA");
-		return -1;
-	}
-	return 0;
-}
-
-/* Is MIR, a usable $MFTMirr copy of record 0 that differs from REC
- * ($MFT's, usable), the newer one?  Only when the evidence is on disk:
- * neither has an attribute list, the mirror's $DATA runs are REC's with
- * the last one longer or more after it (the MFT grew; REC's write was
- * lost or an old copy of it written back), and the first record past
- * REC's runs, where the mirror's map it, is a FILE record in use
- * carrying that number.  *WHY says so. */
-static bool mirror_newer(struct ntfs_check *c, const uint8_t *rec,
-			 const uint8_t *mir, char *why)
-{
-	uint32_t rs = c->vol.boot.g.mft_record_size, cs = c->vol.boot.g.cluster_size;
-	struct ntfs_run *pr = NULL, *mr = NULL;
-	long pn = 0, mn = 0;
-	uint64_t plen = 0, mlen = 0, off;
-	uint8_t *top = malloc(rs);
-	struct ntfs_mft_record m;
-	char twhy[NTFS_WHY];
-	bool newer = false;
-
-	if (!top || !memcmp(rec, mir, rs) ||
-	    ntfs_attr_find(rec, NTFS_AT_ATTRIBUTE_LIST) ||
-	    ntfs_attr_find(mir, NTFS_AT_ATTRIBUTE_LIST) ||
-	    ntfs_vol_attr_runs(&c->vol, rec, NTFS_AT_DATA, &plen, &pr, &pn) ||
-	    ntfs_vol_attr_runs(&c->vol, mir, NTFS_AT_DATA, &mlen, &mr, &mn) ||
-	    pn <= 0 || mn < pn || plen % rs || mlen <= plen)
-		goto out;
-	for (long i = 0; i < pn; i++)
-		if (pr[i].lcn < 0 || mr[i].lcn != pr[i].lcn ||
-		    (i < pn - 1 ? mr[i].len != pr[i].len : mr[i].len < pr[i].len))
-			goto out;
-	off = ntfs_runs_offset(mr, mn, cs, plen, rs);
-	if (off == UINT64_MAX || fsf_dev_pread(&c->dev, top, rs, off) ||
-	    ntfs_record_check(top, rs, NTFS_MAGIC_FILE, twhy) != NTFS_REC_OK)
-		goto out;
-	memcpy(&m, top, sizeof(m));
-	if (le16toh(m.h.usa_ofs) < sizeof(m) ||
-	    le32toh(m.mft_record_number) != (uint32_t)(plen / rs) ||
-	    !(le16toh(m.flags) & NTFS_MFT_IN_USE))
-		goto out;
-	snprintf(why, NTFS_WHY, "its runs end at record %llu, the copy's map %llu records, record %llu in use",
-		 (unsigned long long)(plen / rs), (unsigned long long)(mlen / rs),
-		 (unsigned long long)(plen / rs));
-	newer = true;
-out:
-	free(pr);
-	free(mr);
-	free(top);
-	return newer;
-}
 
 /* Record 0 from $MFT, or from $MFTMirr when $MFT's copy is unusable.
  * Both locations were verified by pass 0. */
@@ -184,36 +37,35 @@ static int load_record0(struct ntfs_check *c, uint8_t *rec)
 	uint8_t *raw = malloc(rs), *mir = malloc(rs);
 	char why[NTFS_WHY], mwhy[NTFS_WHY] = "no verified $MFTMirr";
 	bool mir_ok = false;
-	uint64_t off = (uint64_t)b->mft_lcn * b->g.cluster_size;
 	int ret = 0;
 
 	if (!raw || !mir) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (fsf_dev_pread(&c->dev, rec, rs, off)) {
+	if (ntfs_vol_read_record0(&c->vol, rec)) {
 		ret = -EIO;
 		goto out;
 	}
 	if (c->geo.mft_bad & 1)
 		snprintf(why, sizeof(why), "%s", c->geo.mft_why[0]);
-	else if (system_record_usable(c, rec, 0, why) == 0) {
+	else if (ntfs_sysrec_usable(&c->vol, rec, 0, why) == 0) {
 		/* usable, and older than the mirror's copy? */
-		if (!c->geo.mirr_ok || fsf_dev_pread(&c->dev, mir, rs, mirror_offset(c, 0)))
+		if (!c->geo.mirr_ok || ntfs_vol_read_mirror(&c->vol, 0, mir))
 			goto out;
 		memcpy(raw, mir, rs);	/* as on disk: the fixups undone below */
-		if (system_record_usable(c, mir, 0, mwhy) != 0 ||
-		    !mirror_newer(c, rec, mir, why))
+		if (ntfs_sysrec_usable(&c->vol, mir, 0, mwhy) != 0 ||
+		    !ntfs_mft_mirror_newer(&c->vol, rec, mir, why))
 			goto out;
 		memcpy(rec, mir, rs);
 		if (fsf_fix_ask(&c->fix, &PR_MFT_MIRROR_NEWER, "$MFT record 0", why) &&
-		    fsf_dev_pwrite(&c->dev, raw, rs, off))
+		    ntfs_vol_write_record0(&c->vol, raw))
 			fsf_fix_failed(&c->fix);
 		goto out;
 	}
-	if (c->geo.mirr_ok && !fsf_dev_pread(&c->dev, mir, rs, mirror_offset(c, 0))) {
+	if (c->geo.mirr_ok && !ntfs_vol_read_mirror(&c->vol, 0, mir)) {
 		memcpy(raw, mir, rs);
-		mir_ok = system_record_usable(c, mir, 0, mwhy) == 0;
+		mir_ok = ntfs_sysrec_usable(&c->vol, mir, 0, mwhy) == 0;
 	}
 	if (!mir_ok) {
 		fsf_fix_ask(&c->fix, &PR_MFT_UNREADABLE, NULL, why, mwhy);
@@ -222,7 +74,7 @@ static int load_record0(struct ntfs_check *c, uint8_t *rec)
 	}
 	memcpy(rec, mir, rs);
 	if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, "$MFT record 0", why)) {
-		if (fsf_dev_pwrite(&c->dev, raw, rs, off))
+		if (ntfs_vol_write_record0(&c->vol, raw))
 			fsf_fix_failed(&c->fix);
 		else
 			c->geo.mft_bad &= (uint8_t)~1u;	/* it is the mirror's now */
@@ -636,59 +488,6 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	return 0;
 }
 
-/* Do the two copies of a record (fixups removed) say the same?  As
- * ntfs-3g and the Linux driver compare them when they mount: the bytes in
- * use, the update sequence number included (a mirror whose USN differs
- * makes ntfs-3g refuse the volume). */
-static bool same_record(const uint8_t *a, const uint8_t *b, uint32_t rs)
-{
-	struct ntfs_mft_record m;
-	uint32_t used;
-
-	memcpy(&m, a, sizeof(m));
-	used = le32toh(m.bytes_in_use);
-	if (used > rs || used < sizeof(m))
-		used = rs;
-	return !memcmp(a, b, used);
-}
-
-/*
- * Is RAW (a record as on disk) a usable copy of mirrored record RECNO?
- * System files (0-11) must be usable system records; the rest of the
- * mirrored range (12-15: reserved, free or $MFT's extension records;
- * user files when a cluster holds more than 16 records) only a valid
- * record.  Checks a copy; 0 or -1 with WHY.
- */
-static int mirrored_usable(const struct ntfs_check *c, const uint8_t *raw,
-			   uint64_t recno, char *why)
-{
-	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint8_t *copy = malloc(rs);
-	int ret;
-
-	if (!copy) {
-		snprintf(why, NTFS_WHY, "out of memory");
-		return -1;
-	}
-	memcpy(copy, raw, rs);
-	if (recno <= NTFS_FILE_EXTEND)
-		ret = system_record_usable(c, copy, recno, why);
-	else
-		ret = ntfs_record_check(copy, rs, NTFS_MAGIC_FILE, why) ==
-		      NTFS_REC_OK ? 0 : -1;
-	free(copy);
-	return ret;
-}
-
-/* The record number a record's header gives (RECNO if it has none). */
-static uint64_t self_ref(const uint8_t *rec, uint64_t recno)
-{
-	struct ntfs_mft_record m;
-
-	memcpy(&m, rec, sizeof(m));
-	return le16toh(m.h.usa_ofs) >= 0x30 ? le32toh(m.mft_record_number) : recno;
-}
-
 /*
  * Records 0..mirr-1 must equal their $MFTMirr copies (at the location
  * pass 0 verified; nothing is read or written there otherwise).  WHY says
@@ -713,9 +512,9 @@ static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		snprintf(why, NTFS_WHY, "%s", c->geo.mft_why[recno]);
 	}
 	if (!c->geo.mirr_ok || !mir || !raw ||
-	    fsf_dev_pread(&c->dev, raw, rs, mirror_offset(c, recno)))
+	    ntfs_vol_read_mirror(&c->vol, recno, raw))
 		goto out;
-	ms = mirrored_usable(c, raw, recno, mwhy) == 0 ? NTFS_REC_OK :
+	ms = ntfs_mirrored_usable(&c->vol, raw, recno, mwhy) == 0 ? NTFS_REC_OK :
 							 NTFS_REC_BAD_HEADER;
 	memcpy(mir, raw, rs);
 	if (ms == NTFS_REC_OK)
@@ -728,27 +527,27 @@ static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		if (copy) {
 			memcpy(copy, rec, rs);
 			ntfs_fixup_apply(copy, rs, 1);
-			if (mirrored_usable(c, copy, recno, why) != 0)
+			if (ntfs_mirrored_usable(&c->vol, copy, recno, why) != 0)
 				*state = NTFS_REC_BAD_HEADER;
 			free(copy);
 		}
 	}
 	if (*state == NTFS_REC_OK && ms == NTFS_REC_OK &&
-	    self_ref(rec, recno) != recno && self_ref(mir, recno) == recno) {
+	    ntfs_rec_self_ref(rec, recno) != recno && ntfs_rec_self_ref(mir, recno) == recno) {
 		/* the mirror's copy is the one that knows its number */
 		*state = NTFS_REC_BAD_HEADER;
 		snprintf(why, NTFS_WHY, "says it is MFT record %llu",
-			 (unsigned long long)self_ref(rec, recno));
+			 (unsigned long long)ntfs_rec_self_ref(rec, recno));
 	}
 	if (*state != NTFS_REC_OK && ms == NTFS_REC_OK) {
 		if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, obj, why) &&
-		    fsf_dev_pwrite(&c->dev, raw, rs, ntfs_vol_record_offset(&c->vol, recno)))
+		    ntfs_vol_write_record_raw(&c->vol, recno, raw))
 			fsf_fix_failed(&c->fix);
 		ntfs_vol_cache_drop(&c->vol);
 		memcpy(rec, mir, rs);
 		*state = NTFS_REC_OK;
 	} else if (*state == NTFS_REC_OK &&
-		   (ms != NTFS_REC_OK || !same_record(rec, mir, rs))) {
+		   (ms != NTFS_REC_OK || !ntfs_rec_same(rec, mir, rs))) {
 		if (fsf_fix_ask(&c->fix, &PR_MIRROR_DIFFERS, obj)) {
 			memcpy(mir, rec, rs);
 			/* write our record's bytes, fixups applied, to the mirror */
