@@ -19,6 +19,19 @@
 #include "ntfs/sysfile.h"
 #include "ntfs/volume_io.h"
 
+/* Record RECNO read and checked into REC: 0, -EUCLEAN or the device's
+ * error. */
+static int read_checked(struct ntfs_vol *v, uint64_t recno, uint8_t *rec)
+{
+	char why[NTFS_WHY];
+	int ret = ntfs_vol_read_record(v, recno, rec);
+
+	if (!ret && ntfs_record_check(rec, v->boot.g.mft_record_size,
+				      NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		ret = -EUCLEAN;
+	return ret;
+}
+
 /* The record holding the last extent of $MFT's $DATA and that extent's
  * lowest VCN: record 0 (VCN 0) without an attribute list, else the
  * entry of record 0's list with the highest VCN.  0 or -1. */
@@ -116,14 +129,11 @@ static int grow_bitmap_elsewhere(struct ntfs_vol *v, uint64_t mirr,
 {
 	uint32_t rs = v->boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs);
-	char why[NTFS_WHY];
 	int ret = -ENOMEM;
 
 	if (!rec)
 		return ret;
-	ret = ntfs_vol_read_record(v, recno, rec);
-	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
-		ret = -EUCLEAN;
+	ret = read_checked(v, recno, rec);
 	if (!ret && set_bitmap_size(rec, bmbytes))
 		ret = ntfs_vol_write_record(v, recno, rec, mirr);
 	free(rec);
@@ -146,16 +156,12 @@ int ntfs_mft_grow_runs(struct ntfs_vol *v, uint64_t mirr, uint64_t bmbytes,
 		goto out;
 	for (long i = 0; i < v->nmft_runs; i++)
 		clusters += v->mft_runs[i].len;
-	ret = ntfs_vol_read_record(v, NTFS_FILE_MFT, rec);
-	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
-		ret = -EUCLEAN;
+	ret = read_checked(v, NTFS_FILE_MFT, rec);
 	if (!ret && (last_extent_holder(v, rec, &holder, &vcn) ||
 		     bitmap_sizes_holder(v, rec, &bmrec)))
 		ret = -EUCLEAN;
 	if (!ret && holder != NTFS_FILE_MFT) {
-		ret = ntfs_vol_read_record(v, holder, xrec);
-		if (!ret && ntfs_record_check(xrec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
-			ret = -EUCLEAN;
+		ret = read_checked(v, holder, xrec);
 	} else if (!ret) {
 		memcpy(xrec, rec, rs);
 	}
@@ -240,14 +246,11 @@ int ntfs_mft_grow_size(struct ntfs_vol *v, uint64_t mirr, uint64_t bytes,
 	uint32_t rs = v->boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs), *a;
 	uint64_t bmrec;
-	char why[NTFS_WHY];
 	int ret = -ENOMEM;
 
 	if (!rec)
 		return ret;
-	ret = ntfs_vol_read_record(v, NTFS_FILE_MFT, rec);
-	if (!ret && ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
-		ret = -EUCLEAN;
+	ret = read_checked(v, NTFS_FILE_MFT, rec);
 	if (!ret) {
 		struct ntfs_attr_nonresident n;
 

@@ -137,6 +137,25 @@ static bool record_in_use(struct ntfs_vol *v, struct ntfs_mft_bm *bv,
 	return le16toh(m.flags) & NTFS_MFT_IN_USE;
 }
 
+/* The record at byte OFF, read into REC: a FILE record (NTFS 3.1
+ * header) carrying number I?  1 when its own flag has it in use, else 0;
+ * -1 when it is not (unreadable, invalid, another number). */
+static int numbered_record(struct ntfs_vol *v, uint8_t *rec, uint64_t off,
+			   uint64_t i, char *why)
+{
+	uint32_t rs = v->boot.g.mft_record_size;
+	struct ntfs_mft_record m;
+
+	if (fsf_dev_pread(v->dev, rec, rs, off) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return -1;
+	memcpy(&m, rec, sizeof(m));
+	if (le16toh(m.h.usa_ofs) < sizeof(m) ||
+	    le32toh(m.mft_record_number) != (uint32_t)i)
+		return -1;
+	return (le16toh(m.flags) & NTFS_MFT_IN_USE) ? 1 : 0;
+}
+
 /*
  * Records past $MFT's allocation: a stale record 0 (its write lost, or
  * an old copy written back after the MFT grew) maps fewer clusters than
@@ -174,21 +193,16 @@ uint64_t ntfs_mft_lost_tail(struct ntfs_vol *v, struct ntfs_mft_bm *bv,
 	}
 	at = ((uint64_t)last->lcn + last->len) * cs;
 	for (uint64_t i = top; i < bv->bits && i <= UINT32_MAX; i++) {
-		struct ntfs_mft_record m;
+		int used;
 		uint64_t off = at + (i - top) * rs;
 		int bit = bm_bit(v, bv, i);
 
 		/* a bitmap byte that cannot be read: no tail past it */
 		if (bit < 0)
 			break;
-		if (off + rs > vol || fsf_dev_pread(v->dev, rec, rs, off) ||
-		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		if (off + rs > vol || (used = numbered_record(v, rec, off, i, why)) < 0)
 			break;
-		memcpy(&m, rec, sizeof(m));
-		if (le16toh(m.h.usa_ofs) < sizeof(m) ||
-		    le32toh(m.mft_record_number) != (uint32_t)i)
-			break;
-		if (bit && (le16toh(m.flags) & NTFS_MFT_IN_USE))
+		if (bit && used)
 			end = i + 1;
 	}
 	/* clusters a record in use claims are that file's, not a tail */
@@ -329,21 +343,16 @@ next:
 	found = cand[0];
 	/* the records in sequence from there, in clusters in use */
 	for (i = top; i <= UINT32_MAX; i++) {
-		struct ntfs_mft_record m;
+		int used;
 		uint64_t off = (uint64_t)found * cs + (i - top) * rs;
 		int bb = bm_bit(v, bv, i);
 
 		if (bb < 0 || off + rs > nrc * cs ||
 		    !(vbm[off / cs / 8] >> (off / cs % 8) & 1) ||
 		    !(vbm[(off + rs - 1) / cs / 8] >> ((off + rs - 1) / cs % 8) & 1) ||
-		    fsf_dev_pread(v->dev, rec, rs, off) ||
-		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		    (used = numbered_record(v, rec, off, i, why)) < 0)
 			break;
-		memcpy(&m, rec, sizeof(m));
-		if (le16toh(m.h.usa_ofs) < sizeof(m) ||
-		    le32toh(m.mft_record_number) != (uint32_t)i)
-			break;
-		if (bb && (le16toh(m.flags) & NTFS_MFT_IN_USE))
+		if (bb && used)
 			end = i + 1;
 		seq = i + 1;
 	}
