@@ -222,11 +222,15 @@ void ntfs_load_attrdef(struct ntfs_check *c, uint8_t *rec);
 /* Write MFT record RECNO (ntfs_vol_write_record), its copy in $MFTMirr
  * too when pass 0 verified the mirror and RECNO is in its range.
  * Everything else is read and written with ntfs/volume_io.h on C->vol. */
+/* The records whose writes go to $MFTMirr too. */
+static inline uint64_t ntfs_check_mirrored(const struct ntfs_check *c)
+{
+	return c->geo.mirr_ok ? c->mirr_records : 0;
+}
 static inline int ntfs_check_write_record(struct ntfs_check *c, uint64_t recno,
 					  uint8_t *buf)
 {
-	return ntfs_vol_write_record(&c->vol, recno, buf,
-				     c->geo.mirr_ok ? c->mirr_records : 0);
+	return ntfs_vol_write_record(&c->vol, recno, buf, ntfs_check_mirrored(c));
 }
 /* rare_map.c: a zeroed map of BITS bits whose pages take memory only once written
  * (for maps seldom marked: ext_bad, record_lost, nameless, rebuild,

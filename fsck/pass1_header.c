@@ -29,6 +29,19 @@ static uint32_t used_of(const uint8_t *rec)
 	return le32toh(m.bytes_in_use);
 }
 
+/* COPY, the record put back, in place of REC and written when the
+ * answer was YES: 0; 1 when it was not. */
+static int put_back(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+		    const uint8_t *copy, bool yes)
+{
+	if (!yes)
+		return 1;
+	memcpy(rec, copy, c->vol.boot.g.mft_record_size);
+	if (ntfs_check_write_record(c, recno, rec))
+		fsf_fix_failed(&c->fix);
+	return 0;
+}
+
 int ntfs_salvage_torn(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		      const char *obj)
 {
@@ -56,25 +69,15 @@ int ntfs_salvage_torn(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	if (r < 0 && in_attrs)
 		goto out;
 	if (!in_attrs) {
-		uint32_t off, len;
-		struct ntfs_mft_record m;
+		uint32_t end;
 
-		memcpy(&m, copy, sizeof(m));
-		for (off = le16toh(m.attrs_offset);
-		     (r = ntfs_attr_frame(copy, used, off, &len, why)) == 1; off += len)
-			;
+		r = ntfs_attr_frames_end(copy, used, &end, why);
 		if (r < 0)
 			goto out;
 	}
-	if (fsf_fix_ask(&c->fix, in_attrs ? &PR_RECORD_TORN_ATTRS :
-			&PR_RECORD_TORN_UNUSED, obj, first)) {
-		memcpy(rec, copy, rs);
-		if (ntfs_check_write_record(c, recno, rec))
-			fsf_fix_failed(&c->fix);
-		r = 0;
-	} else {
-		r = 1;
-	}
+	r = put_back(c, recno, rec, copy,
+		     fsf_fix_ask(&c->fix, in_attrs ? &PR_RECORD_TORN_ATTRS :
+				 &PR_RECORD_TORN_UNUSED, obj, first));
 out:
 	free(copy);
 	return r < 0 ? -1 : r;
@@ -100,26 +103,17 @@ int ntfs_salvage_header(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	/* believed only when every attribute frame leads to the end marker */
 	{
 		struct ntfs_mft_record m;
-		uint32_t off, len;
+		uint32_t end;
 
 		memcpy(&m, copy, sizeof(m));
-		for (off = le16toh(m.attrs_offset);
-		     (r = ntfs_attr_frame(copy, le32toh(m.bytes_in_use), off, &len, why)) == 1;
-		     off += len)
-			;
-		if (r < 0 || off == le16toh(m.attrs_offset))
+		r = ntfs_attr_frames_end(copy, le32toh(m.bytes_in_use), &end, why);
+		if (r < 0 || end == le16toh(m.attrs_offset))
 			goto out;
 	}
-	if (fsf_fix_ask(&c->fix, &PR_RECORD_HEADER, obj,
-			usa[0] ? usa : hdr, usa[0] && hdr[0] ? "; " : "",
-			usa[0] ? hdr : "")) {
-		memcpy(rec, copy, rs);
-		if (ntfs_check_write_record(c, recno, rec))
-			fsf_fix_failed(&c->fix);
-		r = 0;
-	} else {
-		r = 1;
-	}
+	r = put_back(c, recno, rec, copy,
+		     fsf_fix_ask(&c->fix, &PR_RECORD_HEADER, obj,
+				 usa[0] ? usa : hdr, usa[0] && hdr[0] ? "; " : "",
+				 usa[0] ? hdr : ""));
 out:
 	free(copy);
 	return r < 0 ? -1 : r;

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/repair.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
@@ -336,41 +337,6 @@ static int push(struct ntfs_run **out, long *n, long *cap, int64_t lcn)
 	return 0;
 }
 
-/*
- * Put mapping pairs MP (LEN bytes) into attribute at offset AOFF of REC,
- * growing the attribute (and moving what follows) when the record has
- * room.  0, or -1 when it does not fit.
- */
-static int store_pairs(uint8_t *rec, uint32_t rs, uint32_t aoff,
-		       const uint8_t *mp, uint32_t len)
-{
-	struct ntfs_mft_record m;
-	struct ntfs_attr_nonresident n;
-	uint32_t alen, mpo, used, grow = 0;
-
-	memcpy(&m, rec, sizeof(m));
-	memcpy(&n, rec + aoff, sizeof(n));
-	alen = le32toh(n.h.length);
-	mpo = le16toh(n.mapping_pairs_offset);
-	used = le32toh(m.bytes_in_use);
-	if (len > alen - mpo)
-		grow = (len - (alen - mpo) + 7) & ~7u;
-	if (grow) {
-		if (used + grow > le32toh(m.bytes_allocated) || used + grow > rs)
-			return -1;
-		memmove(rec + aoff + alen + grow, rec + aoff + alen,
-			used - aoff - alen);
-		alen += grow;
-		n.h.length = htole32(alen);
-		memcpy(rec + aoff, &n, sizeof(n));
-		m.bytes_in_use = htole32(used + grow);
-		memcpy(rec, &m, sizeof(m));
-	}
-	memset(rec + aoff + mpo, 0, alen - mpo);
-	memcpy(rec + aoff + mpo, mp, len);
-	return 0;
-}
-
 /* Copy cluster FROM to cluster TO. */
 static int copy_cluster(struct pass1b *p, uint64_t from, uint64_t to)
 {
@@ -490,7 +456,7 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 		}
 	memcpy(nrec, rec, rs);
 	len = ntfs_mp_encode(out, (size_t)nout, mp, rs);
-	if (len < 0 || store_pairs(nrec, rs, aoff, mp, (uint32_t)len)) {
+	if (len < 0 || ntfs_rec_set_pairs(nrec, rs, aoff, mp, (uint32_t)len)) {
 		fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj,
 			    "its new runlist would not fit in its MFT record");
 		goto undo;

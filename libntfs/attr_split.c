@@ -56,27 +56,20 @@ int ntfs_attr_extent_at(struct ntfs_vol *v, const uint8_t *rec, uint32_t type,
 			int64_t vcn, struct ntfs_attr_extent *x, uint64_t *size,
 			char *why)
 {
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
+	const struct ntfs_attr_header *a = ntfs_attr_unnamed_extent(rec, type, vcn);
 	struct ntfs_attr_nonresident n;
 
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		if (le32toh(a->type) != type || a->name_length ||
-		    !a->non_resident)
-			continue;
-		memcpy(&n, a, sizeof(n));
-		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) != vcn)
-			continue;
-		if (size)
-			*size = le64toh((uint64_t)n.data_size);
-		x->lowest_vcn = vcn;
-		x->highest_vcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
-		x->nruns = ntfs_attr_runs(a, v->boot.g.nr_clusters, &x->runs, why);
-		return x->nruns < 0 ? -1 : 0;
+	if (!a) {
+		snprintf(why, NTFS_WHY, "has no extent at VCN %lld", (long long)vcn);
+		return -1;
 	}
-	snprintf(why, NTFS_WHY, "has no extent at VCN %lld", (long long)vcn);
-	return -1;
+	memcpy(&n, a, sizeof(n));
+	if (size)
+		*size = le64toh((uint64_t)n.data_size);
+	x->lowest_vcn = vcn;
+	x->highest_vcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
+	x->nruns = ntfs_attr_runs(a, v->boot.g.nr_clusters, &x->runs, why);
+	return x->nruns < 0 ? -1 : 0;
 }
 
 static int extent_in(struct ntfs_vol *v, const uint8_t *rec, int64_t vcn,

@@ -44,6 +44,27 @@ const struct ntfs_attr_header *ntfs_attr_named(const uint8_t *rec,
 	return NULL;
 }
 
+const struct ntfs_attr_header *ntfs_attr_unnamed_extent(const uint8_t *rec,
+							uint32_t type,
+							int64_t vcn)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_attr_nonresident n;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		if (le32toh(a->type) != type || a->name_length ||
+		    !a->non_resident)
+			continue;
+		memcpy(&n, a, sizeof(n));
+		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) == vcn)
+			return a;
+	}
+	return NULL;
+}
+
 /* ntfs_vol_extents_runs: the extents met in the records of a file */
 struct extents {
 	uint32_t type;

@@ -51,18 +51,28 @@ void ntfs_journal_close(struct ntfs_journal *j)
 	j->nruns = 0;
 }
 
-int ntfs_journal_empty_from(struct ntfs_vol *v, const struct ntfs_journal *j,
-			    uint64_t from)
+/*
+ * The journal's runs from byte FROM in chunks of at most CHUNK bytes
+ * (holes skipped): FN gets each one's length, its device offset OFF and
+ * its journal byte AT, with a CHUNK-byte buffer; the walk goes on while
+ * it returns GO.  Returns the last FN's result (GO when there was none),
+ * or -ENOMEM.
+ */
+typedef int (*chunk_fn)(struct ntfs_vol *v, uint8_t *buf, uint32_t len,
+			uint64_t off, uint64_t at, const void *arg);
+
+static int each_chunk(struct ntfs_vol *v, const struct ntfs_journal *j,
+		      uint64_t from, int go, chunk_fn fn, const void *arg)
 {
 	const struct ntfs_run *runs = j->runs;
 	uint32_t cs = v->boot.g.cluster_size;
 	uint8_t *buf = malloc(CHUNK);
 	uint64_t foff = 0;
-	int ret = 1;
+	int ret = go;
 
 	if (!buf)
 		return -ENOMEM;
-	for (long i = 0; i < j->nruns && ret == 1; foff += runs[i].len * cs, i++) {
+	for (long i = 0; i < j->nruns && ret == go; foff += runs[i].len * cs, i++) {
 		uint64_t off = (uint64_t)runs[i].lcn * cs, left = runs[i].len * cs;
 		uint64_t at = foff;
 
@@ -73,25 +83,39 @@ int ntfs_journal_empty_from(struct ntfs_vol *v, const struct ntfs_journal *j,
 			left -= from - at;
 			at = from;
 		}
-		while (runs[i].lcn >= 0 && left && ret == 1) {
+		while (runs[i].lcn >= 0 && left && ret == go) {
 			uint32_t len = left < CHUNK ? (uint32_t)left : CHUNK;
-			int r = fsf_dev_pread(v->dev, buf, len, off);
 
-			if (r) {
-				ret = r;
-				break;
-			}
-			for (uint32_t k = 0; k < len; k++)
-				if (buf[k] != 0xff) {
-					ret = 0;
-					break;
-				}
+			ret = fn(v, buf, len, off, at, arg);
 			off += len;
+			at += len;
 			left -= len;
 		}
 	}
 	free(buf);
 	return ret;
+}
+
+/* 1 while the chunk is all 0xff, 0 when not, or the device's error. */
+static int chunk_empty(struct ntfs_vol *v, uint8_t *buf, uint32_t len,
+		       uint64_t off, uint64_t at, const void *arg)
+{
+	int r = fsf_dev_pread(v->dev, buf, len, off);
+
+	(void)at;
+	(void)arg;
+	if (r)
+		return r;
+	for (uint32_t k = 0; k < len; k++)
+		if (buf[k] != 0xff)
+			return 0;
+	return 1;
+}
+
+int ntfs_journal_empty_from(struct ntfs_vol *v, const struct ntfs_journal *j,
+			    uint64_t from)
+{
+	return each_chunk(v, j, from, 1, chunk_empty, NULL);
 }
 
 int ntfs_journal_head(struct ntfs_vol *v, const struct ntfs_journal *j,
@@ -179,35 +203,29 @@ out:
 	return ret;
 }
 
+/* The chunk written: the bytes of the new head it covers, 0xff after. */
+struct head {
+	const uint8_t *want;
+	size_t built;
+};
+
+static int chunk_reset(struct ntfs_vol *v, uint8_t *buf, uint32_t len,
+		       uint64_t off, uint64_t at, const void *arg)
+{
+	const struct head *h = arg;
+
+	memset(buf, 0xff, len);
+	if (at < (uint64_t)h->built)
+		memcpy(buf, h->want + at,
+		       (size_t)((uint64_t)h->built - at < len ?
+				(uint64_t)h->built - at : len));
+	return fsf_dev_pwrite(v->dev, buf, len, off);
+}
+
 int ntfs_journal_reset(struct ntfs_vol *v, const struct ntfs_journal *j,
 		       const uint8_t *want, size_t built)
 {
-	const struct ntfs_run *runs = j->runs;
-	uint32_t cs = v->boot.g.cluster_size;
-	uint8_t *buf = malloc(CHUNK);
-	uint64_t foff = 0;
-	int ret = 0;
+	struct head h = { .want = want, .built = built };
 
-	if (!buf)
-		return -ENOMEM;
-	for (long i = 0; i < j->nruns && !ret; foff += runs[i].len * cs, i++) {
-		uint64_t off = (uint64_t)runs[i].lcn * cs, left = runs[i].len * cs;
-		uint64_t at = foff;
-
-		while (runs[i].lcn >= 0 && left && !ret) {
-			uint32_t l = left < CHUNK ? (uint32_t)left : CHUNK;
-
-			memset(buf, 0xff, l);
-			if (at < (uint64_t)built)
-				memcpy(buf, want + at,
-				       (size_t)((uint64_t)built - at < l ?
-						(uint64_t)built - at : l));
-			ret = fsf_dev_pwrite(v->dev, buf, l, off);
-			off += l;
-			at += l;
-			left -= l;
-		}
-	}
-	free(buf);
-	return ret;
+	return each_chunk(v, j, 0, 0, chunk_reset, &h);
 }

@@ -151,6 +151,21 @@ void ntfs_attr_cursor_init(struct ntfs_attr_cursor *c, const uint8_t *rec)
 	c->count = 0;
 }
 
+int ntfs_attr_frames_end(const uint8_t *rec, uint32_t used, uint32_t *end,
+			 char *why)
+{
+	struct ntfs_mft_record m;
+	uint32_t off, len;
+	int r;
+
+	memcpy(&m, rec, sizeof(m));
+	for (off = le16toh(m.attrs_offset);
+	     (r = ntfs_attr_frame(rec, used, off, &len, why)) == 1; off += len)
+		;
+	*end = off;
+	return r < 0 ? -1 : 0;
+}
+
 int ntfs_attr_frame(const uint8_t *rec, uint32_t used, uint32_t off,
 		    uint32_t *lenp, char *why)
 {

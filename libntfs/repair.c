@@ -688,3 +688,31 @@ int ntfs_rec_clear_volume_flags(uint8_t *rec, uint16_t flags)
 	}
 	return -ENOENT;
 }
+
+int ntfs_rec_set_pairs(uint8_t *rec, uint32_t size, uint32_t aoff,
+		       const uint8_t *mp, uint32_t len)
+{
+	struct ntfs_attr_nonresident n;
+	struct ntfs_mft_record m;
+	uint32_t alen, mpo, used, nlen;
+
+	memcpy(&m, rec, sizeof(m));
+	memcpy(&n, rec + aoff, sizeof(n));
+	alen = le32toh(n.h.length);
+	mpo = le16toh(n.mapping_pairs_offset);
+	used = le32toh(m.bytes_in_use);
+	if (mpo >= alen || used > size || aoff + alen > used)
+		return -1;
+	nlen = mpo + len > alen ? (mpo + len + 7) & ~7u : alen;
+	if (used + (nlen - alen) > size ||
+	    used + (nlen - alen) > le32toh(m.bytes_allocated))
+		return -1;
+	memmove(rec + aoff + nlen, rec + aoff + alen, used - aoff - alen);
+	memset(rec + aoff + mpo, 0, nlen - mpo);
+	memcpy(rec + aoff + mpo, mp, len);
+	n.h.length = htole32(nlen);
+	memcpy(rec + aoff, &n, sizeof(n));
+	m.bytes_in_use = htole32(used + nlen - alen);
+	memcpy(rec, &m, sizeof(m));
+	return 0;
+}

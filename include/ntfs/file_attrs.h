@@ -93,6 +93,11 @@ bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
 bool ntfs_attr_has_name(const struct ntfs_attr_header *a, const char *name);
 const struct ntfs_attr_header *ntfs_attr_named(const uint8_t *rec,
 					       uint32_t type, const char *name);
+/* The extent at VCN of the unnamed non-resident attribute TYPE of checked
+ * record REC, or NULL. */
+const struct ntfs_attr_header *ntfs_attr_unnamed_extent(const uint8_t *rec,
+							uint32_t type,
+							int64_t vcn);
 /* The runs of every extent of file D's non-resident attribute TYPE NAME
  * (base record and the extension records of its list), joined in VCN
  * order: the count of runs (0: no such attribute), with the data size of

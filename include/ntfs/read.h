@@ -69,6 +69,11 @@ int ntfs_attr_next(struct ntfs_attr_cursor *c,
  * the fields of a framed attribute (what is wrong first, with WHY). */
 int ntfs_attr_frame(const uint8_t *rec, uint32_t used, uint32_t off,
 		    uint32_t *len, char *why);
+/* The frames of REC from its attribute offset within its first USED
+ * bytes: 0 with *END the end marker's offset, or -1 (WHY) at the first
+ * that does not frame. */
+int ntfs_attr_frames_end(const uint8_t *rec, uint32_t used, uint32_t *end,
+			 char *why);
 enum ntfs_attr_fault {
 	NTFS_AF_NONE,
 	NTFS_AF_ORDER,		/* type below the previous attribute's */

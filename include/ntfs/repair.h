@@ -59,6 +59,13 @@ uint32_t ntfs_attr_value_length_one_bit(const uint8_t *a, uint32_t room);
  * compressed) size follow them too and the other sizes are clamped. */
 void ntfs_attr_cut_runs(uint8_t *a, uint32_t stop, const struct ntfs_run *runs,
 			size_t n, uint32_t cluster_size);
+/* Mapping pairs MP (LEN bytes) in place of those of the non-resident
+ * attribute at AOFF of record REC (SIZE bytes): the attribute grows to
+ * the next 8 bytes (what follows it moves) when they do not fit and the
+ * record has room; the bytes after them are zeroed.  0, or -1 when they do
+ * not fit or the attribute is not framed in the bytes in use. */
+int ntfs_rec_set_pairs(uint8_t *rec, uint32_t size, uint32_t aoff,
+		       const uint8_t *mp, uint32_t len);
 /* The VCN range and sizes of the single extent of an attribute (lowest VCN
  * 0) from its runs.  Returns whether anything changed. */
 bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,

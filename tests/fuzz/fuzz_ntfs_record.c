@@ -199,6 +199,51 @@ static void edits(const uint8_t *rec, uint32_t rsize, uint8_t pick)
 	abort();	/* the record parses, its $R root first among them */
 }
 
+/* A checked record's frames reach its end marker (ntfs_attr_frames_end);
+ * its first non-resident attribute's runs, encoded again, put back by
+ * ntfs_rec_set_pairs: the record must still walk and the attribute
+ * decode to as many runs. */
+static void pairs_again(const uint8_t *rec, uint32_t rsize)
+{
+	struct ntfs_attr_cursor c;
+	const struct ntfs_attr_header *a;
+	struct ntfs_mft_record m;
+	uint8_t copy[4096], mp[4096];
+	char why[NTFS_WHY];
+	uint32_t end;
+
+	memcpy(&m, rec, sizeof(m));
+	if (ntfs_attr_frames_end(rec, m.bytes_in_use, &end, why) < 0)
+		return;
+	memcpy(copy, rec, rsize);
+	ntfs_attr_cursor_init(&c, copy);
+	while (ntfs_attr_next(&c, &a, why) == 1) {
+		struct ntfs_run *runs, *again;
+		long n, n2;
+		int len;
+
+		if (!a->non_resident)
+			continue;
+		n = ntfs_attr_runs(a, NR, &runs, why);
+		if (n < 0)
+			return;
+		len = ntfs_mp_encode(runs, (size_t)n, mp, sizeof(mp));
+		if (len >= 0 &&
+		    !ntfs_rec_set_pairs(copy, rsize, (uint32_t)((const uint8_t *)a - copy),
+					mp, (uint32_t)len)) {
+			n2 = ntfs_attr_runs(a, NR, &again, why);
+			if (n2 != n)
+				abort();	/* the same runs, put back */
+			free(again);
+			ntfs_attr_cursor_init(&c, copy);
+			while (ntfs_attr_next(&c, &a, why) == 1)
+				;
+		}
+		free(runs);
+		return;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -283,6 +328,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const struct ntfs_attr_header *a;
 
 		edits(rec, rsize, data[-1]);	/* the first byte */
+		pairs_again(rec, rsize);
 		ntfs_attr_cursor_init(&c, rec);
 		while (ntfs_attr_next(&c, &a, why) == 1) {
 			if (a->non_resident) {
