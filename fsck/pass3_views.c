@@ -87,9 +87,10 @@ static void on_fault(void *arg, enum ntfs_bt_fault f, const struct ntfs_ie_view 
 		w->bad = fsf_fix_ask(&w->c->fix, &PR_VIEW_INDEX, w->obj, why) ? 1 : 2;
 }
 
-static int on_entry(void *arg, const struct ntfs_ie_view *ie)
+/* A view entry's data (offset and length in IE's mref), or NULL when
+ * it lies outside the entry or over its key. */
+static const uint8_t *entry_data(const struct ntfs_ie_view *ie)
 {
-	struct vwalk *w = arg;
 	uint16_t doff = (uint16_t)(ie->mref & 0xffff), dlen = (uint16_t)(ie->mref >> 16);
 	const uint8_t *entry = ie->key - sizeof(struct ntfs_index_entry);
 	uint16_t elen;
@@ -97,11 +98,22 @@ static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 	memcpy(&elen, entry + 8, 2);
 	elen = le16toh(elen) - ((ie->flags & NTFS_IE_NODE) ? 8 : 0);
 	if ((uint32_t)doff + dlen > elen || (dlen && doff < sizeof(struct ntfs_index_entry) +
-					     ie->key_len)) {
+					     ie->key_len))
+		return NULL;
+	return entry + doff;
+}
+
+static int on_entry(void *arg, const struct ntfs_ie_view *ie)
+{
+	struct vwalk *w = arg;
+	uint16_t dlen = (uint16_t)(ie->mref >> 16);
+	const uint8_t *data = entry_data(ie);
+
+	if (!data) {
 		on_fault(w, NTFS_BT_CORRUPT, NULL, NULL, "an entry's data lies outside it");
 		return 0;	/* not kept */
 	}
-	if (keep(w, ie->key, ie->key_len, entry + doff, dlen)) {
+	if (keep(w, ie->key, ie->key_len, data, dlen)) {
 		w->nomem = true;
 		return 1;
 	}
@@ -213,10 +225,12 @@ struct other {
 static int other_entry(void *arg, const struct ntfs_ie_view *ie)
 {
 	struct other *o = arg;
-	uint16_t doff = (uint16_t)(ie->mref & 0xffff), dlen = (uint16_t)(ie->mref >> 16);
-	const uint8_t *data = ie->key - sizeof(struct ntfs_index_entry) + doff;
+	uint16_t dlen = (uint16_t)(ie->mref >> 16);
+	const uint8_t *data = entry_data(ie);
 	uint8_t buf[QUOTA_DATA + 68];
 
+	if (!data)
+		return 0;		/* judged (and dropped) on its own turn */
 	if (!o->q) {
 		/* a $Q entry: its SID becomes an $O key, its id the data */
 		if (ie->key_len != 4 || dlen <= QUOTA_DATA || dlen - QUOTA_DATA > 68 ||
