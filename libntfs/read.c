@@ -492,8 +492,13 @@ long ntfs_cunits_long_hole(const struct ntfs_run *runs, long n, uint32_t unit,
 	char why[NTFS_WHY];
 	long found = -1, count = 0;
 
-	if (!unit || !excess || n <= 0 || runs_overlap(runs, n) ||
-	    !(v = malloc((size_t)n * sizeof(*v))))
+	if (!unit || !excess || n <= 0 || runs_overlap(runs, n))
+		return -1;
+	/* runs that already make whole units: no hole runs past its unit,
+	 * and cutting one would move the data after it */
+	if (ntfs_cunits_partial(runs, n, unit, NULL, 0, why) >= 0)
+		return -1;
+	if (!(v = malloc((size_t)n * sizeof(*v))))
 		return -1;
 	memcpy(v, runs, (size_t)n * sizeof(*v));
 	for (long i = 0; i < n && count < 2; i++) {

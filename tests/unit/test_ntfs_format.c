@@ -916,6 +916,18 @@ static void test_cunits(void)
 	k = ntfs_cunits_partial(huge_hole, 3, 16, part, 4, why);
 	ok(k == 1 && part[0].vcn == 1ULL << 40 && part[0].clusters == 2,
 	   "cunits: a hole of 2^40 clusters is skipped whole: %ld", k);
+	/* a hole one cluster too long (the unit after it shifted): that
+	 * hole cut back; runs already whole units, 16 clusters (a whole
+	 * unit) more than the header says: no hole is cut, data would move */
+	{
+		struct ntfs_run long_hole[] = { { 100, 3 }, { -1, 14 }, { 200, 16 } };
+		struct ntfs_run whole[] = { { 100, 8 }, { -1, 24 }, { 200, 16 } };
+
+		ok(ntfs_cunits_long_hole(long_hole, 3, 16, 1) == 1,
+		   "cunits: the one hole that runs past its unit is the one cut back");
+		ok(ntfs_cunits_long_hole(whole, 3, 16, 16) == -1,
+		   "cunits: runs of whole units: no hole cut back");
+	}
 
 	memset(buf, 0, sizeof(buf));
 	/* a compressed chunk of 100 bytes, an uncompressed one of 4096 */
