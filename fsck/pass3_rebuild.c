@@ -329,7 +329,13 @@ int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase)
 		char why[NTFS_WHY], obj[1200];
 		unsigned int failed;
 
-		if (!rare_get(c->rebuild, d) || !ntfs_rebuild_dir_index(c, d, upcase, why))
+		if (!rare_get(c->rebuild, d))
+			continue;
+		/* a read failed since the rebuild was agreed: nothing more
+		 * is written to the failing device (fsf_fix_ask's rule) */
+		if (c->dev.read_errors)
+			snprintf(why, sizeof(why), "not written: the device failed reads");
+		else if (!ntfs_rebuild_dir_index(c, d, upcase, why))
 			continue;
 		ntfs_object_name(c, "directory", d, obj, sizeof(obj));
 		/* the fixes promised for it did not happen: each is left, and

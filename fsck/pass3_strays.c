@@ -55,6 +55,7 @@ int ntfs_name_given_add(struct ntfs_check *c, uint64_t recno,
 	c->given = g;
 	g += c->ngiven++;
 	g->recno = recno;
+	g->written = false;
 	g->len = (uint16_t)len;
 	memcpy(g->fn, fn, len);
 	return 0;
@@ -67,6 +68,14 @@ bool ntfs_name_given(const struct ntfs_check *c, uint64_t recno,
 		if (c->given[i].recno == recno &&
 		    (!fn || (c->given[i].len == len &&
 			     !memcmp(c->given[i].fn, fn, len))))
+			return true;
+	return false;
+}
+
+bool ntfs_name_given_unwritten(const struct ntfs_check *c, uint64_t recno)
+{
+	for (size_t i = 0; i < c->ngiven; i++)
+		if (c->given[i].recno == recno && !c->given[i].written)
 			return true;
 	return false;
 }
@@ -176,7 +185,7 @@ void ntfs_reconnect_stray_names(struct ntfs_check *c, uint64_t r,
 			 !ntfs_name_set_parent(c, r, v[i].fn, v[i].len,
 					       (uint64_t)lf | (uint64_t)seq << 48,
 					       true, why)) {
-			rare_set(c->rebuild, (uint64_t)lf);
+			ntfs_rebuild_promise(c, (uint64_t)lf);
 			continue;
 		}
 		fsf_fix_failed(&c->fix);
