@@ -41,6 +41,7 @@ struct ntfs_fn_ref {
 /* a $FILE_NAME value pass 3 gave a parent back (pass3_strays.c) */
 struct ntfs_name_given {
 	uint64_t recno;			/* the file */
+	bool written;			/* its new parent is on disk */
 	uint16_t len;
 	uint8_t fn[0x42 + 2 * 255];	/* the value as it was */
 };
@@ -502,6 +503,9 @@ int ntfs_name_given_add(struct ntfs_check *c, uint64_t recno,
 			const uint8_t *fn, uint32_t len);
 bool ntfs_name_given(const struct ntfs_check *c, uint64_t recno,
 		     const uint8_t *fn, uint32_t len);
+/* Has RECNO a name given back that is not on disk (-n, declined)?  Its
+ * directory is then taken as placed by the walk up the parents. */
+bool ntfs_name_given_unwritten(const struct ntfs_check *c, uint64_t recno);
 void ntfs_name_given_free(struct ntfs_check *c);
 /* File R's $FILE_NAME of value OLD (OLD_LEN bytes), in whichever of its
  * records holds it, given the parent reference PARENT; with POSIX, half

@@ -151,11 +151,12 @@ int ntfs_pass3_connect(struct ntfs_check *c)
 		    rset_get(&w.done, d))
 			continue;
 		/* up the parents until the root, a known directory, a
-		 * parent that is no directory (an orphan: not ours) or a
-		 * directory already on this path (a loop) */
+		 * parent that is no directory (an orphan: not ours), a
+		 * directory already on this path (a loop) or one whose name
+		 * takes a parent back not written (-n): taken as placed */
 		while (r >= NTFS_FILE_FIRST_USER && is_dir(c, r) &&
 		       !rset_get(&w.done, r) && !rset_get(&w.on_path, r) &&
-		       !ntfs_name_given(c, r, NULL, 0)) {
+		       !ntfs_name_given_unwritten(c, r)) {
 			if (walk_push(&w, n, r)) {
 				ret = -ENOMEM;
 				goto out;

@@ -188,13 +188,15 @@ static int parent_from_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		return 0;
 	ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
 	if (fsf_fix_ask(&c->fix, &PR_NAME_PARENT_FROM_INDEX, wobj(w), n8,
-			(unsigned long long)recno, what) &&
-	    ntfs_name_set_parent(c, recno, m->stray, m->stray_len, dref, false,
-				 why)) {
-		fsf_warn(c->log, "MFT record %llu: %s", (unsigned long long)recno,
-			 why);
-		fsf_fix_failed(&c->fix);
-		return -1;
+			(unsigned long long)recno, what)) {
+		if (ntfs_name_set_parent(c, recno, m->stray, m->stray_len, dref,
+					 false, why)) {
+			fsf_warn(c->log, "MFT record %llu: %s",
+				 (unsigned long long)recno, why);
+			fsf_fix_failed(&c->fix);
+			return -1;
+		}
+		c->given[c->ngiven - 1].written = true;
 	}
 	m->found = true;
 	m->parent = dref;
