@@ -787,8 +787,8 @@ static int read_all(int fd, void *buf, size_t len, uint64_t off, bool *bad,
 }
 
 /* Say so once per place: a cache or a pass may ask again for the same bytes */
-static void report_read_error(struct fsf_dev *dev, uint64_t at, uint64_t end,
-			      int err)
+static void report_read_error(struct fsf_dev *dev, uint64_t at, uint64_t from,
+			      uint64_t end, int err)
 {
 	for (unsigned int i = 0; i < dev->read_errors && i < FSF_DEV_READ_ERRORS_KEPT; i++)
 		if (dev->read_error_at[i] == at)
@@ -799,7 +799,7 @@ static void report_read_error(struct fsf_dev *dev, uint64_t at, uint64_t end,
 		if (dev->log)
 			fsf_err(dev->log, "%s: read error at byte %llu (reading bytes %llu-%llu): %s",
 				dev->path ? dev->path : "device",
-				(unsigned long long)at, (unsigned long long)at,
+				(unsigned long long)at, (unsigned long long)from,
 				(unsigned long long)end - 1, strerror(-err));
 	} else if (dev->read_errors == FSF_DEV_READ_ERRORS_KEPT && dev->log) {
 		fsf_err(dev->log, "%s: more read errors, not listed",
@@ -826,7 +826,7 @@ int fsf_dev_pread(struct fsf_dev *dev, void *buf, size_t len, uint64_t off)
 	bad = false;
 	ret = read_all(dev->fd, buf, len, off, &bad, &at);
 	if (ret && bad)
-		report_read_error(dev, at, off + len, ret);
+		report_read_error(dev, at, off, off + len, ret);
 	return ret;
 }
 
