@@ -6,7 +6,8 @@
 # $J's tail with nine USN_RECORD_V2 records (three per file, the third
 # followed by a page's padding), $Max (32 MiB, 8 MiB, journal id
 # 0x01DB0E0A12345678, lowest valid USN 0x10F38 = 69432) and each file's
-# $STANDARD_INFORMATION USN.  The expectations are written by hand from
+# $STANDARD_INFORMATION USN; 60 older records fill $J from the hole to
+# the first valid one.  The expectations are written by hand from
 # that layout: the next USN (the end of $J) is 69432 + 3 * 64 + 8
 # (padding) + 6 * 64 = 70016.  ntfsck -n (sid) must accept the volume
 # before, and after a repair of each kind.  About 12 seconds.
@@ -95,6 +96,17 @@ repaired() {
 	run sid_ntfsck "$img"
 	echo "$output"
 	[ "$status" -eq 0 ]
+}
+
+@test "a lowest valid USN in the sparse head (0) or at the first old record: clean, the scan starts after the hole" {
+	local img=$BATS_TEST_TMPDIR/v.img low
+	for low in 0 65536; do
+		cp "$BATS_FILE_TMPDIR/base.img" "$img"
+		python3 "$LAB" "$img" maxfield 3 "$low"
+		run "$FSCK" -n "$img"
+		echo "$output"
+		[ "$status" -eq 0 ]
+	done
 }
 
 @test "a damaged \$Max: rewritten, sizes kept, a new journal id, the lowest valid USN at \$J's end" {

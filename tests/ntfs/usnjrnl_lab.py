@@ -12,8 +12,8 @@ Commands:
   make REC FILE...   REC becomes $Extend/$UsnJrnl; $J's allocated tail
                      gets three USN_RECORD_V2 records per FILE (created,
                      data extended, closed), the first LOW bytes into the
-                     tail's first page, so the rest of that page is
-                     padding; $Max: 32 MiB, 8 MiB, journal id JID, lowest
+                     tail's first page (older records before them), so
+                     the rest of that page is padding; $Max: 32 MiB, 8 MiB, journal id JID, lowest
                      valid USN the first record's; each FILE's
                      $STANDARD_INFORMATION USN its last record's
   max                print $Max: maximum size, allocation delta, journal
@@ -145,9 +145,16 @@ def make(vol, r, files):
             at += len(u)
     assert at <= size, "$J written by ntfs-3g is too short: %d < %d" % (size, at)
     body = b"".join(recs) + bytes(size - at)
-    # what lies between the sparse head and the first valid record:
-    # older records, zeros here
-    j_write(vol, runs, HEAD, bytes(LOW - HEAD) + body)
+    # what lies between the sparse head and the first valid record: the
+    # records of the journal before it was stamped anew, 53 of 64 bytes
+    # and 7 of 72 (names "o" and "old123"), which fill it exactly
+    old, o = [], HEAD
+    for i in range(60):
+        name = "o" if i < 53 else "old123"
+        old.append(usn_record(o, ref_of(vol, files[0]), ref_of(vol, 5), 0x100, name, 0x20))
+        o += len(old[-1])
+    assert o == LOW
+    j_write(vol, runs, HEAD, b"".join(old) + body)
     rec, v = max_value(vol, r)
     struct.pack_into("<QQQq", rec, v, 32 << 20, 8 << 20, JID, LOW)
     # $J ends where the next record will go
