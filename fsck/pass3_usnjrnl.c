@@ -12,8 +12,7 @@
  * journal's history is then gone, which its readers (backup, indexing)
  * handle by re-scanning the volume.  A journal without $Max or $J, or
  * whose $Max cannot be rewritten, is reported and left as it is (exit 4).
- * A journal whose streams an attribute list moves out of its base record
- * is not checked.
+ * A journal with an attribute list (a $J of many runs) is not checked.
  */
 #include "config.h"
 
@@ -154,8 +153,8 @@ static int check_journal(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 
 	snprintf(obj, sizeof(obj), "$Extend/$UsnJrnl (MFT record %llu)",
 		 (unsigned long long)recno);
-	if ((!moff || !joff) && list)
-		return 0;	/* its streams are elsewhere: not checked */
+	if (list)
+		return 0;	/* its streams may go on elsewhere: not checked */
 	if (!moff || !joff) {
 		fsf_fix_ask(&c->fix, &PR_USN_UNUSABLE, obj,
 			    !moff ? "it has no $Max stream" : "it has no $J stream");
@@ -178,6 +177,22 @@ static int check_journal(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 		fsf_fix_ask(&c->fix, &PR_USN_UNUSABLE, obj, n < 0 ? why :
 			    "its $J stream's sizes are inconsistent");
 		return 0;
+	}
+	/* its runs (all in the base record) cover its allocation */
+	{
+		uint64_t clusters = 0;
+		const struct ntfs_attr_nonresident *nr =
+			(const struct ntfs_attr_nonresident *)(const void *)ja;
+
+		for (long i = 0; i < n; i++)
+			clusters += runs[i].len;
+		if ((uint64_t)le64toh(nr->highest_vcn) + 1 != clusters ||
+		    clusters * c->vol.boot.g.cluster_size != sz.alloc) {
+			free(runs);
+			fsf_fix_ask(&c->fix, &PR_USN_UNUSABLE, obj,
+				    "its $J stream's runs do not cover its allocated size");
+			return 0;
+		}
 	}
 	jsize = sz.data;
 	mval = ntfs_attr_value(ma, &mlen);
