@@ -171,7 +171,7 @@ static int check_journal(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 	ntfs_attr_sizes((const uint8_t *)ja, &sz);
 	n = ntfs_attr_runs(ja, c->vol.boot.g.nr_clusters, &runs, why);
 	if (n < 0 || sz.data > sz.alloc || sz.init > sz.data ||
-	    (((const struct ntfs_attr_nonresident *)(const void *)ja)->lowest_vcn)) {
+	    le64toh(((const struct ntfs_attr_nonresident *)(const void *)ja)->lowest_vcn)) {
 		if (n >= 0)
 			free(runs);
 		fsf_fix_ask(&c->fix, &PR_USN_UNUSABLE, obj, n < 0 ? why :
@@ -212,12 +212,8 @@ static int check_journal(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 		goto out;
 	}
 	if (r) {
-		struct ntfs_usn_max was = m;
-
-		ntfs_usn_max_restamp(&m, jsize, was.journal_id + 1);
-		m.journal_id = was.journal_id;
-		m.max_size = was.max_size;
-		m.delta = was.delta;
+		/* the same journal, its records up to $J's end no longer valid */
+		m.lowest_valid = (jsize + 7) & ~7ULL;
 		if (fsf_fix_ask(&c->fix, &PR_USN_TAIL_BAD, obj, (unsigned long long)bad,
 				why, (unsigned long long)m.lowest_valid) &&
 		    write_max(c, recno, rec, moff, &m))
