@@ -34,17 +34,18 @@ setup_file() {
 		dd of="$m/UsnJrnlX:\$J" bs=4096 seek=16 status=none
 	stat -c %i "$m/UsnJrnlX" "$m/a" "$m/d/b" "$m/d" > "$d/recs"
 	umount "$m"
-	python3 "$LAB" "$d/base.img" make $(cat "$d/recs") > "$d/next"
-	python3 "$LAB" "$d/base.img" jsum > "$d/jsum"
+	python3 "$LAB" "$d/base.img" make $(cat "$d/recs") > "$d/made"
+	cut -d' ' -f1 "$d/made" > "$d/next"
+	cut -d' ' -f2 "$d/made" > "$d/jsum"
 }
 
 # repaired IMG [SID]: -n sees the damage and writes nothing, one -a
-# repairs (exit 1), -n is then clean, $J's bytes are as they were; with
-# SID, ntfsck agrees.  $state: $Max's fields and $J's size after it.
+# repairs (exit 1), -n is then clean, $J's bytes are as they were after
+# the damage ($j, what the lab's damage printed); with SID, ntfsck
+# agrees.  $state: $Max's fields and $J's size after it.
 repaired() {
 	local img=$1 sum
 	sum=$(sha256sum < "$img")
-	j=$(python3 "$LAB" "$img" jsum)
 	run "$FSCK" -n "$img"
 	echo "$output"
 	[ "$status" -eq 4 ]
@@ -113,7 +114,7 @@ repaired() {
 	local img=$BATS_TEST_TMPDIR/v.img damage max delta id low size sid=sid j state
 	for damage in "maxlen 24" "maxfield 3 69433" "maxfield 3 70024" "maxfield 0 0"; do
 		cp "$BATS_FILE_TMPDIR/base.img" "$img"
-		python3 "$LAB" "$img" $damage
+		j=$(python3 "$LAB" "$img" $damage)
 		repaired "$img" $sid
 		sid=
 		# $Max alone was written: $J as the lab made it
@@ -129,7 +130,7 @@ repaired() {
 	local img=$BATS_TEST_TMPDIR/v.img damage sid=sid j state
 	for damage in "tail 0x18 1" "tail 0 12" "tail 4 9"; do
 		cp "$BATS_FILE_TMPDIR/base.img" "$img"
-		python3 "$LAB" "$img" $damage
+		j=$(python3 "$LAB" "$img" $damage)
 		repaired "$img" $sid
 		sid=
 		[ "$state" = "33554432 8388608 $JID 70016 70016" ]

@@ -15,7 +15,8 @@ Commands:
                      tail's first page (older records before them), so
                      the rest of that page is padding; $Max: 32 MiB, 8 MiB, journal id JID, lowest
                      valid USN the first record's; each FILE's
-                     $STANDARD_INFORMATION USN its last record's
+                     $STANDARD_INFORMATION USN its last record's;
+                     prints the next USN ($J's end) and what jsum prints
   max                print $Max: maximum size, allocation delta, journal
                      id, lowest valid USN (decimal), then $J's data size
   records            print each record from the lowest valid USN on:
@@ -28,6 +29,7 @@ Commands:
   maxname NAME       the $Max stream is called NAME (same length)
   tail OFF VALUE     the 4 bytes at OFF from the start of $J's last
                      record become VALUE
+The commands that damage print what jsum prints afterwards.
 """
 import hashlib
 import os
@@ -168,7 +170,7 @@ def make(vol, r, files):
                 si_usn(rec, off, usn)
                 break
         vol.write(f, rec)
-    print(at)
+    print(at, jsum(vol, r))
 
 
 def jsum(vol, r):
@@ -223,7 +225,9 @@ def main():
             if t == AT_STANDARD_INFORMATION:
                 vl, vo = struct.unpack_from("<IH", rec, off + 0x10)
                 print(struct.unpack_from("<q", rec, off + vo + 0x40)[0] if vl >= 0x48 else "none")
-    elif cmd == "maxfield":
+    if cmd in ("max", "records", "jsum", "state", "siusn"):
+        return
+    if cmd == "maxfield":
         rec, v = max_value(vol, r)
         struct.pack_into("<Q", rec, v + 8 * int(args[0]), int(args[1], 0))
         vol.write(r, rec)
@@ -250,6 +254,7 @@ def main():
         j_write(vol, runs, lastat + int(args[0], 0), struct.pack("<I", int(args[1], 0)))
     else:
         sys.exit("unknown command " + cmd)
+    print(jsum(vol, r))
 
 
 if __name__ == "__main__":
