@@ -234,6 +234,8 @@ int main(int argc, char **argv)
 	if (!ret)
 		ret = ntfs_pass3_views(&c);
 	if (!ret)
+		ret = ntfs_pass3_usnjrnl(&c);
+	if (!ret)
 		ret = ntfs_pass4_bitmaps(&c);
 	if (!ret)
 		ret = ntfs_pass5_volume(&c);

@@ -468,6 +468,8 @@ int ntfs_pass3_indexes(struct ntfs_check *c);
 int ntfs_pass3_secure(struct ntfs_check *c);
 /* pass3_views.c: $Quota's $O/$Q, $ObjId's $O, $Reparse's $R */
 int ntfs_pass3_views(struct ntfs_check *c);
+/* pass3_usnjrnl.c: $Extend/$UsnJrnl's $Max and the end of its $J */
+int ntfs_pass3_usnjrnl(struct ntfs_check *c);
 /* pass3_recreate.c: the entry IE of directory PARENT names a directory
  * whose record pass 1 found unusable: make it again from the entry's
  * $FILE_NAME (asked; its index marked for the rebuild and in UNCHECKED).

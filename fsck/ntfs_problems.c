@@ -489,6 +489,17 @@ ROW(PR_OBJID_STALE, 0x030047, "objid_index_stale",
 ROW(PR_OBJID_WRONG, 0x030048, "objid_index_entry_wrong",
     "entry for object id %s says MFT record %llu (sequence %u)%s; %s holds that id",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* $Extend/$UsnJrnl, the change journal (pass3_usnjrnl.c): only $Max is
+ * rewritten; the journal's records stay as they are */
+ROW(PR_USN_MAX_BAD, 0x030063, "usnjrnl_max_bad",
+    "$Max is damaged (%s): rewritten with a new journal id and the lowest valid USN at $J's end (%llu); the journal's history is gone, its readers (backup, indexing) re-scan the volume",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_USN_TAIL_BAD, 0x030064, "usnjrnl_tail_bad",
+    "$J's record at USN %llu is damaged (%s): the lowest valid USN moves past $J's end (%llu); the journal's history is gone, its readers (backup, indexing) re-scan the volume",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_USN_UNUSABLE, 0x030065, "usnjrnl_unusable",
+    "change journal cannot be repaired (%s); left as it is",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_NAME_FROM_INDEX, 0x030060, "file_name_from_index",
     "entry \"%s\" names MFT record %llu, which has lost its names: give it this one back",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

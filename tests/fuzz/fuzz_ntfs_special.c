@@ -5,7 +5,10 @@
  * properties fsck.ntfs's repairs rely on: a reparse value whose length
  * fsck recomputes parses with it; the valid prefix of a broken $EA chain
  * is itself a whole chain of as many entries; the $EA_INFORMATION made
- * from a chain parses back to what the chain says.  Built and run by
+ * from a chain parses back to what the chain says; and the change
+ * journal's parsers (libntfs/usnjrnl.c) over every input: a $Max that
+ * fsck restamps parses, and the records before the first bad one of $J's
+ * tail scan clean on their own.  Built and run by
  * scripts/fuzz with ASan+UBSan.
  */
 #include <stdint.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #include "ntfs/special.h"
+#include "ntfs/usnjrnl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -70,11 +74,34 @@ static void ea(const uint8_t *data, uint32_t len)
 	}
 }
 
+static void usnjrnl(const uint8_t *data, size_t size)
+{
+	struct ntfs_usn_max m;
+	uint8_t out[NTFS_USN_MAX_LEN];
+	uint64_t count, count2, bad, base = (uint64_t)(size ? data[0] : 0) * 8;
+	char why[128];
+
+	if (size >= NTFS_USN_MAX_LEN) {
+		/* what fsck writes back must parse, for a $J of SIZE bytes */
+		(void)ntfs_usn_max_parse(data, NTFS_USN_MAX_LEN, size, &m, why);
+		ntfs_usn_max_restamp(&m, size, m.journal_id);
+		ntfs_usn_max_encode(&m, out);
+		if (ntfs_usn_max_parse(out, sizeof(out), size, &m, why))
+			abort();
+	}
+	if (ntfs_usn_scan(data, size, base, &count, &bad, why)) {
+		if (bad < base || bad > base + size ||
+		    ntfs_usn_scan(data, (size_t)(bad - base), base, &count2, &bad, why))
+			abort();	/* the records before the bad one stand */
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* the first byte picks the parser */
 	if (size < 1 || size > 70000)
 		return 0;
+	usnjrnl(data, size);
 	if (data[0] & 1)
 		reparse(data + 1, (uint32_t)size - 1);
 	else

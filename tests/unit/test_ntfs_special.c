@@ -5,7 +5,10 @@
  * insert of libntfs/repair.c, against values stated independently: bytes
  * the Linux 7.2 ntfs driver and ntfs-3g wrote (read back with ntfs-3g's
  * system.ntfs_reparse_data and system.ntfs_ea), and hand-built layouts
- * from MS-FSCC (2.1.2 reparse data, 2.4.15 FILE_FULL_EA_INFORMATION).
+ * from MS-FSCC (2.1.2 reparse data, 2.4.15 FILE_FULL_EA_INFORMATION);
+ * and the change journal's parsers (libntfs/usnjrnl.c) against
+ * hand-built USN_RECORD_V2 pages and $Max values (USN_JOURNAL_DATA's
+ * maximum size, allocation delta, journal id, lowest valid USN).
  */
 #include "config.h"
 
@@ -19,6 +22,7 @@
 #include "ntfs/read.h"
 #include "ntfs/repair.h"
 #include "ntfs/special.h"
+#include "ntfs/usnjrnl.h"
 #include "tap.h"
 
 static size_t unhex(const char *h, uint8_t *out)
@@ -218,11 +222,84 @@ static void test_resident(void)
 	   "no room: refused");
 }
 
+/* a USN_RECORD_V2 for a one-letter name at USN (64 bytes) */
+static void usn_rec(uint8_t *p, uint64_t usn)
+{
+	memset(p, 0, 64);
+	p[0] = 64;		/* record length */
+	p[4] = 2;		/* major version */
+	for (int i = 0; i < 8; i++)
+		p[0x18 + i] = (uint8_t)(usn >> (8 * i));
+	p[0x38] = 2;		/* name: 2 bytes at 0x3c */
+	p[0x3a] = 0x3c;
+	p[0x3c] = 'a';
+}
+
+static void test_usnjrnl(void)
+{
+	uint8_t page[8192], max[32] = { 0 };
+	uint64_t count, bad;
+	struct ntfs_usn_max m;
+	char why[NTFS_WHY];
+
+	/* two pages from USN 0x11000: two records at the first's end
+	 * (0x11f40, 0x11f80), its last 64 bytes padding, two in the second */
+	memset(page, 0, sizeof(page));
+	usn_rec(page + 0xf40, 0x11f40);
+	usn_rec(page + 0xf80, 0x11f80);
+	usn_rec(page + 0x1000, 0x12000);
+	usn_rec(page + 0x1040, 0x12040);
+	ok(!ntfs_usn_scan(page + 0xf40, 0x1080 - 0xf40, 0x11f40, &count, &bad, why) &&
+	   count == 4, "usn: records and a page's padding scan clean");
+	page[0x1040 + 0x18] ^= 1;
+	ok(ntfs_usn_scan(page + 0xf40, 0x1080 - 0xf40, 0x11f40, &count, &bad, why) &&
+	   bad == 0x12040, "usn: a USN not its offset: %s", why);
+	page[0x1040 + 0x18] ^= 1;
+	page[0xfc8] = 1;
+	ok(ntfs_usn_scan(page + 0xf40, 0x1080 - 0xf40, 0x11f40, &count, &bad, why) &&
+	   bad == 0x11fc0, "usn: bytes in a page's padding: %s", why);
+	page[0xfc8] = 0;
+	usn_rec(page + 0xfc0, 0x11fc0);
+	page[0xfc0] = 72;	/* 8 bytes into the next page */
+	ok(ntfs_usn_scan(page + 0xf40, 0x1080 - 0xf40, 0x11f40, &count, &bad, why) &&
+	   bad == 0x11fc0, "usn: a record across a page boundary: %s", why);
+	memset(page + 0xfc0, 0, 64);
+	page[0x1004] = 9;
+	ok(ntfs_usn_scan(page + 0xf40, 0x1080 - 0xf40, 0x11f40, &count, &bad, why) &&
+	   bad == 0x12000, "usn: major version 9: %s", why);
+	page[0x1004] = 2;
+	page[0x1038] = 6;
+	ok(ntfs_usn_scan(page + 0xf40, 0x1080 - 0xf40, 0x11f40, &count, &bad, why) &&
+	   bad == 0x12000, "usn: a name outside its record: %s", why);
+	page[0x1038] = 2;
+	ok(ntfs_usn_scan(page + 0xf40, 0x1080 - 0xf40 - 4, 0x11f40, &count, &bad, why) &&
+	   bad == 0x12040, "usn: a record cut by $J's end: %s", why);
+
+	/* 32 MiB, 8 MiB, id 7, lowest valid 0x11f40 */
+	max[3] = 2;
+	max[10] = 0x80;
+	max[16] = 7;
+	max[25] = 0x1f;
+	max[24] = 0x40;
+	max[26] = 1;
+	ok(!ntfs_usn_max_parse(max, 32, 0x12080, &m, why) && m.max_size == 32u << 20 &&
+	   m.delta == 8u << 20 && m.journal_id == 7 && m.lowest_valid == 0x11f40,
+	   "usn: $Max parses");
+	ok(ntfs_usn_max_parse(max, 32, 0x11f00, &m, why), "usn: lowest valid past $J: %s", why);
+	ok(ntfs_usn_max_parse(max, 24, 0x12080, &m, why), "usn: $Max of 24 bytes: %s", why);
+	max[24] = 0x41;
+	ok(ntfs_usn_max_parse(max, 32, 0x12080, &m, why), "usn: lowest valid unaligned: %s", why);
+	ntfs_usn_max_restamp(&m, 0x12079, 7);
+	ok(m.max_size == 32u << 20 && m.delta == 8u << 20 && m.journal_id == 8 &&
+	   m.lowest_valid == 0x12080, "usn: restamped: sizes kept, a new id, $J's end");
+}
+
 int main(void)
 {
 	test_reparse();
 	test_ea();
 	test_ea_mend();
 	test_resident();
+	test_usnjrnl();
 	return tap_done();
 }

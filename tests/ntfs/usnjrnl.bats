@@ -1,0 +1,150 @@
+#!/usr/bin/env bats
+# $Extend/$UsnJrnl, the change journal (issue 11 item 2).  mkfs.ntfs and
+# ntfs-3g make none, so tests/ntfs/usnjrnl_lab.py makes one as Windows
+# keeps it: ntfs-3g writes the file (a resident $Max, a $J written only
+# past a 64 KiB hole) and the lab moves it into $Extend as $UsnJrnl, fills
+# $J's tail with nine USN_RECORD_V2 records (three per file, the third
+# followed by a page's padding), $Max (32 MiB, 8 MiB, journal id
+# 0x01DB0E0A12345678, lowest valid USN 0x10F38 = 69432) and each file's
+# $STANDARD_INFORMATION USN; 60 older records fill $J from the hole to
+# the first valid one.  The expectations are written by hand from
+# that layout: the next USN (the end of $J) is 69432 + 3 * 64 + 8
+# (padding) + 6 * 64 = 70016.  ntfsck -n (sid) must accept the volume
+# before, and after a repair of each kind.  About 12 seconds.
+load ../lib/common
+load ntfs_helpers
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+LAB=$FSFORGE_TOP/tests/ntfs/usnjrnl_lab.py
+JID=133716050355443320
+
+setup_file() {
+	need_ntfs3g
+	local d=$BATS_FILE_TMPDIR m=$BATS_FILE_TMPDIR/mnt
+	truncate -s 16M "$d/base.img"
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F "$d/base.img"
+	mkdir -p "$m"
+	ntfs-3g -o streams_interface=windows "$d/base.img" "$m"
+	echo a > "$m/a"
+	mkdir "$m/d"
+	echo bb > "$m/d/b"
+	touch "$m/UsnJrnlX"
+	head -c 32 /dev/zero > "$m/UsnJrnlX:\$Max"
+	head -c 4608 /dev/zero | tr '\0' '\377' |
+		dd of="$m/UsnJrnlX:\$J" bs=4096 seek=16 status=none
+	stat -c %i "$m/UsnJrnlX" "$m/a" "$m/d/b" "$m/d" > "$d/recs"
+	umount "$m"
+	python3 "$LAB" "$d/base.img" make $(cat "$d/recs") > "$d/made"
+	cut -d' ' -f1 "$d/made" > "$d/next"
+	cut -d' ' -f2 "$d/made" > "$d/jsum"
+}
+
+# repaired IMG [SID]: -n sees the damage and writes nothing, one -a
+# repairs (exit 1), -n is then clean, $J's bytes are as they were after
+# the damage ($j, what the lab's damage printed); with SID, ntfsck
+# agrees.  $state: $Max's fields and $J's size after it.
+repaired() {
+	local img=$1 sum
+	sum=$(sha256sum < "$img")
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[ "$(sha256sum < "$img")" = "$sum" ]
+	run "$FSCK" -a "$img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"history is gone"* ]]
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	state=$(python3 "$LAB" "$img" state)
+	[ "${state##* }" = "$j" ]
+	state=${state% *}
+	[ -n "${2:-}" ] || return 0
+	need_sid
+	run sid_ntfsck "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "the journal as made: its records, \$Max and the files' USNs; clean, -a writes nothing, ntfsck agrees" {
+	local d=$BATS_FILE_TMPDIR img=$BATS_TEST_TMPDIR/v.img a b dir
+	a=$(sed -n 2p "$d/recs") b=$(sed -n 3p "$d/recs") dir=$(sed -n 4p "$d/recs")
+	[ "$(cat "$d/next")" = 70016 ]
+	run python3 "$LAB" "$d/base.img" max
+	[ "$output" = "33554432 8388608 $JID 69432 70016" ]
+	run python3 "$LAB" "$d/base.img" records
+	[ "$output" = "69432 $a 5 0x100 a
+69496 $b $dir 0x100 b
+69560 $dir 5 0x100 d
+69632 $a 5 0x102 a
+69696 $b $dir 0x102 b
+69760 $dir 5 0x102 d
+69824 $a 5 0x80000102 a
+69888 $b $dir 0x80000102 b
+69952 $dir 5 0x80000102 d" ]
+	run python3 "$LAB" "$d/base.img" siusn "$b"
+	[ "$output" = 69888 ]
+	cp "$d/base.img" "$img"
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run "$FSCK" -a "$img"
+	[ "$status" -eq 0 ]
+	run cmp "$d/base.img" "$img"
+	[ "$status" -eq 0 ]
+	need_sid
+	run sid_ntfsck "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "a lowest valid USN in the sparse head (0) or at the first old record: clean, the scan starts after the hole" {
+	local img=$BATS_TEST_TMPDIR/v.img low
+	for low in 0 65536; do
+		cp "$BATS_FILE_TMPDIR/base.img" "$img"
+		python3 "$LAB" "$img" maxfield 3 "$low"
+		run "$FSCK" -n "$img"
+		echo "$output"
+		[ "$status" -eq 0 ]
+	done
+}
+
+@test "a damaged \$Max: rewritten, sizes kept, a new journal id, the lowest valid USN at \$J's end" {
+	local img=$BATS_TEST_TMPDIR/v.img damage max delta id low size sid=sid j state
+	for damage in "maxlen 24" "maxfield 3 69433" "maxfield 3 70024" "maxfield 0 0"; do
+		cp "$BATS_FILE_TMPDIR/base.img" "$img"
+		j=$(python3 "$LAB" "$img" $damage)
+		repaired "$img" $sid
+		sid=
+		# $Max alone was written: $J as the lab made it
+		[ "$j" = "$(cat "$BATS_FILE_TMPDIR/jsum")" ]
+		echo "$damage: $state"
+		read -r max delta id low size <<< "$state"
+		[ "$max $delta $low $size" = "33554432 8388608 70016 70016" ]
+		[ "$id" != "$JID" ]
+	done
+}
+
+@test "a damaged record at \$J's end: the lowest valid USN moves past it, the journal id and \$J kept" {
+	local img=$BATS_TEST_TMPDIR/v.img damage sid=sid j state
+	for damage in "tail 0x18 1" "tail 0 12" "tail 4 9"; do
+		cp "$BATS_FILE_TMPDIR/base.img" "$img"
+		j=$(python3 "$LAB" "$img" $damage)
+		repaired "$img" $sid
+		sid=
+		[ "$state" = "33554432 8388608 $JID 70016 70016" ]
+	done
+}
+
+@test "no \$Max stream: reported, exit 4, nothing written" {
+	local img=$BATS_TEST_TMPDIR/v.img sum
+	cp "$BATS_FILE_TMPDIR/base.img" "$img"
+	python3 "$LAB" "$img" maxname '$Mbx'
+	sum=$(sha256sum < "$img")
+	run "$FSCK" -a "$img"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *'$UsnJrnl'*"cannot be repaired (it has no \$Max stream)"* ]]
+	[ "$(sha256sum < "$img")" = "$sum" ]
+}
