@@ -473,6 +473,19 @@ def sanitizer(out):
     return any(s in out for s in SAN)
 
 
+def judge_after(o, img, cid, cdir, man, sid):
+    """The oracles on OUR result IMG: ntfsck -n (with SID), the ntfs-3g
+    manifest against MAN, the files that survived; into O."""
+    if sid:
+        rc, txt = ntfsck("-n", img, cid + "-o")
+        o["ntfsck_n"] = rc
+        save(cdir + "/ours.ntfsck.log", txt)
+    after = mount_manifest(img, cdir + "/mnt")
+    o["mounts"] = after is not None
+    o["surv"] = survivors(man, after or {})
+    o["surv_any"] = len(survivors_any_name(man, after or {}))
+
+
 def judge(cid, bases, out, sid):
     if cid[0] == "e":
         return judge_eio(cid, bases, out, sid)
@@ -551,14 +564,7 @@ def judge(cid, bases, out, sid):
             os.unlink(f)
     o["crash"] = crash
     r["ours"] = o
-    if sid:
-        rc, txt = ntfsck("-n", img, cid + "-o")
-        o["ntfsck_n"] = rc
-        save(cdir + "/ours.ntfsck.log", txt)
-    after = mount_manifest(img, cdir + "/mnt")
-    o["mounts"] = after is not None
-    o["surv"] = survivors(man, after or {})
-    o["surv_any"] = len(survivors_any_name(man, after or {}))
+    judge_after(o, img, cid, cdir, man, sid)
     # ntfsck -a on its own copy, judged the same way
     if sid:
         ref = cdir + "/ref.img"
@@ -641,14 +647,7 @@ def judge_eio(cid, bases, out, sid):
             os.unlink(f)
     o["crash"] = crash
     r["ours"] = o
-    if sid:
-        rc, txt = ntfsck("-n", img, cid + "-o")
-        o["ntfsck_n"] = rc
-        save(cdir + "/ours.ntfsck.log", txt)
-    after = mount_manifest(img, cdir + "/mnt")
-    o["mounts"] = after is not None
-    o["surv"] = survivors(man, after or {})
-    o["surv_any"] = len(survivors_any_name(man, after or {}))
+    judge_after(o, img, cid, cdir, man, sid)
     if sid:
         ref = cdir + "/ref.img"
         subprocess.run(["cp", "--sparse=always", bdir + "/image", ref], check=True)
