@@ -56,6 +56,8 @@ setup() {
 	run contents fsforge-erofs
 	[[ $output == *"./usr/sbin/mkfs.erofs"* ]]
 	[[ $output == *"./usr/share/man/man8/mkfs.erofs.8.gz"* ]]
+	[[ $output == *"./usr/sbin/fsck.erofs"* ]]
+	[[ $output == *"./usr/share/man/man8/fsck.erofs.8.gz"* ]]
 	[[ $output != *ntfs* ]]
 	run contents fsforge-xfs-healer
 	[[ $output == *"./usr/sbin/xfs_healer"* ]]
@@ -74,6 +76,10 @@ setup() {
 	[[ $output == *"dpkg-divert --package fsforge-ntfs --remove --rename"* ]]
 	run dpkg-deb -I "$DEBOUT"/fsforge-erofs_*_amd64.deb preinst
 	[[ $output == *"/usr/bin/mkfs.erofs"* ]]
+	[[ $output == *"/usr/bin/fsck.erofs"* ]]
+	run dpkg-deb -I "$DEBOUT"/fsforge-erofs_*_amd64.deb postrm
+	[[ $output == *"dpkg-divert --package fsforge-erofs --remove --rename"* ]]
+	[[ $output == *"/usr/bin/fsck.erofs"* ]]
 	run dpkg-deb -I "$DEBOUT"/fsforge-xfs-healer_*_amd64.deb postinst
 	[[ $output == *"enable 'xfs_healer_start.service'"* ]]
 	[[ $output != *"xfs_healer@"* ]]
@@ -110,6 +116,17 @@ setup() {
 	printf '#!/bin/sh\nexit 0\n' > sbin/fsck.ntfs
 	chmod +x sbin/fsck.ntfs
 	run env FSFORGE_SBIN="$PWD/sbin" "$FSFORGE_TOP/debian/tests/ntfs"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ $output == *FAIL:* ]]
+}
+
+@test "the erofs autopkgtest fails when fsck.erofs checks nothing and says all is well" {
+	mkdir sbin
+	cp "$BATS_FILE_TMPDIR/root/usr/sbin/mkfs.erofs" sbin/
+	printf '#!/bin/sh\nexit 0\n' > sbin/fsck.erofs
+	chmod +x sbin/fsck.erofs
+	run env FSFORGE_SBIN="$PWD/sbin" "$FSFORGE_TOP/debian/tests/erofs"
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ $output == *FAIL:* ]]
