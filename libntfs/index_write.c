@@ -374,12 +374,6 @@ out:
 	return ret;
 }
 
-const struct ntfs_attr_header *ntfs_index_attr_in(const uint8_t *rec,
-						  uint32_t type, const char *name)
-{
-	return ntfs_attr_named(rec, type, name);
-}
-
 /* Add P's attribute of slot K of index NAME to R, numbered INSTANCE;
  * false if full. */
 static bool add_index_attr(const struct ntfs_geometry *g, struct ntfs_rec *r,

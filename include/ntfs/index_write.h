@@ -107,9 +107,6 @@ int ntfs_index_rewrite_holder(const struct ntfs_geometry *g,
 			      const uint8_t *rec, uint8_t *out,
 			      const struct index_plan *p, const char *name,
 			      unsigned int keep, char *why);
-/* The attribute of TYPE of index NAME in checked record REC, or NULL. */
-const struct ntfs_attr_header *ntfs_index_attr_in(const uint8_t *rec,
-						  uint32_t type, const char *name);
 
 /* The three index attributes, in the order of their types. */
 enum { NTFS_IX_ROOT, NTFS_IX_ALLOC, NTFS_IX_BITMAP, NTFS_IX_SLOTS };
