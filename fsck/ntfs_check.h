@@ -470,6 +470,11 @@ int ntfs_pass3_secure(struct ntfs_check *c);
 int ntfs_pass3_views(struct ntfs_check *c);
 /* pass3_usnjrnl.c: $Extend/$UsnJrnl's $Max and the end of its $J */
 int ntfs_pass3_usnjrnl(struct ntfs_check *c);
+/* extend_files.c: the records of $Extend's files called NAMES (N of
+ * them) from its index, into RECS (UINT64_MAX: not there, or naming a
+ * record not in use).  0, or what the index walk returned (<0). */
+int ntfs_extend_files(struct ntfs_check *c, const char *const *names, size_t n,
+		      uint64_t *recs);
 /* pass3_recreate.c: the entry IE of directory PARENT names a directory
  * whose record pass 1 found unusable: make it again from the entry's
  * $FILE_NAME (asked; its index marked for the rebuild and in UNCHECKED).

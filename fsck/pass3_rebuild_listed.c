@@ -136,9 +136,10 @@ static int promote_later(struct ntfs_check *c, const uint8_t *base, const char *
 
 /* The allocation NAME of D lost an extent (its record gone): its later
  * extents, and its bitmap's, are dropped from the records that hold them
- * (a record left with no attribute is freed) and from the attribute list
- * in BASE_OUT (D's base record as it will be written).  0, or -1 with
- * WHY. */
+ * but no index attribute (a record left with no attribute is freed; the
+ * holders, REC_OF, are rewritten without them) and from the attribute
+ * list in BASE_OUT (D's base record as it will be written).  0, or -1
+ * with WHY. */
 static int drop_later_extents(struct ntfs_check *c, uint64_t d, const char *name,
 			      uint8_t *base_out, const uint64_t *rec_of, int nrec,
 			      int64_t avcn, int64_t bvcn, char *why)
@@ -195,17 +196,14 @@ static int drop_later_extents(struct ntfs_check *c, uint64_t d, const char *name
 			continue;
 		for (int j = 0; j < nrec; j++)
 			held |= rec_of[j] == x;
-		if (held) {
-			snprintf(why, NTFS_WHY, "MFT record %llu holds its first and a later index extent",
-				 (unsigned long long)x);
-			goto out;
-		}
+		if (held)
+			continue;	/* a holder: rewritten without them */
 		if (ntfs_vol_read_record(&c->vol, x, buf) ||
 		    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, buf, sizeof(m));
 		if ((le64toh(m.base_mft_record) & 0xffffffffffffULL) != d ||
-		    ntfs_index_drop_later(&c->vol.boot.g, buf, out, name, &left, why))
+		    ntfs_index_drop_later(&c->vol.boot.g, buf, out, name, 0, 0, &left, why))
 			continue;
 		if (!memcmp(buf, out, rs))
 			continue;	/* a record named twice: done */
@@ -255,6 +253,50 @@ out:
 	free(buf);
 	free(out);
 	return ret;
+}
+
+/* The attribute of slot K of index NAME in REC whose lowest VCN is VCN
+ * (the extent that is or becomes the first; a record may hold later ones
+ * too, in any order), or NULL. */
+static const struct ntfs_attr_header *extent_in(const uint8_t *rec, int k, const char *name,
+						int64_t vcn)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_attr_nonresident n;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		if (le32toh(a->type) != ntfs_ix_slot_types[k] || !ntfs_attr_has_name(a, name))
+			continue;
+		if (!a->non_resident)
+			return vcn ? NULL : a;
+		memcpy(&n, a, sizeof(n));
+		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) == vcn)
+			return a;
+	}
+	return NULL;
+}
+
+/* Each holder of index NAME (BUFS, NREC of them) without the later
+ * extents of its allocation and bitmap (but those at AVCN and BVCN, that
+ * take a lost first extent's place), into *SRCS: the index is rebuilt
+ * into a new allocation from these.  0, or -1 with WHY. */
+static int strip_holders(const struct ntfs_geometry *g, uint8_t *const *bufs, uint8_t **srcs,
+			 int nrec, const char *name, int64_t avcn, int64_t bvcn, char *why)
+{
+	int left;
+
+	for (int j = 0; j < nrec; j++) {
+		if (!srcs[j] && !(srcs[j] = malloc(g->mft_record_size))) {
+			snprintf(why, NTFS_WHY, "out of memory");
+			return -1;
+		}
+		if (ntfs_index_drop_later(g, bufs[j], srcs[j], name, avcn, bvcn, &left, why))
+			return -1;
+	}
+	return 0;
 }
 
 /* The index is to be rebuilt into a new allocation (an extent lost, or
@@ -327,6 +369,8 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint64_t at[NTFS_IX_SLOTS], rec_of[NTFS_IX_SLOTS];
 	uint8_t *bufs[NTFS_IX_SLOTS] = { 0 }, *outs[NTFS_IX_SLOTS] = { 0 };
+	uint8_t *srcs[NTFS_IX_SLOTS] = { 0 };	/* the holders without later
+						 * extents (a new allocation) */
 	const struct ntfs_attr_header *attr[NTFS_IX_SLOTS] = { 0 };
 	struct ntfs_run *old = NULL, *gone = NULL, *bruns = NULL;
 	long nold = 0, ngone = 0, nbruns = 0;
@@ -394,7 +438,8 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 			}
 			nrec++;
 		}
-		attr[k] = ntfs_index_attr_in(bufs[j], ntfs_ix_slot_types[k], name);
+		attr[k] = extent_in(bufs[j], k, name, k == NTFS_IX_ALLOC ? avcn :
+				    k == NTFS_IX_BITMAP ? bvcn : 0);
 		if (!attr[k] || (k == NTFS_IX_ROOT && attr[k]->non_resident) ||
 		    (k == NTFS_IX_ALLOC && !attr[k]->non_resident) ||
 		    (k == NTFS_IX_BITMAP && more[k] && !attr[k]->non_resident)) {
@@ -502,10 +547,13 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 	if (lost && later_clusters(c, d, &later, &gone, &ngone, why))
 		goto out;
 plan:
+	/* a new allocation: the later extents leave their holders */
+	if (lost && strip_holders(&c->vol.boot.g, bufs, srcs, nrec, name, avcn, bvcn, why))
+		goto out;
 	/* the root's record: what is not index stays */
 	for (int j = 0; j < nrec; j++)
 		if (rec_of[j] == at[NTFS_IX_ROOT]) {
-			memcpy(&m, bufs[j], sizeof(m));
+			memcpy(&m, lost ? srcs[j] : bufs[j], sizeof(m));
 			other = le32toh(m.bytes_in_use);
 		}
 	for (int k = 0; k < NTFS_IX_SLOTS; k++)
@@ -551,8 +599,8 @@ plan:
 			bits[b >> 3] |= (uint8_t)(1u << (b & 7));
 	}
 	for (int j = 0; j < nrec; j++)
-		if (ntfs_index_rewrite_holder(&c->vol.boot.g, bufs[j], outs[j], &p,
-					      name, keep, why))
+		if (ntfs_index_rewrite_holder(&c->vol.boot.g, lost ? srcs[j] : bufs[j],
+					      outs[j], &p, name, keep, why))
 			goto out;
 	if (lost) {
 		int j;
@@ -584,6 +632,7 @@ out:
 	for (int j = 0; j < nrec; j++) {
 		free(bufs[j]);
 		free(outs[j]);
+		free(srcs[j]);
 	}
 	ntfs_index_build_free(&p.res);
 	free(p.runs);

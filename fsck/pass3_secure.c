@@ -259,30 +259,6 @@ static int write_defaults(struct secure *s)
 	return 0;
 }
 
-static uint32_t secid_of(const uint8_t *rec, uint32_t *at)
-{
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	char why[NTFS_WHY];
-
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		uint32_t len, id;
-		const uint8_t *v;
-
-		if (le32toh(a->type) != NTFS_AT_STANDARD_INFORMATION || a->non_resident)
-			continue;
-		v = ntfs_attr_value(a, &len);
-		if (len < offsetof(struct ntfs_standard_information, security_id) + 4)
-			return 0;	/* NTFS 1.x form: no id */
-		*at = (uint32_t)(v - rec) + offsetof(struct ntfs_standard_information,
-						     security_id);
-		memcpy(&id, rec + *at, 4);
-		return le32toh(id);
-	}
-	return 0;
-}
-
 /* Does REC name $Extend as its parent? */
 static bool in_extend(const uint8_t *rec)
 {
@@ -314,7 +290,7 @@ static void check_ids(struct secure *s, uint8_t *rec)
 	low = s->v[0].id;
 	if (!ntfs_vol_read_record(&c->vol, NTFS_FILE_ROOT, rec) &&
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK)
-		root_id = secid_of(rec, &at);
+		root_id = ntfs_security_id_of(rec, &at);
 	if (!lookup(s, root_id)) {
 		root_id = low;
 		known = false;	/* a /lost+found made with the root's id */
@@ -336,7 +312,7 @@ static void check_ids(struct secure *s, uint8_t *rec)
 		memcpy(&m, rec, sizeof(m));
 		if (m.base_mft_record)
 			continue;
-		id = secid_of(rec, &at);
+		id = ntfs_security_id_of(rec, &at);
 		if (!id || lookup(s, id))
 			continue;
 		/* system files, the root and $Extend's files: the lowest id */

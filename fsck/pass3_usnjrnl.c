@@ -30,25 +30,6 @@
 
 #define OBJ_LEN 64
 
-static bool name_is(const struct ntfs_ie_view *ie, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (ie->name_len != n)
-		return false;
-	for (size_t k = 0; k < n; k++)
-		if (ie->name[2 * k] != (uint8_t)s[k] || ie->name[2 * k + 1])
-			return false;
-	return true;
-}
-
-static int find_journal(void *arg, const struct ntfs_ie_view *ie)
-{
-	if (name_is(ie, "$UsnJrnl"))
-		*(uint64_t *)arg = ie->mref & 0xffffffffffffULL;
-	return 0;
-}
-
 /* offset of the $DATA attribute called NAME in REC (0: none); *LIST: the
  * record has an attribute list */
 static uint32_t find_stream(const uint8_t *rec, const char *name, bool *list)
@@ -226,32 +207,21 @@ out:
 
 int ntfs_pass3_usnjrnl(struct ntfs_check *c)
 {
+	static const char *const name[] = { "$UsnJrnl" };
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint8_t *rec = malloc(rs);
-	uint64_t r = UINT64_MAX;
-	struct ntfs_bt_ops ops = { .entry = find_journal };
-	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
-			     .collation = NTFS_COLLATION_FILE_NAME, .arg = &r };
-	struct ntfs_index ix;
+	uint8_t *rec;
+	uint64_t r;
 	char why[NTFS_WHY];
-	int ret = 0;
+	int ret = ntfs_extend_files(c, name, 1, &r);
 
+	if (ret || r == UINT64_MAX)
+		return ret;
+	rec = malloc(rs);
 	if (!rec)
 		return -ENOMEM;
-	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_EXTEND, rec) ||
-	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
-		goto out;
-	if (!ntfs_index_open(c, NTFS_FILE_EXTEND, rec, "$I30", &ix)) {
-		ntfs_index_bt(&ix, &t, &ops);
-		ret = ntfs_bt_walk(&t);
-		ntfs_bt_free(&t);
-	}
-	ntfs_index_close(&ix);
-	if (!ret && r != UINT64_MAX && r < c->vol.mft_records &&
-	    cset_get(&c->record_used, r) && !ntfs_vol_read_record(&c->vol, r, rec) &&
+	if (!ntfs_vol_read_record(&c->vol, r, rec) &&
 	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK)
 		ret = check_journal(c, r, rec);
-out:
 	free(rec);
 	return ret;
 }

@@ -39,29 +39,6 @@ static const struct view {
 };
 #define NVIEWS (sizeof(views) / sizeof(views[0]))
 
-/* the records of $Extend's files, by name */
-struct finder {
-	uint64_t rec[NVIEWS];
-};
-
-static int find_entry(void *arg, const struct ntfs_ie_view *ie)
-{
-	struct finder *f = arg;
-
-	for (size_t i = 0; i < NVIEWS; i++) {
-		size_t n = strlen(views[i].file);
-		bool same = ie->name_len == n;
-
-		for (size_t k = 0; same && k < n; k++)
-			same = ie->name[2 * k] == (uint8_t)views[i].file[k] &&
-			       !ie->name[2 * k + 1];
-		if (same)
-			f->rec[i] = ie->mref & 0xffffffffffffULL;
-	}
-	return 0;
-}
-
-
 struct vwalk {
 	struct ntfs_check *c;
 	const struct view *v;
@@ -403,38 +380,25 @@ int ntfs_pass3_views(struct ntfs_check *c)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs);
-	struct finder f;
-	struct ntfs_bt_ops ops = { .entry = find_entry };
-	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
-			     .collation = NTFS_COLLATION_FILE_NAME, .arg = &f };
-	struct ntfs_index ix;
+	const char *names[NVIEWS];
+	uint64_t recs[NVIEWS];
 	char why[NTFS_WHY];
-	int ret = 0;
+	int ret;
 
 	if (!rec)
 		return -ENOMEM;
 	for (size_t i = 0; i < NVIEWS; i++)
-		f.rec[i] = UINT64_MAX;
+		names[i] = views[i].file;
 	/* $Extend's index was checked (and rebuilt) by the $I30 pass */
-	if (ntfs_vol_read_record(&c->vol, NTFS_FILE_EXTEND, rec) ||
-	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
-		goto out;
-	if (!ntfs_index_open(c, NTFS_FILE_EXTEND, rec, "$I30", &ix)) {
-		ntfs_index_bt(&ix, &t, &ops);
-		ret = ntfs_bt_walk(&t);
-		ntfs_bt_free(&t);
-	}
-	ntfs_index_close(&ix);
+	ret = ntfs_extend_files(c, names, NVIEWS, recs);
 	for (size_t i = 0; i < NVIEWS && !ret; i++) {
-		uint64_t r = f.rec[i];
+		uint64_t r = recs[i];
 
-		if (r == UINT64_MAX || r >= c->vol.mft_records ||
-		    !cset_get(&c->record_used, r) || ntfs_vol_read_record(&c->vol, r, rec) ||
+		if (r == UINT64_MAX || ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		ret = check_view(c, &views[i], r, rec);
 	}
-out:
 	free(rec);
 	return ret;
 }

@@ -9,6 +9,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,22 @@ const struct ntfs_attr_header *ntfs_attr_named(const uint8_t *rec,
 		if (le32toh(a->type) == type && ntfs_attr_has_name(a, name))
 			return a;
 	return NULL;
+}
+
+uint32_t ntfs_security_id_of(const uint8_t *rec, uint32_t *at)
+{
+	const struct ntfs_attr_header *a = ntfs_attr_named(rec, NTFS_AT_STANDARD_INFORMATION, "");
+	const uint8_t *v;
+	uint32_t len, id;
+
+	if (!a || a->non_resident)
+		return 0;
+	v = ntfs_attr_value(a, &len);
+	if (len < offsetof(struct ntfs_standard_information, security_id) + 4)
+		return 0;	/* NTFS 1.x form: no id */
+	*at = (uint32_t)(v - rec) + offsetof(struct ntfs_standard_information, security_id);
+	memcpy(&id, rec + *at, 4);
+	return le32toh(id);
 }
 
 const struct ntfs_attr_header *ntfs_attr_unnamed_extent(const uint8_t *rec,

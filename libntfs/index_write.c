@@ -374,12 +374,6 @@ out:
 	return ret;
 }
 
-const struct ntfs_attr_header *ntfs_index_attr_in(const uint8_t *rec,
-						  uint32_t type, const char *name)
-{
-	return ntfs_attr_named(rec, type, name);
-}
-
 /* Add P's attribute of slot K of index NAME to R, numbered INSTANCE;
  * false if full. */
 static bool add_index_attr(const struct ntfs_geometry *g, struct ntfs_rec *r,
@@ -485,7 +479,8 @@ int ntfs_index_plan_in_extents(const struct ntfs_geometry *g,
 }
 
 int ntfs_index_drop_later(const struct ntfs_geometry *g, const uint8_t *rec,
-			  uint8_t *out, const char *name, int *left, char *why)
+			  uint8_t *out, const char *name, int64_t alloc_vcn,
+			  int64_t bitmap_vcn, int *left, char *why)
 {
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
@@ -502,8 +497,12 @@ int ntfs_index_drop_later(const struct ntfs_geometry *g, const uint8_t *rec,
 		if ((le32toh(a->type) == NTFS_AT_INDEX_ALLOCATION ||
 		     le32toh(a->type) == NTFS_AT_BITMAP) && a->non_resident &&
 		    ntfs_attr_has_name(a, name)) {
+			int64_t vcn, kept;
+
 			memcpy(&n, a, sizeof(n));
-			if (n.lowest_vcn)
+			vcn = (int64_t)le64toh((uint64_t)n.lowest_vcn);
+			kept = le32toh(a->type) == NTFS_AT_BITMAP ? bitmap_vcn : alloc_vcn;
+			if (vcn && vcn != kept)
 				continue;
 		}
 		if (!ntfs_rec_add_raw(&r, a, le32toh(a->length)))

@@ -93,6 +93,10 @@ bool ntfs_data_sizes_of(const struct ntfs_attr_header *a,
 bool ntfs_attr_has_name(const struct ntfs_attr_header *a, const char *name);
 const struct ntfs_attr_header *ntfs_attr_named(const uint8_t *rec,
 					       uint32_t type, const char *name);
+/* The security id in checked record REC's resident $STANDARD_INFORMATION,
+ * its offset in REC in *AT; 0 when it has none (or the NTFS 1.x form,
+ * without one), *AT then untouched. */
+uint32_t ntfs_security_id_of(const uint8_t *rec, uint32_t *at);
 /* The extent at VCN of the unnamed non-resident attribute TYPE of checked
  * record REC, or NULL. */
 const struct ntfs_attr_header *ntfs_attr_unnamed_extent(const uint8_t *rec,

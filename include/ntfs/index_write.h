@@ -107,9 +107,6 @@ int ntfs_index_rewrite_holder(const struct ntfs_geometry *g,
 			      const uint8_t *rec, uint8_t *out,
 			      const struct index_plan *p, const char *name,
 			      unsigned int keep, char *why);
-/* The attribute of TYPE of index NAME in checked record REC, or NULL. */
-const struct ntfs_attr_header *ntfs_index_attr_in(const uint8_t *rec,
-						  uint32_t type, const char *name);
 
 /* The three index attributes, in the order of their types. */
 enum { NTFS_IX_ROOT, NTFS_IX_ALLOC, NTFS_IX_BITMAP, NTFS_IX_SLOTS };
@@ -124,9 +121,12 @@ int ntfs_index_holders(struct ntfs_vol *v, const uint8_t *rec, const char *name,
 		       uint64_t at[NTFS_IX_SLOTS], size_t more[NTFS_IX_SLOTS],
 		       char *why);
 /* Record REC without the extents of index NAME's $INDEX_ALLOCATION and
- * $BITMAP at a lowest VCN above 0, into OUT; *LEFT: the attributes it keeps.  0, or
- * -1 with WHY. */
+ * $BITMAP at a lowest VCN above 0 (but the allocation's at ALLOC_VCN and
+ * the bitmap's at BITMAP_VCN when those are not 0: the extents that take
+ * a lost first extent's place), into OUT; *LEFT: the attributes it
+ * keeps.  0, or -1 with WHY. */
 int ntfs_index_drop_later(const struct ntfs_geometry *g, const uint8_t *rec,
-			  uint8_t *out, const char *name, int *left, char *why);
+			  uint8_t *out, const char *name, int64_t alloc_vcn,
+			  int64_t bitmap_vcn, int *left, char *why);
 
 #endif

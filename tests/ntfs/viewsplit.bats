@@ -255,6 +255,31 @@ lose() {
 	lose 1 "" three.img
 }
 
+# o/'s $I30 allocation in three extents: block 0 (and the bitmap's first
+# extent) in one record, block 1 and the rest in a second record that
+# also holds the bitmap's second extent; the first record zeroed.  The
+# second extent takes the first's place, and its record holds a later
+# extent as well (before: the rebuild refused, "MFT record N holds its
+# first and a later index extent", exit 5, then 4): the index is rebuilt
+# into a new allocation in that record, its later extents dropped from
+# it and their clusters freed; judged as above (ntfsck -n clean, every
+# child and content read by ntfs-3g as before).
+@test "split dir: o/'s first \$I30 extent lost, the record taking its place holding a later one too: rebuilt, every child kept" {
+	cp --sparse=always "$BATS_FILE_TMPDIR/plain.img" shared.img
+	run python3 "$LAB" split3shared shared.img dir
+	[ "$status" -eq 0 ] || die "split3shared: $output"
+	run python3 "$LAB" layout shared.img dir
+	[ "$output" = "3 2 2" ] || die "layout: $output"
+	# the layout itself is sound (ntfsck -n agrees)
+	run "$FSCK" -n shared.img
+	[ "$status" -eq 0 ] || die "-n on the undamaged layout: exit $status: $output"
+	if have_sid; then
+		run sid_ntfsck shared.img
+		[ "$status" -eq 0 ] || die "ntfsck -n on the undamaged layout: exit $status: $(tail -3 <<<"$output")"
+	fi
+	lose 0 dir shared.img
+}
+
 # the record of the last of three extents zeroed (both the allocation's
 # and the bitmap's last extents): the two left join but pass 1 cut the
 # size to them and the index no longer fits in them (before: refused,

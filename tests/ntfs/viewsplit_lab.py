@@ -20,6 +20,9 @@ format documentation (ntfs_patch.py's record I/O), not libntfs.
                                      the bitmap's first in one record,
                                      block 1 alone in a second, the rest
                                      and the bitmap's second in a third
+  viewsplit_lab.py split3shared IMG  three extents, blocks 1 and 2.. both
+                                     in the second record (with the
+                                     bitmap's second extent)
   viewsplit_lab.py quota IMG N       $Quota's $Q and $O grown by N owners
                                      (ids 0x101..): a root of one entry
                                      over two blocks each
@@ -68,6 +71,8 @@ TARGETS = {"sii": (None, "$Secure", "$SII"), "sdh": (None, "$Secure", "$SDH"),
 TARGET = None
 SECURE = 9
 MIDDLE = False                     # split3: a middle extent of its own
+SHARED = False                     # split3shared: the middle extent in the
+                                   # last extent's record
 
 
 def aligned(n):
@@ -269,18 +274,23 @@ def split(img):
     # two free records from 24 on
     mruns, mbits = bitmap_of(v, 0)
     nrec = sum(n for _, n in v.mft_runs) * v.cs // v.rs
-    nx = 3 if MIDDLE else 2
+    nx = 3 if MIDDLE and not SHARED else 2
     x = [n for n in range(24, min(nrec, len(mbits) * 8)) if not mbits[n // 8] >> (n % 8) & 1][:nx]
     if len(x) < nx:
         sys.exit("no free records")
     a1 = nonresident(AT_ALLOC, NAME, 0, cut - 1, first, asizes, 0)
     b1 = nonresident(AT_BITMAP, NAME, 0, 0, [(free[0], 1)], (bsz, bsz, bsz), 1)
     last = cut + (per if MIDDLE else 0)
-    a2 = nonresident(AT_ALLOC, NAME, last, nclus - 1, rest, (0, 0, 0), 0)
-    b2 = nonresident(AT_BITMAP, NAME, 1, 1, [(free[1], 1)], (0, 0, 0), 1)
+    ia = 1 if SHARED else 0        # the instances in the last record
+    a2 = nonresident(AT_ALLOC, NAME, last, nclus - 1, rest, (0, 0, 0), ia)
+    b2 = nonresident(AT_BITMAP, NAME, 1, 1, [(free[1], 1)], (0, 0, 0), ia + 1)
     r1, s1 = ext_record(v, x[0], base_ref, [a1, b1])
-    r2, s2 = ext_record(v, x[-1], base_ref, [a2, b2])
-    if MIDDLE:
+    if SHARED:
+        am = nonresident(AT_ALLOC, NAME, cut, last - 1, middle, (0, 0, 0), 0)
+        r2, s2 = ext_record(v, x[-1], base_ref, [am, a2, b2])
+    else:
+        r2, s2 = ext_record(v, x[-1], base_ref, [a2, b2])
+    if MIDDLE and not SHARED:
         am = nonresident(AT_ALLOC, NAME, cut, last - 1, middle, (0, 0, 0), 0)
         rm, sm = ext_record(v, x[1], base_ref, [am])
     # the base: without the two, with a list after $STANDARD_INFORMATION
@@ -302,9 +312,11 @@ def split(img):
                    if e[3] & 0xFFFFFFFFFFFF != d or (e[0], e[1]) not in
                    ((AT_ALLOC, NAME), (AT_BITMAP, NAME))]
     for t, vcn, ref, inst in ((AT_ALLOC, 0, x[0] | s1 << 48, 0), (AT_BITMAP, 0, x[0] | s1 << 48, 1),
-                              (AT_ALLOC, last, x[-1] | s2 << 48, 0), (AT_BITMAP, 1, x[-1] | s2 << 48, 1)):
+                              (AT_ALLOC, last, x[-1] | s2 << 48, ia), (AT_BITMAP, 1, x[-1] | s2 << 48, ia + 1)):
         entries.append((t, NAME, vcn, ref, inst))
-    if MIDDLE:
+    if SHARED:
+        entries.append((AT_ALLOC, NAME, cut, x[-1] | s2 << 48, 0))
+    elif MIDDLE:
         entries.append((AT_ALLOC, NAME, cut, x[1] | sm << 48, 0))
     entries.sort(key=lambda e: (e[0], e[1], e[2]))
     value = b"".join(list_entry(*e) for e in entries)
@@ -355,7 +367,7 @@ def split(img):
     put_bitmap(v, mruns, mbits)
     v.write(x[0], r1)
     v.write(x[-1], r2)
-    if MIDDLE:
+    if MIDDLE and not SHARED:
         v.write(x[1], rm)
     v.write(d, new)
     print(d, *x, nclus // per)
@@ -635,8 +647,9 @@ if __name__ == "__main__":
         qkeys(sys.argv[2])
     elif cmd == "quota":
         quota(sys.argv[2], int(sys.argv[3]))
-    elif cmd == "split3":
+    elif cmd in ("split3", "split3shared"):
         MIDDLE = True
+        SHARED = cmd == "split3shared"
         split(sys.argv[2])
     elif cmd == "layout":
         layout(sys.argv[2])
