@@ -281,7 +281,8 @@ int erofs_seg_common(struct erofs_build *b, const struct erofs_seg *e,
 #define SEG_MIN_PARTIAL	1u
 void erofs_seg_free(struct erofs_build *b);
 /* after the plan: FILES left uncompressed whose content another of them
- * has are compressed too, so that -E dedupe can share them */
+ * has (with -E fragments: all of them) are compressed too, so that
+ * -E dedupe can share them */
 int erofs_seg_twins(struct erofs_build *b, struct erofs_node **files,
 		    size_t nfiles);
 /* the on-disk algorithm (Z_EROFS_COMPRESSION_*) of configuration Z of

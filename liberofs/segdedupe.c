@@ -271,6 +271,12 @@ void erofs_seg_free(struct erofs_build *b)
  * blocks), so that -E dedupe shares them: the later copies point at the
  * first one's pclusters.  Only files of equal size are read; the set
  * chosen depends on the content only.
+ *
+ * With -E fragments, every such file is compressed (as erofs-utils does):
+ * its raw blocks enter the segment table, so a file that holds the same
+ * bytes at another offset (a .gz of the same text whose header names
+ * another file) shares them, and its tail goes to the packed inode
+ * instead of an inline tail that costs metadata room.
  */
 struct twin {
 	struct erofs_node *n;
@@ -334,9 +340,14 @@ int erofs_seg_twins(struct erofs_build *b, struct erofs_node **files,
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < nfiles; i++)
-		if (!files[i]->compressed)
+	for (size_t i = 0; i < nfiles; i++) {
+		if (files[i]->compressed)
+			continue;
+		if (b->opts->fragments)
+			files[i]->compressed = true;
+		else
 			t[n++].n = files[i];
+	}
 	qsort(t, n, sizeof(*t), by_size);
 	for (size_t i = 0, j; i < n && !ret; i = j) {
 		for (j = i + 1; j < n && t[j].n->size == t[i].n->size; j++)

@@ -40,6 +40,11 @@ setup_file() {
 	# the first MB of numbers, then other text: the pcluster of numbers
 	# that the MB ends in is shared in part (PARTIAL_REF, in frag.img)
 	{ head -c 1000000 "$W/ztree/z/numbers"; seq 5000001 5020000; } > "$W/ztree/z/numbers.prefix"
+	# incompressible, and the same bytes with another end (one .gz from two
+	# builds): under -E fragments,dedupe both are raw pclusters, the
+	# second's shared with the first's, their tails packed (frag.img)
+	head -c 200000 /dev/urandom > "$W/ztree/z/random"
+	{ cat "$W/ztree/z/random"; printf 'another end'; } > "$W/ztree/z/random.v2"
 	# a shared middle behind different heads: -E dedupe points the second
 	# file's extents at the first's pclusters (full indexes)
 	seq 700001 800000 > "$W/mid"
