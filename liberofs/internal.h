@@ -96,7 +96,10 @@ struct erofs_node {
 					 * indexes (8-byte), little-endian */
 
 	/* filled by the data pass */
-	uint8_t *tail;			/* inline tail bytes */
+	uint8_t *tail;			/* inline tail bytes, until placed */
+	bool placed;			/* the record's bytes after inode and
+					 * xattrs (inline tail, compressed
+					 * index) are in the image (record.c) */
 	uint8_t digest[32];		/* SHA-256 of the content */
 };
 
@@ -323,6 +326,19 @@ static inline bool erofs_tar_index(const struct erofs_build *b)
 	return b->opts->tar_mode == EROFS_TAR_INDEX ||
 	       b->opts->tar_mode == EROFS_TAR_HEADERBALL;
 }
+/* record.c: the record parts the data passes make, written to the
+ * metadata area as soon as they are made (N's nid is laid out): the bytes
+ * of inode and xattrs (HEAD); N's inline tail, TAIL[0..inline_size); N's
+ * index ZINDEX (laid out as inode.c copies it, taken) and its ztailpacking
+ * tail n->tail (freed); the index of a placed N read back into *ZINDEX
+ * (malloc'd).  0 or a negative errno */
+uint32_t erofs_record_head(const struct erofs_node *n);
+int erofs_place_tail(struct erofs_build *b, struct erofs_node *n,
+		     const uint8_t *tail);
+int erofs_place_zindex(struct erofs_build *b, struct erofs_node *n,
+		       uint8_t *zindex);
+int erofs_read_zindex(struct erofs_build *b, const struct erofs_node *n,
+		      uint8_t **zindex);
 /* dir.c: directory and symlink contents */
 int erofs_write_dirs_and_symlinks(struct erofs_build *b);
 uint64_t erofs_node_dir_size(const struct erofs_build *b,
