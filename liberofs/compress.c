@@ -1108,8 +1108,8 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		int r;
 
 		if (n->ztail && pos == n->ztail_la) {
-			/* the tail, inline: its bytes are in n->tail since
-			 * the plan; read through for the digest */
+			/* the tail, inline: its bytes are in the tail
+			 * spool since the plan; read through for the digest */
 			ret = take_fragment(w, &s, path, &off, &avail,
 					    &read_to, n->size, left);
 			w->frag_len = 0;
@@ -1204,13 +1204,8 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 				n->ztail_la = pos;
 				n->ztail_plain = !packs;
 				n->inline_size = packs ? csize : (uint32_t)left;
-				n->tail = malloc(n->inline_size);
-				if (!n->tail) {
-					ret = -ENOMEM;
-					break;
-				}
-				memcpy(n->tail, packs ? w->z : w->in + off,
-				       n->inline_size);
+				ret = erofs_tail_spill(b, n, packs ? w->z :
+						       w->in + off);
 				break;
 			}
 		}
@@ -1599,6 +1594,13 @@ int erofs_compress_plan(struct erofs_build *b)
 		if (n->size > b->blksz)
 			p.files[p.nfiles++] = n;
 	}
+	if (ret) {
+		free(p.files);
+		free(tids);
+		return ret;
+	}
+	if (b->opts->ztailpacking && !b->opts->fragments)
+		ret = erofs_tail_spool_open(b);
 	if (ret) {
 		free(p.files);
 		free(tids);

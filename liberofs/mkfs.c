@@ -334,6 +334,7 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	       struct erofs_mkfs_stats *stats)
 {
 	struct erofs_build b = { .opts = o, .log = log, .src_fd = -1, .packed_fd = -1,
+				 .tail_fd = -1,
 				 .data_fd = { -1, -1 } };
 	unsigned int flags = o->in_place ? FSF_DEV_OVERWRITE : FSF_DEV_REPLACE;
 	int ret = check_opts(o, log);
@@ -450,6 +451,7 @@ out:
 		fsf_dev_close(&b.dump);
 	fsf_dev_close(&b.dev);
 	erofs_frag_tables_free(&b);
+	erofs_tail_spool_close(&b);
 	erofs_seg_free(&b);
 	erofs_tree_free(&b);
 out_src:

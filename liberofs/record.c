@@ -39,7 +39,7 @@ int erofs_place_tail(struct erofs_build *b, struct erofs_node *n,
 
 /* The bytes of N's record after its head: alignment padding, the index
  * (ZINDEX, as inode.c copies it) and a ztailpacking tail. */
-static uint8_t *zrecord_body(const struct erofs_build *b,
+static uint8_t *zrecord_body(struct erofs_build *b,
 			     const struct erofs_node *n,
 			     const uint8_t *zindex, size_t *len)
 {
@@ -53,8 +53,10 @@ static uint8_t *zrecord_body(const struct erofs_build *b,
 	if (!body)
 		return NULL;
 	memcpy(body + pad, zindex, (size_t)z - pad);
-	if (n->ztail)
-		memcpy(body + z, n->tail, n->inline_size);
+	if (n->ztail && erofs_tail_load(b, n, body + z)) {
+		free(body);
+		return NULL;
+	}
 	return body;
 }
 
@@ -74,12 +76,10 @@ int erofs_place_zindex(struct erofs_build *b, struct erofs_node *n,
 	body = zrecord_body(b, n, zindex, &len);
 	free(zindex);
 	if (!body)
-		return -ENOMEM;
+		return n->ztail ? -EIO : -ENOMEM;
 	ret = fsf_dev_pwrite(&b->dev, body, len,
 			     n->nid * EROFS_SLOT_SIZE + erofs_record_head(n));
 	free(body);
-	free(n->tail);
-	n->tail = NULL;
 	n->zindex = NULL;
 	if (!ret)
 		n->placed = true;
