@@ -237,12 +237,12 @@ for i in range(200):
 	run env TMPDIR="$PWD/small" "$MKFS_EROFS" --quiet -zlz4hc -Eztailpacking full.img "$SRC"
 	umount small
 	[ "$status" -eq 1 ] || die "status $status: $output"
-	[ "$output" = "mkfs.erofs: cannot write the spool file of inline tails (in $PWD/small): No space left on device" ] ||
+	[ "$output" = "mkfs.erofs: error: cannot write the spool file of inline tails (in $PWD/small): No space left on device" ] ||
 		die "$output"
 	run compgen -G "full.img*"
 	[ "$status" -ne 0 ] || die "left: $output"
 	run env TMPDIR=/nonexistent "$MKFS_EROFS" --quiet -zlz4hc -Eztailpacking none.img "$SRC"
 	[ "$status" -eq 1 ] || die "status $status: $output"
-	[ "$output" = "mkfs.erofs: cannot make the spool file of inline tails in /nonexistent: No such file or directory" ] ||
+	[ "$output" = "mkfs.erofs: error: cannot make the spool file of inline tails in /nonexistent: No such file or directory" ] ||
 		die "$output"
 }
