@@ -382,13 +382,13 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 		/* -E dedupe: N's extents may point at pclusters of files
 		 * before SAME, in SAME's place: its index is N's */
 		if (b->opts->dedupe) {
-			size_t len = zindex_len(b, n);
+			uint8_t *zindex;
 
-			n->zindex = malloc(len);
-			if (n->zindex)
-				memcpy(n->zindex, same->zindex, len);
+			ret = erofs_read_zindex(b, same, &zindex);
+			if (!ret)
+				ret = erofs_place_zindex(b, n, zindex);
 			give_turn(cp, base);
-			return n->zindex ? 0 : fail(cp, -ENOMEM);
+			return ret ? fail(cp, ret) : 0;
 		}
 		give_turn(cp, base);
 		/* the same content compresses to the same extents */
@@ -750,7 +750,7 @@ static size_t zindex_len(const struct erofs_build *b, const struct erofs_node *n
 static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		       const struct zext *ext, size_t n_ext)
 {
-	const struct erofs_build *b = w->cp->b;
+	struct erofs_build *b = w->cp->b;
 	const unsigned int bs = b->blksz;
 	const uint64_t nlc = (n->size + bs - 1) / bs;
 	const bool big = b->pclusterblks > 1;
@@ -778,8 +778,7 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		if (!buf)
 			return -ENOMEM;
 		memcpy(buf, &v, 8);
-		n->zindex = buf;
-		return 0;
+		return erofs_place_zindex(b, n, buf);
 	}
 	if (n_ext && ext[n_ext - 1].inl) {
 		h.h_advise |= htole16(Z_EROFS_ADVISE_INLINE_PCLUSTER);
@@ -856,8 +855,7 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		free(buf);
 		return ret;
 	}
-	n->zindex = buf;
-	return 0;
+	return erofs_place_zindex(b, n, buf);
 }
 
 /* Read more of the file behind the AVAIL bytes at W->in + *OFF. */
@@ -1110,8 +1108,8 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		int r;
 
 		if (n->ztail && pos == n->ztail_la) {
-			/* the tail, inline: its bytes are in n->tail since
-			 * the plan; read through for the digest */
+			/* the tail, inline: its bytes are in the tail
+			 * spool since the plan; read through for the digest */
 			ret = take_fragment(w, &s, path, &off, &avail,
 					    &read_to, n->size, left);
 			w->frag_len = 0;
@@ -1206,13 +1204,8 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 				n->ztail_la = pos;
 				n->ztail_plain = !packs;
 				n->inline_size = packs ? csize : (uint32_t)left;
-				n->tail = malloc(n->inline_size);
-				if (!n->tail) {
-					ret = -ENOMEM;
-					break;
-				}
-				memcpy(n->tail, packs ? w->z : w->in + off,
-				       n->inline_size);
+				ret = erofs_tail_spill(b, n, packs ? w->z :
+						       w->in + off);
 				break;
 			}
 		}
@@ -1601,6 +1594,13 @@ int erofs_compress_plan(struct erofs_build *b)
 		if (n->size > b->blksz)
 			p.files[p.nfiles++] = n;
 	}
+	if (ret) {
+		free(p.files);
+		free(tids);
+		return ret;
+	}
+	if (b->opts->ztailpacking && !b->opts->fragments)
+		ret = erofs_tail_spool_open(b);
 	if (ret) {
 		free(p.files);
 		free(tids);

@@ -218,17 +218,6 @@ int erofs_open_source(struct erofs_build *b, const struct erofs_node *n,
 	return 0;
 }
 
-static int keep_tail(struct erofs_node *n, const uint8_t *src)
-{
-	if (!n->inline_size)
-		return 0;
-	n->tail = malloc(n->inline_size);
-	if (!n->tail)
-		return -ENOMEM;
-	memcpy(n->tail, src, n->inline_size);
-	return 0;
-}
-
 /* A file read whole into DST (its blocks, then its tail). */
 static int read_small(struct data_pass *dp, struct erofs_node *n, uint8_t *dst,
 		      EVP_MD_CTX *md)
@@ -255,8 +244,9 @@ static int read_small(struct data_pass *dp, struct erofs_node *n, uint8_t *dst,
 		EVP_DigestUpdate(md, dst, n->size);
 		EVP_DigestFinal_ex(md, n->digest, NULL);
 	}
-	if (keep_tail(n, dst + n->nblocks * dp->b->blksz))
-		return fail(dp, path, "out of memory for", -ENOMEM);
+	ret = erofs_place_tail(dp->b, n, dst + n->nblocks * dp->b->blksz);
+	if (ret)
+		return fail(dp, path, "cannot write the inline tail of", ret);
 	return 0;
 }
 
@@ -296,8 +286,8 @@ static int copy_large(struct data_pass *dp, struct erofs_node *n, uint8_t *buf,
 		if (rest && !n->inline_size) {	/* last block, zero-padded */
 			memset(buf + want, 0, bs - rest);
 			whole += bs;
-		} else if (rest && keep_tail(n, buf + whole)) {
-			ret = fail(dp, path, "out of memory for", -ENOMEM);
+		} else if (rest && (ret = erofs_place_tail(b, n, buf + whole))) {
+			fail(dp, path, "cannot write the inline tail of", ret);
 			break;
 		}
 		if (whole)

@@ -68,7 +68,7 @@ uint64_t erofs_node_dir_size(const struct erofs_build *b,
 }
 
 /* Write the block part of CONTENT (SIZE bytes, buffer padded to whole
- * blocks) and keep the inline tail for the inode writer. */
+ * blocks) and the inline tail at its place after the inode. */
 static int place_content(struct erofs_build *b, struct erofs_node *n,
 			 uint8_t *content)
 {
@@ -77,13 +77,8 @@ static int place_content(struct erofs_build *b, struct erofs_node *n,
 	if (n->nblocks)
 		ret = fsf_dev_pwrite(&b->dev, content, n->nblocks * b->blksz,
 				     n->blkaddr * b->blksz);
-	if (!ret && n->inline_size) {
-		n->tail = malloc(n->inline_size);
-		if (!n->tail)
-			return -ENOMEM;
-		memcpy(n->tail, content + n->nblocks * b->blksz,
-		       n->inline_size);
-	}
+	if (!ret)
+		ret = erofs_place_tail(b, n, content + n->nblocks * b->blksz);
 	return ret;
 }
 

@@ -7,6 +7,7 @@
 #ifndef LIBEROFS_INTERNAL_H
 #define LIBEROFS_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -87,6 +88,8 @@ struct erofs_node {
 					 * inline_size bytes in tail */
 	bool ztail_plain;		/* ... stored raw */
 	uint64_t ztail_la;		/* ... from this logical byte */
+	uint64_t ztail_off;		/* ... its inline_size bytes in the
+					 * tail spool (tailspool.c) */
 	uint64_t fragoff;		/* byte offset in the packed inode */
 
 	bool chunked;			/* CHUNK_BASED layout (--chunksize,
@@ -96,7 +99,10 @@ struct erofs_node {
 					 * indexes (8-byte), little-endian */
 
 	/* filled by the data pass */
-	uint8_t *tail;			/* inline tail bytes */
+	uint8_t *tail;			/* inline tail bytes, until placed */
+	bool placed;			/* the record's bytes after inode and
+					 * xattrs (inline tail, compressed
+					 * index) are in the image (record.c) */
 	uint8_t digest[32];		/* SHA-256 of the content */
 };
 
@@ -162,6 +168,11 @@ struct erofs_build {
 	 * their first uncompressed block (segdedupe.c) */
 	struct erofs_seg_table *segs;
 	uint64_t segs_shared;		/* extents pointing at one of them */
+	/* -E ztailpacking: the plan's inline tails, until the data pass
+	 * stores them (tailspool.c) */
+	int tail_fd;
+	atomic_uint_fast64_t tail_end;
+	atomic_bool tail_failed;	/* a write to it failed (told once) */
 };
 
 /* scan.c: read the source tree into b->root and b->order */
@@ -324,6 +335,28 @@ static inline bool erofs_tar_index(const struct erofs_build *b)
 	return b->opts->tar_mode == EROFS_TAR_INDEX ||
 	       b->opts->tar_mode == EROFS_TAR_HEADERBALL;
 }
+/* record.c: the record parts the data passes make, written to the
+ * metadata area as soon as they are made (N's nid is laid out): the bytes
+ * of inode and xattrs (HEAD); N's inline tail, TAIL[0..inline_size); N's
+ * index ZINDEX (laid out as inode.c copies it, taken) and its ztailpacking
+ * tail (from the tail spool); the index of a placed N read back into *ZINDEX
+ * (malloc'd).  0 or a negative errno */
+uint32_t erofs_record_head(const struct erofs_node *n);
+int erofs_place_tail(struct erofs_build *b, struct erofs_node *n,
+		     const uint8_t *tail);
+int erofs_place_zindex(struct erofs_build *b, struct erofs_node *n,
+		       uint8_t *zindex);
+int erofs_read_zindex(struct erofs_build *b, const struct erofs_node *n,
+		      uint8_t **zindex);
+/* tailspool.c: the spool of -E ztailpacking's tails (an unlinked file in
+ * $TMPDIR); N's inline_size bytes spilled (n->ztail_off set) and read back
+ * into BUF.  0 or a negative errno, reported */
+int erofs_tail_spool_open(struct erofs_build *b);
+void erofs_tail_spool_close(struct erofs_build *b);
+int erofs_tail_spill(struct erofs_build *b, struct erofs_node *n,
+		     const uint8_t *bytes);
+int erofs_tail_load(struct erofs_build *b, const struct erofs_node *n,
+		    uint8_t *buf);
 /* dir.c: directory and symlink contents */
 int erofs_write_dirs_and_symlinks(struct erofs_build *b);
 uint64_t erofs_node_dir_size(const struct erofs_build *b,

@@ -55,22 +55,26 @@ static size_t record_size(const struct erofs_build *b,
 		return head + erofs_zindex_size(b, n, head) + n->inline_size;
 	if (n->chunked)
 		return head + erofs_chunkmap_size(b, n, head);
-	return head + (n->tail ? n->inline_size : 0);
+	return head + n->inline_size;
 }
 
 /*
  * Metadata: the inode area is assembled in memory chunk by chunk (inodes in
- * nid order, each with its xattrs and inline tail) and written in large
- * writes; every byte of it is written, gaps as zeroes.  The first chunk
- * holds the superblock and the prefix table and is written last, so an
- * interrupted run never leaves a valid superblock over incomplete data.
+ * nid order, each with its xattrs) and written in large writes.  The record
+ * parts the data passes placed already (inline tails, compressed indexes,
+ * record.c) are read back with the chunk; every other byte is written,
+ * gaps as zeroes.  The first chunk holds the superblock and the prefix
+ * table and is written last, so an interrupted run never leaves a valid
+ * superblock over incomplete data.
  */
 static int write_metadata(struct erofs_build *b)
 {
 	struct erofs_node **by_nid = malloc(b->ninodes * sizeof(*by_nid));
-	uint8_t *chunk = calloc(1, META_CHUNK), *first = NULL;
+	uint8_t *chunk = malloc(META_CHUNK), *first = NULL;
 	uint64_t first_len = 0;
 	size_t n = 0, next = 0;
+	uint64_t carried = 0;	/* next chunk's bytes a record crossing
+				 * into it wrote already */
 	int ret = 0;
 
 	if (!by_nid || !chunk) {
@@ -85,38 +89,55 @@ static int write_metadata(struct erofs_build *b)
 	for (uint64_t base = 0; base < b->meta_end && !ret; base += META_CHUNK) {
 		uint64_t len = b->meta_end - base < META_CHUNK ?
 			       b->meta_end - base : META_CHUNK;
+		uint64_t zeroed = carried < len ? carried : len;
+		/* chunk bytes before ZEROED are set */
 
-		memset(chunk, 0, len);
-		for (; next < n; next++) {
+		carried = 0;
+		ret = fsf_dev_pread(&b->dev, chunk, len, base);
+		for (; next < n && !ret; next++) {
 			struct erofs_node *x = by_nid[next];
-			uint64_t at = x->nid * EROFS_SLOT_SIZE;
+			uint64_t at = x->nid * EROFS_SLOT_SIZE, rel = at - base;
 			size_t sz = record_size(b, x);
+			/* the bytes encoded here: all but the placed ones */
+			size_t own = x->placed ? erofs_record_head(x) : sz;
 
 			if (at >= base + len)
 				break;
+			if (rel > zeroed)
+				memset(chunk + zeroed, 0, rel - zeroed);
 			if (at + sz <= base + len) {
-				erofs_inode_encode(b, x, chunk + (at - base));
+				memset(chunk + rel, 0, own);
+				erofs_inode_encode(b, x, chunk + rel);
+				zeroed = rel + sz;
 				continue;
 			}
 			/* a record crossing the chunk end (huge xattrs) */
 			{
-				uint8_t *rec = malloc(sz);
+				uint8_t *rec = calloc(1, sz);
 
 				if (!rec) {
 					ret = -ENOMEM;
 					break;
 				}
+				if (own < sz)
+					ret = fsf_dev_pread(&b->dev, rec + own,
+							    sz - own, at + own);
 				erofs_inode_encode(b, x, rec);
-				memcpy(chunk + (at - base), rec, base + len - at);
-				ret = fsf_dev_pwrite(&b->dev, rec + (base + len - at),
-						     sz - (base + len - at), base + len);
+				memcpy(chunk + rel, rec, base + len - at);
+				if (!ret)
+					ret = fsf_dev_pwrite(&b->dev, rec + (base + len - at),
+							     sz - (base + len - at), base + len);
 				free(rec);
+				zeroed = len;
+				carried = at + sz - (base + len);
 				if (ret)
 					break;
 			}
 		}
 		if (ret)
 			break;
+		if (len > zeroed)
+			memset(chunk + zeroed, 0, len - zeroed);
 		if (base == 0) {
 			/* kept for last: superblock, compression
 			 * settings, prefix table */
@@ -125,7 +146,7 @@ static int write_metadata(struct erofs_build *b)
 						  chunk + b->prefix_start);
 			first = chunk;
 			first_len = len;
-			chunk = calloc(1, META_CHUNK);
+			chunk = malloc(META_CHUNK);
 			if (!chunk)
 				ret = -ENOMEM;
 			continue;
@@ -313,6 +334,7 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	       struct erofs_mkfs_stats *stats)
 {
 	struct erofs_build b = { .opts = o, .log = log, .src_fd = -1, .packed_fd = -1,
+				 .tail_fd = -1,
 				 .data_fd = { -1, -1 } };
 	unsigned int flags = o->in_place ? FSF_DEV_OVERWRITE : FSF_DEV_REPLACE;
 	int ret = check_opts(o, log);
@@ -429,6 +451,7 @@ out:
 		fsf_dev_close(&b.dump);
 	fsf_dev_close(&b.dev);
 	erofs_frag_tables_free(&b);
+	erofs_tail_spool_close(&b);
 	erofs_seg_free(&b);
 	erofs_tree_free(&b);
 out_src:

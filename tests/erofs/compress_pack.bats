@@ -259,3 +259,27 @@ for i in range(200):
 		[[ $output == *"need -z"* ]] || die "-E$e: $output"
 	done
 }
+
+@test "-E ztailpacking: the plan's tails wait in a spool file in TMPDIR, gone after the run; no room there is a clear error" {
+	mkdir t small
+	run env TMPDIR="$PWD/t" "$MKFS_EROFS" --quiet -zlz4hc -Eztailpacking spooled.img "$SRC"
+	[ "$status" -eq 0 ] || die "mkfs.erofs: $output"
+	run ls -A t
+	[ -z "$output" ] || die "left in TMPDIR: $output"
+	run "$FSCK_EROFS" --extract=x --xattrs spooled.img
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	"$LIB/manifest" x | diff "$BATS_FILE_TMPDIR/src.manifest" - || die "our extraction differs"
+	# one page: the tails of the liberofs sources alone need more
+	mount -t tmpfs -o size=4k tmpfs small
+	run env TMPDIR="$PWD/small" "$MKFS_EROFS" --quiet -zlz4hc -Eztailpacking full.img "$SRC"
+	umount small
+	[ "$status" -eq 1 ] || die "status $status: $output"
+	[ "$output" = "mkfs.erofs: error: cannot write the spool file of inline tails (in $PWD/small): No space left on device" ] ||
+		die "$output"
+	run compgen -G "full.img*"
+	[ "$status" -ne 0 ] || die "left: $output"
+	run env TMPDIR=/nonexistent "$MKFS_EROFS" --quiet -zlz4hc -Eztailpacking none.img "$SRC"
+	[ "$status" -eq 1 ] || die "status $status: $output"
+	[ "$output" = "mkfs.erofs: error: cannot make the spool file of inline tails in /nonexistent: No such file or directory" ] ||
+		die "$output"
+}
