@@ -93,6 +93,7 @@ struct worker {
 	uint8_t *in, *out, *z;
 	size_t in_cap, out_cap;
 	void *hc;		/* lz4hc state */
+	struct erofs_grams grams;	/* lz4hc: extents of literals only */
 	lzma_stream lz;		/* lzma */
 	/* the compressors of each -z configuration */
 	struct zctx {
@@ -638,14 +639,20 @@ static int squeeze(struct worker *w, const uint8_t *src, uint32_t len,
 	if (z->compr == EROFS_COMPR_DEFLATE || z->compr == EROFS_COMPR_ZSTD)
 		return squeeze_search(w, src, len, cap, taken);
 	if (z->compr == EROFS_COMPR_LZ4HC) {
+		/* literals alone cannot save a block: stored raw (the
+		 * extent is longer than CAP, so none of the callers'
+		 * choices taking all of it applies either) */
+		if (len > cap &&
+		    erofs_lz4_literals_only(&w->grams, src, len, cap))
+			return 0;
 		/*
 		 * LZ4_compress_HC_destSize would clear the whole state
-		 * (256 KiB of tables) for every pcluster, a tenth of the
-		 * work on incompressible blocks.  The fast reset moves the
-		 * stream's index base past the last input instead, so that
-		 * every older table entry lies out of reach (LZ4's documented
-		 * way to start an independent block); the bytes out are the
-		 * same as from a cleared state.
+		 * (256 KiB of tables) for every pcluster.  The fast reset
+		 * moves the stream's index base past the last input
+		 * instead, so that every older table entry lies out of
+		 * reach (LZ4's documented way to start an independent
+		 * block); the bytes out are the same as from a cleared
+		 * state.
 		 */
 		LZ4_resetStreamHC_fast(w->hc, z->level < 0 ? 9 : z->level);
 		r = LZ4_compress_HC_continue_destSize(w->hc, (const char *)src,
@@ -1373,6 +1380,13 @@ static int zctx_init(struct worker *w, unsigned int i)
 			return -ENOMEM;
 		/* once in full: later pclusters reset it cheaply (squeeze) */
 		LZ4_initStreamHC(w->hc, LZ4_sizeofStateHC());
+		/* pclusters above 64 KiB are left to lz4hc (the check
+		 * would rarely pass over so many bytes) */
+		if (erofs_grams_init(&w->grams, b->pclusterblks * b->blksz <
+					       (64u << 10) ?
+					       b->pclusterblks * b->blksz :
+					       64u << 10))
+			return -ENOMEM;
 	}
 	if (cap > w->trial_cap)
 		w->trial_cap = cap;
@@ -1415,6 +1429,7 @@ static void worker_free(struct worker *w)
 	free(w->out);
 	free(w->z);
 	free(w->hc);
+	erofs_grams_free(&w->grams);
 	lzma_end(&w->lz);
 	for (unsigned int i = 0; i < EROFS_MKFS_MAX_ZCFGS; i++) {
 		if (w->zx[i].dfl)
