@@ -93,6 +93,7 @@ struct worker {
 	uint8_t *in, *out, *z;
 	size_t in_cap, out_cap;
 	void *hc;		/* lz4hc state */
+	struct erofs_grams grams;	/* lz4hc: extents of literals only */
 	lzma_stream lz;		/* lzma */
 	/* the compressors of each -z configuration */
 	struct zctx {
@@ -637,11 +638,27 @@ static int squeeze(struct worker *w, const uint8_t *src, uint32_t len,
 		return squeeze_lzma(w, src, len, cap, taken);
 	if (z->compr == EROFS_COMPR_DEFLATE || z->compr == EROFS_COMPR_ZSTD)
 		return squeeze_search(w, src, len, cap, taken);
-	if (z->compr == EROFS_COMPR_LZ4HC)
-		r = LZ4_compress_HC_destSize(w->hc, (const char *)src,
-					     (char *)w->z, &in, (int)cap,
-					     z->level < 0 ? 9 : z->level);
-	else
+	if (z->compr == EROFS_COMPR_LZ4HC) {
+		/* literals alone cannot save a block: stored raw (the
+		 * extent is longer than CAP, so none of the callers'
+		 * choices taking all of it applies either) */
+		if (len > cap &&
+		    erofs_lz4_literals_only(&w->grams, src, len, cap))
+			return 0;
+		/*
+		 * LZ4_compress_HC_destSize would clear the whole state
+		 * (256 KiB of tables) for every pcluster.  The fast reset
+		 * moves the stream's index base past the last input
+		 * instead, so that every older table entry lies out of
+		 * reach (LZ4's documented way to start an independent
+		 * block); the bytes out are the same as from a cleared
+		 * state.
+		 */
+		LZ4_resetStreamHC_fast(w->hc, z->level < 0 ? 9 : z->level);
+		r = LZ4_compress_HC_continue_destSize(w->hc, (const char *)src,
+						      (char *)w->z, &in,
+						      (int)cap);
+	} else
 		r = LZ4_compress_destSize((const char *)src, (char *)w->z, &in,
 					  (int)cap);
 	*taken = r > 0 ? (uint32_t)in : 0;
@@ -1354,6 +1371,15 @@ static int zctx_init(struct worker *w, unsigned int i)
 		w->hc = malloc((size_t)LZ4_sizeofStateHC());
 		if (!w->hc)
 			return -ENOMEM;
+		/* once in full: later pclusters reset it cheaply (squeeze) */
+		LZ4_initStreamHC(w->hc, LZ4_sizeofStateHC());
+		/* pclusters above 64 KiB are left to lz4hc (the check
+		 * would rarely pass over so many bytes) */
+		if (erofs_grams_init(&w->grams, b->pclusterblks * b->blksz <
+					       (64u << 10) ?
+					       b->pclusterblks * b->blksz :
+					       64u << 10))
+			return -ENOMEM;
 	}
 	if (cap > w->trial_cap)
 		w->trial_cap = cap;
@@ -1396,6 +1422,7 @@ static void worker_free(struct worker *w)
 	free(w->out);
 	free(w->z);
 	free(w->hc);
+	erofs_grams_free(&w->grams);
 	lzma_end(&w->lz);
 	for (unsigned int i = 0; i < EROFS_MKFS_MAX_ZCFGS; i++) {
 		if (w->zx[i].dfl)

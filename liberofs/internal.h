@@ -314,6 +314,18 @@ void erofs_zhint_apply(const struct erofs_build *b, struct erofs_node *n,
 		       const char *path);
 uint32_t erofs_zhints_max_pcl(const struct erofs_build *b);
 void erofs_zhints_free(struct erofs_build *b);
+/* zliterals.c: whether no 4-byte group starting in SRC's first CAP bytes
+ * (LEN bytes in all) repeats an earlier one, so that LZ4 into CAP bytes
+ * can write literals only (false also when CAP is above the table's);
+ * the table for CAP bytes */
+struct erofs_grams {
+	uint32_t *val, *stamp;
+	uint32_t mask, shift, cap, now;
+};
+int erofs_grams_init(struct erofs_grams *g, uint32_t cap);
+void erofs_grams_free(struct erofs_grams *g);
+bool erofs_lz4_literals_only(struct erofs_grams *g, const uint8_t *src,
+			     uint32_t len, uint32_t cap);
 /* data.c: "<dir>/<name>" of N relative to the source (0 or -errno) */
 int erofs_node_relpath(const struct erofs_node *n, char *buf, size_t size);
 /* chunk.c: the chunk-based files (every uncompressed regular file when

@@ -51,3 +51,13 @@ PY
 	[[ $output == *"1..23"* ]]
 	! grep -q '^not ok' <<<"$output"
 }
+
+@test "liberofs: extents without a repeated 4-byte group, stored raw by liblz4's lz4hc at every level" {
+	run "$FSFORGE_BUILDDIR/tests/unit/test_zliterals"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"lz4hc levels 1-12 store all of them raw (480 of 480)"* ]]
+	[[ $output == *"1..11"* ]]
+	run grep -c '^not ok' <<<"$output"
+	[ "$output" -eq 0 ]
+}
