@@ -575,6 +575,21 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 			if (salvage_vcns(s, a) < 0)
 				return 1;
 			break;
+		case NTFS_AF_NAME: {
+			uint16_t noff, at = a[offsetof(struct ntfs_attr_header, non_resident)] ?
+				0x40 : 0x18;
+
+			/* a name of its own length cannot be placed again */
+			if (a[offsetof(struct ntfs_attr_header, name_length)])
+				return 1;
+			memcpy(&noff, a + offsetof(struct ntfs_attr_header, name_offset), 2);
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_NAME_OFFSET, s->obj, type,
+						 le16toh(noff), at))) {
+				noff = htole16(at);
+				memcpy(a + offsetof(struct ntfs_attr_header, name_offset), &noff, 2);
+			}
+			break;
+		}
 		default:
 			return 1;
 		}
