@@ -255,6 +255,11 @@ enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 				offsetof(struct ntfs_file_name, name_length)]))
 			return WHY("$FILE_NAME at %u: value of %u bytes is too short for its name",
 				   off, vlen), NTFS_AF_VALUE;
+		/* no file has an empty name (ntfsck: a corrupt file name) */
+		if (type == NTFS_AT_FILE_NAME &&
+		    !((const uint8_t *)a)[le16toh(r.value_offset) +
+					  offsetof(struct ntfs_file_name, name_length)])
+			return WHY("$FILE_NAME at %u: the name is empty", off), NTFS_AF_NAMELEN;
 		/* an object id has at least its 16-byte id (readers refuse
 		 * the file otherwise) */
 		if (type == NTFS_AT_OBJECT_ID && vlen < 16)
