@@ -255,6 +255,19 @@ ROW(PR_ATTR_TYPE, 0x01004b, "attribute_type_bit",
 ROW(PR_ATTR_VALUE_OFFSET, 0x01004c, "attribute_value_offset",
     "attribute 0x%x: value offset %u is not a multiple of 8; the value starts at %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* A $FILE_NAME with an empty name (its length byte zeroed) whose value
+ * holds the characters of a name after the fixed part: the name length
+ * the value's length gives. */
+ROW(PR_FILE_NAME_LENGTH, 0x01007b, "file_name_length_zero",
+    "$FILE_NAME has an empty name in a value of %u bytes; the value holds a name of %u characters",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* An attribute without a name whose name offset points into its header
+ * (a flipped bit; ntfsck rejects it): the offset writers give an unnamed
+ * attribute, where its header ends (0x18 resident, 0x40 non-resident);
+ * nothing else moves. */
+ROW(PR_ATTR_NAME_OFFSET, 0x01007a, "attribute_name_offset",
+    "attribute 0x%x has no name but a name offset of %u, inside its header; set to %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* The resident flags byte has one bit, "indexed" (set on $FILE_NAME):
  * any other bit is cleared, the indexed bit kept as it is. */
 ROW(PR_ATTR_RESIDENT_FLAGS, 0x01004d, "attribute_resident_flags",

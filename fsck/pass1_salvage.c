@@ -449,7 +449,7 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 							 last_type, why);
 		struct ntfs_sizes old, now;
 		uint32_t room, want, vlen;
-		uint16_t flags;
+		uint16_t flags, now_ofs16;
 
 		if (s->declined)
 			return 0;
@@ -575,6 +575,38 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 			if (salvage_vcns(s, a) < 0)
 				return 1;
 			break;
+		case NTFS_AF_NAMELEN: {
+			/* the value's length says how long the name is, when
+			 * it holds a whole name after the fixed part */
+			uint32_t fixed = sizeof(struct ntfs_file_name);
+			uint8_t *nl;
+
+			memcpy(&vlen, a + offsetof(struct ntfs_attr_resident, value_length), 4);
+			memcpy(&now_ofs16, a + offsetof(struct ntfs_attr_resident, value_offset), 2);
+			vlen = le32toh(vlen);
+			if (vlen <= fixed || (vlen - fixed) & 1 || (vlen - fixed) / 2 > 255)
+				return 1;
+			nl = a + le16toh(now_ofs16) + offsetof(struct ntfs_file_name, name_length);
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_FILE_NAME_LENGTH, s->obj,
+						 vlen, (vlen - fixed) / 2)))
+				*nl = (uint8_t)((vlen - fixed) / 2);
+			break;
+		}
+		case NTFS_AF_NAME: {
+			uint16_t noff, at = a[offsetof(struct ntfs_attr_header, non_resident)] ?
+				0x40 : 0x18;
+
+			/* a name of its own length cannot be placed again */
+			if (a[offsetof(struct ntfs_attr_header, name_length)])
+				return 1;
+			memcpy(&noff, a + offsetof(struct ntfs_attr_header, name_offset), 2);
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_NAME_OFFSET, s->obj, type,
+						 le16toh(noff), at))) {
+				noff = htole16(at);
+				memcpy(a + offsetof(struct ntfs_attr_header, name_offset), &noff, 2);
+			}
+			break;
+		}
 		default:
 			return 1;
 		}

@@ -195,20 +195,14 @@ out:
 	return newer;
 }
 
-/* Do the two copies of a record (fixups removed) say the same?  As
- * ntfs-3g and the Linux driver compare them when they mount: the bytes in
- * use, the update sequence number included (a mirror whose USN differs
- * makes ntfs-3g refuse the volume). */
+/* Do the two copies of a record (fixups removed) say the same?  Every
+ * byte: ntfs-3g and the Linux driver compare the bytes in use when they
+ * mount (the update sequence number included: a mirror whose USN differs
+ * makes ntfs-3g refuse the volume), ntfsck the whole record, the slack
+ * after the bytes in use too (writers copy the whole record). */
 bool ntfs_rec_same(const uint8_t *a, const uint8_t *b, uint32_t rs)
 {
-	struct ntfs_mft_record m;
-	uint32_t used;
-
-	memcpy(&m, a, sizeof(m));
-	used = le32toh(m.bytes_in_use);
-	if (used > rs || used < sizeof(m))
-		used = rs;
-	return !memcmp(a, b, used);
+	return !memcmp(a, b, rs);
 }
 
 /*

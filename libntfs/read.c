@@ -213,6 +213,13 @@ enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 				sizeof(struct ntfs_attr_resident))))
 		return WHY("attribute 0x%x at %u: name outside the attribute", type, off),
 		       NTFS_AF_NAME;
+	/* no name, but an offset inside the header (writers put 0 or where
+	 * the header ends): ntfsck rejects the attribute */
+	if (!a->name_length && le16toh(a->name_offset) &&
+	    le16toh(a->name_offset) < (a->non_resident ? sizeof(struct ntfs_attr_nonresident) :
+				       sizeof(struct ntfs_attr_resident)))
+		return WHY("attribute 0x%x at %u: name offset %u inside its header",
+			   type, off, le16toh(a->name_offset)), NTFS_AF_NAME;
 	/* compression method (low byte) 0 or 1, encrypted, sparse: no other
 	 * bits exist */
 	if (le16toh(a->flags) & ~NTFS_ATTR_KNOWN_FLAGS)
@@ -248,6 +255,11 @@ enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 				offsetof(struct ntfs_file_name, name_length)]))
 			return WHY("$FILE_NAME at %u: value of %u bytes is too short for its name",
 				   off, vlen), NTFS_AF_VALUE;
+		/* no file has an empty name (ntfsck: a corrupt file name) */
+		if (type == NTFS_AT_FILE_NAME &&
+		    !((const uint8_t *)a)[le16toh(r.value_offset) +
+					  offsetof(struct ntfs_file_name, name_length)])
+			return WHY("$FILE_NAME at %u: the name is empty", off), NTFS_AF_NAMELEN;
 		/* an object id has at least its 16-byte id (readers refuse
 		 * the file otherwise) */
 		if (type == NTFS_AT_OBJECT_ID && vlen < 16)

@@ -103,10 +103,13 @@ int ntfs_ie_next(const uint8_t *node, uint32_t len, uint32_t *off,
 		room -= 8;
 	}
 	*off = o + elen;
+	/* the end entry has no key, but a key length past the entry is
+	 * refused (ntfsck: "no vcn space in index node") */
+	if (klen > room)
+		return WHY("%s at %u: key of %u bytes in %u",
+			   ie->flags & NTFS_IE_END ? "end entry" : "index entry", o, klen, room), -1;
 	if (ie->flags & NTFS_IE_END)
 		return 0;
-	if (klen > room)
-		return WHY("index entry at %u: key of %u bytes in %u", o, klen, room), -1;
 	ie->mref = le64toh(e.u.indexed_file);
 	ie->key = node + o + sizeof(e);
 	ie->key_len = (uint16_t)klen;

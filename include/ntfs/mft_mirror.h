@@ -40,8 +40,8 @@ bool ntfs_mft_mirror_newer(struct ntfs_vol *v, const uint8_t *rec,
  * 0, or -1 with WHY. */
 int ntfs_mirrored_usable(const struct ntfs_vol *v, const uint8_t *raw,
 			 uint64_t recno, char *why);
-/* Do two copies of a record (fixups removed) say the same, as the
- * drivers compare them at mount (the bytes in use)? */
+/* Do two copies of a record (fixups removed) say the same, every byte
+ * (ntfsck compares the slack after the bytes in use too)? */
 bool ntfs_rec_same(const uint8_t *a, const uint8_t *b, uint32_t rs);
 /* The record number a record's header gives (RECNO if it has none). */
 uint64_t ntfs_rec_self_ref(const uint8_t *rec, uint64_t recno);

@@ -86,6 +86,7 @@ enum ntfs_attr_fault {
 	NTFS_AF_SIZES,		/* initialized <= data <= allocated broken */
 	NTFS_AF_TYPE,		/* not an attribute type NTFS defines */
 	NTFS_AF_RESFLAGS,	/* resident flag bits that do not exist */
+	NTFS_AF_NAMELEN,	/* a $FILE_NAME whose name is empty */
 };
 /* An attribute type of NTFS 3.1's $AttrDef (0x10..0x100 in steps of
  * 0x10) or of the range left to user definitions (0x1000 and up, in

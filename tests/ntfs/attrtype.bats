@@ -216,6 +216,101 @@ repaired() {
 	[ "$output" = "$(grep -v '^user.note=' "$BATS_FILE_TMPDIR/views")" ]
 }
 
+# noff IMG RECORD TYPE [NEW]: the name offset of RECORD's first attribute
+# of TYPE (hex); with NEW, set to NEW first
+noff() {
+	python3 - "$LAB" "$@" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import ntfsparse as P
+img = bytearray(open(sys.argv[2], "rb").read())
+g, n, t = P.Geometry(img), int(sys.argv[3]), int(sys.argv[4], 16)
+at = g.rec_off(n)
+rec = P.unfix(img[at:at + g.rs])
+off = next(o for o, ty, _, _ in P.attrs(rec) if ty == t)
+if len(sys.argv) > 5:
+    struct.pack_into("<H", rec, off + 0x0A, int(sys.argv[5], 0))
+    img[at:at + g.rs] = P.refix(rec)
+    open(sys.argv[2], "r+b").write(img)
+print(struct.unpack_from("<H", rec, off + 0x0A)[0])
+PY
+}
+
+# the lab's m-ours4k-500003 (compound: $Bitmap zeroed plus random damage):
+# one bit of an unnamed $DATA's name offset flipped, 0 -> 2, inside the
+# header; ntfsck -n objects ("Name offset is corrupted"), we did not
+@test "an unnamed \$DATA whose name offset points into its header: set to where the header ends, the data kept" {
+	IMG=$BATS_TEST_TMPDIR/v.img
+	cp "$BATS_FILE_TMPDIR/base.img" "$IMG"
+	run noff "$IMG" "$(ino ea)" 80 2
+	[ "$status" -eq 0 ]
+	need_sid
+	run sid_ntfsck "$IMG"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	local sum
+	sum=$(sha256sum < "$IMG")
+	run "$FSCK" -n "$IMG"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[ "$(sha256sum < "$IMG")" = "$sum" ]
+	repaired
+	[[ "$A_OUT" == *"attribute 0x80 has no name but a name offset of 2, inside its header; set to 24"* ]]
+	# 24 (0x18): the size of a resident attribute's header (the format)
+	run noff "$IMG" "$(ino ea)" 80
+	[ "$output" = 24 ]
+	run views "$IMG"
+	[ "$output" = "$(cat "$BATS_FILE_TMPDIR/views")" ]
+}
+
+# fnlen IMG RECORD [NEW]: the name length of RECORD's first $FILE_NAME;
+# with NEW, set to NEW first
+fnlen() {
+	python3 - "$LAB" "$@" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import ntfsparse as P
+img = bytearray(open(sys.argv[2], "rb").read())
+g, n = P.Geometry(img), int(sys.argv[3])
+at = g.rec_off(n)
+rec = P.unfix(img[at:at + g.rs])
+off = next(o for o, ty, _, _ in P.attrs(rec) if ty == 0x30)
+vo = off + struct.unpack_from("<H", rec, off + 0x14)[0]
+if len(sys.argv) > 4:
+    rec[vo + 0x40] = int(sys.argv[4])
+    img[at:at + g.rs] = P.refix(rec)
+    open(sys.argv[2], "r+b").write(img)
+print(rec[vo + 0x40])
+PY
+}
+
+# the lab's t-rich4k-fname-hardlink-namelen-zero (also in the compound
+# m-rich4k-500007): -a rebuilt the directory's index without the name and
+# left the empty $FILE_NAME, which ntfsck -n calls corrupt
+@test "a \$FILE_NAME whose name length was zeroed: the length its value gives, the name kept" {
+	IMG=$BATS_TEST_TMPDIR/v.img
+	cp "$BATS_FILE_TMPDIR/base.img" "$IMG"
+	run fnlen "$IMG" "$(ino xs)" 0
+	[ "$status" -eq 0 ]
+	need_sid
+	run sid_ntfsck "$IMG"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	local sum
+	sum=$(sha256sum < "$IMG")
+	run "$FSCK" -n "$IMG"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[ "$(sha256sum < "$IMG")" = "$sum" ]
+	repaired
+	[[ "$A_OUT" == *"the value holds a name of 2 characters"* ]]
+	# "xs": two characters
+	run fnlen "$IMG" "$(ino xs)"
+	[ "$output" = 2 ]
+	run views "$IMG"
+	[ "$output" = "$(cat "$BATS_FILE_TMPDIR/views")" ]
+}
+
 @test "a type the volume's \$AttrDef adds is no fault" {
 	IMG=$BATS_TEST_TMPDIR/v.img
 	cp "$BATS_FILE_TMPDIR/base.img" "$IMG"

@@ -215,6 +215,15 @@ same_as_base() {
 	same_as_base
 }
 
+# the lab's t-rich4k-iroot-big-e0-keylen (in the compound m-rich4k-500020):
+# the key length of an end entry (which has no key) past the entry; ntfsck
+# -n refuses the index ("no vcn space in index node"), we took no notice
+@test "\$I30: the root's end entry with a key length past the entry: the index rebuilt, every name kept" {
+	damage_repair base endkey "$(ino "$BATS_FILE_TMPDIR/base.img" d)"
+	grep -q 'end entry at .*: key of 16384 bytes in .*REBUILT' a.log
+	same_as_base
+}
+
 @test "root directory: its index root damaged, rebuilt from its children's names" {
 	damage_repair base rootlen 5
 	grep -q 'MFT record 5 (/): directory index is corrupt' a.log

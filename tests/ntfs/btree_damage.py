@@ -202,6 +202,10 @@ def main():
     elif cmd == "rootlen":
         struct.pack_into("<H", t.rec, re[0][0] + 8, 0x7FF8)
         t.write_root()
+    elif cmd == "endkey":
+        # the root's end entry (no key) given a key length of 0x4000
+        struct.pack_into("<H", t.rec, re[-1][0] + 10, 0x4000)
+        t.write_root()
     else:
         sys.exit("unknown command " + cmd)
 

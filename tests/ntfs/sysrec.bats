@@ -160,6 +160,12 @@ REMADE="system file record is unusable"
 	sysrec_case ours4k nodata-2 "no usable \$DATA attribute"
 }
 
+# ntfsck -n compares every byte of the mirrored records ("$MFT/$MFTMirr
+# records do not match"), ntfs-3g and the Linux driver the bytes in use
+@test "ours 4k: a byte past \$LogFile's bytes in use changed in \$MFT only: the mirror rewritten from \$MFT" {
+	sysrec_case ours4k slack-2 "MFT record 2: \$MFTMirr copy differs from \$MFT. FIXED"
+}
+
 @test "ours 4k: \$UpCase's table damaged: the standard table written over it" {
 	sysrec_case ours4k upcase "entries of the table are neither the character nor its upper case"
 }

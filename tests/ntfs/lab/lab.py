@@ -6,7 +6,7 @@ damage, the bytes of the image), side by side with ntfsck -a.
 
   lab.py run   [--cases N] [--seed S] [--kinds K,..] [--jobs J] [--out DIR]
                [--bases B,..] [--random N] [--cuts N] [--kcuts N] [--krecord]
-               [--kwalk N] [--stale N] [--adverse N]
+               [--kwalk N] [--stale N] [--adverse N] [--compound N]
   lab.py table DIR            summary table of a finished run
   lab.py check DIR INVARIANT  exit 1 naming every case that breaks it
                               (nwrite crash exit converge control undo
@@ -37,6 +37,7 @@ import powercut as PC  # noqa: E402
 import kpowercut as KP  # noqa: E402
 import stale as ST  # noqa: E402
 import adverse as AD  # noqa: E402
+import compound as CM  # noqa: E402
 import eio as EI  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(HERE, "../../.."))
@@ -192,7 +193,7 @@ def kcases(bases, kinds, seed, nkcuts):
     return out
 
 
-def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0, nadverse=0):
+def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0, nadverse=0, ncompound=0):
     """Every case id, in a stable order: targeted cases of each base, then
     NRANDOM random and NCUTS power-cut cases per base, NSTALE stale ones
     per base with a recording."""
@@ -214,6 +215,8 @@ def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0, nadverse=0):
             out += ["s-%s-%d" % (b, seed * 100000 + i) for i in range(nrandom)]
         if "adverse" in kinds:
             out += AD.case_ids(b, seed, nadverse or nrandom)
+        if "compound" in kinds:
+            out += CM.case_ids(b, seed, ncompound or nrandom)
         if "eio" in kinds:
             out += EI.case_ids(b)
         if "powercut" in kinds and os.path.exists(d + "/writes"):
@@ -234,7 +237,7 @@ def pick(ids, n, seed, kinds):
     for i in ids:
         groups.setdefault(i[0], []).append(i)
     share = {k: 0 for k in groups}
-    left, ks = n, sorted(groups, key=lambda k: "tprsoae".index(k))
+    left, ks = n, sorted(groups, key=lambda k: "tprsoaem".index(k))
     while left:
         for k in ks:
             if left and share[k] < len(groups[k]):
@@ -288,6 +291,8 @@ def materialize(cid, bases, out):
         ST.apply(img, stale_writes(d), rest)
     elif kind == "a":
         AD.apply(v, rest)
+    elif kind == "m":
+        save(cdir + "/components", " ".join(CM.apply(v.img, man, b, int(rest))))
     elif kind == "i":
         # fsck.ntfs -a killed as it enters its K-th write to the image
         # of the case INNER (README, "interrupted"): the image it leaves
@@ -513,6 +518,8 @@ def judge(cid, bases, out, sid):
     safe = untouched(man, fmap, secs)
     nfiles = sum(1 for e in man.values() if e["t"] in "fl")
     r = {"id": cid, "changed_sectors": len(secs), "files": nfiles, "untouched": len(safe)}
+    if kind == "m":
+        r["components"] = open(cdir + "/components").read().split()
     if kind == "i":
         # -9: killed; anything else: the repair had fewer than K writes
         r["killed_rc"] = int(open(cdir + "/killed_rc").read())
@@ -820,12 +827,12 @@ def results(out):
 def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
-    kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "adverse", "interrupted",
-             "eio", "external")
+    kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "adverse", "compound",
+             "interrupted", "eio", "external")
     for r in rs:
         k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
              "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale", "a": "adverse", "i": "interrupted",
-             "e": "eio"}[r["id"][0]]
+             "e": "eio", "m": "compound"}[r["id"][0]]
         for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
             rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
@@ -940,6 +947,8 @@ def main():
     rp.add_argument("--cuts", type=int, default=40, help="power cuts per base")
     rp.add_argument("--adverse", type=int, default=0,
                     help="adverse-write cases per base (kind adverse; default --random)")
+    rp.add_argument("--compound", type=int, default=0,
+                    help="compound-damage cases per base (kind compound; default --random)")
     rp.add_argument("--stale", type=int, default=40,
                     help="stale-block cases per base with a recording (kind stale)")
     rp.add_argument("--kcuts", type=int, default=12,
@@ -1001,7 +1010,7 @@ def run_lab(a):
     # one undamaged control per base: the oracles themselves (and fsck.ntfs's
     # false positives) are checked on a volume that needs no repair
     ids = a.only.split(",") if a.only else ["c-%s-clean" % b for b in bases] + pick(
-        case_list(bases, kinds, a.seed, a.random, a.cuts, a.stale, a.adverse), a.cases, a.seed, kinds) + kcases(
+        case_list(bases, kinds, a.seed, a.random, a.cuts, a.stale, a.adverse, a.compound), a.cases, a.seed, kinds) + kcases(
         bases, kinds, a.seed, a.kcuts)
     ext = os.path.join(out, "external")
     if not a.only and os.path.isdir(ext):
