@@ -50,6 +50,10 @@
 #define MAX_EXTENT	(4u << 20)
 /* Compressed bytes a worker holds before it must write. */
 #define OUT_FLUSH	(4u << 20)
+/* The packed inode is compressed in pieces of this many bytes, each on
+ * any worker (a multiple of MAX_EXTENT: where extents reach MAX_EXTENT,
+ * the cuts fall where they would without pieces). */
+#define PACKED_PIECE	(16ull << 20)
 
 struct zext {
 	uint64_t la;		/* logical start */
@@ -86,6 +90,12 @@ struct cpass {
 	pthread_cond_t cond;
 	size_t turn;		/* the file allowed to write */
 	uint64_t cursor;	/* next free block */
+	/* the packed inode in pieces (files[] holds it once per piece):
+	 * piece k is bytes [k * piece, (k + 1) * piece) */
+	uint64_t piece;
+	uint64_t pbase;		/* its first block */
+	struct zext *pext;	/* its extents so far (pieces in order) */
+	size_t npext;
 };
 
 struct worker {
@@ -339,6 +349,49 @@ static int take_turn(struct worker *w, size_t i, uint64_t *base)
 	return err;
 }
 
+/* Write piece I of the packed inode (its turn has come) after the pieces
+ * before it; the last one builds the inode's index from all their
+ * extents. */
+static int finish_piece(struct worker *w, size_t i, const uint8_t *out,
+			size_t outlen, uint64_t base, uint64_t written,
+			const struct zext *ext, size_t n_ext)
+{
+	struct cpass *cp = w->cp;
+	struct erofs_build *b = cp->b;
+	struct erofs_node *n = cp->files[i];
+	const unsigned int bs = b->blksz;
+	uint64_t end;
+	int ret = 0;
+
+	if (outlen)
+		ret = fsf_dev_pwrite(&b->dev, out, outlen,
+				     (base + written) * bs);
+	if (ret)
+		return fail(cp, ret);
+	end = base + written + outlen / bs;
+	if (!i)
+		cp->pbase = base;
+	if (n_ext) {
+		struct zext *g = realloc(cp->pext, (cp->npext + n_ext) * sizeof(*g));
+
+		if (!g)
+			return fail(cp, -ENOMEM);
+		cp->pext = g;
+		for (size_t k = 0; k < n_ext; k++) {
+			g[cp->npext + k] = ext[k];
+			g[cp->npext + k].rel += base - cp->pbase;
+		}
+		cp->npext += n_ext;
+	}
+	if (i + 1 == cp->nfiles) {
+		n->blkaddr = cp->pbase;
+		n->zblocks = (uint32_t)(end - cp->pbase);
+		ret = build_index(w, n, cp->pbase, cp->pext, cp->npext);
+	}
+	give_turn(cp, end);
+	return ret ? fail(cp, ret) : 0;
+}
+
 /* Write the file that ends a worker's compression (its turn has come):
  * blocks at cp->cursor, index, turn passed on. */
 static int finish_file(struct worker *w, size_t i, const uint8_t *out,
@@ -352,6 +405,9 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 	const unsigned int bs = b->blksz;
 	int ret = 0;
 
+	if (cp->piece)
+		return finish_piece(w, i, out, outlen, base, written, ext,
+				    n_ext);
 	/* under the turn: fragments and the dedupe table in file order */
 	if (frag_len || n->whole_frag) {
 		uint8_t sha[32];
@@ -1064,8 +1120,10 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 	struct erofs_build *b = cp->b;
 	const unsigned int bs = b->blksz;
 	const uint32_t pcl = erofs_node_pcl(b, n) * bs;
-	uint64_t pos = 0, read_to = 0, base = 0, written = 0;
+	uint64_t pos = 0, read_to = 0, base = 0, written = 0, end = n->size;
 	size_t off = 0, avail = 0, outlen = 0;
+	/* a piece of the packed inode is written whole under its turn */
+	const size_t flush_at = cp->piece ? SIZE_MAX : OUT_FLUSH;
 	bool turn = false;
 	char path[PATH_MAX];
 	uint8_t probe;
@@ -1087,6 +1145,11 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 	}
 	if (ret)
 		return ret;
+	if (cp->piece && !plan) {
+		pos = read_to = s.pos = i * cp->piece;
+		if (n->size - pos > cp->piece)
+			end = pos + cp->piece;
+	}
 	if (!s.shared)
 		posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	w->digest = !plan && (n->has_digest ||
@@ -1102,8 +1165,8 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		ret = take_turn(w, i, &base);
 		turn = !ret;
 	}
-	while (pos < n->size && !ret) {
-		uint64_t left = n->size - pos;
+	while (pos < end && !ret) {
+		uint64_t left = end - pos;
 		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
 		uint32_t taken = 0, cblks, csize;
 		struct zext e = { .la = pos };
@@ -1142,19 +1205,19 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		}
 
 		if (avail < want) {
-			ret = refill(w, &s, path, &off, &avail, n->size - read_to);
+			ret = refill(w, &s, path, &off, &avail, end - read_to);
 			if (ret)
 				break;
 			read_to = pos + avail;
 		}
 		r = seg ?
-		    find_match(w, pos, off, avail, want, n->size) : 0;
-		if (r == 2 && read_to < n->size) {
-			ret = refill(w, &s, path, &off, &avail, n->size - read_to);
+		    find_match(w, pos, off, avail, want, end) : 0;
+		if (r == 2 && read_to < end) {
+			ret = refill(w, &s, path, &off, &avail, end - read_to);
 			if (ret)
 				break;
 			read_to = pos + avail;
-			r = find_match(w, pos, off, avail, want, n->size);
+			r = find_match(w, pos, off, avail, want, end);
 		}
 		if (r < 0 || r == 2) {
 			fsf_err(b->log, "%s/%s: looking for shared extents: %s",
@@ -1254,7 +1317,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		pos += e.len;
 		off += e.len;
 		avail -= e.len;
-		if (ret || outlen < OUT_FLUSH || pos >= n->size)
+		if (ret || outlen < flush_at || pos >= end)
 			continue;
 		if (plan) {	/* nothing is written */
 			outlen = 0;
@@ -1271,7 +1334,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		written += outlen / bs;
 		outlen = 0;
 	}
-	if (!ret) {
+	if (!ret && end == n->size) {
 		ssize_t r = erofs_src_read(&s, &probe, 1);
 
 		if (r) {
@@ -1387,7 +1450,8 @@ static int worker_init(struct worker *w, struct cpass *cp)
 			return -ENOMEM;
 	}
 	w->in_cap = 2u * MAX_EXTENT;
-	w->out_cap = OUT_FLUSH + MAX_EXTENT + pcl;
+	w->out_cap = (cp->piece > OUT_FLUSH ? cp->piece : OUT_FLUSH) +
+		     MAX_EXTENT + pcl;
 	w->in = malloc(w->in_cap);
 	w->out = malloc(w->out_cap);
 	w->z = malloc(pcl);
@@ -1661,6 +1725,20 @@ int erofs_compress_files(struct erofs_build *b, struct erofs_node **files,
 
 	if (!cp.nfiles)
 		return 0;
+	if (nfiles == 1 && files[0] == b->packed &&
+	    files[0]->size > PACKED_PIECE) {
+		/* the packed inode (with all-fragments, every file's data):
+		 * compressed in pieces on all the workers, cut at fixed
+		 * offsets whatever their number */
+		cp.piece = PACKED_PIECE;
+		cp.nfiles = (size_t)((files[0]->size + PACKED_PIECE - 1) /
+				     PACKED_PIECE);
+		cp.files = malloc(cp.nfiles * sizeof(*cp.files));
+		if (!cp.files)
+			return -ENOMEM;
+		for (size_t k = 0; k < cp.nfiles; k++)
+			cp.files[k] = files[0];
+	}
 	if (nw > cp.nfiles)
 		nw = (unsigned int)cp.nfiles;
 	atomic_init(&cp.next, 0);
@@ -1697,5 +1775,8 @@ out_sync:
 	pthread_mutex_destroy(&cp.lock);
 	free(ws);
 	free(tids);
+	free(cp.pext);
+	if (cp.piece)
+		free(cp.files);
 	return ret;
 }
