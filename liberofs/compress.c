@@ -992,6 +992,32 @@ static bool cut_compressed(uint32_t csize, uint32_t taken, unsigned int bs)
 	return csize && (csize + bs - 1) / bs < (taken + bs - 1) / bs;
 }
 
+/* Bytes of the fast test of whether data after a failed attempt is
+ * still incompressible (see raw_ahead). */
+#define RAW_PROBE	(64u << 10)
+
+/*
+ * After an attempt at a window that saved nothing (already compressed
+ * data), the next attempt starts only a block later and would compress
+ * nearly the same bytes again: with lzma and 1 MiB pclusters, a megabyte
+ * of work per 4 KiB block.  So inside the bytes that attempt took, a
+ * block is stored raw without another attempt while fast lz4 finds no
+ * sixteenth to save in the next RAW_PROBE bytes (at most a pcluster);
+ * where it does, attempts resume.  Not for lz4 and lz4hc, whose attempts
+ * cost little.  The data alone decides, so the plan cuts the same way.
+ */
+static bool raw_ahead(struct worker *w, const uint8_t *src, size_t avail,
+		      uint32_t pcl)
+{
+	int len = (int)(avail < RAW_PROBE ? avail : RAW_PROBE), in;
+
+	if ((uint32_t)len > pcl)
+		len = (int)pcl;
+	in = len;
+	return LZ4_compress_destSize((const char *)src, (char *)w->z, &in,
+				     len - len / 16) > 0 && in < len;
+}
+
 /*
  * -E dedupe: the first window in [POS, POS + WANT) where an earlier
  * pcluster's content starts, compared byte for byte: all of it (ending by
@@ -1121,7 +1147,10 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 	const unsigned int bs = b->blksz;
 	const uint32_t pcl = erofs_node_pcl(b, n) * bs;
 	uint64_t pos = 0, read_to = 0, base = 0, written = 0, end = n->size;
+	uint64_t raw_until = 0;	/* see raw_ahead */
 	size_t off = 0, avail = 0, outlen = 0;
+	const enum erofs_compr compr = b->opts->zcfgs[n->zcfg].compr;
+	const bool slow = compr != EROFS_COMPR_LZ4 && compr != EROFS_COMPR_LZ4HC;
 	/* a piece of the packed inode is written whole under its turn */
 	const size_t flush_at = cp->piece ? SIZE_MAX : OUT_FLUSH;
 	bool turn = false;
@@ -1246,10 +1275,14 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		}
 		if (r == 1 && w->sc.hit_at - pos < bs)
 			drop_hit(w);	/* no room for an extent before it */
-		r = w->sc.hit ? squeeze_before(w, w->in + off, want,
-					       (uint32_t)(w->sc.hit_at - pos),
-					       pcl, &taken) :
-				squeeze(w, w->in + off, want, pcl, &taken);
+		if (!w->sc.hit && pos < raw_until && want > bs &&
+		    raw_ahead(w, w->in + off, avail, pcl))
+			r = 0;		/* stored raw, one block */
+		else
+			r = w->sc.hit ? squeeze_before(w, w->in + off, want,
+						       (uint32_t)(w->sc.hit_at - pos),
+						       pcl, &taken) :
+					squeeze(w, w->in + off, want, pcl, &taken);
 		if (r < 0) {
 			fsf_err(b->log, "%s/%s: compressing: %s", b->opts->source,
 				path, strerror(-r));
@@ -1258,6 +1291,8 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		}
 		csize = (uint32_t)r;
 		cblks = (csize + bs - 1) / bs;
+		if (slow && taken > bs && !cut_compressed(csize, taken, bs))
+			raw_until = pos + taken;
 		if (plan && want == left) {
 			/* the last extent: inline when it packs below a block
 			 * or is a raw tail under one */
