@@ -50,6 +50,10 @@
 #define MAX_EXTENT	(4u << 20)
 /* Compressed bytes a worker holds before it must write. */
 #define OUT_FLUSH	(4u << 20)
+/* The packed inode is compressed in pieces of this many bytes, each on
+ * any worker (a multiple of MAX_EXTENT: where extents reach MAX_EXTENT,
+ * the cuts fall where they would without pieces). */
+#define PACKED_PIECE	(16ull << 20)
 
 struct zext {
 	uint64_t la;		/* logical start */
@@ -86,6 +90,12 @@ struct cpass {
 	pthread_cond_t cond;
 	size_t turn;		/* the file allowed to write */
 	uint64_t cursor;	/* next free block */
+	/* the packed inode in pieces (files[] holds it once per piece):
+	 * piece k is bytes [k * piece, (k + 1) * piece) */
+	uint64_t piece;
+	uint64_t pbase;		/* its first block */
+	struct zext *pext;	/* its extents so far (pieces in order) */
+	size_t npext;
 };
 
 struct worker {
@@ -340,6 +350,49 @@ static int take_turn(struct worker *w, size_t i, uint64_t *base)
 	return err;
 }
 
+/* Write piece I of the packed inode (its turn has come) after the pieces
+ * before it; the last one builds the inode's index from all their
+ * extents. */
+static int finish_piece(struct worker *w, size_t i, const uint8_t *out,
+			size_t outlen, uint64_t base, uint64_t written,
+			const struct zext *ext, size_t n_ext)
+{
+	struct cpass *cp = w->cp;
+	struct erofs_build *b = cp->b;
+	struct erofs_node *n = cp->files[i];
+	const unsigned int bs = b->blksz;
+	uint64_t end;
+	int ret = 0;
+
+	if (outlen)
+		ret = fsf_dev_pwrite(&b->dev, out, outlen,
+				     (base + written) * bs);
+	if (ret)
+		return fail(cp, ret);
+	end = base + written + outlen / bs;
+	if (!i)
+		cp->pbase = base;
+	if (n_ext) {
+		struct zext *g = realloc(cp->pext, (cp->npext + n_ext) * sizeof(*g));
+
+		if (!g)
+			return fail(cp, -ENOMEM);
+		cp->pext = g;
+		for (size_t k = 0; k < n_ext; k++) {
+			g[cp->npext + k] = ext[k];
+			g[cp->npext + k].rel += base - cp->pbase;
+		}
+		cp->npext += n_ext;
+	}
+	if (i + 1 == cp->nfiles) {
+		n->blkaddr = cp->pbase;
+		n->zblocks = (uint32_t)(end - cp->pbase);
+		ret = build_index(w, n, cp->pbase, cp->pext, cp->npext);
+	}
+	give_turn(cp, end);
+	return ret ? fail(cp, ret) : 0;
+}
+
 /* Write the file that ends a worker's compression (its turn has come):
  * blocks at cp->cursor, index, turn passed on. */
 static int finish_file(struct worker *w, size_t i, const uint8_t *out,
@@ -353,6 +406,9 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 	const unsigned int bs = b->blksz;
 	int ret = 0;
 
+	if (cp->piece)
+		return finish_piece(w, i, out, outlen, base, written, ext,
+				    n_ext);
 	/* under the turn: fragments and the dedupe table in file order */
 	if (frag_len || n->whole_frag) {
 		uint8_t sha[32];
@@ -951,6 +1007,32 @@ static bool cut_compressed(uint32_t csize, uint32_t taken, unsigned int bs)
 	return csize && (csize + bs - 1) / bs < (taken + bs - 1) / bs;
 }
 
+/* Bytes of the fast test of whether data after a failed attempt is
+ * still incompressible (see raw_ahead). */
+#define RAW_PROBE	(64u << 10)
+
+/*
+ * After an attempt at a window that saved nothing (already compressed
+ * data), the next attempt starts only a block later and would compress
+ * nearly the same bytes again: with lzma and 1 MiB pclusters, a megabyte
+ * of work per 4 KiB block.  So inside the bytes that attempt took, a
+ * block is stored raw without another attempt while fast lz4 finds no
+ * sixteenth to save in the next RAW_PROBE bytes (at most a pcluster);
+ * where it does, attempts resume.  Not for lz4 and lz4hc, whose attempts
+ * cost little.  The data alone decides, so the plan cuts the same way.
+ */
+static bool raw_ahead(struct worker *w, const uint8_t *src, size_t avail,
+		      uint32_t pcl)
+{
+	int len = (int)(avail < RAW_PROBE ? avail : RAW_PROBE), in;
+
+	if ((uint32_t)len > pcl)
+		len = (int)pcl;
+	in = len;
+	return LZ4_compress_destSize((const char *)src, (char *)w->z, &in,
+				     len - len / 16) > 0 && in < len;
+}
+
 /*
  * -E dedupe: the first window in [POS, POS + WANT) where an earlier
  * pcluster's content starts, compared byte for byte: all of it (ending by
@@ -1079,8 +1161,13 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 	struct erofs_build *b = cp->b;
 	const unsigned int bs = b->blksz;
 	const uint32_t pcl = erofs_node_pcl(b, n) * bs;
-	uint64_t pos = 0, read_to = 0, base = 0, written = 0;
+	uint64_t pos = 0, read_to = 0, base = 0, written = 0, end = n->size;
+	uint64_t raw_until = 0;	/* see raw_ahead */
 	size_t off = 0, avail = 0, outlen = 0;
+	const enum erofs_compr compr = b->opts->zcfgs[n->zcfg].compr;
+	const bool slow = compr != EROFS_COMPR_LZ4 && compr != EROFS_COMPR_LZ4HC;
+	/* a piece of the packed inode is written whole under its turn */
+	const size_t flush_at = cp->piece ? SIZE_MAX : OUT_FLUSH;
 	bool turn = false;
 	char path[PATH_MAX];
 	uint8_t probe;
@@ -1102,6 +1189,11 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 	}
 	if (ret)
 		return ret;
+	if (cp->piece && !plan) {
+		pos = read_to = s.pos = i * cp->piece;
+		if (n->size - pos > cp->piece)
+			end = pos + cp->piece;
+	}
 	if (!s.shared)
 		posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	w->digest = !plan && (n->has_digest ||
@@ -1117,8 +1209,8 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		ret = take_turn(w, i, &base);
 		turn = !ret;
 	}
-	while (pos < n->size && !ret) {
-		uint64_t left = n->size - pos;
+	while (pos < end && !ret) {
+		uint64_t left = end - pos;
 		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
 		uint32_t taken = 0, cblks, csize;
 		struct zext e = { .la = pos };
@@ -1157,19 +1249,19 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		}
 
 		if (avail < want) {
-			ret = refill(w, &s, path, &off, &avail, n->size - read_to);
+			ret = refill(w, &s, path, &off, &avail, end - read_to);
 			if (ret)
 				break;
 			read_to = pos + avail;
 		}
 		r = seg ?
-		    find_match(w, pos, off, avail, want, n->size) : 0;
-		if (r == 2 && read_to < n->size) {
-			ret = refill(w, &s, path, &off, &avail, n->size - read_to);
+		    find_match(w, pos, off, avail, want, end) : 0;
+		if (r == 2 && read_to < end) {
+			ret = refill(w, &s, path, &off, &avail, end - read_to);
 			if (ret)
 				break;
 			read_to = pos + avail;
-			r = find_match(w, pos, off, avail, want, n->size);
+			r = find_match(w, pos, off, avail, want, end);
 		}
 		if (r < 0 || r == 2) {
 			fsf_err(b->log, "%s/%s: looking for shared extents: %s",
@@ -1198,10 +1290,14 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		}
 		if (r == 1 && w->sc.hit_at - pos < bs)
 			drop_hit(w);	/* no room for an extent before it */
-		r = w->sc.hit ? squeeze_before(w, w->in + off, want,
-					       (uint32_t)(w->sc.hit_at - pos),
-					       pcl, &taken) :
-				squeeze(w, w->in + off, want, pcl, &taken);
+		if (!w->sc.hit && pos < raw_until && want > bs &&
+		    raw_ahead(w, w->in + off, avail, pcl))
+			r = 0;		/* stored raw, one block */
+		else
+			r = w->sc.hit ? squeeze_before(w, w->in + off, want,
+						       (uint32_t)(w->sc.hit_at - pos),
+						       pcl, &taken) :
+					squeeze(w, w->in + off, want, pcl, &taken);
 		if (r < 0) {
 			fsf_err(b->log, "%s/%s: compressing: %s", b->opts->source,
 				path, strerror(-r));
@@ -1210,6 +1306,8 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		}
 		csize = (uint32_t)r;
 		cblks = (csize + bs - 1) / bs;
+		if (slow && taken > bs && !cut_compressed(csize, taken, bs))
+			raw_until = pos + taken;
 		if (plan && want == left) {
 			/* the last extent: inline when it packs below a block
 			 * or is a raw tail under one */
@@ -1264,7 +1362,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		pos += e.len;
 		off += e.len;
 		avail -= e.len;
-		if (ret || outlen < OUT_FLUSH || pos >= n->size)
+		if (ret || outlen < flush_at || pos >= end)
 			continue;
 		if (plan) {	/* nothing is written */
 			outlen = 0;
@@ -1281,7 +1379,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		written += outlen / bs;
 		outlen = 0;
 	}
-	if (!ret) {
+	if (!ret && end == n->size) {
 		ssize_t r = erofs_src_read(&s, &probe, 1);
 
 		if (r) {
@@ -1406,7 +1504,8 @@ static int worker_init(struct worker *w, struct cpass *cp)
 			return -ENOMEM;
 	}
 	w->in_cap = 2u * MAX_EXTENT;
-	w->out_cap = OUT_FLUSH + MAX_EXTENT + pcl;
+	w->out_cap = (cp->piece > OUT_FLUSH ? cp->piece : OUT_FLUSH) +
+		     MAX_EXTENT + pcl;
 	w->in = malloc(w->in_cap);
 	w->out = malloc(w->out_cap);
 	w->z = malloc(pcl);
@@ -1688,6 +1787,20 @@ int erofs_compress_files(struct erofs_build *b, struct erofs_node **files,
 
 	if (!cp.nfiles)
 		return 0;
+	if (nfiles == 1 && files[0] == b->packed &&
+	    files[0]->size > PACKED_PIECE) {
+		/* the packed inode (with all-fragments, every file's data):
+		 * compressed in pieces on all the workers, cut at fixed
+		 * offsets whatever their number */
+		cp.piece = PACKED_PIECE;
+		cp.nfiles = (size_t)((files[0]->size + PACKED_PIECE - 1) /
+				     PACKED_PIECE);
+		cp.files = malloc(cp.nfiles * sizeof(*cp.files));
+		if (!cp.files)
+			return -ENOMEM;
+		for (size_t k = 0; k < cp.nfiles; k++)
+			cp.files[k] = files[0];
+	}
 	if (nw > cp.nfiles)
 		nw = (unsigned int)cp.nfiles;
 	atomic_init(&cp.next, 0);
@@ -1724,5 +1837,8 @@ out_sync:
 	pthread_mutex_destroy(&cp.lock);
 	free(ws);
 	free(tids);
+	free(cp.pext);
+	if (cp.piece)
+		free(cp.files);
 	return ret;
 }
