@@ -1052,14 +1052,24 @@ static int squeeze_before(struct worker *w, const uint8_t *src, uint32_t want,
 	return squeeze(w, src, want, cap, taken);
 }
 
+/* What cut_file does with the extents it cuts. */
+enum cut_mode {
+	CUT_WRITE,	/* the data pass: written, indexed */
+	CUT_ZTAIL,	/* the -E ztailpacking plan: the last one found */
+	CUT_COUNT,	/* the plan's exact test: counted in w->ext only */
+};
+
 /*
  * Cut N into extents and compress them: the data pass (file I of the
- * pass), or with PLAN the -E ztailpacking plan, which goes through the
- * same cuts only to find the last extent (see ztail_plan) and writes
- * nothing.
+ * pass), or in a plan mode the same cuts, writing nothing: the
+ * -E ztailpacking plan finds the last extent (see ztail_plan), the exact
+ * test leaves the extents in w->ext to count their blocks (see
+ * plan_blocks).
  */
-static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
+static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
+		    enum cut_mode mode)
 {
+	const bool plan = mode != CUT_WRITE;
 	struct cpass *cp = w->cp;
 	struct erofs_build *b = cp->b;
 	const unsigned int bs = b->blksz;
@@ -1195,7 +1205,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		}
 		csize = (uint32_t)r;
 		cblks = (csize + bs - 1) / bs;
-		if (plan && want == left) {
+		if (mode == CUT_ZTAIL && want == left) {
 			/* the last extent: inline when it packs below a block
 			 * or is a raw tail under one */
 			bool packs = csize && taken == left && csize < bs &&
@@ -1318,7 +1328,7 @@ static void *run(void *arg)
 
 		if (i >= cp->nfiles || atomic_load(&cp->error))
 			break;
-		if (cut_file(w, i, cp->files[i], false))
+		if (cut_file(w, i, cp->files[i], CUT_WRITE))
 			return NULL;
 	}
 	if (flush_held(w, true))
@@ -1425,14 +1435,26 @@ static void worker_free(struct worker *w)
 /*
  * Plan: which files to compress.  The inode's size depends on it and is
  * fixed before any data is written, so the choice is made from samples
- * compressed with fast lz4 (lz4hc does better; it is counted 1/8 better):
- * a small file whole - compressed when that saves at least a quarter
- * block over the flat layout with its inline tail -, a larger one from
- * three windows (start, middle, end) - compressed when any of them shrinks
- * by 1/8, since incompressible extents of a compressed file are stored raw
- * at little cost.  Already compressed data (images, archives) thus stays
- * flat with its tail inlined and costs no more than in an uncompressed
- * image.  The choice depends on the content only.
+ * compressed with fast lz4: a small file (up to PROBE) whole, a larger one
+ * from three windows (start, middle, end).  A sample either settles it or
+ * sends the file to the exact test (plan_blocks), which cuts and
+ * compresses it as the data pass will and compresses it when its
+ * pclusters and index take fewer bytes than the flat layout with its
+ * inline tail (erofs-utils compresses every file and falls back to flat
+ * when no block is saved: the exact test keeps flat what it would, and
+ * costs a second compression of the files in doubt only).
+ *  - a small file: compressed when the sample saves two blocks and a
+ *    quarter block, flat when even a third better than the sample it
+ *    would not save a block, else tested;
+ *  - a larger one: compressed when a window shrinks by 1/8 (incompressible
+ *    extents of a compressed file are stored raw at little cost), flat
+ *    when none shrinks, else tested (compressed above TEST_MAX);
+ *  - with -E fragments or ztailpacking (which store the tail apart): lz4hc
+ *    counted 1/8 better than the sample, compressed when any window, or
+ *    the small file, then shrinks by 1/8.
+ * Already compressed data (images, archives) thus stays flat with its
+ * tail inlined and costs no more than in an uncompressed image.  The
+ * choice depends on the content only.
  */
 #define PROBE (64u << 10)
 #define WINDOW (32u << 10)
@@ -1445,15 +1467,43 @@ struct plan {
 	atomic_int error;
 };
 
-static uint64_t estimate(const uint8_t *in, uint32_t len, uint8_t *z, int zcap)
+/* fast lz4's size of LEN bytes at IN (LEN when it does not shrink) */
+static uint64_t lz4_sample(const uint8_t *in, uint32_t len, uint8_t *z, int zcap)
 {
 	int c = LZ4_compress_default((const char *)in, (char *)z, (int)len, zcap);
 
-	return c > 0 ? (uint64_t)c * 7 / 8 : len;
+	return c > 0 ? (uint64_t)c : len;
+}
+
+/* what the probe tells of a file */
+enum verdict { FLAT, TEST, COMPRESS };
+
+/* A small file (SIZE bytes, its fast lz4 sample C): see above. */
+static enum verdict small_verdict(uint64_t size, uint64_t c, unsigned int bs)
+{
+	const uint64_t blks = (size + bs - 1) / bs;
+	const uint64_t cblks = (c + bs - 1) / bs, best = c * 2 / 3;
+
+	if (cblks + 2 <= blks && cblks * bs + bs / 4 <= size)
+		return COMPRESS;
+	return (best + bs - 1) / bs < blks ? TEST : FLAT;
+}
+
+/* A larger file's window (R bytes, its sample C); the exact test for
+ * files up to TEST_MAX only. */
+#define TEST_MAX (4u << 20)
+
+static enum verdict window_verdict(uint64_t size, uint64_t r, uint64_t c)
+{
+	if (c * 8 <= r * 7)
+		return COMPRESS;
+	if (c >= r)
+		return FLAT;
+	return size <= TEST_MAX ? TEST : COMPRESS;
 }
 
 static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
-		 uint8_t *z, int zcap)
+		 uint8_t *z, int zcap, enum verdict *v)
 {
 	const unsigned int bs = p->b->blksz;
 	char path[PATH_MAX];
@@ -1461,13 +1511,13 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 	struct erofs_src s;
 	int ret = erofs_open_source(p->b, n, path, sizeof(path), &s);
 
+	*v = FLAT;
 	if (ret)
 		return ret;
-	n->compressed = false;
 	for (int k = 0; k < (n->size <= PROBE ? 1 : 3); k++) {
 		uint32_t want = n->size <= PROBE ? (uint32_t)n->size : WINDOW;
 		ssize_t r = erofs_src_pread(&s, in, want, offs[k]);
-		uint64_t est;
+		uint64_t c;
 
 		if (r < 0) {
 			ret = (int)r;
@@ -1476,18 +1526,44 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 			break;
 		}
 		/* a file that shrank is reported by the data pass */
-		est = estimate(in, (uint32_t)r, z, zcap);
+		c = lz4_sample(in, (uint32_t)r, z, zcap);
 		if (n->size <= PROBE && !p->b->opts->fragments &&
-		    !p->b->opts->ztailpacking)
-			n->compressed = (est + bs - 1) / bs * bs + bs / 4 <=
-					(uint64_t)r;
-		else
-			n->compressed = est * 8 <= (uint64_t)r * 7;
-		if (n->compressed)
+		    !p->b->opts->ztailpacking) {
+			*v = small_verdict((uint64_t)r, c, bs);
+		} else if (p->b->opts->fragments || p->b->opts->ztailpacking) {
+			/* lz4hc counted 1/8 better than the sample */
+			if (c * 7 / 8 * 8 <= (uint64_t)r * 7)
+				*v = COMPRESS;
+		} else {
+			enum verdict w = window_verdict(n->size, (uint64_t)r, c);
+
+			if (w > *v)	/* COMPRESS > TEST > FLAT */
+				*v = w;
+		}
+		if (*v == COMPRESS)
 			break;
 	}
 	erofs_src_close(&s);
 	return ret;
+}
+
+/* The exact test: N cut and compressed as the data pass will (into
+ * w->ext, nothing written) pays when its pclusters and index take fewer
+ * bytes than the file flat (its tail inline). */
+static int plan_blocks(struct worker *w, struct erofs_node *n, bool *pays)
+{
+	const struct erofs_build *b = w->cp->b;
+	const uint64_t nlc = (n->size + b->blksz - 1) / b->blksz;
+	uint64_t cost = erofs_zindex_compact(b) ? 8 + (nlc + 1) / 2 * 8 :
+						   16 + nlc * 8;
+	int ret = cut_file(w, 0, n, CUT_COUNT);
+
+	if (ret)
+		return ret;
+	for (size_t k = 0; k < w->next_ext; k++)
+		cost += (uint64_t)w->ext[k].cblks * b->blksz;
+	*pays = cost < n->size;
+	return 0;
 }
 
 /*
@@ -1502,7 +1578,7 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
  */
 static int ztail_plan(struct worker *w, struct erofs_node *n)
 {
-	return cut_file(w, 0, n, true);
+	return cut_file(w, 0, n, CUT_ZTAIL);
 }
 
 static void *plan_run(void *arg)
@@ -1511,6 +1587,8 @@ static void *plan_run(void *arg)
 	int zcap = LZ4_compressBound(PROBE);
 	uint8_t *in = malloc(PROBE), *z = malloc((size_t)zcap);
 	const bool ztail = p->b->opts->ztailpacking && !p->b->opts->fragments;
+	/* a worker for the -E ztailpacking plan or the exact test */
+	const bool cuts = ztail || !p->b->opts->fragments;
 	struct cpass cp = { .b = p->b };
 	struct worker w;
 	bool wok = false;
@@ -1519,7 +1597,7 @@ static void *plan_run(void *arg)
 		atomic_store(&p->error, -ENOMEM);
 		goto out;
 	}
-	if (ztail) {
+	if (cuts) {
 		int ret = worker_init(&w, &cp);
 
 		wok = true;
@@ -1530,11 +1608,16 @@ static void *plan_run(void *arg)
 	}
 	for (;;) {
 		size_t i = atomic_fetch_add(&p->next, 1);
+		enum verdict v;
 		int ret;
 
 		if (i >= p->nfiles || atomic_load(&p->error))
 			break;
-		ret = probe(p, p->files[i], in, z, zcap);
+		ret = probe(p, p->files[i], in, z, zcap, &v);
+		p->files[i]->compressed = v == COMPRESS;
+		if (!ret && v == TEST)
+			ret = plan_blocks(&w, p->files[i],
+					  &p->files[i]->compressed);
 		if (!ret && ztail && p->files[i]->compressed)
 			ret = ztail_plan(&w, p->files[i]);
 		if (ret) {

@@ -434,6 +434,46 @@ sums() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256
 	[ "$(od -An -tx1 -j $((0x480)) -N16 "$SIDTMP/o.img")" = "$(od -An -tx1 -j $((0x480)) -N16 "$SIDTMP/r.img")" ]
 }
 
+# files around the plan's bounds: text that fits one block less than it
+# spans (4097..8191 bytes into one block, 12 KiB into two), text that does
+# not, gzip streams (a few compressible bytes, no block saved) below and
+# above the 64 KiB probe, random data
+plan_tree() {
+	mkdir -p "$1"
+	for n in 4200 4500 6000 8000 12000; do
+		yes "line $n of text" | head -c "$n" > "$1/t$n"
+	done
+	seq 1 1500 | head -c 6900 > "$1/seq6900"
+	seq 1 5000 | gzip -n9 > "$1/small.gz"
+	seq 1 60000 | gzip -n1 > "$1/big.gz"
+	head -c 5000 /dev/urandom > "$1/r5000"
+	{ head -c 3900 /dev/urandom; yes ab | head -c 3000; } > "$1/half"
+}
+
+@test "-zlz4hc: a file is compressed where erofs-utils 1.9.4 compresses it (a block saved) and flat where it is not; none larger than erofs-utils'" {
+	need_sid_erofs
+	plan_tree "$SIDTMP/src"
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 "$SIDTMP/o.img" "$SIDTMP/src"
+	run chroot "$SID_ROOT" mkfs.erofs -zlz4hc -T0 "$SIDREL/r.img" "$SIDREL/src"
+	[ "$status" -eq 0 ] || die "erofs-utils: $output"
+	for f in "$SIDTMP"/src/*; do
+		p=/${f##*/}
+		o=$(zmap "$SIDREL/o.img" "$p" | grep -o 'layout=[0-9]*')
+		r=$(zmap "$SIDREL/r.img" "$p" | grep -o 'layout=[0-9]*')
+		# compressed: 1 (full) or 3 (compact); flat: 0 or 2
+		[ "$(( ${o#layout=} & 1 ))" = "$(( ${r#layout=} & 1 ))" ] ||
+			die "$p: ours $o, erofs-utils $r"
+	done
+	[ "$(stat -c %s "$SIDTMP/o.img")" -le "$(stat -c %s "$SIDTMP/r.img")" ]
+	sums "$SIDTMP/src" > src.sha256
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/o.img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	sums "$SIDTMP/x" | diff src.sha256 -
+	run "$FSCK_EROFS" --extract=ours "$SIDTMP/o.img"
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	sums ours | diff src.sha256 -
+}
+
 @test "-z with alternatives and no hints: every file takes the first; superblock as erofs-utils 1.9.4 writes it; each fsck.erofs extracts the other's image" {
 	need_sid_erofs
 	cp -a "$SRC/z" "$SIDTMP/src"
