@@ -1581,6 +1581,30 @@ static int ztail_plan(struct worker *w, struct erofs_node *n)
 	return cut_file(w, 0, n, CUT_ZTAIL);
 }
 
+/*
+ * -E ztailpacking: a file of a block or less is compressed whole into its
+ * inode, after the map header and its one index pack (16 bytes), where
+ * that takes fewer 32-byte slots than its bytes inline (counted after a
+ * 32-byte inode), as erofs-utils does; else it stays flat.
+ */
+static int small_ztail(struct worker *w, struct erofs_node *n)
+{
+	int ret = ztail_plan(w, n);
+
+	if (ret)
+		return ret;
+	n->compressed = n->ztail && !n->ztail_plain &&
+			(32 + 16 + n->inline_size + 31) / 32 <
+			(32 + n->size + 31) / 32;
+	if (!n->compressed) {
+		free(n->tail);
+		n->tail = NULL;
+		n->ztail = false;
+		n->inline_size = 0;
+	}
+	return 0;
+}
+
 static void *plan_run(void *arg)
 {
 	struct plan *p = arg;
@@ -1613,6 +1637,14 @@ static void *plan_run(void *arg)
 
 		if (i >= p->nfiles || atomic_load(&p->error))
 			break;
+		if (p->files[i]->size <= p->b->blksz) {	/* ztail only */
+			ret = small_ztail(&w, p->files[i]);
+			if (ret) {
+				atomic_store(&p->error, ret);
+				break;
+			}
+			continue;
+		}
 		ret = probe(p, p->files[i], in, z, zcap, &v);
 		p->files[i]->compressed = v == COMPRESS;
 		if (!ret && v == TEST)
@@ -1635,7 +1667,9 @@ out:
 
 int erofs_compress_plan(struct erofs_build *b)
 {
+	const bool ztail = b->opts->ztailpacking && !b->opts->fragments;
 	struct plan p = { .b = b };
+	size_t nlarge;
 	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
 	unsigned int started = 0;
 	int ret = 0;
@@ -1689,6 +1723,16 @@ int erofs_compress_plan(struct erofs_build *b)
 		free(tids);
 		return ret;
 	}
+	nlarge = p.nfiles;
+	/* -E ztailpacking: files of a block or less too (small_ztail) */
+	for (size_t i = 0; ztail && i < b->count; i++) {
+		struct erofs_node *n = b->order[i];
+
+		if (!n->master && S_ISREG(n->mode) && n->size &&
+		    n->size <= b->blksz && !n->compressed &&
+		    (!b->nzhints || n->zpcl))
+			p.files[p.nfiles++] = n;
+	}
 	atomic_init(&p.next, 0);
 	atomic_init(&p.error, 0);
 	for (unsigned int i = 0; i < nw; i++) {
@@ -1703,7 +1747,7 @@ int erofs_compress_plan(struct erofs_build *b)
 	free(tids);
 	ret = atomic_load(&p.error);
 	if (!ret && b->opts->dedupe)
-		ret = erofs_seg_twins(b, p.files, p.nfiles);
+		ret = erofs_seg_twins(b, p.files, nlarge);
 	free(p.files);
 	return ret;
 }

@@ -474,6 +474,41 @@ plan_tree() {
 	sums ours | diff src.sha256 -
 }
 
+@test "-zlz4hc -Eztailpacking: a file of a block or less is compressed into its inode where erofs-utils 1.9.4 does so; none larger than erofs-utils'" {
+	need_sid_erofs
+	plan_tree "$SIDTMP/src"
+	for n in 1 40 100 3000 4095 4096; do
+		yes "line $n of text" | head -c "$n" > "$SIDTMP/src/s$n"
+	done
+	seq 1 900 | head -c 3500 > "$SIDTMP/src/seq3500"
+	head -c 2000 /dev/urandom > "$SIDTMP/src/r2000"
+	"$MKFS_EROFS" --quiet -zlz4hc -Eztailpacking -T0 "$SIDTMP/o.img" "$SIDTMP/src"
+	run chroot "$SID_ROOT" mkfs.erofs -zlz4hc -Eztailpacking -T0 "$SIDREL/r.img" "$SIDREL/src"
+	[ "$status" -eq 0 ] || die "erofs-utils: $output"
+	for f in "$SIDTMP"/src/s* "$SIDTMP"/src/r2000; do
+		p=/${f##*/}
+		o=$(zmap "$SIDREL/o.img" "$p" | grep -o 'layout=[0-9]*')
+		r=$(zmap "$SIDREL/r.img" "$p" | grep -o 'layout=[0-9]*')
+		[ "$(( ${o#layout=} & 1 ))" = "$(( ${r#layout=} & 1 ))" ] ||
+			die "$p: ours $o, erofs-utils $r"
+	done
+	# s100 compressed, with its data inline (advise bit 3) and no block
+	line=$(zmap "$SIDREL/o.img" /s100)
+	[[ $line == *" layout=3 "* ]] || die "s100: $line"
+	adv=$(sed 's/.*advise=\(0x[0-9a-f]*\).*/\1/' <<< "$line")
+	[ $((adv & 8)) -eq 8 ] || die "s100: $line"
+	[ "$(stat -c %s "$SIDTMP/o.img")" -le "$(stat -c %s "$SIDTMP/r.img")" ]
+	sums "$SIDTMP/src" > src.sha256
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/o.img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	sums "$SIDTMP/x" | diff src.sha256 -
+	run "$FSCK_EROFS" --extract=ours "$SIDTMP/o.img"
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	sums ours | diff src.sha256 -
+	mnt=$(mount_erofs "$SIDTMP/o.img")
+	sums "$mnt" | diff src.sha256 -
+}
+
 @test "-z with alternatives and no hints: every file takes the first; superblock as erofs-utils 1.9.4 writes it; each fsck.erofs extracts the other's image" {
 	need_sid_erofs
 	cp -a "$SRC/z" "$SIDTMP/src"
