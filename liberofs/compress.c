@@ -140,6 +140,41 @@ bool erofs_zindex_compact(const struct erofs_build *b)
 	       !b->opts->dedupe;
 }
 
+/*
+ * Compact indexes with COMPACTED_2B (4 KiB lclusters), as the reader
+ * splits them: 4-byte entries up to the first 32-byte boundary after the
+ * map header (its offset in the image is the record's, HEAD bytes of
+ * inode and xattrs, plus 8-byte alignment and the 8-byte header: the
+ * inode itself starts on a 32-byte slot), then 2-byte entries in packs of
+ * 16 (32 bytes), the rest in 4-byte packs of 2 (8 bytes).
+ */
+struct compact_split {
+	uint64_t init4, two, end4;	/* lclusters in each part */
+};
+
+static struct compact_split compact_split(uint64_t nlc, uint32_t head)
+{
+	const uint64_t ebase = erofs_round_up(head, 8) +
+			       sizeof(struct z_erofs_map_header);
+	uint64_t init = ((32 - ebase % 32) / 4) & 7;
+	struct compact_split c = { .init4 = nlc };
+
+	if (init < nlc) {
+		c.init4 = init;
+		c.two = (nlc - init) / 16 * 16;
+		c.end4 = nlc - init - c.two;
+	}
+	return c;
+}
+
+static uint64_t compact_bytes(uint64_t nlc, uint32_t head)
+{
+	struct compact_split c = compact_split(nlc, head);
+
+	return erofs_round_up(c.init4 * 4, 8) + c.two * 2 +
+	       erofs_round_up(c.end4 * 4, 8);
+}
+
 uint64_t erofs_zindex_size(const struct erofs_build *b,
 			   const struct erofs_node *n, uint32_t head)
 {
@@ -150,7 +185,8 @@ uint64_t erofs_zindex_size(const struct erofs_build *b,
 		       sizeof(struct z_erofs_map_header);
 	if (n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT)
 		return erofs_round_up(head, 8) - head +
-		       sizeof(struct z_erofs_map_header) + (nlc + 1) / 2 * 8;
+		       sizeof(struct z_erofs_map_header) +
+		       compact_bytes(nlc, head);
 	return erofs_round_up(head, 8) - head +
 	       sizeof(struct z_erofs_map_header) + 8 +
 	       nlc * sizeof(struct z_erofs_lcluster_index);
@@ -659,14 +695,16 @@ struct lent {
 };
 
 /*
- * Compact 4-byte indexes (COMPRESSED_COMPACT without COMPACTED_2B, 4 KiB
- * lclusters): packs of two 16-bit entries (12 bits of clusterofs or
- * distance, 2 bits of type) and a 32-bit block.  A NONHEAD in a pack's
- * last slot stores its lookahead distance (delta[1]) instead of delta[0];
- * a HEAD's block is the pack's block plus the pclusters of the heads
- * before it in the pack (a HEAD followed by CBLKCNT counts CBLKCNT blocks,
- * another one block; without big pclusters, plus one).  The pack's block
- * is chosen so that this gives every head its block, then checked.
+ * Compact indexes (COMPRESSED_COMPACT with COMPACTED_2B, 4 KiB lclusters):
+ * packs of VCNT entries and a 32-bit block, 2 entries of 16 bits in
+ * 8 bytes or 16 of 14 bits in 32 bytes, each entry 12 bits of clusterofs
+ * or distance and 2 bits of type, packed little-endian from the pack's
+ * first bit.  A NONHEAD in a pack's last slot stores its lookahead
+ * distance (delta[1]) instead of delta[0]; a HEAD's block is the pack's
+ * block plus the pclusters of the heads before it in the pack (a HEAD
+ * followed by CBLKCNT counts CBLKCNT blocks, another one block; without
+ * big pclusters, plus one).  The pack's block is chosen so that this
+ * gives every head its block, then checked.
  */
 static uint32_t pack_nblk(const uint16_t *v, int i, bool big)
 {
@@ -697,43 +735,71 @@ static uint32_t pack_nblk(const uint16_t *v, int i, bool big)
 	return nblk;
 }
 
-static int encode_compact(const struct lent *e, uint64_t nlc, bool big,
-			  uint8_t *out)
+/* One pack of the N (up to VCNT) entries at E into OUT. */
+static int encode_pack(const struct lent *e, unsigned int n, unsigned int vcnt,
+		       bool big, uint8_t *out)
 {
-	for (uint64_t k = 0; k < (nlc + 1) / 2; k++) {
-		uint16_t v[2] = { 0, 0 };
-		uint32_t blk = 0;
-		int first = -1;
+	const unsigned int packsz = vcnt == 2 ? 8 : 32;
+	const unsigned int bits = (packsz - 4) * 8 / vcnt;
+	uint16_t v[16] = { 0 };
+	uint32_t blk = 0;
+	int first = -1;
 
-		for (int i = 0; i < 2 && 2 * k + (uint64_t)i < nlc; i++) {
-			const struct lent *x = &e[2 * k + (uint64_t)i];
-			uint16_t lo = x->ofs;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct lent *x = &e[i];
+		uint16_t lo = x->ofs;
 
-			if (x->type == Z_EROFS_LCLUSTER_TYPE_NONHEAD)
-				lo = i == 1 && !(x->d0 & Z_EROFS_LI_D0_CBLKCNT) ?
-				     x->d1 : x->d0;
-			else if (first < 0 && !x->eof)
-				first = i;
-			if (lo > 0x0fffu)
-				return -EOVERFLOW;
-			v[i] = (uint16_t)(lo | x->type << 12);
-		}
-		if (first >= 0)
-			blk = e[2 * k + (uint64_t)first].blk - pack_nblk(v, first, big);
-		for (int i = 0; i < 2 && 2 * k + (uint64_t)i < nlc; i++) {
-			const struct lent *x = &e[2 * k + (uint64_t)i];
-
-			if (x->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD && !x->eof &&
-			    blk + pack_nblk(v, i, big) != x->blk)
-				return -EPROTO;
-		}
-		v[0] = htole16(v[0]);
-		v[1] = htole16(v[1]);
-		blk = htole32(blk);
-		memcpy(out + 8 * k, v, 4);
-		memcpy(out + 8 * k + 4, &blk, 4);
+		if (x->type == Z_EROFS_LCLUSTER_TYPE_NONHEAD)
+			lo = i == vcnt - 1 && !(x->d0 & Z_EROFS_LI_D0_CBLKCNT) ?
+			     x->d1 : x->d0;
+		else if (first < 0 && !x->eof)
+			first = (int)i;
+		if (lo > 0x0fffu)
+			return -EOVERFLOW;
+		v[i] = (uint16_t)(lo | x->type << 12);
 	}
+	if (first >= 0)
+		blk = e[first].blk - pack_nblk(v, first, big);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct lent *x = &e[i];
+
+		if (x->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD && !x->eof &&
+		    blk + pack_nblk(v, (int)i, big) != x->blk)
+			return -EPROTO;
+	}
+	memset(out, 0, packsz);
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int k = 0; k < bits; k++)
+			if (v[i] >> k & 1u)
+				out[(bits * i + k) / 8] |=
+					(uint8_t)(1u << (bits * i + k) % 8);
+	blk = htole32(blk);
+	memcpy(out + packsz - 4, &blk, 4);
 	return 0;
+}
+
+/* The NLC entries at E into OUT, split as compact_split says for a record
+ * of HEAD bytes before the map header. */
+static int encode_compact(const struct lent *e, uint64_t nlc, uint32_t head,
+			  bool big, uint8_t *out)
+{
+	const struct compact_split c = compact_split(nlc, head);
+	uint64_t l = 0;
+	int ret = 0;
+
+	for (; !ret && l < c.init4; l += 2, out += 8)
+		ret = encode_pack(e + l, c.init4 - l < 2 ? 1 : 2, 2, big, out);
+	for (; !ret && l < c.init4 + c.two; l += 16, out += 32)
+		ret = encode_pack(e + l, 16, 16, big, out);
+	for (; !ret && l < nlc; l += 2, out += 8)
+		ret = encode_pack(e + l, nlc - l < 2 ? 1 : 2, 2, big, out);
+	return ret;
+}
+
+/* Bytes of N's inode and xattrs (as laid out) before its map header. */
+static uint32_t zindex_head(const struct erofs_node *n)
+{
+	return (n->extended ? 64u : 32u) + n->xattr_isize;
 }
 
 /* Bytes of N's index (map header and lclusters). */
@@ -742,7 +808,7 @@ static size_t zindex_len(const struct erofs_build *b, const struct erofs_node *n
 	const uint64_t nlc = (n->size + b->blksz - 1) / b->blksz;
 
 	return n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT ?
-	       8 + (nlc + 1) / 2 * 8 :
+	       8 + compact_bytes(nlc, zindex_head(n)) :
 	       16 + nlc * sizeof(struct z_erofs_lcluster_index);
 }
 
@@ -757,10 +823,11 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 	const bool compact = n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT;
 	/* compact indexes need both big pcluster bits or neither */
 	struct z_erofs_map_header h = {
-		.h_advise = htole16(!big ? 0 : compact ?
-				    Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
-				    Z_EROFS_ADVISE_BIG_PCLUSTER_2 :
-				    Z_EROFS_ADVISE_BIG_PCLUSTER_1),
+		.h_advise = htole16((compact ? Z_EROFS_ADVISE_COMPACTED_2B : 0) |
+				    (!big ? 0 : compact ?
+				     Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
+				     Z_EROFS_ADVISE_BIG_PCLUSTER_2 :
+				     Z_EROFS_ADVISE_BIG_PCLUSTER_1)),
 		/* HEAD1 extents decode with the file's configuration */
 		.h_algorithmtype = (uint8_t)erofs_compr_alg(&b->opts->zcfgs[n->zcfg]),
 		.h_clusterbits = 0,	/* lcluster = block */
@@ -832,7 +899,7 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		}
 	}
 	if (compact) {
-		ret = encode_compact(e, nlc, big, buf + 8);
+		ret = encode_compact(e, nlc, zindex_head(n), big, buf + 8);
 		if (ret)
 			fsf_err(b->log, "%s: internal error encoding its compact index (%s)",
 				n->name, strerror(-ret));
