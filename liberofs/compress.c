@@ -1748,8 +1748,13 @@ int erofs_compress_plan(struct erofs_build *b)
 	b->pcl_def = b->opts->pcluster_size ?
 		     b->opts->pcluster_size / b->blksz : 1;
 	b->pclusterblks = b->pcl_def;
-	if (erofs_zhints_max_pcl(b) > b->pclusterblks)
+	if (erofs_zhints_max_pcl(b) > b->pclusterblks) {
 		b->pclusterblks = erofs_zhints_max_pcl(b);
+		/* as erofs-utils warns ("update max pclustersize") */
+		fsf_warn(b->log, "%s: a hint's pcluster of %u bytes raises the image's largest pcluster above -C's %u bytes",
+			 b->opts->compress_hints,
+			 b->pclusterblks * b->blksz, b->pcl_def * b->blksz);
+	}
 	p.files = malloc(b->count * sizeof(*p.files));
 	tids = calloc(nw, sizeof(*tids));
 	if (!p.files || !tids) {

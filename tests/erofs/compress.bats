@@ -404,6 +404,12 @@ sums() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256
 	run "$MKFS_EROFS" -zlz4hc:lzma:zstd --compress-hints="$SIDTMP/hints" "$SIDTMP/h.img" "$SIDTMP/src"
 	[ "$status" -eq 0 ] || die "$output"
 	[[ $output == *"hints:5: pcluster size 6000 is not a multiple of the block size 4096: line ignored"* ]]
+	# 65536 above the default -C (one block): warned, as erofs-utils does
+	[[ $output == *"hints: a hint's pcluster of 65536 bytes raises the image's largest pcluster above -C's 4096 bytes"* ]] ||
+		die "no warning of the raised pcluster: $output"
+	run "$MKFS_EROFS" -zlz4hc:lzma -C65536 --compress-hints="$SIDTMP/hints" "$SIDTMP/h64.img" "$SIDTMP/src"
+	[ "$status" -eq 0 ] || die "$output"
+	[[ $output != *"raises"* ]] || die "-C65536: $output"
 	img=$SIDREL/h.img
 	# superblock: lz4, lzma and zstd (bits 0, 1, 3), their records;
 	# lz4's names the largest pcluster, 65536 bytes (16 blocks)
