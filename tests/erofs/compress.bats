@@ -407,7 +407,7 @@ sums() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256
 	# 65536 above the default -C (one block): warned, as erofs-utils does
 	[[ $output == *"hints: a hint's pcluster of 65536 bytes raises the image's largest pcluster above -C's 4096 bytes"* ]] ||
 		die "no warning of the raised pcluster: $output"
-	run "$MKFS_EROFS" -zlz4hc:lzma -C65536 --compress-hints="$SIDTMP/hints" "$SIDTMP/h64.img" "$SIDTMP/src"
+	run "$MKFS_EROFS" -zlz4hc:lzma:zstd -C65536 --compress-hints="$SIDTMP/hints" "$SIDTMP/h64.img" "$SIDTMP/src"
 	[ "$status" -eq 0 ] || die "$output"
 	[[ $output != *"raises"* ]] || die "-C65536: $output"
 	img=$SIDREL/h.img
