@@ -151,6 +151,41 @@ bool erofs_zindex_compact(const struct erofs_build *b)
 	       !b->opts->dedupe;
 }
 
+/*
+ * Compact indexes with COMPACTED_2B (4 KiB lclusters), as the reader
+ * splits them: 4-byte entries up to the first 32-byte boundary after the
+ * map header (its offset in the image is the record's, HEAD bytes of
+ * inode and xattrs, plus 8-byte alignment and the 8-byte header: the
+ * inode itself starts on a 32-byte slot), then 2-byte entries in packs of
+ * 16 (32 bytes), the rest in 4-byte packs of 2 (8 bytes).
+ */
+struct compact_split {
+	uint64_t init4, two, end4;	/* lclusters in each part */
+};
+
+static struct compact_split compact_split(uint64_t nlc, uint32_t head)
+{
+	const uint64_t ebase = erofs_round_up(head, 8) +
+			       sizeof(struct z_erofs_map_header);
+	uint64_t init = ((32 - ebase % 32) / 4) & 7;
+	struct compact_split c = { .init4 = nlc };
+
+	if (init < nlc) {
+		c.init4 = init;
+		c.two = (nlc - init) / 16 * 16;
+		c.end4 = nlc - init - c.two;
+	}
+	return c;
+}
+
+static uint64_t compact_bytes(uint64_t nlc, uint32_t head)
+{
+	struct compact_split c = compact_split(nlc, head);
+
+	return erofs_round_up(c.init4 * 4, 8) + c.two * 2 +
+	       erofs_round_up(c.end4 * 4, 8);
+}
+
 uint64_t erofs_zindex_size(const struct erofs_build *b,
 			   const struct erofs_node *n, uint32_t head)
 {
@@ -161,7 +196,8 @@ uint64_t erofs_zindex_size(const struct erofs_build *b,
 		       sizeof(struct z_erofs_map_header);
 	if (n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT)
 		return erofs_round_up(head, 8) - head +
-		       sizeof(struct z_erofs_map_header) + (nlc + 1) / 2 * 8;
+		       sizeof(struct z_erofs_map_header) +
+		       compact_bytes(nlc, head);
 	return erofs_round_up(head, 8) - head +
 	       sizeof(struct z_erofs_map_header) + 8 +
 	       nlc * sizeof(struct z_erofs_lcluster_index);
@@ -732,14 +768,16 @@ struct lent {
 };
 
 /*
- * Compact 4-byte indexes (COMPRESSED_COMPACT without COMPACTED_2B, 4 KiB
- * lclusters): packs of two 16-bit entries (12 bits of clusterofs or
- * distance, 2 bits of type) and a 32-bit block.  A NONHEAD in a pack's
- * last slot stores its lookahead distance (delta[1]) instead of delta[0];
- * a HEAD's block is the pack's block plus the pclusters of the heads
- * before it in the pack (a HEAD followed by CBLKCNT counts CBLKCNT blocks,
- * another one block; without big pclusters, plus one).  The pack's block
- * is chosen so that this gives every head its block, then checked.
+ * Compact indexes (COMPRESSED_COMPACT with COMPACTED_2B, 4 KiB lclusters):
+ * packs of VCNT entries and a 32-bit block, 2 entries of 16 bits in
+ * 8 bytes or 16 of 14 bits in 32 bytes, each entry 12 bits of clusterofs
+ * or distance and 2 bits of type, packed little-endian from the pack's
+ * first bit.  A NONHEAD in a pack's last slot stores its lookahead
+ * distance (delta[1]) instead of delta[0]; a HEAD's block is the pack's
+ * block plus the pclusters of the heads before it in the pack (a HEAD
+ * followed by CBLKCNT counts CBLKCNT blocks, another one block; without
+ * big pclusters, plus one).  The pack's block is chosen so that this
+ * gives every head its block, then checked.
  */
 static uint32_t pack_nblk(const uint16_t *v, int i, bool big)
 {
@@ -770,43 +808,71 @@ static uint32_t pack_nblk(const uint16_t *v, int i, bool big)
 	return nblk;
 }
 
-static int encode_compact(const struct lent *e, uint64_t nlc, bool big,
-			  uint8_t *out)
+/* One pack of the N (up to VCNT) entries at E into OUT. */
+static int encode_pack(const struct lent *e, unsigned int n, unsigned int vcnt,
+		       bool big, uint8_t *out)
 {
-	for (uint64_t k = 0; k < (nlc + 1) / 2; k++) {
-		uint16_t v[2] = { 0, 0 };
-		uint32_t blk = 0;
-		int first = -1;
+	const unsigned int packsz = vcnt == 2 ? 8 : 32;
+	const unsigned int bits = (packsz - 4) * 8 / vcnt;
+	uint16_t v[16] = { 0 };
+	uint32_t blk = 0;
+	int first = -1;
 
-		for (int i = 0; i < 2 && 2 * k + (uint64_t)i < nlc; i++) {
-			const struct lent *x = &e[2 * k + (uint64_t)i];
-			uint16_t lo = x->ofs;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct lent *x = &e[i];
+		uint16_t lo = x->ofs;
 
-			if (x->type == Z_EROFS_LCLUSTER_TYPE_NONHEAD)
-				lo = i == 1 && !(x->d0 & Z_EROFS_LI_D0_CBLKCNT) ?
-				     x->d1 : x->d0;
-			else if (first < 0 && !x->eof)
-				first = i;
-			if (lo > 0x0fffu)
-				return -EOVERFLOW;
-			v[i] = (uint16_t)(lo | x->type << 12);
-		}
-		if (first >= 0)
-			blk = e[2 * k + (uint64_t)first].blk - pack_nblk(v, first, big);
-		for (int i = 0; i < 2 && 2 * k + (uint64_t)i < nlc; i++) {
-			const struct lent *x = &e[2 * k + (uint64_t)i];
-
-			if (x->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD && !x->eof &&
-			    blk + pack_nblk(v, i, big) != x->blk)
-				return -EPROTO;
-		}
-		v[0] = htole16(v[0]);
-		v[1] = htole16(v[1]);
-		blk = htole32(blk);
-		memcpy(out + 8 * k, v, 4);
-		memcpy(out + 8 * k + 4, &blk, 4);
+		if (x->type == Z_EROFS_LCLUSTER_TYPE_NONHEAD)
+			lo = i == vcnt - 1 && !(x->d0 & Z_EROFS_LI_D0_CBLKCNT) ?
+			     x->d1 : x->d0;
+		else if (first < 0 && !x->eof)
+			first = (int)i;
+		if (lo > 0x0fffu)
+			return -EOVERFLOW;
+		v[i] = (uint16_t)(lo | x->type << 12);
 	}
+	if (first >= 0)
+		blk = e[first].blk - pack_nblk(v, first, big);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct lent *x = &e[i];
+
+		if (x->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD && !x->eof &&
+		    blk + pack_nblk(v, (int)i, big) != x->blk)
+			return -EPROTO;
+	}
+	memset(out, 0, packsz);
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int k = 0; k < bits; k++)
+			if (v[i] >> k & 1u)
+				out[(bits * i + k) / 8] |=
+					(uint8_t)(1u << (bits * i + k) % 8);
+	blk = htole32(blk);
+	memcpy(out + packsz - 4, &blk, 4);
 	return 0;
+}
+
+/* The NLC entries at E into OUT, split as compact_split says for a record
+ * of HEAD bytes before the map header. */
+static int encode_compact(const struct lent *e, uint64_t nlc, uint32_t head,
+			  bool big, uint8_t *out)
+{
+	const struct compact_split c = compact_split(nlc, head);
+	uint64_t l = 0;
+	int ret = 0;
+
+	for (; !ret && l < c.init4; l += 2, out += 8)
+		ret = encode_pack(e + l, c.init4 - l < 2 ? 1 : 2, 2, big, out);
+	for (; !ret && l < c.init4 + c.two; l += 16, out += 32)
+		ret = encode_pack(e + l, 16, 16, big, out);
+	for (; !ret && l < nlc; l += 2, out += 8)
+		ret = encode_pack(e + l, nlc - l < 2 ? 1 : 2, 2, big, out);
+	return ret;
+}
+
+/* Bytes of N's inode and xattrs (as laid out) before its map header. */
+static uint32_t zindex_head(const struct erofs_node *n)
+{
+	return (n->extended ? 64u : 32u) + n->xattr_isize;
 }
 
 /* Bytes of N's index (map header and lclusters). */
@@ -815,7 +881,7 @@ static size_t zindex_len(const struct erofs_build *b, const struct erofs_node *n
 	const uint64_t nlc = (n->size + b->blksz - 1) / b->blksz;
 
 	return n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT ?
-	       8 + (nlc + 1) / 2 * 8 :
+	       8 + compact_bytes(nlc, zindex_head(n)) :
 	       16 + nlc * sizeof(struct z_erofs_lcluster_index);
 }
 
@@ -830,10 +896,11 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 	const bool compact = n->datalayout == EROFS_LAYOUT_COMPRESSED_COMPACT;
 	/* compact indexes need both big pcluster bits or neither */
 	struct z_erofs_map_header h = {
-		.h_advise = htole16(!big ? 0 : compact ?
-				    Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
-				    Z_EROFS_ADVISE_BIG_PCLUSTER_2 :
-				    Z_EROFS_ADVISE_BIG_PCLUSTER_1),
+		.h_advise = htole16((compact ? Z_EROFS_ADVISE_COMPACTED_2B : 0) |
+				    (!big ? 0 : compact ?
+				     Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
+				     Z_EROFS_ADVISE_BIG_PCLUSTER_2 :
+				     Z_EROFS_ADVISE_BIG_PCLUSTER_1)),
 		/* HEAD1 extents decode with the file's configuration */
 		.h_algorithmtype = (uint8_t)erofs_compr_alg(&b->opts->zcfgs[n->zcfg]),
 		.h_clusterbits = 0,	/* lcluster = block */
@@ -904,7 +971,7 @@ static int build_index(struct worker *w, struct erofs_node *n, uint64_t base,
 		}
 	}
 	if (compact) {
-		ret = encode_compact(e, nlc, big, buf + 8);
+		ret = encode_compact(e, nlc, zindex_head(n), big, buf + 8);
 		if (ret)
 			fsf_err(b->log, "%s: internal error encoding its compact index (%s)",
 				n->name, strerror(-ret));
@@ -1149,14 +1216,24 @@ static int squeeze_before(struct worker *w, const uint8_t *src, uint32_t want,
 	return squeeze(w, src, want, cap, taken);
 }
 
+/* What cut_file does with the extents it cuts. */
+enum cut_mode {
+	CUT_WRITE,	/* the data pass: written, indexed */
+	CUT_ZTAIL,	/* the -E ztailpacking plan: the last one found */
+	CUT_COUNT,	/* the plan's exact test: counted in w->ext only */
+};
+
 /*
  * Cut N into extents and compress them: the data pass (file I of the
- * pass), or with PLAN the -E ztailpacking plan, which goes through the
- * same cuts only to find the last extent (see ztail_plan) and writes
- * nothing.
+ * pass), or in a plan mode the same cuts, writing nothing: the
+ * -E ztailpacking plan finds the last extent (see ztail_plan), the exact
+ * test leaves the extents in w->ext to count their blocks (see
+ * plan_blocks).
  */
-static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
+static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
+		    enum cut_mode mode)
 {
+	const bool plan = mode != CUT_WRITE;
 	struct cpass *cp = w->cp;
 	struct erofs_build *b = cp->b;
 	const unsigned int bs = b->blksz;
@@ -1308,7 +1385,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n, bool plan)
 		cblks = (csize + bs - 1) / bs;
 		if (slow && taken > bs && !cut_compressed(csize, taken, bs))
 			raw_until = pos + taken;
-		if (plan && want == left) {
+		if (mode == CUT_ZTAIL && want == left) {
 			/* the last extent: inline when it packs below a block
 			 * or is a raw tail under one */
 			bool packs = csize && taken == left && csize < bs &&
@@ -1426,7 +1503,7 @@ static void *run(void *arg)
 
 		if (i >= cp->nfiles || atomic_load(&cp->error))
 			break;
-		if (cut_file(w, i, cp->files[i], false))
+		if (cut_file(w, i, cp->files[i], CUT_WRITE))
 			return NULL;
 	}
 	if (flush_held(w, true))
@@ -1544,14 +1621,26 @@ static void worker_free(struct worker *w)
 /*
  * Plan: which files to compress.  The inode's size depends on it and is
  * fixed before any data is written, so the choice is made from samples
- * compressed with fast lz4 (lz4hc does better; it is counted 1/8 better):
- * a small file whole - compressed when that saves at least a quarter
- * block over the flat layout with its inline tail -, a larger one from
- * three windows (start, middle, end) - compressed when any of them shrinks
- * by 1/8, since incompressible extents of a compressed file are stored raw
- * at little cost.  Already compressed data (images, archives) thus stays
- * flat with its tail inlined and costs no more than in an uncompressed
- * image.  The choice depends on the content only.
+ * compressed with fast lz4: a small file (up to PROBE) whole, a larger one
+ * from three windows (start, middle, end).  A sample either settles it or
+ * sends the file to the exact test (plan_blocks), which cuts and
+ * compresses it as the data pass will and compresses it when its
+ * pclusters and index take fewer bytes than the flat layout with its
+ * inline tail (erofs-utils compresses every file and falls back to flat
+ * when no block is saved: the exact test keeps flat what it would, and
+ * costs a second compression of the files in doubt only).
+ *  - a small file: compressed when the sample saves two blocks and a
+ *    quarter block, flat when even a third better than the sample it
+ *    would not save a block, else tested;
+ *  - a larger one: compressed when a window shrinks by 1/8 (incompressible
+ *    extents of a compressed file are stored raw at little cost), flat
+ *    when none shrinks, else tested (compressed above TEST_MAX);
+ *  - with -E fragments or ztailpacking (which store the tail apart): lz4hc
+ *    counted 1/8 better than the sample, compressed when any window, or
+ *    the small file, then shrinks by 1/8.
+ * Already compressed data (images, archives) thus stays flat with its
+ * tail inlined and costs no more than in an uncompressed image.  The
+ * choice depends on the content only.
  */
 #define PROBE (64u << 10)
 #define WINDOW (32u << 10)
@@ -1564,15 +1653,43 @@ struct plan {
 	atomic_int error;
 };
 
-static uint64_t estimate(const uint8_t *in, uint32_t len, uint8_t *z, int zcap)
+/* fast lz4's size of LEN bytes at IN (LEN when it does not shrink) */
+static uint64_t lz4_sample(const uint8_t *in, uint32_t len, uint8_t *z, int zcap)
 {
 	int c = LZ4_compress_default((const char *)in, (char *)z, (int)len, zcap);
 
-	return c > 0 ? (uint64_t)c * 7 / 8 : len;
+	return c > 0 ? (uint64_t)c : len;
+}
+
+/* what the probe tells of a file */
+enum verdict { FLAT, TEST, COMPRESS };
+
+/* A small file (SIZE bytes, its fast lz4 sample C): see above. */
+static enum verdict small_verdict(uint64_t size, uint64_t c, unsigned int bs)
+{
+	const uint64_t blks = (size + bs - 1) / bs;
+	const uint64_t cblks = (c + bs - 1) / bs, best = c * 2 / 3;
+
+	if (cblks + 2 <= blks && cblks * bs + bs / 4 <= size)
+		return COMPRESS;
+	return (best + bs - 1) / bs < blks ? TEST : FLAT;
+}
+
+/* A larger file's window (R bytes, its sample C); the exact test for
+ * files up to TEST_MAX only. */
+#define TEST_MAX (4u << 20)
+
+static enum verdict window_verdict(uint64_t size, uint64_t r, uint64_t c)
+{
+	if (c * 8 <= r * 7)
+		return COMPRESS;
+	if (c >= r)
+		return FLAT;
+	return size <= TEST_MAX ? TEST : COMPRESS;
 }
 
 static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
-		 uint8_t *z, int zcap)
+		 uint8_t *z, int zcap, enum verdict *v)
 {
 	const unsigned int bs = p->b->blksz;
 	char path[PATH_MAX];
@@ -1580,13 +1697,13 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 	struct erofs_src s;
 	int ret = erofs_open_source(p->b, n, path, sizeof(path), &s);
 
+	*v = FLAT;
 	if (ret)
 		return ret;
-	n->compressed = false;
 	for (int k = 0; k < (n->size <= PROBE ? 1 : 3); k++) {
 		uint32_t want = n->size <= PROBE ? (uint32_t)n->size : WINDOW;
 		ssize_t r = erofs_src_pread(&s, in, want, offs[k]);
-		uint64_t est;
+		uint64_t c;
 
 		if (r < 0) {
 			ret = (int)r;
@@ -1595,25 +1712,51 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 			break;
 		}
 		/* a file that shrank is reported by the data pass */
-		est = estimate(in, (uint32_t)r, z, zcap);
+		c = lz4_sample(in, (uint32_t)r, z, zcap);
 		if (n->size <= PROBE && !p->b->opts->fragments &&
-		    !p->b->opts->ztailpacking)
-			n->compressed = (est + bs - 1) / bs * bs + bs / 4 <=
-					(uint64_t)r;
-		else
-			n->compressed = est * 8 <= (uint64_t)r * 7;
-		if (n->compressed)
+		    !p->b->opts->ztailpacking) {
+			*v = small_verdict((uint64_t)r, c, bs);
+		} else if (p->b->opts->fragments || p->b->opts->ztailpacking) {
+			/* lz4hc counted 1/8 better than the sample */
+			if (c * 7 / 8 * 8 <= (uint64_t)r * 7)
+				*v = COMPRESS;
+		} else {
+			enum verdict w = window_verdict(n->size, (uint64_t)r, c);
+
+			if (w > *v)	/* COMPRESS > TEST > FLAT */
+				*v = w;
+		}
+		if (*v == COMPRESS)
 			break;
 	}
 	erofs_src_close(&s);
 	return ret;
 }
 
+/* The exact test: N cut and compressed as the data pass will (into
+ * w->ext, nothing written) pays when its pclusters and index take fewer
+ * bytes than the file flat (its tail inline). */
+static int plan_blocks(struct worker *w, struct erofs_node *n, bool *pays)
+{
+	const struct erofs_build *b = w->cp->b;
+	const uint64_t nlc = (n->size + b->blksz - 1) / b->blksz;
+	uint64_t cost = erofs_zindex_compact(b) ? 8 + (nlc + 1) / 2 * 8 :
+						   16 + nlc * 8;
+	int ret = cut_file(w, 0, n, CUT_COUNT);
+
+	if (ret)
+		return ret;
+	for (size_t k = 0; k < w->next_ext; k++)
+		cost += (uint64_t)w->ext[k].cblks * b->blksz;
+	*pays = cost < n->size;
+	return 0;
+}
+
 /*
  * -E ztailpacking: cut N's extents in the data pass's loop (cut_file) and
  * find its last one; when that one compresses below a block (or is a raw
- * tail under a block), keep its bytes in n->tail to store them after the
- * index.  The layout drops it again where the inode, index and tail do
+ * tail under a block), its bytes go to the tail spool (erofs_tail_spill)
+ * to be stored after the index.  The layout drops it again where the inode, index and tail do
  * not fit one block.  The extents before the tail are compressed again in
  * the data pass: the inode's size must be known before the layout, and
  * keeping their compressed bytes until then would hold them all in memory
@@ -1621,7 +1764,31 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
  */
 static int ztail_plan(struct worker *w, struct erofs_node *n)
 {
-	return cut_file(w, 0, n, true);
+	return cut_file(w, 0, n, CUT_ZTAIL);
+}
+
+/*
+ * -E ztailpacking: a file of a block or less is compressed whole into its
+ * inode, after the map header and its one index pack (16 bytes), where
+ * that takes fewer 32-byte slots than its bytes inline (counted after a
+ * 32-byte inode), as erofs-utils does; else it stays flat.
+ */
+static int small_ztail(struct worker *w, struct erofs_node *n)
+{
+	int ret = ztail_plan(w, n);
+
+	if (ret)
+		return ret;
+	n->compressed = n->ztail && !n->ztail_plain &&
+			(32 + 16 + n->inline_size + 31) / 32 <
+			(32 + n->size + 31) / 32;
+	if (!n->compressed) {
+		free(n->tail);
+		n->tail = NULL;
+		n->ztail = false;
+		n->inline_size = 0;
+	}
+	return 0;
 }
 
 static void *plan_run(void *arg)
@@ -1630,6 +1797,8 @@ static void *plan_run(void *arg)
 	int zcap = LZ4_compressBound(PROBE);
 	uint8_t *in = malloc(PROBE), *z = malloc((size_t)zcap);
 	const bool ztail = p->b->opts->ztailpacking && !p->b->opts->fragments;
+	/* a worker for the -E ztailpacking plan or the exact test */
+	const bool cuts = ztail || !p->b->opts->fragments;
 	struct cpass cp = { .b = p->b };
 	struct worker w;
 	bool wok = false;
@@ -1638,7 +1807,7 @@ static void *plan_run(void *arg)
 		atomic_store(&p->error, -ENOMEM);
 		goto out;
 	}
-	if (ztail) {
+	if (cuts) {
 		int ret = worker_init(&w, &cp);
 
 		wok = true;
@@ -1649,11 +1818,24 @@ static void *plan_run(void *arg)
 	}
 	for (;;) {
 		size_t i = atomic_fetch_add(&p->next, 1);
+		enum verdict v;
 		int ret;
 
 		if (i >= p->nfiles || atomic_load(&p->error))
 			break;
-		ret = probe(p, p->files[i], in, z, zcap);
+		if (p->files[i]->size <= p->b->blksz) {	/* ztail only */
+			ret = small_ztail(&w, p->files[i]);
+			if (ret) {
+				atomic_store(&p->error, ret);
+				break;
+			}
+			continue;
+		}
+		ret = probe(p, p->files[i], in, z, zcap, &v);
+		p->files[i]->compressed = v == COMPRESS;
+		if (!ret && v == TEST)
+			ret = plan_blocks(&w, p->files[i],
+					  &p->files[i]->compressed);
 		if (!ret && ztail && p->files[i]->compressed)
 			ret = ztail_plan(&w, p->files[i]);
 		if (ret) {
@@ -1671,7 +1853,9 @@ out:
 
 int erofs_compress_plan(struct erofs_build *b)
 {
+	const bool ztail = b->opts->ztailpacking && !b->opts->fragments;
 	struct plan p = { .b = b };
+	size_t nlarge;
 	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
 	unsigned int started = 0;
 	int ret = 0;
@@ -1683,8 +1867,13 @@ int erofs_compress_plan(struct erofs_build *b)
 	b->pcl_def = b->opts->pcluster_size ?
 		     b->opts->pcluster_size / b->blksz : 1;
 	b->pclusterblks = b->pcl_def;
-	if (erofs_zhints_max_pcl(b) > b->pclusterblks)
+	if (erofs_zhints_max_pcl(b) > b->pclusterblks) {
 		b->pclusterblks = erofs_zhints_max_pcl(b);
+		/* as erofs-utils warns ("update max pclustersize") */
+		fsf_warn(b->log, "%s: a hint's pcluster of %u bytes raises the image's largest pcluster above -C's %u bytes",
+			 b->opts->compress_hints,
+			 b->pclusterblks * b->blksz, b->pcl_def * b->blksz);
+	}
 	p.files = malloc(b->count * sizeof(*p.files));
 	tids = calloc(nw, sizeof(*tids));
 	if (!p.files || !tids) {
@@ -1732,6 +1921,16 @@ int erofs_compress_plan(struct erofs_build *b)
 		free(tids);
 		return ret;
 	}
+	nlarge = p.nfiles;
+	/* -E ztailpacking: files of a block or less too (small_ztail) */
+	for (size_t i = 0; ztail && i < b->count; i++) {
+		struct erofs_node *n = b->order[i];
+
+		if (!n->master && S_ISREG(n->mode) && n->size &&
+		    n->size <= b->blksz && !n->compressed &&
+		    (!b->nzhints || n->zpcl))
+			p.files[p.nfiles++] = n;
+	}
 	atomic_init(&p.next, 0);
 	atomic_init(&p.error, 0);
 	for (unsigned int i = 0; i < nw; i++) {
@@ -1746,7 +1945,7 @@ int erofs_compress_plan(struct erofs_build *b)
 	free(tids);
 	ret = atomic_load(&p.error);
 	if (!ret && b->opts->dedupe)
-		ret = erofs_seg_twins(b, p.files, p.nfiles);
+		ret = erofs_seg_twins(b, p.files, nlarge);
 	free(p.files);
 	return ret;
 }

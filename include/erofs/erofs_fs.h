@@ -186,6 +186,7 @@ static inline uint32_t erofs_xattr_entry_size(uint32_t name_len,
 #define Z_EROFS_COMPRESSION_LZMA	1u	/* MicroLZMA */
 #define Z_EROFS_COMPRESSION_DEFLATE	2u	/* raw deflate */
 #define Z_EROFS_COMPRESSION_ZSTD	3u	/* one zstd frame */
+#define Z_EROFS_ADVISE_COMPACTED_2B	0x0001u	/* 2-byte compact entries */
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_1	0x0002u
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_2	0x0004u
 #define Z_EROFS_ADVISE_INLINE_PCLUSTER	0x0008u	/* tail after the index */

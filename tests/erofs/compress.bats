@@ -287,17 +287,44 @@ host_has() {
 	[ ! -e x.img ]
 }
 
-@test "compact 4-byte indexes by default with 4 KiB blocks; full ones with -E legacy-compress" {
+# the extents of PATH in IMG as erofs-utils' dump.erofs decodes them:
+# logical start and length, physical length (not the address)
+exts() {
+	chroot "$SID_ROOT" dump.erofs --path="$2" -e "$1" |
+		awk -F'[|:]' '/^ *[0-9]+:/ { print $2, $3, $5 }'
+}
+
+@test "compact indexes (2-byte packs between 4-byte ones, COMPACTED_2B) by default with 4 KiB blocks, as erofs-utils 1.9.4 writes them; full ones with -E legacy-compress; the same extents decoded from both" {
 	need_sid_erofs
-	"$MKFS_EROFS" --quiet -zlz4hc -b 4096 "$SIDTMP/c.img" "$SRC/z"
-	"$MKFS_EROFS" --quiet -zlz4hc -b 4096 -Elegacy-compress "$SIDTMP/l.img" "$SRC/z"
-	run chroot "$SID_ROOT" dump.erofs --path=/numbers "/tmp/${SIDTMP##*/}/c.img"
-	[ "$status" -eq 0 ]
-	[[ $output == *"Layout: 3 "* ]]
-	run chroot "$SID_ROOT" dump.erofs --path=/numbers "/tmp/${SIDTMP##*/}/l.img"
-	[ "$status" -eq 0 ]
-	[[ $output == *"Layout: 1 "* ]]
-	[ "$(stat -c %s "$SIDTMP/c.img")" -le "$(stat -c %s "$SIDTMP/l.img")" ]
+	for c in "" "-C65536"; do
+		# shellcheck disable=SC2086
+		"$MKFS_EROFS" --quiet -zlz4hc $c -b 4096 "$SIDTMP/c.img" "$SRC/z"
+		# shellcheck disable=SC2086
+		"$MKFS_EROFS" --quiet -zlz4hc $c -b 4096 -Elegacy-compress "$SIDTMP/l.img" "$SRC/z"
+		for p in /numbers /mixed /t65537 /t8193; do
+			line=$(zmap "$SIDREL/c.img" "$p")
+			[[ $line == *" layout=3 "* ]] || die "$c $p: $line"
+			adv=$(sed 's/.*advise=\(0x[0-9a-f]*\).*/\1/' <<< "$line")
+			[ $((adv & 1)) -eq 1 ] || die "$c $p: no COMPACTED_2B: $line"
+			[[ $(zmap "$SIDREL/l.img" "$p") == *" layout=1 "* ]] || die "$c $p: not full"
+			[ -n "$(exts "$SIDREL/c.img" "$p")" ] || die "$c $p: no extents"
+			[ "$(exts "$SIDREL/c.img" "$p")" = "$(exts "$SIDREL/l.img" "$p")" ] ||
+				die "$c $p: the compact index decodes to other extents"
+		done
+		[ "$(stat -c %s "$SIDTMP/c.img")" -le "$(stat -c %s "$SIDTMP/l.img")" ]
+		run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/c.img"
+		[ "$status" -eq 0 ] || die "$c: erofs-utils fsck.erofs: $output"
+		(cd "$SIDTMP/x" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
+			diff - <(cd "$SRC/z" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+		rm -rf "$SIDTMP/x"
+		run "$FSCK_EROFS" "$SIDTMP/c.img"
+		[ "$status" -eq 0 ] || die "$c: our fsck.erofs: $output"
+	done
+	# the same tree with erofs-utils: 2-byte packs too
+	cp -a "$SRC/z" "$SIDTMP/src"
+	run chroot "$SID_ROOT" mkfs.erofs -zlz4hc "$SIDREL/r.img" "$SIDREL/src"
+	[ "$status" -eq 0 ] || die "erofs-utils: $output"
+	[[ $(zmap "$SIDREL/r.img" /numbers) == *" advise=0x1 "* ]]
 }
 
 @test "a flipped byte in compressed data is caught by fsck.erofs 1.9 (digests)" {
@@ -377,6 +404,12 @@ sums() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256
 	run "$MKFS_EROFS" -zlz4hc:lzma:zstd --compress-hints="$SIDTMP/hints" "$SIDTMP/h.img" "$SIDTMP/src"
 	[ "$status" -eq 0 ] || die "$output"
 	[[ $output == *"hints:5: pcluster size 6000 is not a multiple of the block size 4096: line ignored"* ]]
+	# 65536 above the default -C (one block): warned, as erofs-utils does
+	[[ $output == *"hints: a hint's pcluster of 65536 bytes raises the image's largest pcluster above -C's 4096 bytes"* ]] ||
+		die "no warning of the raised pcluster: $output"
+	run "$MKFS_EROFS" -zlz4hc:lzma:zstd -C65536 --compress-hints="$SIDTMP/hints" "$SIDTMP/h64.img" "$SIDTMP/src"
+	[ "$status" -eq 0 ] || die "$output"
+	[[ $output != *"raises"* ]] || die "-C65536: $output"
 	img=$SIDREL/h.img
 	# superblock: lz4, lzma and zstd (bits 0, 1, 3), their records;
 	# lz4's names the largest pcluster, 65536 bytes (16 blocks)
@@ -422,8 +455,7 @@ sums() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256
 	run chroot "$SID_ROOT" mkfs.erofs -zlz4hc --compress-hints="$SIDREL/hints" "$SIDREL/r.img" "$SIDREL/src"
 	[ "$status" -eq 0 ] || die "erofs-utils: $output"
 	for p in /d/e/a.txt /odd.txt /d/b.log /d/nomatch.dat /keep/a.copy /plain.dat /bin/tool /s/a; do
-		# layout and algorithm (erofs-utils packs 2-byte compact
-		# indexes, advise bit 0, which we do not write)
+		# layout and algorithm
 		o=$(zmap "$SIDREL/o.img" "$p" | grep -o 'layout=[0-9]*\( alg1=[0-9]*\)*')
 		r=$(zmap "$SIDREL/r.img" "$p" | grep -o 'layout=[0-9]*\( alg1=[0-9]*\)*')
 		[ "$o" = "$r" ] || die "$p: ours '$o', erofs-utils '$r'"
@@ -432,6 +464,81 @@ sums() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256
 	done
 	[ "$(od -An -tx1 -j $((0x450)) -N8 "$SIDTMP/o.img")" = "$(od -An -tx1 -j $((0x450)) -N8 "$SIDTMP/r.img")" ]
 	[ "$(od -An -tx1 -j $((0x480)) -N16 "$SIDTMP/o.img")" = "$(od -An -tx1 -j $((0x480)) -N16 "$SIDTMP/r.img")" ]
+}
+
+# files around the plan's bounds: text that fits one block less than it
+# spans (4097..8191 bytes into one block, 12 KiB into two), text that does
+# not, gzip streams (a few compressible bytes, no block saved) below and
+# above the 64 KiB probe, random data
+plan_tree() {
+	mkdir -p "$1"
+	for n in 4200 4500 6000 8000 12000; do
+		yes "line $n of text" | head -c "$n" > "$1/t$n"
+	done
+	seq 1 1500 | head -c 6900 > "$1/seq6900"
+	seq 1 5000 | gzip -n9 > "$1/small.gz"
+	seq 1 60000 | gzip -n1 > "$1/big.gz"
+	head -c 5000 /dev/urandom > "$1/r5000"
+	{ head -c 3900 /dev/urandom; yes ab | head -c 3000; } > "$1/half"
+}
+
+@test "-zlz4hc: a file is compressed where erofs-utils 1.9.4 compresses it (a block saved) and flat where it is not; none larger than erofs-utils'" {
+	need_sid_erofs
+	plan_tree "$SIDTMP/src"
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 "$SIDTMP/o.img" "$SIDTMP/src"
+	run chroot "$SID_ROOT" mkfs.erofs -zlz4hc -T0 "$SIDREL/r.img" "$SIDREL/src"
+	[ "$status" -eq 0 ] || die "erofs-utils: $output"
+	for f in "$SIDTMP"/src/*; do
+		p=/${f##*/}
+		o=$(zmap "$SIDREL/o.img" "$p" | grep -o 'layout=[0-9]*')
+		r=$(zmap "$SIDREL/r.img" "$p" | grep -o 'layout=[0-9]*')
+		# compressed: 1 (full) or 3 (compact); flat: 0 or 2
+		[ "$(( ${o#layout=} & 1 ))" = "$(( ${r#layout=} & 1 ))" ] ||
+			die "$p: ours $o, erofs-utils $r"
+	done
+	[ "$(stat -c %s "$SIDTMP/o.img")" -le "$(stat -c %s "$SIDTMP/r.img")" ]
+	sums "$SIDTMP/src" > src.sha256
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/o.img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	sums "$SIDTMP/x" | diff src.sha256 -
+	run "$FSCK_EROFS" --extract=ours "$SIDTMP/o.img"
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	sums ours | diff src.sha256 -
+}
+
+@test "-zlz4hc -Eztailpacking: a file of a block or less is compressed into its inode where erofs-utils 1.9.4 does so; none larger than erofs-utils'" {
+	need_sid_erofs
+	plan_tree "$SIDTMP/src"
+	for n in 1 40 100 3000 4095 4096; do
+		yes "line $n of text" | head -c "$n" > "$SIDTMP/src/s$n"
+	done
+	seq 1 900 | head -c 3500 > "$SIDTMP/src/seq3500"
+	head -c 2000 /dev/urandom > "$SIDTMP/src/r2000"
+	"$MKFS_EROFS" --quiet -zlz4hc -Eztailpacking -T0 "$SIDTMP/o.img" "$SIDTMP/src"
+	run chroot "$SID_ROOT" mkfs.erofs -zlz4hc -Eztailpacking -T0 "$SIDREL/r.img" "$SIDREL/src"
+	[ "$status" -eq 0 ] || die "erofs-utils: $output"
+	for f in "$SIDTMP"/src/s* "$SIDTMP"/src/r2000; do
+		p=/${f##*/}
+		o=$(zmap "$SIDREL/o.img" "$p" | grep -o 'layout=[0-9]*')
+		r=$(zmap "$SIDREL/r.img" "$p" | grep -o 'layout=[0-9]*')
+		[ "$(( ${o#layout=} & 1 ))" = "$(( ${r#layout=} & 1 ))" ] ||
+			die "$p: ours $o, erofs-utils $r"
+	done
+	# s100 compressed, with its data inline (advise bit 3) and no block
+	line=$(zmap "$SIDREL/o.img" /s100)
+	[[ $line == *" layout=3 "* ]] || die "s100: $line"
+	adv=$(sed 's/.*advise=\(0x[0-9a-f]*\).*/\1/' <<< "$line")
+	[ $((adv & 8)) -eq 8 ] || die "s100: $line"
+	[ "$(stat -c %s "$SIDTMP/o.img")" -le "$(stat -c %s "$SIDTMP/r.img")" ]
+	sums "$SIDTMP/src" > src.sha256
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/o.img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	sums "$SIDTMP/x" | diff src.sha256 -
+	run "$FSCK_EROFS" --extract=ours "$SIDTMP/o.img"
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	sums ours | diff src.sha256 -
+	mnt=$(mount_erofs "$SIDTMP/o.img")
+	sums "$mnt" | diff src.sha256 -
 }
 
 @test "-z with alternatives and no hints: every file takes the first; superblock as erofs-utils 1.9.4 writes it; each fsck.erofs extracts the other's image" {
