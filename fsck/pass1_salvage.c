@@ -593,8 +593,13 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 			break;
 		}
 		case NTFS_AF_NAME: {
-			uint16_t noff, at = a[offsetof(struct ntfs_attr_header, non_resident)] ?
-				0x40 : 0x18;
+			uint16_t noff, aflags, at;
+
+			/* where writers put it: the header's end (a compressed
+			 * or sparse one holds compressed_size, 0x48) */
+			memcpy(&aflags, a + offsetof(struct ntfs_attr_header, flags), 2);
+			at = !a[offsetof(struct ntfs_attr_header, non_resident)] ? 0x18 :
+			     le16toh(aflags) & 0x8001u ? 0x48 : 0x40;
 
 			/* a name of its own length cannot be placed again */
 			if (a[offsetof(struct ntfs_attr_header, name_length)])

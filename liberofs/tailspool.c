@@ -82,10 +82,11 @@ int erofs_tail_load(struct erofs_build *b, const struct erofs_node *n,
 		    uint8_t *buf)
 {
 	ssize_t r = pread(b->tail_fd, buf, n->inline_size, (off_t)n->ztail_off);
+	int err = r < 0 ? errno : EIO;
 
 	if (r == (ssize_t)n->inline_size)
 		return 0;
 	fsf_err(b->log, "%s: cannot read its inline tail back from the spool file: %s",
-		n->name, r < 0 ? strerror(errno) : "short read");
-	return r < 0 ? -errno : -EIO;
+		n->name, r < 0 ? strerror(err) : "short read");
+	return -err;
 }
