@@ -143,6 +143,16 @@ ino() {
 	awk -v f="$1" '$1 == f { print $2 }' "$BATS_FILE_TMPDIR/inos"
 }
 
+# found_by_n: -n on $IMG finds a fault (exit 4) and writes no byte
+found_by_n() {
+	local sum
+	sum=$(sha256sum < "$IMG")
+	run "$FSCK" -n "$IMG"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[ "$(sha256sum < "$IMG")" = "$sum" ]
+}
+
 # retype FILE TYPE NEW: a copy of the volume with FILE's TYPE made NEW,
 # checked by -n (a fault, not a byte written)
 retype() {
@@ -151,12 +161,7 @@ retype() {
 	run attr "$IMG" "$(ino "$1")" "$2" "$3"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	local sum
-	sum=$(sha256sum < "$IMG")
-	run "$FSCK" -n "$IMG"
-	echo "$output"
-	[ "$status" -eq 4 ]
-	[ "$(sha256sum < "$IMG")" = "$sum" ]
+	found_by_n
 }
 
 # after one -a (exit 1): -n clean, ntfsck -n clean
@@ -248,12 +253,7 @@ PY
 	run sid_ntfsck "$IMG"
 	echo "$output"
 	[ "$status" -ne 0 ]
-	local sum
-	sum=$(sha256sum < "$IMG")
-	run "$FSCK" -n "$IMG"
-	echo "$output"
-	[ "$status" -eq 4 ]
-	[ "$(sha256sum < "$IMG")" = "$sum" ]
+	found_by_n
 	repaired
 	[[ "$A_OUT" == *"attribute 0x80 has no name but a name offset of 2, inside its header; set to 24"* ]]
 	# 24 (0x18): the size of a resident attribute's header (the format)
@@ -296,12 +296,7 @@ PY
 	run sid_ntfsck "$IMG"
 	echo "$output"
 	[ "$status" -ne 0 ]
-	local sum
-	sum=$(sha256sum < "$IMG")
-	run "$FSCK" -n "$IMG"
-	echo "$output"
-	[ "$status" -eq 4 ]
-	[ "$(sha256sum < "$IMG")" = "$sum" ]
+	found_by_n
 	repaired
 	[[ "$A_OUT" == *"the value holds a name of 2 characters"* ]]
 	# "xs": two characters
