@@ -255,30 +255,6 @@ out:
 	return ret;
 }
 
-/* The attribute of slot K of index NAME in REC whose lowest VCN is VCN
- * (the extent that is or becomes the first; a record may hold later ones
- * too, in any order), or NULL. */
-static const struct ntfs_attr_header *extent_in(const uint8_t *rec, int k, const char *name,
-						int64_t vcn)
-{
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	struct ntfs_attr_nonresident n;
-	char why[NTFS_WHY];
-
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		if (le32toh(a->type) != ntfs_ix_slot_types[k] || !ntfs_attr_has_name(a, name))
-			continue;
-		if (!a->non_resident)
-			return vcn ? NULL : a;
-		memcpy(&n, a, sizeof(n));
-		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) == vcn)
-			return a;
-	}
-	return NULL;
-}
-
 /* Each holder of index NAME (BUFS, NREC of them) without the later
  * extents of its allocation and bitmap (but those at AVCN and BVCN, that
  * take a lost first extent's place), into *SRCS: the index is rebuilt
@@ -438,8 +414,9 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 			}
 			nrec++;
 		}
-		attr[k] = extent_in(bufs[j], k, name, k == NTFS_IX_ALLOC ? avcn :
-				    k == NTFS_IX_BITMAP ? bvcn : 0);
+		attr[k] = ntfs_attr_extent(bufs[j], ntfs_ix_slot_types[k], name,
+					   k == NTFS_IX_ALLOC ? avcn :
+					   k == NTFS_IX_BITMAP ? bvcn : 0);
 		if (!attr[k] || (k == NTFS_IX_ROOT && attr[k]->non_resident) ||
 		    (k == NTFS_IX_ALLOC && !attr[k]->non_resident) ||
 		    (k == NTFS_IX_BITMAP && more[k] && !attr[k]->non_resident)) {

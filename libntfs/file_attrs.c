@@ -61,9 +61,12 @@ uint32_t ntfs_security_id_of(const uint8_t *rec, uint32_t *at)
 	return le32toh(id);
 }
 
-const struct ntfs_attr_header *ntfs_attr_unnamed_extent(const uint8_t *rec,
-							uint32_t type,
-							int64_t vcn)
+/* The attribute TYPE named NAME ("": unnamed) of REC whose lowest VCN is
+ * VCN, or NULL; a resident one stands for VCN 0 when RESIDENT, else it is
+ * passed over. */
+static const struct ntfs_attr_header *find_extent(const uint8_t *rec, uint32_t type,
+						  const char *name, int64_t vcn,
+						  bool resident)
 {
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
@@ -72,14 +75,31 @@ const struct ntfs_attr_header *ntfs_attr_unnamed_extent(const uint8_t *rec,
 
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		if (le32toh(a->type) != type || a->name_length ||
-		    !a->non_resident)
+		if (le32toh(a->type) != type || !ntfs_attr_has_name(a, name))
 			continue;
+		if (!a->non_resident) {
+			if (resident)
+				return vcn ? NULL : a;
+			continue;
+		}
 		memcpy(&n, a, sizeof(n));
 		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) == vcn)
 			return a;
 	}
 	return NULL;
+}
+
+const struct ntfs_attr_header *ntfs_attr_unnamed_extent(const uint8_t *rec,
+							uint32_t type,
+							int64_t vcn)
+{
+	return find_extent(rec, type, "", vcn, false);
+}
+
+const struct ntfs_attr_header *ntfs_attr_extent(const uint8_t *rec, uint32_t type,
+						const char *name, int64_t vcn)
+{
+	return find_extent(rec, type, name, vcn, true);
 }
 
 /* ntfs_vol_extents_runs: the extents met in the records of a file */

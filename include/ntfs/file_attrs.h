@@ -102,6 +102,10 @@ uint32_t ntfs_security_id_of(const uint8_t *rec, uint32_t *at);
 const struct ntfs_attr_header *ntfs_attr_unnamed_extent(const uint8_t *rec,
 							uint32_t type,
 							int64_t vcn);
+/* The attribute TYPE named NAME (ASCII, "" for none) of checked record
+ * REC whose lowest VCN is VCN (a resident one is VCN 0), or NULL. */
+const struct ntfs_attr_header *ntfs_attr_extent(const uint8_t *rec, uint32_t type,
+						const char *name, int64_t vcn);
 /* The runs of every extent of file D's non-resident attribute TYPE NAME
  * (base record and the extension records of its list), joined in VCN
  * order: the count of runs (0: no such attribute), with the data size of
