@@ -112,8 +112,10 @@ static int lowest_later(struct ntfs_check *c, const uint8_t *base, uint32_t type
 /* The first extent of index NAME's allocation (and of its bitmap, when
  * that too) lost with its record: the later extent with the lowest VCN
  * takes its place in AT (its record then holds the new allocation at VCN
- * 0, *AVCN and *BVCN saying which extents those were); the bitmap must be
- * left in one extent.  0, or -1 (not that case). */
+ * 0, *AVCN and *BVCN saying which extents those were).  The bitmap's
+ * other extents, however many, are dropped with the allocation's later
+ * ones: the new bitmap marks the new allocation's blocks alone.  0, or -1
+ * (not that case). */
 static int promote_later(struct ntfs_check *c, const uint8_t *base, const char *name,
 			 uint64_t at[NTFS_IX_SLOTS], size_t more[NTFS_IX_SLOTS],
 			 int64_t *avcn, int64_t *bvcn)
@@ -124,13 +126,12 @@ static int promote_later(struct ntfs_check *c, const uint8_t *base, const char *
 	    lowest_later(c, base, NTFS_AT_INDEX_ALLOCATION, name, &at[NTFS_IX_ALLOC], avcn))
 		return -1;
 	more[NTFS_IX_ALLOC]--;
-	if (at[NTFS_IX_BITMAP] == UINT64_MAX && more[NTFS_IX_BITMAP]) {
-		if (lowest_later(c, base, NTFS_AT_BITMAP, name, &at[NTFS_IX_BITMAP], bvcn))
+	if (at[NTFS_IX_BITMAP] == UINT64_MAX) {
+		if (!more[NTFS_IX_BITMAP] ||
+		    lowest_later(c, base, NTFS_AT_BITMAP, name, &at[NTFS_IX_BITMAP], bvcn))
 			return -1;
 		more[NTFS_IX_BITMAP]--;
 	}
-	if (at[NTFS_IX_BITMAP] == UINT64_MAX || more[NTFS_IX_BITMAP])
-		return -1;
 	return 0;
 }
 

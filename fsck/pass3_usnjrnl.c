@@ -12,7 +12,10 @@
  * journal's history is then gone, which its readers (backup, indexing)
  * handle by re-scanning the volume.  A journal without $Max or $J, or
  * whose $Max cannot be rewritten, is reported and left as it is (exit 4).
- * A journal with an attribute list (a $J of many runs) is not checked.
+ * A journal with an attribute list (a $J of many runs, as Windows leaves
+ * one on a fragmented volume) is judged the same way through it: $Max in
+ * the record the list names (rewritten there), $J's extents joined in VCN
+ * order from the records in use that point back at it.
  */
 #include "config.h"
 
@@ -23,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ntfs/attrlist.h"
 #include "ntfs/repair.h"
 #include "ntfs/usnjrnl.h"
 #include "ntfs_check.h"
@@ -116,12 +120,121 @@ static int write_max(struct ntfs_check *c, uint64_t recno, uint8_t *rec, uint32_
 	return ntfs_check_write_record(c, recno, rec);
 }
 
+/* Where the journal's streams are: $Max in record MREC (read into MBUF, at
+ * MOFF; 0: none), $J's first extent in JBUF at JOFF (0: none). */
+struct streams {
+	uint64_t mrec;
+	uint8_t *mbuf, *jbuf;
+	uint32_t moff, joff;
+	bool listed;
+};
+
+/* Record X, an extension record of D in use, into BUF: 0 or -1 (WHY). */
+static int read_extension(struct ntfs_check *c, uint64_t d, uint64_t x, uint8_t *buf,
+			  char *why)
+{
+	struct ntfs_mft_record m;
+
+	if (x >= c->vol.mft_records || !cset_get(&c->record_used, x) ||
+	    ntfs_vol_read_record(&c->vol, x, buf) ||
+	    ntfs_record_check(buf, c->vol.boot.g.mft_record_size, NTFS_MAGIC_FILE,
+			      why) != NTFS_REC_OK) {
+		snprintf(why, NTFS_WHY, "MFT record %llu its list names is unusable",
+			 (unsigned long long)x);
+		return -1;
+	}
+	memcpy(&m, buf, sizeof(m));
+	if ((le64toh(m.base_mft_record) & 0xffffffffffffULL) != d) {
+		snprintf(why, NTFS_WHY, "MFT record %llu its list names is not its own",
+			 (unsigned long long)x);
+		return -1;
+	}
+	return 0;
+}
+
+/* The streams of journal D (base record REC, with an attribute list) at
+ * the records its list names: 0, -1 (WHY: unusable), -ENOMEM. */
+static int listed_streams(struct ntfs_check *c, uint64_t d, uint8_t *rec,
+			  struct streams *s, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, off = 0;
+	struct ntfs_run *lruns = NULL;
+	struct ntfs_al_entry e;
+	uint8_t *list = NULL;
+	uint64_t len = 0, mx = UINT64_MAX, jx = UINT64_MAX;
+	long nl;
+	int r, ret = -1;
+
+	if (ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len,
+			       &lruns, &nl) || len > UINT32_MAX) {
+		snprintf(why, NTFS_WHY, "its attribute list is unreadable");
+		goto out;
+	}
+	while ((r = ntfs_al_next(list, (uint32_t)len, &off, &e, why)) == 1) {
+		if (e.type != NTFS_AT_DATA || e.lowest_vcn)
+			continue;
+		if (ntfs_al_entry_named(&e, "$Max"))
+			mx = e.mref & 0xffffffffffffULL;
+		else if (ntfs_al_entry_named(&e, "$J"))
+			jx = e.mref & 0xffffffffffffULL;
+	}
+	if (r < 0)
+		goto out;
+	ret = 0;
+	s->mrec = d;
+	for (int k = 0; k < 2; k++) {
+		uint64_t x = k ? jx : mx;
+		uint8_t **buf = k ? &s->jbuf : &s->mbuf;
+
+		if (x == UINT64_MAX)
+			continue;	/* none: as in a record without a list */
+		if (x == d) {
+			*buf = rec;
+		} else if (!k && x == jx && s->jbuf && s->jbuf != rec) {
+			*buf = s->jbuf;
+		} else if (k && x == mx && s->mbuf && s->mbuf != rec) {
+			*buf = s->mbuf;
+		} else {
+			if (!(*buf = malloc(rs))) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			if (read_extension(c, d, x, *buf, why)) {
+				ret = -1;
+				goto out;
+			}
+		}
+		if (!k)
+			s->mrec = x;
+	}
+	if (s->mbuf)
+		s->moff = find_stream(s->mbuf, "$Max", &s->listed);
+	if (s->jbuf)
+		s->joff = find_stream(s->jbuf, "$J", &s->listed);
+	if ((s->mbuf && !s->moff) || (s->jbuf && !s->joff)) {
+		snprintf(why, NTFS_WHY, "its streams are not where its attribute list says");
+		ret = -1;
+	}
+	s->listed = true;
+out:
+	free(list);
+	free(lruns);
+	return ret;
+}
+
+static void streams_free(struct streams *s, const uint8_t *rec)
+{
+	if (s->jbuf != rec && s->jbuf != s->mbuf)
+		free(s->jbuf);
+	if (s->mbuf != rec)
+		free(s->mbuf);
+}
+
 static int check_journal(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 {
 	char obj[OBJ_LEN], why[NTFS_WHY];
-	bool list = false;
-	uint32_t moff = find_stream(rec, "$Max", &list);
-	uint32_t joff = find_stream(rec, "$J", &list);
+	struct streams s = { .mrec = recno };
+	uint32_t moff, joff;
 	const struct ntfs_attr_header *ma, *ja;
 	struct ntfs_usn_max m;
 	struct ntfs_sizes sz;
@@ -134,32 +247,62 @@ static int check_journal(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 
 	snprintf(obj, sizeof(obj), "$Extend/$UsnJrnl (MFT record %llu)",
 		 (unsigned long long)recno);
-	if (list)
-		return 0;	/* its streams may go on elsewhere: not checked */
+	moff = find_stream(rec, "$Max", &s.listed);
+	joff = find_stream(rec, "$J", &s.listed);
+	if (s.listed) {
+		/* its streams where its list says */
+		r = listed_streams(c, recno, rec, &s, why);
+		if (r) {
+			streams_free(&s, rec);
+			if (r == -ENOMEM)
+				return r;
+			fsf_fix_ask(&c->fix, &PR_USN_UNUSABLE, obj, why);
+			return 0;
+		}
+		moff = s.moff;
+		joff = s.joff;
+	} else {
+		s.mbuf = s.jbuf = rec;
+	}
 	if (!moff || !joff) {
 		fsf_fix_ask(&c->fix, &PR_USN_UNUSABLE, obj,
 			    !moff ? "it has no $Max stream" : "it has no $J stream");
-		return 0;
+		goto out;
 	}
-	ma = (const struct ntfs_attr_header *)(const void *)(rec + moff);
-	ja = (const struct ntfs_attr_header *)(const void *)(rec + joff);
+	ma = (const struct ntfs_attr_header *)(const void *)(s.mbuf + moff);
+	ja = (const struct ntfs_attr_header *)(const void *)(s.jbuf + joff);
 	if (ma->non_resident || !ja->non_resident) {
 		fsf_fix_ask(&c->fix, &PR_USN_UNUSABLE, obj, ma->non_resident ?
 			    "its $Max stream is not resident" :
 			    "its $J stream is resident");
-		return 0;
+		goto out;
 	}
 	ntfs_attr_sizes((const uint8_t *)ja, &sz);
-	n = ntfs_attr_runs(ja, c->vol.boot.g.nr_clusters, &runs, why);
-	if (n < 0 || sz.data > sz.alloc || sz.init > sz.data ||
-	    le64toh(((const struct ntfs_attr_nonresident *)(const void *)ja)->lowest_vcn)) {
-		if (n >= 0)
-			free(runs);
-		fsf_fix_ask(&c->fix, &PR_USN_UNUSABLE, obj, n < 0 ? why :
-			    "its $J stream's sizes are inconsistent");
-		return 0;
+	if (s.listed) {
+		/* every extent of it, joined in VCN order */
+		size_t nx;
+		uint64_t size;
+
+		n = ntfs_attr_extents_runs(c, recno, NTFS_AT_DATA, "$J", &runs, &size, &nx, why);
+		if (n == -ENOMEM) {
+			ret = -ENOMEM;
+			runs = NULL;
+			goto out;
+		}
+	} else {
+		n = ntfs_attr_runs(ja, c->vol.boot.g.nr_clusters, &runs, why);
 	}
-	/* its runs (all in the base record) cover its allocation */
+	if (n < 0 || (s.listed && !n) || sz.data > sz.alloc || sz.init > sz.data ||
+	    le64toh(((const struct ntfs_attr_nonresident *)(const void *)ja)->lowest_vcn)) {
+		if (n < 0)
+			runs = NULL;
+		fsf_fix_ask(&c->fix, &PR_USN_UNUSABLE, obj, n < 0 ? why : !n ?
+			    "its $J stream has no runs" :
+			    "its $J stream's sizes are inconsistent");
+		goto out;
+	}
+	/* its runs (in the base record, or in every extent) cover its
+	 * allocation */
 	{
 		uint64_t clusters = 0;
 		const struct ntfs_attr_nonresident *nr =
@@ -167,12 +310,11 @@ static int check_journal(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 
 		for (long i = 0; i < n; i++)
 			clusters += runs[i].len;
-		if ((uint64_t)le64toh(nr->highest_vcn) + 1 != clusters ||
+		if ((!s.listed && (uint64_t)le64toh(nr->highest_vcn) + 1 != clusters) ||
 		    clusters * c->vol.boot.g.cluster_size != sz.alloc) {
-			free(runs);
 			fsf_fix_ask(&c->fix, &PR_USN_UNUSABLE, obj,
 				    "its $J stream's runs do not cover its allocated size");
-			return 0;
+			goto out;
 		}
 	}
 	jsize = sz.data;
@@ -183,7 +325,7 @@ static int check_journal(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 		ntfs_usn_max_restamp(&m, jsize, nt_now());
 		if (fsf_fix_ask(&c->fix, &PR_USN_MAX_BAD, obj, why,
 				(unsigned long long)m.lowest_valid) &&
-		    write_max(c, recno, rec, moff, &m))
+		    write_max(c, s.mrec, s.mbuf, moff, &m))
 			fsf_fix_failed(&c->fix);
 		goto out;
 	}
@@ -197,11 +339,13 @@ static int check_journal(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 		m.lowest_valid = (jsize + 7) & ~7ULL;
 		if (fsf_fix_ask(&c->fix, &PR_USN_TAIL_BAD, obj, (unsigned long long)bad,
 				why, (unsigned long long)m.lowest_valid) &&
-		    write_max(c, recno, rec, moff, &m))
+		    write_max(c, s.mrec, s.mbuf, moff, &m))
 			fsf_fix_failed(&c->fix);
 	}
 out:
 	free(runs);
+	if (s.listed)
+		streams_free(&s, rec);
 	return ret;
 }
 

@@ -148,3 +148,40 @@ repaired() {
 	[[ "$output" == *'$UsnJrnl'*"cannot be repaired (it has no \$Max stream)"* ]]
 	[ "$(sha256sum < "$img")" = "$sum" ]
 }
+
+# The journal with an attribute list, as Windows leaves one when $J has
+# many runs (the lab's listed: $J's sparse head in the base record, its
+# allocated rest and $Max in an extension record; before: not judged,
+# -n exit 0 whatever the damage).  Clean as made (ntfsck -n agrees); a
+# damaged $Max and a damaged record at $J's end found through the list
+# and repaired in the extension record as above.
+@test "a journal with an attribute list: clean; \$Max and \$J's tail judged and repaired through it" {
+	local img=$BATS_TEST_TMPDIR/v.img listed=$BATS_TEST_TMPDIR/l.img damage sid=sid j state
+	local max delta id low size
+	cp "$BATS_FILE_TMPDIR/base.img" "$listed"
+	python3 "$LAB" "$listed" listed
+	# the lab's own walker reads the same journal through the list
+	run python3 "$LAB" "$listed" state
+	[ "$output" = "33554432 8388608 $JID 69432 70016 $(cat "$BATS_FILE_TMPDIR/jsum")" ]
+	run "$FSCK" -n "$listed"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for damage in "maxfield 3 69433" "maxlen 24"; do
+		cp "$listed" "$img"
+		j=$(python3 "$LAB" "$img" $damage)
+		repaired "$img" $sid
+		sid=
+		[ "$j" = "$(cat "$BATS_FILE_TMPDIR/jsum")" ]
+		read -r max delta id low size <<< "$state"
+		[ "$max $delta $low $size" = "33554432 8388608 70016 70016" ]
+		[ "$id" != "$JID" ]
+	done
+	cp "$listed" "$img"
+	j=$(python3 "$LAB" "$img" tail 0x18 1)
+	repaired "$img"
+	[ "$state" = "33554432 8388608 $JID 70016 70016" ]
+	need_sid
+	run sid_ntfsck "$listed"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}

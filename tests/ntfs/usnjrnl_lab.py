@@ -29,6 +29,12 @@ Commands:
   maxname NAME       the $Max stream is called NAME (same length)
   tail OFF VALUE     the 4 bytes at OFF from the start of $J's last
                      record become VALUE
+  listed             the journal given an attribute list, as Windows
+                     leaves one when $J has many runs: $J's sparse head
+                     (its first extent) stays in the base record, its
+                     allocated rest (from VCN HEAD / cluster) and $Max
+                     move to an extension record
+The other commands find $Max and $J's extents through the list.
 The commands that damage print what jsum prints afterwards.
 """
 import hashlib
@@ -37,7 +43,9 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from crosslink_damage import encode  # noqa: E402
 from ntfs_patch import AT_DATA, Volume, attrs, runs_of  # noqa: E402
+import viewsplit_lab as VS  # noqa: E402
 
 AT_STANDARD_INFORMATION = 0x10
 HEAD = 0x10000          # the sparse head: deallocated records
@@ -47,12 +55,51 @@ TIME = 0x01DB0E0A00000000
 EXTEND = 11
 
 
-def stream(vol, r, name):
+AT_LIST = 0x20
+
+
+def records_of(vol, r):
+    """[(record number, record)]: the base R, then the extension records
+    its attribute list names."""
     rec = vol.read(r)
-    for off, t, n in attrs(rec):
-        if t == AT_DATA and n == name:
-            return rec, off
+    out = [(r, rec)]
+    lo = [o for o, t, _ in attrs(rec) if t == AT_LIST]
+    if lo:
+        vo, = struct.unpack_from("<H", rec, lo[0] + 0x14)
+        vl, = struct.unpack_from("<I", rec, lo[0] + 0x10)
+        lst, off, seen = rec[lo[0] + vo:lo[0] + vo + vl], 0, {r}
+        while off + 0x1A <= len(lst):
+            ln, = struct.unpack_from("<H", lst, off + 4)
+            x = struct.unpack_from("<Q", lst, off + 0x10)[0] & ((1 << 48) - 1)
+            if x not in seen:
+                seen.add(x)
+                out.append((x, vol.read(x)))
+            off += ln
+    return out
+
+
+def extents_of(vol, r, name):
+    """[(lowest VCN, record number, record, offset)] of $DATA NAME."""
+    out = []
+    for x, rec in records_of(vol, r):
+        for off, t, n in attrs(rec):
+            if t == AT_DATA and n == name:
+                lo = struct.unpack_from("<q", rec, off + 0x10)[0] if rec[off + 8] else 0
+                out.append((lo, x, rec, off))
+    return sorted(out, key=lambda e: e[0])
+
+
+def stream_at(vol, r, name):
+    """(record number, record, offset) of $DATA NAME's first extent."""
+    for lo, x, rec, off in extents_of(vol, r, name):
+        if not lo:
+            return x, rec, off
     raise KeyError(name)
+
+
+def stream(vol, r, name):
+    _, rec, off = stream_at(vol, r, name)
+    return rec, off
 
 
 def max_value(vol, r):
@@ -65,7 +112,79 @@ def j_layout(vol, r):
     rec, off = stream(vol, r, "$J")
     assert rec[off + 8], "$J is resident"
     size, = struct.unpack_from("<q", rec, off + 0x30)
-    return runs_of(rec, off), size
+    return [x for _, _, e, o in extents_of(vol, r, "$J") for x in runs_of(e, o)], size
+
+
+def extent(rec, off, lo, hi, runs, first, instance):
+    """The non-resident attribute at OFF of REC as the extent LO..HI of
+    RUNS (its header kept, the sizes zero unless FIRST)."""
+    mpo, = struct.unpack_from("<H", rec, off + 0x20)
+    mp = encode(runs)
+    a = bytearray(rec[off:off + mpo]) + mp
+    a += bytes(-len(a) % 8)
+    struct.pack_into("<I", a, 4, len(a))
+    struct.pack_into("<H", a, 0x0E, instance)
+    struct.pack_into("<qq", a, 0x10, lo, hi)
+    if not first:
+        # allocated, data, initialized (and compressed) sizes: before
+        # the name
+        end = min(mpo, struct.unpack_from("<H", rec, off + 0x0A)[0] if rec[off + 9] else mpo, 0x48)
+        a[0x28:end] = bytes(end - 0x28)
+    return bytes(a)
+
+
+def listed(vol, r):
+    """$J's allocated rest and $Max into a new extension record, an
+    attribute list in the base naming every attribute."""
+    rec = vol.read(r)
+    base_ref = ref_of(vol, r)
+    _, joff = stream(vol, r, "$J")
+    _, moff = stream(vol, r, "$Max")
+    runs = runs_of(rec, joff)
+    cut = HEAD // vol.cs
+    head, rest = VS.cut_runs(runs, cut)
+    hi, = struct.unpack_from("<q", rec, joff + 0x18)
+    mbytes = bytes(rec[moff:moff + struct.unpack_from("<I", rec, moff + 4)[0]])
+    mattr = bytearray(mbytes)
+    struct.pack_into("<H", mattr, 0x0E, 1)
+    j1 = extent(rec, joff, cut, hi, rest, False, 0)
+    mruns, mbits = VS.bitmap_of(vol, 0)
+    x = next(n for n in range(24, len(mbits) * 8) if not mbits[n // 8] >> (n % 8) & 1)
+    xr, xseq = VS.ext_record(vol, x, base_ref, [j1, bytes(mattr)])
+    entries = []
+    kept = []
+    for off, t, n in attrs(rec):
+        ln, = struct.unpack_from("<I", rec, off + 4)
+        inst, = struct.unpack_from("<H", rec, off + 0x0E)
+        if off == moff:
+            continue
+        a = bytes(rec[off:off + ln])
+        if off == joff:
+            a = extent(rec, joff, 0, cut - 1, head, True, inst)
+        kept.append((t, a))
+        entries.append((t, n, 0, base_ref, inst))
+    entries += [(AT_DATA, "$J", cut, x | xseq << 48, 0), (AT_DATA, "$Max", 0, x | xseq << 48, 1)]
+    entries.sort(key=lambda e: (e[0], e[1], e[2]))
+    value = b"".join(VS.list_entry(*e) for e in entries)
+    instance, = struct.unpack_from("<H", rec, 0x28)
+    al = VS.resident(AT_LIST, "", value, instance)
+    out = b""
+    for t, a in kept:
+        out += a
+        if t == AT_STANDARD_INFORMATION:
+            out += al
+    f0, = struct.unpack_from("<H", rec, 0x14)
+    assert f0 + len(out) + 8 <= vol.rs, "the base record overflows"
+    new = bytearray(rec)
+    new[f0:] = bytes(vol.rs - f0)
+    new[f0:f0 + len(out)] = out
+    struct.pack_into("<II", new, f0 + len(out), 0xFFFFFFFF, 0)
+    struct.pack_into("<I", new, 0x18, f0 + len(out) + 8)
+    struct.pack_into("<H", new, 0x28, instance + 1)
+    mbits[x // 8] |= 1 << (x % 8)
+    VS.put_bitmap(vol, mruns, mbits)
+    vol.write(x, xr)
+    vol.write(r, new)
 
 
 def j_write(vol, runs, at, data):
@@ -230,16 +349,16 @@ def main():
     if cmd == "maxfield":
         rec, v = max_value(vol, r)
         struct.pack_into("<Q", rec, v + 8 * int(args[0]), int(args[1], 0))
-        vol.write(r, rec)
+        vol.write(stream_at(vol, r, "$Max")[0], rec)
     elif cmd == "maxlen":
         rec, off = stream(vol, r, "$Max")
         struct.pack_into("<I", rec, off + 0x10, int(args[0]))
-        vol.write(r, rec)
+        vol.write(stream_at(vol, r, "$Max")[0], rec)
     elif cmd == "maxname":
         rec, off = stream(vol, r, "$Max")
         no, = struct.unpack_from("<H", rec, off + 10)
         rec[off + no:off + no + 2 * len(args[0])] = args[0].encode("utf-16-le")
-        vol.write(r, rec)
+        vol.write(stream_at(vol, r, "$Max")[0], rec)
     elif cmd == "tail":
         runs, size = j_layout(vol, r)
         rec, v = max_value(vol, r)
@@ -252,6 +371,8 @@ def main():
                 continue
             lastat, at = low + at, at + ln
         j_write(vol, runs, lastat + int(args[0], 0), struct.pack("<I", int(args[1], 0)))
+    elif cmd == "listed":
+        listed(vol, r)
     else:
         sys.exit("unknown command " + cmd)
     print(jsum(vol, r))

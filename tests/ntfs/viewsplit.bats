@@ -7,7 +7,8 @@
 # the o/ files; $Secure's list made non-resident) and $Reparse's $R (200
 # reparse points of r/) and $Quota's $Q and $O (62 owners, written by
 # the lab: ntfs-3g keeps no quotas) (tests/ntfs/viewsplit_lab.py, from
-# the format documentation, not libntfs); $O also in three extents.  The clean volume checks clean (ntfsck -n
+# the format documentation, not libntfs); $O also in three extents, and
+# the bitmaps of $O and o/ in three.  The clean volume checks clean (ntfsck -n
 # of the sid tree agrees); a key, a VCN or a bitmap bit of the second
 # extent damaged is found by -n and rebuilt by one -a in the extents
 # where they were; the record of an extent zeroed, the index is rebuilt
@@ -307,4 +308,38 @@ lose() {
 
 @test "split \$Quota: the record of \$O's last extent zeroed: rebuilt from \$Q, the same entries" {
 	lose 1 qo
+}
+
+# The bitmap in three extents (a cluster each, attribute-list entries at
+# VCN 0, 1, 2) and the allocation's first extent lost with its record
+# (before: the promotion of the allocation's second extent refused, "its
+# attribute list lacks index attributes", -a exit 5): the index is
+# rebuilt into a new allocation in the surviving record, every later
+# extent of the bitmap dropped and its cluster freed.  o/'s bitmap's
+# first extent lost with the allocation's (its two later ones promoted
+# and dropped); $O's bitmap whole in the surviving record (its first
+# extent kept, the two later dropped).  Judged as above.
+@test "split dir: o/'s first \$I30 extent lost, its bitmap in three extents: rebuilt, every child kept" {
+	cp --sparse=always "$BATS_FILE_TMPDIR/plain.img" bits.img
+	run python3 "$LAB" splitbits bits.img dir
+	[ "$status" -eq 0 ] || die "splitbits: $output"
+	run python3 "$LAB" layout bits.img dir
+	[ "$output" = "2 3 2" ] || die "layout: $output"
+	# the layout itself is sound (ntfsck -n agrees)
+	run "$FSCK" -n bits.img
+	[ "$status" -eq 0 ] || die "-n on the undamaged layout: exit $status: $output"
+	if have_sid; then
+		run sid_ntfsck bits.img
+		[ "$status" -eq 0 ] || die "ntfsck -n on the undamaged layout: exit $status: $(tail -3 <<<"$output")"
+	fi
+	lose 0 dir bits.img
+}
+
+@test "split view: \$O's first extent lost, its bitmap's three extents in the surviving record: rebuilt, ids kept" {
+	cp --sparse=always "$BATS_FILE_TMPDIR/plain.img" bits.img
+	run python3 "$LAB" splitbitslast bits.img
+	[ "$status" -eq 0 ] || die "splitbitslast: $output"
+	run python3 "$LAB" layout bits.img
+	[ "$output" = "2 3 2" ] || die "layout: $output"
+	lose 0 "" bits.img
 }

@@ -23,6 +23,13 @@ format documentation (ntfs_patch.py's record I/O), not libntfs.
   viewsplit_lab.py split3shared IMG  three extents, blocks 1 and 2.. both
                                      in the second record (with the
                                      bitmap's second extent)
+  viewsplit_lab.py splitbits IMG     as split, the bitmap in three extents
+                                     (a cluster each): the first with the
+                                     allocation's first, the two later
+                                     with its second
+  viewsplit_lab.py splitbitslast IMG as splitbits, the bitmap's three
+                                     extents all with the allocation's
+                                     second (its first extent alone)
   viewsplit_lab.py quota IMG N       $Quota's $Q and $O grown by N owners
                                      (ids 0x101..): a root of one entry
                                      over two blocks each
@@ -73,6 +80,9 @@ SECURE = 9
 MIDDLE = False                     # split3: a middle extent of its own
 SHARED = False                     # split3shared: the middle extent in the
                                    # last extent's record
+BITS3 = False                      # splitbits: the bitmap in three extents
+BITSLAST = False                   # splitbitslast: all three in the record
+                                   # of the allocation's second extent
 
 
 def aligned(n):
@@ -268,9 +278,10 @@ def split(img):
     # those a list too long for the record takes; all taken at the end
     cruns, cbits = bitmap_of(v, 6)
     nclusters = struct.unpack_from("<q", v.pread(0, 512), 0x28)[0] * 512 // v.cs
-    free = [c for c in range(nclusters - 1, 0, -1) if not cbits[c // 8] >> (c % 8) & 1][:8]
-    taken = free[:2]
-    bsz = 2 * v.cs
+    nb = 3 if BITS3 else 2         # the bitmap's extents, a cluster each
+    free = [c for c in range(nclusters - 1, 0, -1) if not cbits[c // 8] >> (c % 8) & 1][:nb + 6]
+    taken = free[:nb]
+    bsz = nb * v.cs
     # two free records from 24 on
     mruns, mbits = bitmap_of(v, 0)
     nrec = sum(n for _, n in v.mft_runs) * v.cs // v.rs
@@ -284,12 +295,19 @@ def split(img):
     ia = 1 if SHARED else 0        # the instances in the last record
     a2 = nonresident(AT_ALLOC, NAME, last, nclus - 1, rest, (0, 0, 0), ia)
     b2 = nonresident(AT_BITMAP, NAME, 1, 1, [(free[1], 1)], (0, 0, 0), ia + 1)
-    r1, s1 = ext_record(v, x[0], base_ref, [a1, b1])
+    b3 = nonresident(AT_BITMAP, NAME, 2, 2, [(free[2], 1)], (0, 0, 0), ia + 2)
+    if BITSLAST:
+        # a2 instance 0, then the bitmap's three extents 1, 2, 3
+        b1 = nonresident(AT_BITMAP, NAME, 0, 0, [(free[0], 1)], (bsz, bsz, bsz), 1)
+        b2 = nonresident(AT_BITMAP, NAME, 1, 1, [(free[1], 1)], (0, 0, 0), 2)
+        b3 = nonresident(AT_BITMAP, NAME, 2, 2, [(free[2], 1)], (0, 0, 0), 3)
+    r1, s1 = ext_record(v, x[0], base_ref, [a1] if BITSLAST else [a1, b1])
     if SHARED:
         am = nonresident(AT_ALLOC, NAME, cut, last - 1, middle, (0, 0, 0), 0)
         r2, s2 = ext_record(v, x[-1], base_ref, [am, a2, b2])
     else:
-        r2, s2 = ext_record(v, x[-1], base_ref, [a2, b2])
+        r2, s2 = ext_record(v, x[-1], base_ref, [a2] + ([b1] if BITSLAST else []) + [b2] +
+                            ([b3] if BITS3 else []))
     if MIDDLE and not SHARED:
         am = nonresident(AT_ALLOC, NAME, cut, last - 1, middle, (0, 0, 0), 0)
         rm, sm = ext_record(v, x[1], base_ref, [am])
@@ -311,9 +329,14 @@ def split(img):
         entries = [e for e in list_entries(v, rec, old_list)
                    if e[3] & 0xFFFFFFFFFFFF != d or (e[0], e[1]) not in
                    ((AT_ALLOC, NAME), (AT_BITMAP, NAME))]
-    for t, vcn, ref, inst in ((AT_ALLOC, 0, x[0] | s1 << 48, 0), (AT_BITMAP, 0, x[0] | s1 << 48, 1),
-                              (AT_ALLOC, last, x[-1] | s2 << 48, ia), (AT_BITMAP, 1, x[-1] | s2 << 48, ia + 1)):
+    bref = (x[-1] | s2 << 48, 1) if BITSLAST else (x[0] | s1 << 48, 1)
+    bi = 1 if BITSLAST else 0      # the later bitmap extents' instances
+    for t, vcn, ref, inst in ((AT_ALLOC, 0, x[0] | s1 << 48, 0), (AT_BITMAP, 0) + bref,
+                              (AT_ALLOC, last, x[-1] | s2 << 48, ia),
+                              (AT_BITMAP, 1, x[-1] | s2 << 48, ia + 1 + bi)):
         entries.append((t, NAME, vcn, ref, inst))
+    if BITS3:
+        entries.append((AT_BITMAP, NAME, 2, x[-1] | s2 << 48, ia + 2 + bi))
     if SHARED:
         entries.append((AT_ALLOC, NAME, cut, x[-1] | s2 << 48, 0))
     elif MIDDLE:
@@ -332,10 +355,10 @@ def split(img):
         # too long for the record: the list non-resident, in free
         # clusters of its own (as Windows makes a long list)
         k = (len(value) + v.cs - 1) // v.cs
-        lruns = free[2:2 + k]
+        lruns = free[nb:nb + k]
         assert lruns == list(range(lruns[0], lruns[0] - k, -1))
         lruns = [(lruns[-1], k)]
-        taken = free[:2 + k]
+        taken = free[:nb + k]
         v.pwrite(lruns[0][0] * v.cs, value + bytes(k * v.cs - len(value)))
         al = bytearray(nonresident(AT_LIST, "", 0, k - 1, lruns,
                                    (k * v.cs, len(value), len(value)), instance))
@@ -361,7 +384,8 @@ def split(img):
                 cbits[c // 8] &= ~(1 << (c % 8))
     put_bitmap(v, cruns, cbits)
     v.pwrite(free[0] * v.cs, bits + bytes(v.cs - len(bits)))
-    v.pwrite(free[1] * v.cs, bytes(v.cs))
+    for c in free[1:nb]:
+        v.pwrite(c * v.cs, bytes(v.cs))
     for n in x:
         mbits[n // 8] |= 1 << (n % 8)
     put_bitmap(v, mruns, mbits)
@@ -650,6 +674,10 @@ if __name__ == "__main__":
     elif cmd in ("split3", "split3shared"):
         MIDDLE = True
         SHARED = cmd == "split3shared"
+        split(sys.argv[2])
+    elif cmd in ("splitbits", "splitbitslast"):
+        BITS3 = True
+        BITSLAST = cmd == "splitbitslast"
         split(sys.argv[2])
     elif cmd == "layout":
         layout(sys.argv[2])
