@@ -450,9 +450,10 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 		uint8_t sha[32];
 
 		EVP_Digest(frag, frag_len, sha, NULL, EVP_sha256(), NULL);
-		ret = erofs_frag_store(b, frag, frag_len, sha, &n->fragoff);
+		ret = erofs_frag_store(b, n, frag, frag_len, sha, &n->fragoff);
 		if (ret)
 			return fail(cp, ret);
+		n->tail_frag = !n->whole_frag;
 	}
 	/* -E fragments shares identical files too, as erofs-utils' does
 	 * (it finds a whole file in the packed inode) */

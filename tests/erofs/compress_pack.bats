@@ -252,6 +252,50 @@ for i in range(200):
 	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
 }
 
+# 100 directories each with a text file (one 2,500-byte text of seeded
+# random words, its first line naming the directory) and 2,500 random
+# bytes: in file order the packed inode would alternate them, and each
+# 4 KiB pcluster would hold a text with no earlier one to match; tails of
+# one kind (extension) are packed next to each other, so the texts cost
+# about one text: the image is at most the text-only and random-only
+# images' sizes together (plus two blocks)
+@test "-E fragments: tails of one kind are packed together; both fsck.erofs read the reordered image" {
+	need_sid_erofs
+	u=0b7c2d4e-5f60-4718-92a3-b4c5d6e7f809
+	python3 -c '
+import os, random
+random.seed(7)
+words = ["licence", "software", "warranty", "copyright", "permission",
+	 "notice", "holder", "granted", "distribute", "modify", "source"]
+text = " ".join(random.choice(words) + str(random.randrange(1000))
+		for _ in range(400))[:2480] + "\n"
+for d in ("mixed", "txt", "bin"):
+    os.mkdir(d)
+for i in range(100):
+    blob = os.urandom(2500)
+    for d in ("mixed", "txt", "bin"):
+        os.mkdir("%s/d%03d" % (d, i))
+    for d in ("mixed", "txt"):
+        open("%s/d%03d/a.txt" % (d, i), "w").write("package %03d\n" % i + text)
+    for d in ("mixed", "bin"):
+        open("%s/d%03d/b.bin" % (d, i), "wb").write(blob)'
+	for d in mixed txt bin; do
+		"$MKFS_EROFS" --quiet -zlz4hc -Efragments -T0 -U $u --workers=1 $d.img $d
+	done
+	"$MKFS_EROFS" --quiet -zlz4hc -Efragments -T0 -U $u --workers=2 mixed2.img mixed
+	cmp mixed.img mixed2.img || die "1 and 2 workers differ"
+	m=$(stat -c %s mixed.img) t=$(stat -c %s txt.img) b=$(stat -c %s bin.img)
+	[ "$m" -le $((t + b + 8192)) ] || die "mixed $m bytes, text only $t, random only $b"
+	rm -rf x
+	run "$FSCK_EROFS" --extract=x mixed.img
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	diff -r mixed x || die "our fsck: the tree differs"
+	cp mixed.img "$SIDTMP/m.img"
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/m.img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	diff -r mixed "$SIDTMP/x" || die "erofs-utils: the tree differs"
+}
+
 @test "-E ztailpacking, fragments, dedupe without -z: a usage error" {
 	for e in ztailpacking fragments all-fragments dedupe; do
 		run "$MKFS_EROFS" -E$e x.img "$SRC"
