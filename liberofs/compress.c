@@ -1875,6 +1875,12 @@ int erofs_compress_plan(struct erofs_build *b)
 			 b->opts->compress_hints,
 			 b->pclusterblks * b->blksz, b->pcl_def * b->blksz);
 	}
+	/* -E fragments=SIZE: at most the largest pcluster, as erofs-utils */
+	if (b->opts->packed_pcluster / b->blksz > b->pclusterblks) {
+		fsf_err(b->log, "pcluster size %u of the packed inode exceeds the largest pcluster (%u bytes, -C)",
+			b->opts->packed_pcluster, b->pclusterblks * b->blksz);
+		return -EINVAL;
+	}
 	p.files = malloc(b->count * sizeof(*p.files));
 	tids = calloc(nw, sizeof(*tids));
 	if (!p.files || !tids) {

@@ -381,6 +381,7 @@ int erofs_write_packed(struct erofs_build *b)
 	p->mtime = b->epoch;
 	p->size = b->packed_size;
 	p->compressed = true;
+	p->zpcl = b->opts->packed_pcluster / bs;	/* 0: -C's */
 	p->extended = false;
 	p->datalayout = erofs_zindex_compact(b) ? EROFS_LAYOUT_COMPRESSED_COMPACT :
 						  EROFS_LAYOUT_COMPRESSED_FULL;

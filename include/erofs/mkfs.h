@@ -94,6 +94,8 @@ struct erofs_mkfs_opts {
 	bool fragments;			/* -E fragments: tails (and files up
 					 * to a pcluster) in the packed inode */
 	bool all_fragments;		/* -E all-fragments: whole files */
+	uint32_t packed_pcluster;	/* -E fragments=SIZE: the packed
+					 * inode's pcluster bytes; 0: -C's */
 	bool dedupe;			/* -E dedupe: identical files share
 					 * their compressed extents */
 	uint64_t chunk_size;		/* --chunksize: uncompressed regular

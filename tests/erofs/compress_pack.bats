@@ -53,6 +53,7 @@ both_read() {
 	need_sid_erofs
 	u=3f0c3a53-8f1e-4a3b-9d7e-0123456789ab
 	for opts in "-zlz4hc -Eztailpacking" "-zlz4hc -C16384 -Efragments,dedupe -Elegacy-compress" \
+		    "-zlz4hc -C65536 -Efragments=8k,dedupe" \
 		    "-zlz4hc -Eall-fragments" "-zlzma -C65536 -Eztailpacking,dedupe"; do
 		# shellcheck disable=SC2086
 		run "$MKFS_EROFS" --quiet $opts -T 1700000000 -U $u --workers=1 \
@@ -294,6 +295,37 @@ for i in range(100):
 	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/m.img"
 	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
 	diff -r mixed "$SIDTMP/x" || die "erofs-utils: the tree differs"
+}
+
+# the packed inode's pcluster: the same arguments accepted and refused as
+# by erofs-utils 1.9.4; a smaller one packs the same text larger
+@test "-E fragments=SIZE: erofs-utils' grammar; the packed inode's pcluster" {
+	need_sid_erofs
+	mkdir s
+	cp "$FSFORGE_TOP"/liberofs/*.c s/
+	cp -r s "$SIDTMP/s"
+	for e in fragments=0 fragments=4096 fragments=8k fragments=0x4000 fragments=16K \
+		 all-fragments=8192 fragments=65536 fragments=131072 fragments=1M \
+		 fragments=6000 fragments=2048 fragments= fragments=-4096 fragments=16384x; do
+		run chroot "$SID_ROOT" mkfs.erofs --quiet -zlz4hc -C65536 -E"$e" \
+			"$SIDREL/r.img" "$SIDREL/s"
+		ref=$status
+		run "$MKFS_EROFS" --quiet -zlz4hc -C65536 -E"$e" o.img s
+		if [ "$ref" -eq 0 ]; then
+			[ "$status" -eq 0 ] || die "-E$e: erofs-utils takes it, ours: $output"
+		else
+			[ "$status" -ne 0 ] || die "-E$e: erofs-utils refuses it, ours took it"
+			[ -n "$output" ] || die "-E$e: refused without a message"
+		fi
+	done
+	"$MKFS_EROFS" --quiet -zlz4hc -C65536 -T0 -Eall-fragments=4096 small.img s
+	"$MKFS_EROFS" --quiet -zlz4hc -C65536 -T0 -Eall-fragments big.img s
+	small=$(stat -c %s small.img) big=$(stat -c %s big.img)
+	[ "$big" -lt "$small" ] || die "64 KiB pclusters $big bytes, 4 KiB $small"
+	rm -rf x
+	run "$FSCK_EROFS" --extract=x small.img
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	diff -r s x || die "our fsck: the tree differs"
 }
 
 @test "-E ztailpacking, fragments, dedupe without -z: a usage error" {
