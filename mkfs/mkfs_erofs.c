@@ -766,6 +766,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	/* erofs-utils semantics: -T also stamps every file unless
 	 * --mkfs-time says it is only the image's time */
 	o->all_time = all_time || (have_t && !mkfs_time);
+	o->free_epoch = !have_t && !(sde && *sde);
 	if (!have_t && sde && *sde) {
 		/* SOURCE_DATE_EPOCH (without -T, which wins): the build
 		 * time, and no file newer than it (erofs-utils 1.9) */
