@@ -450,9 +450,10 @@ static int finish_file(struct worker *w, size_t i, const uint8_t *out,
 		uint8_t sha[32];
 
 		EVP_Digest(frag, frag_len, sha, NULL, EVP_sha256(), NULL);
-		ret = erofs_frag_store(b, frag, frag_len, sha, &n->fragoff);
+		ret = erofs_frag_store(b, n, frag, frag_len, sha, &n->fragoff);
 		if (ret)
 			return fail(cp, ret);
+		n->tail_frag = !n->whole_frag;
 	}
 	/* -E fragments shares identical files too, as erofs-utils' does
 	 * (it finds a whole file in the packed inode) */
@@ -1873,6 +1874,12 @@ int erofs_compress_plan(struct erofs_build *b)
 		fsf_warn(b->log, "%s: a hint's pcluster of %u bytes raises the image's largest pcluster above -C's %u bytes",
 			 b->opts->compress_hints,
 			 b->pclusterblks * b->blksz, b->pcl_def * b->blksz);
+	}
+	/* -E fragments=SIZE: at most the largest pcluster, as erofs-utils */
+	if (b->opts->packed_pcluster / b->blksz > b->pclusterblks) {
+		fsf_err(b->log, "pcluster size %u of the packed inode exceeds the largest pcluster (%u bytes, -C)",
+			b->opts->packed_pcluster, b->pclusterblks * b->blksz);
+		return -EINVAL;
 	}
 	p.files = malloc(b->count * sizeof(*p.files));
 	tids = calloc(nw, sizeof(*tids));

@@ -82,7 +82,8 @@ struct erofs_node {
 	uint8_t *zindex;		/* compressed: lcluster indexes */
 	bool whole_frag;		/* compressed: all of it in the packed
 					 * inode (-E fragments) */
-	bool tail_frag;			/* compressed: its last extent there */
+	bool tail_frag;			/* compressed: its last extent there
+					 * (fragoff set) */
 	bool ztail;			/* compressed: its last extent inline
 					 * after the index (-E ztailpacking):
 					 * inline_size bytes in tail */
@@ -238,10 +239,12 @@ size_t erofs_compr_cfgs_encode(const struct erofs_build *b, uint8_t *out);
 /* compress FILES[0..N) after every block so far (b->total_blocks) */
 int erofs_compress_files(struct erofs_build *b, struct erofs_node **files,
 			 size_t n);
-/* fragment.c: -E fragments and dedupe.  Store LEN bytes (SHA-256 SHA) in
- * the packed inode, or find them there: their offset in *OFF */
-int erofs_frag_store(struct erofs_build *b, const uint8_t *data, size_t len,
-		     const uint8_t *sha, uint64_t *off);
+/* fragment.c: -E fragments and dedupe.  Store N's LEN bytes (SHA-256 SHA)
+ * in the packed inode, or find them there: their offset in *OFF (until
+ * erofs_write_packed reorders the packed inode and rewrites it) */
+int erofs_frag_store(struct erofs_build *b, const struct erofs_node *n,
+		     const uint8_t *data, size_t len, const uint8_t *sha,
+		     uint64_t *off);
 /* the first earlier file with N's content (n->digest, size), or NULL (N is
  * then recorded) */
 struct erofs_node *erofs_dedupe_match(struct erofs_build *b,

@@ -297,6 +297,11 @@ static int check_opts(const struct erofs_mkfs_opts *o, const struct fsf_log *log
 			Z_EROFS_PCLUSTER_MAX_SIZE);
 		return -EINVAL;
 	}
+	if (o->packed_pcluster && o->packed_pcluster % (1u << o->blkszbits)) {
+		fsf_err(log, "pcluster size %u of the packed inode is not a multiple of the block size %u",
+			o->packed_pcluster, 1u << o->blkszbits);
+		return -EINVAL;
+	}
 	if (o->max_extent_bytes && o->max_extent_bytes < (1u << o->blkszbits)) {
 		fsf_err(log, "--max-extent-bytes %u is less than the block size %u",
 			o->max_extent_bytes, 1u << o->blkszbits);

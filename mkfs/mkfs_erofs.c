@@ -212,10 +212,12 @@ static void usage(FILE *f)
 "                          8-byte indexes instead of compact ones);\n"
 "                          with -z: ztailpacking (a compressed file's last\n"
 "                          extent inline in its inode block),\n"
-"                          fragments (tails and files up to a pcluster\n"
-"                          packed into one compressed packed inode),\n"
-"                          all-fragments (whole files packed), dedupe\n"
-"                          (extents equal to earlier files' pclusters,\n"
+"                          fragments[=SIZE] (tails and files up to a\n"
+"                          pcluster packed into one compressed packed\n"
+"                          inode; SIZE: its pcluster in bytes, k/M/G\n"
+"                          allowed, at most -C's, default -C's),\n"
+"                          all-fragments[=SIZE] (whole files packed),\n"
+"                          dedupe (extents equal to earlier files' pclusters,\n"
 "                          or to a prefix of one, found by a rolling\n"
 "                          hash, share them)\n"
 "      --workers=N         threads reading and hashing files (default: CPUs)\n"
@@ -420,6 +422,38 @@ static int parse_compressor(struct erofs_mkfs_opts *o, const char *arg)
 	return ret;
 }
 
+/* "=SIZE" after fragments / all-fragments (or nothing): the packed
+ * inode's pcluster in bytes, with an optional k, M or G (x1024) as
+ * erofs-utils takes it; 0 is -C's.  Checked against the block size and
+ * the largest pcluster when the build starts. */
+static int parse_packed_pcluster(struct erofs_mkfs_opts *o, const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!*s)
+		return 0;
+	errno = 0;
+	v = strtoull(s + 1, &end, 0);
+	if (end != s + 1 && !errno && *end && !end[1]) {
+		unsigned int sh = *end == 'k' || *end == 'K' ? 10 :
+				  *end == 'm' || *end == 'M' ? 20 :
+				  *end == 'g' || *end == 'G' ? 30 : 0;
+
+		if (sh && v <= UINT32_MAX >> sh) {
+			v <<= sh;
+			end++;
+		}
+	}
+	if (end == s + 1 || errno || *end || s[1] == '-' || v > UINT32_MAX) {
+		fprintf(stderr, "mkfs.erofs: invalid pcluster size '%s' for the packed inode\n",
+			s + 1);
+		return -1;
+	}
+	o->packed_pcluster = (uint32_t)v;
+	return 0;
+}
+
 static int parse_extended(struct erofs_mkfs_opts *o, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL;
@@ -437,10 +471,14 @@ static int parse_extended(struct erofs_mkfs_opts *o, const char *arg)
 			o->legacy_compress = true;
 		} else if (!strcmp(t, "ztailpacking")) {
 			o->ztailpacking = true;
-		} else if (!strcmp(t, "fragments")) {
+		} else if (!strcmp(t, "fragments") ||
+			   !strncmp(t, "fragments=", 10)) {
 			o->fragments = true;
-		} else if (!strcmp(t, "all-fragments")) {
+			ret = parse_packed_pcluster(o, t + 9);
+		} else if (!strcmp(t, "all-fragments") ||
+			   !strncmp(t, "all-fragments=", 14)) {
 			o->fragments = o->all_fragments = true;
+			ret = parse_packed_pcluster(o, t + 13);
 		} else if (!strcmp(t, "dedupe")) {
 			o->dedupe = true;
 		} else {
@@ -728,6 +766,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	/* erofs-utils semantics: -T also stamps every file unless
 	 * --mkfs-time says it is only the image's time */
 	o->all_time = all_time || (have_t && !mkfs_time);
+	o->free_epoch = !have_t && !(sde && *sde);
 	if (!have_t && sde && *sde) {
 		/* SOURCE_DATE_EPOCH (without -T, which wins): the build
 		 * time, and no file newer than it (erofs-utils 1.9) */

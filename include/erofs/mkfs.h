@@ -56,6 +56,9 @@ struct erofs_mkfs_opts {
 	bool all_time;			/* every file takes build_time */
 	bool clamp_time;		/* files newer than build_time take it
 					 * (SOURCE_DATE_EPOCH) */
+	bool free_epoch;		/* no -T nor SOURCE_DATE_EPOCH: the
+					 * compact inodes' base time may be
+					 * the oldest file's (layout.c) */
 	bool ignore_mtime;		/* --ignore-mtime */
 	bool all_root;			/* --all-root */
 	int64_t force_uid, force_gid;	/* -1 when not forced */
@@ -94,6 +97,8 @@ struct erofs_mkfs_opts {
 	bool fragments;			/* -E fragments: tails (and files up
 					 * to a pcluster) in the packed inode */
 	bool all_fragments;		/* -E all-fragments: whole files */
+	uint32_t packed_pcluster;	/* -E fragments=SIZE: the packed
+					 * inode's pcluster bytes; 0: -C's */
 	bool dedupe;			/* -E dedupe: identical files share
 					 * their compressed extents */
 	uint64_t chunk_size;		/* --chunksize: uncompressed regular

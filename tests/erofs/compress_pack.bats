@@ -53,6 +53,7 @@ both_read() {
 	need_sid_erofs
 	u=3f0c3a53-8f1e-4a3b-9d7e-0123456789ab
 	for opts in "-zlz4hc -Eztailpacking" "-zlz4hc -C16384 -Efragments,dedupe -Elegacy-compress" \
+		    "-zlz4hc -C65536 -Efragments=8k,dedupe" \
 		    "-zlz4hc -Eall-fragments" "-zlzma -C65536 -Eztailpacking,dedupe"; do
 		# shellcheck disable=SC2086
 		run "$MKFS_EROFS" --quiet $opts -T 1700000000 -U $u --workers=1 \
@@ -250,6 +251,81 @@ for i in range(200):
 	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
 	cmp s/a "$SIDTMP/x/a" || die "erofs-utils: a differs"
 	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
+}
+
+# 100 directories each with a text file (one 2,500-byte text of seeded
+# random words, its first line naming the directory) and 2,500 random
+# bytes: in file order the packed inode would alternate them, and each
+# 4 KiB pcluster would hold a text with no earlier one to match; tails of
+# one kind (extension) are packed next to each other, so the texts cost
+# about one text: the image is at most the text-only and random-only
+# images' sizes together (plus two blocks)
+@test "-E fragments: tails of one kind are packed together; both fsck.erofs read the reordered image" {
+	need_sid_erofs
+	u=0b7c2d4e-5f60-4718-92a3-b4c5d6e7f809
+	python3 -c '
+import os, random
+random.seed(7)
+words = ["licence", "software", "warranty", "copyright", "permission",
+	 "notice", "holder", "granted", "distribute", "modify", "source"]
+text = " ".join(random.choice(words) + str(random.randrange(1000))
+		for _ in range(400))[:2480] + "\n"
+for d in ("mixed", "txt", "bin"):
+    os.mkdir(d)
+for i in range(100):
+    blob = os.urandom(2500)
+    for d in ("mixed", "txt", "bin"):
+        os.mkdir("%s/d%03d" % (d, i))
+    for d in ("mixed", "txt"):
+        open("%s/d%03d/a.txt" % (d, i), "w").write("package %03d\n" % i + text)
+    for d in ("mixed", "bin"):
+        open("%s/d%03d/b.bin" % (d, i), "wb").write(blob)'
+	for d in mixed txt bin; do
+		"$MKFS_EROFS" --quiet -zlz4hc -Efragments -T0 -U $u --workers=1 $d.img $d
+	done
+	"$MKFS_EROFS" --quiet -zlz4hc -Efragments -T0 -U $u --workers=2 mixed2.img mixed
+	cmp mixed.img mixed2.img || die "1 and 2 workers differ"
+	m=$(stat -c %s mixed.img) t=$(stat -c %s txt.img) b=$(stat -c %s bin.img)
+	[ "$m" -le $((t + b + 8192)) ] || die "mixed $m bytes, text only $t, random only $b"
+	rm -rf x
+	run "$FSCK_EROFS" --extract=x mixed.img
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	diff -r mixed x || die "our fsck: the tree differs"
+	cp mixed.img "$SIDTMP/m.img"
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/m.img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	diff -r mixed "$SIDTMP/x" || die "erofs-utils: the tree differs"
+}
+
+# the packed inode's pcluster: the same arguments accepted and refused as
+# by erofs-utils 1.9.4; a smaller one packs the same text larger
+@test "-E fragments=SIZE: erofs-utils' grammar; the packed inode's pcluster" {
+	need_sid_erofs
+	mkdir s
+	cp "$FSFORGE_TOP"/liberofs/*.c s/
+	cp -r s "$SIDTMP/s"
+	for e in fragments=0 fragments=4096 fragments=8k fragments=0x4000 fragments=16K \
+		 all-fragments=8192 fragments=65536 fragments=131072 fragments=1M \
+		 fragments=6000 fragments=2048 fragments= fragments=-4096 fragments=16384x; do
+		run chroot "$SID_ROOT" mkfs.erofs --quiet -zlz4hc -C65536 -E"$e" \
+			"$SIDREL/r.img" "$SIDREL/s"
+		ref=$status
+		run "$MKFS_EROFS" --quiet -zlz4hc -C65536 -E"$e" o.img s
+		if [ "$ref" -eq 0 ]; then
+			[ "$status" -eq 0 ] || die "-E$e: erofs-utils takes it, ours: $output"
+		else
+			[ "$status" -ne 0 ] || die "-E$e: erofs-utils refuses it, ours took it"
+			[ -n "$output" ] || die "-E$e: refused without a message"
+		fi
+	done
+	"$MKFS_EROFS" --quiet -zlz4hc -C65536 -T0 -Eall-fragments=4096 small.img s
+	"$MKFS_EROFS" --quiet -zlz4hc -C65536 -T0 -Eall-fragments big.img s
+	small=$(stat -c %s small.img) big=$(stat -c %s big.img)
+	[ "$big" -lt "$small" ] || die "64 KiB pclusters $big bytes, 4 KiB $small"
+	rm -rf x
+	run "$FSCK_EROFS" --extract=x small.img
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	diff -r s x || die "our fsck: the tree differs"
 }
 
 @test "-E ztailpacking, fragments, dedupe without -z: a usage error" {
