@@ -5,7 +5,8 @@
  *
  * A fragment (a compressed file's last extent, or a whole file up to a
  * pcluster, or any whole file with all-fragments) is appended to the
- * packed inode's content, which is spooled to an unlinked temporary file.
+ * packed inode's content, which is spooled to an unlinked temporary file
+ * in $TMPDIR (or /tmp; erofs_spool_open).
  * Fragments are stored in file order (the compression pass stores a
  * file's fragment under its write turn), and a fragment whose SHA-256 and
  * length match an earlier one gets the earlier offset.  Once every file
@@ -131,12 +132,10 @@ int erofs_frag_store(struct erofs_build *b, const uint8_t *data, size_t len,
 		return 0;
 	}
 	if (b->packed_fd < 0) {
-		char tmpl[] = "/tmp/mkfs.erofs-packed.XXXXXX";
-
-		b->packed_fd = mkstemp(tmpl);
-		if (b->packed_fd < 0)
-			return -errno;
-		unlink(tmpl);
+		ret = erofs_spool_open(b, "packed", "the packed inode");
+		if (ret < 0)
+			return ret;
+		b->packed_fd = ret;
 	}
 	if (b->packed_size + len > UINT32_MAX) {
 		fsf_err(b->log, "the packed inode would pass 4 GiB of fragments");
@@ -147,10 +146,11 @@ int erofs_frag_store(struct erofs_build *b, const uint8_t *data, size_t len,
 				   (off_t)(b->packed_size + done));
 
 		if (w < 0) {
-			ret = -errno;
-			fsf_err(b->log, "cannot write the packed inode's spool file: %s",
-				strerror(-ret));
-			return ret;
+			/* reported here, and not as ENOSPC, which the
+			 * caller takes for no room beside the image */
+			fsf_err(b->log, "cannot write the spool file of the packed inode (in %s): %s",
+				erofs_spool_dir(), strerror(errno));
+			return -EIO;
 		}
 		done += (size_t)w;
 	}

@@ -283,3 +283,33 @@ for i in range(200):
 	[ "$output" = "mkfs.erofs: error: cannot make the spool file of inline tails in /nonexistent: No such file or directory" ] ||
 		die "$output"
 }
+
+# the ro tmpfs is a TMPDIR no one may write, root included; on a full one
+# the packed content (the fragments of the liberofs sources) needs more
+# than its one page
+@test "-E fragments: the packed inode waits in a spool file in TMPDIR, gone after the run; a read-only or full TMPDIR is a clear error naming it, no image left" {
+	mkdir t ro small
+	run env TMPDIR="$PWD/t" "$MKFS_EROFS" --quiet -zlz4hc -Efragments spooled.img "$SRC"
+	[ "$status" -eq 0 ] || die "mkfs.erofs: $output"
+	run ls -A t
+	[ -z "$output" ] || die "left in TMPDIR: $output"
+	run "$FSCK_EROFS" --extract=x --xattrs spooled.img
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	"$LIB/manifest" x | diff "$BATS_FILE_TMPDIR/src.manifest" - || die "our extraction differs"
+	mount -t tmpfs -o ro,size=4k tmpfs ro
+	run env TMPDIR="$PWD/ro" "$MKFS_EROFS" --quiet -zlz4hc -Efragments ro.img "$SRC"
+	umount ro
+	[ "$status" -eq 1 ] || die "status $status: $output"
+	[ "$output" = "mkfs.erofs: error: cannot make the spool file of the packed inode in $PWD/ro: Read-only file system" ] ||
+		die "$output"
+	run compgen -G "ro.img*"
+	[ "$status" -ne 0 ] || die "left: $output"
+	mount -t tmpfs -o size=4k tmpfs small
+	run env TMPDIR="$PWD/small" "$MKFS_EROFS" --quiet -zlz4hc -Efragments full.img "$SRC"
+	umount small
+	[ "$status" -eq 1 ] || die "status $status: $output"
+	[ "$output" = "mkfs.erofs: error: cannot write the spool file of the packed inode (in $PWD/small): No space left on device" ] ||
+		die "$output"
+	run compgen -G "full.img*"
+	[ "$status" -ne 0 ] || die "left: $output"
+}
