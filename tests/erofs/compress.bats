@@ -327,6 +327,58 @@ exts() {
 	[[ $(zmap "$SIDREL/r.img" /numbers) == *" advise=0x1 "* ]]
 }
 
+# The 4-byte packs before the 2-byte ones run to the first 32-byte
+# boundary after the map header, which follows the inode and its xattrs
+# (8-byte aligned): with a 32- or 64-byte inode (both whole slots) only
+# the xattr size moves it.  The xattr body is 12 bytes and one entry of
+# 4 + 1 + V bytes (user.a = V bytes) rounded to 4, so no xattr, V=3, 19,
+# 27 and 11 start the 2-byte packs after 6, 0, 4, 2 and 6 4-byte entries;
+# uid 70000 gives the same files 64-byte inodes.  Judged by erofs-utils
+# 1.9.4: its fsck.erofs extracts every file with its digest, and dump.erofs
+# decodes the same extents from the compact and the full index
+@test "compact indexes with 2-byte packs after 0, 2, 4 or 6 4-byte entries (xattrs of several sizes, 32- and 64-byte inodes): erofs-utils 1.9.4 extracts every file, the same extents as the full index" {
+	need_sid_erofs
+	mkdir "$SIDTMP/src"
+	for v in none 3 19 27 11; do
+		for u in 0 70000; do
+			f=$SIDTMP/src/x$v.u$u
+			{ seq 1 20000; head -c 30000 /dev/urandom; seq 5 9000; head -c 9000 /dev/zero; } > "$f"
+			if [ "$v" != none ]; then setfattr -n user.a -v "$(head -c "$v" /dev/zero | tr '\0' v)" "$f"; fi
+			chown "$u" "$f"
+		done
+	done
+	sums "$SIDTMP/src" > src.sha256
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 "$SIDTMP/c.img" "$SIDTMP/src"
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 -Elegacy-compress "$SIDTMP/l.img" "$SIDTMP/src"
+	seen=
+	for f in "$SIDTMP"/src/*; do
+		p=/${f##*/}
+		line=$(zmap "$SIDREL/c.img" "$p")
+		[[ $line == *" layout=3 "* ]] || die "$p: $line"
+		adv=$(sed 's/.*advise=\(0x[0-9a-f]*\).*/\1/' <<< "$line")
+		[ $((adv & 1)) -eq 1 ] || die "$p: no COMPACTED_2B: $line"
+		init=${line##*init4=}
+		case $p in
+		/xnone.* | /x11.*) want=6 ;; /x3.*) want=0 ;; /x19.*) want=4 ;; /x27.*) want=2 ;;
+		esac
+		[ "$init" = "$want" ] || die "$p: $init 4-byte entries first, meant $want: $line"
+		seen="$seen $init"
+		e=$(exts "$SIDREL/c.img" "$p")
+		[ -n "$e" ] || die "$p: no extents"
+		[ "$e" = "$(exts "$SIDREL/l.img" "$p")" ] ||
+			die "$p: the compact index decodes to other extents"
+	done
+	for want in 0 2 4 6; do
+		[[ " $seen " == *" $want "* ]] || die "no file with $want 4-byte entries first:$seen"
+	done
+	# 64-byte inodes among them (dump.erofs: the uid is kept)
+	run chroot "$SID_ROOT" dump.erofs --path=/x3.u70000 "$SIDREL/c.img"
+	[[ $output == *"70000"* ]] || die "/x3.u70000: $output"
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/c.img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	sums "$SIDTMP/x" | diff src.sha256 - || die "erofs-utils' extraction differs"
+}
+
 @test "a flipped byte in compressed data is caught by fsck.erofs 1.9 (digests)" {
 	need_sid_erofs
 	"$MKFS_EROFS" --quiet -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint "$SIDTMP/ok.img" "$SRC/z/code"
