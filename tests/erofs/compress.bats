@@ -379,6 +379,62 @@ exts() {
 	sums "$SIDTMP/x" | diff src.sha256 - || die "erofs-utils' extraction differs"
 }
 
+# NAME with 4 user xattrs of random bytes: 3 of 65000 and one of LAST
+# (the record: a 64-byte inode, 12 + 4 x 65008 bytes of xattrs at most)
+big_xattrs() {
+	local f=$1 last=$2 i len
+	printf '%s\n' "${f##*/}" > "$f"
+	for i in 0 1 2 3; do
+		len=65000
+		if [ "$i" = 3 ]; then len=$last; fi
+		setfattr -n "user.a$i" -v "0s$(head -c "$len" /dev/urandom | base64 -w0)" "$f"
+	done
+}
+
+# The metadata is written in 4 MiB chunks; a record crossing a chunk's end
+# is written in two parts, the second before the next chunk is read back.
+# Records larger than a block go first (largest first) into fresh blocks
+# from block 1, so with 15 records of 64 blocks (four 65000-byte xattrs)
+# and one of 62 (the last xattr 56800 bytes) the next, /z's (12 MiB of
+# zeros: a compact index of 3072 lclusters, over 6 KiB, written by the
+# data pass), starts in block 1023 and crosses 4 MiB; in the second tree
+# the 16th record of 64 blocks starts in block 961 and crosses it
+# (xattrs).  The test checks where the records landed.  The sources sit
+# on a tmpfs: ext4 holds no 65000-byte xattr
+@test "a compressed index and an inode's xattrs crossing the 4 MiB metadata chunk: erofs-utils 1.9.4 extracts the tree, the host kernel reads it as the source" {
+	need_sid_erofs
+	src=$BATS_TEST_TMPDIR/mnt.src
+	mkdir "$src"
+	mount -t tmpfs -o size=64m tmpfs "$src"
+	mkdir "$src/s1" "$src/s2"
+	for i in 00 01 02 03 04 05 06 07 08 09 10 11 12 13 14; do
+		big_xattrs "$src/s1/a$i" 65000
+		cp -a "$src/s1/a$i" "$src/s2/a$i"
+	done
+	big_xattrs "$src/s1/b" 56800
+	big_xattrs "$src/s2/a15" 65000
+	head -c 12582912 /dev/zero > "$src/s1/z"
+	for t in s1 s2; do
+		"$MKFS_EROFS" --quiet -zlz4hc "$SIDTMP/$t.img" "$src/$t"
+		case $t in s1) p=/z lo=$(((4 << 20) - 4096)) hi=$(((4 << 20) - 72)) ;;
+			   s2) p=/a15 lo=$(((4 << 20) - 260108)) hi=$((4 << 20)) ;;
+		esac
+		nid=$(chroot "$SID_ROOT" dump.erofs --path=$p "$SIDREL/$t.img" | sed -n 's/^NID: \([0-9]*\).*/\1/p')
+		[ -n "$nid" ] || die "$t: no NID for $p"
+		at=$((nid * 32))
+		[ "$at" -ge "$lo" ] || die "$t: $p's record at $at, before $lo"
+		[ "$at" -lt "$hi" ] || die "$t: $p's record at $at, not before $hi"
+		sums "$src/$t" > $t.sha256
+		run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/$t.x" "$SIDREL/$t.img"
+		[ "$status" -eq 0 ] || die "$t: erofs-utils fsck.erofs: $output"
+		sums "$SIDTMP/$t.x" | diff $t.sha256 - || die "$t: erofs-utils' extraction differs"
+		mnt=$(mount_erofs "$SIDTMP/$t.img")
+		"$LIB/manifest" "$src/$t" > $t.manifest
+		"$LIB/manifest" "$mnt" | diff $t.manifest - || die "$t: the kernel's tree differs"
+		umount "$mnt"
+	done
+}
+
 @test "a flipped byte in compressed data is caught by fsck.erofs 1.9 (digests)" {
 	need_sid_erofs
 	"$MKFS_EROFS" --quiet -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint "$SIDTMP/ok.img" "$SRC/z/code"
