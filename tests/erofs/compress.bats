@@ -294,29 +294,44 @@ exts() {
 		awk -F'[|:]' '/^ *[0-9]+:/ { print $2, $3, $5 }'
 }
 
+# PATH in IMG (under SIDREL) has a compact index (layout 3) with the
+# advise bits MASK set (1: COMPACTED_2B, 8: INLINE_PCLUSTER)
+compact_with() {
+	local line adv
+	line=$(zmap "$1" "$2")
+	[[ $line == *" layout=3 "* ]] || die "$2: not a compact index: $line"
+	adv=$(sed 's/.*advise=\(0x[0-9a-f]*\).*/\1/' <<< "$line")
+	[ $((adv & $3)) -eq "$3" ] || die "$2: advise bits $3 not all set: $line"
+}
+
+# erofs-utils' fsck.erofs extracts IMG (a name in SIDTMP) and the SHA-256
+# list of the files it wrote equals the file SUMS
+sid_extracts() {
+	local img=$1 want=$2
+	rm -rf "$SIDTMP/x"
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/$img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs on $img: $output"
+	sums "$SIDTMP/x" | diff "$want" - || die "erofs-utils' extraction of $img differs"
+	rm -rf "$SIDTMP/x"
+}
+
 @test "compact indexes (2-byte packs between 4-byte ones, COMPACTED_2B) by default with 4 KiB blocks, as erofs-utils 1.9.4 writes them; full ones with -E legacy-compress; the same extents decoded from both" {
 	need_sid_erofs
+	sums "$SRC/z" > z.sha256
 	for c in "" "-C65536"; do
 		# shellcheck disable=SC2086
 		"$MKFS_EROFS" --quiet -zlz4hc $c -b 4096 "$SIDTMP/c.img" "$SRC/z"
 		# shellcheck disable=SC2086
 		"$MKFS_EROFS" --quiet -zlz4hc $c -b 4096 -Elegacy-compress "$SIDTMP/l.img" "$SRC/z"
 		for p in /numbers /mixed /t65537 /t8193; do
-			line=$(zmap "$SIDREL/c.img" "$p")
-			[[ $line == *" layout=3 "* ]] || die "$c $p: $line"
-			adv=$(sed 's/.*advise=\(0x[0-9a-f]*\).*/\1/' <<< "$line")
-			[ $((adv & 1)) -eq 1 ] || die "$c $p: no COMPACTED_2B: $line"
+			compact_with "$SIDREL/c.img" "$p" 1
 			[[ $(zmap "$SIDREL/l.img" "$p") == *" layout=1 "* ]] || die "$c $p: not full"
 			[ -n "$(exts "$SIDREL/c.img" "$p")" ] || die "$c $p: no extents"
 			[ "$(exts "$SIDREL/c.img" "$p")" = "$(exts "$SIDREL/l.img" "$p")" ] ||
 				die "$c $p: the compact index decodes to other extents"
 		done
 		[ "$(stat -c %s "$SIDTMP/c.img")" -le "$(stat -c %s "$SIDTMP/l.img")" ]
-		run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/c.img"
-		[ "$status" -eq 0 ] || die "$c: erofs-utils fsck.erofs: $output"
-		(cd "$SIDTMP/x" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
-			diff - <(cd "$SRC/z" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
-		rm -rf "$SIDTMP/x"
+		sid_extracts c.img z.sha256
 		run "$FSCK_EROFS" "$SIDTMP/c.img"
 		[ "$status" -eq 0 ] || die "$c: our fsck.erofs: $output"
 	done
@@ -353,10 +368,8 @@ exts() {
 	seen=
 	for f in "$SIDTMP"/src/*; do
 		p=/${f##*/}
+		compact_with "$SIDREL/c.img" "$p" 1
 		line=$(zmap "$SIDREL/c.img" "$p")
-		[[ $line == *" layout=3 "* ]] || die "$p: $line"
-		adv=$(sed 's/.*advise=\(0x[0-9a-f]*\).*/\1/' <<< "$line")
-		[ $((adv & 1)) -eq 1 ] || die "$p: no COMPACTED_2B: $line"
 		init=${line##*init4=}
 		case $p in
 		/xnone.* | /x11.*) want=6 ;; /x3.*) want=0 ;; /x19.*) want=4 ;; /x27.*) want=2 ;;
@@ -374,9 +387,7 @@ exts() {
 	# 64-byte inodes among them (dump.erofs: the uid is kept)
 	run chroot "$SID_ROOT" dump.erofs --path=/x3.u70000 "$SIDREL/c.img"
 	[[ $output == *"70000"* ]] || die "/x3.u70000: $output"
-	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/c.img"
-	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
-	sums "$SIDTMP/x" | diff src.sha256 - || die "erofs-utils' extraction differs"
+	sid_extracts c.img src.sha256
 }
 
 # NAME with 4 user xattrs of random bytes: 3 of 65000 and one of LAST
@@ -606,9 +617,7 @@ plan_tree() {
 	done
 	[ "$(stat -c %s "$SIDTMP/o.img")" -le "$(stat -c %s "$SIDTMP/r.img")" ]
 	sums "$SIDTMP/src" > src.sha256
-	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/o.img"
-	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
-	sums "$SIDTMP/x" | diff src.sha256 -
+	sid_extracts o.img src.sha256
 	run "$FSCK_EROFS" --extract=ours "$SIDTMP/o.img"
 	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
 	sums ours | diff src.sha256 -
@@ -633,15 +642,10 @@ plan_tree() {
 			die "$p: ours $o, erofs-utils $r"
 	done
 	# s100 compressed, with its data inline (advise bit 3) and no block
-	line=$(zmap "$SIDREL/o.img" /s100)
-	[[ $line == *" layout=3 "* ]] || die "s100: $line"
-	adv=$(sed 's/.*advise=\(0x[0-9a-f]*\).*/\1/' <<< "$line")
-	[ $((adv & 8)) -eq 8 ] || die "s100: $line"
+	compact_with "$SIDREL/o.img" /s100 8
 	[ "$(stat -c %s "$SIDTMP/o.img")" -le "$(stat -c %s "$SIDTMP/r.img")" ]
 	sums "$SIDTMP/src" > src.sha256
-	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/o.img"
-	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
-	sums "$SIDTMP/x" | diff src.sha256 -
+	sid_extracts o.img src.sha256
 	run "$FSCK_EROFS" --extract=ours "$SIDTMP/o.img"
 	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
 	sums ours | diff src.sha256 -

@@ -49,6 +49,22 @@ both_read() {
 	rm -rf "$SIDTMP/i.x" "$SIDTMP/i.img"
 }
 
+# both fsck.erofs extract IMG (in this directory): s/a and s/b come back
+# byte-exact
+both_extract_ab() {
+	local img=$1
+	rm -rf x
+	run "$FSCK_EROFS" --extract=x "$img"
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	cmp s/a x/a || die "our fsck: a differs"
+	cmp s/b x/b || die "our fsck: b differs"
+	cp "$img" "$SIDTMP/$img"
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/$img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	cmp s/a "$SIDTMP/x/a" || die "erofs-utils: a differs"
+	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
+}
+
 @test "-E ztailpacking, fragments, all-fragments, dedupe: both fsck.erofs extract the tree, digests pass, same image for 1 and 2 workers" {
 	need_sid_erofs
 	u=3f0c3a53-8f1e-4a3b-9d7e-0123456789ab
@@ -159,16 +175,7 @@ for i in range(200):
 	[ "$mid" -gt 200000 ] || die "the middle alone: $mid bytes"
 	[ "$saved" -ge $((mid - 16384)) ] || die "saved $saved of $mid bytes ($plain then $dd)"
 	[ "$saved" -le $((mid + 16384)) ] || die "saved $saved, more than $mid bytes ($plain then $dd)"
-	rm -rf x
-	run "$FSCK_EROFS" --extract=x dd.img
-	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
-	cmp s/a x/a || die "our fsck: a differs"
-	cmp s/b x/b || die "our fsck: b differs"
-	cp dd.img "$SIDTMP/dd.img"
-	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/dd.img"
-	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
-	cmp s/a "$SIDTMP/x/a" || die "erofs-utils: a differs"
-	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
+	both_extract_ab dd.img
 }
 
 # file b holds the first bytes of file a up to 3/4 into a's second
@@ -203,16 +210,7 @@ for i in range(200):
 	cmp dd.img dd2.img || die "1 and 2 workers differ"
 	c=$(stat -c %s c.img) dd=$(stat -c %s dd.img)
 	[ "$dd" -le $((c + 4096)) ] || die "b's shared prefix cost $((dd - c)) bytes ($c then $dd)"
-	rm -rf x
-	run "$FSCK_EROFS" --extract=x dd.img
-	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
-	cmp s/a x/a || die "our fsck: a differs"
-	cmp s/b x/b || die "our fsck: b differs"
-	cp dd.img "$SIDTMP/dd.img"
-	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/dd.img"
-	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
-	cmp s/a "$SIDTMP/x/a" || die "erofs-utils: a differs"
-	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
+	both_extract_ab dd.img
 }
 
 # two incompressible files that begin with the same 400000 random bytes
@@ -240,16 +238,7 @@ for i in range(200):
 	one=$(stat -c %s one.img) nodd=$(stat -c %s nodd.img) dd=$(stat -c %s dd.img)
 	[ "$nodd" -ge $((one + 380000)) ] || die "without dedupe: $one then $nodd"
 	[ "$dd" -le $((one + 8192)) ] || die "with dedupe: $one then $dd"
-	rm -rf x
-	run "$FSCK_EROFS" --extract=x dd.img
-	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
-	cmp s/a x/a || die "our fsck: a differs"
-	cmp s/b x/b || die "our fsck: b differs"
-	cp dd.img "$SIDTMP/dd.img"
-	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/dd.img"
-	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
-	cmp s/a "$SIDTMP/x/a" || die "erofs-utils: a differs"
-	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
+	both_extract_ab dd.img
 }
 
 @test "-E ztailpacking, fragments, dedupe without -z: a usage error" {
