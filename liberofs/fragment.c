@@ -5,7 +5,8 @@
  *
  * A fragment (a compressed file's last extent, or a whole file up to a
  * pcluster, or any whole file with all-fragments) is appended to the
- * packed inode's content, which is spooled to an unlinked temporary file.
+ * packed inode's content, which is spooled to an unlinked temporary file
+ * in $TMPDIR (or /tmp; erofs_spool_open).
  * Fragments are stored in file order (the compression pass stores a
  * file's fragment under its write turn), and a fragment whose SHA-256 and
  * length match an earlier one gets the earlier offset.  Once every file
@@ -188,12 +189,10 @@ int erofs_frag_store(struct erofs_build *b, const struct erofs_node *n,
 	if (ret)
 		return ret;	/* the build fails */
 	if (b->packed_fd < 0) {
-		char tmpl[] = "/tmp/mkfs.erofs-packed.XXXXXX";
-
-		b->packed_fd = mkstemp(tmpl);
-		if (b->packed_fd < 0)
-			return -errno;
-		unlink(tmpl);
+		ret = erofs_spool_open(b, "packed", "the packed inode");
+		if (ret < 0)
+			return ret;
+		b->packed_fd = ret;
 	}
 	if (b->packed_size + len > UINT32_MAX) {
 		fsf_err(b->log, "the packed inode would pass 4 GiB of fragments");
@@ -201,9 +200,11 @@ int erofs_frag_store(struct erofs_build *b, const struct erofs_node *n,
 	}
 	ret = spool_io(b->packed_fd, (uint8_t *)data, len, b->packed_size, true);
 	if (ret) {
-		fsf_err(b->log, "cannot write the packed inode's spool file: %s",
-			strerror(-ret));
-		return ret;
+		/* reported here, and not as ENOSPC, which the caller
+		 * takes for no room beside the image */
+		fsf_err(b->log, "cannot write the spool file of the packed inode (in %s): %s",
+			erofs_spool_dir(), strerror(-ret));
+		return -EIO;
 	}
 	e->off = b->packed_size;
 	*off = e->off;
@@ -264,17 +265,18 @@ static const struct frag_rec *rec_at(const struct frag_table *t, uint64_t off)
 /* Copy the fragments to a new spool file in ORDER. */
 static int respool(struct erofs_build *b, struct frag_rec **order, size_t n)
 {
-	char tmpl[] = "/tmp/mkfs.erofs-packed.XXXXXX";
 	const size_t bufsz = 1u << 20;
 	uint8_t *buf = malloc(bufsz);
 	uint64_t at = 0;
-	int fd = mkstemp(tmpl), ret = 0;
+	int fd, ret = 0;
 
-	if (fd < 0 || !buf) {
-		ret = fd < 0 ? -errno : -ENOMEM;
-		goto out;
+	if (!buf)
+		return -ENOMEM;
+	fd = erofs_spool_open(b, "packed", "the packed inode");
+	if (fd < 0) {
+		free(buf);
+		return fd;	/* reported */
 	}
-	unlink(tmpl);
 	for (size_t i = 0; i < n && !ret; i++) {
 		struct frag_rec *r = order[i];
 
@@ -289,14 +291,14 @@ static int respool(struct erofs_build *b, struct frag_rec **order, size_t n)
 		}
 		at += r->len;
 	}
-out:
 	free(buf);
 	if (ret) {
-		if (fd >= 0)
-			close(fd);
-		fsf_err(b->log, "cannot reorder the packed inode's spool file: %s",
-			strerror(-ret));
-		return ret;
+		close(fd);
+		/* reported here, and not as ENOSPC, which the caller
+		 * takes for no room beside the image */
+		fsf_err(b->log, "cannot reorder the spool file of the packed inode (in %s): %s",
+			erofs_spool_dir(), strerror(-ret));
+		return -EIO;
 	}
 	close(b->packed_fd);
 	b->packed_fd = fd;

@@ -363,8 +363,14 @@ int erofs_place_zindex(struct erofs_build *b, struct erofs_node *n,
 		       uint8_t *zindex);
 int erofs_read_zindex(struct erofs_build *b, const struct erofs_node *n,
 		      uint8_t **zindex);
-/* tailspool.c: the spool of -E ztailpacking's tails (an unlinked file in
- * $TMPDIR); N's inline_size bytes spilled (n->ztail_off set) and read back
+/* tailspool.c: a spool file, unlinked at once, in erofs_spool_dir()
+ * ($TMPDIR, else /tmp), named mkfs.erofs-TAG.XXXXXX while it is made: its
+ * descriptor, or -EIO once reported as "cannot make the spool file of
+ * WHAT in DIR: why" */
+const char *erofs_spool_dir(void);
+int erofs_spool_open(struct erofs_build *b, const char *tag, const char *what);
+/* tailspool.c: the spool of -E ztailpacking's tails (an erofs_spool_open
+ * file); N's inline_size bytes spilled (n->ztail_off set) and read back
  * into BUF.  0 or a negative errno, reported */
 int erofs_tail_spool_open(struct erofs_build *b);
 void erofs_tail_spool_close(struct erofs_build *b);

@@ -66,12 +66,18 @@ static void choose_epoch(struct erofs_build *b)
  * goes into the partly used metadata block with the least room that still
  * holds it whole, else into a new block.  Blocks are bucketed by free
  * 32-byte slots, so a placement costs at most blksz/32 probes.  Everything
- * is decided in a fixed order, so the result is deterministic.
+ * is decided in a fixed order, so the result is deterministic.  A record
+ * larger than a block takes fresh blocks; a compressed one with an inline
+ * tail starts where the tail then lies in one block (the kernel's rule,
+ * fs/erofs/zmap.c: the inode and index may cross blocks, the tail not), and
+ * the room before it in its first block is free like the room at a block's
+ * end: each block's free room is [fill, lim).
  */
 struct meta_alloc {
 	unsigned int bs, slots;		/* block size, 32-byte slots per block */
 	uint64_t next_block;		/* first block never used */
-	uint32_t *fill;			/* bytes used, per block */
+	uint32_t *fill;			/* bytes used from the start, per block */
+	uint32_t *lim;			/* end of the free room, per block */
 	uint64_t nfill;
 	uint64_t **bucket;		/* bucket[k]: stack of blocks with k free slots */
 	size_t *blen, *bcap;
@@ -96,15 +102,22 @@ static int ma_note_fill(struct meta_alloc *m, uint64_t blk, uint32_t fill)
 {
 	if (blk >= m->nfill) {
 		uint64_t n = m->nfill ? m->nfill : 64;
-		uint32_t *g;
+		uint32_t *g, *l;
 
 		while (n <= blk)
 			n *= 2;
 		g = realloc(m->fill, n * sizeof(*g));
 		if (!g)
 			return -ENOMEM;
-		memset(g + m->nfill, 0, (n - m->nfill) * sizeof(*g));
 		m->fill = g;
+		l = realloc(m->lim, n * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		m->lim = l;
+		for (uint64_t i = m->nfill; i < n; i++) {
+			g[i] = 0;
+			l[i] = m->bs;
+		}
 		m->nfill = n;
 	}
 	m->fill[blk] = fill;
@@ -142,23 +155,57 @@ static void ma_free(struct meta_alloc *m)
 	free(m->blen);
 	free(m->bcap);
 	free(m->fill);
+	free(m->lim);
 }
 
-/* Room for BYTES inside one block; returns the byte offset or UINT64_MAX. */
-static uint64_t ma_alloc(struct meta_alloc *m, uint32_t bytes)
+/*
+ * Where in its first block a record of BYTES, the last TAIL of them an
+ * inline tail, starts so that the tail lies in one block and does not
+ * start one (erofs-utils' rule for inline data, stricter than the
+ * kernel's); 0 without a tail; UINT32_MAX where no slot does.
+ */
+static uint32_t tail_start(unsigned int bs, uint32_t bytes, uint32_t tail)
+{
+	uint32_t hz = bytes - tail;
+
+	if (!tail)
+		return 0;
+	for (uint32_t s = 0; s < bs; s += EROFS_SLOT_SIZE) {
+		uint32_t r = (s + hz) % bs;
+
+		if (r && r + tail <= bs)
+			return s;
+	}
+	return UINT32_MAX;
+}
+
+/* Room for BYTES (TAIL of them an inline tail, see tail_start): inside one
+ * block if they fit one; returns the byte offset or UINT64_MAX. */
+static uint64_t ma_alloc(struct meta_alloc *m, uint32_t bytes, uint32_t tail)
 {
 	unsigned int need = (bytes + EROFS_SLOT_SIZE - 1) / EROFS_SLOT_SIZE;
 	uint64_t blk = UINT64_MAX, at;
 	unsigned int left;
 
 	if (bytes > m->bs) {
-		/* a huge xattr body: whole fresh blocks, crossing allowed */
-		uint64_t nb = (bytes + m->bs - 1) / m->bs;
+		/* a huge xattr body or index: fresh blocks, crossing
+		 * allowed; the room before a tail's record is free */
+		uint32_t s = tail_start(m->bs, bytes, tail);
+		uint64_t nb = ((uint64_t)s + bytes + m->bs - 1) / m->bs;
 
+		if (s == UINT32_MAX)
+			return UINT64_MAX;
 		blk = m->next_block;
 		m->next_block += nb;
-		left = (unsigned int)((nb * m->bs - bytes) / EROFS_SLOT_SIZE);
-		at = blk * m->bs;
+		if (s) {
+			if (ma_note_fill(m, blk, 0))
+				return UINT64_MAX;
+			m->lim[blk] = s;
+			if (ma_push(m, s / EROFS_SLOT_SIZE, blk))
+				return UINT64_MAX;
+		}
+		left = (unsigned int)((nb * m->bs - s - bytes) / EROFS_SLOT_SIZE);
+		at = blk * m->bs + s;
 		blk += nb - 1;
 		if (ma_note_fill(m, blk, m->bs - left * EROFS_SLOT_SIZE) ||
 		    (left && ma_push(m, left, blk)))
@@ -175,7 +222,7 @@ static uint64_t ma_alloc(struct meta_alloc *m, uint32_t bytes)
 	}
 	at = blk * m->bs + m->fill[blk];
 	m->fill[blk] += need * EROFS_SLOT_SIZE;
-	left = (m->bs - m->fill[blk]) / EROFS_SLOT_SIZE;
+	left = (m->lim[blk] - m->fill[blk]) / EROFS_SLOT_SIZE;
 	if (left && ma_push(m, left, blk))
 		return UINT64_MAX;
 	return at;
@@ -203,9 +250,12 @@ static int inode_bytes(struct erofs_build *b, struct erofs_node *n,
 		zsize = erofs_zindex_size(b, n, head);
 		if (zsize > UINT32_MAX - head)
 			return -EFBIG;
-		/* -E ztailpacking: the tail follows the index when all of
-		 * the record fits one block (the tail must not cross one) */
-		if (n->ztail && head + zsize + n->inline_size > bs) {
+		/* -E ztailpacking: the tail follows the index; the record
+		 * may cross blocks where the tail then lies in one
+		 * (tail_start), else the tail goes to a block of its own */
+		if (n->ztail && head + zsize + n->inline_size > bs &&
+		    tail_start(bs, (uint32_t)(head + zsize + n->inline_size),
+			       n->inline_size) == UINT32_MAX) {
 			n->ztail = false;
 			free(n->tail);
 			n->tail = NULL;
@@ -241,9 +291,10 @@ static int inode_bytes(struct erofs_build *b, struct erofs_node *n,
 	return 0;
 }
 
-/* An inode to place: its metadata bytes and its index in b->order. */
+/* An inode to place: its metadata bytes (the last TAIL of them an inline
+ * tail after a compressed index) and its index in b->order. */
 struct slot_req {
-	uint32_t bytes;
+	uint32_t bytes, tail;
 	size_t i;
 };
 
@@ -274,7 +325,7 @@ static int place_inodes(struct erofs_build *b, struct meta_alloc *m,
 {
 	qsort(r, nr, sizeof(*r), cmp_req);
 	for (size_t k = 0; k < nr; k++) {
-		uint64_t at = ma_alloc(m, r[k].bytes);
+		uint64_t at = ma_alloc(m, r[k].bytes, r[k].tail);
 
 		if (at == UINT64_MAX)
 			return -ENOMEM;
@@ -334,13 +385,16 @@ int erofs_layout(struct erofs_build *b)
 		n->extended = !want_compact(b, n);
 		n->ino = ++ino;
 		req[nreq].i = i;
-		if (inode_bytes(b, n, &req[nreq++].bytes)) {
+		if (inode_bytes(b, n, &req[nreq].bytes)) {
 			fsf_err(b->log, "%s: cannot place its inode (too large)",
 				n->name[0] ? n->name : "/");
 			free(req);
 			ma_free(&m);
 			return -EFBIG;
 		}
+		req[nreq].tail = n->compressed && n->ztail &&
+				 req[nreq].bytes > bs ? n->inline_size : 0;
+		nreq++;
 	}
 	if (place_inodes(b, &m, req, nreq)) {
 		free(req);

@@ -5,7 +5,8 @@
  * the index.  In between the tail bytes wait in an unlinked temporary file
  * in $TMPDIR (or /tmp), not in memory, so that the plan's memory does not
  * grow with the files' content; the file goes with the last descriptor on
- * every exit path.
+ * every exit path.  The packed inode of -E fragments (fragment.c) is
+ * spooled by the same rule (erofs_spool_open).
  */
 #include "config.h"
 
@@ -18,30 +19,43 @@
 
 #include "internal.h"
 
-static const char *spool_dir(void)
+const char *erofs_spool_dir(void)
 {
 	const char *dir = getenv("TMPDIR");
 
 	return dir && *dir ? dir : "/tmp";
 }
 
-int erofs_tail_spool_open(struct erofs_build *b)
+int erofs_spool_open(struct erofs_build *b, const char *tag, const char *what)
 {
-	const char *dir = spool_dir();
+	const char *dir = erofs_spool_dir();
 	char path[4096];
 	int fd;
-	if ((size_t)snprintf(path, sizeof(path), "%s/mkfs.erofs-tails.XXXXXX",
-			     dir) >= sizeof(path))
-		return -ENAMETOOLONG;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/mkfs.erofs-%s.XXXXXX",
+			     dir, tag) >= sizeof(path)) {
+		fsf_err(b->log, "cannot make the spool file of %s in %s: %s",
+			what, dir, strerror(ENAMETOOLONG));
+		return -EIO;
+	}
 	fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0) {
-		int ret = -errno;
-
-		fsf_err(b->log, "cannot make the spool file of inline tails in %s: %s",
-			dir, strerror(errno));
-		return ret;
+		/* reported here, and not as ENOSPC, which the caller
+		 * takes for no room beside the image */
+		fsf_err(b->log, "cannot make the spool file of %s in %s: %s",
+			what, dir, strerror(errno));
+		return -EIO;
 	}
 	unlink(path);
+	return fd;
+}
+
+int erofs_tail_spool_open(struct erofs_build *b)
+{
+	int fd = erofs_spool_open(b, "tails", "inline tails");
+
+	if (fd < 0)
+		return fd;
 	b->tail_fd = fd;
 	atomic_init(&b->tail_end, 0);
 	atomic_init(&b->tail_failed, false);
@@ -69,7 +83,7 @@ int erofs_tail_spill(struct erofs_build *b, struct erofs_node *n,
 
 			if (!atomic_exchange(&b->tail_failed, true))
 				fsf_err(b->log, "cannot write the spool file of inline tails (in %s): %s",
-					spool_dir(), strerror(-ret));
+					erofs_spool_dir(), strerror(-ret));
 			return ret;
 		}
 		done += (size_t)w;

@@ -294,29 +294,44 @@ exts() {
 		awk -F'[|:]' '/^ *[0-9]+:/ { print $2, $3, $5 }'
 }
 
+# PATH in IMG (under SIDREL) has a compact index (layout 3) with the
+# advise bits MASK set (1: COMPACTED_2B, 8: INLINE_PCLUSTER)
+compact_with() {
+	local line adv
+	line=$(zmap "$1" "$2")
+	[[ $line == *" layout=3 "* ]] || die "$2: not a compact index: $line"
+	adv=$(sed 's/.*advise=\(0x[0-9a-f]*\).*/\1/' <<< "$line")
+	[ $((adv & $3)) -eq "$3" ] || die "$2: advise bits $3 not all set: $line"
+}
+
+# erofs-utils' fsck.erofs extracts IMG (a name in SIDTMP) and the SHA-256
+# list of the files it wrote equals the file SUMS
+sid_extracts() {
+	local img=$1 want=$2
+	rm -rf "$SIDTMP/x"
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/$img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs on $img: $output"
+	sums "$SIDTMP/x" | diff "$want" - || die "erofs-utils' extraction of $img differs"
+	rm -rf "$SIDTMP/x"
+}
+
 @test "compact indexes (2-byte packs between 4-byte ones, COMPACTED_2B) by default with 4 KiB blocks, as erofs-utils 1.9.4 writes them; full ones with -E legacy-compress; the same extents decoded from both" {
 	need_sid_erofs
+	sums "$SRC/z" > z.sha256
 	for c in "" "-C65536"; do
 		# shellcheck disable=SC2086
 		"$MKFS_EROFS" --quiet -zlz4hc $c -b 4096 "$SIDTMP/c.img" "$SRC/z"
 		# shellcheck disable=SC2086
 		"$MKFS_EROFS" --quiet -zlz4hc $c -b 4096 -Elegacy-compress "$SIDTMP/l.img" "$SRC/z"
 		for p in /numbers /mixed /t65537 /t8193; do
-			line=$(zmap "$SIDREL/c.img" "$p")
-			[[ $line == *" layout=3 "* ]] || die "$c $p: $line"
-			adv=$(sed 's/.*advise=\(0x[0-9a-f]*\).*/\1/' <<< "$line")
-			[ $((adv & 1)) -eq 1 ] || die "$c $p: no COMPACTED_2B: $line"
+			compact_with "$SIDREL/c.img" "$p" 1
 			[[ $(zmap "$SIDREL/l.img" "$p") == *" layout=1 "* ]] || die "$c $p: not full"
 			[ -n "$(exts "$SIDREL/c.img" "$p")" ] || die "$c $p: no extents"
 			[ "$(exts "$SIDREL/c.img" "$p")" = "$(exts "$SIDREL/l.img" "$p")" ] ||
 				die "$c $p: the compact index decodes to other extents"
 		done
 		[ "$(stat -c %s "$SIDTMP/c.img")" -le "$(stat -c %s "$SIDTMP/l.img")" ]
-		run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/c.img"
-		[ "$status" -eq 0 ] || die "$c: erofs-utils fsck.erofs: $output"
-		(cd "$SIDTMP/x" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
-			diff - <(cd "$SRC/z" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
-		rm -rf "$SIDTMP/x"
+		sid_extracts c.img z.sha256
 		run "$FSCK_EROFS" "$SIDTMP/c.img"
 		[ "$status" -eq 0 ] || die "$c: our fsck.erofs: $output"
 	done
@@ -325,6 +340,110 @@ exts() {
 	run chroot "$SID_ROOT" mkfs.erofs -zlz4hc "$SIDREL/r.img" "$SIDREL/src"
 	[ "$status" -eq 0 ] || die "erofs-utils: $output"
 	[[ $(zmap "$SIDREL/r.img" /numbers) == *" advise=0x1 "* ]]
+}
+
+# The 4-byte packs before the 2-byte ones run to the first 32-byte
+# boundary after the map header, which follows the inode and its xattrs
+# (8-byte aligned): with a 32- or 64-byte inode (both whole slots) only
+# the xattr size moves it.  The xattr body is 12 bytes and one entry of
+# 4 + 1 + V bytes (user.a = V bytes) rounded to 4, so no xattr, V=3, 19,
+# 27 and 11 start the 2-byte packs after 6, 0, 4, 2 and 6 4-byte entries;
+# uid 70000 gives the same files 64-byte inodes.  Judged by erofs-utils
+# 1.9.4: its fsck.erofs extracts every file with its digest, and dump.erofs
+# decodes the same extents from the compact and the full index
+@test "compact indexes with 2-byte packs after 0, 2, 4 or 6 4-byte entries (xattrs of several sizes, 32- and 64-byte inodes): erofs-utils 1.9.4 extracts every file, the same extents as the full index" {
+	need_sid_erofs
+	mkdir "$SIDTMP/src"
+	for v in none 3 19 27 11; do
+		for u in 0 70000; do
+			f=$SIDTMP/src/x$v.u$u
+			{ seq 1 20000; head -c 30000 /dev/urandom; seq 5 9000; head -c 9000 /dev/zero; } > "$f"
+			if [ "$v" != none ]; then setfattr -n user.a -v "$(head -c "$v" /dev/zero | tr '\0' v)" "$f"; fi
+			chown "$u" "$f"
+		done
+	done
+	sums "$SIDTMP/src" > src.sha256
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 "$SIDTMP/c.img" "$SIDTMP/src"
+	"$MKFS_EROFS" --quiet -zlz4hc -T0 -Elegacy-compress "$SIDTMP/l.img" "$SIDTMP/src"
+	seen=
+	for f in "$SIDTMP"/src/*; do
+		p=/${f##*/}
+		compact_with "$SIDREL/c.img" "$p" 1
+		line=$(zmap "$SIDREL/c.img" "$p")
+		init=${line##*init4=}
+		case $p in
+		/xnone.* | /x11.*) want=6 ;; /x3.*) want=0 ;; /x19.*) want=4 ;; /x27.*) want=2 ;;
+		esac
+		[ "$init" = "$want" ] || die "$p: $init 4-byte entries first, meant $want: $line"
+		seen="$seen $init"
+		e=$(exts "$SIDREL/c.img" "$p")
+		[ -n "$e" ] || die "$p: no extents"
+		[ "$e" = "$(exts "$SIDREL/l.img" "$p")" ] ||
+			die "$p: the compact index decodes to other extents"
+	done
+	for want in 0 2 4 6; do
+		[[ " $seen " == *" $want "* ]] || die "no file with $want 4-byte entries first:$seen"
+	done
+	# 64-byte inodes among them (dump.erofs: the uid is kept)
+	run chroot "$SID_ROOT" dump.erofs --path=/x3.u70000 "$SIDREL/c.img"
+	[[ $output == *"70000"* ]] || die "/x3.u70000: $output"
+	sid_extracts c.img src.sha256
+}
+
+# NAME with 4 user xattrs of random bytes: 3 of 65000 and one of LAST
+# (the record: a 64-byte inode, 12 + 4 x 65008 bytes of xattrs at most)
+big_xattrs() {
+	local f=$1 last=$2 i len
+	printf '%s\n' "${f##*/}" > "$f"
+	for i in 0 1 2 3; do
+		len=65000
+		if [ "$i" = 3 ]; then len=$last; fi
+		setfattr -n "user.a$i" -v "0s$(head -c "$len" /dev/urandom | base64 -w0)" "$f"
+	done
+}
+
+# The metadata is written in 4 MiB chunks; a record crossing a chunk's end
+# is written in two parts, the second before the next chunk is read back.
+# Records larger than a block go first (largest first) into fresh blocks
+# from block 1, so with 15 records of 64 blocks (four 65000-byte xattrs)
+# and one of 62 (the last xattr 56800 bytes) the next, /z's (12 MiB of
+# zeros: a compact index of 3072 lclusters, over 6 KiB, written by the
+# data pass), starts in block 1023 and crosses 4 MiB; in the second tree
+# the 16th record of 64 blocks starts in block 961 and crosses it
+# (xattrs).  The test checks where the records landed.  The sources sit
+# on a tmpfs: ext4 holds no 65000-byte xattr
+@test "a compressed index and an inode's xattrs crossing the 4 MiB metadata chunk: erofs-utils 1.9.4 extracts the tree, the host kernel reads it as the source" {
+	need_sid_erofs
+	src=$BATS_TEST_TMPDIR/mnt.src
+	mkdir "$src"
+	mount -t tmpfs -o size=64m tmpfs "$src"
+	mkdir "$src/s1" "$src/s2"
+	for i in 00 01 02 03 04 05 06 07 08 09 10 11 12 13 14; do
+		big_xattrs "$src/s1/a$i" 65000
+		cp -a "$src/s1/a$i" "$src/s2/a$i"
+	done
+	big_xattrs "$src/s1/b" 56800
+	big_xattrs "$src/s2/a15" 65000
+	head -c 12582912 /dev/zero > "$src/s1/z"
+	for t in s1 s2; do
+		"$MKFS_EROFS" --quiet -zlz4hc "$SIDTMP/$t.img" "$src/$t"
+		case $t in s1) p=/z lo=$(((4 << 20) - 4096)) hi=$(((4 << 20) - 72)) ;;
+			   s2) p=/a15 lo=$(((4 << 20) - 260108)) hi=$((4 << 20)) ;;
+		esac
+		nid=$(chroot "$SID_ROOT" dump.erofs --path=$p "$SIDREL/$t.img" | sed -n 's/^NID: \([0-9]*\).*/\1/p')
+		[ -n "$nid" ] || die "$t: no NID for $p"
+		at=$((nid * 32))
+		[ "$at" -ge "$lo" ] || die "$t: $p's record at $at, before $lo"
+		[ "$at" -lt "$hi" ] || die "$t: $p's record at $at, not before $hi"
+		sums "$src/$t" > $t.sha256
+		run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/$t.x" "$SIDREL/$t.img"
+		[ "$status" -eq 0 ] || die "$t: erofs-utils fsck.erofs: $output"
+		sums "$SIDTMP/$t.x" | diff $t.sha256 - || die "$t: erofs-utils' extraction differs"
+		mnt=$(mount_erofs "$SIDTMP/$t.img")
+		"$LIB/manifest" "$src/$t" > $t.manifest
+		"$LIB/manifest" "$mnt" | diff $t.manifest - || die "$t: the kernel's tree differs"
+		umount "$mnt"
+	done
 }
 
 @test "a flipped byte in compressed data is caught by fsck.erofs 1.9 (digests)" {
@@ -498,9 +617,7 @@ plan_tree() {
 	done
 	[ "$(stat -c %s "$SIDTMP/o.img")" -le "$(stat -c %s "$SIDTMP/r.img")" ]
 	sums "$SIDTMP/src" > src.sha256
-	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/o.img"
-	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
-	sums "$SIDTMP/x" | diff src.sha256 -
+	sid_extracts o.img src.sha256
 	run "$FSCK_EROFS" --extract=ours "$SIDTMP/o.img"
 	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
 	sums ours | diff src.sha256 -
@@ -525,20 +642,55 @@ plan_tree() {
 			die "$p: ours $o, erofs-utils $r"
 	done
 	# s100 compressed, with its data inline (advise bit 3) and no block
-	line=$(zmap "$SIDREL/o.img" /s100)
-	[[ $line == *" layout=3 "* ]] || die "s100: $line"
-	adv=$(sed 's/.*advise=\(0x[0-9a-f]*\).*/\1/' <<< "$line")
-	[ $((adv & 8)) -eq 8 ] || die "s100: $line"
+	compact_with "$SIDREL/o.img" /s100 8
 	[ "$(stat -c %s "$SIDTMP/o.img")" -le "$(stat -c %s "$SIDTMP/r.img")" ]
 	sums "$SIDTMP/src" > src.sha256
-	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/o.img"
-	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
-	sums "$SIDTMP/x" | diff src.sha256 -
+	sid_extracts o.img src.sha256
 	run "$FSCK_EROFS" --extract=ours "$SIDTMP/o.img"
 	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
 	sums ours | diff src.sha256 -
 	mnt=$(mount_erofs "$SIDTMP/o.img")
 	sums "$mnt" | diff src.sha256 -
+}
+
+# Text of words (seeded: the same bytes every run) whose lz4hc extents
+# leave a last one of 4299 bytes compressed to 4063: with -E ztailpacking
+# the inode, its index and that tail pass a block.  The kernel
+# (fs/erofs/zmap.c) wants only the tail in one block, so the record starts
+# late in a block and the tail lies in the next; erofs-utils' dump.erofs
+# decodes the tail extent there, and its fsck.erofs, the host kernel and
+# our fsck.erofs read the file back
+@test "-zlz4hc -Eztailpacking: an inode and index crossing into the next block, the tail whole in it; erofs-utils 1.9.4 and the host kernel read the file" {
+	need_sid_erofs
+	mkdir "$SIDTMP/src"
+	python3 -c '
+import random, sys
+r = random.Random(14)
+vocab = ["".join(r.choice("abcdefghijklmnopqrstuvwxyz_") for _ in range(r.randint(3, 12))) for _ in range(3000)]
+rr = random.Random(100)
+out, size = [], 0
+while size < 17300:
+    w = rr.choice(vocab) + (" " if rr.random() < 0.85 else "\n")
+    out.append(w)
+    size += len(w)
+open(sys.argv[1], "w").write("".join(out)[:17300])' "$SIDTMP/src/w"
+	cp -r "$FSFORGE_TOP/liberofs" "$SIDTMP/src/code"
+	"$MKFS_EROFS" --quiet -zlz4hc -Eztailpacking -T0 "$SIDTMP/o.img" "$SIDTMP/src"
+	compact_with "$SIDREL/o.img" /w 8
+	nid=$(chroot "$SID_ROOT" dump.erofs --path=/w "$SIDREL/o.img" | sed -n 's/^NID: \([0-9]*\).*/\1/p')
+	# the last extent: "   3:   13001..   17300 |    4299 :    PA..   END |  4063"
+	read -r pa plen < <(chroot "$SID_ROOT" dump.erofs --path=/w -e "$SIDREL/o.img" |
+		awk -F'[ :.|]+' '/^ *[0-9]+:/ { pa = $6; len = $8 } END { print pa, len }')
+	[ "$plen" -lt 4096 ] || die "the tail extent: $pa, $plen bytes"
+	[ $((pa / 4096)) -eq $((nid * 32 / 4096 + 1)) ] ||
+		die "the tail at $pa, not in the block after the inode's (nid $nid)"
+	[ $((pa % 4096 + plen)) -le 4096 ] || die "the tail at $pa crosses a block"
+	sums "$SIDTMP/src" > src.sha256
+	sid_extracts o.img src.sha256
+	run "$FSCK_EROFS" "$SIDTMP/o.img"
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	mnt=$(mount_erofs "$SIDTMP/o.img")
+	sums "$mnt" | diff src.sha256 - || die "the host kernel's contents differ"
 }
 
 @test "-z with alternatives and no hints: every file takes the first; superblock as erofs-utils 1.9.4 writes it; each fsck.erofs extracts the other's image" {

@@ -49,6 +49,22 @@ both_read() {
 	rm -rf "$SIDTMP/i.x" "$SIDTMP/i.img"
 }
 
+# both fsck.erofs extract IMG (in this directory): s/a and s/b come back
+# byte-exact
+both_extract_ab() {
+	local img=$1
+	rm -rf x
+	run "$FSCK_EROFS" --extract=x "$img"
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	cmp s/a x/a || die "our fsck: a differs"
+	cmp s/b x/b || die "our fsck: b differs"
+	cp "$img" "$SIDTMP/$img"
+	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/$img"
+	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+	cmp s/a "$SIDTMP/x/a" || die "erofs-utils: a differs"
+	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
+}
+
 @test "-E ztailpacking, fragments, all-fragments, dedupe: both fsck.erofs extract the tree, digests pass, same image for 1 and 2 workers" {
 	need_sid_erofs
 	u=3f0c3a53-8f1e-4a3b-9d7e-0123456789ab
@@ -160,16 +176,7 @@ for i in range(200):
 	[ "$mid" -gt 200000 ] || die "the middle alone: $mid bytes"
 	[ "$saved" -ge $((mid - 16384)) ] || die "saved $saved of $mid bytes ($plain then $dd)"
 	[ "$saved" -le $((mid + 16384)) ] || die "saved $saved, more than $mid bytes ($plain then $dd)"
-	rm -rf x
-	run "$FSCK_EROFS" --extract=x dd.img
-	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
-	cmp s/a x/a || die "our fsck: a differs"
-	cmp s/b x/b || die "our fsck: b differs"
-	cp dd.img "$SIDTMP/dd.img"
-	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/dd.img"
-	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
-	cmp s/a "$SIDTMP/x/a" || die "erofs-utils: a differs"
-	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
+	both_extract_ab dd.img
 }
 
 # file b holds the first bytes of file a up to 3/4 into a's second
@@ -204,16 +211,7 @@ for i in range(200):
 	cmp dd.img dd2.img || die "1 and 2 workers differ"
 	c=$(stat -c %s c.img) dd=$(stat -c %s dd.img)
 	[ "$dd" -le $((c + 4096)) ] || die "b's shared prefix cost $((dd - c)) bytes ($c then $dd)"
-	rm -rf x
-	run "$FSCK_EROFS" --extract=x dd.img
-	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
-	cmp s/a x/a || die "our fsck: a differs"
-	cmp s/b x/b || die "our fsck: b differs"
-	cp dd.img "$SIDTMP/dd.img"
-	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/dd.img"
-	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
-	cmp s/a "$SIDTMP/x/a" || die "erofs-utils: a differs"
-	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
+	both_extract_ab dd.img
 }
 
 # two incompressible files that begin with the same 400000 random bytes
@@ -241,16 +239,7 @@ for i in range(200):
 	one=$(stat -c %s one.img) nodd=$(stat -c %s nodd.img) dd=$(stat -c %s dd.img)
 	[ "$nodd" -ge $((one + 380000)) ] || die "without dedupe: $one then $nodd"
 	[ "$dd" -le $((one + 8192)) ] || die "with dedupe: $one then $dd"
-	rm -rf x
-	run "$FSCK_EROFS" --extract=x dd.img
-	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
-	cmp s/a x/a || die "our fsck: a differs"
-	cmp s/b x/b || die "our fsck: b differs"
-	cp dd.img "$SIDTMP/dd.img"
-	run chroot "$SID_ROOT" fsck.erofs --extract="$SIDREL/x" "$SIDREL/dd.img"
-	[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
-	cmp s/a "$SIDTMP/x/a" || die "erofs-utils: a differs"
-	cmp s/b "$SIDTMP/x/b" || die "erofs-utils: b differs"
+	both_extract_ab dd.img
 }
 
 # 100 directories each with a text file (one 2,500-byte text of seeded
@@ -358,4 +347,34 @@ for i in range(100):
 	[ "$status" -eq 1 ] || die "status $status: $output"
 	[ "$output" = "mkfs.erofs: error: cannot make the spool file of inline tails in /nonexistent: No such file or directory" ] ||
 		die "$output"
+}
+
+# the ro tmpfs is a TMPDIR no one may write, root included; on a full one
+# the packed content (the fragments of the liberofs sources) needs more
+# than its one page
+@test "-E fragments: the packed inode waits in a spool file in TMPDIR, gone after the run; a read-only or full TMPDIR is a clear error naming it, no image left" {
+	mkdir t ro small
+	run env TMPDIR="$PWD/t" "$MKFS_EROFS" --quiet -zlz4hc -Efragments spooled.img "$SRC"
+	[ "$status" -eq 0 ] || die "mkfs.erofs: $output"
+	run ls -A t
+	[ -z "$output" ] || die "left in TMPDIR: $output"
+	run "$FSCK_EROFS" --extract=x --xattrs spooled.img
+	[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+	"$LIB/manifest" x | diff "$BATS_FILE_TMPDIR/src.manifest" - || die "our extraction differs"
+	mount -t tmpfs -o ro,size=4k tmpfs ro
+	run env TMPDIR="$PWD/ro" "$MKFS_EROFS" --quiet -zlz4hc -Efragments ro.img "$SRC"
+	umount ro
+	[ "$status" -eq 1 ] || die "status $status: $output"
+	[ "$output" = "mkfs.erofs: error: cannot make the spool file of the packed inode in $PWD/ro: Read-only file system" ] ||
+		die "$output"
+	run compgen -G "ro.img*"
+	[ "$status" -ne 0 ] || die "left: $output"
+	mount -t tmpfs -o size=4k tmpfs small
+	run env TMPDIR="$PWD/small" "$MKFS_EROFS" --quiet -zlz4hc -Efragments full.img "$SRC"
+	umount small
+	[ "$status" -eq 1 ] || die "status $status: $output"
+	[ "$output" = "mkfs.erofs: error: cannot write the spool file of the packed inode (in $PWD/small): No space left on device" ] ||
+		die "$output"
+	run compgen -G "full.img*"
+	[ "$status" -ne 0 ] || die "left: $output"
 }

@@ -4,7 +4,10 @@ prints it), its data layout and, for a compressed inode, the map header
 after the inode and its xattrs (8-byte aligned): the HEAD1 and HEAD2
 algorithms, the advise bits and the lcluster bits.  Written from the EROFS
 on-disk format (erofs_fs.h of the kernel), independent of fsforge's reader.
-One line per NID: "NID layout=L [alg1=A alg2=B advise=0xX clusterbits=C]".
+One line per NID: "NID layout=L [alg1=A alg2=B advise=0xX clusterbits=C]",
+and for a compact index (layout 3) " init4=K": the lclusters in 4-byte
+packs before the first 32-byte boundary after the map header, as the
+kernel's zmap.c computes them (the 2-byte packs start there).
 """
 import struct
 import sys
@@ -28,4 +31,7 @@ for arg in sys.argv[2:]:
         _, _, advise, algtype, clusterbits = struct.unpack_from("<HHHBB", img, h)
         line += (f" alg1={algtype & 15} alg2={algtype >> 4}"
                  f" advise={advise:#x} clusterbits={clusterbits & 0x7f}")
+        if layout == 3:
+            ebase = h + 8
+            line += f" init4={((32 - ebase % 32) // 4) & 7}"
     print(line)

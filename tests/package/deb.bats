@@ -110,24 +110,24 @@ setup() {
 	[[ $output == *"xfs-healer: OK"* ]]
 }
 
-@test "the ntfs autopkgtest fails when fsck.ntfs repairs nothing and says all is well" {
+# the autopkgtest of TOOL (ntfs, erofs) with the packaged mkfs.TOOL and an
+# fsck.TOOL that does nothing and exits 0: it must fail, saying FAIL
+stub_fsck_fails() {
+	local tool=$1
 	mkdir sbin
-	cp "$BATS_FILE_TMPDIR/root/usr/sbin/mkfs.ntfs" sbin/
-	printf '#!/bin/sh\nexit 0\n' > sbin/fsck.ntfs
-	chmod +x sbin/fsck.ntfs
-	run env FSFORGE_SBIN="$PWD/sbin" "$FSFORGE_TOP/debian/tests/ntfs"
+	cp "$BATS_FILE_TMPDIR/root/usr/sbin/mkfs.$tool" sbin/
+	printf '#!/bin/sh\nexit 0\n' > "sbin/fsck.$tool"
+	chmod +x "sbin/fsck.$tool"
+	run env FSFORGE_SBIN="$PWD/sbin" "$FSFORGE_TOP/debian/tests/$tool"
 	echo "$output"
-	[ "$status" -ne 0 ]
-	[[ $output == *FAIL:* ]]
+	[ "$status" -ne 0 ] || die "the $tool autopkgtest passed with a stub fsck.$tool"
+	[[ $output == *FAIL:* ]] || die "the $tool autopkgtest did not say FAIL"
+}
+
+@test "the ntfs autopkgtest fails when fsck.ntfs repairs nothing and says all is well" {
+	stub_fsck_fails ntfs
 }
 
 @test "the erofs autopkgtest fails when fsck.erofs checks nothing and says all is well" {
-	mkdir sbin
-	cp "$BATS_FILE_TMPDIR/root/usr/sbin/mkfs.erofs" sbin/
-	printf '#!/bin/sh\nexit 0\n' > sbin/fsck.erofs
-	chmod +x sbin/fsck.erofs
-	run env FSFORGE_SBIN="$PWD/sbin" "$FSFORGE_TOP/debian/tests/erofs"
-	echo "$output"
-	[ "$status" -ne 0 ]
-	[[ $output == *FAIL:* ]]
+	stub_fsck_fails erofs
 }
