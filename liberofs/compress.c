@@ -1314,7 +1314,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 		if (n->size - pos > cp->piece)
 			end = pos + cp->piece;
 	}
-	if (!s.shared)
+	if (!s.shared && n->size > EROFS_FADV_MIN)
 		posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	w->digest = !plan && (n->has_digest ||
 		    ((b->opts->dedupe || b->opts->fragments) && n != b->packed));
