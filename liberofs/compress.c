@@ -14,7 +14,8 @@
  * after file i-1, at the next free block.  A worker whose file's turn has
  * not come keeps it (up to HOLD_MAX bytes) and goes on with the next file,
  * writing what it keeps as the turns come.  A file larger than the buffer
- * takes the turn early and writes as it goes.  Addresses thus follow the
+ * is compressed on into a larger one while the worker's hold allows, then
+ * takes the turn and writes as it goes.  Addresses thus follow the
  * layout order only, never the thread schedule: the image is the same for
  * any --workers.  The lcluster index (full form: 8 bytes per block of the
  * file) is built once the file's first block is known and kept for the
@@ -139,8 +140,11 @@ struct worker {
 	size_t nheld, held_cap, held_bytes;
 };
 
-/* Compressed bytes a worker may hold for files whose turn has not come. */
-#define HOLD_MAX	(16u << 20)
+/* Compressed bytes a worker may hold for files whose turn has not come
+ * (held files, and the output so far of a big file it compresses on; see
+ * keep_going).  32 MiB lets a worker go on past a big file (a 76 MB table
+ * of /usr/share is 20 MB of lz4hc) instead of idling until it is written. */
+#define HOLD_MAX	(32u << 20)
 
 bool erofs_zindex_compact(const struct erofs_build *b)
 {
@@ -1225,6 +1229,45 @@ enum cut_mode {
 };
 
 /*
+ * A big file's first OUTLEN compressed bytes are in w->out, its turn has
+ * not come (the files before it are still being compressed): rather than
+ * wait, compress on while those bytes, the next OUT_FLUSH and what the
+ * worker holds stay within HOLD_MAX (the other workers compress the files
+ * before it meanwhile, and after it into their hold).  Held files whose
+ * turn came are written first.  Beyond HOLD_MAX it waits for its turn.
+ */
+static bool keep_going(struct worker *w, size_t i, size_t outlen)
+{
+	bool ready;
+
+	if (flush_held(w, false))
+		return false;	/* the error is in cp->error: take_turn sees it */
+	pthread_mutex_lock(&w->cp->lock);
+	ready = w->cp->turn == i;
+	pthread_mutex_unlock(&w->cp->lock);
+	return !ready &&
+	       w->held_bytes + outlen + OUT_FLUSH <= HOLD_MAX;
+}
+
+/* Room in w->out for OUT_FLUSH more bytes after OUTLEN (and the extent
+ * that crosses it). */
+static int grow_out(struct worker *w, size_t outlen)
+{
+	size_t need = outlen + OUT_FLUSH + MAX_EXTENT +
+		      (size_t)w->cp->b->pclusterblks * w->cp->b->blksz;
+	uint8_t *g;
+
+	if (need <= w->out_cap)
+		return 0;
+	g = realloc(w->out, need);
+	if (!g)
+		return -ENOMEM;
+	w->out = g;
+	w->out_cap = need;
+	return 0;
+}
+
+/*
  * Cut N into extents and compress them: the data pass (file I of the
  * pass), or in a plan mode the same cuts, writing nothing: the
  * -E ztailpacking plan finds the last extent (see ztail_plan), the exact
@@ -1245,7 +1288,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 	const enum erofs_compr compr = b->opts->zcfgs[n->zcfg].compr;
 	const bool slow = compr != EROFS_COMPR_LZ4 && compr != EROFS_COMPR_LZ4HC;
 	/* a piece of the packed inode is written whole under its turn */
-	const size_t flush_at = cp->piece ? SIZE_MAX : OUT_FLUSH;
+	size_t flush_at = cp->piece ? SIZE_MAX : OUT_FLUSH;
 	bool turn = false;
 	char path[PATH_MAX];
 	uint8_t probe;
@@ -1272,7 +1315,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 		if (n->size - pos > cp->piece)
 			end = pos + cp->piece;
 	}
-	if (!s.shared)
+	if (!s.shared && n->size > EROFS_FADV_MIN)
 		posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	w->digest = !plan && (n->has_digest ||
 		    ((b->opts->dedupe || b->opts->fragments) && n != b->packed));
@@ -1446,11 +1489,19 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 			outlen = 0;
 			continue;
 		}
-		/* a big file: write as it goes, holding the turn */
+		/* a big file: write as it goes, holding the turn; while the
+		 * turn has not come, go on into a larger buffer as long as
+		 * the worker's hold allows (see keep_going) */
+		if (!turn && keep_going(w, i, outlen)) {
+			ret = grow_out(w, outlen);
+			flush_at = outlen + OUT_FLUSH;
+			continue;
+		}
 		if (!turn) {
 			ret = take_turn(w, i, &base);
 			turn = !ret;
 		}
+		flush_at = OUT_FLUSH;
 		if (!ret)
 			ret = fsf_dev_pwrite(&b->dev, w->out, outlen,
 					     (base + written) * bs);

@@ -103,7 +103,8 @@ static int open_source(struct data_pass *dp, const struct erofs_node *n,
 	if (fd < 0)
 		return fail(dp, path, "cannot open", -errno);
 	*s = (struct erofs_src){ .fd = fd };
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if (n->size > EROFS_FADV_MIN)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	return 0;
 }
 
