@@ -54,6 +54,9 @@
  * any worker (a multiple of MAX_EXTENT: where extents reach MAX_EXTENT,
  * the cuts fall where they would without pieces). */
 #define PACKED_PIECE	(16ull << 20)
+/* ... with lzma, whose pieces cost several seconds each: the last one
+ * alone on a core leaves the others idle for less */
+#define PACKED_PIECE_LZMA	(8ull << 20)
 
 struct zext {
 	uint64_t la;		/* logical start */
@@ -2045,18 +2048,19 @@ int erofs_compress_files(struct erofs_build *b, struct erofs_node **files,
 	struct worker *ws = NULL;
 	pthread_t *tids = NULL;
 	unsigned int started = 0;
+	uint64_t piece = PACKED_PIECE;
 	int ret = 0;
 
 	if (!cp.nfiles)
 		return 0;
-	if (nfiles == 1 && files[0] == b->packed &&
-	    files[0]->size > PACKED_PIECE) {
+	if (b->opts->zcfgs[files[0]->zcfg].compr == EROFS_COMPR_LZMA)
+		piece = PACKED_PIECE_LZMA;
+	if (nfiles == 1 && files[0] == b->packed && files[0]->size > piece) {
 		/* the packed inode (with all-fragments, every file's data):
 		 * compressed in pieces on all the workers, cut at fixed
 		 * offsets whatever their number */
-		cp.piece = PACKED_PIECE;
-		cp.nfiles = (size_t)((files[0]->size + PACKED_PIECE - 1) /
-				     PACKED_PIECE);
+		cp.piece = piece;
+		cp.nfiles = (size_t)((files[0]->size + piece - 1) / piece);
 		cp.files = malloc(cp.nfiles * sizeof(*cp.files));
 		if (!cp.files)
 			return -ENOMEM;
