@@ -55,6 +55,9 @@
  * any worker (a multiple of MAX_EXTENT: where extents reach MAX_EXTENT,
  * the cuts fall where they would without pieces). */
 #define PACKED_PIECE	(16ull << 20)
+/* ... with lzma, whose pieces cost several seconds each: the last one
+ * alone on a core leaves the others idle for less */
+#define PACKED_PIECE_LZMA	(8ull << 20)
 
 struct zext {
 	uint64_t la;		/* logical start */
@@ -1106,6 +1109,58 @@ static bool raw_ahead(struct worker *w, const uint8_t *src, size_t avail,
 }
 
 /*
+ * -z lzma: runs of incompressible data (already compressed files: .gz,
+ * .png, .xz) are stored raw without an lzma attempt.  Per byte, lzma
+ * costs most on such data (more than on text) and saves nothing there,
+ * while fast lz4 tells it apart at a small fraction of the cost.  A run
+ * is at least RAW_RUN bytes of RAW_PROBE chunks in which lz4 finds no
+ * sixteenth to save (as raw_ahead); shorter ones stay in the extent, as
+ * a cut costs the padding of a partly filled pcluster.  The data alone
+ * decides, so the plan and any --workers cut the same way.
+ */
+#define RAW_RUN		(256u << 10)
+
+static bool chunk_raw(struct worker *w, const uint8_t *src, uint32_t len)
+{
+	int in = (int)len;
+
+	return LZ4_compress_destSize((const char *)src, (char *)w->z, &in,
+				     (int)(len - len / 16)) > 0 && in < (int)len;
+}
+
+/* Where the chunks have been probed (file offsets): AT is the next chunk,
+ * START the first of the incompressible ones just before it. */
+struct rawscan {
+	uint64_t at, start;
+};
+
+/*
+ * The file offset where the first run at or after POS starts (POS when
+ * one holds POS), probing on from where the last call stopped through the
+ * whole chunks of the LEN bytes at SRC (the data from POS on); POS + LEN
+ * when none starts there yet.  A run's end as far as probed is r->at.
+ */
+static uint64_t raw_run(struct worker *w, struct rawscan *r, uint64_t pos,
+			const uint8_t *src, uint32_t len)
+{
+	if (r->at <= pos)	/* a run found before ended by POS */
+		r->at = r->start = pos;
+	while (r->at + RAW_PROBE <= pos + len) {
+		if (chunk_raw(w, src + (r->at - pos), RAW_PROBE)) {
+			r->at += RAW_PROBE;
+			continue;
+		}
+		if (r->at - r->start >= RAW_RUN)
+			break;
+		r->at += RAW_PROBE;
+		r->start = r->at;
+	}
+	if (r->at - r->start < RAW_RUN)
+		return pos + len;
+	return r->start > pos ? r->start : pos;
+}
+
+/*
  * -E dedupe: the first window in [POS, POS + WANT) where an earlier
  * pcluster's content starts, compared byte for byte: all of it (ending by
  * LIMIT), or else the longest prefix of at least SEG_MIN_PARTIAL blocks
@@ -1284,9 +1339,11 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 	const uint32_t pcl = erofs_node_pcl(b, n) * bs;
 	uint64_t pos = 0, read_to = 0, base = 0, written = 0, end = n->size;
 	uint64_t raw_until = 0;	/* see raw_ahead */
+	struct rawscan rs = { 0 };	/* see raw_run */
 	size_t off = 0, avail = 0, outlen = 0;
 	const enum erofs_compr compr = b->opts->zcfgs[n->zcfg].compr;
 	const bool slow = compr != EROFS_COMPR_LZ4 && compr != EROFS_COMPR_LZ4HC;
+	const bool lzma = compr == EROFS_COMPR_LZMA;	/* see raw_run */
 	/* a piece of the packed inode is written whole under its turn */
 	size_t flush_at = cp->piece ? SIZE_MAX : OUT_FLUSH;
 	bool turn = false;
@@ -1334,6 +1391,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 		uint64_t left = end - pos;
 		uint32_t want = left < w->max_extent ? (uint32_t)left : w->max_extent;
 		uint32_t taken = 0, cblks, csize;
+		uint64_t run = UINT64_MAX;
 		struct zext e = { .la = pos };
 		int r;
 
@@ -1411,10 +1469,18 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 		}
 		if (r == 1 && w->sc.hit_at - pos < bs)
 			drop_hit(w);	/* no room for an extent before it */
-		if (!w->sc.hit && pos < raw_until && want > bs &&
-		    raw_ahead(w, w->in + off, avail, pcl))
+		if (lzma && !w->sc.hit && want > bs &&
+		    (run = raw_run(w, &rs, pos, w->in + off,
+				   avail < want ? (uint32_t)avail : want)) <
+		    pos + bs)
+			r = 0;		/* in a run: raw, one block */
+		else if (!w->sc.hit && pos < raw_until && want > bs &&
+			 raw_ahead(w, w->in + off, avail, pcl))
 			r = 0;		/* stored raw, one block */
-		else
+		else if (lzma && !w->sc.hit && want > bs && run < pos + want) {
+			want = (uint32_t)(run - pos);	/* ends where one starts */
+			r = squeeze(w, w->in + off, want, pcl, &taken);
+		} else
 			r = w->sc.hit ? squeeze_before(w, w->in + off, want,
 						       (uint32_t)(w->sc.hit_at - pos),
 						       pcl, &taken) :
@@ -1637,7 +1703,7 @@ static int worker_init(struct worker *w, struct cpass *cp)
 		     MAX_EXTENT + pcl;
 	w->in = malloc(w->in_cap);
 	w->out = malloc(w->out_cap);
-	w->z = malloc(pcl);
+	w->z = malloc(pcl > RAW_PROBE ? pcl : RAW_PROBE);	/* see chunk_raw */
 	w->md = EVP_MD_CTX_new();
 	if (!w->in || !w->out || !w->z || !w->md)
 		return -ENOMEM;
@@ -2040,18 +2106,19 @@ int erofs_compress_files(struct erofs_build *b, struct erofs_node **files,
 	struct worker *ws = NULL;
 	pthread_t *tids = NULL;
 	unsigned int started = 0;
+	uint64_t piece = PACKED_PIECE;
 	int ret = 0;
 
 	if (!cp.nfiles)
 		return 0;
-	if (nfiles == 1 && files[0] == b->packed &&
-	    files[0]->size > PACKED_PIECE) {
+	if (b->opts->zcfgs[files[0]->zcfg].compr == EROFS_COMPR_LZMA)
+		piece = PACKED_PIECE_LZMA;
+	if (nfiles == 1 && files[0] == b->packed && files[0]->size > piece) {
 		/* the packed inode (with all-fragments, every file's data):
 		 * compressed in pieces on all the workers, cut at fixed
 		 * offsets whatever their number */
-		cp.piece = PACKED_PIECE;
-		cp.nfiles = (size_t)((files[0]->size + PACKED_PIECE - 1) /
-				     PACKED_PIECE);
+		cp.piece = piece;
+		cp.nfiles = (size_t)((files[0]->size + piece - 1) / piece);
 		cp.files = malloc(cp.nfiles * sizeof(*cp.files));
 		if (!cp.files)
 			return -ENOMEM;

@@ -83,6 +83,50 @@ both_extract_ab() {
 	done
 }
 
+# -z lzma stores a run of incompressible data (256 KiB or more, as fast lz4
+# finds it) raw without an lzma attempt: the extent before it ends where
+# it starts, compression resumes after it.  In a file and, with
+# all-fragments, across files in the packed inode; with big and small
+# pclusters.  Random data cannot shrink and 1.4 MB of seq text packs to
+# well under a tenth with lzma, so the image holds the random bytes and
+# little more.
+@test "-z lzma: runs of incompressible data between text, raw: both fsck.erofs extract the tree, same image for 1 and 2 workers, about the random bytes' size" {
+	need_sid_erofs
+	u=3f0c3a53-8f1e-4a3b-9d7e-0123456789ab
+	mkdir -p r/src
+	seq 1 100000 | head -c 700000 > r/text
+	head -c 1048576 /dev/urandom > r/random
+	cat r/text r/random r/text > r/src/run
+	head -c 600000 /dev/urandom > r/src/b-random
+	cp r/text r/src/c-text
+	(cd r/src && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) > r.sha256
+	for opts in "-zlzma -C1048576 -Eall-fragments,dedupe,ztailpacking" \
+		    "-zlzma -C1048576" "-zlzma -C65536 -Eztailpacking"; do
+		# shellcheck disable=SC2086
+		run "$MKFS_EROFS" --quiet $opts -T 1700000000 -U $u --workers=1 \
+			--xattr-inode-digest=trusted.erofs.fingerprint a.img r/src
+		[ "$status" -eq 0 ] || die "mkfs.erofs $opts: $output"
+		# shellcheck disable=SC2086
+		"$MKFS_EROFS" --quiet $opts -T 1700000000 -U $u --workers=2 \
+			--xattr-inode-digest=trusted.erofs.fingerprint b.img r/src
+		cmp a.img b.img || die "$opts: 1 and 2 workers differ"
+		size=$(stat -c %s a.img)
+		[ "$size" -ge $((1048576 + 600000)) ] || die "$opts: $size bytes"
+		[ "$size" -le $((1048576 + 600000 + 2100000 / 10 + 65536)) ] || die "$opts: $size bytes"
+		rm -rf x
+		run "$FSCK_EROFS" --extract=x --xattr-inode-digest a.img
+		[ "$status" -eq 0 ] || die "our fsck.erofs: $output"
+		(cd x && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
+			diff r.sha256 - || die "$opts: our extraction differs"
+		cp a.img "$SIDTMP/i.img"
+		run chroot "$SID_ROOT" fsck.erofs --xattr-inode-digest --extract="$SIDREL/i.x" "$SIDREL/i.img"
+		[ "$status" -eq 0 ] || die "erofs-utils fsck.erofs: $output"
+		(cd "$SIDTMP/i.x" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
+			diff r.sha256 - || die "$opts: erofs-utils' extraction differs"
+		rm -rf "$SIDTMP/i.x" "$SIDTMP/i.img"
+	done
+}
+
 @test "erofs-utils 1.9 images with ztailpacking, fragments and dedupe: our fsck.erofs extracts the tree" {
 	need_sid_erofs
 	cp -a "$SRC" "$SIDTMP/src"
