@@ -90,6 +90,15 @@ damage_repair() {
 	[[ $repaired == *"boot sector is invalid (its jump instruction is EC 52 90)"* ]]
 }
 
+# The primary's reserved sector count (a field NTFS leaves zero) is 0xff:
+# our check took it and copied it over the backup; ntfs-3g and ntfsck
+# refuse it ("Reserved fields aren't zero"), so every file was lost
+# (lab r-deep4k-1500013).  The backup, equally confirmed, wins.
+@test "primary boot sector with a reserved field that is not zero: rewritten from the backup" {
+	damage_repair reserved-primary
+	[[ $repaired == *"boot sector is invalid (its byte 0x0e is 0xff, not the zero NTFS leaves there)"* ]]
+}
+
 @test "backup boot sector with its \$MFT cluster one off: rewritten from the primary" {
 	damage_repair mft-lcn-backup
 	[[ $repaired == *"backup boot sector is invalid"* ]]
