@@ -18,6 +18,7 @@ the end), the boot sector's volume size unchanged (the volume is not
 are counted on a copy of the result grown back to the base's size with
 zeros (the disk made whole again), where every file none of whose
 records and clusters was cut must be found intact."""
+import os
 import struct
 
 import ntfsparse as P
@@ -64,3 +65,14 @@ def volume_bytes(path):
     bps, = struct.unpack_from("<H", b, 11)
     sectors, = struct.unpack_from("<q", b, 0x28)
     return bps * sectors
+
+
+if __name__ == "__main__":
+    # truncate.py cut IMG WHERE: cut IMG in place; prints its new size
+    import sys
+    if len(sys.argv) != 4 or sys.argv[1] != "cut":
+        sys.exit("usage: truncate.py cut IMG WHERE (%s)" % " ".join(WHERE))
+    with open(sys.argv[2], "rb") as f:
+        n = cut_at(bytearray(f.read()), sys.argv[3])
+    os.truncate(sys.argv[2], n)
+    print(n)
