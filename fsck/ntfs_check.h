@@ -387,6 +387,9 @@ void ntfs_check_extensions(struct ntfs_check *c);
  * list rebuilt when it says otherwise, extension records whose base
  * reference was lost given it back, link counts over all the records. */
 void ntfs_check_attr_lists(struct ntfs_check *c);
+/* Whether base record REC's non-resident attribute list has clusters
+ * past the end of a truncated device (not read: unknown, not wrong). */
+bool ntfs_list_past_end(const struct ntfs_check *c, const uint8_t *rec);
 /* The list of base record B made again from B and the extension records
  * its list names that still point back at B (after attributes were
  * removed from them).  0, or -1 with WHY. */

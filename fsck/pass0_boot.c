@@ -70,6 +70,21 @@ static bool standard_jump(const uint8_t *sec)
 	return sec[0] == 0xeb && (sec[1] == 0x52 || sec[1] == 0x5b) && sec[2] == 0x90;
 }
 
+/* The offset of the first BIOS parameter block field NTFS leaves zero
+ * (reserved sectors, FATs, root entries, small sector count, sectors per
+ * FAT, large sector count) that is not zero in SEC, else 0: ntfs-3g and
+ * ntfsck refuse such a boot sector ("Reserved fields aren't zero"). */
+static unsigned nonzero_bpb(const uint8_t *sec)
+{
+	static const uint8_t offs[] = { 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14,
+					0x16, 0x17, 0x20, 0x21, 0x22, 0x23 };
+
+	for (size_t i = 0; i < sizeof(offs); i++)
+		if (sec[offs[i]])
+			return offs[i];
+	return 0;
+}
+
 /* Why candidate K is worse than the chosen one. */
 static const char *worse(const struct ntfs_candidate *k, char *why)
 {
@@ -149,6 +164,14 @@ int ntfs_pass0_boot(struct ntfs_check *c)
 		k[0].mft_ok = false;	/* for worse() */
 		snprintf(k[0].why, NTFS_WHY, "its jump instruction is %02X %02X %02X",
 			 sec[0][0], sec[0][1], sec[0][2]);
+	}
+	if (ok[0] && ok[1] && r0 == r1 && best == 0 && nonzero_bpb(sec[0]) &&
+	    !nonzero_bpb(sec[1])) {
+		/* equally confirmed: the one whose zero fields are zero */
+		best = 1;
+		k[0].mft_ok = false;	/* for worse() */
+		snprintf(k[0].why, NTFS_WHY, "its byte 0x%02x is 0x%02x, not the zero NTFS leaves there",
+			 nonzero_bpb(sec[0]), sec[0][nonzero_bpb(sec[0])]);
 	}
 	if (ok[0] && !ok[1] && !fits(c, &k[0])) {
 		/* a primary larger than the device and no backup where it

@@ -742,6 +742,42 @@ static unsigned int links_in(const uint8_t *rec, unsigned int *dos)
 	return n;
 }
 
+bool ntfs_list_past_end(const struct ntfs_check *c, const uint8_t *rec)
+{
+	const struct ntfs_attr_header *a = ntfs_attr_find(rec, NTFS_AT_ATTRIBUTE_LIST);
+	struct ntfs_run *runs = NULL;
+	bool past = false;
+	char why[NTFS_WHY];
+	long nr;
+
+	if (!a || !a->non_resident ||
+	    (nr = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why)) < 0)
+		return false;
+	for (long i = 0; i < nr && !past; i++)
+		past = runs[i].lcn >= 0 &&
+		       (uint64_t)runs[i].lcn + runs[i].len > c->geo.dev_clusters;
+	free(runs);
+	return past;
+}
+
+/* Whether list V (LEN bytes) names a record that lies past the end of a
+ * truncated device: not read, so not known to be wrong. */
+static bool names_record_past_end(const struct lctx *l, const uint8_t *v, uint32_t len)
+{
+	const struct ntfs_check *c = l->c;
+	struct ntfs_al_entry e;
+	uint32_t off = 0;
+	char why[NTFS_WHY];
+
+	while (ntfs_al_next(v, len, &off, &e, why) == 1) {
+		uint64_t at = ntfs_vol_record_offset(&c->vol, e.mref & MASK48);
+
+		if (at != UINT64_MAX && (at > c->dev.size || c->dev.size - at < l->rs))
+			return true;
+	}
+	return false;
+}
+
 static void check_one(struct lctx *l, uint64_t b)
 {
 	struct ntfs_check *c = l->c;
@@ -763,6 +799,12 @@ static void check_one(struct lctx *l, uint64_t b)
 	snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)b);
 	v = read_list(c, rec, at, &len, why);
 	cur_ok = v && !ntfs_al_check(v, len, why);
+	/* an extent or name in a record the truncated device lost is
+	 * unknown, not missing: the list, the sizes and the link count
+	 * stay as they are (the truncation is reported) */
+	if ((cur_ok && names_record_past_end(l, v, len)) ||
+	    (!v && ntfs_list_past_end(c, rec)))
+		goto out;
 	if (ntfs_al_add_record(&nb, rec, NTFS_MREF(b, bseq)))
 		goto out;
 	/* the extension records pointing back: listed ones first */

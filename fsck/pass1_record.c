@@ -318,6 +318,9 @@ static bool lists(struct ntfs_check *c, const uint8_t *rec, uint64_t ext)
 
 		while (!found && ntfs_list_next(list, len, &off, &type, &r))
 			found = r == ext;
+	} else {
+		/* past the end of a truncated device: not known not to */
+		found = ntfs_list_past_end(c, rec);
 	}
 	free(list);
 	free(runs);

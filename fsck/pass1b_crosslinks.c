@@ -101,8 +101,8 @@ static uint64_t file_of(uint64_t recno, const uint8_t *rec)
 	uint64_t base;
 
 	memcpy(&m, rec, sizeof(m));
-	base = le64toh(m.base_mft_record) & 0xffffffffffffULL;
-	return base ? base : recno;
+	base = le64toh(m.base_mft_record);	/* $MFT's extensions name 0 */
+	return base ? base & 0xffffffffffffULL : recno;
 }
 
 /*

@@ -98,6 +98,37 @@ uint32_t ntfs_attr_value_room(const uint8_t *a)
 	return len - vofs;
 }
 
+/* The length a self-relative security descriptor of ROOM bytes at V
+ * says it has: the furthest end of its 20-byte header, owner and group
+ * SIDs (8 + 4 per sub-authority) and present SACL and DACL (their size
+ * field); 0 when it is not one or a part lies past ROOM. */
+static uint32_t sd_length(const uint8_t *v, uint32_t room)
+{
+	uint16_t control;
+	uint32_t end = 20;
+
+	if (room < 20 || v[0] != 1)
+		return 0;
+	control = ntfs_get16(v + 2);
+	if (!(control & 0x8000))	/* SE_SELF_RELATIVE */
+		return 0;
+	for (int i = 0; i < 4; i++) {
+		uint32_t off = ntfs_get32(v + 4 + 4 * i), len;
+
+		/* owner, group, SACL (present: 0x10), DACL (0x04) */
+		if (!off || (i == 2 && !(control & 0x10)) || (i == 3 && !(control & 0x04)))
+			continue;
+		if (off < 20 || off > room - 8)
+			return 0;
+		len = i < 2 ? 8u + 4u * v[off + 1] : ntfs_get16(v + off + 2);
+		if (len < 8 || len > room - off)
+			return 0;
+		if (off + len > end)
+			end = off + len;
+	}
+	return end;
+}
+
 uint32_t ntfs_attr_value_length_of(const uint8_t *a, uint32_t room)
 {
 	uint32_t type = ntfs_get32(a);
@@ -116,6 +147,13 @@ uint32_t ntfs_attr_value_length_of(const uint8_t *a, uint32_t room)
 		return room >= 64 ? 64 : room >= 16 ? 16 : 0;
 	if (type == NTFS_AT_EA_INFORMATION)
 		return room >= 8 ? 8 : 0;
+	/* a security descriptor: its parts' offsets and sizes; the
+	 * attribute rounds it up to 8 bytes */
+	if (type == NTFS_AT_SECURITY_DESCRIPTOR) {
+		uint32_t want = sd_length(v, room);
+
+		return want && room - want < 8 ? want : 0;
+	}
 	/* tag, data length, reserved, the GUID of a third-party tag (bit 31
 	 * clear), the data; the attribute rounds it up to 8 bytes */
 	if (type == NTFS_AT_REPARSE_POINT && room >= 8) {

@@ -42,7 +42,8 @@ bool ntfs_attr_clamp_sizes(uint8_t *a, uint64_t alloc, struct ntfs_sizes *now);
 uint32_t ntfs_attr_value_room(const uint8_t *a);
 /* The length a resident value of TYPE must have, judged from its own
  * content (for $STANDARD_INFORMATION, $FILE_NAME, $OBJECT_ID,
- * $EA_INFORMATION and $REPARSE_POINT), within ROOM bytes;
+ * $EA_INFORMATION, $SECURITY_DESCRIPTOR and $REPARSE_POINT), within
+ * ROOM bytes;
  * 0 when the content does not say. */
 uint32_t ntfs_attr_value_length_of(const uint8_t *a, uint32_t room);
 void ntfs_attr_set_value_length(uint8_t *a, uint32_t len);

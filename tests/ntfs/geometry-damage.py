@@ -92,6 +92,8 @@ def main():
             bump_lcn(img, backup, 0x30, 1)
         elif case == "jump-primary":
             img[0] = (img[0] + 1) & 0xFF  # EB 52 90 -> EC 52 90
+        elif case == "reserved-primary":
+            img[0x0e] = 0xFF  # reserved sectors, which NTFS leaves zero
         elif case == "size-primary":
             img[0x2a] = (img[0x2a] + 1) & 0xFF  # +65536 sectors
         elif case == "mirr-lcn-primary":

@@ -90,6 +90,15 @@ damage_repair() {
 	[[ $repaired == *"boot sector is invalid (its jump instruction is EC 52 90)"* ]]
 }
 
+# The primary's reserved sector count (a field NTFS leaves zero) is 0xff:
+# our check took it and copied it over the backup; ntfs-3g and ntfsck
+# refuse it ("Reserved fields aren't zero"), so every file was lost
+# (lab r-deep4k-1500013).  The backup, equally confirmed, wins.
+@test "primary boot sector with a reserved field that is not zero: rewritten from the backup" {
+	damage_repair reserved-primary
+	[[ $repaired == *"boot sector is invalid (its byte 0x0e is 0xff, not the zero NTFS leaves there)"* ]]
+}
+
 @test "backup boot sector with its \$MFT cluster one off: rewritten from the primary" {
 	damage_repair mft-lcn-backup
 	[[ $repaired == *"backup boot sector is invalid"* ]]
@@ -180,6 +189,41 @@ damage_repair() {
 	manifest_of image | grep -v -e '^fill	' > got
 	diff -u want got
 	[ "$(wc -l < got)" -ge 100 ]
+}
+
+# Cut inside the last MFT record in use (the lab's truncate.py, case
+# mfttail): a file of 121 names keeps most of them in extension records
+# and its attribute list out of its record, both past the cut.  They are
+# unknown, not wrong: -a rebuilt the list, counted 118 links, cleared 19
+# extension records, and wrote $Secure's default descriptors (a write
+# past the end); now it writes no byte, the truncation and what it hides
+# reported (exit 4), as in lab u-deep4k-mfttail.
+@test "truncated inside the MFT: an attribute list, extension records and \$SDS past the end are left as they are, nothing written" {
+	local m=mnt
+	truncate -s 16M image
+	"$MKFS_NTFS" -q -F image
+	mkdir -p $m
+	ntfs-3g image $m
+	mkdir $m/d $m/alist
+	for i in $(seq 1 40); do echo "$i" > "$m/d/f$i"; done
+	head -c 20000 /dev/urandom > $m/alist/linked
+	for i in $(seq 1 120); do ln $m/alist/linked "$m/alist/hard-link-$i-of-the-linked-file"; done
+	umount $m
+	run python3 "$FSFORGE_TOP/tests/ntfs/lab/truncate.py" cut image mfttail
+	[ "$status" -eq 0 ]
+	size=$(stat -c %s image)
+	sum=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ]
+	[[ $output == *"bytes are missing"* ]]
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ $output == *"bytes are missing"* ]]
+	[[ $output != *"attribute list"* ]]
+	[[ $output != *"link count"* ]]
+	[ "$(stat -c %s image)" -eq "$size" ]
+	[ "$(sha256sum < image)" = "$sum" ]
 }
 
 # A directory whose index blocks lie in the missing tail: -a rebuilds its

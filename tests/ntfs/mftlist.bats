@@ -81,6 +81,30 @@ teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
 	[[ "$output" == *"problems: 0 found"* ]] || die "$output"
 }
 
+# ntfs-3g moved $MFT's $FILE_NAME into an extension record, whose base
+# reference is record 0 (sequence 1): the root's index rebuilt named it
+# under that extension record's number, not record 0 ("$MFT has no entry"
+# after -a, a second -a changed it again; lab t-deep4k-iroot-root-blocksize).
+@test "MFT list: the root's index rebuilt: \$MFT's name, held in an extension record of record 0, indexed under record 0" {
+	need_sid
+	cp --sparse=always "$VOL" d.img
+	run python3 "$LAB" root-blocksize d.img
+	[ "$status" -eq 0 ] || die "damage failed: $output"
+	read -r holder base <<< "$output"
+	[ "$holder" -gt 0 ] || die "\$MFT's name in record $holder: not in an extension record"
+	[ "$base" -eq 0 ] || die "\$MFT's name in record $holder of base $base"
+	run "$FSCK" -a d.img
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ "$output" == *"MFT record 5 (/): directory index is corrupt"*"REBUILT"* ]] || die "not rebuilt"
+	repair_converged "$FSCK" d.img -a
+	mkdir -p mnt
+	ntfs-3g -o ro d.img mnt || die "ntfs-3g cannot mount the repaired volume"
+	python3 "$ALLAB" manifest mnt > manifest.1
+	umount mnt
+	cmp "$BATS_FILE_TMPDIR/manifest.0" manifest.1 || die "content differs"
+}
+
 # CASE: which saved record is written back; WANT: what -n must say;
 # [SRC MANIFEST]: the volume (default $VOL) and its manifest; PREP: a lab command
 # run on the copy before the damage

@@ -27,6 +27,10 @@ through splitidx_lab.py), not libntfs.
                                       free record of the first run, not in
                                       use (a deleted file whose runs name
                                       the clusters the MFT grew into)
+  mftlist_lab.py root-blocksize IMG   the root directory's $INDEX_ROOT
+                                      block size + 1 (its index rebuilt;
+                                      prints where $MFT's $FILE_NAME is:
+                                      "RECORD BASE")
   mftlist_lab.py bits2 IMG            the $MFT bitmap's bits of the two
                                       records past its allocation set (in
                                       the bitmap's allocation)
@@ -412,6 +416,23 @@ def clear_bits_past(img):
     v.save()
 
 
+def root_blocksize(img):
+    """The root's $INDEX_ROOT block size + 1; prints the record holding
+    $MFT's $FILE_NAME and the base reference number it names."""
+    v = S.Vol(img)
+    rec = v.rec(5)
+    for off, t, name, nr in P.attrs(rec):
+        if t == 0x90 and name == "$I30":
+            vo, _ = P.value(rec, off)
+            struct.pack_into("<I", rec, vo + 8, struct.unpack_from("<I", rec, vo + 8)[0] + 1)
+    at = v.g.rec_off(5)
+    v.img[at:at + v.g.rs] = P.refix(rec)
+    v.save()
+    for x, xr, off, t, name, nr in P.all_attrs(v.img, v.g, 0, numbers=True):
+        if t == 0x30:
+            print(x, struct.unpack_from("<Q", xr, 0x20)[0] & 0xFFFFFFFFFFFF)
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "make":
@@ -424,6 +445,8 @@ if __name__ == "__main__":
         logtwin(sys.argv[2])
     elif cmd == "ghost":
         ghost(sys.argv[2])
+    elif cmd == "root-blocksize":
+        root_blocksize(sys.argv[2])
     elif cmd == "bits2":
         bits2(sys.argv[2])
     elif cmd == "make-reparse":

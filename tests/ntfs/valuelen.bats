@@ -132,3 +132,10 @@ damage() {
 @test "\$EA_INFORMATION: value length past the attribute, set back to 8" {
 	damage ea d0 8
 }
+
+# ntfs-3g gives each file its own self-relative descriptor: header 20,
+# owner and group S-1-5-32-544/545 (8 + 2 x 4 each), a DACL of 28 bytes
+# at 52 (lab r-deep4k-1500011: -a asked, exit 4, while ntfsck -a fixed it)
+@test "\$SECURITY_DESCRIPTOR: value length past the attribute, set back to where its DACL ends (52 + 28)" {
+	damage oid16 50 80
+}

@@ -30,7 +30,13 @@ BASES = {
     # attribute lists
     "rich4k": ("ours", 4096, 64),
     "rich1k": ("ours", 1024, 64),
+    # the same tree with 110 more characters in big/'s names (its index a
+    # B+tree of depth >= 3: root, INDX nodes, INDX leaves) grown while
+    # every other free cluster was held: $MFT in one-cluster runs (record
+    # 0 gets an attribute list), the files' data fragmented (hold_every_other)
+    "deep4k": ("ours", 4096, 48),
 }
+DEEP_NAME = "entry-%04d-" + "deep-" * 22 + "name.txt"
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kfixture")
 
 
@@ -58,9 +64,10 @@ def umount(mnt):
     subprocess.run(["umount", "-l", mnt], capture_output=True)
 
 
-def populate(m, seed, lowent=False):
+def populate(m, seed, lowent=False, bigname="entry-%04d-with-a-fairly-long-name.txt"):
     """The tree written through ntfs-3g (deterministic from SEED); LOWENT:
-    file data is a seeded 32-byte chunk repeated (compresses well)."""
+    file data is a seeded 32-byte chunk repeated (compresses well);
+    BIGNAME: the names of big/'s entries (% their number)."""
     rnd = random.Random(seed)
 
     def data(n):
@@ -85,7 +92,7 @@ def populate(m, seed, lowent=False):
     # a big directory: more entries than an index root holds, several levels
     os.makedirs(os.path.join(m, "big"))
     for i in range(1200):
-        name = "entry-%04d-with-a-fairly-long-name.txt" % i
+        name = bigname % i
         put(os.path.join("big", name),
             data(6000) if i % 97 == 0 else b"%d\n" % i)
     # hard links (one name in another directory too)
@@ -377,6 +384,59 @@ def file_map(img_path, man):
             for i in want}, {"cs": g.cs, "rs": g.rs}
 
 
+def bitmap_bits(img, g):
+    """(byte offset, bit) of each cluster's bit in $Bitmap (record 6)."""
+    rec = P.unfix(img[g.rec_off(6):g.rec_off(6) + g.rs])
+    runs = [P.runlist(rec, off) for off, t, name, nr in P.attrs(rec)
+            if t == 0x80 and name == "" and nr][0]
+
+    def bit(lcn):
+        byte, pos = lcn // 8, 0
+        for l, ln in runs:
+            if byte < pos + ln * g.cs:
+                return l * g.cs + byte - pos, 1 << (lcn % 8)
+            pos += ln * g.cs
+        raise ValueError("cluster %d past $Bitmap" % lcn)
+    return bit
+
+
+def hold_every_other(path, marked=None):
+    """Mark every other free cluster of PATH in use in $Bitmap (as files
+    since deleted held them), so ntfs-3g grows $MFT and the files into
+    one-cluster holes; with MARKED (the list it returned): clear them
+    again, free and owned by nobody."""
+    with open(path, "rb") as f:
+        img = bytearray(f.read())
+    g = P.Geometry(img)
+    bit = bitmap_bits(img, g)
+    out = []
+    for lcn in (marked if marked is not None else range(0, g.clusters, 2)):
+        at, b = bit(lcn)
+        if marked is not None:
+            img[at] &= ~b
+        elif not img[at] & b:
+            img[at] |= b
+            out.append(lcn)
+    with open(path, "r+b") as f:
+        f.write(img)
+    return out
+
+
+def deep_shape(path):
+    """(depth of big/'s index, $MFT's extents beyond record 0's): the
+    deep base's two promises, read by ntfsparse."""
+    with open(path, "rb") as f:
+        img = f.read()
+    g = P.Geometry(img)
+    rec0 = P.unfix(img[g.rec_off(0):g.rec_off(0) + g.rs])
+    first = [P.runlist(rec0, off) for off, t, name, nr in P.attrs(rec0)
+             if t == 0x80 and name == "" and nr][0]
+    has_list = any(t == 0x20 for _, t, _, _ in P.attrs(rec0))
+    big = next(n for n, _, rec in P.records(img, g)
+               if any(nm == "big" and par == 5 for par, _, nm, _ in P.file_names(rec)))
+    return P.index_depth(img, g, big), has_list and len(g.mft_runs) > len(first)
+
+
 def make(name, out, mkfs, sid_root, seed):
     """Build base NAME in OUT/NAME (image, manifest.json, map.json)."""
     maker, cs, mib = BASES[name]
@@ -405,15 +465,25 @@ def make(name, out, mkfs, sid_root, seed):
         finally:
             shutil.rmtree(t, ignore_errors=True)
     m = os.path.join(d, "mnt")
-    rich = name.startswith("rich")
+    rich, deep = name.startswith("rich"), name == "deep4k"
+    held = hold_every_other(img) if deep else None
     if not mount(img, m, opts="compression" if rich else ""):
         raise RuntimeError("ntfs-3g cannot mount the fresh %s volume" % name)
     try:
-        populate(m, seed, lowent=(name == "kern4k"))
+        if deep:
+            populate(m, seed, bigname=DEEP_NAME)
+        else:
+            populate(m, seed, lowent=(name == "kern4k"))
         if rich:
             populate_rich(m, seed)
     finally:
         umount(m)
+    if deep:
+        hold_every_other(img, held)
+        depth, listed = deep_shape(img)
+        if depth < 3 or not listed:
+            raise RuntimeError("deep4k: big/'s index depth %d, $MFT extents in a list: %s"
+                               % (depth, listed))
     return describe(d, img, name)
 
 

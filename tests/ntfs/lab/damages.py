@@ -57,12 +57,25 @@ class Vol:
         fn(rec)
         self.put_rec(n, rec, raw)
 
+    def holder(self, n, atype, name=""):
+        """(record, offset) of file N's attribute ATYPE NAME (its first
+        extent): in the base record or, through the attribute list, in
+        an extension record (a deep base's directory)."""
+        for x, rec, off, t, nm, nr in P.all_attrs(self.img, self.g, n, numbers=True):
+            if t == atype and nm == name and (not nr or struct.unpack_from("<q", rec, off + 0x10)[0] == 0):
+                return x, off
+        raise KeyError("file %d has no attribute 0x%x" % (n, atype))
+
     def index_blocks(self, n):
-        """Byte offsets of the INDX blocks of directory N."""
-        at, rec = self.rec(n)
-        off = self.attr(n, 0xA0, "$I30")
+        """Byte offsets of the INDX blocks of directory N (every extent
+        of its allocation, in VCN order)."""
+        runs = sorted((struct.unpack_from("<q", rec, off + 0x10)[0], P.runlist(rec, off))
+                      for rec, off, t, nm, nr in P.all_attrs(self.img, self.g, n)
+                      if t == 0xA0 and nm == "$I30" and nr)
+        if not runs:
+            raise KeyError("file %d has no $INDEX_ALLOCATION" % n)
         out, cs, ibs = [], self.g.cs, self.g.ibs
-        for lcn, ln in P.runlist(rec, off):
+        for lcn, ln in [r for _, rr in runs for r in rr]:
             if lcn is None:
                 continue
             for b in range(0, ln * cs, ibs):
@@ -239,7 +252,7 @@ def targeted(v):
 
     # indexes: the big directory's $INDEX_ROOT and INDX blocks, the root's
     for t, n in (("big", ino["dir"]), ("root", 5), ("nested", ino["nested"])):
-        off = v.attr(n, 0x90, "$I30")
+        n, off = v.holder(n, 0x90, "$I30")
         vo, _ = P.value(v.rec(n)[1], off)
         ents = list(P.index_entries(v.rec(n)[1], vo + 0x10))
         e0 = ents[0][0]
@@ -271,7 +284,7 @@ def targeted(v):
                     lambda v, b=b, a=at, s=size, k=k: v.edit_block(b, lambda r: set_int(r, a, s, k)))
         # the directory's $BITMAP of index blocks
         try:
-            off = v.attr(n, 0xB0, "$I30")
+            n, off = v.holder(n, 0xB0, "$I30")
             vo, _ = P.value(v.rec(n)[1], off)
             add("ibitmap-%s-zero" % t, lambda v, n=n, a=vo: v.edit(n, lambda r: set_int(r, a, 1, "zero")))
             add("ibitmap-%s-ones" % t, lambda v, n=n, a=vo: v.edit(n, lambda r: set_int(r, a, 4, "ones")))

@@ -39,6 +39,7 @@ import stale as ST  # noqa: E402
 import adverse as AD  # noqa: E402
 import compound as CM  # noqa: E402
 import eio as EI  # noqa: E402
+import truncate as TR  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(HERE, "../../.."))
 BUILD = os.environ.get("FSFORGE_BUILDDIR", os.path.join(TOP, "build"))
@@ -219,6 +220,8 @@ def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0, nadverse=0, ncompoun
             out += CM.case_ids(b, seed, ncompound or nrandom)
         if "eio" in kinds:
             out += EI.case_ids(b)
+        if "truncated" in kinds:
+            out += TR.case_ids(b)
         if "powercut" in kinds and os.path.exists(d + "/writes"):
             w = PC.load(d + "/writes")
             # a different set of cut points for each base
@@ -237,7 +240,7 @@ def pick(ids, n, seed, kinds):
     for i in ids:
         groups.setdefault(i[0], []).append(i)
     share = {k: 0 for k in groups}
-    left, ks = n, sorted(groups, key=lambda k: "tprsoaem".index(k))
+    left, ks = n, sorted(groups, key=lambda k: "tprsoaemu".index(k))
     while left:
         for k in ks:
             if left and share[k] < len(groups[k]):
@@ -293,6 +296,8 @@ def materialize(cid, bases, out):
         AD.apply(v, rest)
     elif kind == "m":
         save(cdir + "/components", " ".join(CM.apply(v.img, man, b, int(rest))))
+    elif kind == "u":
+        v.img = TR.apply(img, rest)
     elif kind == "i":
         # fsck.ntfs -a killed as it enters its K-th write to the image
         # of the case INNER (README, "interrupted"): the image it leaves
@@ -478,9 +483,29 @@ def sanitizer(out):
     return any(s in out for s in SAN)
 
 
-def judge_after(o, img, cid, cdir, man, sid):
+def grown(img, full):
+    """IMG itself, or (FULL: a truncated case) a copy grown back to FULL
+    bytes with zeros, the disk made whole again, for the oracles."""
+    if not full:
+        return img
+    g = img + ".grown"
+    subprocess.run(["cp", "--sparse=always", img, g], check=True)
+    os.truncate(g, full)
+    return g
+
+
+def shape(o, img, dmg):
+    """Into O: whether IMG kept DMG's size (nothing written past the end)
+    and the volume size its boot sector states."""
+    o["size_same"] = os.path.getsize(img) == os.path.getsize(dmg)
+    o["boot_same"] = TR.volume_bytes(img) == TR.volume_bytes(dmg)
+
+
+def judge_after(o, img, cid, cdir, man, sid, full=None):
     """The oracles on OUR result IMG: ntfsck -n (with SID), the ntfs-3g
-    manifest against MAN, the files that survived; into O."""
+    manifest against MAN, the files that survived; into O.  FULL: a
+    truncated case, judged on a copy grown back to FULL bytes."""
+    img = grown(img, full)
     if sid:
         rc, txt = ntfsck("-n", img, cid + "-o")
         o["ntfsck_n"] = rc
@@ -489,6 +514,8 @@ def judge_after(o, img, cid, cdir, man, sid):
     o["mounts"] = after is not None
     o["surv"] = survivors(man, after or {})
     o["surv_any"] = len(survivors_any_name(man, after or {}))
+    if full:
+        os.unlink(img)
 
 
 def judge(cid, bases, out, sid):
@@ -571,7 +598,9 @@ def judge(cid, bases, out, sid):
             os.unlink(f)
     o["crash"] = crash
     r["ours"] = o
-    judge_after(o, img, cid, cdir, man, sid)
+    full = os.path.getsize(bdir + "/image") if kind == "u" else None
+    shape(o, img, dmg)
+    judge_after(o, img, cid, cdir, man, sid, full)
     # ntfsck -a on its own copy, judged the same way
     if sid:
         ref = cdir + "/ref.img"
@@ -580,14 +609,18 @@ def judge(cid, bases, out, sid):
         rc, txt = ntfsck("-a", ref, cid + "-r")
         x["a1"] = rc
         save(cdir + "/ref.a1.log", txt)
-        rc, txt = ntfsck("-n", ref, cid + "-r")
+        shape(x, ref, dmg)
+        rg = grown(ref, full)
+        rc, txt = ntfsck("-n", rg, cid + "-r")
         x["ntfsck_n"] = rc
-        after = mount_manifest(ref, cdir + "/mnt")
+        after = mount_manifest(rg, cdir + "/mnt")
         x["mounts"] = after is not None
         x["surv"] = survivors(man, after or {})
         x["surv_any"] = len(survivors_any_name(man, after or {}))
         r["ref"] = x
         os.unlink(ref)
+        if rg != ref:
+            os.unlink(rg)
     r["untouched_lost"] = sorted(set(safe) - set(o["surv"]))
     if sid:
         r["ref_untouched_lost"] = sorted(set(safe) - set(r["ref"]["surv"]))
@@ -735,10 +768,53 @@ def verdict_eio(r):
     return ours_clean, ref_clean, worse, why
 
 
+def verdict_truncated(r):
+    """The verdict of a truncated case (truncate.py): the truncation
+    reported before and after -a, nothing written past the end, the
+    volume not shrunk, one run converging, every name that was not cut
+    kept (on the result grown back to full size)."""
+    o = r["ours"]
+    why = []
+    if o["n1_wrote"] or o["n2_wrote"]:
+        why.append("-n wrote")
+    if o["crash"]:
+        why.append("crash(" + "; ".join(o["crash"]) + ")")
+    if o["n1"] not in (4, 8):
+        why.append("-n exit %d (the truncation not reported)" % o["n1"])
+    if o["a1"] not in (0, 1, 2, 4):
+        why.append("-a exit %d" % o["a1"])
+    if o["n2"] not in (4, 8):
+        why.append("-n after -a exit %d" % o["n2"])
+    if not o["size_same"]:
+        why.append("-a changed the image size")
+    if not o["boot_same"]:
+        why.append("-a changed the volume size")
+    if not o["a2_same"]:
+        why.append("second -a changed bytes")
+    if not o.get("undo_same", True) or o.get("undo", 0):
+        why.append("--undo exit %d, original %s" % (o["undo"], "restored" if o["undo_same"] else "NOT restored"))
+    if not o["mounts"]:
+        why.append("ntfs-3g cannot mount (grown back)")
+    if r["untouched_lost"]:
+        why.append("lost %d untouched files" % len(r["untouched_lost"]))
+    ours_clean = not why
+    x = r.get("ref")
+    ref_clean, worse = None, False
+    if x:
+        ref_clean = (x["size_same"] and x["boot_same"] and x["mounts"]
+                     and not r["ref_untouched_lost"])
+        worse = bool(r["lost_vs_ref"]) or (ref_clean and not ours_clean)
+        if r["lost_vs_ref"]:
+            why.append("loses %d files ntfsck -a keeps" % len(r["lost_vs_ref"]))
+    return ours_clean, ref_clean, worse, why
+
+
 def verdict(r):
     """(ours clean, ntfsck clean, ours worse, failure reasons) of a result."""
     if r["id"][0] == "e":
         return verdict_eio(r)
+    if r["id"][0] == "u":
+        return verdict_truncated(r)
     o = r["ours"]
     why = []
     if o["n1_wrote"] or o["n2_wrote"]:
@@ -755,6 +831,8 @@ def verdict(r):
         why.append("-n after -a exit %d" % o["n2"])
     if not o["a2_same"]:
         why.append("second -a changed bytes")
+    if not o.get("size_same", True):
+        why.append("-a changed the image size")
     if "undo" in o and (o["undo"] != 0 or not o["undo_same"]):
         why.append("--undo exit %d, %s" % (o["undo"], "original restored" if o["undo_same"]
                                            else "original NOT restored"))
@@ -828,11 +906,11 @@ def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
     kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "adverse", "compound",
-             "interrupted", "eio", "external")
+             "interrupted", "eio", "truncated", "external")
     for r in rs:
         k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
              "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale", "a": "adverse", "i": "interrupted",
-             "e": "eio", "m": "compound"}[r["id"][0]]
+             "e": "eio", "m": "compound", "u": "truncated"}[r["id"][0]]
         for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
             rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731

@@ -31,6 +31,48 @@ class Geometry:
                 runs = runlist(rec0, off)
         self.mft_runs = runs
         self.nrecords = sum(ln for _, ln in runs) * self.cs // self.rs
+        try:
+            self._mft_extents(img, rec0)
+        except (struct.error, IndexError, ValueError):
+            pass  # a damaged list: the first extent only
+
+    def _mft_extents(self, img, rec0):
+        """$MFT's $DATA extents in extension records named by record 0's
+        attribute list (a fragmented $MFT): their runs follow the first
+        extent's, in VCN order (each extension record lies in the runs
+        known before it)."""
+        lst = None
+        for off, t, name, nr in attrs(rec0):
+            if t == 0x20 and nr:
+                size, = struct.unpack_from("<q", rec0, off + 0x30)
+                lst = b"".join(bytes(img[lcn * self.cs:(lcn + n) * self.cs])
+                               for lcn, n in runlist(rec0, off) if lcn is not None)[:size]
+            elif t == 0x20:
+                vo, ln = value(rec0, off)
+                lst = bytes(rec0[vo:vo + ln])
+        if lst is None:
+            return
+        want, off = [], 0
+        while off + 26 <= len(lst):
+            t, ln, nl = struct.unpack_from("<IHB", lst, off)
+            if ln < 26:
+                break
+            vcn, ref = struct.unpack_from("<qQ", lst, off + 8)
+            if t == 0x80 and nl == 0 and vcn > 0:
+                want.append((vcn, ref & 0xFFFFFFFFFFFF))
+            off += ln
+        for vcn, x in sorted(want):
+            if vcn != sum(n for _, n in self.mft_runs):
+                return  # a gap: the rest is not trusted
+            at = self.rec_off(x)
+            if at is None:
+                return
+            xr = unfix(img[at:at + self.rs])
+            for aoff, at_, an, nr in attrs(xr):
+                if at_ == 0x80 and an == "" and nr and \
+                        struct.unpack_from("<q", xr, aoff + 0x10)[0] == vcn:
+                    self.mft_runs = self.mft_runs + runlist(xr, aoff)
+            self.nrecords = sum(n for _, n in self.mft_runs) * self.cs // self.rs
 
     def rec_off(self, n):
         """Byte offset of MFT record N in the image (None: past $MFT)."""
@@ -212,6 +254,75 @@ def index_all(img, g, n, iname):
                 blk = unfix(img[b:b + g.ibs])
                 out += [(b, e[0], blk) for e in index_entries(blk, 0x18) if not e[4] & 2]
     return out
+
+
+def index_depth(img, g, n, iname="$I30"):
+    """Levels of index INAME of record N: 1 for a root alone, + 1 per
+    level of INDX blocks below it (walked from the root through each
+    entry's subnode VCN)."""
+    root, alloc = None, []
+    for rec, off, t, name, nr in all_attrs(img, g, n):
+        if t == 0x90 and name == iname:
+            root = (rec, off)
+        if t == 0xA0 and name == iname and nr:
+            alloc.append((struct.unpack_from("<q", rec, off + 0x10)[0], runlist(rec, off)))
+    alloc = [r for _, rr in sorted(alloc) for r in rr]
+
+    def block(vcn):
+        byte = vcn * (g.cs if g.ibs >= g.cs else 512)
+        pos = 0
+        for lcn, ln in alloc or []:
+            if byte < pos + ln * g.cs:
+                o = lcn * g.cs + byte - pos
+                return unfix(img[o:o + g.ibs])
+            pos += ln * g.cs
+        return None
+
+    def depth(buf, hdr, seen):
+        deepest = 0
+        for p, _, ln, _, fl in index_entries(buf, hdr):
+            if fl & 1:
+                vcn, = struct.unpack_from("<q", buf, p + ln - 8)
+                b = block(vcn)
+                if b is not None and b[:4] == b"INDX" and vcn not in seen:
+                    seen.add(vcn)
+                    deepest = max(deepest, depth(b, 0x18, seen))
+        return deepest + 1
+
+    if root is None:
+        return 0
+    vo, _ = value(*root)
+    return depth(root[0], vo + 0x10, set())
+
+
+def all_attrs(img, g, n, numbers=False):
+    """(fixed-up record, offset, type, name, non-resident) of every
+    attribute of file N: its base record's and, through its attribute
+    list, its extension records' (NUMBERS: the record's number first)."""
+    rec = unfix(read_record(img, g, n)[1])
+    out = [(n, rec, off, t, name, nr) for off, t, name, nr in attrs(rec)]
+    lst = None
+    for off, t, name, nr in attrs(rec):
+        if t == 0x20 and nr:
+            size, = struct.unpack_from("<q", rec, off + 0x30)
+            lst = b"".join(bytes(img[lcn * g.cs:(lcn + k) * g.cs])
+                           for lcn, k in runlist(rec, off) if lcn is not None)[:size]
+        elif t == 0x20:
+            vo, ln = value(rec, off)
+            lst = bytes(rec[vo:vo + ln])
+    seen, p = {n}, 0
+    while lst and p + 26 <= len(lst):
+        ln, = struct.unpack_from("<H", lst, p + 4)
+        if ln < 26:
+            break
+        x = struct.unpack_from("<Q", lst, p + 16)[0] & 0xFFFFFFFFFFFF
+        p += ln
+        if x in seen or read_record(img, g, x)[1] is None:
+            continue
+        seen.add(x)
+        xr = unfix(read_record(img, g, x)[1])
+        out += [(x, xr, off, t, name, nr) for off, t, name, nr in attrs(xr)]
+    return out if numbers else [a[1:] for a in out]
 
 
 def census(img):
