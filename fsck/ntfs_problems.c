@@ -33,6 +33,9 @@ ROW(PR_GEOMETRY_UNCONFIRMED, 0x000005, "mft_location_unconfirmed",
 ROW(PR_MFT_LOCATION, 0x000008, "boot_mft_location",
     "boot sector puts $MFT at cluster %lld, its records are at cluster %lld",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_BOOT_RESERVED, 0x000009, "boot_reserved_nonzero",
+    "byte 0x%02x is 0x%02x in both copies, not the zero NTFS leaves there (ntfs-3g and Windows refuse the volume)",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_VOLUME_TRUNCATED, 0x000006, "volume_truncated",
     "volume is %llu bytes but the device holds %llu: the last %llu bytes are missing and are checked as unreadable",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

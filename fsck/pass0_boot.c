@@ -74,14 +74,14 @@ static bool standard_jump(const uint8_t *sec)
  * (reserved sectors, FATs, root entries, small sector count, sectors per
  * FAT, large sector count) that is not zero in SEC, else 0: ntfs-3g and
  * ntfsck refuse such a boot sector ("Reserved fields aren't zero"). */
+static const uint8_t bpb_zero[] = { 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14,
+				    0x16, 0x17, 0x20, 0x21, 0x22, 0x23 };
+
 static unsigned nonzero_bpb(const uint8_t *sec)
 {
-	static const uint8_t offs[] = { 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14,
-					0x16, 0x17, 0x20, 0x21, 0x22, 0x23 };
-
-	for (size_t i = 0; i < sizeof(offs); i++)
-		if (sec[offs[i]])
-			return offs[i];
+	for (size_t i = 0; i < sizeof(bpb_zero); i++)
+		if (sec[bpb_zero[i]])
+			return bpb_zero[i];
 	return 0;
 }
 
@@ -229,6 +229,15 @@ int ntfs_pass0_boot(struct ntfs_check *c)
 	}
 	use_geometry(c, &k[best]);
 	memcpy(good, sec[best], 512);
+	if (nonzero_bpb(good) &&
+	    fsf_fix_ask(&c->fix, &PR_BOOT_RESERVED, "boot sector", nonzero_bpb(good),
+			good[nonzero_bpb(good)])) {
+		/* both sectors have it (else the other one won): set to the
+		 * zero NTFS leaves there, nothing else changed */
+		for (size_t i = 0; i < sizeof(bpb_zero); i++)
+			good[bpb_zero[i]] = 0;
+		put_primary = put_backup = true;
+	}
 	if (moved >= 0 &&
 	    fsf_fix_ask(&c->fix, &PR_MFT_LOCATION, "boot sector", (long long)moved,
 			(long long)c->vol.boot.mft_lcn)) {

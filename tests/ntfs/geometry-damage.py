@@ -94,6 +94,10 @@ def main():
             img[0] = (img[0] + 1) & 0xFF  # EB 52 90 -> EC 52 90
         elif case == "reserved-primary":
             img[0x0e] = 0xFF  # reserved sectors, which NTFS leaves zero
+        elif case == "reserved-both":
+            img[0x0e] = 0xFF  # reserved sectors, in both copies
+            img[backup + 0x0e] = 0xFF
+            img[backup + 0x21] = 0x01  # and the backup's large sector count
         elif case == "size-primary":
             img[0x2a] = (img[0x2a] + 1) & 0xFF  # +65536 sectors
         elif case == "mirr-lcn-primary":

@@ -99,6 +99,15 @@ damage_repair() {
 	[[ $repaired == *"boot sector is invalid (its byte 0x0e is 0xff, not the zero NTFS leaves there)"* ]]
 }
 
+# Both copies carry fields NTFS leaves zero (reserved sectors 0xff, and
+# the backup's large sector count too): neither can win, so the chosen
+# one's fields are set back to zero and written to both places; the
+# volume is then the one from before, byte for byte.
+@test "both boot sectors with reserved fields that are not zero: the fields set back to zero" {
+	damage_repair reserved-both
+	[[ $repaired == *"boot sector: byte 0x0e is 0xff in both copies"* ]]
+}
+
 @test "backup boot sector with its \$MFT cluster one off: rewritten from the primary" {
 	damage_repair mft-lcn-backup
 	[[ $repaired == *"backup boot sector is invalid"* ]]
