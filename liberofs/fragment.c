@@ -132,26 +132,6 @@ void erofs_frag_tables_free(struct erofs_build *b)
 	b->packed = NULL;
 }
 
-/* All LEN bytes at OFF of a spool file, read or written: 0 or -errno. */
-static int spool_io(int fd, uint8_t *buf, size_t len, uint64_t off, bool wr)
-{
-	for (size_t done = 0; done < len;) {
-		ssize_t r = wr ? pwrite(fd, buf + done, len - done,
-					(off_t)(off + done)) :
-				 pread(fd, buf + done, len - done,
-				       (off_t)(off + done));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return -EIO;	/* the spool is shorter than written */
-		done += (size_t)r;
-	}
-	return 0;
-}
-
 /* Record a new fragment of N at OFF, LEN bytes. */
 static int rec_add(struct frag_table *t, const struct erofs_node *n,
 		   uint64_t off, uint64_t len)
@@ -198,7 +178,7 @@ int erofs_frag_store(struct erofs_build *b, const struct erofs_node *n,
 		fsf_err(b->log, "the packed inode would pass 4 GiB of fragments");
 		return -EFBIG;
 	}
-	ret = spool_io(b->packed_fd, (uint8_t *)data, len, b->packed_size, true);
+	ret = erofs_spool_io(b->packed_fd, (uint8_t *)data, len, b->packed_size, true);
 	if (ret) {
 		/* reported here, and not as ENOSPC, which the caller
 		 * takes for no room beside the image */
@@ -284,9 +264,9 @@ static int respool(struct erofs_build *b, struct frag_rec **order, size_t n)
 		for (uint64_t done = 0; done < r->len && !ret;) {
 			size_t k = r->len - done < bufsz ? (size_t)(r->len - done) : bufsz;
 
-			ret = spool_io(b->packed_fd, buf, k, r->off + done, false);
+			ret = erofs_spool_io(b->packed_fd, buf, k, r->off + done, false);
 			if (!ret)
-				ret = spool_io(fd, buf, k, at + done, true);
+				ret = erofs_spool_io(fd, buf, k, at + done, true);
 			done += k;
 		}
 		at += r->len;

@@ -373,9 +373,13 @@ int erofs_read_zindex(struct erofs_build *b, const struct erofs_node *n,
  * WHAT in DIR: why" */
 const char *erofs_spool_dir(void);
 int erofs_spool_open(struct erofs_build *b, const char *tag, const char *what);
+/* all LEN bytes at OFF of a spool file, read or written (WR): 0, or
+ * -errno (-EIO for a spool shorter than written) */
+int erofs_spool_io(int fd, uint8_t *buf, size_t len, uint64_t off, bool wr);
 /* tailspool.c: the spool of -E ztailpacking's tails (an erofs_spool_open
  * file); N's inline_size bytes spilled (n->ztail_off set) and read back
- * into BUF.  0 or a negative errno, reported */
+ * into BUF.  0 or -EIO, reported (never ENOSPC, which mkfs takes for
+ * no room beside the image) */
 int erofs_tail_spool_open(struct erofs_build *b);
 void erofs_tail_spool_close(struct erofs_build *b);
 int erofs_tail_spill(struct erofs_build *b, struct erofs_node *n,

@@ -26,6 +26,26 @@ const char *erofs_spool_dir(void)
 	return dir && *dir ? dir : "/tmp";
 }
 
+/* All LEN bytes at OFF of a spool file, read or written: 0 or -errno. */
+int erofs_spool_io(int fd, uint8_t *buf, size_t len, uint64_t off, bool wr)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t r = wr ? pwrite(fd, buf + done, len - done,
+					(off_t)(off + done)) :
+				 pread(fd, buf + done, len - done,
+				       (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;	/* the spool is shorter than written */
+		done += (size_t)r;
+	}
+	return 0;
+}
+
 int erofs_spool_open(struct erofs_build *b, const char *tag, const char *what)
 {
 	const char *dir = erofs_spool_dir();
@@ -73,20 +93,15 @@ int erofs_tail_spill(struct erofs_build *b, struct erofs_node *n,
 		     const uint8_t *bytes)
 {
 	uint64_t at = atomic_fetch_add(&b->tail_end, n->inline_size);
+	int ret = erofs_spool_io(b->tail_fd, (uint8_t *)bytes, n->inline_size, at, true);
 
-	for (size_t done = 0; done < n->inline_size;) {
-		ssize_t w = pwrite(b->tail_fd, bytes + done,
-				   n->inline_size - done, (off_t)(at + done));
-
-		if (w < 0) {
-			int ret = -errno;
-
-			if (!atomic_exchange(&b->tail_failed, true))
-				fsf_err(b->log, "cannot write the spool file of inline tails (in %s): %s",
-					erofs_spool_dir(), strerror(-ret));
-			return ret;
-		}
-		done += (size_t)w;
+	if (ret) {
+		/* reported here, and not as ENOSPC, which the caller
+		 * takes for no room beside the image */
+		if (!atomic_exchange(&b->tail_failed, true))
+			fsf_err(b->log, "cannot write the spool file of inline tails (in %s): %s",
+				erofs_spool_dir(), strerror(-ret));
+		return -EIO;
 	}
 	n->ztail_off = at;
 	return 0;
@@ -95,12 +110,11 @@ int erofs_tail_spill(struct erofs_build *b, struct erofs_node *n,
 int erofs_tail_load(struct erofs_build *b, const struct erofs_node *n,
 		    uint8_t *buf)
 {
-	ssize_t r = pread(b->tail_fd, buf, n->inline_size, (off_t)n->ztail_off);
-	int err = r < 0 ? errno : EIO;
+	int ret = erofs_spool_io(b->tail_fd, buf, n->inline_size, n->ztail_off, false);
 
-	if (r == (ssize_t)n->inline_size)
+	if (!ret)
 		return 0;
 	fsf_err(b->log, "%s: cannot read its inline tail back from the spool file: %s",
-		n->name, r < 0 ? strerror(err) : "short read");
-	return -err;
+		n->name, strerror(-ret));
+	return -EIO;
 }
