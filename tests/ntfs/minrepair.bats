@@ -282,6 +282,12 @@ asked_case() {
 	[ "$(wc -l < names)" -eq 700 ] || die "dir has $(wc -l < names) names"
 }
 
+@test "bytes in use one bit short, inside an attribute: set back where the end marker is, the file and its name kept" {
+	# m-deep4k-1500009: the record was cleared and its name lost; ntfsck
+	# -a keeps it ("MFT byte-in-use field is corrupted")
+	repair_case big used_bit "record header is invalid (bytes in use "
+}
+
 @test "update sequence array count wrong in the directory's record: put back where the strides say" {
 	repair_case dir usa_count "the strides say at 48 with 3"
 }

@@ -19,6 +19,11 @@ DAMAGE:
   usa_count      the update sequence array's count 2 (one stride too few)
   alloc_field    the record's allocated size one byte short
   magic          the record's magic "XXXX": nothing in it can be used
+  used_bit       the record's bytes in use with its highest set bit cleared
+                 (still 8-aligned and past the attribute offset, so the
+                 header checks pass, but inside an attribute:
+                 m-deep4k-1500009, 0x270 -> 0x70; ntfsck -a: "MFT
+                 byte-in-use field is corrupted")
   stream_length  the first named $DATA: length that breaks the walk
   value_length   resident unnamed $DATA: value length 512 (past the record's room)
   value_length_bit  resident unnamed $DATA: bit 30 of its value length set
@@ -394,6 +399,12 @@ def main():
             img[mft + n * rs + 6:mft + n * rs + 8] = struct.pack("<H", 2)
         elif what == "alloc_field":
             damage.set_record_bytes(img, g, n, 0x1C, struct.pack("<I", rs - 1))
+        elif what == "used_bit":
+            used, = struct.unpack_from("<I", rec, 0x18)
+            aofs, = struct.unpack_from("<H", rec, 0x14)
+            cut = used & ~(1 << (used.bit_length() - 1))
+            assert cut % 8 == 0 and aofs + 8 <= cut < used - 8, (used, cut)
+            damage.set_record_bytes(img, g, n, 0x18, struct.pack("<I", cut))
         elif what == "magic":
             img[mft + n * rs:mft + n * rs + 4] = b"XXXX"
         elif what == "stream_length":
