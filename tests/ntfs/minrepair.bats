@@ -239,6 +239,30 @@ asked_case() {
 	asked_case big runs_outside "has a bad runlist" big
 }
 
+# m-deep4k-1500010: a sparse file's runs all past the end of the volume
+# (one LCN delta damaged, the rest decoded from it) hold nothing to read;
+# -a asked (exit 4).  Now -a makes them a hole without asking: the file
+# keeps its name and its 3 MiB (zeros), ntfsck -n agrees.
+@test "a sparse file whose runs all lie past the volume: -a makes them a hole, the size and the name kept" {
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/holes.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" sparse_runs_outside
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec: attribute 0x80 has 2 runs outside the volume from VCN "*"become a hole of 26 clusters"*FIXED* ]] ||
+		die "not made a hole"
+	[[ $output != *"is lost"* ]] || die "-a cleared the record"
+	repair_converged "$FSCK" image -a
+	oracles_beyond holes -a
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	run cmp mnt/holes <(head -c 3145728 /dev/zero)
+	umount mnt
+	[ "$status" -eq 0 ] || die "holes is not 3 MiB of zeros: $output"
+}
+
 # A directory's index runs cut lose no name (they are in the children's
 # records): -a repairs without asking, the index is rebuilt.
 @test "a directory index runlist that leaves the volume: cut and the index rebuilt by -a, all 700 names kept" {

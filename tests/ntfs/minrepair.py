@@ -34,6 +34,10 @@ DAMAGE:
                  size set (past the root's value)
   runs_outside   unnamed $DATA: first run's LCN past the end of the volume
   index_runs_outside  $INDEX_ALLOCATION ($I30): the same
+  sparse_runs_outside  sparse unnamed $DATA: the first run with clusters
+                 gets 0x3f as the top byte of its LCN delta, so that it and
+                 every later run (decoded from it) lie past the end of the
+                 volume (m-deep4k-1500010; asserted here)
   si_type_bit    $STANDARD_INFORMATION's type 0x10 -> 0x14 (one bit)
   si_value_offset  $STANDARD_INFORMATION's value offset 24 -> 28 (off the
                  8-byte grid; the value now runs 4 bytes past the attribute)
@@ -435,6 +439,20 @@ def main():
             at = off + voff + 16 + 8    # the index header's allocated size
             alloc, = struct.unpack_from("<I", rec, at)
             damage.set_record_bytes(img, g, n, at, struct.pack("<I", alloc | 1 << 20))
+        elif what == "sparse_runs_outside":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            flags, = struct.unpack_from("<H", rec, off + 12)
+            assert rec[off + 8] == 1 and flags & 0x8000, "$DATA is not sparse"
+            mpo, = struct.unpack_from("<H", rec, off + 0x20)
+            p = off + mpo
+            while rec[p] >> 4 == 0:
+                p += 1 + (rec[p] & 15)
+            lb, ob = rec[p] & 15, rec[p] >> 4
+            damage.set_record_bytes(img, g, n, p + lb + ob, b"\x3f")
+            rec = damage.unfix(damage.record(img, mft, rs, n))
+            nr = sectors * bps // cs
+            data = [lcn for lcn, _ in runs_of(rec, off) if lcn is not None]
+            assert len(data) >= 2 and min(data) >= nr, (data, nr)
         elif what in ("runs_outside", "index_runs_outside"):
             if what == "runs_outside":
                 off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
