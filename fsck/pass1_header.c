@@ -9,8 +9,9 @@
  * its number; a wrong allocated size, attribute offset or bytes in use is
  * set to what the attribute frames say, believed when they then lead to
  * the end marker.  Bytes in use that pass the header check but end inside
- * an attribute (one bit of the field lost: m-deep4k-1500009) are set to
- * the end marker the same way when every attribute up to it parses.
+ * an attribute (one bit of the field lost: m-deep4k-1500009) or past the
+ * end marker's 8 bytes (ntfsck -n objects to the slack) are set to the
+ * end marker the same way when every attribute up to it parses.
  * Otherwise the record is cleared as before.
  */
 #include "config.h"

@@ -274,16 +274,18 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
  * *DOS gets the number of DOS-only names, since some writers leave them
  * out of the count and either count is accepted.
  */
-/* Do REC's attribute frames break before its bytes in use end (a bytes
- * in use that passes the header check but cuts an attribute)? */
-static bool used_short(const uint8_t *rec)
+/* Is REC's bytes in use, though it passes the header check, not where
+ * its attribute frames end: they break before it (it cuts an attribute),
+ * or the end marker comes before its last 8 bytes? */
+static bool used_wrong(const uint8_t *rec)
 {
 	struct ntfs_mft_record m;
 	uint32_t end;
 	char why[NTFS_WHY];
 
 	memcpy(&m, rec, sizeof(m));
-	return ntfs_attr_frames_end(rec, le32toh(m.bytes_in_use), &end, why) < 0;
+	return ntfs_attr_frames_end(rec, le32toh(m.bytes_in_use), &end, why) < 0 ||
+	       end + 8 < le32toh(m.bytes_in_use);
 }
 
 static int count_links(const uint8_t *rec, bool *has_list, int *dos)
@@ -662,7 +664,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 				continue;	/* declined: left alone */
 		}
 		if ((st == NTFS_REC_BAD_USA || st == NTFS_REC_BAD_HEADER ||
-		     (st == NTFS_REC_OK && used_short(rec))) &&
+		     (st == NTFS_REC_OK && used_wrong(rec))) &&
 		    (marked || i < NTFS_FILE_FIRST_USER)) {
 			int s = ntfs_salvage_header(c, i, rec, st, obj);
 

@@ -116,7 +116,7 @@ int ntfs_usa_repair(uint8_t *rec, uint32_t size, char *what);
 /* A FILE record (fixups removed) whose allocated size, attribute offset
  * or bytes in use are wrong: each set to what the record and its
  * attribute frames say (the attributes begin after the update sequence
- * array and end at their end marker).  0 with WHAT (empty when nothing
+ * array and end at their end marker, whose 8 bytes are the last in use).  0 with WHAT (empty when nothing
  * changed), or -1 when no frame walk reaches an end marker. */
 int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what);
 

@@ -312,6 +312,18 @@ asked_case() {
 	repair_case big used_bit "record header is invalid (bytes in use "
 }
 
+@test "bytes in use 32 past the end marker: set back to it (ntfsck -n objects to the slack)" {
+	# m-deep4k-1500009's record 937: its torn stride of 0xff read as an
+	# end marker, bytes in use left past it; ntfsck -n objected after -a
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/s1.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" used_slack
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n finds nothing wrong with the slack"
+	repair_case s1 used_slack "record header is invalid (bytes in use "
+}
+
 @test "update sequence array count wrong in the directory's record: put back where the strides say" {
 	repair_case dir usa_count "the strides say at 48 with 3"
 }

@@ -18,6 +18,8 @@ DAMAGE:
   ext_DAMAGE     DAMAGE in the first extension record of file RECORD
   usa_count      the update sequence array's count 2 (one stride too few)
   alloc_field    the record's allocated size one byte short
+  used_slack     the record's bytes in use 32 more (zeros after the end
+                 marker; ntfsck -n: "MFT byte-in-use field is corrupted")
   magic          the record's magic "XXXX": nothing in it can be used
   used_bit       the record's bytes in use with its highest set bit cleared
                  (still 8-aligned and past the attribute offset, so the
@@ -409,6 +411,10 @@ def main():
             cut = used & ~(1 << (used.bit_length() - 1))
             assert cut % 8 == 0 and aofs + 8 <= cut < used - 8, (used, cut)
             damage.set_record_bytes(img, g, n, 0x18, struct.pack("<I", cut))
+        elif what == "used_slack":
+            used, = struct.unpack_from("<I", rec, 0x18)
+            assert used + 32 <= rs and not any(rec[used:used + 32])
+            damage.set_record_bytes(img, g, n, 0x18, struct.pack("<I", used + 32))
         elif what == "magic":
             img[mft + n * rs:mft + n * rs + 4] = b"XXXX"
         elif what == "stream_length":
