@@ -413,7 +413,8 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 int ntfs_salvage_torn(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		      const char *obj);
 /* REC with an invalid update sequence array (as read) or header fields
- * (fixups removed), ST saying which: 0 when the array and fields were put
+ * (fixups removed), ST saying which (NTFS_REC_OK: fields that pass their
+ * check, bytes in use ending inside an attribute): 0 when the array and fields were put
  * back where the strides and the attribute frames say (REC then has its
  * fixups removed), 1 declined, -1 not that way. */
 int ntfs_salvage_header(struct ntfs_check *c, uint64_t recno, uint8_t *rec,

@@ -302,6 +302,13 @@ ROW(PR_ATTR_TYPE_UNKNOWN, 0x01004f, "attribute_type_unknown",
 ROW(PR_ATTR_RUNS_CUT, 0x010046, "attribute_runlist_cut",
     "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept",
     FSF_PROMPT_FIX, 0);
+/* A sparse attribute (one extent, not compressed) whose runs from one
+ * on all point outside the volume: they hold no readable cluster, so
+ * they become a hole and the file keeps its size and the runs before
+ * them; -a makes it (m-deep4k-1500010: it asked and exited 4). */
+ROW(PR_ATTR_RUNS_HOLE, 0x01007c, "attribute_runs_outside_hole",
+    "attribute 0x%x has %zu runs outside the volume from VCN %llu on (%s); they hold no readable data and become a hole of %llu clusters, the size and the %zu runs before them kept",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* A later extent in an extension record (VCNs from above 0) with a bad
  * run: the runs before it are kept and the VCNs it no longer maps become
  * a hole or leave the sizes (PR_ATTR_HOLE, PR_ATTR_TAIL_HOLE,

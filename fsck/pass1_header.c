@@ -8,7 +8,11 @@
  * wrong place or with the wrong count is put where every stride end holds
  * its number; a wrong allocated size, attribute offset or bytes in use is
  * set to what the attribute frames say, believed when they then lead to
- * the end marker.  Otherwise the record is cleared as before.
+ * the end marker.  Bytes in use that pass the header check but end inside
+ * an attribute (one bit of the field lost: m-deep4k-1500009) or past the
+ * end marker's 8 bytes (ntfsck -n objects to the slack) are set to the
+ * end marker the same way when every attribute up to it parses.
+ * Otherwise the record is cleared as before.
  */
 #include "config.h"
 
@@ -100,6 +104,21 @@ int ntfs_salvage_header(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	if (ntfs_file_header_repair(copy, rs, hdr) ||
 	    ntfs_file_header_check(copy, rs, why) != NTFS_REC_OK)
 		goto out;
+	if (st == NTFS_REC_OK) {
+		/* fields that pass their check, bytes in use short of the
+		 * attributes: believed only when the longer walk gives a new
+		 * bytes in use and every attribute on it parses */
+		struct ntfs_attr_cursor cur;
+		const struct ntfs_attr_header *a;
+
+		if (!hdr[0])
+			goto out;
+		ntfs_attr_cursor_init(&cur, copy);
+		while ((r = ntfs_attr_next(&cur, &a, why)) == 1)
+			;
+		if (r < 0)
+			goto out;
+	}
 	/* believed only when every attribute frame leads to the end marker */
 	{
 		struct ntfs_mft_record m;

@@ -274,6 +274,20 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
  * *DOS gets the number of DOS-only names, since some writers leave them
  * out of the count and either count is accepted.
  */
+/* Is REC's bytes in use, though it passes the header check, not where
+ * its attribute frames end: they break before it (it cuts an attribute),
+ * or the end marker comes before its last 8 bytes? */
+static bool used_wrong(const uint8_t *rec)
+{
+	struct ntfs_mft_record m;
+	uint32_t end;
+	char why[NTFS_WHY];
+
+	memcpy(&m, rec, sizeof(m));
+	return ntfs_attr_frames_end(rec, le32toh(m.bytes_in_use), &end, why) < 0 ||
+	       end + 8 < le32toh(m.bytes_in_use);
+}
+
 static int count_links(const uint8_t *rec, bool *has_list, int *dos)
 {
 	struct ntfs_attr_cursor cur;
@@ -649,7 +663,8 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			else if (s > 0 && i >= NTFS_FILE_FIRST_USER)
 				continue;	/* declined: left alone */
 		}
-		if ((st == NTFS_REC_BAD_USA || st == NTFS_REC_BAD_HEADER) &&
+		if ((st == NTFS_REC_BAD_USA || st == NTFS_REC_BAD_HEADER ||
+		     (st == NTFS_REC_OK && used_wrong(rec))) &&
 		    (marked || i < NTFS_FILE_FIRST_USER)) {
 			int s = ntfs_salvage_header(c, i, rec, st, obj);
 

@@ -121,6 +121,90 @@ static bool later_extent(const struct salvage *s, const struct ntfs_attr_nonresi
 }
 
 /*
+ * Sparse attribute A (one extent, lowest VCN 0, not compressed, in no
+ * list) whose runs decode, but from run K on every one that is not a hole
+ * lies wholly outside the volume: none of them holds a readable cluster
+ * (those after K are decoded from K's LCN, so K's damage moves them too).
+ * They become one hole, the runs before K and the sizes kept
+ * (PR_ATTR_RUNS_HOLE, -a too).  A run inside the volume after K is not
+ * believed either way: the cut below asks, as before.  Returns 1 (made or
+ * declined), 0 (not this case), -1 (no memory).
+ */
+static int runs_outside_hole(struct salvage *s, uint8_t *a, const char *why)
+{
+	const struct ntfs_geometry *g = &s->c->vol.boot.g;
+	struct ntfs_attr_nonresident n;
+	struct ntfs_run *runs;
+	uint32_t len;
+	uint16_t mpo, flags;
+	uint64_t span = 0, tail = 0, gone = 0, nr = g->nr_clusters;
+	size_t max, k, kept, bad = 0;
+	uint8_t *copy;
+	int got, ret = 0;
+
+	memcpy(&n, a, sizeof(n));
+	flags = le16toh(n.h.flags);
+	len = le32toh(n.h.length);
+	mpo = le16toh(n.mapping_pairs_offset);
+	if (!s->structural || n.lowest_vcn || !(flags & NTFS_ATTR_SPARSE) ||
+	    flags & NTFS_ATTR_COMPRESSION_MASK ||
+	    mpo < sizeof(n) + 8 || mpo >= len)
+		return 0;
+	max = (len - mpo) / 2 + 1;
+	runs = calloc(max, sizeof(*runs));
+	if (!runs)
+		return -1;
+	got = ntfs_mp_decode(a + mpo, len - mpo, runs, max);
+	for (k = 0; got > 0 && k < (size_t)got; k++)
+		if (runs[k].lcn >= 0 && ((uint64_t)runs[k].lcn >= nr ||
+					 runs[k].len > nr - (uint64_t)runs[k].lcn))
+			break;
+	if (got <= 0 || k == (size_t)got)
+		goto out;
+	for (size_t i = 0; i < (size_t)got; i++) {
+		if (__builtin_add_overflow(span, runs[i].len, &span) || span > INT64_MAX)
+			goto out;	/* hostile lengths */
+		if (i < k)
+			continue;
+		tail += runs[i].len;
+		if (runs[i].lcn < 0)
+			continue;
+		if ((uint64_t)runs[i].lcn < nr)
+			goto out;	/* (part of) a cluster to read */
+		gone += runs[i].len;
+		bad++;
+	}
+	if ((int64_t)le64toh((uint64_t)n.highest_vcn) != (int64_t)span - 1)
+		goto out;	/* the runs do not map the attribute's VCNs */
+	/* the runs before K, then one hole (joined to a hole before it) */
+	kept = k;
+	if (kept && runs[kept - 1].lcn < 0)
+		runs[kept - 1].len += tail;
+	else
+		runs[kept++] = (struct ntfs_run){ .lcn = -1, .len = tail };
+	/* on a copy first: the new runs must fit the attribute's bytes */
+	if (!(copy = malloc(len))) {
+		ret = -1;
+		goto out;
+	}
+	memcpy(copy, a, len);
+	if (ntfs_attr_put_runs(copy, runs, kept, g->cluster_size)) {
+		free(copy);
+		goto out;
+	}
+	ret = 1;
+	if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_RUNS_HOLE, s->obj,
+				 le32toh(n.h.type), bad,
+				 (unsigned long long)(span - tail), why,
+				 (unsigned long long)gone, k)))
+		memcpy(a, copy, len);
+	free(copy);
+out:
+	free(runs);
+	return ret;
+}
+
+/*
  * The runs of non-resident attribute A (at OFF): cut before the first bad
  * run when allowed (a record in no list, or a later extent in an
  * extension record).  Returns 0 (runs fine or cut), -1 (give up).
@@ -140,6 +224,9 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	free(runs);
 	if (r >= 0)
 		return 0;
+	r = runs_outside_hole(s, a, why);
+	if (r)
+		return r < 0 ? -1 : 0;
 	memcpy(&n, a, sizeof(n));
 	/* in a list only a later extent is cut: its sizes live elsewhere.
 	 * -a cuts it too (PR_EXTENT_RUNS_CUT): clearing the record instead

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ntfs/read.h"
@@ -218,6 +219,26 @@ void ntfs_attr_cut_runs(uint8_t *a, uint32_t stop, const struct ntfs_run *runs,
 	    mpo >= NR_COMPRESSED + 8)
 		ntfs_put64(a + NR_COMPRESSED, real * cluster_size);
 	ntfs_attr_clamp_sizes(a, span * cluster_size, &sz);
+}
+
+int ntfs_attr_put_runs(uint8_t *a, const struct ntfs_run *runs, size_t n,
+		       uint32_t cluster_size)
+{
+	uint32_t len = ntfs_get32(a + offsetof(struct ntfs_attr_header, length));
+	uint16_t mpo = ntfs_get16(a + NR_MPO);
+	uint8_t *mp;
+	int mlen;
+
+	if (mpo >= len || !(mp = malloc(len - mpo)))
+		return -1;
+	mlen = ntfs_mp_encode(runs, n, mp, len - mpo);
+	if (mlen > 0) {
+		memcpy(a + mpo, mp, (size_t)mlen);
+		/* the end marker is the last byte written */
+		ntfs_attr_cut_runs(a, mpo + (uint32_t)mlen - 1, runs, n, cluster_size);
+	}
+	free(mp);
+	return mlen > 0 ? 0 : -1;
 }
 
 bool ntfs_attr_set_extent(uint8_t *a, const struct ntfs_run *runs, size_t n,
@@ -488,7 +509,9 @@ int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what)
 	}
 	used = le32toh(m.bytes_in_use);
 	end = chain_end(rec, used <= size ? used : size, aofs);
-	if (!end || used & 7 || end + 8 > used) {
+	/* the end marker's 8 bytes are the last in use (slack after them
+	 * is cut when the field is otherwise valid) */
+	if (!end || used & 7 || end + 8 > used || (used <= size && end + 8 < used)) {
 		end = chain_end(rec, size, aofs);
 		if (n < NTFS_WHY)
 			n += (size_t)snprintf(what + n, NTFS_WHY - n,

@@ -60,6 +60,12 @@ uint32_t ntfs_attr_value_length_one_bit(const uint8_t *a, uint32_t room);
  * compressed) size follow them too and the other sizes are clamped. */
 void ntfs_attr_cut_runs(uint8_t *a, uint32_t stop, const struct ntfs_run *runs,
 			size_t n, uint32_t cluster_size);
+/* RUNS (N of them) encoded as the mapping pairs of non-resident attribute
+ * A in the bytes its length has now (nothing moves; the rest zeroed),
+ * then its VCN range and sizes following as ntfs_attr_cut_runs() does.
+ * 0, or -1 when they do not fit. */
+int ntfs_attr_put_runs(uint8_t *a, const struct ntfs_run *runs, size_t n,
+		       uint32_t cluster_size);
 /* Mapping pairs MP (LEN bytes) in place of those of the non-resident
  * attribute at AOFF of record REC (SIZE bytes): the attribute grows to
  * the next 8 bytes (what follows it moves) when they do not fit and the
@@ -110,7 +116,7 @@ int ntfs_usa_repair(uint8_t *rec, uint32_t size, char *what);
 /* A FILE record (fixups removed) whose allocated size, attribute offset
  * or bytes in use are wrong: each set to what the record and its
  * attribute frames say (the attributes begin after the update sequence
- * array and end at their end marker).  0 with WHAT (empty when nothing
+ * array and end at their end marker, whose 8 bytes are the last in use).  0 with WHAT (empty when nothing
  * changed), or -1 when no frame walk reaches an end marker. */
 int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what);
 

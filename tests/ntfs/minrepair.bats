@@ -239,6 +239,30 @@ asked_case() {
 	asked_case big runs_outside "has a bad runlist" big
 }
 
+# m-deep4k-1500010: a sparse file's runs all past the end of the volume
+# (one LCN delta damaged, the rest decoded from it) hold nothing to read;
+# -a asked (exit 4).  Now -a makes them a hole without asking: the file
+# keeps its name and its 3 MiB (zeros), ntfsck -n agrees.
+@test "a sparse file whose runs all lie past the volume: -a makes them a hole, the size and the name kept" {
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/holes.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" sparse_runs_outside
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec: attribute 0x80 has 2 runs outside the volume from VCN "*"become a hole of 26 clusters"*FIXED* ]] ||
+		die "not made a hole"
+	[[ $output != *"is lost"* ]] || die "-a cleared the record"
+	repair_converged "$FSCK" image -a
+	oracles_beyond holes -a
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	run cmp mnt/holes <(head -c 3145728 /dev/zero)
+	umount mnt
+	[ "$status" -eq 0 ] || die "holes is not 3 MiB of zeros: $output"
+}
+
 # A directory's index runs cut lose no name (they are in the children's
 # records): -a repairs without asking, the index is rebuilt.
 @test "a directory index runlist that leaves the volume: cut and the index rebuilt by -a, all 700 names kept" {
@@ -280,6 +304,24 @@ asked_case() {
 	umount mnt
 	diff -u "$BATS_FILE_TMPDIR/manifest" manifest || die "manifest differs"
 	[ "$(wc -l < names)" -eq 700 ] || die "dir has $(wc -l < names) names"
+}
+
+@test "bytes in use one bit short, inside an attribute: set back where the end marker is, the file and its name kept" {
+	# m-deep4k-1500009: the record was cleared and its name lost; ntfsck
+	# -a keeps it ("MFT byte-in-use field is corrupted")
+	repair_case big used_bit "record header is invalid (bytes in use "
+}
+
+@test "bytes in use 32 past the end marker: set back to it (ntfsck -n objects to the slack)" {
+	# m-deep4k-1500009's record 937: its torn stride of 0xff read as an
+	# end marker, bytes in use left past it; ntfsck -n objected after -a
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/s1.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" used_slack
+	run sid_ntfsck image
+	[ "$status" -ne 0 ] || die "ntfsck -n finds nothing wrong with the slack"
+	repair_case s1 used_slack "record header is invalid (bytes in use "
 }
 
 @test "update sequence array count wrong in the directory's record: put back where the strides say" {

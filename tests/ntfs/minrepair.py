@@ -18,7 +18,14 @@ DAMAGE:
   ext_DAMAGE     DAMAGE in the first extension record of file RECORD
   usa_count      the update sequence array's count 2 (one stride too few)
   alloc_field    the record's allocated size one byte short
+  used_slack     the record's bytes in use 32 more (zeros after the end
+                 marker; ntfsck -n: "MFT byte-in-use field is corrupted")
   magic          the record's magic "XXXX": nothing in it can be used
+  used_bit       the record's bytes in use with its highest set bit cleared
+                 (still 8-aligned and past the attribute offset, so the
+                 header checks pass, but inside an attribute:
+                 m-deep4k-1500009, 0x270 -> 0x70; ntfsck -a: "MFT
+                 byte-in-use field is corrupted")
   stream_length  the first named $DATA: length that breaks the walk
   value_length   resident unnamed $DATA: value length 512 (past the record's room)
   value_length_bit  resident unnamed $DATA: bit 30 of its value length set
@@ -29,6 +36,10 @@ DAMAGE:
                  size set (past the root's value)
   runs_outside   unnamed $DATA: first run's LCN past the end of the volume
   index_runs_outside  $INDEX_ALLOCATION ($I30): the same
+  sparse_runs_outside  sparse unnamed $DATA: the first run with clusters
+                 gets 0x3f as the top byte of its LCN delta, so that it and
+                 every later run (decoded from it) lie past the end of the
+                 volume (m-deep4k-1500010; asserted here)
   si_type_bit    $STANDARD_INFORMATION's type 0x10 -> 0x14 (one bit)
   si_value_offset  $STANDARD_INFORMATION's value offset 24 -> 28 (off the
                  8-byte grid; the value now runs 4 bytes past the attribute)
@@ -394,6 +405,16 @@ def main():
             img[mft + n * rs + 6:mft + n * rs + 8] = struct.pack("<H", 2)
         elif what == "alloc_field":
             damage.set_record_bytes(img, g, n, 0x1C, struct.pack("<I", rs - 1))
+        elif what == "used_bit":
+            used, = struct.unpack_from("<I", rec, 0x18)
+            aofs, = struct.unpack_from("<H", rec, 0x14)
+            cut = used & ~(1 << (used.bit_length() - 1))
+            assert cut % 8 == 0 and aofs + 8 <= cut < used - 8, (used, cut)
+            damage.set_record_bytes(img, g, n, 0x18, struct.pack("<I", cut))
+        elif what == "used_slack":
+            used, = struct.unpack_from("<I", rec, 0x18)
+            assert used + 32 <= rs and not any(rec[used:used + 32])
+            damage.set_record_bytes(img, g, n, 0x18, struct.pack("<I", used + 32))
         elif what == "magic":
             img[mft + n * rs:mft + n * rs + 4] = b"XXXX"
         elif what == "stream_length":
@@ -424,6 +445,20 @@ def main():
             at = off + voff + 16 + 8    # the index header's allocated size
             alloc, = struct.unpack_from("<I", rec, at)
             damage.set_record_bytes(img, g, n, at, struct.pack("<I", alloc | 1 << 20))
+        elif what == "sparse_runs_outside":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            flags, = struct.unpack_from("<H", rec, off + 12)
+            assert rec[off + 8] == 1 and flags & 0x8000, "$DATA is not sparse"
+            mpo, = struct.unpack_from("<H", rec, off + 0x20)
+            p = off + mpo
+            while rec[p] >> 4 == 0:
+                p += 1 + (rec[p] & 15)
+            lb, ob = rec[p] & 15, rec[p] >> 4
+            damage.set_record_bytes(img, g, n, p + lb + ob, b"\x3f")
+            rec = damage.unfix(damage.record(img, mft, rs, n))
+            nr = sectors * bps // cs
+            data = [lcn for lcn, _ in runs_of(rec, off) if lcn is not None]
+            assert len(data) >= 2 and min(data) >= nr, (data, nr)
         elif what in ("runs_outside", "index_runs_outside"):
             if what == "runs_outside":
                 off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
