@@ -162,6 +162,11 @@ bool fsf_fix_ask(struct fsf_fix_ctx *c, const struct fsf_problem *p,
 		c->read_halted = true;
 		fprintf(c->out, "%s%s%s.  Not repaired (read errors).\n",
 			object ? object : "", object ? ": " : "", msg);
+	} else if (c->no_rebuild && p->prompt == FSF_PROMPT_REBUILD) {
+		fprintf(c->out, "%s%s%s%s%s.  Not rebuilt (%s).\n",
+			c->mode == FSF_MODE_PREEN ? c->device : "",
+			c->mode == FSF_MODE_PREEN ? ": " : "",
+			object ? object : "", object ? ": " : "", msg, c->no_rebuild);
 	} else if (c->cancelled || c->preen_halted) {
 		fix = false;
 	} else if (c->mode == FSF_MODE_PREEN) {

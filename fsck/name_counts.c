@@ -212,8 +212,7 @@ int names_count_all(struct ntfs_check *c, uint8_t *buf)
 		    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, buf, sizeof(m));
-		owner = le64toh(m.base_mft_record) ?
-			le64toh(m.base_mft_record) & 0xffffffffffffULL : r;
+		owner = ntfs_record_file(buf, r);
 		ntfs_attr_cursor_init(&cur, buf);
 		while (ntfs_attr_next(&cur, &a, why) == 1)
 			if (!a->non_resident &&

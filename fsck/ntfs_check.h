@@ -324,6 +324,11 @@ static inline bool ntfs_check_in_use(const void *arg, uint64_t recno)
 {
 	return cset_get(&((const struct ntfs_check *)arg)->record_used, recno);
 }
+static inline int ntfs_read_listed(struct ntfs_check *c, uint64_t d,
+				   uint64_t mref, uint8_t *buf, char *why)
+{
+	return ntfs_vol_read_listed(&c->vol, ntfs_check_in_use, c, d, mref, buf, why);
+}
 static inline int ntfs_file_foreach(struct ntfs_check *c, uint64_t base,
 				    uint8_t *buf, ntfs_attr_visit fn, void *arg)
 {

@@ -153,7 +153,7 @@ static bool base_lists(struct lctx *l, uint64_t base, uint64_t x, uint16_t xseq)
 	bool yes;
 
 	if (!cset_get(&l->c->record_used, base) || load(l, base, l->ext) ||
-	    base_of(l->ext) || !(at = list_attr(l->ext)))
+	    !ntfs_record_is_base(l->ext) || !(at = list_attr(l->ext)))
 		return false;
 	v = read_list(l->c, l->ext, at, &len, why);
 	yes = names_record(v, len, x, xseq);
@@ -256,12 +256,11 @@ static void revive(struct lctx *l, uint64_t b, const uint8_t *v, uint32_t len,
 {
 	struct ntfs_check *c = l->c;
 	struct ntfs_mft_record m;
-	char xobj[48];
+	char xobj[48], why[NTFS_WHY];
 	bool yes;
 
 	if (rare_get(c->record_lost, x) || load(l, x, l->rec) ||
-	    base_of(l->rec) != b || (mref >> 48 && mref >> 48 != seq_of(l->rec)) ||
-	    !holds_listed(v, len, x, l->rec))
+	    !ntfs_record_listed(l->rec, b, mref, why) || !holds_listed(v, len, x, l->rec))
 		return;
 	snprintf(xobj, sizeof(xobj), "MFT record %llu", (unsigned long long)x);
 	yes = fsf_fix_ask(&c->fix, &PR_EXTENSION_FREED, xobj, obj);
@@ -313,11 +312,12 @@ static void reclaim(struct lctx *l, uint64_t b, uint16_t bseq, const uint8_t *v,
 		if (load(l, x, l->rec))
 			continue;
 		claimed = base_of(l->rec);
-		if (claimed == b || (e.mref >> 48 && e.mref >> 48 != seq_of(l->rec)))
+		if ((!ntfs_record_is_base(l->rec) && claimed == b) || (e.mref >> 48 && e.mref >> 48 != seq_of(l->rec)))
 			continue;
 		if (!holds_listed(v, len, x, l->rec))
 			continue;
-		if (claimed ? base_lists(l, claimed, x, seq_of(l->rec)) : ntfs_attr_find(l->rec, NTFS_AT_STANDARD_INFORMATION) != NULL)
+		if (!ntfs_record_is_base(l->rec) ? base_lists(l, claimed, x, seq_of(l->rec)) :
+		    ntfs_attr_find(l->rec, NTFS_AT_STANDARD_INFORMATION) != NULL)
 			continue;	/* it is someone else's, or a file */
 		if (load(l, x, l->rec))
 			continue;
@@ -393,24 +393,10 @@ static int write_list(struct lctx *l, uint64_t b, uint8_t *rec, uint32_t at,
 static uint32_t extent_in(const uint8_t *rec, uint32_t type, const uint8_t *name,
 			  uint8_t name_len, int64_t lo)
 {
-	struct ntfs_attr_cursor cur;
-	const struct ntfs_attr_header *a;
-	char why[NTFS_WHY];
+	const struct ntfs_attr_header *a = ntfs_attr_extent_u16(rec, type, name,
+								name_len, lo);
 
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		struct ntfs_attr_nonresident n;
-
-		if (le32toh(a->type) != type || !a->non_resident ||
-		    a->name_length != name_len ||
-		    (name_len && memcmp((const uint8_t *)a + le16toh(a->name_offset), name,
-					2u * name_len)))
-			continue;
-		memcpy(&n, a, sizeof(n));
-		if ((int64_t)le64toh((uint64_t)n.lowest_vcn) == lo)
-			return (uint32_t)((const uint8_t *)a - rec);
-	}
-	return 0;
+	return a ? (uint32_t)((const uint8_t *)a - rec) : 0;
 }
 
 /* Is Q an extent of the attribute E names (type and name)? */
@@ -569,9 +555,7 @@ static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 		for (size_t k = 0; k < nb->n; k++) {
 			struct ntfs_al_entry *q = &nb->v[k];
 
-			if (q->type == e->type && q->name_len == e->name_len &&
-			    (!e->name_len || !memcmp(q->name, e->name, 2u * e->name_len)) &&
-			    q->lowest_vcn < e->lowest_vcn &&
+			if (same_attr(q, e) && q->lowest_vcn < e->lowest_vcn &&
 			    (!p || q->lowest_vcn > p->lowest_vcn))
 				p = q;
 		}
@@ -632,9 +616,7 @@ static struct ntfs_al_entry *last_extent(struct ntfs_al_build *nb,
 	for (size_t k = 0; k < nb->n; k++) {
 		struct ntfs_al_entry *q = &nb->v[k];
 
-		if (q->type == e->type && q->name_len == e->name_len &&
-		    (!e->name_len || !memcmp(q->name, e->name, 2u * e->name_len)) &&
-		    (!p || q->lowest_vcn > p->lowest_vcn))
+		if (same_attr(q, e) && (!p || q->lowest_vcn > p->lowest_vcn))
 			p = q;
 	}
 	return p;
@@ -753,9 +735,7 @@ bool ntfs_list_past_end(const struct ntfs_check *c, const uint8_t *rec)
 	if (!a || !a->non_resident ||
 	    (nr = ntfs_attr_runs(a, c->vol.boot.g.nr_clusters, &runs, why)) < 0)
 		return false;
-	for (long i = 0; i < nr && !past; i++)
-		past = runs[i].lcn >= 0 &&
-		       (uint64_t)runs[i].lcn + runs[i].len > c->geo.dev_clusters;
+	past = ntfs_runs_past(runs, nr, c->geo.dev_clusters);
 	free(runs);
 	return past;
 }
@@ -793,7 +773,7 @@ static void check_one(struct lctx *l, uint64_t b)
 	size_t i, first;
 
 	rec = malloc(l->rs);
-	if (!rec || load(l, b, rec) || base_of(rec) || !(at = list_attr(rec)))
+	if (!rec || load(l, b, rec) || !ntfs_record_is_base(rec) || !(at = list_attr(rec)))
 		goto out;
 	bseq = seq_of(rec);
 	snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)b);
@@ -944,7 +924,7 @@ int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why)
 			continue;
 		last = x;
 		if (x >= c->vol.mft_records || !cset_get(&c->record_used, x) ||
-		    load(&l, x, l.rec) || base_of(l.rec) != b)
+		    load(&l, x, l.rec) || ntfs_record_is_base(l.rec) || base_of(l.rec) != b)
 			continue;
 		for (size_t i = 0; i < nb.n; i++)
 			if ((nb.v[i].mref & MASK48) == x)

@@ -420,7 +420,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	struct ntfs_name_owner o = { 0 };
 
 	memcpy(&m, rec, sizeof(m));
-	base = le64toh(m.base_mft_record) == 0;
+	base = ntfs_record_is_base(rec);
 	/* what pass 3 checks of its names' entries (name_counts.c) */
 	o.seq = le16toh(m.sequence_number);
 	o.dir = base && (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY);
@@ -483,9 +483,7 @@ static int scan_attributes(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			free(runs);
 		} else if (le32toh(a->type) == NTFS_AT_FILE_NAME) {
 			/* a name in an extension record belongs to its base */
-			note_file_name(c, base ? recno :
-				       le64toh(m.base_mft_record) & 0xffffffffffffULL,
-				       recno, a, &o);
+			note_file_name(c, ntfs_record_file(rec, recno), recno, a, &o);
 			++*names;
 		} else if (recno == NTFS_FILE_VOLUME &&
 			   le32toh(a->type) == NTFS_AT_VOLUME_INFORMATION) {

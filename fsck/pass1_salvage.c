@@ -931,9 +931,8 @@ static int salvage_walk(struct salvage *s)
 				char file[1200];
 
 				ntfs_object_name(c, "file", s->base ? s->base_recno :
-						 le64toh(m.base_mft_record) ?
-						 le64toh(m.base_mft_record) & 0xffffffffffffULL :
-						 s->recno, file, sizeof(file));
+						 ntfs_record_file(s->rec, s->recno),
+						 file, sizeof(file));
 				if (!asked(s, fsf_fix_ask(&c->fix, &PR_ATTR_TYPE_UNKNOWN, file,
 							  off, type)))
 					break;

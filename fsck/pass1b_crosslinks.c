@@ -97,12 +97,7 @@ static bool listed(struct ntfs_check *c, const uint8_t *base, uint64_t ext,
 /* The file a record belongs to: its base record, or itself. */
 static uint64_t file_of(uint64_t recno, const uint8_t *rec)
 {
-	struct ntfs_mft_record m;
-	uint64_t base;
-
-	memcpy(&m, rec, sizeof(m));
-	base = le64toh(m.base_mft_record);	/* $MFT's extensions name 0 */
-	return base ? base & 0xffffffffffffULL : recno;
+	return ntfs_record_file(rec, recno);
 }
 
 /*
@@ -134,22 +129,20 @@ static bool extent_owns(struct pass1b *p, uint64_t recno, const uint8_t *rec,
 	struct ntfs_check *c = p->c;
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct ntfs_attr_nonresident n;
-	struct ntfs_mft_record m;
 	uint64_t base;
 	char why[NTFS_WHY];
 
-	memcpy(&m, rec, sizeof(m));
-	base = le64toh(m.base_mft_record) & 0xffffffffffffULL;
 	memcpy(&n, a, sizeof(n));
 	if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST)
-		return !base;	/* never in itself; only a base has one */
-	if (!base) {
+		return ntfs_record_is_base(rec);	/* only a base has one */
+	if (ntfs_record_is_base(rec)) {
 		/* with an attribute list, the list says which extent is
 		 * where (the base's own ones too): a copy left behind in
 		 * the base when a driver moved it out owns nothing */
 		return !ntfs_attr_find(rec, NTFS_AT_ATTRIBUTE_LIST) ||
 		       listed(c, rec, recno, a, le64toh((uint64_t)n.lowest_vcn));
 	}
+	base = ntfs_record_file(rec, recno);
 	return !ntfs_vol_read_record(&c->vol, base, p->base) &&
 	       ntfs_record_check(p->base, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
 	       listed(c, p->base, recno, a, le64toh((uint64_t)n.lowest_vcn));

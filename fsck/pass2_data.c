@@ -441,8 +441,7 @@ int ntfs_pass2_data(struct ntfs_check *c)
 		ntfs_attr_cursor_init(&cur, rec);
 		while (ntfs_attr_next(&cur, &a, why) == 1) {
 			if (!obj[0])
-				ntfs_object_name(c, "file", whole ? r :
-						 le64toh(m.base_mft_record) & 0xffffffffffffULL,
+				ntfs_object_name(c, "file", ntfs_record_file(rec, r),
 						 obj, sizeof(obj));
 			if (check_attr(c, r, rec, a, whole, user, obj) &&
 			    le32toh(a->type) == NTFS_AT_DATA && !a->name_length)

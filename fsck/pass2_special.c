@@ -437,7 +437,6 @@ static int collect(struct ntfs_check *c, struct items *it, uint8_t *rec)
 	for (uint64_t r = 0; r < c->vol.mft_records; r++) {
 		struct ntfs_attr_cursor cur;
 		const struct ntfs_attr_header *a;
-		struct ntfs_mft_record m;
 		char why[NTFS_WHY];
 		uint64_t base;
 
@@ -445,10 +444,7 @@ static int collect(struct ntfs_check *c, struct items *it, uint8_t *rec)
 		    ntfs_vol_read_record(&c->vol, r, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
-		memcpy(&m, rec, sizeof(m));
-		base = le64toh(m.base_mft_record) & 0xffffffffffffULL;
-		if (!base)
-			base = r;
+		base = ntfs_record_file(rec, r);
 		ntfs_attr_cursor_init(&cur, rec);
 		while (ntfs_attr_next(&cur, &a, why) == 1) {
 			uint32_t t = le32toh(a->type);

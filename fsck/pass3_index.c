@@ -761,6 +761,9 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 		rare_set(unchecked, NTFS_FILE_ROOT);
 	}
 	upcase = load_upcase(c, b.rec);
+	/* no index can be rebuilt without it: what would be, is left */
+	if (!upcase)
+		c->fix.no_rebuild = "$UpCase is unreadable";
 	/* nothing found or repaired so far (what pass 1 saw is what is on
 	 * the volume): the entries are first proved by the digests of their
 	 * directories' buckets, without reading the files they name */
@@ -802,6 +805,7 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	if (any && !ret)
 		ret = ntfs_rebuild_indexes(c, upcase);
 out:
+	c->fix.no_rebuild = NULL;
 	free(upcase);
 	free(b.rec);
 	free(b.file);

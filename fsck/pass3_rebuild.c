@@ -205,10 +205,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
 			continue;
 		memcpy(&m, rec, sizeof(m));
-		/* an extension record of $MFT names record 0 (with its
-		 * sequence number): only a zero reference marks a base */
-		owner = le64toh(m.base_mft_record) ?
-			le64toh(m.base_mft_record) & 0xffffffffffffULL : r;
+		owner = ntfs_record_file(rec, r);
 		seq = le16toh(m.sequence_number);
 		if (owner >= c->vol.mft_records || !cset_get(&c->record_used, owner))
 			continue;

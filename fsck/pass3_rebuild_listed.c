@@ -192,18 +192,13 @@ static int drop_later_extents(struct ntfs_check *c, uint64_t d, const char *name
 		if ((e.type != NTFS_AT_INDEX_ALLOCATION && e.type != NTFS_AT_BITMAP) ||
 		    !e.lowest_vcn || x == d || !ntfs_al_entry_named(&e, name) ||
 		    (e.type == NTFS_AT_INDEX_ALLOCATION && avcn && e.lowest_vcn == avcn) ||
-		    (e.type == NTFS_AT_BITMAP && bvcn && e.lowest_vcn == bvcn) ||
-		    x >= c->vol.mft_records || !cset_get(&c->record_used, x))
+		    (e.type == NTFS_AT_BITMAP && bvcn && e.lowest_vcn == bvcn))
 			continue;
 		for (int j = 0; j < nrec; j++)
 			held |= rec_of[j] == x;
 		if (held)
 			continue;	/* a holder: rewritten without them */
-		if (ntfs_vol_read_record(&c->vol, x, buf) ||
-		    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
-			continue;
-		memcpy(&m, buf, sizeof(m));
-		if ((le64toh(m.base_mft_record) & 0xffffffffffffULL) != d ||
+		if (ntfs_read_listed(c, d, e.mref, buf, why) ||
 		    ntfs_index_drop_later(&c->vol.boot.g, buf, out, name, 0, 0, &left, why))
 			continue;
 		if (!memcmp(buf, out, rs))
@@ -401,13 +396,7 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 			}
 			if (at[k] == d) {
 				memcpy(bufs[nrec], base, rs);
-			} else if (at[k] >= c->vol.mft_records ||
-				   !cset_get(&c->record_used, at[k]) ||
-				   ntfs_vol_read_record(&c->vol, at[k], bufs[nrec]) ||
-				   ntfs_record_check(bufs[nrec], rs, NTFS_MAGIC_FILE,
-						     why) != NTFS_REC_OK ||
-				   (memcpy(&m, bufs[nrec], sizeof(m)),
-				    (le64toh(m.base_mft_record) & 0xffffffffffffULL) != d)) {
+			} else if (ntfs_read_listed(c, d, at[k], bufs[nrec], why)) {
 				nrec++;
 				snprintf(why, NTFS_WHY, "MFT record %llu holding its index is unusable",
 					 (unsigned long long)at[k]);

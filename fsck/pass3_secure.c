@@ -243,10 +243,8 @@ static int write_defaults(struct secure *s)
 	ntfs_secure_build(&def);
 	/* clusters past the end of a truncated device were not read: the
 	 * descriptors are unknown, not gone (the truncation is reported) */
-	for (long i = 0; i < s->sds.nruns; i++)
-		if (s->sds.runs[i].lcn >= 0 &&
-		    (uint64_t)s->sds.runs[i].lcn + s->sds.runs[i].len > s->c->geo.dev_clusters)
-			return -1;
+	if (ntfs_runs_past(s->sds.runs, s->sds.nruns, s->c->geo.dev_clusters))
+		return -1;
 	if (s->sds.size < NTFS_SDS_BLOCK + def.sds_len) {
 		fsf_fix_ask(&s->c->fix, &PR_SECURE_FAILED, "$Secure",
 			    "$SDS is too small for the default descriptors");

@@ -129,29 +129,6 @@ struct streams {
 	bool listed;
 };
 
-/* Record X, an extension record of D in use, into BUF: 0 or -1 (WHY). */
-static int read_extension(struct ntfs_check *c, uint64_t d, uint64_t x, uint8_t *buf,
-			  char *why)
-{
-	struct ntfs_mft_record m;
-
-	if (x >= c->vol.mft_records || !cset_get(&c->record_used, x) ||
-	    ntfs_vol_read_record(&c->vol, x, buf) ||
-	    ntfs_record_check(buf, c->vol.boot.g.mft_record_size, NTFS_MAGIC_FILE,
-			      why) != NTFS_REC_OK) {
-		snprintf(why, NTFS_WHY, "MFT record %llu its list names is unusable",
-			 (unsigned long long)x);
-		return -1;
-	}
-	memcpy(&m, buf, sizeof(m));
-	if ((le64toh(m.base_mft_record) & 0xffffffffffffULL) != d) {
-		snprintf(why, NTFS_WHY, "MFT record %llu its list names is not its own",
-			 (unsigned long long)x);
-		return -1;
-	}
-	return 0;
-}
-
 /* The streams of journal D (base record REC, with an attribute list) at
  * the records its list names: 0, -1 (WHY: unusable), -ENOMEM. */
 static int listed_streams(struct ntfs_check *c, uint64_t d, uint8_t *rec,
@@ -174,32 +151,32 @@ static int listed_streams(struct ntfs_check *c, uint64_t d, uint8_t *rec,
 		if (e.type != NTFS_AT_DATA || e.lowest_vcn)
 			continue;
 		if (ntfs_al_entry_named(&e, "$Max"))
-			mx = e.mref & 0xffffffffffffULL;
+			mx = e.mref;
 		else if (ntfs_al_entry_named(&e, "$J"))
-			jx = e.mref & 0xffffffffffffULL;
+			jx = e.mref;
 	}
 	if (r < 0)
 		goto out;
 	ret = 0;
 	s->mrec = d;
 	for (int k = 0; k < 2; k++) {
-		uint64_t x = k ? jx : mx;
+		uint64_t ref = k ? jx : mx, x = ref & 0xffffffffffffULL;
 		uint8_t **buf = k ? &s->jbuf : &s->mbuf;
 
-		if (x == UINT64_MAX)
+		if (ref == UINT64_MAX)
 			continue;	/* none: as in a record without a list */
 		if (x == d) {
 			*buf = rec;
-		} else if (!k && x == jx && s->jbuf && s->jbuf != rec) {
+		} else if (!k && ref == jx && s->jbuf && s->jbuf != rec) {
 			*buf = s->jbuf;
-		} else if (k && x == mx && s->mbuf && s->mbuf != rec) {
+		} else if (k && ref == mx && s->mbuf && s->mbuf != rec) {
 			*buf = s->mbuf;
 		} else {
 			if (!(*buf = malloc(rs))) {
 				ret = -ENOMEM;
 				goto out;
 			}
-			if (read_extension(c, d, x, *buf, why)) {
+			if (ntfs_read_listed(c, d, ref, *buf, why)) {
 				ret = -1;
 				goto out;
 			}

@@ -61,12 +61,27 @@ uint32_t ntfs_security_id_of(const uint8_t *rec, uint32_t *at)
 	return le32toh(id);
 }
 
-/* The attribute TYPE named NAME ("": unnamed) of REC whose lowest VCN is
- * VCN, or NULL; a resident one stands for VCN 0 when RESIDENT, else it is
- * passed over. */
+/* An attribute name: ASCII, or else LEN little-endian UTF-16 units. */
+struct attr_name {
+	const char *ascii;
+	const uint8_t *u16;
+	uint8_t len;
+};
+
+static bool named(const struct ntfs_attr_header *a, const struct attr_name *nm)
+{
+	if (nm->ascii)
+		return ntfs_attr_has_name(a, nm->ascii);
+	return a->name_length == nm->len &&
+	       (!nm->len || !memcmp((const uint8_t *)a + le16toh(a->name_offset),
+				    nm->u16, 2u * nm->len));
+}
+
+/* The attribute TYPE named NM of REC whose lowest VCN is VCN, or NULL; a
+ * resident one stands for VCN 0 when RESIDENT, else it is passed over. */
 static const struct ntfs_attr_header *find_extent(const uint8_t *rec, uint32_t type,
-						  const char *name, int64_t vcn,
-						  bool resident)
+						  const struct attr_name *nm,
+						  int64_t vcn, bool resident)
 {
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
@@ -75,7 +90,7 @@ static const struct ntfs_attr_header *find_extent(const uint8_t *rec, uint32_t t
 
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		if (le32toh(a->type) != type || !ntfs_attr_has_name(a, name))
+		if (le32toh(a->type) != type || !named(a, nm))
 			continue;
 		if (!a->non_resident) {
 			if (resident)
@@ -93,13 +108,39 @@ const struct ntfs_attr_header *ntfs_attr_unnamed_extent(const uint8_t *rec,
 							uint32_t type,
 							int64_t vcn)
 {
-	return find_extent(rec, type, "", vcn, false);
+	return find_extent(rec, type, &(struct attr_name){ .ascii = "" }, vcn, false);
 }
 
 const struct ntfs_attr_header *ntfs_attr_extent(const uint8_t *rec, uint32_t type,
 						const char *name, int64_t vcn)
 {
-	return find_extent(rec, type, name, vcn, true);
+	return find_extent(rec, type, &(struct attr_name){ .ascii = name }, vcn, true);
+}
+
+const struct ntfs_attr_header *ntfs_attr_extent_u16(const uint8_t *rec, uint32_t type,
+						    const uint8_t *name,
+						    uint8_t name_len, int64_t vcn)
+{
+	return find_extent(rec, type,
+			   &(struct attr_name){ .u16 = name, .len = name_len },
+			   vcn, false);
+}
+
+int ntfs_vol_read_listed(struct ntfs_vol *v, ntfs_rec_in_use in_use,
+			 const void *in_use_arg, uint64_t d, uint64_t mref,
+			 uint8_t *buf, char *why)
+{
+	uint64_t x = mref & 0xffffffffffffULL;
+
+	if (x >= v->mft_records || (in_use && !in_use(in_use_arg, x)) ||
+	    ntfs_vol_read_record(v, x, buf) ||
+	    ntfs_record_check(buf, v->boot.g.mft_record_size, NTFS_MAGIC_FILE,
+			      why) != NTFS_REC_OK) {
+		snprintf(why, NTFS_WHY, "MFT record %llu is unusable",
+			 (unsigned long long)x);
+		return -1;
+	}
+	return ntfs_record_listed(buf, d, mref, why) ? 0 : -1;
 }
 
 /* ntfs_vol_extents_runs: the extents met in the records of a file */

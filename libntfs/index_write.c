@@ -62,9 +62,7 @@ static int place(const struct ntfs_geometry *g,
 	p->runs = NULL;
 	/* on a truncated device, clusters past its end are unreadable and
 	 * cannot be written: the blocks go to new clusters on the device */
-	for (long i = 0; i < nold; i++)
-		holes |= old[i].lcn >= 0 &&
-			 (uint64_t)old[i].lcn + old[i].len > src->dev_clusters;
+	holes |= ntfs_runs_past(old, nold, src->dev_clusters);
 	if (nold > 0 && !holes && !src->no_reuse && have >= need &&
 	    (len = ntfs_mp_encode(old, (size_t)nold, mp, sizeof(mp))) > 0) {
 		p->runs = malloc((size_t)nold * sizeof(*old));

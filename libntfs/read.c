@@ -116,6 +116,43 @@ enum ntfs_rec_state ntfs_record_check(uint8_t *rec, uint32_t size,
 	return NTFS_REC_OK;
 }
 
+bool ntfs_record_is_base(const uint8_t *rec)
+{
+	struct ntfs_mft_record m;
+
+	memcpy(&m, rec, sizeof(m));
+	return !m.base_mft_record;
+}
+
+uint64_t ntfs_record_file(const uint8_t *rec, uint64_t recno)
+{
+	struct ntfs_mft_record m;
+
+	memcpy(&m, rec, sizeof(m));
+	return m.base_mft_record ? le64toh(m.base_mft_record) & 0xffffffffffffULL : recno;
+}
+
+bool ntfs_record_listed(const uint8_t *rec, uint64_t d, uint64_t mref, char *why)
+{
+	struct ntfs_mft_record m;
+	uint64_t x = mref & 0xffffffffffffULL;
+	uint16_t seq = (uint16_t)(mref >> 48);
+
+	memcpy(&m, rec, sizeof(m));
+	if (ntfs_record_is_base(rec) ||
+	    (le64toh(m.base_mft_record) & 0xffffffffffffULL) != d) {
+		snprintf(why, NTFS_WHY, "MFT record %llu is not an extension record of %llu",
+			 (unsigned long long)x, (unsigned long long)d);
+		return false;
+	}
+	if (seq && seq != le16toh(m.sequence_number)) {
+		snprintf(why, NTFS_WHY, "MFT record %llu has sequence number %u, not %u",
+			 (unsigned long long)x, le16toh(m.sequence_number), seq);
+		return false;
+	}
+	return true;
+}
+
 enum ntfs_rec_state ntfs_file_header_check(const uint8_t *rec, uint32_t size,
 					   char *why)
 {
@@ -336,6 +373,14 @@ const struct ntfs_attr_header *ntfs_attr_find(const uint8_t *rec, uint32_t type)
 		if (le32toh(a->type) == type)
 			return a;
 	return NULL;
+}
+
+bool ntfs_runs_past(const struct ntfs_run *runs, long n, uint64_t end)
+{
+	for (long i = 0; i < n; i++)
+		if (runs[i].lcn >= 0 && (uint64_t)runs[i].lcn + runs[i].len > end)
+			return true;
+	return false;
 }
 
 long ntfs_attr_runs(const struct ntfs_attr_header *a, uint64_t nr_clusters,

@@ -88,6 +88,10 @@ struct fsf_fix_ctx {
 	 * what was readable, and the exit status says errors are left */
 	const unsigned int *read_errors;
 	bool read_halted;	/* said so */
+	/* why no rebuild can be made (NULL: it can): a problem whose
+	 * prompt is Rebuild is then found and left, with this reason,
+	 * instead of a REBUILT that a later failure takes back */
+	const char *no_rebuild;
 	struct fsf_fix_record *records;
 	size_t nrecords, cap;
 };

@@ -106,6 +106,18 @@ const struct ntfs_attr_header *ntfs_attr_unnamed_extent(const uint8_t *rec,
  * REC whose lowest VCN is VCN (a resident one is VCN 0), or NULL. */
 const struct ntfs_attr_header *ntfs_attr_extent(const uint8_t *rec, uint32_t type,
 						const char *name, int64_t vcn);
+/* The non-resident extent at VCN of the attribute TYPE of checked record
+ * REC named NAME as an attribute list entry holds it (NAME_LEN units of
+ * little-endian UTF-16, compared exactly), or NULL. */
+const struct ntfs_attr_header *ntfs_attr_extent_u16(const uint8_t *rec, uint32_t type,
+						    const uint8_t *name,
+						    uint8_t name_len, int64_t vcn);
+/* The record MREF that an attribute list entry of base record D names,
+ * read into BUF: in use (IN_USE), a checked FILE record and
+ * ntfs_record_listed.  0, or -1 with WHY. */
+int ntfs_vol_read_listed(struct ntfs_vol *v, ntfs_rec_in_use in_use,
+			 const void *in_use_arg, uint64_t d, uint64_t mref,
+			 uint8_t *buf, char *why);
 /* The runs of every extent of file D's non-resident attribute TYPE NAME
  * (base record and the extension records of its list), joined in VCN
  * order: the count of runs (0: no such attribute), with the data size of

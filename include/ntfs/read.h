@@ -51,6 +51,19 @@ enum ntfs_rec_state ntfs_record_check(uint8_t *rec, uint32_t size,
 enum ntfs_rec_state ntfs_file_header_check(const uint8_t *rec, uint32_t size,
 					   char *why);
 
+/* Is FILE record REC a base record?  Only a base reference zero as a whole
+ * (8 bytes) says so: an extension record of $MFT names record 0, with a
+ * sequence number. */
+bool ntfs_record_is_base(const uint8_t *rec);
+/* The file FILE record RECNO (REC) belongs to: the record number its base
+ * reference names, or RECNO for a base record. */
+uint64_t ntfs_record_file(const uint8_t *rec, uint64_t recno);
+/* Is FILE record REC the one an attribute list entry of base record D
+ * names by MREF: its base reference names D and, unless MREF's sequence
+ * number is 0, its sequence number is MREF's?  false with WHY. */
+bool ntfs_record_listed(const uint8_t *rec, uint64_t d, uint64_t mref,
+			char *why);
+
 /* Walk the attributes of a checked FILE record. */
 struct ntfs_attr_cursor {
 	const uint8_t *rec;
@@ -118,6 +131,9 @@ const struct ntfs_attr_header *ntfs_attr_find(const uint8_t *rec, uint32_t type)
  * every cluster is inside NR_CLUSTERS.  Returns the count or -1 (WHY). */
 long ntfs_attr_runs(const struct ntfs_attr_header *a, uint64_t nr_clusters,
 		    struct ntfs_run **runs, char *why);
+/* Does a run of RUNS (N, holes passed over) reach past cluster END, as the
+ * clusters past the end of a truncated device of END clusters? */
+bool ntfs_runs_past(const struct ntfs_run *runs, long n, uint64_t end);
 
 /* One extent of a non-resident attribute whose runs an $ATTRIBUTE_LIST
  * spreads over several records: its VCN range and its decoded runs. */

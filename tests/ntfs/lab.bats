@@ -10,6 +10,7 @@
 # (kind stale: a lost write, old copies written back, a partial restore),
 # 2 adverse writes on ours4k (kind adverse: torn records, a misdirected
 # INDX block), 1 interrupted repair (fsck.ntfs -a killed mid-repair),
+# 1 compound and 1 truncated case on ours4k (kinds compound, truncated),
 # plus one undamaged control per
 # base volume, judged by oracles
 # that are not fsck.ntfs (image bytes, exit codes, ntfsck -n from the sid
@@ -36,6 +37,11 @@ ADVERSE_CASES=a-ours4k-tornrec-1100000,a-ours4k-misindx-1100003
 # records above killed as it enters its 3rd (last) write, then judged
 # like any case: the next -a must finish the job and keep every file
 INTERRUPTED_CASES=i-ours4k-3-a-ours4k-tornrec-1100000
+# several damages on one volume (tests/ntfs/lab/compound.py) and the last
+# tenth of the device gone (tests/ntfs/lab/truncate.py): ~4 s of CPU each
+# on the sanitizer build
+COMPOUND_CASES=m-ours4k-100000
+TRUNCATED_CASES=u-ours4k-end10
 
 setup_file() {
 	export FSCK_NTFS=${FSCK_NTFS:-$FSFORGE_BUILDDIR/fsck/fsck.ntfs}
@@ -56,6 +62,9 @@ setup_file() {
 		>> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
 	"$LAB/run-lab" --seed 11 --jobs 2 --out "$OUT" --bases ours4k --kinds adverse \
 		--only "$ADVERSE_CASES,$INTERRUPTED_CASES" \
+		>> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
+	"$LAB/run-lab" --seed 1 --jobs 2 --out "$OUT" --bases ours4k --kinds compound,truncated \
+		--only "$COMPOUND_CASES,$TRUNCATED_CASES" \
 		>> "$OUT/run.log" 2>&1 || echo "run-lab exit $?" >> "$OUT/run.log"
 	"$LAB/run-lab" table "$OUT" > "$OUT/table.txt" 2>&1 || true
 }

@@ -87,26 +87,8 @@ class Vol:
     def alloc_extents(self, d):
         """[(lowest vcn, record, runs)] of D's $I30 allocation, through
         its attribute list (resident here)."""
-        rec = self.rec(d)
-        lst = None
-        for off, t, _, nr in P.attrs(rec):
-            if t == 0x20:
-                if nr:
-                    size, = struct.unpack_from("<q", rec, off + 0x30)
-                    lst = b"".join(bytes(self.img[l * self.g.cs:(l + n) * self.g.cs])
-                                   for l, n in P.runlist(rec, off))[:size]
-                else:
-                    v, ln = P.value(rec, off)
-                    lst = bytes(rec[v:v + ln])
-        if lst is None:
-            return []
-        out, off = [], 0
-        while off + 26 <= len(lst):
-            t, ln, nl, no = struct.unpack_from("<IHBB", lst, off)
-            if ln < 26:
-                break
-            vcn, ref = struct.unpack_from("<qQ", lst, off + 8)
-            nm = lst[off + no:off + no + 2 * nl].decode("utf-16-le")
+        out = []
+        for t, nm, vcn, ref in P.list_entries(P.list_value(self.img, self.g, self.rec(d))):
             if t == 0xa0 and nm == "$I30":
                 x = ref & 0xFFFFFFFFFFFF
                 xr = self.rec(x)
@@ -114,7 +96,6 @@ class Vol:
                     lv, = struct.unpack_from("<q", xr, aoff + 0x10) if nr else (None,)
                     if at == 0xa0 and an == "$I30" and nr and lv == vcn:
                         out.append((vcn, x, P.runlist(xr, aoff)))
-            off += ln
         return sorted(out)
 
 
@@ -169,28 +150,11 @@ def make(img, mkfs):
 def mft_extents(v):
     """[(lowest vcn, record, runs)] of $MFT's $DATA, through record 0's
     attribute list; V.g's record offsets then cover every extent."""
-    rec0 = v.rec(0)
-    lst = None
-    for off, t, _, nr in P.attrs(rec0):
-        if t == 0x20:
-            if nr:
-                size, = struct.unpack_from("<q", rec0, off + 0x30)
-                lst = b"".join(bytes(v.img[l * v.g.cs:(l + n) * v.g.cs])
-                               for l, n in P.runlist(rec0, off))[:size]
-            else:
-                vo, ln = P.value(rec0, off)
-                lst = bytes(rec0[vo:vo + ln])
+    lst = P.list_value(v.img, v.g, v.rec(0))
     if lst is None:
         return [(0, 0, v.g.mft_runs)]
-    want, off = [], 0
-    while off + 26 <= len(lst):
-        t, ln, nl = struct.unpack_from("<IHB", lst, off)
-        if ln < 26:
-            break
-        vcn, ref = struct.unpack_from("<qQ", lst, off + 8)
-        if t == 0x80 and nl == 0:
-            want.append((vcn, ref & 0xFFFFFFFFFFFF))
-        off += ln
+    want = [(vcn, ref & 0xFFFFFFFFFFFF) for t, nm, vcn, ref in P.list_entries(lst)
+            if t == 0x80 and nm == ""]
     out = []
     for vcn, x in sorted(want):
         xr = v.rec(x)      # records of the extents already known

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ntfs/btree.h"
+#include "ntfs/file_attrs.h"
 #include "ntfs/format.h"
 #include "ntfs/index_build.h"
 #include "ntfs/index_write.h"
@@ -216,6 +217,55 @@ static void test_record(void)
 	   "record: 4096-byte record has 9 USA entries, attributes at 0x48");
 }
 
+/* base and extension records by the header's 8-byte base reference: an
+ * extension record of $MFT names record 0 with sequence 1 */
+static void test_record_base(void)
+{
+	uint8_t rec[1024];
+	struct ntfs_rec r;
+	char why[NTFS_WHY];
+	uint64_t ref = htole64(NTFS_MREF(0, 1));
+
+	ntfs_rec_init(&r, rec, 1024, 17, 3, NTFS_MFT_IN_USE, 1);
+	ok(ntfs_record_is_base(rec) && ntfs_record_file(rec, 17) == 17 &&
+	   !ntfs_record_listed(rec, 0, NTFS_MREF(17, 3), why),
+	   "record base: a zero reference is a base record, its own file");
+	memcpy(rec + 0x20, &ref, 8);
+	ok(!ntfs_record_is_base(rec) && ntfs_record_file(rec, 17) == 0,
+	   "record base: reference 0 with sequence 1 is an extension of $MFT");
+	ok(ntfs_record_listed(rec, 0, NTFS_MREF(17, 3), why) &&
+	   ntfs_record_listed(rec, 0, 17, why),
+	   "record base: listed by its base with its sequence, or none given");
+	ok(!ntfs_record_listed(rec, 0, NTFS_MREF(17, 4), why) && strstr(why, "sequence number 3"),
+	   "record base: a list entry naming another sequence number is refused (%s)", why);
+	ok(!ntfs_record_listed(rec, 5, NTFS_MREF(17, 3), why),
+	   "record base: an extension of another base is refused (%s)", why);
+}
+
+/* an attribute named in UTF-16, as list entries hold names */
+static void test_attr_extent_u16(void)
+{
+	uint8_t rec[1024];
+	struct ntfs_rec r;
+	struct ntfs_run run = { 100, 4 };
+	const uint8_t i30[] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
+	const uint8_t i31[] = { '$', 0, 'I', 0, '3', 0, '1', 0 };
+	const struct ntfs_attr_header *a;
+
+	ntfs_rec_init(&r, rec, 1024, 20, 1, NTFS_MFT_IN_USE, 1);
+	ok(ntfs_rec_add_nonresident(&r, NTFS_AT_INDEX_ALLOCATION, "$I30", &run, 1,
+				    4 * 4096, 4 * 4096, 4 * 4096) == 0,
+	   "extent u16: $I30's allocation added");
+	a = ntfs_attr_extent_u16(rec, NTFS_AT_INDEX_ALLOCATION, i30, 4, 0);
+	ok(a && le32toh(a->type) == NTFS_AT_INDEX_ALLOCATION,
+	   "extent u16: found by its UTF-16 name at VCN 0");
+	ok(!ntfs_attr_extent_u16(rec, NTFS_AT_INDEX_ALLOCATION, i31, 4, 0) &&
+	   !ntfs_attr_extent_u16(rec, NTFS_AT_INDEX_ALLOCATION, i30, 3, 0) &&
+	   !ntfs_attr_extent_u16(rec, NTFS_AT_INDEX_ALLOCATION, i30, 4, 1) &&
+	   !ntfs_attr_extent_u16(rec, NTFS_AT_INDEX_ALLOCATION, NULL, 0, 0),
+	   "extent u16: another name, length or VCN, or no name: none");
+}
+
 static void test_runlist(void)
 {
 	struct ntfs_run a[3] = { { 4, 7 }, { -1, 16 }, { 2, 0x300 } }, d[4];
@@ -230,6 +280,9 @@ static void test_runlist(void)
 	n = ntfs_mp_encode(&hole, 1, mp, sizeof(mp));
 	ok(n == 4 && !memcmp(mp, "\x02\xff\x3f\x00", 4), "runlist: $Bad's hole of 16383 clusters");
 	ok(ntfs_mp_encode(a, 3, mp, 5) == -1, "runlist: overflow is reported");
+	ok(!ntfs_runs_past(a, 3, 0x302) && ntfs_runs_past(a, 3, 0x301) &&
+	   !ntfs_runs_past(&hole, 1, 1) && !ntfs_runs_past(a, 0, 0),
+	   "runlist: runs past a truncated device's end (holes never)");
 }
 
 /* extents of one attribute, joined in VCN order (given out of order) */
@@ -959,6 +1012,8 @@ int main(int argc, char **argv)
 	test_repair();
 	test_header_repair();
 	test_record();
+	test_record_base();
+	test_attr_extent_u16();
 	test_runlist();
 	test_extents_join();
 	test_cunits();

@@ -167,6 +167,20 @@ int main(int argc, char **argv)
 		stop(&r);
 	}
 
+	/* no rebuild possible: a Rebuild prompt is left once, with the
+	 * reason, never REBUILT; other prompts go on */
+	start(&r, FSF_MODE_PREEN, "");
+	r.c.no_rebuild = "$UpCase is unreadable";
+	ok(!fsf_fix_ask(&r.c, &PR_INDEX, "dir", "corrupt") && fsf_fix_ask(&r.c, &PR_BITMAP, NULL, 4u),
+	   "no rebuild: a Rebuild prompt is left, a Fix one repaired");
+	fflush(r.c.out);
+	ok(strstr(r.outbuf, "Not rebuilt ($UpCase is unreadable).") && !strstr(r.outbuf, "REBUILT"),
+	   "no rebuild: the reason said, REBUILT never");
+	ok(r.c.found == 2 && r.c.fixed == 1 && r.c.left == 1 &&
+	   fsf_fix_exit_code(&r.c) == (FSF_EXIT_FIXED | FSF_EXIT_UNCORRECTED),
+	   "no rebuild: counted as left (exit 5)");
+	stop(&r);
+
 	start(&r, FSF_MODE_YES, "");
 	fsf_fix_ask(&r.c, &PR_NOTE, NULL, "indexes");
 	fsf_fix_ask(&r.c, &PR_INDEX, "dir \"q\\\"\"", "tab\there");

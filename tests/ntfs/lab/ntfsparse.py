@@ -41,26 +41,9 @@ class Geometry:
         attribute list (a fragmented $MFT): their runs follow the first
         extent's, in VCN order (each extension record lies in the runs
         known before it)."""
-        lst = None
-        for off, t, name, nr in attrs(rec0):
-            if t == 0x20 and nr:
-                size, = struct.unpack_from("<q", rec0, off + 0x30)
-                lst = b"".join(bytes(img[lcn * self.cs:(lcn + n) * self.cs])
-                               for lcn, n in runlist(rec0, off) if lcn is not None)[:size]
-            elif t == 0x20:
-                vo, ln = value(rec0, off)
-                lst = bytes(rec0[vo:vo + ln])
-        if lst is None:
-            return
-        want, off = [], 0
-        while off + 26 <= len(lst):
-            t, ln, nl = struct.unpack_from("<IHB", lst, off)
-            if ln < 26:
-                break
-            vcn, ref = struct.unpack_from("<qQ", lst, off + 8)
-            if t == 0x80 and nl == 0 and vcn > 0:
-                want.append((vcn, ref & 0xFFFFFFFFFFFF))
-            off += ln
+        want = [(vcn, ref & 0xFFFFFFFFFFFF)
+                for t, nm, vcn, ref in list_entries(list_value(img, self, rec0))
+                if t == 0x80 and nm == "" and vcn > 0]
         for vcn, x in sorted(want):
             if vcn != sum(n for _, n in self.mft_runs):
                 return  # a gap: the rest is not trusted
@@ -295,12 +278,9 @@ def index_depth(img, g, n, iname="$I30"):
     return depth(root[0], vo + 0x10, set())
 
 
-def all_attrs(img, g, n, numbers=False):
-    """(fixed-up record, offset, type, name, non-resident) of every
-    attribute of file N: its base record's and, through its attribute
-    list, its extension records' (NUMBERS: the record's number first)."""
-    rec = unfix(read_record(img, g, n)[1])
-    out = [(n, rec, off, t, name, nr) for off, t, name, nr in attrs(rec)]
+def list_value(img, g, rec):
+    """The $ATTRIBUTE_LIST value of fixed-up record REC (resident, or read
+    from its clusters up to its data size), or None without one."""
     lst = None
     for off, t, name, nr in attrs(rec):
         if t == 0x20 and nr:
@@ -310,13 +290,31 @@ def all_attrs(img, g, n, numbers=False):
         elif t == 0x20:
             vo, ln = value(rec, off)
             lst = bytes(rec[vo:vo + ln])
-    seen, p = {n}, 0
+    return lst
+
+
+def list_entries(lst):
+    """(type, name, lowest VCN, reference) of each entry of list value
+    LST, up to the end or an entry shorter than its header."""
+    p = 0
     while lst and p + 26 <= len(lst):
-        ln, = struct.unpack_from("<H", lst, p + 4)
+        t, ln, nl, no = struct.unpack_from("<IHBB", lst, p)
         if ln < 26:
-            break
-        x = struct.unpack_from("<Q", lst, p + 16)[0] & 0xFFFFFFFFFFFF
+            return
+        vcn, ref = struct.unpack_from("<qQ", lst, p + 8)
+        yield t, lst[p + no:p + no + 2 * nl].decode("utf-16-le", "replace"), vcn, ref
         p += ln
+
+
+def all_attrs(img, g, n, numbers=False):
+    """(fixed-up record, offset, type, name, non-resident) of every
+    attribute of file N: its base record's and, through its attribute
+    list, its extension records' (NUMBERS: the record's number first)."""
+    rec = unfix(read_record(img, g, n)[1])
+    out = [(n, rec, off, t, name, nr) for off, t, name, nr in attrs(rec)]
+    seen = {n}
+    for _, _, _, ref in list_entries(list_value(img, g, rec)):
+        x = ref & 0xFFFFFFFFFFFF
         if x in seen or read_record(img, g, x)[1] is None:
             continue
         seen.add(x)
