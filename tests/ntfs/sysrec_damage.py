@@ -10,6 +10,7 @@ CASE:
   baad-N         record N's magic "BAAD"
   attroff-N      record N's attribute offset all ones
   notinuse-N     record N's in-use flag cleared
+  flags0-N       record N's flags zeroed (in use and directory)
   sivlen-N       record N's $STANDARD_INFORMATION value length 0
   fnvlen-N       record N's $FILE_NAME value length 0
   nodata-N       record N's unnamed $DATA attribute type changed to an
@@ -67,6 +68,8 @@ def main():
     elif what == "notinuse":
         edit(n, lambda r: struct.pack_into("<H", r, 0x16,
                                            struct.unpack_from("<H", r, 0x16)[0] & ~1))
+    elif what == "flags0":
+        edit(n, lambda r: struct.pack_into("<H", r, 0x16, 0))
     elif what in ("sivlen", "fnvlen"):
         t = 0x10 if what == "sivlen" else 0x30
         edit(n, lambda r: struct.pack_into("<I", r, attr(r, t) + 0x10, 0))
