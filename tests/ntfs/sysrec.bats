@@ -194,6 +194,13 @@ UNUSED="system file is marked not in use but its record is intact; marked in use
 	sysrec_case ours4k fnname-@blob "has lost its names: give it this one back"
 }
 
+# the lab's r-aged4k-1700004: a random byte made a unit of a name in big/
+# '/'; the index was rebuilt from it and ntfs-3g then listed none of big/'s
+# 1,158 other names (ntfsck -a the same)
+@test "ours 4k: a '/' in a file's only name: the name comes back from its directory entry" {
+	sysrec_case ours4k fnslash-@blob "has lost its names: give it this one back"
+}
+
 @test "sid 4k: \$Volume's record zeroed in both copies: made again" {
 	sysrec_case sid4k zero-3 "MFT record 3: $REMADE"
 }
