@@ -447,6 +447,15 @@ int ntfs_sysrec_check(struct ntfs_check *c, uint64_t recno, const uint8_t *rec,
 int ntfs_sysrec_lost(struct ntfs_check *c, uint64_t recno, const uint8_t *rec,
 		     const char *obj, const char *why);
 int ntfs_sysrec_remake(struct ntfs_check *c);
+/* System record RECNO (checked, fixups removed) says it is not in use
+ * though it still holds its file ($STANDARD_INFORMATION and a $FILE_NAME
+ * in the root): its in-use flag is set back (asked; the directory flag
+ * too when it has a $I30 index root), the rest of pass 1
+ * then checks it as any record.  0: it is that file (flag set, or the
+ * repair declined: scanned as in use), -1: it does not show itself as
+ * that file (ntfs_sysrec_lost's turn). */
+int ntfs_sysrec_unused(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+		       const char *obj);
 void ntfs_sysrec_free(struct ntfs_check *c);
 
 /* pass1_root.c: the root directory's record REC is beyond use (WHY):

@@ -101,6 +101,11 @@ ROW(PR_RECORD_NUMBER, 0x010013, "record_number_wrong",
 ROW(PR_SYSTEM_FILE_MISSING, 0x010020, "system_file_missing",
     "system file is not in use",
     FSF_PROMPT_NONE, FSF_PR_FATAL);
+/* only the in-use flag lost: the record still names itself and its
+ * place in the root; the flag is set back, nothing else changes */
+ROW(PR_SYSTEM_FILE_UNUSED, 0x010075, "system_file_unused_flag",
+    "system file is marked not in use but its record is intact; marked in use (a directory again if it has its index)",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_SYSTEM_RECORD_CORRUPT, 0x010021, "system_record_corrupt",
     "system file record is corrupt (%s) and has no valid mirror copy",
     FSF_PROMPT_NONE, FSF_PR_FATAL);

@@ -698,7 +698,10 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			continue;
 		}
 		memcpy(&m, rec, sizeof(m));
-		if (!(le16toh(m.flags) & NTFS_MFT_IN_USE)) {
+		if (!(le16toh(m.flags) & NTFS_MFT_IN_USE) && i < 12 &&
+		    !ntfs_sysrec_unused(c, i, rec, obj))
+			memcpy(&m, rec, sizeof(m));	/* in use again */
+		else if (!(le16toh(m.flags) & NTFS_MFT_IN_USE)) {
 			if (i < 12) {
 				int s = ntfs_sysrec_lost(c, i, rec, obj, "not in use");
 

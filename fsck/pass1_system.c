@@ -310,6 +310,50 @@ int ntfs_sysrec_lost(struct ntfs_check *c, uint64_t recno, const uint8_t *rec,
 	return 0;
 }
 
+int ntfs_sysrec_unused(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+		       const char *obj)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_mft_record m;
+	char why[NTFS_WHY];
+	static const uint8_t i30[8] = { '$', 0, 'I', 0, '3', 0, '0', 0 };
+	bool si = false, named = false, dir = false;
+	uint16_t flags;
+
+	memcpy(&m, rec, sizeof(m));
+	if (le16toh(m.h.usa_ofs) >= 0x30 && le32toh(m.mft_record_number) != (uint32_t)recno)
+		return -1;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		uint32_t len;
+		const uint8_t *v;
+		uint64_t parent;
+
+		si |= le32toh(a->type) == NTFS_AT_STANDARD_INFORMATION;
+		/* the root and $Extend: their flag goes with the in-use one */
+		dir |= le32toh(a->type) == NTFS_AT_INDEX_ROOT && a->name_length == 4 &&
+		       !memcmp((const uint8_t *)a + le16toh(a->name_offset), i30, 8);
+		if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
+			continue;
+		v = ntfs_attr_value(a, &len);
+		if (!v || len < sizeof(struct ntfs_file_name))
+			continue;
+		memcpy(&parent, v, sizeof(parent));
+		named |= (le64toh(parent) & 0xffffffffffffULL) == NTFS_FILE_ROOT;
+	}
+	if (!si || !named)
+		return -1;
+	if (fsf_fix_ask(&c->fix, &PR_SYSTEM_FILE_UNUSED, obj)) {
+		flags = (uint16_t)(le16toh(m.flags) | NTFS_MFT_IN_USE);
+		m.flags = htole16(dir ? flags | NTFS_MFT_IS_DIRECTORY : flags);
+		memcpy(rec, &m, sizeof(m));
+		if (ntfs_check_write_record(c, recno, rec))
+			fsf_fix_failed(&c->fix);
+	}
+	return 0;
+}
+
 /* N free clusters in a row (none past the device's end), searched from
  * the middle of the volume, where mkfs puts the system files; -1: none. */
 static int64_t find_free(struct ntfs_check *c, uint64_t n)

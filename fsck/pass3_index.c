@@ -112,6 +112,18 @@ struct entry_match {
 	uint8_t stray[0x42 + 2 * 255];
 };
 
+/* N UTF-16LE units at U: none NUL or '/'? */
+static bool name_allowed(const uint8_t *u, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint16_t x = (uint16_t)(u[2 * i] | u[2 * i + 1] << 8);
+
+		if (!x || x == '/')
+			return false;
+	}
+	return true;
+}
+
 static int match_name(const struct ntfs_attr_header *a, void *arg)
 {
 	struct entry_match *m = arg;
@@ -125,10 +137,15 @@ static int match_name(const struct ntfs_attr_header *a, void *arg)
 		return 0;
 	}
 	v = ntfs_attr_value(a, &len);
-	m->names++;
 	if (len < sizeof(fn))
-		return 0;
+		return (void)m->names++, 0;
 	memcpy(&fn, v, sizeof(fn));
+	/* a name no namespace allows (a NUL or a '/', a damaged unit) is
+	 * not one the file can keep: with no other, the entry's key is its
+	 * name again (ntfs-3g cannot list a directory holding it) */
+	if (sizeof(fn) + 2u * fn.name_length <= len && !name_allowed(v + sizeof(fn), fn.name_length))
+		return 0;
+	m->names++;
 	if ((le64toh(fn.parent_directory) & 0xffffffffffffULL) == m->dir &&
 	    fn.name_length == m->len && sizeof(fn) + 2u * m->len <= len &&
 	    !memcmp(v + sizeof(fn), m->name, 2u * m->len) && !m->found) {

@@ -83,7 +83,7 @@ sysrec_case() {
 	[ "$status" -eq 4 ] || { echo "$output"; die "-n on the damage: exit $status"; }
 	[ "$(sha256sum < image)" = "$before" ] || die "-n wrote to the image"
 	run "$FSCK" -a image
-	echo "$output"
+	echo "$output" | tee a.log
 	[ "$status" -le 1 ] || die "-a exit $status"
 	[[ $output == *"$expect"* ]] || die "-a did not report: $expect"
 	repair_converged "$FSCK" image -a
@@ -131,8 +131,20 @@ REMADE="system file record is unusable"
 	sysrec_case ours4k zero-7 "MFT record 7: $REMADE"
 }
 
-@test "ours 4k: \$BadClus not in use: made again" {
-	sysrec_case ours4k notinuse-8 "MFT record 8: $REMADE"
+UNUSED="system file is marked not in use but its record is intact; marked in use"
+
+@test "ours 4k: \$BadClus not in use, its record intact: marked in use again (was: made again)" {
+	sysrec_case ours4k notinuse-8 "MFT record 8: $UNUSED"
+	run grep -c "$REMADE" a.log
+	[ "$output" = 0 ] || die "made again"
+}
+
+# the lab's t-aged4k-sys05-flags-zero: ours stopped (exit 4, "system file
+# is not in use") where ntfsck -a repairs
+@test "ours 4k: the root's flags zeroed (not in use, no directory): both set back, every file kept" {
+	sysrec_case ours4k flags0-5 "MFT record 5: $UNUSED"
+	run grep -c "beyond use" a.log
+	[ "$output" = 0 ] || die "root made again"
 }
 
 @test "ours 4k: \$Secure's record zeroed: made again with mkfs.ntfs's descriptors" {
@@ -180,6 +192,13 @@ REMADE="system file record is unusable"
 
 @test "ours 4k: a file's only \$FILE_NAME beyond repair: its name comes back from its directory entry" {
 	sysrec_case ours4k fnname-@blob "has lost its names: give it this one back"
+}
+
+# the lab's r-aged4k-1700004: a random byte made a unit of a name in big/
+# '/'; the index was rebuilt from it and ntfs-3g then listed none of big/'s
+# 1,158 other names (ntfsck -a the same)
+@test "ours 4k: a '/' in a file's only name: the name comes back from its directory entry" {
+	sysrec_case ours4k fnslash-@blob "has lost its names: give it this one back"
 }
 
 @test "sid 4k: \$Volume's record zeroed in both copies: made again" {

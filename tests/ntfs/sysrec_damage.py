@@ -10,6 +10,7 @@ CASE:
   baad-N         record N's magic "BAAD"
   attroff-N      record N's attribute offset all ones
   notinuse-N     record N's in-use flag cleared
+  flags0-N       record N's flags zeroed (in use and directory)
   sivlen-N       record N's $STANDARD_INFORMATION value length 0
   fnvlen-N       record N's $FILE_NAME value length 0
   nodata-N       record N's unnamed $DATA attribute type changed to an
@@ -17,6 +18,9 @@ CASE:
                  content stream
   fnname-N       record N's $FILE_NAME name length 255 (its value cannot
                  hold it: the attribute is beyond repair)
+  fnslash-N      record N's $FILE_NAME name with a '/' for its third unit
+                 (no namespace allows it; ntfs-3g cannot list the
+                 directory holding it)
   upcase         eight entries of $UpCase's table changed (a -> b ...)
   ver30          $Volume's $VOLUME_INFORMATION says NTFS 3.0 (a volume
                  Windows 2000 made; valid)
@@ -67,12 +71,18 @@ def main():
     elif what == "notinuse":
         edit(n, lambda r: struct.pack_into("<H", r, 0x16,
                                            struct.unpack_from("<H", r, 0x16)[0] & ~1))
+    elif what == "flags0":
+        edit(n, lambda r: struct.pack_into("<H", r, 0x16, 0))
     elif what in ("sivlen", "fnvlen"):
         t = 0x10 if what == "sivlen" else 0x30
         edit(n, lambda r: struct.pack_into("<I", r, attr(r, t) + 0x10, 0))
     elif what == "fnname":
         edit(n, lambda r: r.__setitem__(attr(r, 0x30) + struct.unpack_from(
             "<H", r, attr(r, 0x30) + 0x14)[0] + 0x40, 255))
+    elif what == "fnslash":
+        # the name's third unit made '/' (0x2f), as a changed byte does
+        edit(n, lambda r: struct.pack_into("<H", r, attr(r, 0x30) + struct.unpack_from(
+            "<H", r, attr(r, 0x30) + 0x14)[0] + 0x42 + 4, 0x2F))
     elif what == "nodata":
         def nodata(r):
             off = attr(r, 0x80)

@@ -35,6 +35,12 @@ BASES = {
     # every other free cluster was held: $MFT in one-cluster runs (record
     # 0 gets an attribute list), the files' data fragmented (hold_every_other)
     "deep4k": ("ours", 4096, 48),
+    # the rich tree, then used for a while through ntfs-3g (age(): create,
+    # delete, rename, relink, rewrite in two mounts): MFT records reused
+    # with sequence numbers > 1, freed records holding stale contents,
+    # big/'s index shrunk and grown again; early.img is the volume after
+    # the first mount's work (the lost kind's older blocks)
+    "aged4k": ("ours", 4096, 64),
 }
 DEEP_NAME = "entry-%04d-" + "deep-" * 22 + "name.txt"
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kfixture")
@@ -290,6 +296,132 @@ def populate_rich(m, seed):
         f.truncate(800 * cs)
 
 
+def age(m, seed, rnd_round):
+    """Use the volume mounted at M for a while (ROUND 1 or 2 of it, one
+    mount each): files created, deleted, renamed across directories,
+    replaced under the same name, hard-linked and unlinked, rewritten
+    shorter and longer, streams set and removed, symlinks, DOS names,
+    compressed files, a sparse file; big/ loses half its entries in
+    round 1 and gets new, longer names in round 2 (its index blocks
+    emptied, merged and split).  Round 2's new files take the records
+    round 1 freed (ntfs-3g starts each mount's search low in the $MFT
+    bitmap), so their sequence numbers are > 1 and the index entries
+    naming them must match.  The paths the targeted damage names are
+    kept."""
+    rnd = random.Random(seed * 10 + rnd_round)
+
+    def put(path, b):
+        with open(os.path.join(m, path), "wb") as f:
+            f.write(b)
+
+    def size():
+        x = rnd.random()
+        return rnd.randrange(0, 600) if x < 0.5 else rnd.randrange(2000, 30000) if x < 0.9 \
+            else rnd.randrange(60000, 200000)
+
+    def j(*a):
+        return os.path.join(m, *a)
+
+    if rnd_round == 1:
+        for d in ("churn", "churn2", "archive"):
+            os.makedirs(j(d))
+        for i in range(320):
+            put("churn/c%03d-%s.dat" % (i, "x" * rnd.randrange(1, 40)), rnd.randbytes(size()))
+        # big/ loses every other entry of its first 1,000 (not those with
+        # data): its leaves emptied, some blocks freed
+        for i in range(0, 1000, 2):
+            if i % 97:
+                os.unlink(j("big", "entry-%04d-with-a-fairly-long-name.txt" % i))
+        # a directory filled, renamed across, then half emptied
+        os.makedirs(j("churn", "sub-old"))
+        for i in range(60):
+            put("churn/sub-old/s%02d" % i, rnd.randbytes(size()))
+        os.rename(j("churn", "sub-old"), j("archive", "sub-new"))
+        for i in range(0, 60, 2):
+            os.unlink(j("archive", "sub-new", "s%02d" % i))
+        # compressed files in the compressed directory, half deleted
+        for i in range(12):
+            put("packed/aged%02d" % i, b"aged compressible %d " % i * rnd.randrange(200, 3000))
+        for i in range(0, 12, 2):
+            os.unlink(j("packed", "aged%02d" % i))
+    files = sorted(n for n in os.listdir(j("churn")) if os.path.isfile(j("churn", n)))
+    rnd.shuffle(files)
+    cut = [len(files) * p // 100 for p in (34, 53, 62, 72, 81, 90, 97)]
+    # deleted (their records freed, contents left stale)
+    for n in files[:cut[0]]:
+        os.unlink(j("churn", n))
+    # renamed across directories and in place
+    for n in files[cut[0]:cut[1]]:
+        os.rename(j("churn", n), j("churn2", "moved-%d-%s" % (rnd_round, n)))
+    for n in files[cut[1]:cut[2]]:
+        os.rename(j("churn", n), j("churn", "r%d-%s" % (rnd_round, n)))
+    # replaced under the same name (a new record, the name reused)
+    for n in files[cut[2]:cut[3]]:
+        os.unlink(j("churn", n))
+        put("churn/" + n, rnd.randbytes(size()))
+    # hard links into other directories, some removed again
+    for k, n in enumerate(files[cut[3]:cut[4]]):
+        os.link(j("churn", n), j("links", "aged%d-%02d" % (rnd_round, k)))
+        os.link(j("churn", n), j("big", "aged%d-link-%02d-%s" % (rnd_round, k, n)))
+        if k % 3 == 0:
+            os.unlink(j("churn", n))
+    # rewritten shorter or longer (clusters freed and taken)
+    for n in files[cut[4]:cut[5]]:
+        with open(j("churn", n), "r+b") as f:
+            f.truncate(rnd.randrange(0, 40000))
+            f.seek(0, 2)
+            f.write(rnd.randbytes(rnd.randrange(0, 50000)))
+    # streams set and removed
+    for k, n in enumerate(files[cut[5]:cut[6]]):
+        os.setxattr(j("churn", n), "user.s%d" % rnd_round, rnd.randbytes(rnd.randrange(10, 3000)))
+        if k % 2 and rnd_round == 2:
+            try:
+                os.removexattr(j("churn", n), "user.s1")
+            except OSError:
+                pass
+    # symlinks and DOS names on new files
+    for k in range(10):
+        os.symlink("../churn/" + files[cut[6] + k % (len(files) - cut[6])],
+                   j("churn2", "sym%d-%d" % (rnd_round, k)))
+        long = "Aged Long Name %d %02d.document" % (rnd_round, k)
+        put("churn2/" + long, b"dos %d\n" % k * rnd.randrange(1, 400))
+        os.setxattr(j("churn2", long), "system.ntfs_dos_name", b"AGED%d~%d.DOC" % (rnd_round, k + 1))
+    for k in range(0, 10, 3):
+        os.unlink(j("churn2", "sym%d-%d" % (rnd_round, k)))
+    # new files: in round 2 they take the records round 1 freed
+    for i in range(150 if rnd_round == 1 else 260):
+        put("churn/n%d-%03d" % (rnd_round, i), rnd.randbytes(size()))
+    if rnd_round == 2:
+        for i in range(400):
+            put("big/aged-%04d-a-newer-and-much-longer-name-than-before.txt" % i,
+                b"%d\n" % i)
+        with open(j("churn2", "sparse-aged"), "wb") as f:
+            f.write(rnd.randbytes(20000))
+            f.seek(5 << 20)
+            f.write(rnd.randbytes(9000))
+        # the last work deletes: freed records keep their stale contents
+        for i in range(0, 260, 3):
+            os.unlink(j("churn", "n2-%03d" % i))
+        for i in range(1, 60, 4):
+            os.unlink(j("archive", "sub-new", "s%02d" % i))
+
+
+def aged_shape(path):
+    """(records in use with a sequence number > 1, free records still
+    holding a FILE record): the aged base's promises, read by ntfsparse."""
+    with open(path, "rb") as f:
+        img = f.read()
+    g = P.Geometry(img)
+    reused = sum(1 for n, _, rec in P.records(img, g)
+                 if n >= 24 and struct.unpack_from("<H", rec, 0x10)[0] > 1)
+    stale = 0
+    for n in range(24, g.nrecords):
+        at, raw = P.read_record(img, g, n)
+        if raw and raw[:4] == b"FILE" and not struct.unpack_from("<H", raw, 0x16)[0] & 1:
+            stale += 1
+    return reused, stale
+
+
 def sha(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -465,7 +597,7 @@ def make(name, out, mkfs, sid_root, seed):
         finally:
             shutil.rmtree(t, ignore_errors=True)
     m = os.path.join(d, "mnt")
-    rich, deep = name.startswith("rich"), name == "deep4k"
+    rich, deep, aged = name.startswith("rich") or name == "aged4k", name == "deep4k", name == "aged4k"
     held = hold_every_other(img) if deep else None
     if not mount(img, m, opts="compression" if rich else ""):
         raise RuntimeError("ntfs-3g cannot mount the fresh %s volume" % name)
@@ -476,8 +608,23 @@ def make(name, out, mkfs, sid_root, seed):
             populate(m, seed, lowent=(name == "kern4k"))
         if rich:
             populate_rich(m, seed)
+        if aged:
+            age(m, seed, 1)
     finally:
         umount(m)
+    if aged:
+        shutil.copy(img, os.path.join(d, "early.img"))
+        if not mount(img, m, opts="compression"):
+            raise RuntimeError("ntfs-3g cannot mount the aged volume again")
+        try:
+            age(m, seed, 2)
+        finally:
+            umount(m)
+        reused, stale = aged_shape(img)
+        print("lab: aged4k: %d records in use reused (sequence > 1), %d free records stale"
+              % (reused, stale), flush=True)
+        if reused < 100 or stale < 50:
+            raise RuntimeError("aged4k: %d reused records, %d stale free ones" % (reused, stale))
     if deep:
         hold_every_other(img, held)
         depth, listed = deep_shape(img)
