@@ -1769,6 +1769,14 @@ struct plan {
 	size_t nfiles;
 	atomic_size_t next;
 	atomic_int error;
+	/* the early plan (erofs_plan_early_start): FILES is a queue the
+	 * scan appends to, under LOCK; DONE when it has seen every file */
+	bool queued, done;
+	size_t head, cap;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t *tids;
+	unsigned int started;
 };
 
 /* fast lz4's size of LEN bytes at IN (LEN when it does not shrink) */
@@ -1909,6 +1917,28 @@ static int small_ztail(struct worker *w, struct erofs_node *n)
 	return 0;
 }
 
+/* The next file to plan: from the list, or (early plan) from the queue,
+ * waiting for the scan to add one; NULL when there is none left or a
+ * thread failed. */
+static struct erofs_node *plan_next(struct plan *p)
+{
+	struct erofs_node *n = NULL;
+
+	if (!p->queued) {
+		size_t i = atomic_fetch_add(&p->next, 1);
+
+		return i < p->nfiles && !atomic_load(&p->error) ?
+		       p->files[i] : NULL;
+	}
+	pthread_mutex_lock(&p->lock);
+	while (p->head == p->nfiles && !p->done && !atomic_load(&p->error))
+		pthread_cond_wait(&p->cond, &p->lock);
+	if (p->head < p->nfiles && !atomic_load(&p->error))
+		n = p->files[p->head++];
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
 static void *plan_run(void *arg)
 {
 	struct plan *p = arg;
@@ -1935,31 +1965,33 @@ static void *plan_run(void *arg)
 		}
 	}
 	for (;;) {
-		size_t i = atomic_fetch_add(&p->next, 1);
+		struct erofs_node *n = plan_next(p);
 		enum verdict v;
 		int ret;
 
-		if (i >= p->nfiles || atomic_load(&p->error))
+		if (!n)
 			break;
-		if (p->files[i]->size <= p->b->blksz) {	/* ztail only */
-			ret = small_ztail(&w, p->files[i]);
+		if (n->planned)		/* by the early plan */
+			continue;
+		if (n->size <= p->b->blksz) {	/* ztail only */
+			ret = small_ztail(&w, n);
 			if (ret) {
 				atomic_store(&p->error, ret);
 				break;
 			}
 			continue;
 		}
-		ret = probe(p, p->files[i], in, z, zcap, &v);
-		p->files[i]->compressed = v == COMPRESS;
+		ret = probe(p, n, in, z, zcap, &v);
+		n->compressed = v == COMPRESS;
 		if (!ret && v == TEST)
-			ret = plan_blocks(&w, p->files[i],
-					  &p->files[i]->compressed);
-		if (!ret && ztail && p->files[i]->compressed)
-			ret = ztail_plan(&w, p->files[i]);
+			ret = plan_blocks(&w, n, &n->compressed);
+		if (!ret && ztail && n->compressed)
+			ret = ztail_plan(&w, n);
 		if (ret) {
 			atomic_store(&p->error, ret);
 			break;
 		}
+		n->planned = true;
 	}
 out:
 	if (wok)
@@ -1969,16 +2001,8 @@ out:
 	return NULL;
 }
 
-int erofs_compress_plan(struct erofs_build *b)
+int erofs_compress_settings(struct erofs_build *b)
 {
-	const bool ztail = b->opts->ztailpacking && !b->opts->fragments;
-	struct plan p = { .b = b };
-	size_t nlarge;
-	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
-	unsigned int started = 0;
-	int ret = 0;
-	pthread_t *tids;
-
 	if (!b->opts->nzcfgs)
 		return 0;
 	/* a hint's pcluster above -C makes it the image's largest */
@@ -1998,6 +2022,119 @@ int erofs_compress_plan(struct erofs_build *b)
 			b->opts->packed_pcluster, b->pclusterblks * b->blksz);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/*
+ * The early plan: while the scan reads the tree (one thread, mostly
+ * waiting on system calls), the plan's threads probe the regular files it
+ * has found so far, as the plan would after it (plan_run).  A file's
+ * verdict depends on its content and the pcluster settings only, which
+ * are fixed before the scan (erofs_compress_settings).  Not for hard
+ * links (which node owns the inode is known only after the scan), nor
+ * where the plan depends on more than the content: -E fragments,
+ * -E ztailpacking, --compress-hints; nor for a tar (read by the scan
+ * thread).  The plan after the scan takes the files left.
+ */
+int erofs_plan_early_start(struct erofs_build *b)
+{
+	const struct erofs_mkfs_opts *o = b->opts;
+	unsigned int nw = o->workers ? o->workers : 1;
+	struct plan *p;
+
+	if (!o->nzcfgs || o->fragments || o->ztailpacking || b->nzhints ||
+	    b->from_tar)
+		return 0;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->b = b;
+	p->queued = true;
+	p->tids = calloc(nw, sizeof(*p->tids));
+	if (!p->tids) {
+		free(p);
+		return -ENOMEM;
+	}
+	atomic_init(&p->next, 0);
+	atomic_init(&p->error, 0);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	for (unsigned int i = 0; i < nw; i++) {
+		if (pthread_create(&p->tids[i], NULL, plan_run, p) != 0)
+			break;
+		p->started++;
+	}
+	if (!p->started) {	/* the plan after the scan does it all */
+		pthread_cond_destroy(&p->cond);
+		pthread_mutex_destroy(&p->lock);
+		free(p->tids);
+		free(p);
+		return 0;
+	}
+	b->early = p;
+	return 0;
+}
+
+/* The scan found N (its node complete, never written again by the scan). */
+void erofs_plan_early_add(struct erofs_build *b, struct erofs_node *n)
+{
+	struct plan *p = b->early;
+
+	if (!p || !S_ISREG(n->mode) || n->size <= b->blksz || n->src_nlink > 1)
+		return;
+	pthread_mutex_lock(&p->lock);
+	if (p->nfiles == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 1024;
+		struct erofs_node **g = realloc(p->files, cap * sizeof(*g));
+
+		if (!g) {	/* left to the plan after the scan */
+			pthread_mutex_unlock(&p->lock);
+			return;
+		}
+		p->files = g;
+		p->cap = cap;
+	}
+	p->files[p->nfiles++] = n;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* The scan is over: the files queued are planned, the threads gone. */
+int erofs_plan_early_end(struct erofs_build *b)
+{
+	struct plan *p = b->early;
+	int ret;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	p->done = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned int i = 0; i < p->started; i++)
+		pthread_join(p->tids[i], NULL);
+	ret = atomic_load(&p->error);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p->files);
+	free(p->tids);
+	free(p);
+	b->early = NULL;
+	return ret;
+}
+
+int erofs_compress_plan(struct erofs_build *b)
+{
+	const bool ztail = b->opts->ztailpacking && !b->opts->fragments;
+	struct plan p = { .b = b };
+	size_t nlarge;
+	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
+	unsigned int started = 0;
+	int ret = 0;
+	pthread_t *tids;
+
+	if (!b->opts->nzcfgs)
+		return 0;
 	p.files = malloc(b->count * sizeof(*p.files));
 	tids = calloc(nw, sizeof(*tids));
 	if (!p.files || !tids) {
