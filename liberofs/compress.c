@@ -125,6 +125,7 @@ struct worker {
 	uint32_t max_extent;
 	bool digest;		/* the current file is hashed (fingerprint
 				 * or -E dedupe) */
+	size_t plan_outlen;	/* the exact test's bytes in out */
 	uint8_t *frag;		/* the current file's fragment */
 	size_t frag_len, frag_cap;
 	struct segscan sc;
@@ -570,12 +571,9 @@ static int flush_held(struct worker *w, bool wait)
 	return 0;
 }
 
-/* Keep a compressed file until its turn. */
-static int hold(struct worker *w, size_t i, size_t outlen)
+/* Keep H (its buffers now the worker's) until its turn. */
+static int hold_take(struct worker *w, const struct held *h)
 {
-	struct held h = { .i = i, .outlen = outlen, .n_ext = w->next_ext,
-			  .frag_len = w->frag_len };
-
 	if (w->nheld == w->held_cap) {
 		size_t cap = w->held_cap ? w->held_cap * 2 : 16;
 		struct held *g = realloc(w->held, cap * sizeof(*g));
@@ -585,6 +583,18 @@ static int hold(struct worker *w, size_t i, size_t outlen)
 		w->held = g;
 		w->held_cap = cap;
 	}
+	w->held[w->nheld++] = *h;
+	w->held_bytes += h->outlen + h->frag_len;
+	return 0;
+}
+
+/* Keep a compressed file until its turn. */
+static int hold(struct worker *w, size_t i, size_t outlen)
+{
+	struct held h = { .i = i, .outlen = outlen, .n_ext = w->next_ext,
+			  .frag_len = w->frag_len };
+	int ret;
+
 	h.out = malloc(outlen ? outlen : 1);
 	h.ext = malloc(w->next_ext * sizeof(*h.ext) + 1);
 	h.frag = malloc(w->frag_len + 1);
@@ -596,12 +606,15 @@ static int hold(struct worker *w, size_t i, size_t outlen)
 	}
 	if (w->frag_len)
 		memcpy(h.frag, w->frag, w->frag_len);
-	w->held_bytes += w->frag_len;
 	memcpy(h.out, w->out, outlen);
 	memcpy(h.ext, w->ext, w->next_ext * sizeof(*h.ext));
-	w->held[w->nheld++] = h;
-	w->held_bytes += outlen;
-	return 0;
+	ret = hold_take(w, &h);
+	if (ret) {
+		free(h.out);
+		free(h.ext);
+		free(h.frag);
+	}
+	return ret;
 }
 
 static void give_turn(struct cpass *cp, uint64_t end)
@@ -1323,6 +1336,106 @@ static int grow_out(struct worker *w, size_t outlen)
 }
 
 /*
+ * The exact test (plan_blocks) compresses a file in doubt as the data pass
+ * would.  When it pays, its output and extents are kept in the node
+ * (within ZKEPT_MAX bytes for all of them) and the data pass writes them
+ * instead of compressing the file again; the digest was taken by the
+ * test.  The bytes are the same either way: which files are kept
+ * depends on timing, the image does not.  Not with -E dedupe, fragments
+ * or ztailpacking, whose data pass cuts differently from the test.
+ */
+#define ZKEPT_MAX (24u << 20)
+
+struct erofs_zkept {
+	uint8_t *out;
+	size_t outlen;
+	struct zext *ext;
+	size_t n_ext;
+};
+
+void erofs_zkept_free(struct erofs_node *n)
+{
+	if (!n->zkept)
+		return;
+	free(n->zkept->out);
+	free(n->zkept->ext);
+	free(n->zkept);
+	n->zkept = NULL;
+}
+
+/* Keep the test's OUTLEN bytes in w->out and its extents for N. */
+static void zkept_keep(struct worker *w, struct erofs_node *n, size_t outlen)
+{
+	struct erofs_build *b = w->cp->b;
+	struct erofs_zkept *k;
+
+	if (b->opts->dedupe || b->opts->fragments || b->opts->ztailpacking ||
+	    n->size > OUT_FLUSH || !outlen)
+		return;
+	if (atomic_fetch_add(&b->zkept_bytes, outlen) + outlen > ZKEPT_MAX) {
+		atomic_fetch_sub(&b->zkept_bytes, outlen);
+		return;
+	}
+	k = calloc(1, sizeof(*k));
+	if (k) {
+		k->out = malloc(outlen);
+		k->ext = malloc(w->next_ext * sizeof(*k->ext) + 1);
+	}
+	if (!k || !k->out || !k->ext) {	/* compressed again instead */
+		if (k) {
+			free(k->out);
+			free(k->ext);
+		}
+		free(k);
+		atomic_fetch_sub(&b->zkept_bytes, outlen);
+		return;
+	}
+	memcpy(k->out, w->out, outlen);
+	memcpy(k->ext, w->ext, w->next_ext * sizeof(*k->ext));
+	k->outlen = outlen;
+	k->n_ext = w->next_ext;
+	n->zkept = k;
+}
+
+/* The data pass for file I, whose bytes the test kept: as the end of
+ * cut_file, with the kept buffers handed over. */
+static int write_kept(struct worker *w, size_t i, struct erofs_node *n)
+{
+	struct cpass *cp = w->cp;
+	struct erofs_zkept *k = n->zkept;
+	struct held h = { .i = i, .out = k->out, .outlen = k->outlen,
+			  .ext = k->ext, .n_ext = k->n_ext };
+	uint64_t base;
+	bool ready;
+	int ret;
+
+	n->zkept = NULL;
+	free(k);
+	atomic_fetch_sub(&cp->b->zkept_bytes, h.outlen);
+	pthread_mutex_lock(&cp->lock);
+	ready = cp->turn == i;
+	base = cp->cursor;
+	pthread_mutex_unlock(&cp->lock);
+	if (!ready || w->nheld) {
+		ret = hold_take(w, &h);
+		if (ret) {
+			free(h.out);
+			free(h.ext);
+		} else if (w->held_bytes > HOLD_MAX) {
+			ret = flush_held(w, true);
+		} else {
+			ret = flush_held(w, false);
+		}
+		return ret ? fail(cp, ret) : 0;
+	}
+	ret = finish_file(w, i, h.out, h.outlen, base, 0, h.ext, h.n_ext,
+			  NULL, 0);
+	free(h.out);
+	free(h.ext);
+	return ret;
+}
+
+/*
  * Cut N into extents and compress them: the data pass (file I of the
  * pass), or in a plan mode the same cuts, writing nothing: the
  * -E ztailpacking plan finds the last extent (see ztail_plan), the exact
@@ -1358,6 +1471,8 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 	const bool seg = !plan && b->opts->dedupe && n != b->packed && !n->ztail;
 	int ret = 0;
 
+	if (!plan && n->zkept)
+		return write_kept(w, i, n);
 	if (n == b->packed) {
 		s = (struct erofs_src){ .fd = b->packed_fd, .shared = true,
 					.len = n->size };
@@ -1374,8 +1489,11 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 	}
 	if (!s.shared && n->size > EROFS_FADV_MIN)
 		posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	w->digest = !plan && (n->has_digest ||
-		    ((b->opts->dedupe || b->opts->fragments) && n != b->packed));
+	/* the exact test takes the digest too, for its kept bytes (see
+	 * zkept_keep) */
+	w->digest = plan ? mode == CUT_COUNT && b->opts->digest_name :
+		    (n->has_digest ||
+		     ((b->opts->dedupe || b->opts->fragments) && n != b->packed));
 	if (w->digest)
 		EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
 	w->next_ext = 0;
@@ -1584,6 +1702,10 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 		}
 	}
 	erofs_src_close(&s);
+	if (plan && !ret && mode == CUT_COUNT && w->digest)
+		EVP_DigestFinal_ex(w->md, n->digest, NULL);
+	if (plan && !ret && mode == CUT_COUNT)
+		w->plan_outlen = outlen;
 	if (plan)
 		return ret;
 	if (ret)
@@ -1875,6 +1997,8 @@ static int plan_blocks(struct worker *w, struct erofs_node *n, bool *pays)
 	for (size_t k = 0; k < w->next_ext; k++)
 		cost += (uint64_t)w->ext[k].cblks * b->blksz;
 	*pays = cost < n->size;
+	if (*pays)
+		zkept_keep(w, n, w->plan_outlen);
 	return 0;
 }
 

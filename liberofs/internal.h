@@ -76,6 +76,9 @@ struct erofs_node {
 	bool compressed;		/* COMPRESSED_FULL layout */
 	bool planned;			/* compressed or not: decided (the
 					 * plan's threads, compress.c) */
+	struct erofs_zkept *zkept;	/* the exact test's compressed bytes
+					 * and extents, kept for the data pass
+					 * (compress.c) */
 	uint8_t zcfg;			/* compressed: its -z configuration
 					 * (0 unless a compress hint says) */
 	uint32_t zpcl;			/* compressed: its pcluster blocks
@@ -178,6 +181,7 @@ struct erofs_build {
 	atomic_bool tail_failed;	/* a write to it failed (told once) */
 	/* the compression plan's threads while the scan runs (compress.c) */
 	struct plan *early;
+	atomic_size_t zkept_bytes;	/* held in nodes' zkept */
 };
 
 /* scan.c: read the source tree into b->root and b->order */
@@ -245,6 +249,7 @@ int erofs_compress_settings(struct erofs_build *b);
 int erofs_plan_early_start(struct erofs_build *b);
 void erofs_plan_early_add(struct erofs_build *b, struct erofs_node *n);
 int erofs_plan_early_end(struct erofs_build *b);
+void erofs_zkept_free(struct erofs_node *n);
 int erofs_write_compressed(struct erofs_build *b);
 /* bytes of a compressed inode's map header and index after its xattrs
  * (HEAD is inode + xattr bytes) */
