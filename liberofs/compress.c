@@ -125,6 +125,7 @@ struct worker {
 	uint32_t max_extent;
 	bool digest;		/* the current file is hashed (fingerprint
 				 * or -E dedupe) */
+	size_t plan_outlen;	/* the exact test's bytes in out */
 	uint8_t *frag;		/* the current file's fragment */
 	size_t frag_len, frag_cap;
 	struct segscan sc;
@@ -570,12 +571,9 @@ static int flush_held(struct worker *w, bool wait)
 	return 0;
 }
 
-/* Keep a compressed file until its turn. */
-static int hold(struct worker *w, size_t i, size_t outlen)
+/* Keep H (its buffers now the worker's) until its turn. */
+static int hold_take(struct worker *w, const struct held *h)
 {
-	struct held h = { .i = i, .outlen = outlen, .n_ext = w->next_ext,
-			  .frag_len = w->frag_len };
-
 	if (w->nheld == w->held_cap) {
 		size_t cap = w->held_cap ? w->held_cap * 2 : 16;
 		struct held *g = realloc(w->held, cap * sizeof(*g));
@@ -585,6 +583,18 @@ static int hold(struct worker *w, size_t i, size_t outlen)
 		w->held = g;
 		w->held_cap = cap;
 	}
+	w->held[w->nheld++] = *h;
+	w->held_bytes += h->outlen + h->frag_len;
+	return 0;
+}
+
+/* Keep a compressed file until its turn. */
+static int hold(struct worker *w, size_t i, size_t outlen)
+{
+	struct held h = { .i = i, .outlen = outlen, .n_ext = w->next_ext,
+			  .frag_len = w->frag_len };
+	int ret;
+
 	h.out = malloc(outlen ? outlen : 1);
 	h.ext = malloc(w->next_ext * sizeof(*h.ext) + 1);
 	h.frag = malloc(w->frag_len + 1);
@@ -596,12 +606,15 @@ static int hold(struct worker *w, size_t i, size_t outlen)
 	}
 	if (w->frag_len)
 		memcpy(h.frag, w->frag, w->frag_len);
-	w->held_bytes += w->frag_len;
 	memcpy(h.out, w->out, outlen);
 	memcpy(h.ext, w->ext, w->next_ext * sizeof(*h.ext));
-	w->held[w->nheld++] = h;
-	w->held_bytes += outlen;
-	return 0;
+	ret = hold_take(w, &h);
+	if (ret) {
+		free(h.out);
+		free(h.ext);
+		free(h.frag);
+	}
+	return ret;
 }
 
 static void give_turn(struct cpass *cp, uint64_t end)
@@ -1323,6 +1336,106 @@ static int grow_out(struct worker *w, size_t outlen)
 }
 
 /*
+ * The exact test (plan_blocks) compresses a file in doubt as the data pass
+ * would.  When it pays, its output and extents are kept in the node
+ * (within ZKEPT_MAX bytes for all of them) and the data pass writes them
+ * instead of compressing the file again; the digest was taken by the
+ * test.  The bytes are the same either way: which files are kept
+ * depends on timing, the image does not.  Not with -E dedupe, fragments
+ * or ztailpacking, whose data pass cuts differently from the test.
+ */
+#define ZKEPT_MAX (24u << 20)
+
+struct erofs_zkept {
+	uint8_t *out;
+	size_t outlen;
+	struct zext *ext;
+	size_t n_ext;
+};
+
+void erofs_zkept_free(struct erofs_node *n)
+{
+	if (!n->zkept)
+		return;
+	free(n->zkept->out);
+	free(n->zkept->ext);
+	free(n->zkept);
+	n->zkept = NULL;
+}
+
+/* Keep the test's OUTLEN bytes in w->out and its extents for N. */
+static void zkept_keep(struct worker *w, struct erofs_node *n, size_t outlen)
+{
+	struct erofs_build *b = w->cp->b;
+	struct erofs_zkept *k;
+
+	if (b->opts->dedupe || b->opts->fragments || b->opts->ztailpacking ||
+	    n->size > OUT_FLUSH || !outlen)
+		return;
+	if (atomic_fetch_add(&b->zkept_bytes, outlen) + outlen > ZKEPT_MAX) {
+		atomic_fetch_sub(&b->zkept_bytes, outlen);
+		return;
+	}
+	k = calloc(1, sizeof(*k));
+	if (k) {
+		k->out = malloc(outlen);
+		k->ext = malloc(w->next_ext * sizeof(*k->ext) + 1);
+	}
+	if (!k || !k->out || !k->ext) {	/* compressed again instead */
+		if (k) {
+			free(k->out);
+			free(k->ext);
+		}
+		free(k);
+		atomic_fetch_sub(&b->zkept_bytes, outlen);
+		return;
+	}
+	memcpy(k->out, w->out, outlen);
+	memcpy(k->ext, w->ext, w->next_ext * sizeof(*k->ext));
+	k->outlen = outlen;
+	k->n_ext = w->next_ext;
+	n->zkept = k;
+}
+
+/* The data pass for file I, whose bytes the test kept: as the end of
+ * cut_file, with the kept buffers handed over. */
+static int write_kept(struct worker *w, size_t i, struct erofs_node *n)
+{
+	struct cpass *cp = w->cp;
+	struct erofs_zkept *k = n->zkept;
+	struct held h = { .i = i, .out = k->out, .outlen = k->outlen,
+			  .ext = k->ext, .n_ext = k->n_ext };
+	uint64_t base;
+	bool ready;
+	int ret;
+
+	n->zkept = NULL;
+	free(k);
+	atomic_fetch_sub(&cp->b->zkept_bytes, h.outlen);
+	pthread_mutex_lock(&cp->lock);
+	ready = cp->turn == i;
+	base = cp->cursor;
+	pthread_mutex_unlock(&cp->lock);
+	if (!ready || w->nheld) {
+		ret = hold_take(w, &h);
+		if (ret) {
+			free(h.out);
+			free(h.ext);
+		} else if (w->held_bytes > HOLD_MAX) {
+			ret = flush_held(w, true);
+		} else {
+			ret = flush_held(w, false);
+		}
+		return ret ? fail(cp, ret) : 0;
+	}
+	ret = finish_file(w, i, h.out, h.outlen, base, 0, h.ext, h.n_ext,
+			  NULL, 0);
+	free(h.out);
+	free(h.ext);
+	return ret;
+}
+
+/*
  * Cut N into extents and compress them: the data pass (file I of the
  * pass), or in a plan mode the same cuts, writing nothing: the
  * -E ztailpacking plan finds the last extent (see ztail_plan), the exact
@@ -1358,6 +1471,8 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 	const bool seg = !plan && b->opts->dedupe && n != b->packed && !n->ztail;
 	int ret = 0;
 
+	if (!plan && n->zkept)
+		return write_kept(w, i, n);
 	if (n == b->packed) {
 		s = (struct erofs_src){ .fd = b->packed_fd, .shared = true,
 					.len = n->size };
@@ -1374,8 +1489,11 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 	}
 	if (!s.shared && n->size > EROFS_FADV_MIN)
 		posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	w->digest = !plan && (n->has_digest ||
-		    ((b->opts->dedupe || b->opts->fragments) && n != b->packed));
+	/* the exact test takes the digest too, for its kept bytes (see
+	 * zkept_keep) */
+	w->digest = plan ? mode == CUT_COUNT && b->opts->digest_name :
+		    (n->has_digest ||
+		     ((b->opts->dedupe || b->opts->fragments) && n != b->packed));
 	if (w->digest)
 		EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
 	w->next_ext = 0;
@@ -1584,6 +1702,10 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 		}
 	}
 	erofs_src_close(&s);
+	if (plan && !ret && mode == CUT_COUNT && w->digest)
+		EVP_DigestFinal_ex(w->md, n->digest, NULL);
+	if (plan && !ret && mode == CUT_COUNT)
+		w->plan_outlen = outlen;
 	if (plan)
 		return ret;
 	if (ret)
@@ -1769,6 +1891,14 @@ struct plan {
 	size_t nfiles;
 	atomic_size_t next;
 	atomic_int error;
+	/* the early plan (erofs_plan_early_start): FILES is a queue the
+	 * scan appends to, under LOCK; DONE when it has seen every file */
+	bool queued, done;
+	size_t head, cap;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t *tids;
+	unsigned int started;
 };
 
 /* fast lz4's size of LEN bytes at IN (LEN when it does not shrink) */
@@ -1867,6 +1997,8 @@ static int plan_blocks(struct worker *w, struct erofs_node *n, bool *pays)
 	for (size_t k = 0; k < w->next_ext; k++)
 		cost += (uint64_t)w->ext[k].cblks * b->blksz;
 	*pays = cost < n->size;
+	if (*pays)
+		zkept_keep(w, n, w->plan_outlen);
 	return 0;
 }
 
@@ -1909,6 +2041,28 @@ static int small_ztail(struct worker *w, struct erofs_node *n)
 	return 0;
 }
 
+/* The next file to plan: from the list, or (early plan) from the queue,
+ * waiting for the scan to add one; NULL when there is none left or a
+ * thread failed. */
+static struct erofs_node *plan_next(struct plan *p)
+{
+	struct erofs_node *n = NULL;
+
+	if (!p->queued) {
+		size_t i = atomic_fetch_add(&p->next, 1);
+
+		return i < p->nfiles && !atomic_load(&p->error) ?
+		       p->files[i] : NULL;
+	}
+	pthread_mutex_lock(&p->lock);
+	while (p->head == p->nfiles && !p->done && !atomic_load(&p->error))
+		pthread_cond_wait(&p->cond, &p->lock);
+	if (p->head < p->nfiles && !atomic_load(&p->error))
+		n = p->files[p->head++];
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
 static void *plan_run(void *arg)
 {
 	struct plan *p = arg;
@@ -1935,31 +2089,33 @@ static void *plan_run(void *arg)
 		}
 	}
 	for (;;) {
-		size_t i = atomic_fetch_add(&p->next, 1);
+		struct erofs_node *n = plan_next(p);
 		enum verdict v;
 		int ret;
 
-		if (i >= p->nfiles || atomic_load(&p->error))
+		if (!n)
 			break;
-		if (p->files[i]->size <= p->b->blksz) {	/* ztail only */
-			ret = small_ztail(&w, p->files[i]);
+		if (n->planned)		/* by the early plan */
+			continue;
+		if (n->size <= p->b->blksz) {	/* ztail only */
+			ret = small_ztail(&w, n);
 			if (ret) {
 				atomic_store(&p->error, ret);
 				break;
 			}
 			continue;
 		}
-		ret = probe(p, p->files[i], in, z, zcap, &v);
-		p->files[i]->compressed = v == COMPRESS;
+		ret = probe(p, n, in, z, zcap, &v);
+		n->compressed = v == COMPRESS;
 		if (!ret && v == TEST)
-			ret = plan_blocks(&w, p->files[i],
-					  &p->files[i]->compressed);
-		if (!ret && ztail && p->files[i]->compressed)
-			ret = ztail_plan(&w, p->files[i]);
+			ret = plan_blocks(&w, n, &n->compressed);
+		if (!ret && ztail && n->compressed)
+			ret = ztail_plan(&w, n);
 		if (ret) {
 			atomic_store(&p->error, ret);
 			break;
 		}
+		n->planned = true;
 	}
 out:
 	if (wok)
@@ -1969,16 +2125,8 @@ out:
 	return NULL;
 }
 
-int erofs_compress_plan(struct erofs_build *b)
+int erofs_compress_settings(struct erofs_build *b)
 {
-	const bool ztail = b->opts->ztailpacking && !b->opts->fragments;
-	struct plan p = { .b = b };
-	size_t nlarge;
-	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
-	unsigned int started = 0;
-	int ret = 0;
-	pthread_t *tids;
-
 	if (!b->opts->nzcfgs)
 		return 0;
 	/* a hint's pcluster above -C makes it the image's largest */
@@ -1998,6 +2146,119 @@ int erofs_compress_plan(struct erofs_build *b)
 			b->opts->packed_pcluster, b->pclusterblks * b->blksz);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/*
+ * The early plan: while the scan reads the tree (one thread, mostly
+ * waiting on system calls), the plan's threads probe the regular files it
+ * has found so far, as the plan would after it (plan_run).  A file's
+ * verdict depends on its content and the pcluster settings only, which
+ * are fixed before the scan (erofs_compress_settings).  Not for hard
+ * links (which node owns the inode is known only after the scan), nor
+ * where the plan depends on more than the content: -E fragments,
+ * -E ztailpacking, --compress-hints; nor for a tar (read by the scan
+ * thread).  The plan after the scan takes the files left.
+ */
+int erofs_plan_early_start(struct erofs_build *b)
+{
+	const struct erofs_mkfs_opts *o = b->opts;
+	unsigned int nw = o->workers ? o->workers : 1;
+	struct plan *p;
+
+	if (!o->nzcfgs || o->fragments || o->ztailpacking || b->nzhints ||
+	    b->from_tar)
+		return 0;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->b = b;
+	p->queued = true;
+	p->tids = calloc(nw, sizeof(*p->tids));
+	if (!p->tids) {
+		free(p);
+		return -ENOMEM;
+	}
+	atomic_init(&p->next, 0);
+	atomic_init(&p->error, 0);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	for (unsigned int i = 0; i < nw; i++) {
+		if (pthread_create(&p->tids[i], NULL, plan_run, p) != 0)
+			break;
+		p->started++;
+	}
+	if (!p->started) {	/* the plan after the scan does it all */
+		pthread_cond_destroy(&p->cond);
+		pthread_mutex_destroy(&p->lock);
+		free(p->tids);
+		free(p);
+		return 0;
+	}
+	b->early = p;
+	return 0;
+}
+
+/* The scan found N (its node complete, never written again by the scan). */
+void erofs_plan_early_add(struct erofs_build *b, struct erofs_node *n)
+{
+	struct plan *p = b->early;
+
+	if (!p || !S_ISREG(n->mode) || n->size <= b->blksz || n->src_nlink > 1)
+		return;
+	pthread_mutex_lock(&p->lock);
+	if (p->nfiles == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 1024;
+		struct erofs_node **g = realloc(p->files, cap * sizeof(*g));
+
+		if (!g) {	/* left to the plan after the scan */
+			pthread_mutex_unlock(&p->lock);
+			return;
+		}
+		p->files = g;
+		p->cap = cap;
+	}
+	p->files[p->nfiles++] = n;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* The scan is over: the files queued are planned, the threads gone. */
+int erofs_plan_early_end(struct erofs_build *b)
+{
+	struct plan *p = b->early;
+	int ret;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	p->done = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned int i = 0; i < p->started; i++)
+		pthread_join(p->tids[i], NULL);
+	ret = atomic_load(&p->error);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p->files);
+	free(p->tids);
+	free(p);
+	b->early = NULL;
+	return ret;
+}
+
+int erofs_compress_plan(struct erofs_build *b)
+{
+	const bool ztail = b->opts->ztailpacking && !b->opts->fragments;
+	struct plan p = { .b = b };
+	size_t nlarge;
+	unsigned int nw = b->opts->workers ? b->opts->workers : 1;
+	unsigned int started = 0;
+	int ret = 0;
+	pthread_t *tids;
+
+	if (!b->opts->nzcfgs)
+		return 0;
 	p.files = malloc(b->count * sizeof(*p.files));
 	tids = calloc(nw, sizeof(*tids));
 	if (!p.files || !tids) {

@@ -74,6 +74,11 @@ struct erofs_node {
 	uint64_t nblocks;		/* data blocks */
 
 	bool compressed;		/* COMPRESSED_FULL layout */
+	bool planned;			/* compressed or not: decided (the
+					 * plan's threads, compress.c) */
+	struct erofs_zkept *zkept;	/* the exact test's compressed bytes
+					 * and extents, kept for the data pass
+					 * (compress.c) */
 	uint8_t zcfg;			/* compressed: its -z configuration
 					 * (0 unless a compress hint says) */
 	uint32_t zpcl;			/* compressed: its pcluster blocks
@@ -174,6 +179,9 @@ struct erofs_build {
 	int tail_fd;
 	atomic_uint_fast64_t tail_end;
 	atomic_bool tail_failed;	/* a write to it failed (told once) */
+	/* the compression plan's threads while the scan runs (compress.c) */
+	struct plan *early;
+	atomic_size_t zkept_bytes;	/* held in nodes' zkept */
 };
 
 /* scan.c: read the source tree into b->root and b->order */
@@ -233,6 +241,15 @@ ssize_t erofs_read_full(int fd, uint8_t *buf, size_t len);
 /* compress.c: choose the files worth compressing (before the layout);
  * write them, after every other data block */
 int erofs_compress_plan(struct erofs_build *b);
+/* the pcluster settings (-C, hints), before the scan */
+int erofs_compress_settings(struct erofs_build *b);
+/* the plan of the files the scan finds, as it finds them: started before
+ * it, each regular file added when its node is complete, ended (threads
+ * joined, first error returned) when the scan is over */
+int erofs_plan_early_start(struct erofs_build *b);
+void erofs_plan_early_add(struct erofs_build *b, struct erofs_node *n);
+int erofs_plan_early_end(struct erofs_build *b);
+void erofs_zkept_free(struct erofs_node *n);
 int erofs_write_compressed(struct erofs_build *b);
 /* bytes of a compressed inode's map header and index after its xattrs
  * (HEAD is inode + xattr bytes) */

@@ -374,6 +374,8 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 
 	/* a bad hints file is told before the tree is read */
 	ret = erofs_zhints_load(&b);
+	if (!ret)	/* -C and the hints' pclusters, for the plan */
+		ret = erofs_compress_settings(&b);
 	if (ret) {
 		erofs_zhints_free(&b);
 		return ret;

@@ -252,6 +252,7 @@ static int scan_dir(struct erofs_build *b, struct erofs_node *dir,
 		ret = fill_node(b, c, &st, dirfd(d), de->d_name, p->buf);
 		if (ret)
 			break;
+		erofs_plan_early_add(b, c);
 		p->len = saved;
 		p->buf[p->len] = '\0';
 		b->count++;
@@ -289,7 +290,7 @@ int erofs_scan(struct erofs_build *b)
 {
 	struct scan_path *p;
 	struct stat st;
-	int ret;
+	int ret, early;
 
 	if (fstat(b->src_fd, &st) != 0)
 		return -errno;
@@ -308,6 +309,8 @@ int erofs_scan(struct erofs_build *b)
 		p->len--;
 	p->buf[p->len] = '\0';
 	ret = fill_node(b, b->root, &st, b->src_fd, ".", p->buf);
+	if (!ret)
+		ret = erofs_plan_early_start(b);
 	if (!ret) {
 		p->buf[p->len++] = '/';
 		p->buf[p->len] = '\0';
@@ -315,5 +318,9 @@ int erofs_scan(struct erofs_build *b)
 		ret = scan_dir(b, b->root, p);
 	}
 	free(p);
+	/* always: its threads may not outlive the scan */
+	early = erofs_plan_early_end(b);
+	if (!ret)
+		ret = early;
 	return ret ? ret : erofs_tree_finish(b, false);
 }
