@@ -95,15 +95,15 @@ struct erofs_node {
 
 	bool chunked;			/* CHUNK_BASED layout (--chunksize,
 					 * --tar=i, --tar=headerball) */
-	uint8_t chunkbits;		/* chunked: log2 of its chunk size */
-	uint8_t *chunkmap;		/* chunked: block map (4-byte) or chunk
-					 * indexes (8-byte), little-endian */
+	uint8_t chunkbits;		/* chunked: log2 of its chunk size;
+					 * its map is written by chunk.c */
 
 	/* filled by the data pass */
 	uint8_t *tail;			/* inline tail bytes, until placed */
 	bool placed;			/* the record's bytes after inode and
 					 * xattrs (inline tail, compressed
-					 * index) are in the image (record.c) */
+					 * index, block map) are in the image
+					 * (record.c, chunk.c) */
 	uint8_t digest[32];		/* SHA-256 of the content */
 };
 
