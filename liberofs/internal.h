@@ -163,7 +163,7 @@ struct erofs_build {
 	uint64_t packed_size;
 	struct erofs_node *packed;	/* its inode, after all data */
 	struct frag_table *frags;
-	struct frag_table *dedupe;	/* -E dedupe: whole files */
+	struct dedupe_table *dedupe;	/* -E dedupe: whole files */
 	uint64_t frag_shared, files_shared;	/* counts */
 	/* -E dedupe: the pclusters written so far, by the rolling hash of
 	 * their first uncompressed block (segdedupe.c) */
