@@ -367,8 +367,8 @@ int erofs_place_zindex(struct erofs_build *b, struct erofs_node *n,
 		       uint8_t *zindex);
 int erofs_read_zindex(struct erofs_build *b, const struct erofs_node *n,
 		      uint8_t **zindex);
-/* tailspool.c: a spool file, unlinked at once, in erofs_spool_dir()
- * ($TMPDIR, else /tmp), named mkfs.erofs-TAG.XXXXXX while it is made: its
+/* tailspool.c: a spool file in erofs_spool_dir() ($TMPDIR, else /tmp):
+ * O_TMPFILE, else named mkfs.erofs-TAG.XXXXXX and unlinked at once: its
  * descriptor, or -EIO once reported as "cannot make the spool file of
  * WHAT in DIR: why" */
 const char *erofs_spool_dir(void);
