@@ -15,6 +15,11 @@
  *   bytes compared) points to that copy;
  * - any other chunk is stored at the end of the image.
  *
+ * Each file's map is written to its place in the metadata area (after
+ * its inode and xattrs, record.c) as it is made, in pieces of MAP_PIECE
+ * entries: none is held to the end, so the pass's memory does not grow
+ * with the number of files or their size.
+ *
  * The file's fingerprint is computed over its whole content, holes read
  * as zeros.  A chunk larger than the read buffer is written as it is read
  * and taken back (the end pointer not moved) when it turns out to be a
@@ -36,6 +41,7 @@
 #include "internal.h"
 
 #define PIECE (1u << 20)	/* read buffer */
+#define MAP_PIECE 4096u		/* map entries written at once */
 
 struct stored {			/* a chunk stored in the image */
 	uint8_t md[32];
@@ -54,6 +60,10 @@ struct cpass {
 	const char *path;	/* file being written, for messages */
 	struct fsf_dev *out;	/* the image, or the --blobdev device */
 	uint16_t dev_id;	/* its device id in the chunk indexes */
+	/* the current file's map: entries [map_first, map_first + MAP_PIECE)
+	 * in map, until written */
+	uint8_t *map;
+	uint64_t map_first;
 };
 
 unsigned int erofs_node_chunkbits(const struct erofs_build *b,
@@ -80,23 +90,60 @@ uint64_t erofs_chunkmap_size(const struct erofs_build *b,
 }
 
 /* chunk C of N starts at block BLK (EROFS_NULL_ADDR: a hole) of device
- * DEV (0: the image) */
-static void set_entry(const struct erofs_build *b, struct erofs_node *n,
-		      uint64_t c, uint32_t blk, uint16_t dev)
+ * DEV (0: the image); C is in the piece of the map held (map_flush) */
+static void set_entry(struct cpass *cp, uint64_t c, uint32_t blk, uint16_t dev)
 {
-	if (b->chunk_indexes) {
+	uint64_t k = c - cp->map_first;
+
+	if (cp->b->chunk_indexes) {
 		struct erofs_inode_chunk_index ix = {
 			.device_id = htole16(blk == EROFS_NULL_ADDR ? 0 : dev),
 			.startblk_lo = htole32(blk),
 		};
 
-		memcpy(n->chunkmap + c * sizeof(ix), &ix, sizeof(ix));
+		memcpy(cp->map + k * sizeof(ix), &ix, sizeof(ix));
 	} else {
 		uint32_t le = htole32(blk);
 
-		memcpy(n->chunkmap + c * EROFS_BLOCK_MAP_ENTRY_SIZE, &le,
+		memcpy(cp->map + k * EROFS_BLOCK_MAP_ENTRY_SIZE, &le,
 		       sizeof(le));
 	}
+}
+
+/* Write N's map entries [cp->map_first, END) to their place in its record
+ * and hold the next piece from END on; at the file's start (END 0) only
+ * the alignment padding after inode and xattrs is written (zeros). */
+static int map_flush(struct cpass *cp, struct erofs_node *n, uint64_t end)
+{
+	const unsigned int unit = cp->b->chunk_indexes ? 8u : 4u;
+	const uint32_t head = erofs_record_head(n);
+	const uint64_t start = n->nid * EROFS_SLOT_SIZE +
+			       erofs_round_up(head, unit);
+	int ret;
+
+	if (!end) {
+		static const uint8_t zero[8];
+		size_t pad = (size_t)(erofs_round_up(head, unit) - head);
+
+		cp->map_first = 0;
+		ret = pad ? fsf_dev_pwrite(&cp->b->dev, zero, pad,
+					   n->nid * EROFS_SLOT_SIZE + head) : 0;
+	} else {
+		ret = fsf_dev_pwrite(&cp->b->dev, cp->map,
+				     (size_t)(end - cp->map_first) * unit,
+				     start + cp->map_first * unit);
+	}
+	if (ret)
+		fsf_err(cp->b->log, "cannot write the block map of %s: %s",
+			n->name, strerror(-ret));
+	cp->map_first = end;
+	return ret;
+}
+
+/* Before chunk C of N is set: the held piece written when C is past it */
+static int map_room(struct cpass *cp, struct erofs_node *n, uint64_t c)
+{
+	return c - cp->map_first < MAP_PIECE ? 0 : map_flush(cp, n, c);
 }
 
 static bool all_zero(const uint8_t *p, size_t len)
@@ -257,7 +304,7 @@ static int data_chunk(struct cpass *cp, struct erofs_node *n,
 	}
 	EVP_DigestFinal_ex(cp->chunk_md, md, NULL);
 	if (zero) {
-		set_entry(cp->b, n, c, EROFS_NULL_ADDR, 0);
+		set_entry(cp, c, EROFS_NULL_ADDR, 0);
 		cp->b->hole_chunks++;
 		return 0;
 	}
@@ -274,7 +321,7 @@ static int data_chunk(struct cpass *cp, struct erofs_node *n,
 			return failed(cp, "cannot read back a chunk for", ret);
 	}
 	if (same) {
-		set_entry(cp->b, n, c, s->blkaddr, cp->dev_id);
+		set_entry(cp, c, s->blkaddr, cp->dev_id);
 		cp->b->dedup_chunks++;
 		return 0;
 	}
@@ -292,7 +339,7 @@ static int data_chunk(struct cpass *cp, struct erofs_node *n,
 	 * the table; this one is stored all the same */
 	if (!s && remember(cp, md, len, (uint32_t)cp->cursor))
 		return failed(cp, "out of memory for", -ENOMEM);
-	set_entry(cp->b, n, c, (uint32_t)cp->cursor, cp->dev_id);
+	set_entry(cp, c, (uint32_t)cp->cursor, cp->dev_id);
 	cp->cursor += nblk;
 	return 0;
 }
@@ -316,12 +363,9 @@ static int write_file(struct cpass *cp, struct erofs_node *n)
 	uint8_t probe;
 	int ret = 0;
 
-	n->chunkmap = malloc(nchunks * (cp->b->chunk_indexes ? 8u : 4u));
-	if (!n->chunkmap) {
-		fsf_err(cp->b->log, "out of memory for the block map of %s",
-			n->name);
-		return -ENOMEM;
-	}
+	ret = map_flush(cp, n, 0);
+	if (ret)
+		return ret;
 	ret = erofs_open_source(cp->b, n, path, sizeof(path), &src);
 	if (ret)
 		return ret;
@@ -332,8 +376,11 @@ static int write_file(struct cpass *cp, struct erofs_node *n)
 		uint64_t off = c * cs;
 		uint64_t len = n->size - off < cs ? n->size - off : cs;
 
+		ret = map_room(cp, n, c);
+		if (ret)
+			break;
 		if (source_hole(&src, off, len)) {
-			set_entry(cp->b, n, c, EROFS_NULL_ADDR, 0);
+			set_entry(cp, c, EROFS_NULL_ADDR, 0);
 			cp->b->hole_chunks++;
 			if (n->has_digest)
 				feed_zeros(cp, len);
@@ -349,6 +396,10 @@ static int write_file(struct cpass *cp, struct erofs_node *n)
 		else if (r > 0)
 			ret = failed(cp, "file grew while reading", -EAGAIN);
 	}
+	if (!ret)
+		ret = map_flush(cp, n, nchunks);
+	if (!ret)
+		n->placed = true;
 	if (!ret && n->has_digest)
 		EVP_DigestFinal_ex(cp->file_md, n->digest, NULL);
 	erofs_src_close(&src);
@@ -372,11 +423,6 @@ static int map_tar_file(struct cpass *cp, struct erofs_node *n)
 	struct erofs_src src;
 	int ret = 0;
 
-	n->chunkmap = malloc(nchunks * (b->chunk_indexes ? 8u : 4u));
-	if (!n->chunkmap) {
-		fsf_err(b->log, "out of memory for the block map of %s", n->name);
-		return -ENOMEM;
-	}
 	if (!headerball && (n->tar_off % b->blksz ||
 	    first + (n->size + b->blksz - 1) / b->blksz >= EROFS_NULL_ADDR)) {
 		fsf_err(b->log, "%s: data of %s at byte %llu of the tar cannot be mapped with 32-bit block addresses",
@@ -384,10 +430,19 @@ static int map_tar_file(struct cpass *cp, struct erofs_node *n)
 			(unsigned long long)n->tar_off);
 		return -EFBIG;
 	}
-	for (uint64_t c = 0; c < nchunks; c++)
-		set_entry(b, n, c, headerball ? EROFS_NULL_ADDR :
-			  (uint32_t)(first + (c << (n->chunkbits - b->opts->blkszbits))),
-			  cp->dev_id);
+	ret = map_flush(cp, n, 0);
+	for (uint64_t c = 0; c < nchunks && !ret; c++) {
+		ret = map_room(cp, n, c);
+		if (!ret)
+			set_entry(cp, c, headerball ? EROFS_NULL_ADDR :
+				  (uint32_t)(first + (c << (n->chunkbits - b->opts->blkszbits))),
+				  cp->dev_id);
+	}
+	if (!ret)
+		ret = map_flush(cp, n, nchunks);
+	if (ret)
+		return ret;
+	n->placed = true;
 	if (!n->has_digest)
 		return 0;
 	EVP_DigestInit_ex(cp->file_md, EVP_sha256(), NULL);
@@ -423,9 +478,10 @@ int erofs_write_chunked(struct erofs_build *b)
 	cp.buf = malloc(PIECE + b->blksz);
 	cp.cmp = malloc(PIECE);
 	cp.zeros = calloc(1, PIECE);
+	cp.map = malloc(MAP_PIECE * 8u);
 	cp.file_md = EVP_MD_CTX_new();
 	cp.chunk_md = EVP_MD_CTX_new();
-	if (!cp.buf || !cp.cmp || !cp.zeros || !cp.file_md || !cp.chunk_md) {
+	if (!cp.buf || !cp.cmp || !cp.zeros || !cp.map || !cp.file_md || !cp.chunk_md) {
 		fsf_err(b->log, "out of memory for the chunked files");
 		ret = -ENOMEM;
 	}
@@ -443,6 +499,7 @@ int erofs_write_chunked(struct erofs_build *b)
 		b->total_blocks = cp.cursor;
 	EVP_MD_CTX_free(cp.chunk_md);
 	EVP_MD_CTX_free(cp.file_md);
+	free(cp.map);
 	free(cp.zeros);
 	free(cp.cmp);
 	free(cp.buf);

@@ -30,28 +30,30 @@
 #include "erofs/erofs_fs.h"
 #include "internal.h"
 
-/* a fragment as stored: where, how long, for which file (its name
- * groups it with similar ones when the packed inode is reordered) */
+/*
+ * The tables hold what a lookup needs and no more (they grow with the
+ * number of distinct fragments and files): a fragment is its SHA-256,
+ * offset and length and the file that stored it (its name groups it with
+ * similar ones when the packed inode is reordered), 48 bytes, in store
+ * order, found through 4-byte slots; a whole file is found through a slot
+ * holding its node, whose digest and size are the key.
+ */
 struct frag_rec {
-	uint64_t off, len;
+	uint8_t sha[32];
+	uint32_t off, len;
 	const struct erofs_node *n;
-	const char *group;
-	uint64_t at;		/* offset after reordering */
-};
-
-struct frag_ent {
-	uint8_t key[32];
-	uint64_t len;
-	uint64_t off;
-	struct erofs_node *node;
-	bool used;
 };
 
 struct frag_table {
-	struct frag_ent *v;
-	size_t cap, n;
-	struct frag_rec *recs;	/* -E fragments: stored ones, in order */
+	struct frag_rec *recs;	/* in store (= offset) order */
 	size_t nrecs, caprecs;
+	uint32_t *slot;		/* index + 1 into recs, 0: empty */
+	size_t nslot;		/* a power of two */
+};
+
+struct dedupe_table {
+	struct erofs_node **slot;
+	size_t nslot, n;
 };
 
 static size_t slot_of(const uint8_t *key, size_t cap)
@@ -62,79 +64,8 @@ static size_t slot_of(const uint8_t *key, size_t cap)
 	return (size_t)(h & (cap - 1));
 }
 
-static int table_grow(struct frag_table *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 1024;
-	struct frag_ent *v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t s;
-
-		if (!t->v[i].used)
-			continue;
-		for (s = slot_of(t->v[i].key, cap); v[s].used; s = (s + 1) & (cap - 1))
-			;
-		v[s] = t->v[i];
-	}
-	free(t->v);
-	t->v = v;
-	t->cap = cap;
-	return 0;
-}
-
-/* The entry for (KEY, LEN): the existing one (*found set), or a new one. */
-static struct frag_ent *table_get(struct frag_table **tp, const uint8_t *key,
-				  uint64_t len, bool *found)
-{
-	struct frag_table *t = *tp;
-	size_t s;
-
-	if (!t) {
-		t = calloc(1, sizeof(*t));
-		if (!t)
-			return NULL;
-		*tp = t;
-	}
-	if ((t->n + 1) * 4 > t->cap * 3 && table_grow(t))
-		return NULL;
-	for (s = slot_of(key, t->cap); t->v[s].used; s = (s + 1) & (t->cap - 1)) {
-		if (t->v[s].len == len && !memcmp(t->v[s].key, key, 32)) {
-			*found = true;
-			return &t->v[s];
-		}
-	}
-	*found = false;
-	memcpy(t->v[s].key, key, 32);
-	t->v[s].len = len;
-	t->v[s].used = true;
-	t->n++;
-	return &t->v[s];
-}
-
-void erofs_frag_tables_free(struct erofs_build *b)
-{
-	struct frag_table *t[2] = { b->frags, b->dedupe };
-
-	for (int i = 0; i < 2; i++) {
-		if (t[i]) {
-			free(t[i]->v);
-			free(t[i]->recs);
-		}
-		free(t[i]);
-	}
-	b->frags = b->dedupe = NULL;
-	if (b->packed_fd >= 0)
-		close(b->packed_fd);
-	b->packed_fd = -1;
-	free(b->packed);
-	b->packed = NULL;
-}
-
-/* Record a new fragment of N at OFF, LEN bytes. */
-static int rec_add(struct frag_table *t, const struct erofs_node *n,
-		   uint64_t off, uint64_t len)
+/* Room for one more fragment: recs and slots (at most half full). */
+static int frag_room(struct frag_table *t)
 {
 	if (t->nrecs == t->caprecs) {
 		size_t cap = t->caprecs ? t->caprecs * 2 : 1024;
@@ -145,38 +76,108 @@ static int rec_add(struct frag_table *t, const struct erofs_node *n,
 		t->recs = r;
 		t->caprecs = cap;
 	}
-	t->recs[t->nrecs++] = (struct frag_rec){ .off = off, .len = len,
-						 .n = n };
+	if ((t->nrecs + 1) * 2 > t->nslot) {
+		size_t cap = t->nslot ? t->nslot * 2 : 2048;
+		uint32_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->nrecs; i++) {
+			size_t s = slot_of(t->recs[i].sha, cap);
+
+			while (v[s])
+				s = (s + 1) & (cap - 1);
+			v[s] = (uint32_t)(i + 1);
+		}
+		free(t->slot);
+		t->slot = v;
+		t->nslot = cap;
+	}
 	return 0;
+}
+
+/* Room for one more file (at most three quarters full). */
+static int dedupe_room(struct dedupe_table *t)
+{
+	size_t cap;
+	struct erofs_node **v;
+
+	if ((t->n + 1) * 4 <= t->nslot * 3)
+		return 0;
+	cap = t->nslot ? t->nslot * 2 : 1024;
+	v = calloc(cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nslot; i++) {
+		size_t s;
+
+		if (!t->slot[i])
+			continue;
+		for (s = slot_of(t->slot[i]->digest, cap); v[s];
+		     s = (s + 1) & (cap - 1))
+			;
+		v[s] = t->slot[i];
+	}
+	free(t->slot);
+	t->slot = v;
+	t->nslot = cap;
+	return 0;
+}
+
+static void frag_table_free(struct erofs_build *b)
+{
+	if (b->frags) {
+		free(b->frags->recs);
+		free(b->frags->slot);
+	}
+	free(b->frags);
+	b->frags = NULL;
+}
+
+void erofs_frag_tables_free(struct erofs_build *b)
+{
+	frag_table_free(b);
+	if (b->dedupe)
+		free(b->dedupe->slot);
+	free(b->dedupe);
+	b->dedupe = NULL;
+	if (b->packed_fd >= 0)
+		close(b->packed_fd);
+	b->packed_fd = -1;
+	free(b->packed);
+	b->packed = NULL;
 }
 
 int erofs_frag_store(struct erofs_build *b, const struct erofs_node *n,
 		     const uint8_t *data, size_t len, const uint8_t *sha,
 		     uint64_t *off)
 {
-	bool found;
-	struct frag_ent *e = table_get(&b->frags, sha, len, &found);
+	struct frag_table *t = b->frags;
+	size_t s;
 	int ret;
 
-	if (!e)
+	if (!t && !(t = b->frags = calloc(1, sizeof(*t))))
 		return -ENOMEM;
-	if (found) {
-		*off = e->off;
-		b->frag_shared++;
-		return 0;
+	if (frag_room(t))
+		return -ENOMEM;
+	for (s = slot_of(sha, t->nslot); t->slot[s]; s = (s + 1) & (t->nslot - 1)) {
+		const struct frag_rec *r = &t->recs[t->slot[s] - 1];
+
+		if (r->len == len && !memcmp(r->sha, sha, 32)) {
+			*off = r->off;
+			b->frag_shared++;
+			return 0;
+		}
 	}
-	ret = rec_add(b->frags, n, b->packed_size, len);
-	if (ret)
-		return ret;	/* the build fails */
+	if (b->packed_size + len > UINT32_MAX) {
+		fsf_err(b->log, "the packed inode would pass 4 GiB of fragments");
+		return -EFBIG;
+	}
 	if (b->packed_fd < 0) {
 		ret = erofs_spool_open(b, "packed", "the packed inode");
 		if (ret < 0)
 			return ret;
 		b->packed_fd = ret;
-	}
-	if (b->packed_size + len > UINT32_MAX) {
-		fsf_err(b->log, "the packed inode would pass 4 GiB of fragments");
-		return -EFBIG;
 	}
 	ret = erofs_spool_io(b->packed_fd, (uint8_t *)data, len, b->packed_size, true);
 	if (ret) {
@@ -186,8 +187,11 @@ int erofs_frag_store(struct erofs_build *b, const struct erofs_node *n,
 			erofs_spool_dir(), strerror(-ret));
 		return -EIO;
 	}
-	e->off = b->packed_size;
-	*off = e->off;
+	t->recs[t->nrecs] = (struct frag_rec){ .off = (uint32_t)b->packed_size,
+					       .len = (uint32_t)len, .n = n };
+	memcpy(t->recs[t->nrecs].sha, sha, 32);
+	t->slot[s] = (uint32_t)++t->nrecs;
+	*off = b->packed_size;
 	b->packed_size += len;
 	return 0;
 }
@@ -195,14 +199,22 @@ int erofs_frag_store(struct erofs_build *b, const struct erofs_node *n,
 struct erofs_node *erofs_dedupe_match(struct erofs_build *b,
 				      struct erofs_node *n)
 {
-	bool found;
-	struct frag_ent *e = table_get(&b->dedupe, n->digest, n->size, &found);
+	struct dedupe_table *t = b->dedupe;
+	size_t s;
 
-	if (!e)
+	if (!t && !(t = b->dedupe = calloc(1, sizeof(*t))))
 		return NULL;
-	if (found)
-		return e->node;
-	e->node = n;
+	if (dedupe_room(t))
+		return NULL;
+	for (s = slot_of(n->digest, t->nslot); t->slot[s];
+	     s = (s + 1) & (t->nslot - 1)) {
+		struct erofs_node *e = t->slot[s];
+
+		if (e->size == n->size && !memcmp(e->digest, n->digest, 32))
+			return e;
+	}
+	t->slot[s] = n;
+	t->n++;
 	return NULL;
 }
 
@@ -219,15 +231,16 @@ static int cmp_group(const void *x, const void *y)
 {
 	const struct frag_rec *a = *(const struct frag_rec *const *)x;
 	const struct frag_rec *c = *(const struct frag_rec *const *)y;
-	int r = strcmp(a->group, c->group);
+	int r = strcmp(group_of(a->n), group_of(c->n));
 
 	if (r)
 		return r;
 	return a->off < c->off ? -1 : a->off > c->off;
 }
 
-/* The record stored at OFF (records are in offset order). */
-static const struct frag_rec *rec_at(const struct frag_table *t, uint64_t off)
+/* The index of the fragment stored at OFF (they are in offset order),
+ * or T->nrecs. */
+static size_t rec_at(const struct frag_table *t, uint64_t off)
 {
 	size_t lo = 0, hi = t->nrecs;
 
@@ -239,15 +252,16 @@ static const struct frag_rec *rec_at(const struct frag_table *t, uint64_t off)
 		else
 			hi = mid;
 	}
-	return lo < t->nrecs && t->recs[lo].off == off ? &t->recs[lo] : NULL;
+	return lo < t->nrecs && t->recs[lo].off == off ? lo : t->nrecs;
 }
 
-/* Copy the fragments to a new spool file in ORDER. */
-static int respool(struct erofs_build *b, struct frag_rec **order, size_t n)
+/* Copy the fragments to a new spool file in ORDER, fragment I to AT[I]. */
+static int respool(struct erofs_build *b, const struct frag_table *t,
+		   const struct frag_rec **order, uint32_t *at)
 {
 	const size_t bufsz = 1u << 20;
 	uint8_t *buf = malloc(bufsz);
-	uint64_t at = 0;
+	uint64_t to = 0;
 	int fd, ret = 0;
 
 	if (!buf)
@@ -257,19 +271,19 @@ static int respool(struct erofs_build *b, struct frag_rec **order, size_t n)
 		free(buf);
 		return fd;	/* reported */
 	}
-	for (size_t i = 0; i < n && !ret; i++) {
-		struct frag_rec *r = order[i];
+	for (size_t i = 0; i < t->nrecs && !ret; i++) {
+		const struct frag_rec *r = order[i];
 
-		r->at = at;
+		at[r - t->recs] = (uint32_t)to;
 		for (uint64_t done = 0; done < r->len && !ret;) {
 			size_t k = r->len - done < bufsz ? (size_t)(r->len - done) : bufsz;
 
 			ret = erofs_spool_io(b->packed_fd, buf, k, r->off + done, false);
 			if (!ret)
-				ret = erofs_spool_io(fd, buf, k, at + done, true);
+				ret = erofs_spool_io(fd, buf, k, to + done, true);
 			done += k;
 		}
-		at += r->len;
+		to += r->len;
 	}
 	free(buf);
 	if (ret) {
@@ -289,53 +303,63 @@ static int respool(struct erofs_build *b, struct frag_rec **order, size_t n)
  * Put fragments of one group (file extension, or name) next to each other
  * in the packed inode, in file order within a group, so that each of its
  * pclusters compresses text of one kind; then write every file's new
- * fragment offset into its map header, in the image already.
+ * fragment offset into its map header, in the image already.  No fragment
+ * is looked up any more: the slots go first.
  */
 static int frag_reorder(struct erofs_build *b)
 {
 	struct frag_table *t = b->frags;
-	struct frag_rec **order;
+	const struct frag_rec **order;
+	uint32_t *at;
 	int ret;
 
 	if (!t || t->nrecs < 2)
 		return 0;
+	free(t->slot);
+	t->slot = NULL;
+	t->nslot = 0;
 	order = malloc(t->nrecs * sizeof(*order));
-	if (!order)
+	at = malloc(t->nrecs * sizeof(*at));
+	if (!order || !at) {
+		free(order);
+		free(at);
 		return -ENOMEM;
-	for (size_t i = 0; i < t->nrecs; i++) {
-		t->recs[i].group = group_of(t->recs[i].n);
-		order[i] = &t->recs[i];
 	}
+	for (size_t i = 0; i < t->nrecs; i++)
+		order[i] = &t->recs[i];
 	qsort(order, t->nrecs, sizeof(*order), cmp_group);
-	ret = respool(b, order, t->nrecs);
+	ret = respool(b, t, order, at);
 	free(order);
 	for (size_t i = 0; i < b->count && !ret; i++) {
 		struct erofs_node *n = b->order[i];
-		const struct frag_rec *r;
-		uint64_t at;
+		size_t r;
+		uint64_t to;
 		uint8_t h[8];
 
 		if (n->master || !(n->whole_frag || n->tail_frag))
 			continue;
 		r = rec_at(t, n->fragoff);
-		if (!r)
-			return -EIO;
-		n->fragoff = r->at;
-		at = n->nid * EROFS_SLOT_SIZE +
+		if (r == t->nrecs) {
+			ret = -EIO;
+			break;
+		}
+		n->fragoff = at[r];
+		to = n->nid * EROFS_SLOT_SIZE +
 		     erofs_round_up(erofs_record_head(n), 8);
 		if (n->whole_frag) {
 			/* all 64 bits of the map header: bit 63, offset */
-			uint64_t v = htole64(r->at | 1ull << 63);
+			uint64_t v = htole64(at[r] | 1ull << 63);
 
 			memcpy(h, &v, 8);
-			ret = fsf_dev_pwrite(&b->dev, h, 8, at);
+			ret = fsf_dev_pwrite(&b->dev, h, 8, to);
 		} else {
-			uint32_t v = htole32((uint32_t)r->at);	/* h_fragmentoff */
+			uint32_t v = htole32(at[r]);	/* h_fragmentoff */
 
 			memcpy(h, &v, 4);
-			ret = fsf_dev_pwrite(&b->dev, h, 4, at);
+			ret = fsf_dev_pwrite(&b->dev, h, 4, to);
 		}
 	}
+	free(at);
 	return ret;
 }
 

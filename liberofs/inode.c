@@ -82,14 +82,6 @@ void erofs_inode_encode(const struct erofs_build *b, const struct erofs_node *n,
 		erofs_node_xattr_encode(b, n, out + isize);
 	if (n->tail && !n->compressed)
 		memcpy(out + isize + n->xattr_isize, n->tail, n->inline_size);
-	if (n->chunkmap) {
-		uint32_t head = isize + n->xattr_isize;
-		uint32_t unit = b->chunk_indexes ? 8u : 4u;
-		uint32_t pad = (uint32_t)(erofs_round_up(head, unit) - head);
-
-		memcpy(out + head + pad, n->chunkmap,
-		       erofs_chunkmap_size(b, n, head) - pad);
-	}
 	if (n->zindex) {
 		uint32_t head = isize + n->xattr_isize;
 		uint64_t z = erofs_zindex_size(b, n, head);

@@ -100,15 +100,15 @@ struct erofs_node {
 
 	bool chunked;			/* CHUNK_BASED layout (--chunksize,
 					 * --tar=i, --tar=headerball) */
-	uint8_t chunkbits;		/* chunked: log2 of its chunk size */
-	uint8_t *chunkmap;		/* chunked: block map (4-byte) or chunk
-					 * indexes (8-byte), little-endian */
+	uint8_t chunkbits;		/* chunked: log2 of its chunk size;
+					 * its map is written by chunk.c */
 
 	/* filled by the data pass */
 	uint8_t *tail;			/* inline tail bytes, until placed */
 	bool placed;			/* the record's bytes after inode and
 					 * xattrs (inline tail, compressed
-					 * index) are in the image (record.c) */
+					 * index, block map) are in the image
+					 * (record.c, chunk.c) */
 	uint8_t digest[32];		/* SHA-256 of the content */
 };
 
@@ -168,7 +168,7 @@ struct erofs_build {
 	uint64_t packed_size;
 	struct erofs_node *packed;	/* its inode, after all data */
 	struct frag_table *frags;
-	struct frag_table *dedupe;	/* -E dedupe: whole files */
+	struct dedupe_table *dedupe;	/* -E dedupe: whole files */
 	uint64_t frag_shared, files_shared;	/* counts */
 	/* -E dedupe: the pclusters written so far, by the rolling hash of
 	 * their first uncompressed block (segdedupe.c) */
@@ -384,8 +384,8 @@ int erofs_place_zindex(struct erofs_build *b, struct erofs_node *n,
 		       uint8_t *zindex);
 int erofs_read_zindex(struct erofs_build *b, const struct erofs_node *n,
 		      uint8_t **zindex);
-/* tailspool.c: a spool file, unlinked at once, in erofs_spool_dir()
- * ($TMPDIR, else /tmp), named mkfs.erofs-TAG.XXXXXX while it is made: its
+/* tailspool.c: a spool file in erofs_spool_dir() ($TMPDIR, else /tmp):
+ * O_TMPFILE, else named mkfs.erofs-TAG.XXXXXX and unlinked at once: its
  * descriptor, or -EIO once reported as "cannot make the spool file of
  * WHAT in DIR: why" */
 const char *erofs_spool_dir(void);

@@ -3,7 +3,8 @@
  * The parts of an inode record that the data passes make - the inline tail
  * of a flat file, directory or symlink, the index of a compressed file and
  * its inline (ztailpacking) tail - are written to their place in the
- * metadata area as soon as they are made: the layout has given every inode
+ * metadata area as soon as they are made (so is a chunk-based file's block
+ * map, by chunk.c): the layout has given every inode
  * its nid before any data is written.  None of them is held to the end, so
  * that the memory of a build grows with the number of inodes, not with the
  * size of their content.  The metadata writer (mkfs.c) later puts the inode

@@ -5,8 +5,10 @@
  * the index.  In between the tail bytes wait in an unlinked temporary file
  * in $TMPDIR (or /tmp), not in memory, so that the plan's memory does not
  * grow with the files' content; the file goes with the last descriptor on
- * every exit path.  The packed inode of -E fragments (fragment.c) is
- * spooled by the same rule (erofs_spool_open).
+ * every exit path.  The packed inode of -E fragments (fragment.c) and a
+ * tar read from a pipe or with sparse entries (tar.c) are spooled by the
+ * same rule (erofs_spool_open): an O_TMPFILE file where the filesystem
+ * makes one, else a named one unlinked at once.
  */
 #include "config.h"
 
@@ -58,6 +60,9 @@ int erofs_spool_open(struct erofs_build *b, const char *tag, const char *what)
 			what, dir, strerror(ENAMETOOLONG));
 		return -EIO;
 	}
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
 	fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0) {
 		/* reported here, and not as ENOSPC, which the caller

@@ -110,28 +110,15 @@ static int copy_xattrs(struct tar_ctx *t, struct erofs_node *dst,
 
 static int spool_open(struct tar_ctx *t)
 {
-	const char *dir = getenv("TMPDIR");
-	char tmpl[PATH_MAX];
+	int fd;
 
 	if (t->spool_fd >= 0)
 		return 0;
-	if (!dir || !*dir)
-		dir = "/tmp";
-	t->spool_fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (t->spool_fd < 0) {
-		snprintf(tmpl, sizeof(tmpl), "%s/mkfs.erofs-tar.XXXXXX", dir);
-		t->spool_fd = mkostemp(tmpl, O_CLOEXEC);
-		if (t->spool_fd >= 0)
-			unlink(tmpl);
-	}
-	if (t->spool_fd < 0) {
-		int e = errno;
-
-		fsf_err(t->b->log, "cannot make a spool file in %s for the tar data: %s",
-			dir, strerror(e));
-		return -e;
-	}
-	t->b->data_fd[1] = t->spool_fd;
+	fd = erofs_spool_open(t->b, "tar", "the tar data");
+	if (fd < 0)
+		return fd;	/* reported */
+	t->spool_fd = fd;
+	t->b->data_fd[1] = fd;
 	return 0;
 }
 

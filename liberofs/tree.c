@@ -294,7 +294,6 @@ static void free_subtree(struct erofs_node *n, bool own_xattrs)
 	free(n->xattrs);
 	free(n->tail);
 	free(n->zindex);
-	free(n->chunkmap);
 	erofs_zkept_free(n);
 	free(n);
 }
