@@ -436,6 +436,9 @@ ROW(PR_INDEX_CORRUPT, 0x030002, "index_corrupt",
 ROW(PR_INDEX_ORDER, 0x030003, "index_order",
     "index entries \"%s\" and \"%s\" are out of order",
     FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+ROW(PR_INDEX_EMPTY_LEAF, 0x030066, "index_empty_leaf",
+    "index block at VCN %lld is a leaf with no entry: dropped from the tree",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_INDEX_STALE, 0x030004, "index_entry_stale",
     "index entry \"%s\" points to MFT record %llu, which %s",
     FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);

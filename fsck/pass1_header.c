@@ -6,9 +6,10 @@
  * saved stride ends back when its attributes still parse (certain when the
  * torn stride holds no attribute byte); an update sequence array in the
  * wrong place or with the wrong count is put where every stride end holds
- * its number; a wrong allocated size, attribute offset or bytes in use is
- * set to what the attribute frames say, believed when they then lead to
- * the end marker.  Bytes in use that pass the header check but end inside
+ * its number; a wrong allocated size, attribute offset or bytes in use
+ * (past the record's allocated size too) is set to what the attribute
+ * frames say, believed when they then lead to the end marker inside the
+ * record.  Bytes in use that pass the header check but end inside
  * an attribute (one bit of the field lost: m-deep4k-1500009) or past the
  * end marker's 8 bytes (ntfsck -n objects to the slack) are set to the
  * end marker the same way when every attribute up to it parses.

@@ -19,6 +19,7 @@
 
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
+#include "ntfs/index_leaf.h"
 
 static void name_of(const struct ntfs_ie_view *ie, uint16_t *u)
 {
@@ -57,6 +58,11 @@ struct dir_walk {
 	const uint16_t *upcase;
 	char obj[1200];			/* named on the first report */
 	bool reported;			/* one corruption report per index */
+	/* leaf blocks holding nothing but their end entry: how many, and
+	 * where the first hangs (ntfs/btree.h) */
+	unsigned int empty;
+	int64_t empty_vcn, empty_parent;
+	uint32_t empty_pos;
 	uint8_t *unchecked;		/* directories whose names are not judged */
 	uint8_t *fbuf;			/* a record of an indexed file */
 	bool metadata;			/* $Extend or below: sizes not judged */
@@ -452,6 +458,58 @@ static void on_fault(void *arg, enum ntfs_bt_fault f,
 		ntfs_rebuild_promise(w->c, w->dir);
 }
 
+/* A leaf block with nothing but its end entry: the tree holds every
+ * name, but the block is one ntfs-3g and the Linux driver free (ntfsck
+ * reports it).  Noted during the walk, judged after it (empty_leaves). */
+static void on_empty_leaf(void *arg, int64_t vcn, int64_t parent, uint32_t pos)
+{
+	struct dir_walk *w = arg;
+
+	if (w->digest)
+		w->c->nbuckets[names_bucket(w->dir)].bad = true;
+	if (w->lookup || w->counting || w->digest || w->empty++)
+		return;
+	w->empty_vcn = vcn;
+	w->empty_parent = parent;
+	w->empty_pos = pos;
+}
+
+/* One report per index.  One empty leaf in a tree found whole, in an
+ * index not otherwise rebuilt, is dropped in place as ntfs-3g drops a
+ * leaf it emptied (ntfs/index_leaf.h: its bit, its parent's pointer, one
+ * key moved down a level; nothing else changes); otherwise, or when that
+ * cannot be done in place, the index is rebuilt from its files' names.
+ * Either way no name is lost. */
+static void empty_leaves(struct dir_walk *w, const struct ntfs_index *ix,
+			 unsigned int faults)
+{
+	struct ntfs_check *c = w->c;
+	char why[NTFS_WHY];
+	uint8_t *rec;
+	int r = 1;
+
+	if (!fsf_fix_ask(&c->fix, &PR_INDEX_EMPTY_LEAF, wobj(w),
+			 (long long)w->empty_vcn))
+		return;
+	if (w->empty == 1 && !faults && !w->reported &&
+	    !rare_get(c->rebuild, w->dir) &&
+	    (rec = malloc(c->vol.boot.g.mft_record_size))) {
+		if (!ntfs_vol_read_record(&c->vol, w->dir, rec))
+			r = ntfs_index_drop_empty_leaf(&c->vol, ix, w->dir, rec,
+						       "$I30", w->empty_vcn,
+						       w->empty_parent,
+						       w->empty_pos,
+						       ntfs_check_mirrored(c), why);
+		free(rec);
+	}
+	if (r < 0) {
+		fsf_warn(c->log, "%s: %s", wobj(w), why);
+		fsf_fix_failed(&c->fix);
+	} else if (r) {
+		ntfs_rebuild_promise(c, w->dir);
+	}
+}
+
 struct bufs {
 	uint8_t *rec, *file;
 };
@@ -471,7 +529,8 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 			      .counting = mode == WALK_COUNT,
 			      .digest = mode == WALK_DIGEST };
 	bool counting = mode != WALK_CHECK;
-	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault };
+	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault,
+				   .empty_leaf = on_empty_leaf };
 	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
 			     .collation = NTFS_COLLATION_FILE_NAME,
 			     .upcase = upcase, .arg = &w };
@@ -507,6 +566,8 @@ static void check_dir(struct ntfs_check *c, uint64_t d, const uint16_t *upcase,
 		if (ix.has_alloc && !ix.has_bitmap)
 			corrupt(&w, "large index without its $BITMAP");
 		ntfs_bt_walk(&t);
+		if (w.empty)
+			empty_leaves(&w, &ix, t.faults);
 		ntfs_bt_free(&t);
 	}
 	ntfs_index_close(&ix);

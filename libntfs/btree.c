@@ -49,11 +49,20 @@ static void fault(struct walk *w, enum ntfs_bt_fault f,
 		w->t->ops->fault(w->t->arg, f, a, b, why);
 }
 
-static int walk_node(struct walk *w, const uint8_t *ents, uint32_t len,
-		     int depth, bool node);
+/* where a node hangs: its VCN, its parent's (-1: the root) and the
+ * position of the pointing entry there */
+struct at {
+	int64_t vcn, parent;
+	uint32_t pos;
+};
 
-/* The block at VCN, a child of a node at DEPTH - 1. */
-static int descend(struct walk *w, int64_t vcn, int depth)
+static int walk_node(struct walk *w, const uint8_t *ents, uint32_t len,
+		     int depth, bool node, struct at at);
+
+/* The block at VCN, a child of a node at DEPTH - 1 (at PARENT, through
+ * its entry POS). */
+static int descend(struct walk *w, int64_t vcn, int depth, int64_t parent,
+		   uint32_t pos)
 {
 	struct ntfs_bt *t = w->t;
 	uint64_t byte = (uint64_t)vcn * w->vcn_unit, blk;
@@ -110,7 +119,8 @@ static int descend(struct walk *w, int64_t vcn, int depth)
 		fault(w, NTFS_BT_CORRUPT, NULL, NULL, "%s", why);
 		return 0;
 	}
-	return walk_node(w, ents, elen, depth, b.ih.flags & 1);
+	return walk_node(w, ents, elen, depth, b.ih.flags & 1,
+			 (struct at){ vcn, parent, pos });
 }
 
 static void check_order(struct walk *w, const struct ntfs_ie_view *ie, int depth)
@@ -133,16 +143,17 @@ static void check_order(struct walk *w, const struct ntfs_ie_view *ie, int depth
 		      "a key is not between the separators of the node above");
 }
 
-/* Entries of a node at DEPTH whose header says NODE (entries have
- * sub-nodes). */
+/* Entries of a node at DEPTH (the block AT, or the root) whose header
+ * says NODE (entries have sub-nodes). */
 static int walk_node(struct walk *w, const uint8_t *ents, uint32_t len,
-		     int depth, bool node)
+		     int depth, bool node, struct at at)
 {
 	struct ntfs_bt *t = w->t;
 	bool fn_keys = t->type == NTFS_AT_FILE_NAME, mixed = false;
 	struct ntfs_ie_view ie;
 	char why[NTFS_WHY];
 	uint32_t off = 0;
+	uint32_t own = 0;		/* entries of this node */
 	int r, ret;
 
 	for (;;) {
@@ -158,7 +169,7 @@ static int walk_node(struct walk *w, const uint8_t *ents, uint32_t len,
 			mixed = true;
 		}
 		if (ie.flags & NTFS_IE_NODE) {
-			ret = descend(w, ie.child_vcn, depth + 1);
+			ret = descend(w, ie.child_vcn, depth + 1, at.vcn, own);
 			if (ret || t->stopped)
 				return ret;
 		}
@@ -166,6 +177,7 @@ static int walk_node(struct walk *w, const uint8_t *ents, uint32_t len,
 			break;
 		check_order(w, &ie, depth);
 		t->entries++;
+		own++;
 		if (t->ops->entry && t->ops->entry(t->arg, &ie)) {
 			t->stopped = true;
 			return 0;
@@ -174,6 +186,8 @@ static int walk_node(struct walk *w, const uint8_t *ents, uint32_t len,
 		w->prev_depth = depth;
 		w->have_prev = true;
 	}
+	if (!node && !own && depth > 0 && !mixed && t->ops->empty_leaf)
+		t->ops->empty_leaf(t->arg, at.vcn, at.parent, at.pos);
 	if (!node) {
 		if (w->leaf_depth < 0)
 			w->leaf_depth = depth;
@@ -258,7 +272,8 @@ int ntfs_bt_walk(struct ntfs_bt *t)
 		if (!t->reached)
 			return -ENOMEM;
 	}
-	ret = walk_node(&w, ents, elen, 0, root.ih.flags & 1);
+	ret = walk_node(&w, ents, elen, 0, root.ih.flags & 1,
+			(struct at){ -1, -1, 0 });
 	if (!ret && w.leaf_depth > 0)
 		t->depth = (uint32_t)w.leaf_depth;
 	if (!ret && !t->stopped && t->has_alloc && t->bitmap)

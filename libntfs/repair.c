@@ -510,8 +510,9 @@ int ntfs_file_header_repair(uint8_t *rec, uint32_t size, char *what)
 	used = le32toh(m.bytes_in_use);
 	end = chain_end(rec, used <= size ? used : size, aofs);
 	/* the end marker's 8 bytes are the last in use (slack after them
-	 * is cut when the field is otherwise valid) */
-	if (!end || used & 7 || end + 8 > used || (used <= size && end + 8 < used)) {
+	 * is cut when the field is otherwise valid; bytes in use past the
+	 * record are set back to them when the chain ends inside it) */
+	if (!end || used > size || used & 7 || end + 8 > used || end + 8 < used) {
 		end = chain_end(rec, size, aofs);
 		if (n < NTFS_WHY)
 			n += (size_t)snprintf(what + n, NTFS_WHY - n,

@@ -16,7 +16,10 @@
  *   - each sub-node VCN is inside the allocation, reached once, names a
  *     block that says it is at that VCN;
  *   - the $BITMAP (its bytes, however the caller read them) marks exactly
- *     the blocks reached.
+ *     the blocks reached;
+ *   - no leaf block holds nothing but its end entry (told apart from the
+ *     faults: the tree is whole, the block is one ntfs-3g and the Linux
+ *     driver free; only callers that ask are told).
  * Faults go to a callback; the walk goes on where it can (a bad subtree is
  * skipped), so that the caller still sees every entry it can reach.
  * Pure: no I/O of its own.
@@ -58,6 +61,11 @@ struct ntfs_bt_ops {
 	void (*fault)(void *arg, enum ntfs_bt_fault f,
 		      const struct ntfs_ie_view *a,
 		      const struct ntfs_ie_view *b, const char *why);
+	/* a leaf block (below the root) whose only entry is its end entry,
+	 * at VCN, pointed at by entry POS (0: the first) of the node at
+	 * PARENT (-1: the root); NULL: not looked for */
+	void (*empty_leaf)(void *arg, int64_t vcn, int64_t parent,
+			   uint32_t pos);
 };
 
 struct ntfs_bt {

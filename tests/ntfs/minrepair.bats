@@ -324,6 +324,12 @@ asked_case() {
 	repair_case s1 used_slack "record header is invalid (bytes in use "
 }
 
+@test "bytes in use past the record's allocated size, the attributes inside it: set back to the end marker, the file and its name kept" {
+	# splitidx.bats' used layout: the record was cleared and its file
+	# lost; ntfsck -a keeps it ("MFT byte-in-use field is corrupted")
+	repair_case big used_past "record header is invalid (bytes in use "
+}
+
 @test "update sequence array count wrong in the directory's record: put back where the strides say" {
 	repair_case dir usa_count "the strides say at 48 with 3"
 }

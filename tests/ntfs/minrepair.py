@@ -20,6 +20,8 @@ DAMAGE:
   alloc_field    the record's allocated size one byte short
   used_slack     the record's bytes in use 32 more (zeros after the end
                  marker; ntfsck -n: "MFT byte-in-use field is corrupted")
+  used_past      the record's bytes in use = its allocated size + 8 (past
+                 the record; the attributes and end marker inside it)
   magic          the record's magic "XXXX": nothing in it can be used
   used_bit       the record's bytes in use with its highest set bit cleared
                  (still 8-aligned and past the attribute offset, so the
@@ -415,6 +417,8 @@ def main():
             used, = struct.unpack_from("<I", rec, 0x18)
             assert used + 32 <= rs and not any(rec[used:used + 32])
             damage.set_record_bytes(img, g, n, 0x18, struct.pack("<I", used + 32))
+        elif what == "used_past":
+            damage.set_record_bytes(img, g, n, 0x18, struct.pack("<I", rs + 8))
         elif what == "magic":
             img[mft + n * rs:mft + n * rs + 4] = b"XXXX"
         elif what == "stream_length":
