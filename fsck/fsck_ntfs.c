@@ -157,6 +157,7 @@ static void check_free(struct ntfs_check *c)
 		free(c->names[i].name);
 	free(c->names);
 	ntfs_rare_map_free(c->rebuild);
+	ntfs_rare_map_free(c->mend);
 	free(c->promises);
 	free(c->exts);
 	free(c->rp_keys);

@@ -36,6 +36,8 @@ struct ntfs_fn_ref {
 	uint8_t *fn;			/* the $FILE_NAME value (index key),
 					 * in the same allocation as NAME */
 	uint16_t fn_len;
+	bool mended;			/* a NUL or '/' made '_': on a clash
+					 * this name is the one renamed */
 };
 
 /* a $FILE_NAME value pass 3 gave a parent back (pass3_strays.c) */
@@ -187,6 +189,9 @@ struct ntfs_check {
 	uint64_t *lbases;		/* base records with an attribute list */
 	size_t nlbases, cap_lbases;
 	uint8_t *rebuild;		/* one bit per record: rebuild its $I30 */
+	uint8_t *mend;			/* one bit per record: a name of its
+					 * holding a NUL or '/' is mended when
+					 * its directory is rebuilt (agreed) */
 	struct ntfs_promise {		/* the answers a rebuild carries out */
 		uint64_t dir;
 		long answer;		/* fsf_fix_promise() */

@@ -535,6 +535,10 @@ ROW(PR_NAME_FROM_INDEX, 0x030060, "file_name_from_index",
     "entry \"%s\" names MFT record %llu, which has lost its names: give it this one back",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* pass3_strays.c: a name whose parent reference names no directory */
+/* pass3_index.c, pass3_rebuild.c: a name no namespace allows */
+ROW(PR_NAME_UNIT, 0x030067, "file_name_bad_unit",
+    "name \"%s\" (MFT record %llu) holds a NUL or a '/', which no namespace allows: it becomes \"%s\"",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_NAME_PARENT_FROM_INDEX, 0x030061, "file_name_parent_from_index",
     "entry \"%s\" names MFT record %llu, whose name of that spelling names %s as its parent: it takes this directory back",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

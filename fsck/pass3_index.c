@@ -20,6 +20,7 @@
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 #include "ntfs/index_leaf.h"
+#include "ntfs/name_edit.h"
 
 static void name_of(const struct ntfs_ie_view *ie, uint16_t *u)
 {
@@ -106,6 +107,7 @@ struct entry_match {
 	uint8_t len;
 	bool found;
 	unsigned int names;		/* $FILE_NAMEs the file has */
+	unsigned int bad;		/* ... and those holding a NUL or '/' */
 	uint64_t parent;		/* the matching name's parent reference */
 	struct ntfs_data_sizes data;
 	/* set: also look for a name of the entry's spelling and namespace
@@ -117,18 +119,6 @@ struct entry_match {
 	uint32_t stray_len;
 	uint8_t stray[0x42 + 2 * 255];
 };
-
-/* N UTF-16LE units at U: none NUL or '/'? */
-static bool name_allowed(const uint8_t *u, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		uint16_t x = (uint16_t)(u[2 * i] | u[2 * i + 1] << 8);
-
-		if (!x || x == '/')
-			return false;
-	}
-	return true;
-}
 
 static int match_name(const struct ntfs_attr_header *a, void *arg)
 {
@@ -149,8 +139,9 @@ static int match_name(const struct ntfs_attr_header *a, void *arg)
 	/* a name no namespace allows (a NUL or a '/', a damaged unit) is
 	 * not one the file can keep: with no other, the entry's key is its
 	 * name again (ntfs-3g cannot list a directory holding it) */
-	if (sizeof(fn) + 2u * fn.name_length <= len && !name_allowed(v + sizeof(fn), fn.name_length))
-		return 0;
+	if (sizeof(fn) + 2u * fn.name_length <= len &&
+	    !ntfs_name_units_allowed(v + sizeof(fn), fn.name_length))
+		return (void)m->bad++, 0;
 	m->names++;
 	if ((le64toh(fn.parent_directory) & 0xffffffffffffULL) == m->dir &&
 	    fn.name_length == m->len && sizeof(fn) + 2u * m->len <= len &&
@@ -274,8 +265,28 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		if (given < 0)
 			return;
 
+		/* a key holding a NUL or a '/', of a file whose names do
+		 * too: the names are mended ('_' for each such unit) when
+		 * the index is rebuilt from them (pass3_rebuild.c) */
+		if (!ntfs_name_units_allowed(ie->name, ie->name_len) && m.bad &&
+		    recno >= NTFS_FILE_FIRST_USER && !w->metadata) {
+			uint16_t mended[255];
+			char new8[1024];
+
+			for (unsigned int i = 0; i < ie->name_len; i++)
+				mended[i] = !name[i] || name[i] == '/' ? '_' : name[i];
+			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+			ntfs_name_to_utf8(mended, ie->name_len, new8, sizeof(new8));
+			if (fsf_fix_ask(&c->fix, &PR_NAME_UNIT, wobj(w), n8,
+					(unsigned long long)recno, new8)) {
+				rare_set(c->mend, recno);
+				ntfs_rebuild_promise(c, w->dir);
+			}
+			return;
+		}
 		/* a file whose names were lost with their attribute: the
-		 * entry's key is its name (not an orphan to /lost+found) */
+		 * entry's key is its name (not an orphan to /lost+found);
+		 * a key holding a NUL or a '/' is mended first */
 		if (!m.names && recno >= NTFS_FILE_FIRST_USER &&
 		    ie->name_len && ie->key_len >= sizeof(fn) + 2u * ie->name_len) {
 			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
@@ -421,7 +432,9 @@ static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 		return 0;
 	}
 	if (w->digest) {
-		if (!names_bucket_entry(w->c, w->dir, w->dir_seq, ie))
+		/* a key holding a NUL or a '/' is judged one by one */
+		if (!ntfs_name_units_allowed(ie->name, ie->name_len) ||
+		    !names_bucket_entry(w->c, w->dir, w->dir_seq, ie))
 			w->c->nbuckets[names_bucket(w->dir)].bad = true;
 		return 0;
 	}
@@ -830,8 +843,9 @@ int ntfs_pass3_indexes(struct ntfs_check *c)
 	int ret = -ENOMEM;
 
 	c->rebuild = ntfs_rare_map(c->vol.mft_records);
+	c->mend = ntfs_rare_map(c->vol.mft_records);
 	if (!b.rec || !b.file || !unchecked ||
-	    !c->rebuild)
+	    !c->rebuild || !c->mend)
 		goto out;
 	/* a root made again in pass 1: its index comes from its children */
 	if (c->root_recreated) {

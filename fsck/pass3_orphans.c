@@ -401,6 +401,8 @@ int ntfs_name_from_entry(struct ntfs_check *c, uint64_t r, uint64_t dir,
 	memcpy(&fn, fnv, sizeof(fn));
 	fn.name_type = NTFS_NS_POSIX;
 	memcpy(fnv, &fn, sizeof(fn));
+	/* a NUL or '/' in the key is no name to give back: mended */
+	ntfs_name_units_mend(fnv + sizeof(fn), ie->name_len);
 	ret = set_name(c, r, rec, out, fnv, len, why);
 	if (!ret)
 		ntfs_rebuild_promise(c, dir);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/name_edit.h"
 #include "ntfs_index_write.h"
 #include "ntfs_problems.h"
 
@@ -30,6 +31,8 @@ static int cmp_by_collation(const void *x, const void *y, void *upcase)
 
 	if (r)
 		return r;
+	if (a->mended != b->mended)
+		return a->mended ? 1 : -1;
 	return a->recno < b->recno ? -1 : a->recno > b->recno;
 }
 
@@ -183,6 +186,24 @@ out:
 	return ret;
 }
 
+/* Ask to mend name U (N little-endian units) of file R in directory D. */
+static bool ask_mend(struct ntfs_check *c, uint64_t d, uint64_t r,
+		     const uint8_t *u, unsigned int n)
+{
+	uint16_t old[255], mended[255];
+	char old8[1024], new8[1024], obj[1200];
+
+	for (unsigned int i = 0; i < n; i++) {
+		old[i] = (uint16_t)(u[2 * i] | u[2 * i + 1] << 8);
+		mended[i] = !old[i] || old[i] == '/' ? '_' : old[i];
+	}
+	ntfs_name_to_utf8(old, n, old8, sizeof(old8));
+	ntfs_name_to_utf8(mended, n, new8, sizeof(new8));
+	ntfs_object_name(c, "directory", d, obj, sizeof(obj));
+	return fsf_fix_ask(&c->fix, &PR_NAME_UNIT, obj, old8,
+			   (unsigned long long)r, new8);
+}
+
 /* Every $FILE_NAME that names a directory to rebuild, from one pass over
  * all records in use (extension records counted for their base). */
 static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
@@ -226,6 +247,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 			const uint8_t *v;
 			uint32_t len;
 			uint64_t p;
+			bool mended;
 
 			if (le32toh(a->type) != NTFS_AT_FILE_NAME || a->non_resident)
 				continue;
@@ -237,6 +259,16 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 			if (!fn.name_length || sizeof(fn) + 2u * fn.name_length > len ||
 			    p >= c->vol.mft_records || !rare_get(c->rebuild, p))
 				continue;
+			/* a NUL or '/' in it: never into an index; mended
+			 * (agreed in pass 3, or asked now), or left out */
+			mended = false;
+			if (!ntfs_name_units_allowed(v + sizeof(fn), fn.name_length)) {
+				if (!rare_get(c->mend, owner) &&
+				    !ask_mend(c, p, owner, v + sizeof(fn), fn.name_length))
+					continue;
+				ntfs_name_units_mend((uint8_t *)v + sizeof(fn), fn.name_length);
+				dirty = mended = true;
+			}
 			/* a parent reference with a stale sequence number is
 			 * refreshed in the file and so in its key */
 			if (p != last_p && !ntfs_vol_read_record(&c->vol, p, base)) {
@@ -277,6 +309,7 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 			n->seq = seq;
 			n->parent = p;
 			n->name_len = fn.name_length;
+			n->mended = mended;
 			c->nnames++;
 		}
 		if (dirty && ntfs_check_write_record(c, r, rec))

@@ -136,3 +136,30 @@ size_t ntfs_rec_drop_names(uint8_t *rec, uint32_t size,
 		n++;
 	}
 }
+
+bool ntfs_name_units_allowed(const uint8_t *u, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		uint16_t x = (uint16_t)(u[2 * i] | u[2 * i + 1] << 8);
+
+		if (!x || x == '/')
+			return false;
+	}
+	return true;
+}
+
+unsigned int ntfs_name_units_mend(uint8_t *u, unsigned int n)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint16_t x = (uint16_t)(u[2 * i] | u[2 * i + 1] << 8);
+
+		if (!x || x == '/') {
+			u[2 * i] = '_';
+			u[2 * i + 1] = 0;
+			k++;
+		}
+	}
+	return k;
+}

@@ -41,4 +41,13 @@ size_t ntfs_rec_drop_names(uint8_t *rec, uint32_t size,
 			   void (*dropped)(void *arg, const struct ntfs_file_name *fn),
 			   void *arg);
 
+/* No namespace allows a NUL or a '/' in a name (ntfs-3g cannot list a
+ * directory whose index holds one).  True when none of the N
+ * little-endian UTF-16 units at U is either. */
+bool ntfs_name_units_allowed(const uint8_t *u, unsigned int n);
+
+/* Each NUL or '/' of the N little-endian UTF-16 units at U made '_', as
+ * e2fsck mends a name; returns how many were. */
+unsigned int ntfs_name_units_mend(uint8_t *u, unsigned int n);
+
 #endif

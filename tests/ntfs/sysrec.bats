@@ -201,6 +201,96 @@ UNUSED="system file is marked not in use but its record is intact; marked in use
 	sysrec_case ours4k fnslash-@blob "has lost its names: give it this one back"
 }
 
+# a name holding a '/' (no namespace allows it; ntfs-3g then cannot list
+# its directory) that no entry can give back: mended ('/' -> '_', as
+# e2fsck mends a name) and big/ rebuilt from it.
+# badname_case RENAMED REPORT DAMAGE...: DAMAGE are ntfs_patch.py
+# commands ("@big": big/'s record; "@fN": big/fN's); REPORT, words -a
+# must print; RENAMED, a sed script turning the manifest taken before the
+# damage into the one ntfs-3g must list after -a (the same bytes under the
+# mended names).  Also: -n reports and writes nothing, and after -a
+# ntfsck -n and our -n are clean.
+badname_case() {
+	local base=$BATS_FILE_TMPDIR/ours4k.img renamed=$1 report=$2 c f
+	local -A rec
+	shift 2
+	cp --sparse=always "$base" image
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	rec[big]=$(stat -c %i mnt/big)
+	for f in f90 f99 f150 f151; do rec[$f]=$(stat -c %i "mnt/big/$f"); done
+	umount mnt
+	for f in big f150 f151 f90 f99; do
+		renamed=${renamed//@$f/${rec[$f]}}
+		report=${report//@$f/${rec[$f]}}
+	done
+	for c in "$@"; do
+		for f in big f150 f151 f90 f99; do c=${c//@$f /${rec[$f]} }; done
+		python3 "$FSFORGE_TOP/tests/ntfs/ntfs_patch.py" image $c
+	done
+	before=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || { echo "$output"; die "-n on the damage: exit $status"; }
+	[ "$(sha256sum < image)" = "$before" ] || die "-n wrote to the image"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"$report"* ]] || die "-a did not report: $report"
+	repair_converged "$FSCK" image -a
+	ntfs-3g -o ro image mnt
+	run manifest mnt
+	umount mnt
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfs-3g cannot list the volume"; }
+	diff -u <(sed "$renamed" "$base.manifest" | LC_ALL=C sort) \
+		<(echo "$output" | LC_ALL=C sort) || die "manifest differs"
+}
+
+MENDED="\"f15/\" (MFT record @f150) holds a NUL or a '/', which no namespace allows: it becomes \"f15_\""
+
+@test "ours 4k: a '/' in a file's only name and no entry for it: the name mended, its directory rebuilt" {
+	badname_case 's|\./big/f150$|./big/f15_|' "$MENDED" \
+		"rmentry @big f150" "renamefn @f150 f150 f15/"
+}
+
+@test "ours 4k: a '/' in a file's only name and in its entry: the name mended, not given back" {
+	badname_case 's|\./big/f150$|./big/f15_|' "$MENDED" \
+		"rename @f150 f150 f15/" "rmentry @big f151"
+}
+
+@test "ours 4k: a '/' in a name and its entry alike (the digests agree): found, the name mended" {
+	badname_case 's|\./big/f150$|./big/f15_|' "$MENDED" "rename @f150 f150 f15/"
+}
+
+# f99 is renamed f9_ (a valid name, the last key still), f90 f9/ (in
+# order still): mended, f90's name is taken, and it is f90 (the mended
+# one, though its record number is lower) that gets the unique suffix of
+# pass3_dupnames.c
+@test "ours 4k: a '/' in a name whose mended form is taken: the mended name made unique" {
+	badname_case 's|\./big/f99$|./big/f9_|; s|\./big/f90$|./big/f9_.fsck-@f90|' \
+		"becomes \"f9_.fsck-@f90\"" "rename @f99 f99 f9_" "rename @f90 f90 f9/"
+}
+
+@test "ours 4k: a file without any name whose entry holds a '/': the name given back mended" {
+	local base=$BATS_FILE_TMPDIR/ours4k.img rec
+	rec=$(cat "$base.blob")
+	cp --sparse=always "$base" image
+	python3 "$FSFORGE_TOP/tests/ntfs/ntfs_patch.py" image rename "$rec" blob bl/b
+	python3 "$DAMAGE" image "fnname-$rec"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"entry \"bl/b\" names MFT record $rec, which has lost its names: give it this one back. FIXED"* ]] ||
+		die "not given back"
+	repair_converged "$FSCK" image -a
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	run manifest mnt
+	umount mnt
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfs-3g cannot list the volume"; }
+	diff -u <(sed 's|\./d/e/blob$|./d/e/bl_b|' "$base.manifest" | LC_ALL=C sort) \
+		<(echo "$output" | LC_ALL=C sort) || die "manifest differs"
+}
+
 @test "sid 4k: \$Volume's record zeroed in both copies: made again" {
 	sysrec_case sid4k zero-3 "MFT record 3: $REMADE"
 }

@@ -21,6 +21,7 @@
 #include "ntfs/index_build.h"
 #include "ntfs/index_write.h"
 #include "ntfs/logfile.h"
+#include "ntfs/name_edit.h"
 #include "ntfs/read.h"
 #include "ntfs/repair.h"
 #include "tap.h"
@@ -80,6 +81,23 @@ static void test_upcase(const char *ref)
 		   "upcase: identical to the $UpCase written by ntfs-3g's mkntfs (%zu bytes, %zu differences, first at U+%04zX)",
 		   n, diff, first);
 	}
+}
+
+/* a name unit NUL or '/' is allowed by no namespace; mended, each is '_'
+ * and nothing else changes (a surrogate pair, 0x2f as a high byte) */
+static void test_name_units(void)
+{
+	uint8_t u[] = { 'a', 0, '/', 0, 0x3d, 0xd8, 0x00, 0xde, 0, 0, 0x00, 0x2f };
+	const uint8_t want[] = { 'a', 0, '_', 0, 0x3d, 0xd8, 0x00, 0xde, '_', 0,
+				 0x00, 0x2f };
+
+	ok(!ntfs_name_units_allowed(u, 6) && !ntfs_name_units_allowed(u, 2) &&
+	   ntfs_name_units_allowed(u, 1) && ntfs_name_units_allowed(u + 4, 2) &&
+	   ntfs_name_units_allowed(u + 10, 1),
+	   "name units: NUL and '/' refused, U+2F00 and a surrogate pair allowed");
+	ok(ntfs_name_units_mend(u, 6) == 2 && !memcmp(u, want, sizeof(want)) &&
+	   ntfs_name_units_allowed(u, 6) && ntfs_name_units_mend(u, 6) == 0,
+	   "name units: mended, each NUL or '/' made '_' and nothing else");
 }
 
 static void test_fixups(void)
@@ -1009,6 +1027,7 @@ int main(int argc, char **argv)
 {
 	test_upcase(argc > 1 ? argv[1] : NULL);
 	test_fixups();
+	test_name_units();
 	test_repair();
 	test_header_repair();
 	test_record();
