@@ -46,8 +46,9 @@ size_t ntfs_rec_drop_names(uint8_t *rec, uint32_t size,
  * little-endian UTF-16 units at U is either. */
 bool ntfs_name_units_allowed(const uint8_t *u, unsigned int n);
 
-/* Each NUL or '/' of the N little-endian UTF-16 units at U made '_', as
- * e2fsck mends a name; returns how many were. */
+/* Each NUL or '/' of the N little-endian UTF-16 units at U made '_'
+ * (e2fsck makes them '.'; Windows drops a name's trailing dots, so '_');
+ * returns how many were. */
 unsigned int ntfs_name_units_mend(uint8_t *u, unsigned int n);
 
 #endif
