@@ -1346,23 +1346,6 @@ static int grow_out(struct worker *w, size_t outlen)
  */
 #define ZKEPT_MAX (24u << 20)
 
-struct erofs_zkept {
-	uint8_t *out;
-	size_t outlen;
-	struct zext *ext;
-	size_t n_ext;
-};
-
-void erofs_zkept_free(struct erofs_node *n)
-{
-	if (!n->zkept)
-		return;
-	free(n->zkept->out);
-	free(n->zkept->ext);
-	free(n->zkept);
-	n->zkept = NULL;
-}
-
 /* Keep the test's OUTLEN bytes in w->out and its extents for N. */
 static void zkept_keep(struct worker *w, struct erofs_node *n, size_t outlen)
 {

@@ -249,6 +249,15 @@ int erofs_compress_settings(struct erofs_build *b);
 int erofs_plan_early_start(struct erofs_build *b);
 void erofs_plan_early_add(struct erofs_build *b, struct erofs_node *n);
 int erofs_plan_early_end(struct erofs_build *b);
+/* The exact test's output kept for the data pass (compress.c fills it,
+ * takes it; tree.c frees what is left with its node) */
+struct zext;
+struct erofs_zkept {
+	uint8_t *out;
+	size_t outlen;
+	struct zext *ext;		/* compress.c's extents */
+	size_t n_ext;
+};
 void erofs_zkept_free(struct erofs_node *n);
 int erofs_write_compressed(struct erofs_build *b);
 /* bytes of a compressed inode's map header and index after its xattrs

@@ -280,6 +280,16 @@ static void free_xattr_item(struct erofs_xattr *x)
 	free(x);
 }
 
+void erofs_zkept_free(struct erofs_node *n)
+{
+	if (!n->zkept)
+		return;
+	free(n->zkept->out);
+	free(n->zkept->ext);
+	free(n->zkept);
+	n->zkept = NULL;
+}
+
 /* Depth-first; the depth is bounded by PATH_MAX, as in the scan. */
 static void free_subtree(struct erofs_node *n, bool own_xattrs)
 {
