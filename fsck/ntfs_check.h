@@ -562,6 +562,11 @@ int ntfs_pass3_connect(struct ntfs_check *c);
 /* Mark directory D for the rebuild that carries out the fix just
  * answered: if the rebuild fails, that fix counts as failed. */
 void ntfs_rebuild_promise(struct ntfs_check *c, uint64_t d);
+/* Ask to mend name U (N little-endian units, holding a NUL or '/') of file
+ * R, in object OBJ (PR_NAME_UNIT; the mended spelling is
+ * ntfs_name_units_mend's). */
+bool ntfs_ask_name_mend(struct ntfs_check *c, const char *obj, uint64_t r,
+			const uint8_t *u, unsigned int n);
 /* Rebuild every directory marked in c->rebuild (names collected from all
  * records); failures are reported, the fixes promised counted failed. */
 int ntfs_rebuild_indexes(struct ntfs_check *c, const uint16_t *upcase);

@@ -270,15 +270,8 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 		 * the index is rebuilt from them (pass3_rebuild.c) */
 		if (!ntfs_name_units_allowed(ie->name, ie->name_len) && m.bad &&
 		    recno >= NTFS_FILE_FIRST_USER && !w->metadata) {
-			uint16_t mended[255];
-			char new8[1024];
-
-			for (unsigned int i = 0; i < ie->name_len; i++)
-				mended[i] = !name[i] || name[i] == '/' ? '_' : name[i];
-			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
-			ntfs_name_to_utf8(mended, ie->name_len, new8, sizeof(new8));
-			if (fsf_fix_ask(&c->fix, &PR_NAME_UNIT, wobj(w), n8,
-					(unsigned long long)recno, new8)) {
+			if (ntfs_ask_name_mend(c, wobj(w), recno, ie->name,
+					       ie->name_len)) {
 				rare_set(c->mend, recno);
 				ntfs_rebuild_promise(c, w->dir);
 			}

@@ -186,20 +186,21 @@ out:
 	return ret;
 }
 
-/* Ask to mend name U (N little-endian units) of file R in directory D. */
-static bool ask_mend(struct ntfs_check *c, uint64_t d, uint64_t r,
-		     const uint8_t *u, unsigned int n)
+bool ntfs_ask_name_mend(struct ntfs_check *c, const char *obj, uint64_t r,
+			const uint8_t *u, unsigned int n)
 {
+	uint8_t fixed[2 * 255];
 	uint16_t old[255], mended[255];
-	char old8[1024], new8[1024], obj[1200];
+	char old8[1024], new8[1024];
 
+	memcpy(fixed, u, 2u * n);
+	ntfs_name_units_mend(fixed, n);
 	for (unsigned int i = 0; i < n; i++) {
 		old[i] = (uint16_t)(u[2 * i] | u[2 * i + 1] << 8);
-		mended[i] = !old[i] || old[i] == '/' ? '_' : old[i];
+		mended[i] = (uint16_t)(fixed[2 * i] | fixed[2 * i + 1] << 8);
 	}
 	ntfs_name_to_utf8(old, n, old8, sizeof(old8));
 	ntfs_name_to_utf8(mended, n, new8, sizeof(new8));
-	ntfs_object_name(c, "directory", d, obj, sizeof(obj));
 	return fsf_fix_ask(&c->fix, &PR_NAME_UNIT, obj, old8,
 			   (unsigned long long)r, new8);
 }
@@ -263,8 +264,12 @@ static int collect_names(struct ntfs_check *c, uint8_t *rec, uint8_t *base)
 			 * (agreed in pass 3, or asked now), or left out */
 			mended = false;
 			if (!ntfs_name_units_allowed(v + sizeof(fn), fn.name_length)) {
+				char obj[1200];
+
+				ntfs_object_name(c, "directory", p, obj, sizeof(obj));
 				if (!rare_get(c->mend, owner) &&
-				    !ask_mend(c, p, owner, v + sizeof(fn), fn.name_length))
+				    !ntfs_ask_name_mend(c, obj, owner, v + sizeof(fn),
+							fn.name_length))
 					continue;
 				ntfs_name_units_mend((uint8_t *)v + sizeof(fn), fn.name_length);
 				dirty = mended = true;
