@@ -18,6 +18,7 @@
  * records ($ATTRIBUTE_LIST): $SDS is read through its extents there, the
  * indexes walked through theirs (an extent lost with its record: the
  * index is corrupt) and rebuilt where they are (pass3_rebuild_listed.c).
+ * On a truncated device with $SDS partly past its end nothing is judged.
  */
 #include "config.h"
 
@@ -241,10 +242,6 @@ static int write_defaults(struct secure *s)
 	struct ntfs_secure def;
 
 	ntfs_secure_build(&def);
-	/* clusters past the end of a truncated device were not read: the
-	 * descriptors are unknown, not gone (the truncation is reported) */
-	if (ntfs_runs_past(s->sds.runs, s->sds.nruns, s->c->geo.dev_clusters))
-		return -1;
 	if (s->sds.size < NTFS_SDS_BLOCK + def.sds_len) {
 		fsf_fix_ask(&s->c->fix, &PR_SECURE_FAILED, "$Secure",
 			    "$SDS is too small for the default descriptors");
@@ -348,7 +345,13 @@ int ntfs_pass3_secure(struct ntfs_check *c)
 	if (ret <= 0)
 		goto out;	/* no $SDS to judge the indexes by (or out of memory) */
 	ret = 0;
-	if (s.sds.size > SDS_MAX)
+	/* clusters past the end of a truncated device were not read: the
+	 * descriptors there are unknown, not gone (the truncation is
+	 * reported), so $Secure is not judged: no entry restored from its
+	 * mirror (a write past the end), no index rebuilt without them, no
+	 * file's security id replaced because its descriptor was not read */
+	if (s.sds.size > SDS_MAX ||
+	    ntfs_runs_past(s.sds.runs, s.sds.nruns, c->geo.dev_clusters))
 		goto out;
 	ret = ntfs_sds_scan(&s.sds, on_sds_entry, &s);
 	if (ret)

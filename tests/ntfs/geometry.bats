@@ -235,6 +235,57 @@ damage_repair() {
 	[ "$(sha256sum < image)" = "$sum" ]
 }
 
+# 4096-byte sectors and MFT records (the lab's u-s4k-half): $SDS's first
+# run (its first 256 KiB block and the start of the mirror) lies in the
+# missing tail, the mirror's later part, grown by ntfs-3g for 60 security
+# descriptors, on the device.  The descriptors past the end are unknown,
+# not damaged: -a restored 34 entries from their mirror (writes past the
+# end, exit 5), rebuilt $SII and $SDH without the rest and gave 46 files
+# another security id; now $Secure is not judged and no byte is written.
+# $SDS's runs are found by the lab's independent parser.
+@test "truncated 4Kn volume with \$SDS partly past the end: no descriptor restored, no security id replaced, nothing written" {
+	local m=mnt lcn
+	truncate -s 16M image
+	"$MKFS_NTFS" -q -F -s 4096 image
+	mkdir -p $m
+	ntfs-3g image $m
+	mkdir $m/acl
+	python3 - "$m/acl" <<PY
+import os, sys
+sys.path.insert(0, "$FSFORGE_TOP/tests/ntfs/lab")
+import base
+for i in range(60):
+    p = os.path.join(sys.argv[1], "s%02d" % i)
+    open(p, "w").write("acl %d\\n" % i)
+    os.setxattr(p, "system.ntfs_acl", base.security_descriptor(2000 + i, 0x1F01FF))
+PY
+	umount $m
+	lcn=$(python3 - image <<PY
+import sys
+sys.path.insert(0, "$FSFORGE_TOP/tests/ntfs/lab")
+import ntfsparse as P
+img = open(sys.argv[1], "rb").read()
+g = P.Geometry(img)
+rec = P.unfix(P.read_record(img, g, 9)[1])
+runs = [P.runlist(rec, o) for o, t, n, nr in P.attrs(rec) if t == 0x80 and n == "\$SDS"][0]
+# the first run holds the first block; a later one, before it, the mirror's tail
+assert g.bps == 4096 and g.rs == 4096 and any(l < runs[0][0] for l, _ in runs[1:]), runs
+print(runs[0][0] * g.cs)
+PY
+)
+	truncate -s "$lcn" image
+	sum=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ]
+	[[ $output == *"bytes are missing"* ]]
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ $output != *"security id"* ]]
+	[[ $output != *"beyond the end"* ]]
+	[ "$(sha256sum < image)" = "$sum" ]
+}
+
 # A directory whose index blocks lie in the missing tail: -a rebuilds its
 # index in clusters on the device (never a write past its end) and says
 # so (exit 5: the index fixed, the missing tail left); the $Bitmap then

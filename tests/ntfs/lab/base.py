@@ -41,7 +41,17 @@ BASES = {
     # big/'s index shrunk and grown again; early.img is the volume after
     # the first mount's work (the lost kind's older blocks)
     "aged4k": ("ours", 4096, 64),
+    # 4Kn: the rich tree (s4k) and the aged one (s4kaged, with early.img)
+    # on a volume of 4096-byte sectors and 4096-byte MFT records (Windows
+    # on 4Kn drives, NVMe and cloud disks): fixups still every 512 bytes,
+    # 8 update-sequence entries
+    "s4k": ("ours", 4096, 64),
+    "s4kaged": ("ours", 4096, 64),
 }
+# bases made with a sector size other than 512
+SECTOR = {"s4k": 4096, "s4kaged": 4096}
+RICH = ("rich4k", "rich1k", "aged4k", "s4k", "s4kaged")
+AGED = ("aged4k", "s4kaged")
 DEEP_NAME = "entry-%04d-" + "deep-" * 22 + "name.txt"
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kfixture")
 
@@ -584,7 +594,8 @@ def make(name, out, mkfs, sid_root, seed):
         return describe(d, img, name)
     if maker == "ours":
         sh("truncate", "-s", "%dM" % mib, img)
-        sh(mkfs, "-q", "-F", "-c", str(cs), img, stdout=subprocess.DEVNULL)
+        ss = ["-s", str(SECTOR[name])] if name in SECTOR else []
+        sh(mkfs, "-q", "-F", "-c", str(cs), *ss, img, stdout=subprocess.DEVNULL)
     else:
         t = os.path.join(sid_root, "tmp", "fsforge-lab-%d-%s" % (os.getpid(), name))
         os.makedirs(t, exist_ok=True)
@@ -597,7 +608,7 @@ def make(name, out, mkfs, sid_root, seed):
         finally:
             shutil.rmtree(t, ignore_errors=True)
     m = os.path.join(d, "mnt")
-    rich, deep, aged = name.startswith("rich") or name == "aged4k", name == "deep4k", name == "aged4k"
+    rich, deep, aged = name in RICH, name == "deep4k", name in AGED
     held = hold_every_other(img) if deep else None
     if not mount(img, m, opts="compression" if rich else ""):
         raise RuntimeError("ntfs-3g cannot mount the fresh %s volume" % name)
@@ -621,10 +632,10 @@ def make(name, out, mkfs, sid_root, seed):
         finally:
             umount(m)
         reused, stale = aged_shape(img)
-        print("lab: aged4k: %d records in use reused (sequence > 1), %d free records stale"
-              % (reused, stale), flush=True)
+        print("lab: %s: %d records in use reused (sequence > 1), %d free records stale"
+              % (name, reused, stale), flush=True)
         if reused < 100 or stale < 50:
-            raise RuntimeError("aged4k: %d reused records, %d stale free ones" % (reused, stale))
+            raise RuntimeError("%s: %d reused records, %d stale free ones" % (name, reused, stale))
     if deep:
         hold_every_other(img, held)
         depth, listed = deep_shape(img)

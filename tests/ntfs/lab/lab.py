@@ -364,7 +364,9 @@ def changed_sectors(a_path, b_path):
 
 def untouched(man, fmap, secs):
     """Paths of files (not directories) none of whose MFT records and data
-    clusters contain a changed sector."""
+    clusters contain a changed sector; a relative symbolic link also needs
+    its target untouched (ntfs-3g shows a Windows symlink whose target is
+    gone as "unsupported reparse tag", its reparse data unchanged)."""
     cs = fmap["geo"]["cs"]
 
     def hit(start, end):
@@ -383,7 +385,14 @@ def untouched(man, fmap, secs):
         if any(hit(lcn * cs, (lcn + n) * cs) for lcn, n in f["clusters"]):
             continue
         out.append(p)
-    return sorted(out)
+    safe = set(out)
+
+    def target(p):
+        t = man[p].get("link", "")
+        return None if not t or t.startswith(("/", "<mnt>")) else \
+            os.path.normpath(os.path.join(os.path.dirname(p), t))
+    return sorted(p for p in out if man.get(target(p), {}).get("t", "d") not in "fl"
+                  or target(p) in safe)
 
 
 # --- the oracles ----------------------------------------------------------------
@@ -1027,7 +1036,7 @@ def main():
     rp.add_argument("--jobs", type=int, default=2)
     rp.add_argument("--out", default="")
     rp.add_argument("--bases", default="ours4k,ours1k,sid4k,sid64k",
-                    help="also kern4k, rich4k, rich1k, deep4k, aged4k")
+                    help="also kern4k, rich4k, rich1k, deep4k, aged4k, s4k, s4kaged")
     rp.add_argument("--random", type=int, default=100, help="random cases per base")
     rp.add_argument("--cuts", type=int, default=40, help="power cuts per base")
     rp.add_argument("--adverse", type=int, default=0,
