@@ -98,6 +98,10 @@ ROW(PR_RECORD_RUNS_BAD, 0x010012, "record_runlist_bad",
 ROW(PR_RECORD_NUMBER, 0x010013, "record_number_wrong",
     "record says it is number %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* a misdirected write: the same block at its place and at this one */
+ROW(PR_RECORD_MISPLACED, 0x01007d, "record_misplaced_copy",
+    "record is a copy of MFT record %u written in the wrong place; the file it held is lost",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
 ROW(PR_SYSTEM_FILE_MISSING, 0x010020, "system_file_missing",
     "system file is not in use",
     FSF_PROMPT_NONE, FSF_PR_FATAL);

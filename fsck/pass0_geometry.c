@@ -6,7 +6,12 @@
  * $DATA starts at that same cluster, records 1-3 where that runlist puts
  * them, and $MFTMirr's records 0-3 at the cluster the boot sector or
  * $MFTMirr's own runlist names.  Everything here only reads: no write may
- * go through a location before it has been verified this way.
+ * go through a location before it has been verified this way.  When
+ * $MFT's first records are all gone (another block written over its
+ * first cluster by a misdirected write: none of records 0-3 there is a
+ * FILE record, not even another's), the mirror confirms the location
+ * alone: its record 0's $DATA starts at the boot sector's $MFT cluster
+ * and its records 1-3 are whole; pass 1 restores the four from it.
  */
 #include "config.h"
 
@@ -27,7 +32,7 @@ void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k)
 	long nruns = 0, nr1 = 0, noruns = 0;
 	uint64_t size, mirr_size = 0;
 	int64_t l1 = -1, lb = k->b.mftmirr_lcn;
-	char why[NTFS_WHY], why0[NTFS_WHY];
+	char why[NTFS_WHY], why0[NTFS_WHY], whyi[4][NTFS_WHY];
 	int found = 0, other = 0, r, sb, s1 = -1;
 
 	k->mft_ok = false;
@@ -82,8 +87,10 @@ void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k)
 	for (uint32_t i = 1; i < 4; i++) {
 		uint64_t off = ntfs_runs_offset(runs, nruns, cs, (uint64_t)i * rs, rs);
 
+		snprintf(why, NTFS_WHY, "not in $MFT's runlist");
 		r = off == UINT64_MAX ? NTFS_GEOM_REC_BAD :
 		    ntfs_geom_read_record(&c->dev, g, off, i, buf, why);
+		snprintf(whyi[i], NTFS_WHY, "%s", why);
 		if (r == NTFS_GEOM_REC_OTHER)
 			other++;
 		if (r != NTFS_GEOM_REC_OK)
@@ -92,6 +99,15 @@ void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k)
 		if (i == NTFS_FILE_MFTMIRR &&
 		    ntfs_rec_data_runs(buf, g->nr_clusters, &r1runs, &nr1, &mirr_size, why) == 0)
 			l1 = r1runs[0].lcn;
+	}
+	if (!found && !other && (k->mft_bad & 1) &&
+	    ntfs_geom_mirror_score(&c->dev, g, lb, runs, nruns, buf) == 4) {
+		/* $MFT's first records overwritten whole: the mirror's */
+		for (uint32_t i = 1; i < 4; i++) {
+			k->mft_bad |= (uint8_t)(1u << i);
+			snprintf(k->mft_why[i], NTFS_WHY, "%s", whyi[i]);
+		}
+		found = 3;
 	}
 	if (!found || other >= found) {
 		snprintf(k->why, NTFS_WHY, "records 1-3 are not at $MFT cluster %lld",

@@ -335,6 +335,30 @@ void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno)
 	ntfs_rec_init_free(rec, rs, (uint32_t)recno, seq);
 }
 
+/*
+ * Is REC, read at slot RECNO but saying it is record OTHER, a copy of
+ * what slot OTHER holds (a misdirected write: the same block written at
+ * the wrong place too)?  Then it is nobody's record: renumbering it would
+ * make a second file with the first one's names and clusters.
+ */
+static bool misplaced_copy(struct ntfs_check *c, uint64_t recno, uint32_t other,
+			   const uint8_t *rec)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *buf;
+	char why[NTFS_WHY];
+	bool same;
+
+	if (recno < NTFS_FILE_FIRST_USER || other < NTFS_FILE_FIRST_USER ||
+	    other >= c->vol.mft_records || !(buf = malloc(rs)))
+		return false;
+	same = !ntfs_vol_read_record(&c->vol, other, buf) &&
+	       ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
+	       !memcmp(buf, rec, rs);
+	free(buf);
+	return same;
+}
+
 /* Claim the clusters of RUNS; a cluster claimed twice is only counted
  * here: pass 1B finds every owner and resolves it. */
 static void mark_clusters(struct ntfs_check *c, const struct ntfs_run *runs,
@@ -724,6 +748,19 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 				if (ntfs_check_write_record(c, i, rec))
 					fsf_fix_failed(&c->fix);
 			}
+		}
+		if (le16toh(m.h.usa_ofs) >= 0x30 &&
+		    le32toh(m.mft_record_number) != (uint32_t)i &&
+		    misplaced_copy(c, i, le32toh(m.mft_record_number), rec)) {
+			/* the file this slot held is lost, as a corrupt one */
+			rare_set(c->record_lost, i);
+			if (fsf_fix_ask(&c->fix, &PR_RECORD_MISPLACED, obj,
+					le32toh(m.mft_record_number))) {
+				ntfs_clear_record(rec, rs, i);
+				if (ntfs_check_write_record(c, i, rec))
+					fsf_fix_failed(&c->fix);
+			}
+			continue;
 		}
 		if (le16toh(m.h.usa_ofs) >= 0x30 &&
 		    le32toh(m.mft_record_number) != (uint32_t)i) {

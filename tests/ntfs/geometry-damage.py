@@ -120,6 +120,12 @@ def main():
             move_run(img, 0, 3)
         elif case == "mirr-run-moved":
             move_run(img, 1, 3)
+        elif case == "mft-head-misdirected":
+            # a misdirected write: the cluster before $MFT (its bitmap)
+            # written again over $MFT's first records 0-3
+            n = max(cs, 4 * rs)
+            img[mft:mft + n] = img[mft - cs:mft - cs + n]
+            assert img[mft:mft + 4] != b"FILE"
         elif case == "truncated":
             del img[len(img) - len(img) // 10:]
             f.truncate(len(img))

@@ -146,6 +146,11 @@ damage_repair() {
 	[[ $repaired == *"MFT record 3: record is unusable (says it is MFT record 7)"* ]]
 }
 
+@test "\$MFT's first cluster overwritten by a misdirected write: confirmed by \$MFTMirr alone, records 0-3 restored" {
+	damage_repair mft-head-misdirected
+	[[ $repaired == *"MFT record 3: record is unusable"* ]]
+}
+
 @test "record 1's \$DATA run moved 3 clusters: record 1 restored, boot sectors untouched" {
 	damage_repair mirr-run-moved
 	[[ $repaired == *"MFT record 1: record is unusable"* ]]

@@ -67,6 +67,7 @@ sys.stdout.buffer.write(text[:65536] + noise[:3 * 65536] + text[65536:131072] +
 	stat -c %i "$m/dir" > "$d/dir.rec"
 	stat -c %i "$m/noted" > "$d/noted.rec"
 	stat -c %i "$m/s1" > "$d/s1.rec"
+	stat -c %i "$m/s2" > "$d/s2.rec"
 	stat -c %i "$m/listed" > "$d/listed.rec"
 	stat -c %i "$m/packed/mixed" > "$d/mixed.rec"
 	stat -c %i "$m/holes" > "$d/holes.rec"
@@ -304,6 +305,30 @@ asked_case() {
 	umount mnt
 	diff -u "$BATS_FILE_TMPDIR/manifest" manifest || die "manifest differs"
 	[ "$(wc -l < names)" -eq 700 ] || die "dir has $(wc -l < names) names"
+}
+
+@test "a record written also over another's slot (a misdirected write): that slot freed, no second copy of the file" {
+	local s1 s2
+	s1=$(cat "$BATS_FILE_TMPDIR/s1.rec")
+	s2=$(cat "$BATS_FILE_TMPDIR/s2.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$s1" "copy_to:$s2"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $s2: record is a copy of MFT record $s1 written in the wrong place"* ]] ||
+		die "not taken for a copy"
+	repair_converged "$FSCK" image -a
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	# ntfs-3g: s1 once, with its content; s2 (its record overwritten)
+	# gone; nothing else changed, no renamed duplicate of s1
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	grep -v "  ./s2\$" "$BATS_FILE_TMPDIR/manifest" > want
+	diff -u want manifest || die "manifest differs beyond s2"
 }
 
 @test "bytes in use one bit short, inside an attribute: set back where the end marker is, the file and its name kept" {

@@ -57,6 +57,8 @@ DAMAGE:
   usn_bump       the update sequence number one higher, its copies at the
                  stride ends too (a valid record that differs from its
                  $MFTMirr copy only there)
+  copy_to:OTHER  a misdirected write: the record, valid and unchanged (it
+                 says it is RECORD), written over the slot of record OTHER too
   fn_parent_seq0  the first $FILE_NAME's parent reference: sequence number 0
                  (ntfsck -n: FN_PARENT_SEQNO_ZERO)
   ie_ref_seq0    directory RECORD: the first entry of its first index block
@@ -403,6 +405,11 @@ def main():
                     assert vlen == 72, "a short $STANDARD_INFORMATION"
                     struct.pack_into("<Q", rec, off + vofs + 0x40, 1 << 40)
             put_record(img, g, n, rec)
+        elif what.startswith("copy_to:"):
+            # a misdirected write: record RECORD, unchanged, also over
+            # the slot of record OTHER
+            o = int(what[8:])
+            img[mft + o * rs:mft + (o + 1) * rs] = img[mft + n * rs:mft + (n + 1) * rs]
         elif what == "usa_count":
             img[mft + n * rs + 6:mft + n * rs + 8] = struct.pack("<H", 2)
         elif what == "alloc_field":

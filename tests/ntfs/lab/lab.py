@@ -7,6 +7,7 @@ damage, the bytes of the image), side by side with ntfsck -a.
   lab.py run   [--cases N] [--seed S] [--kinds K,..] [--jobs J] [--out DIR]
                [--bases B,..] [--random N] [--cuts N] [--kcuts N] [--krecord]
                [--kwalk N] [--stale N] [--adverse N] [--compound N] [--lost N]
+               [--misdirect N]
   lab.py table DIR            summary table of a finished run
   lab.py check DIR INVARIANT  exit 1 naming every case that breaks it
                               (nwrite crash exit converge control undo
@@ -41,6 +42,7 @@ import compound as CM  # noqa: E402
 import eio as EI  # noqa: E402
 import truncate as TR  # noqa: E402
 import lost as LO  # noqa: E402
+import misdirect as MD  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(HERE, "../../.."))
 BUILD = os.environ.get("FSFORGE_BUILDDIR", os.path.join(TOP, "build"))
@@ -195,7 +197,7 @@ def kcases(bases, kinds, seed, nkcuts):
     return out
 
 
-def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0, nadverse=0, ncompound=0, nlost=0):
+def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0, nadverse=0, ncompound=0, nlost=0, nmis=0):
     """Every case id, in a stable order: targeted cases of each base, then
     NRANDOM random and NCUTS power-cut cases per base, NSTALE stale ones
     per base with a recording."""
@@ -225,6 +227,10 @@ def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0, nadverse=0, ncompoun
             out += TR.case_ids(b)
         if "lost" in kinds and os.path.exists(d + "/early.img"):
             out += LO.case_ids(b, seed, nlost or nrandom)
+        if "misdirect" in kinds:
+            out += MD.case_ids(b, seed, nmis or nrandom)
+        if "crossmeta" in kinds:
+            out += MD.cross_ids(b)
         if "powercut" in kinds and os.path.exists(d + "/writes"):
             w = PC.load(d + "/writes")
             # a different set of cut points for each base
@@ -243,7 +249,7 @@ def pick(ids, n, seed, kinds):
     for i in ids:
         groups.setdefault(i[0], []).append(i)
     share = {k: 0 for k in groups}
-    left, ks = n, sorted(groups, key=lambda k: "tprsoaemul".index(k))
+    left, ks = n, sorted(groups, key=lambda k: "tprsoaemuldj".index(k))
     while left:
         for k in ks:
             if left and share[k] < len(groups[k]):
@@ -304,6 +310,14 @@ def materialize(cid, bases, out):
     elif kind == "l":
         with open(d + "/early.img", "rb") as f:
             save(cdir + "/components", " ".join(LO.apply(img, f.read(), int(rest))))
+    elif kind == "d":
+        early = None
+        if os.path.exists(d + "/early.img"):
+            with open(d + "/early.img", "rb") as f:
+                early = f.read()
+        save(cdir + "/components", MD.apply(v, early, rest))
+    elif kind == "j":
+        save(cdir + "/components", MD.apply_cross(v, rest))
     elif kind == "i":
         # fsck.ntfs -a killed as it enters its K-th write to the image
         # of the case INNER (README, "interrupted"): the image it leaves
@@ -560,7 +574,7 @@ def judge(cid, bases, out, sid):
     safe = untouched(man, fmap, secs)
     nfiles = sum(1 for e in man.values() if e["t"] in "fl")
     r = {"id": cid, "changed_sectors": len(secs), "files": nfiles, "untouched": len(safe)}
-    if kind in "ml":
+    if kind in "mldj":
         r["components"] = open(cdir + "/components").read().split()
     if kind == "i":
         # -9: killed; anything else: the repair had fewer than K writes
@@ -921,11 +935,12 @@ def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
     kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "adverse", "compound",
-             "interrupted", "eio", "truncated", "lost", "external")
+             "interrupted", "eio", "truncated", "lost", "misdirect", "crossmeta", "external")
     for r in rs:
         k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
              "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale", "a": "adverse", "i": "interrupted",
-             "e": "eio", "m": "compound", "u": "truncated", "l": "lost"}[r["id"][0]]
+             "e": "eio", "m": "compound", "u": "truncated", "l": "lost", "d": "misdirect",
+             "j": "crossmeta"}[r["id"][0]]
         for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
             rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
@@ -1045,6 +1060,8 @@ def main():
                     help="compound-damage cases per base (kind compound; default --random)")
     rp.add_argument("--lost", type=int, default=0,
                     help="lost-write cases per base with an earlier state (kind lost; default --random)")
+    rp.add_argument("--misdirect", type=int, default=0,
+                    help="misdirected-write cases per base (kind misdirect; default --random)")
     rp.add_argument("--stale", type=int, default=40,
                     help="stale-block cases per base with a recording (kind stale)")
     rp.add_argument("--kcuts", type=int, default=12,
@@ -1106,7 +1123,7 @@ def run_lab(a):
     # one undamaged control per base: the oracles themselves (and fsck.ntfs's
     # false positives) are checked on a volume that needs no repair
     ids = a.only.split(",") if a.only else ["c-%s-clean" % b for b in bases] + pick(
-        case_list(bases, kinds, a.seed, a.random, a.cuts, a.stale, a.adverse, a.compound, a.lost), a.cases, a.seed, kinds) + kcases(
+        case_list(bases, kinds, a.seed, a.random, a.cuts, a.stale, a.adverse, a.compound, a.lost, a.misdirect), a.cases, a.seed, kinds) + kcases(
         bases, kinds, a.seed, a.kcuts)
     ext = os.path.join(out, "external")
     if not a.only and os.path.isdir(ext):
