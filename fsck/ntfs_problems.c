@@ -308,9 +308,23 @@ ROW(PR_ATTR_TYPE_EA, 0x01004e, "attribute_type_ea",
 ROW(PR_ATTR_TYPE_UNKNOWN, 0x01004f, "attribute_type_unknown",
     "attribute at %u has type 0x%x, which $AttrDef does not define, and nothing in the record shows what it was; it is removed, the rest of the file kept",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+/* Any other attribute (or a $DATA whose record has no room for the
+ * sparse header, or whose header does not say how many VCNs it mapped):
+ * the sizes follow the runs kept.  The clusters the bad runs gave are
+ * unreadable, so -a makes it (it asked and exited 4, the volume left). */
 ROW(PR_ATTR_RUNS_CUT, 0x010046, "attribute_runlist_cut",
-    "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept",
-    FSF_PROMPT_FIX, 0);
+    "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept and the sizes cut to them",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* A user file's $DATA (one extent, in no list) with a bad run: the runs
+ * before it are kept (a compressed file's down to a compression unit's
+ * start) and the VCNs after them become a hole, the attribute made
+ * sparse when it is not (the header's 8-byte compressed size, and the
+ * sparse flag in $STANDARD_INFORMATION for the unnamed $DATA), so the
+ * file keeps its size and every good byte at its offset; no room for
+ * the larger header: the cut above. */
+ROW(PR_ATTR_RUNS_BAD_HOLE, 0x01007d, "attribute_runlist_hole",
+    "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept, VCNs %llu-%llu become a hole (zeros) and the size (%llu bytes) is kept",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* A sparse attribute (one extent, not compressed) whose runs from one
  * on all point outside the volume: they hold no readable cluster, so
  * they become a hole and the file keeps its size and the runs before

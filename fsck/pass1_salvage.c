@@ -9,8 +9,9 @@
  *    of a single-extent attribute recomputed from its runs;
  *  - a resident value longer than its attribute is cut to what its
  *    content says ($STANDARD_INFORMATION, $FILE_NAME) or to the room;
- *  - a runlist that stops decoding (or leaves the volume) is cut before
- *    the bad run, sizes following;
+ *  - a runlist that stops decoding (or leaves the volume) keeps the runs
+ *    before the bad one: a user file's $DATA makes the rest a hole (its
+ *    size kept), anything else is cut there, sizes following;
  *  - an attribute whose fields are beyond that is removed, the walk going
  *    on after it (its length is sane, or it would not be framed);
  *  - a length that breaks the walk ends the record there, the attributes
@@ -205,6 +206,97 @@ out:
 }
 
 /*
+ * A user file's $DATA (record in no list, one extent) whose runs go bad
+ * at some run: the good runs before it (a compressed attribute's down to
+ * a compression unit's start, a unit being read whole) are kept, and the
+ * VCNs from there to the end of the attribute become one hole, so the
+ * file keeps its size and every byte at its offset; the clusters the bad
+ * runs gave are unreadable either way.  An attribute neither sparse nor
+ * compressed is made sparse (the 8-byte compressed size inserted, the
+ * file's $STANDARD_INFORMATION saying sparse for the unnamed $DATA).
+ * RUNS (NRUNS) is the valid prefix.  Done on a copy of the record: 1
+ * (made or declined), 0 (not this case, or no room: the cut follows),
+ * -1 (no memory).
+ */
+static int runs_bad_hole(struct salvage *s, uint8_t *a, const struct ntfs_run *runs,
+			 size_t nruns, const char *why)
+{
+	const struct ntfs_geometry *g = &s->c->vol.boot.g;
+	uint32_t rs = g->mft_record_size, off = (uint32_t)(a - s->rec);
+	struct ntfs_attr_nonresident n;
+	struct ntfs_run *keep;
+	uint64_t want, unit = 1, kept = 0, real = 0, hi, alloc;
+	uint16_t flags;
+	uint8_t *copy;
+	size_t k = 0, kr;
+	int ret = 0;
+
+	memcpy(&n, a, sizeof(n));
+	flags = le16toh(n.h.flags);
+	hi = le64toh((uint64_t)n.highest_vcn);
+	alloc = le64toh((uint64_t)n.allocated_size);
+	if (!s->structural || le32toh(n.h.type) != NTFS_AT_DATA || n.lowest_vcn ||
+	    hi >= INT64_MAX / g->cluster_size || alloc != (hi + 1) * g->cluster_size)
+		return 0;	/* the header does not say what the runs mapped */
+	want = hi + 1;
+	if (flags & NTFS_ATTR_COMPRESSION_MASK) {
+		if (n.compression_unit > 16 || !n.compression_unit)
+			return 0;
+		unit = 1ull << n.compression_unit;
+	}
+	if (!(keep = calloc(nruns + 1, sizeof(*keep))))
+		return -1;
+	for (size_t i = 0; i < nruns; i++)
+		kept += runs[i].len;
+	if (kept > want) {	/* more than the header says: the cut judges */
+		free(keep);
+		return 0;
+	}
+	kept -= kept % unit;
+	/* the runs of the first KEPT VCNs, the last one shortened */
+	for (uint64_t at = 0; k < nruns && at < kept; k++) {
+		keep[k] = runs[k];
+		if (keep[k].len > kept - at)
+			keep[k].len = kept - at;
+		at += keep[k].len;
+		if (keep[k].lcn >= 0)
+			real += keep[k].len;
+	}
+	kr = k;
+	if (k && keep[k - 1].lcn < 0)
+		keep[k - 1].len += want - kept;
+	else
+		keep[k++] = (struct ntfs_run){ .lcn = -1, .len = want - kept };
+	copy = malloc(rs);
+	if (!copy) {
+		free(keep);
+		return -1;
+	}
+	memcpy(copy, s->rec, rs);
+	/* the runs first (a truncated array gets its end marker), then the
+	 * sparse header when it is not one yet */
+	if (!ntfs_attr_put_runs(copy + off, keep, k, g->cluster_size) &&
+	    (flags & (NTFS_ATTR_SPARSE | NTFS_ATTR_COMPRESSION_MASK) ||
+	     !ntfs_rec_attr_make_sparse(copy, rs, off, real * g->cluster_size))) {
+		bool named = n.h.name_length;
+
+		if (!named)
+			ntfs_rec_set_file_attr(copy, NTFS_FA_SPARSE_FILE);
+		ret = 1;
+		if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_RUNS_BAD_HOLE, s->obj,
+					 le32toh(n.h.type), why, kr,
+					 (unsigned long long)real,
+					 (unsigned long long)kept,
+					 (unsigned long long)(want - 1),
+					 (unsigned long long)le64toh((uint64_t)n.data_size))))
+			memcpy(s->rec, copy, rs);
+	}
+	free(copy);
+	free(keep);
+	return ret;
+}
+
+/*
  * The runs of non-resident attribute A (at OFF): cut before the first bad
  * run when allowed (a record in no list, or a later extent in an
  * extension record).  Returns 0 (runs fine or cut), -1 (give up).
@@ -247,6 +339,13 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 		free(runs);
 		return -1;
 	}
+	r = runs_bad_hole(s, a, runs, nruns, why);
+	if (r) {
+		free(runs);
+		if (r < 0 || s->declined)
+			return r < 0 ? -1 : 0;
+		goto check;
+	}
 	for (size_t i = 0; i < nruns; i++)
 		clusters += runs[i].len;
 	if (asked(s, fsf_fix_ask(&s->c->fix, dir_index(s->rec, a) ?
@@ -259,9 +358,10 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	free(runs);
 	if (s->declined)
 		return 0;
+check:
 	r = ntfs_attr_runs((const void *)a, g->nr_clusters, &runs, why);
 	free(runs);
-	/* the cut must leave an attribute that parses (VCNs near 2^63) */
+	/* the cut (or the hole) must leave an attribute that parses (VCNs near 2^63) */
 	return r < 0 || ntfs_attr_fault((const void *)a, 0, 0, why) != NTFS_AF_NONE ?
 	       -1 : 0;
 }
@@ -957,6 +1057,9 @@ static int salvage_walk(struct salvage *s)
 		before_last = last_type;
 		last_type = type;
 		kept++;
+		/* a repair may have grown it (a header made sparse) */
+		if (ntfs_attr_frame(rec, used_of(rec), off, &len, why) != 1)
+			return -1;
 		off += len;
 	}
 	if (s->declined)

@@ -236,8 +236,27 @@ asked_case() {
 	repair_case dir indx_alloc "directory index is corrupt (index block allocated size"
 }
 
-@test "a runlist that leaves the volume: asked, then cut before the bad run, the file kept" {
-	asked_case big runs_outside "has a bad runlist" big
+# -a stopped here (exit 4, the volume left).  The one run of /big lies
+# past the end: nothing before it to keep, its 12 MiB become a hole (the
+# attribute made sparse), the size and the name kept; ntfs-3g reads zeros.
+@test "a runlist that leaves the volume: -a makes the VCNs of the bad run a hole, the size and the name kept" {
+	local rec
+	rec=$(cat "$BATS_FILE_TMPDIR/big.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" runs_outside
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec: attribute 0x80 has a bad runlist"*"the 0 runs before the bad one (0 clusters) are kept, VCNs 0-3071 become a hole (zeros) and the size (12582912 bytes) is kept"*FIXED* ]] ||
+		die "not made a hole"
+	[[ $output != *"is lost"* ]] || die "-a cleared the record"
+	repair_converged "$FSCK" image -a
+	oracles_beyond big -a
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	run cmp mnt/big <(head -c 12582912 /dev/zero)
+	umount mnt
+	[ "$status" -eq 0 ] || die "big is not 12 MiB of zeros: $output"
 }
 
 # m-deep4k-1500010: a sparse file's runs all past the end of the volume
