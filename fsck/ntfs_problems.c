@@ -322,7 +322,7 @@ ROW(PR_ATTR_RUNS_CUT, 0x010046, "attribute_runlist_cut",
  * sparse flag in $STANDARD_INFORMATION for the unnamed $DATA), so the
  * file keeps its size and every good byte at its offset; no room for
  * the larger header: the cut above. */
-ROW(PR_ATTR_RUNS_BAD_HOLE, 0x01007d, "attribute_runlist_hole",
+ROW(PR_ATTR_RUNS_BAD_HOLE, 0x01007e, "attribute_runlist_hole",
     "attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept, VCNs %llu-%llu become a hole (zeros) and the size (%llu bytes) is kept",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* A sparse attribute (one extent, not compressed) whose runs from one
