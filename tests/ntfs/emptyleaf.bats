@@ -103,6 +103,11 @@ same_tree() {
 	same_tree d
 }
 
+@test "empty leaf below a block with no key: both dropped in place, not rebuilt" {
+	damage_repair d chain
+	same_tree d
+}
+
 @test "empty leaf below an empty root: the root made small again" {
 	damage_repair e root
 	same_tree e

@@ -15,7 +15,11 @@ is the last entry of the leaf below P's end entry; it goes up before
 that end entry, pointing at that leaf, and the end entry points at the
 new leaf (keys above X: none).  root: an empty directory's small root
 (its end entry alone) is made large, its end entry pointing at the new
-leaf.  Prints the new block's VCN."""
+leaf.  chain: as mid, but in the root: X, the first entry of the first
+leaf (the least key), goes up into the root before the root's first
+entry, pointing at a chain of free blocks, one a level, each node
+holding its end entry alone (pointing at the next), the last an empty
+leaf at the leaves' depth.  Prints the new leaf's VCN."""
 import os
 import struct
 import sys
@@ -43,6 +47,52 @@ def new_leaf(v, runs, bs, unit, template, nvcn):
     nleaf[0x18 + eo:] = bytes(len(nleaf) - 0x18 - eo)
     struct.pack_into("<QHHI", nleaf, 0x18 + eo, 0, 16, 0, 2)
     v.pwrite(v.offset(runs, nvcn * unit), refix(nleaf))
+
+
+def new_node(v, runs, bs, unit, template, nvcn, child):
+    """write a node at NVCN holding its end entry alone, pointing at
+    CHILD, the header of TEMPLATE (a block)"""
+    node = bytearray(template)
+    struct.pack_into("<q", node, 0x10, nvcn)
+    eo, = struct.unpack_from("<I", node, 0x18)
+    struct.pack_into("<I", node, 0x1C, eo + 24)
+    node[0x24] = 1                               # a node
+    node[0x18 + eo:] = bytes(len(node) - 0x18 - eo)
+    struct.pack_into("<QHHIq", node, 0x18 + eo, 0, 24, 0, 3, child)
+    v.pwrite(v.offset(runs, nvcn * unit), refix(node))
+
+
+def chain(v, rec, vroot, runs, bs, unit, free):
+    """the chain mode: returns the blocks used (indexes in FREE) and the
+    new leaf's VCN"""
+    ih = vroot + 16
+    pe = v.entries(rec, ih)
+    assert pe[0][2] & 1, "the root is a leaf"
+    e = pe[0]
+    # X: the first entry of the first leaf below E; the blocks down
+    # there give the chain's templates, one a level
+    tmpl, vcn = [], struct.unpack_from("<q", rec, e[0] + e[1] - 8)[0]
+    while True:
+        at, blk = v.block_at(runs, bs, vcn)
+        tmpl.append(blk)
+        be = v.entries(blk, 0x18)
+        if not be[0][2] & 1:
+            break
+        vcn = struct.unpack_from("<q", blk, be[0][0] + be[0][1] - 8)[0]
+    assert len(tmpl) >= 2, "the leaves hang from the root"
+    assert len(free) >= len(tmpl), "too few free blocks"
+    assert len(be) >= 3, "the leaf has fewer than 2 entries"
+    xo, xl, _, _ = be[0]
+    x = bytearray(blk[xo:xo + xl])
+    v.resize_node("block", blk, 0x18, xo, -xl)
+    v.pwrite(at, refix(blk))
+    vcns = [f * bs // unit for f in free[:len(tmpl)]]
+    new_leaf(v, runs, bs, unit, tmpl[-1], vcns[-1])
+    for lvl in range(len(tmpl) - 2, -1, -1):
+        new_node(v, runs, bs, unit, tmpl[lvl], vcns[lvl], vcns[lvl + 1])
+    v.resize_node("root", rec, ih, e[0], xl + 8)
+    rec[e[0]:e[0] + xl + 8] = as_node(x, vcns[0])
+    return free[:len(tmpl)], vcns[-1]
 
 
 def as_node(x, vcn):
@@ -83,7 +133,10 @@ def main():
     if not free:
         sys.exit("no free block in the allocation")
     nvcn = free[0] * bs // unit
-    if mode == "root":
+    used = free[:1]
+    if mode == "chain":
+        used, nvcn = chain(v, rec, vroot, runs, bs, unit, free)
+    elif mode == "root":
         # a small root (its end entry alone) made large, its end entry
         # pointing at the new leaf (the block's old header its template)
         pe = v.entries(rec, vroot + 16)
@@ -130,7 +183,8 @@ def main():
             v.pwrite(pat, refix(node))
     b = attr_of(rec, AT_BITMAP)
     bv = b + struct.unpack_from("<H", rec, b + 0x14)[0]
-    rec[bv + free[0] // 8] |= 1 << (free[0] % 8)
+    for f in used:
+        rec[bv + f // 8] |= 1 << (f % 8)
     v.write(d, rec)
     print(nvcn)
 
