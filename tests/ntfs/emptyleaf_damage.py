@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""emptyleaf_damage.py IMAGE DIR [mid|end|root|tree]: give directory DIR's
-$I30 an empty leaf, for tests/ntfs/emptyleaf.bats (tree: print the tree,
-each entry in key order with its node).  Independent of libntfs: built on
+"""emptyleaf_damage.py IMAGE DIR [mid|end|root|chain|tree [INDEX]]: give
+directory DIR's $I30 an empty leaf, for tests/ntfs/emptyleaf.bats (tree:
+print the tree, each entry in key order with its node).  INDEX: a view
+index of record DIR instead ($O, $SDH ...; its root, allocation and bitmap
+in that record; "$ObjId" as DIR: $Extend/$ObjId's record; tree prints
+each key in hex).  emptyleaf_damage.py ids MNT: through ntfs-3g mounted at
+MNT, o/f100..f259 each with an object id (least key first), f140..f199
+deleted again: $ObjId:$O has a few leaves and free blocks.  Independent of libntfs: built on
 ntfs_patch.py's parser (format documentation).  P is the first node (down
 the first entries from the root) whose entries point at leaves.  The tree
 stays whole and ordered, every name keeps its entry: the first entry X of
@@ -25,16 +30,62 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ntfs_patch import Volume, attrs, refix  # noqa: E402
+from ntfs_patch import Volume, attrs, refix, runs_of  # noqa: E402
 
 AT_ROOT, AT_ALLOC, AT_BITMAP = 0x90, 0xA0, 0xB0
+INDEX = "$I30"
 
 
 def attr_of(rec, want):
     for off, t, name in attrs(rec):
-        if t == want and name == "$I30":
+        if t == want and name == INDEX:
             return off
-    sys.exit("no $I30 attribute %#x" % want)
+    sys.exit("no %s attribute %#x" % (INDEX, want))
+
+
+class View:
+    """Volume V seen through the view index INDEX: entries keyed by
+    bytes (their hex as the name), the root in the record itself"""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __getattr__(self, a):
+        return getattr(self.v, a)
+
+    def index(self, d):
+        rec = self.v.read(d)
+        r = attr_of(rec, AT_ROOT)
+        vroot = r + struct.unpack_from("<H", rec, r + 0x14)[0]
+        bs, = struct.unpack_from("<I", rec, vroot + 8)
+        return d, rec, vroot, bs, runs_of(rec, attr_of(rec, AT_ALLOC))
+
+    def resize_node(self, kind, buf, ih, at, delta):
+        self.v.resize_node(kind, buf, ih, at, delta, INDEX)
+
+    @staticmethod
+    def entries(buf, ih):
+        eo, il = struct.unpack_from("<II", buf, ih)
+        off, out = ih + eo, []
+        while off < ih + il:
+            ln, kl, fl = struct.unpack_from("<HHI", buf, off + 8)
+            name = None if fl & 2 else buf[off + 16:off + 16 + kl].hex()
+            out.append((off, ln, fl, name))
+            if fl & 2:
+                break
+            off += ln
+        return out
+
+
+def find_extend(v, name):
+    """the record in use whose $FILE_NAME is NAME in $Extend (11)"""
+    for n in range(16, 4096):
+        rec = v.read(n)
+        if rec[0:4] != b"FILE" or not rec[0x16] & 1:
+            continue
+        if any(p == 11 and nm == name for _, p, nm, _ in v.file_names(rec)):
+            return n
+    sys.exit("no %s" % name)
 
 
 def new_leaf(v, runs, bs, unit, template, nvcn):
@@ -115,10 +166,29 @@ def dump(v, runs, bs, buf, ih, where):
         print(where, name or "-")
 
 
+def ids(m):
+    os.mkdir(m + "/o")
+    for i in range(100, 260):
+        p = "%s/o/f%d" % (m, i)
+        with open(p, "w") as f:
+            f.write(str(i))
+        os.setxattr(p, "system.ntfs_object_id",
+                    struct.pack("<I", i) + bytes(range(1, 13)))
+    for i in range(140, 200):
+        os.unlink("%s/o/f%d" % (m, i))
+
+
 def main():
+    global INDEX
+    if sys.argv[1] == "ids":
+        return ids(sys.argv[2])
     v = Volume(sys.argv[1])
-    d = int(sys.argv[2])
     mode = sys.argv[3] if len(sys.argv) > 3 else "mid"
+    if len(sys.argv) > 4:
+        INDEX = sys.argv[4]
+        v = View(v)
+    d = (find_extend(v, sys.argv[2]) if sys.argv[2].startswith("$")
+         else int(sys.argv[2]))
     h, rec, vroot, bs, runs = v.index(d)
     assert h == d, "the root is in an extension record"
     unit = v.cs if bs >= v.cs else 512
