@@ -508,6 +508,10 @@ ROW(PR_VIEW_INDEX, 0x030044, "view_index_corrupt",
 ROW(PR_VIEW_INDEX_FAILED, 0x030045, "view_index_not_rebuilt",
     "index cannot be rebuilt (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* the same, said of fixes already counted (each now left, not fixed) */
+ROW(PR_VIEW_NOT_REBUILT, 0x030068, "view_index_rebuild_failed_fixes_left",
+    "index cannot be rebuilt (%s): the fixes above that it was to make are left",
+    FSF_PROMPT_NONE, 0);
 /* $ObjId:$O against the files' $OBJECT_ID (pass3_objid.c): the file's
  * attribute is the truth; the index follows it, an entry's birth ids kept
  * where the attribute has none */

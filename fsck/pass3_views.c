@@ -183,8 +183,17 @@ static void rebuild(struct vwalk *w, uint64_t recno)
 				       e[i].key, e[i].key_len) == -1)
 			e[m++] = e[i];
 	if (ntfs_write_index(w->c, recno, w->v->index, 0, w->v->collation, e,
-			     (long)m, why))
-		fsf_fix_ask(&w->c->fix, &PR_VIEW_INDEX_FAILED, w->obj, why);
+			     (long)m, why)) {
+		/* the fixes answered for it (REBUILT, FIXED) are taken
+		 * back: left, not fixed, and said so once */
+		unsigned int n = fsf_fix_failed_object(&w->c->fix, w->obj,
+						       FSF_PROMPT_REBUILD) +
+				 fsf_fix_failed_object(&w->c->fix, w->obj,
+						       FSF_PROMPT_FIX);
+
+		fsf_fix_ask(&w->c->fix, n ? &PR_VIEW_NOT_REBUILT :
+				       &PR_VIEW_INDEX_FAILED, w->obj, why);
+	}
 	free(e);
 }
 
