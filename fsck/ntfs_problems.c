@@ -428,7 +428,7 @@ ROW(PR_DATA_FILE_FLAGS, 0x020025, "data_file_attribute_flags",
  * directory's index from the $FILE_NAME attributes of its files (the
  * index is derived data, so -a may); the rebuild follows the check. */
 ROW(PR_UPCASE_BAD, 0x030001, "upcase_unreadable",
-    "$UpCase is unreadable (%s); index order is not checked",
+    "%s: index order is not checked",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_INDEX_CORRUPT, 0x030002, "index_corrupt",
     "directory index is corrupt (%s)",

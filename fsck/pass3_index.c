@@ -588,7 +588,7 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 	uint8_t *data = NULL;
 	uint16_t *up = NULL;
 	uint64_t len = 0;
-	char why[NTFS_WHY] = "unreadable";
+	char why[NTFS_WHY] = "cannot be read";
 	long nruns;
 
 	if (!ntfs_vol_read_record(&c->vol, NTFS_FILE_UPCASE, rec) &&
@@ -607,7 +607,8 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 			up = (uint16_t *)(void *)data;
 			data = NULL;
 		} else {
-			snprintf(why, sizeof(why), "%llu bytes", (unsigned long long)len);
+			snprintf(why, sizeof(why), "holds %llu bytes, not %u",
+				 (unsigned long long)len, 2u * NTFS_UPCASE_LEN);
 		}
 	}
 	free(data);
