@@ -364,10 +364,10 @@ def main():
         vol.rmentry(int(args[0]), args[1])
     elif cmd == "addentry":
         vol.addentry(int(args[0]), int(args[1]))
-    elif cmd == "rename":
-        vol.rename(int(args[0]), args[1], args[2])
+    elif cmd == "rename":  # in NEW, backslash-0 is a NUL unit
+        vol.rename(int(args[0]), args[1], args[2].replace("\\0", "\0"))
     elif cmd == "renamefn":
-        vol.renamefn(int(args[0]), args[1], args[2])
+        vol.renamefn(int(args[0]), args[1], args[2].replace("\\0", "\0"))
     elif cmd == "parentseq":
         vol.parentseq(int(args[0]), int(args[1]))
     elif cmd == "keyseq":

@@ -261,6 +261,12 @@ MENDED="\"f15/\" (MFT record @f150) holds a NUL or a '/', which no namespace all
 	badname_case 's|\./big/f150$|./big/f15_|' "$MENDED" "rename @f150 f150 f15/"
 }
 
+# a NUL in a name (a unit zeroed) is mended as a '/' is
+@test "ours 4k: a NUL in a name and its entry alike: found, the name mended" {
+	badname_case 's|\./big/f150$|./big/f15_|' "(MFT record @f150) holds a NUL or a '/', which no namespace allows: it becomes \"f15_\"" \
+		'rename @f150 f150 f15\0'
+}
+
 # f99 is renamed f9_ (a valid name, the last key still), f90 f9/ (in
 # order still): mended, f90's name is taken, and it is f90 (the mended
 # one, though its record number is lower) that gets the unique suffix of
