@@ -535,6 +535,11 @@ ROW(PR_USN_TAIL_BAD, 0x030064, "usnjrnl_tail_bad",
 ROW(PR_USN_UNUSABLE, 0x030065, "usnjrnl_unusable",
     "change journal cannot be repaired (%s); left as it is",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* the same when its attribute list was found wrong and left: that
+ * problem stands for it (not a problem more) */
+ROW(PR_USN_LIST_LEFT, 0x030069, "usnjrnl_list_left",
+    "change journal not judged (%s): its attribute list, reported above, is left",
+    FSF_PROMPT_NONE, 0);
 ROW(PR_NAME_FROM_INDEX, 0x030060, "file_name_from_index",
     "entry \"%s\" names MFT record %llu, which has lost its names: give it this one back",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
