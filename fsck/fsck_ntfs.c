@@ -150,6 +150,7 @@ static void check_free(struct ntfs_check *c)
 	ntfs_rare_map_free(c->ext_bad);
 	ntfs_rare_map_free(c->record_lost);
 	ntfs_rare_map_free(c->nameless);
+	ntfs_rare_map_free(c->list_left);
 	rset_free(&c->not_plain);
 	rset_free(&c->has_objid);
 	free(c->secids);

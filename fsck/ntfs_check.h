@@ -159,6 +159,8 @@ struct ntfs_check {
 	size_t nfnp_big, cap_fnp_big;
 	uint8_t *ext_bad;		/* one bit per record: orphan extension */
 	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
+	uint8_t *list_left;		/* one bit per record: its attribute
+					 * list found wrong and left (pass 1) */
 	uint8_t *nameless;		/* one bit per record: a file without
 					 * any $FILE_NAME (pass 1) */
 	/* pass1_summary.c: what pass 1 saw, so later passes read less */

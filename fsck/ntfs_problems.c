@@ -446,7 +446,7 @@ ROW(PR_DATA_FILE_FLAGS, 0x020025, "data_file_attribute_flags",
  * directory's index from the $FILE_NAME attributes of its files (the
  * index is derived data, so -a may); the rebuild follows the check. */
 ROW(PR_UPCASE_BAD, 0x030001, "upcase_unreadable",
-    "$UpCase is unreadable (%s); index order is not checked",
+    "%s: index order is not checked",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 ROW(PR_INDEX_CORRUPT, 0x030002, "index_corrupt",
     "directory index is corrupt (%s)",
@@ -526,6 +526,10 @@ ROW(PR_VIEW_INDEX, 0x030044, "view_index_corrupt",
 ROW(PR_VIEW_INDEX_FAILED, 0x030045, "view_index_not_rebuilt",
     "index cannot be rebuilt (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* the same, said of fixes already counted (each now left, not fixed) */
+ROW(PR_VIEW_NOT_REBUILT, 0x030068, "view_index_rebuild_failed_fixes_left",
+    "index cannot be rebuilt (%s): the fixes above that it was to make are left",
+    FSF_PROMPT_NONE, 0);
 /* $ObjId:$O against the files' $OBJECT_ID (pass3_objid.c): the file's
  * attribute is the truth; the index follows it, an entry's birth ids kept
  * where the attribute has none */
@@ -549,6 +553,11 @@ ROW(PR_USN_TAIL_BAD, 0x030064, "usnjrnl_tail_bad",
 ROW(PR_USN_UNUSABLE, 0x030065, "usnjrnl_unusable",
     "change journal cannot be repaired (%s); left as it is",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* the same when its attribute list was found wrong and left: that
+ * problem stands for it (not a problem more) */
+ROW(PR_USN_LIST_LEFT, 0x030069, "usnjrnl_list_left",
+    "change journal not judged (%s): its attribute list, reported above, is left",
+    FSF_PROMPT_NONE, 0);
 ROW(PR_NAME_FROM_INDEX, 0x030060, "file_name_from_index",
     "entry \"%s\" names MFT record %llu, which has lost its names: give it this one back",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

@@ -840,11 +840,16 @@ static void check_one(struct lctx *l, uint64_t b)
 		goto out;
 	if (cur_ok && ntfs_al_same(v, len, nv, nlen, why))
 		goto links;
-	if (!fsf_fix_ask(&c->fix, &PR_ATTRLIST_BAD, obj, why))
+	if (!fsf_fix_ask(&c->fix, &PR_ATTRLIST_BAD, obj, why)) {
+		if (c->list_left)
+			rare_set(c->list_left, b);
 		goto links;
+	}
 	if (load(l, b, rec) || write_list(l, b, rec, at, nv, nlen, why)) {
 		fsf_fix_failed(&c->fix);
 		fsf_fix_ask(&c->fix, &PR_ATTRLIST_REBUILD_FAILED, obj, why);
+		if (c->list_left)
+			rare_set(c->list_left, b);
 	}
 links:
 	/* the names of every record of the file, against its link count */

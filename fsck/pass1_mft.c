@@ -633,7 +633,8 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->ext_bad = ntfs_rare_map(c->vol.mft_records);
 	c->record_lost = ntfs_rare_map(c->vol.mft_records);
 	c->nameless = ntfs_rare_map(c->vol.mft_records);
-	if (!c->ext_bad || !c->record_lost || !c->nameless) {
+	c->list_left = ntfs_rare_map(c->vol.mft_records);
+	if (!c->ext_bad || !c->record_lost || !c->nameless || !c->list_left) {
 		ret = -ENOMEM;
 		goto out;
 	}

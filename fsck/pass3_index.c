@@ -62,7 +62,7 @@ struct dir_walk {
 	/* leaf blocks holding nothing but their end entry: how many, and
 	 * where the first hangs (ntfs/btree.h) */
 	unsigned int empty;
-	int64_t empty_vcn, empty_parent;
+	int64_t empty_vcn, empty_top, empty_parent;
 	uint32_t empty_pos;
 	uint8_t *unchecked;		/* directories whose names are not judged */
 	uint8_t *fbuf;			/* a record of an indexed file */
@@ -467,7 +467,8 @@ static void on_fault(void *arg, enum ntfs_bt_fault f,
 /* A leaf block with nothing but its end entry: the tree holds every
  * name, but the block is one ntfs-3g and the Linux driver free (ntfsck
  * reports it).  Noted during the walk, judged after it (empty_leaves). */
-static void on_empty_leaf(void *arg, int64_t vcn, int64_t parent, uint32_t pos)
+static void on_empty_leaf(void *arg, int64_t vcn, int64_t top, int64_t parent,
+			  uint32_t pos)
 {
 	struct dir_walk *w = arg;
 
@@ -476,6 +477,7 @@ static void on_empty_leaf(void *arg, int64_t vcn, int64_t parent, uint32_t pos)
 	if (w->lookup || w->counting || w->digest || w->empty++)
 		return;
 	w->empty_vcn = vcn;
+	w->empty_top = top;
 	w->empty_parent = parent;
 	w->empty_pos = pos;
 }
@@ -483,7 +485,8 @@ static void on_empty_leaf(void *arg, int64_t vcn, int64_t parent, uint32_t pos)
 /* One report per index.  One empty leaf in a tree found whole, in an
  * index not otherwise rebuilt, is dropped in place as ntfs-3g drops a
  * leaf it emptied (ntfs/index_leaf.h: its bit, its parent's pointer, one
- * key moved down a level; nothing else changes); otherwise, or when that
+ * key moved down a level; blocks above it left with no key go with it;
+ * nothing else changes); otherwise, or when that
  * cannot be done in place, the index is rebuilt from its files' names.
  * Either way no name is lost. */
 static void empty_leaves(struct dir_walk *w, const struct ntfs_index *ix,
@@ -502,7 +505,7 @@ static void empty_leaves(struct dir_walk *w, const struct ntfs_index *ix,
 	    (rec = malloc(c->vol.boot.g.mft_record_size))) {
 		if (!ntfs_vol_read_record(&c->vol, w->dir, rec))
 			r = ntfs_index_drop_empty_leaf(&c->vol, ix, w->dir, rec,
-						       "$I30", w->empty_vcn,
+						       "$I30", w->empty_top,
 						       w->empty_parent,
 						       w->empty_pos,
 						       ntfs_check_mirrored(c), why);
@@ -585,7 +588,7 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 	uint8_t *data = NULL;
 	uint16_t *up = NULL;
 	uint64_t len = 0;
-	char why[NTFS_WHY] = "unreadable";
+	char why[NTFS_WHY] = "cannot be read";
 	long nruns;
 
 	if (!ntfs_vol_read_record(&c->vol, NTFS_FILE_UPCASE, rec) &&
@@ -604,7 +607,8 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 			up = (uint16_t *)(void *)data;
 			data = NULL;
 		} else {
-			snprintf(why, sizeof(why), "%llu bytes", (unsigned long long)len);
+			snprintf(why, sizeof(why), "holds %llu bytes, not %u",
+				 (unsigned long long)len, 2u * NTFS_UPCASE_LEN);
 		}
 	}
 	free(data);

@@ -233,7 +233,11 @@ static int check_journal(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 			streams_free(&s, rec);
 			if (r == -ENOMEM)
 				return r;
-			fsf_fix_ask(&c->fix, &PR_USN_UNUSABLE, obj, why);
+			/* a list pass 1 found wrong and left: that problem
+			 * stands for this one (-n then counts what -a fixes) */
+			fsf_fix_ask(&c->fix, c->list_left &&
+					    rare_get(c->list_left, recno) ?
+				    &PR_USN_LIST_LEFT : &PR_USN_UNUSABLE, obj, why);
 			return 0;
 		}
 		moff = s.moff;

@@ -50,19 +50,24 @@ static void fault(struct walk *w, enum ntfs_bt_fault f,
 }
 
 /* where a node hangs: its VCN, its parent's (-1: the root) and the
- * position of the pointing entry there */
+ * position of the pointing entry there; TOP: the highest block of the
+ * chain of blocks above it (itself included) that hold nothing but an end
+ * entry, TOP_PARENT and TOP_POS where that one hangs */
 struct at {
 	int64_t vcn, parent;
 	uint32_t pos;
+	int64_t top, top_parent;
+	uint32_t top_pos;
 };
 
 static int walk_node(struct walk *w, const uint8_t *ents, uint32_t len,
 		     int depth, bool node, struct at at);
 
 /* The block at VCN, a child of a node at DEPTH - 1 (at PARENT, through
- * its entry POS). */
-static int descend(struct walk *w, int64_t vcn, int depth, int64_t parent,
-		   uint32_t pos)
+ * its entry POS); CHAIN: PARENT holds nothing but its end entry, the
+ * pointing one, and is a block (the chain above goes on through it). */
+static int descend(struct walk *w, int64_t vcn, int depth, struct at parent,
+		   uint32_t pos, bool chain)
 {
 	struct ntfs_bt *t = w->t;
 	uint64_t byte = (uint64_t)vcn * w->vcn_unit, blk;
@@ -120,7 +125,10 @@ static int descend(struct walk *w, int64_t vcn, int depth, int64_t parent,
 		return 0;
 	}
 	return walk_node(w, ents, elen, depth, b.ih.flags & 1,
-			 (struct at){ vcn, parent, pos });
+			 chain ? (struct at){ vcn, parent.vcn, pos, parent.top,
+					      parent.top_parent, parent.top_pos } :
+				 (struct at){ vcn, parent.vcn, pos, vcn,
+					      parent.vcn, pos });
 }
 
 static void check_order(struct walk *w, const struct ntfs_ie_view *ie, int depth)
@@ -169,7 +177,8 @@ static int walk_node(struct walk *w, const uint8_t *ents, uint32_t len,
 			mixed = true;
 		}
 		if (ie.flags & NTFS_IE_NODE) {
-			ret = descend(w, ie.child_vcn, depth + 1, at.vcn, own);
+			ret = descend(w, ie.child_vcn, depth + 1, at, own,
+				      depth > 0 && r == 0 && !own);
 			if (ret || t->stopped)
 				return ret;
 		}
@@ -187,7 +196,8 @@ static int walk_node(struct walk *w, const uint8_t *ents, uint32_t len,
 		w->have_prev = true;
 	}
 	if (!node && !own && depth > 0 && !mixed && t->ops->empty_leaf)
-		t->ops->empty_leaf(t->arg, at.vcn, at.parent, at.pos);
+		t->ops->empty_leaf(t->arg, at.vcn, at.top, at.top_parent,
+				   at.top_pos);
 	if (!node) {
 		if (w->leaf_depth < 0)
 			w->leaf_depth = depth;
@@ -273,7 +283,7 @@ int ntfs_bt_walk(struct ntfs_bt *t)
 			return -ENOMEM;
 	}
 	ret = walk_node(&w, ents, elen, 0, root.ih.flags & 1,
-			(struct at){ -1, -1, 0 });
+			(struct at){ -1, -1, 0, -1, -1, 0 });
 	if (!ret && w.leaf_depth > 0)
 		t->depth = (uint32_t)w.leaf_depth;
 	if (!ret && !t->stopped && t->has_alloc && t->bitmap)

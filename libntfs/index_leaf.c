@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * An empty leaf dropped from an index B+tree in place
- * (include/ntfs/index_leaf.h).  Nodes are edited in memory, each one
+ * An empty leaf dropped from an index B+tree in place, with the blocks
+ * above it left with no key (include/ntfs/index_leaf.h).  Nodes are edited in memory, each one
  * checked as the walker checks it when read; the leaf that takes a key is
  * written first (the key is then briefly in two places, never in none),
  * then the parent block, then the record with the root and the $BITMAP.
@@ -122,6 +122,34 @@ static int leaf_below(const struct tree *t, int64_t vcn, bool first,
 	return 1;
 }
 
+/* The blocks from VCN down through blocks holding nothing but an end
+ * entry with a sub-node to a leaf holding nothing but its end entry, their
+ * VCNs into CHAIN (*N of them), BUF a block's room.  0, or 1: not so. */
+static int keyless_chain(const struct tree *t, int64_t vcn, uint8_t *buf,
+			 int64_t *chain, int *n)
+{
+	struct node b = { buf, IH_BLOCK };
+
+	for (*n = 0; *n < MAX_DEPTH; (*n)++) {
+		uint32_t off;
+
+		if (read_block(t, vcn, buf))
+			return 1;
+		chain[*n] = vcn;
+		off = entry_at(&b, 0);
+		if (!off || !(flags_of(buf + off) & NTFS_IE_END))
+			return 1;
+		if (!(buf[IH_BLOCK + 12] & 1)) {
+			(*n)++;
+			return 0;
+		}
+		if (!(flags_of(buf + off) & NTFS_IE_NODE))
+			return 1;
+		vcn = child_of(buf + off);
+	}
+	return 1;
+}
+
 /* Entry E of a node (with its sub-node pointer) put into leaf L at AT as
  * a leaf entry: 0, or 1 when L has no room. */
 static int put_key(struct node *l, uint32_t at, const uint8_t *e)
@@ -158,7 +186,8 @@ int ntfs_index_drop_empty_leaf(struct ntfs_vol *v, const struct ntfs_index *ix,
 	struct tree t = { .v = v, .ix = ix };
 	struct node p, l = { NULL, IH_BLOCK };
 	uint32_t ra, rv, eoff, at;
-	int64_t lvcn = -1;
+	int64_t lvcn = -1, chain[MAX_DEPTH];
+	int nchain = 0;
 	uint8_t *pb = NULL;
 	uint64_t blk;
 	int r = 1;
@@ -187,7 +216,8 @@ int ntfs_index_drop_empty_leaf(struct ntfs_vol *v, const struct ntfs_index *ix,
 		snprintf(why, NTFS_WHY, "out of memory");
 		goto out;
 	}
-	if (parent >= 0 && read_block(&t, parent, pb))
+	if (keyless_chain(&t, vcn, l.buf, chain, &nchain) ||
+	    (parent >= 0 && read_block(&t, parent, pb)))
 		goto out;
 	eoff = entry_at(&p, pos);
 	if (!eoff || !(flags_of(p.buf + eoff) & NTFS_IE_NODE) ||
@@ -234,11 +264,11 @@ int ntfs_index_drop_empty_leaf(struct ntfs_vol *v, const struct ntfs_index *ix,
 			goto out;
 	}
 	a = ntfs_attr_named(rec, NTFS_AT_BITMAP, name);
-	blk = (uint64_t)vcn * t.unit / t.bs;
-	{
+	for (int i = 0; i < nchain; i++) {
 		uint32_t blen;
 		uint8_t *bm = (uint8_t *)(uintptr_t)ntfs_attr_value(a, &blen);
 
+		blk = (uint64_t)chain[i] * t.unit / t.bs;
 		if (!bm || blk / 8 >= blen)
 			goto out;
 		bm[blk / 8] &= (uint8_t)~(1u << (blk % 8));

@@ -62,10 +62,12 @@ struct ntfs_bt_ops {
 		      const struct ntfs_ie_view *a,
 		      const struct ntfs_ie_view *b, const char *why);
 	/* a leaf block (below the root) whose only entry is its end entry,
-	 * at VCN, pointed at by entry POS (0: the first) of the node at
-	 * PARENT (-1: the root); NULL: not looked for */
-	void (*empty_leaf)(void *arg, int64_t vcn, int64_t parent,
-			   uint32_t pos);
+	 * at VCN, below TOP: the highest of the blocks above it (itself
+	 * included) that hold nothing but their end entry, pointed at by
+	 * entry POS (0: the first) of the node at PARENT (-1: the root);
+	 * NULL: not looked for */
+	void (*empty_leaf)(void *arg, int64_t vcn, int64_t top,
+			   int64_t parent, uint32_t pos);
 };
 
 struct ntfs_bt {

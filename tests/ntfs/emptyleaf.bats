@@ -103,6 +103,11 @@ same_tree() {
 	same_tree d
 }
 
+@test "empty leaf below a block with no key: both dropped in place, not rebuilt" {
+	damage_repair d chain
+	same_tree d
+}
+
 @test "empty leaf below an empty root: the root made small again" {
 	damage_repair e root
 	same_tree e
@@ -113,4 +118,44 @@ same_tree() {
 	run $DAMAGE one.img "$(cat "$BATS_FILE_TMPDIR/d.ino")" mid
 	[ "$status" -eq 0 ] || die "damage: $output"
 	damage_repair d end one.img
+}
+
+# a view index: $ObjId:$O of 100 object ids (160 set by ntfs-3g, 60 of
+# their files deleted, so that its allocation has free blocks); ntfs-3g
+# reads every id as before the damage, ntfsck -n finds the result clean
+@test "empty leaf in \$ObjId:\$O: found by -n, \$O rebuilt by -a, every id kept" {
+	need_sid
+	mkdir mnt
+	truncate -s 16M base.img
+	"$MKFS_NTFS" -q -F base.img
+	ntfs-3g base.img mnt
+	$DAMAGE ids "$PWD/mnt" || die "setting the object ids failed"
+	umount mnt
+	ntfs-3g -o ro base.img mnt
+	ids() { for f in mnt/o/*; do echo "$f $(getfattr -e hex -n system.ntfs_object_id "$f" | sed -n '2s/^[^=]*=//p')"; done; }
+	ids > ids.0
+	umount mnt
+	[ "$(wc -l < ids.0)" = 100 ] || die "$(cat ids.0)"
+	cp base.img image
+	run $DAMAGE image '$ObjId' mid '$O'
+	[ "$status" -eq 0 ] || die "damage: $output"
+	vcn=$output
+	# (ntfsck -n does not look at a view's leaves: it finds this clean)
+	cp image damaged.img
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || die "-n exit $status: $output"
+	[[ $output == *'$ObjId:$O: index is corrupt (index block at VCN '"$vcn is a leaf with no entry)"* ]] || die "$output"
+	cmp image damaged.img || die "-n wrote"
+	run "$FSCK" -a -z undo image
+	[ "$status" -eq 1 ] || die "-a exit $status: $output"
+	[[ $output == *"leaf with no entry). REBUILT"* ]] || die "$output"
+	repair_converged "$FSCK" image -a
+	cp image repaired.img
+	run "$FSCK" --undo undo repaired.img
+	[ "$status" -eq 0 ] || die "--undo exit $status: $output"
+	cmp repaired.img damaged.img || die "--undo did not restore the damaged volume"
+	ntfs-3g -o ro image mnt || die "ntfs-3g cannot mount the repaired volume"
+	ids > ids.1
+	umount mnt
+	diff -u ids.0 ids.1 || die "object ids differ"
 }

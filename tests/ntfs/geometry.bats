@@ -355,6 +355,8 @@ PY
 	[[ $output == *"(/big): directory index is corrupt"*"Not rebuilt (\$UpCase is unreadable)."* ]] || die "$output"
 	[[ $output != *REBUILT* ]] || die "deep cut: REBUILT said: $output"
 	[[ $output != *"cannot be rebuilt"* ]] || die "deep cut: said twice: $output"
+	# and \$UpCase's own line says it once, in one clause
+	[[ $output == *'$UpCase: cannot be read: index order is not checked'* ]] || die "deep cut: $output"
 	[[ $output == *", 0 fixed,"* ]] || die "deep cut: $output"
 }
 

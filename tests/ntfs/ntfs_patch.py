@@ -231,9 +231,9 @@ class Volume:
         else:
             self.pwrite(where, refix(buf))
 
-    def resize_node(self, kind, buf, ih, at, delta):
+    def resize_node(self, kind, buf, ih, at, delta, index="$I30"):
         """Open (DELTA > 0) or close a gap of DELTA bytes at AT in the
-        node whose index header is at IH."""
+        node whose index header is at IH (of the index named INDEX)."""
         eo, il, alloc = struct.unpack_from("<III", buf, ih)
         if kind == "root":
             used, = struct.unpack_from("<I", buf, 0x18)
@@ -246,7 +246,7 @@ class Volume:
             struct.pack_into("<I", buf, 0x18, used + delta)
             # the $INDEX_ROOT attribute holding IH
             for off, t, name in attrs(buf):
-                if t == AT_INDEX_ROOT and name == "$I30":
+                if t == AT_INDEX_ROOT and name == index:
                     ln, = struct.unpack_from("<I", buf, off + 4)
                     vl, = struct.unpack_from("<I", buf, off + 0x10)
                     struct.pack_into("<I", buf, off + 4, ln + delta)
@@ -364,10 +364,10 @@ def main():
         vol.rmentry(int(args[0]), args[1])
     elif cmd == "addentry":
         vol.addentry(int(args[0]), int(args[1]))
-    elif cmd == "rename":
-        vol.rename(int(args[0]), args[1], args[2])
+    elif cmd == "rename":  # in NEW, backslash-0 is a NUL unit
+        vol.rename(int(args[0]), args[1], args[2].replace("\\0", "\0"))
     elif cmd == "renamefn":
-        vol.renamefn(int(args[0]), args[1], args[2])
+        vol.renamefn(int(args[0]), args[1], args[2].replace("\\0", "\0"))
     elif cmd == "parentseq":
         vol.parentseq(int(args[0]), int(args[1]))
     elif cmd == "keyseq":

@@ -113,3 +113,26 @@ PY
 	[ "$(cat "mnt/lost+found/#$F2")" = 2 ] || die "f2 not in /lost+found"
 	umount mnt
 }
+
+@test "a view index rebuild that fails: its REBUILT taken back once, 1 found 0 fixed 1 left, exit 4, not a byte written" {
+	local sum damage="python3 $FSFORGE_TOP/tests/ntfs/emptyleaf_damage.py"
+	# $ObjId:$O of 100 ids (ntfs-3g) given an empty leaf: its rebuild
+	# is the one repair, so -a's first pwrite(2) is the rebuild's
+	ntfs-3g image mnt
+	$damage ids "$PWD/mnt" || die "setting the object ids failed"
+	umount mnt
+	run $damage image '$ObjId' mid '$O'
+	[ "$status" -eq 0 ] || die "damage: $output"
+	sum=$(sha256sum < image)
+	run traced -o /dev/null -e trace=pwrite64 -e inject=pwrite64:error=EIO:when=1 "$FSCK" -a image
+	[ "$status" -eq 4 ] || die "-a with the write failing: exit $status: $output"
+	[[ $output == *'$ObjId:$O: index cannot be rebuilt (writing the index blocks failed): the fixes above that it was to make are left'* ]] || die "$output"
+	[[ $output == *"problems: 1 found, 0 fixed, 1 left"* ]] || die "$output"
+	[ "$(sha256sum < image)" = "$sum" ] || die "bytes written"
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || die "-n after: exit $status: $output"
+	[[ $output == *"leaf with no entry"* ]] || die "$output"
+	run "$FSCK" -a image
+	[ "$status" -eq 1 ] || die "-a: exit $status: $output"
+	repair_converged "$FSCK" image -a
+}

@@ -261,6 +261,42 @@ MENDED="\"f15/\" (MFT record @f150) holds a NUL or a '/', which no namespace all
 	badname_case 's|\./big/f150$|./big/f15_|' "$MENDED" "rename @f150 f150 f15/"
 }
 
+# a NUL in a name (a unit zeroed) is mended as a '/' is
+@test "ours 4k: a NUL in a name and its entry alike: found, the name mended" {
+	badname_case 's|\./big/f150$|./big/f15_|' "(MFT record @f150) holds a NUL or a '/', which no namespace allows: it becomes \"f15_\"" \
+		'rename @f150 f150 f15\0'
+}
+
+# a Win32 name with its DOS name (ntfs-3g's system.ntfs_dos_name): the
+# Win32 half gets a '/' in its record and its entry; mended, it keeps
+# its DOS name, which ntfs-3g still reads, and ntfsck -n finds the pair
+# consistent
+@test "ours 4k: a '/' in the Win32 name of a Win32+DOS pair: mended, the DOS name kept with it" {
+	local r c
+	cp --sparse=always "$BATS_FILE_TMPDIR/ours4k.img" image
+	mkdir -p mnt
+	ntfs-3g image mnt
+	echo pair > "mnt/big/Long File Name.document"
+	setfattr -n system.ntfs_dos_name -v "LONGFI~1.DOC" "mnt/big/Long File Name.document"
+	r=$(stat -c %i "mnt/big/Long File Name.document")
+	umount mnt
+	python3 "$FSFORGE_TOP/tests/ntfs/ntfs_patch.py" image rename "$r" \
+		"Long File Name.document" "Lo/g File Name.document"
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || die "-n exit $status: $output"
+	run "$FSCK" -a image
+	[ "$status" -eq 1 ] || die "-a exit $status: $output"
+	[[ $output == *"\"Lo/g File Name.document\" (MFT record $r) holds a NUL or a '/', which no namespace allows: it becomes \"Lo_g File Name.document\""* ]] || die "$output"
+	repair_converged "$FSCK" image -a
+	ntfs-3g -o ro image mnt
+	run getfattr -h --only-values -n system.ntfs_dos_name "mnt/big/Lo_g File Name.document"
+	c=$(cat "mnt/big/Lo_g File Name.document")
+	umount mnt
+	[ "$status" -eq 0 ] || die "no DOS name: $output"
+	[ "$output" = "LONGFI~1.DOC" ] || die "DOS name: $output"
+	[ "$c" = pair ] || die "content: $c"
+}
+
 # f99 is renamed f9_ (a valid name, the last key still), f90 f9/ (in
 # order still): mended, f90's name is taken, and it is f90 (the mended
 # one, though its record number is lower) that gets the unique suffix of
