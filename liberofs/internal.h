@@ -234,6 +234,10 @@ int erofs_open_source(struct erofs_build *b, const struct erofs_node *n,
 		      char *path, size_t size, struct erofs_src *s);
 /* read up to LEN bytes: the count (short only at the end) or -errno */
 ssize_t erofs_src_read(struct erofs_src *s, uint8_t *buf, size_t len);
+/* read the last LEN bytes of the file and confirm its end in the same
+ * read (BUF has room for LEN + 1): LEN, fewer (the file shrank), LEN + 1
+ * (it grew) or -errno */
+ssize_t erofs_src_read_last(struct erofs_src *s, uint8_t *buf, size_t len);
 ssize_t erofs_src_pread(struct erofs_src *s, uint8_t *buf, size_t len,
 			uint64_t off);
 void erofs_src_close(struct erofs_src *s);
