@@ -2215,8 +2215,10 @@ void erofs_plan_early_add(struct erofs_build *b, struct erofs_node *n)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* The scan is over: the files queued are planned, the threads gone. */
-int erofs_plan_early_end(struct erofs_build *b)
+/* The scan is over: the files queued are planned, the threads gone.
+ * After a failed scan (SCAN_RET) nothing more is planned: each thread
+ * ends with the file it has. */
+int erofs_plan_early_end(struct erofs_build *b, int scan_ret)
 {
 	struct plan *p = b->early;
 	int ret;
@@ -2224,6 +2226,8 @@ int erofs_plan_early_end(struct erofs_build *b)
 	if (!p)
 		return 0;
 	pthread_mutex_lock(&p->lock);
+	if (scan_ret)
+		atomic_store(&p->error, scan_ret);
 	p->done = true;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);

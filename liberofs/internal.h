@@ -249,10 +249,11 @@ int erofs_compress_plan(struct erofs_build *b);
 int erofs_compress_settings(struct erofs_build *b);
 /* the plan of the files the scan finds, as it finds them: started before
  * it, each regular file added when its node is complete, ended (threads
- * joined, first error returned) when the scan is over */
+ * joined, first error returned) when the scan is over; after a failed
+ * scan (SCAN_RET) the files still queued are left unplanned */
 int erofs_plan_early_start(struct erofs_build *b);
 void erofs_plan_early_add(struct erofs_build *b, struct erofs_node *n);
-int erofs_plan_early_end(struct erofs_build *b);
+int erofs_plan_early_end(struct erofs_build *b, int scan_ret);
 /* The exact test's output kept for the data pass (compress.c fills it,
  * takes it; tree.c frees what is left with its node) */
 struct zext;
