@@ -126,6 +126,7 @@ struct worker {
 	bool digest;		/* the current file is hashed (fingerprint
 				 * or -E dedupe) */
 	size_t plan_outlen;	/* the exact test's bytes in out */
+	bool at_end;		/* the current file's end is confirmed */
 	uint8_t *frag;		/* the current file's fragment */
 	size_t frag_len, frag_cap;
 	struct segscan sc;
@@ -1026,6 +1027,7 @@ static int refill(struct worker *w, struct erofs_src *s, const char *path, size_
 	struct cpass *cp = w->cp;
 	size_t want;
 	ssize_t r;
+	bool last;
 
 	if (*off) {
 		memmove(w->in, w->in + *off, *avail);
@@ -1034,17 +1036,23 @@ static int refill(struct worker *w, struct erofs_src *s, const char *path, size_
 	want = w->in_cap - *avail;
 	if (want > left)
 		want = (size_t)left;
-	r = erofs_src_read(s, w->in + *avail, want);
+	/* the rest of a file of the tree, with room for a byte more: its
+	 * end is confirmed in the same read (see erofs_src_read_last) */
+	last = !s->shared && want == left && want < w->in_cap - *avail;
+	r = last ? erofs_src_read_last(s, w->in + *avail, want) :
+		   erofs_src_read(s, w->in + *avail, want);
 	if (r < 0) {
 		fsf_err(cp->b->log, "cannot read %s/%s: %s", cp->b->opts->source,
 			path, strerror((int)-r));
 		return (int)r;
 	}
 	if ((size_t)r != want) {
-		fsf_err(cp->b->log, "%s/%s: file shrank while reading",
-			cp->b->opts->source, path);
+		fsf_err(cp->b->log, "%s/%s: file %s while reading",
+			cp->b->opts->source, path,
+			(size_t)r < want ? "shrank" : "grew");
 		return -EAGAIN;
 	}
+	w->at_end = last;
 	if (w->digest)
 		EVP_DigestUpdate(w->md, w->in + *avail, want);
 	*avail += want;
@@ -1481,6 +1489,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 		EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
 	w->next_ext = 0;
 	w->frag_len = 0;
+	w->at_end = false;
 	w->sc = (struct segscan){ 0 };
 	w->icur = n->zcfg;
 	w->alg = erofs_compr_alg(&b->opts->zcfgs[n->zcfg]);
@@ -1675,7 +1684,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 		written += outlen / bs;
 		outlen = 0;
 	}
-	if (!ret && end == n->size) {
+	if (!ret && end == n->size && !w->at_end) {
 		ssize_t r = erofs_src_read(&s, &probe, 1);
 
 		if (r) {
@@ -2206,8 +2215,10 @@ void erofs_plan_early_add(struct erofs_build *b, struct erofs_node *n)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* The scan is over: the files queued are planned, the threads gone. */
-int erofs_plan_early_end(struct erofs_build *b)
+/* The scan is over: the files queued are planned, the threads gone.
+ * After a failed scan (SCAN_RET) nothing more is planned: each thread
+ * ends with the file it has. */
+int erofs_plan_early_end(struct erofs_build *b, int scan_ret)
 {
 	struct plan *p = b->early;
 	int ret;
@@ -2215,6 +2226,8 @@ int erofs_plan_early_end(struct erofs_build *b)
 	if (!p)
 		return 0;
 	pthread_mutex_lock(&p->lock);
+	if (scan_ret)
+		atomic_store(&p->error, scan_ret);
 	p->done = true;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);

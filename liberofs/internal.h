@@ -234,6 +234,10 @@ int erofs_open_source(struct erofs_build *b, const struct erofs_node *n,
 		      char *path, size_t size, struct erofs_src *s);
 /* read up to LEN bytes: the count (short only at the end) or -errno */
 ssize_t erofs_src_read(struct erofs_src *s, uint8_t *buf, size_t len);
+/* read the last LEN bytes of the file and confirm its end in the same
+ * read (BUF has room for LEN + 1): LEN, fewer (the file shrank), LEN + 1
+ * (it grew) or -errno */
+ssize_t erofs_src_read_last(struct erofs_src *s, uint8_t *buf, size_t len);
 ssize_t erofs_src_pread(struct erofs_src *s, uint8_t *buf, size_t len,
 			uint64_t off);
 void erofs_src_close(struct erofs_src *s);
@@ -245,10 +249,11 @@ int erofs_compress_plan(struct erofs_build *b);
 int erofs_compress_settings(struct erofs_build *b);
 /* the plan of the files the scan finds, as it finds them: started before
  * it, each regular file added when its node is complete, ended (threads
- * joined, first error returned) when the scan is over */
+ * joined, first error returned) when the scan is over; after a failed
+ * scan (SCAN_RET) the files still queued are left unplanned */
 int erofs_plan_early_start(struct erofs_build *b);
 void erofs_plan_early_add(struct erofs_build *b, struct erofs_node *n);
-int erofs_plan_early_end(struct erofs_build *b);
+int erofs_plan_early_end(struct erofs_build *b, int scan_ret);
 /* The exact test's output kept for the data pass (compress.c fills it,
  * takes it; tree.c frees what is left with its node) */
 struct zext;

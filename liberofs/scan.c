@@ -319,7 +319,7 @@ int erofs_scan(struct erofs_build *b)
 	}
 	free(p);
 	/* always: its threads may not outlive the scan */
-	early = erofs_plan_early_end(b);
+	early = erofs_plan_early_end(b, ret);
 	if (!ret)
 		ret = early;
 	return ret ? ret : erofs_tree_finish(b, false);

@@ -298,3 +298,33 @@ PY
 	[ "$status" -eq 16 ]
 	[[ $output == *"longer than 15 bytes"* ]]
 }
+
+@test "each source file is read to its end without a read of its own at EOF (flat, batched, large, compressed); the content survives" {
+	command -v strace >/dev/null || need_or_skip "strace is not installed"
+	mkdir t
+	printf 'tail only\n' > t/small
+	head -c 10000 /dev/urandom > t/blocks_and_tail
+	head -c $((5 * 1048576 + 123)) /dev/urandom > t/large
+	seq 1 60000 > t/text
+	for opts in "" "-zlz4hc"; do
+		rm -rf trace.*
+		# shellcheck disable=SC2086
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+			run strace -ff -y -e trace=read -o trace "$MKFS_EROFS" --quiet $opts out.img t
+		[ "$status" -eq 0 ]
+		# every file is read; none by a read that returns 0 (the old
+		# 1-byte probe after the content)
+		for f in small blocks_and_tail large text; do
+			run grep -h "read([0-9]*<$BATS_TEST_TMPDIR/t/$f>" trace.*
+			[ "$status" -eq 0 ]
+			run grep -h "read([0-9]*<$BATS_TEST_TMPDIR/t/$f>.* = 0$" trace.*
+			echo "$opts $f: $output"
+			[ "$status" -eq 1 ]
+		done
+		mnt=$(mount_erofs out.img)
+		for f in small blocks_and_tail large text; do
+			cmp t/$f "$mnt/$f"
+		done
+		umount "$mnt"
+	done
+}
