@@ -820,30 +820,3 @@ open(sys.argv[1], "w").write("".join(out)[:17300])' "$SIDTMP/src/w"
 	[[ $output == *"cannot open compress hints missing"* ]]
 	[ ! -e x.img ]
 }
-
-@test "-z: a failed scan stops the plan that runs beside it at once, not after the files queued" {
-	# 600 files the plan must test by compressing them (a fast-lz4 sample
-	# between "compress" and "flat"), then a path too long for the scan
-	mkdir t
-	python3 - <<'PY'
-import os
-for i in range(600):
-    open('t/f%04d' % i, 'wb').write((os.urandom(60000) + b'text %d ' % i * 500)[:64000])
-PY
-	d=t/sub
-	for _ in $(seq 1 17); do d=$d/$(printf 'd%.0s' $(seq 1 250)); done
-	mkdir -p "$d"
-	# CPU time (user + sys) of a build of the files alone, and of the
-	# failing one: it must not plan the queued files to the end
-	TIMEFORMAT='%U %S'
-	mkdir ok && mv t/f* ok/
-	{ time "$MKFS_EROFS" --quiet -zlz4hc good.img ok; } 2> ok.cpu
-	mv ok/f* t/
-	{ time run "$MKFS_EROFS" --quiet -zlz4hc bad.img t; } 2> bad.cpu
-	[ "$status" -ne 0 ]
-	[[ $output == *"error: t/sub/d"* ]]
-	ok=$(awk '{ print int(($1 + $2) * 1000) }' ok.cpu)
-	bad=$(awk '{ print int(($1 + $2) * 1000) }' bad.cpu)
-	echo "CPU ms: whole build $ok, failed scan $bad"
-	[ "$bad" -lt $((ok / 3)) ]
-}
