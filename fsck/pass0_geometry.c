@@ -11,7 +11,9 @@
  * first cluster by a misdirected write: none of records 0-3 there is a
  * FILE record, not even another's), the mirror confirms the location
  * alone: its record 0's $DATA starts at the boot sector's $MFT cluster
- * and its records 1-3 are whole; pass 1 restores the four from it.
+ * and its records 1-3 are whole, and the record after the overwritten
+ * span is in its place (else the whole $MFT is gone, and the volume is
+ * refused); pass 1 restores the four from it.
  */
 #include "config.h"
 
@@ -22,6 +24,24 @@
 
 #include "ntfs/geometry.h"
 #include "ntfs_check.h"
+
+/*
+ * $MFT goes on after its overwritten head: the first record past the span
+ * a misdirected write covers (records 0-3, or the whole first cluster:
+ * record max(4, cluster / record size)), in use or free, is where the
+ * mirror's runlist RUNS (N) puts it and says it is that record.  Without
+ * it the mirror alone would rebuild a volume whose $MFT is gone.
+ */
+static bool mft_continues(struct ntfs_check *c, const struct ntfs_geometry *g,
+			  const struct ntfs_run *runs, long n, uint8_t *buf)
+{
+	uint32_t rs = g->mft_record_size, cs = g->cluster_size;
+	uint32_t next = cs / rs > 4 ? cs / rs : 4;
+	uint64_t off = ntfs_runs_offset(runs, n, cs, (uint64_t)next * rs, rs);
+
+	return off != UINT64_MAX &&
+	       ntfs_geom_record_states(&c->dev, g, off, next, buf);
+}
 
 void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k)
 {
@@ -101,7 +121,8 @@ void ntfs_geometry_verify(struct ntfs_check *c, struct ntfs_candidate *k)
 			l1 = r1runs[0].lcn;
 	}
 	if (!found && !other && (k->mft_bad & 1) &&
-	    ntfs_geom_mirror_score(&c->dev, g, lb, runs, nruns, buf) == 4) {
+	    ntfs_geom_mirror_score(&c->dev, g, lb, runs, nruns, buf) == 4 &&
+	    mft_continues(c, g, runs, nruns, buf)) {
 		/* $MFT's first records overwritten whole: the mirror's */
 		for (uint32_t i = 1; i < 4; i++) {
 			k->mft_bad |= (uint8_t)(1u << i);

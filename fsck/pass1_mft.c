@@ -336,27 +336,44 @@ void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno)
 }
 
 /*
- * Is REC, read at slot RECNO but saying it is record OTHER, a copy of
- * what slot OTHER holds (a misdirected write: the same block written at
- * the wrong place too)?  Then it is nobody's record: renumbering it would
- * make a second file with the first one's names and clusters.
+ * Mark in COPIES the in-use user records that are a copy of another user
+ * record's slot (a misdirected write: the same block at its place and at
+ * this one; it says it is that record).  Renumbering one would make a
+ * second file with the first one's names and clusters.  Both slots are
+ * compared as read, before pass 1 writes anything: once it has repaired
+ * the record at its own slot, the copy would no longer match it.
  */
-static bool misplaced_copy(struct ntfs_check *c, uint64_t recno, uint32_t other,
-			   const uint8_t *rec)
+static int find_misplaced_copies(struct ntfs_check *c, uint8_t *copies)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint8_t *buf;
+	uint8_t *rec = malloc(rs), *at = malloc(rs);
 	char why[NTFS_WHY];
-	bool same;
+	int ret = 0;
 
-	if (recno < NTFS_FILE_FIRST_USER || other < NTFS_FILE_FIRST_USER ||
-	    other >= c->vol.mft_records || !(buf = malloc(rs)))
-		return false;
-	same = !ntfs_vol_read_record(&c->vol, other, buf) &&
-	       ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
-	       !memcmp(buf, rec, rs);
-	free(buf);
-	return same;
+	if (!rec || !at) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = NTFS_FILE_FIRST_USER; i < c->vol.mft_records; i++) {
+		struct ntfs_mft_record m;
+		uint32_t other;
+
+		if (ntfs_vol_read_record(&c->vol, i, rec) || memcmp(rec, "FILE", 4))
+			continue;
+		memcpy(&m, rec, sizeof(m));
+		other = le32toh(m.mft_record_number);
+		if (le16toh(m.h.usa_ofs) < 0x30 || other == i ||
+		    !(le16toh(m.flags) & NTFS_MFT_IN_USE) ||
+		    other < NTFS_FILE_FIRST_USER || other >= c->vol.mft_records ||
+		    ntfs_vol_read_record(&c->vol, other, at) || memcmp(at, rec, rs) ||
+		    ntfs_record_check(at, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+			continue;
+		rare_set(copies, i);
+	}
+out:
+	free(rec);
+	free(at);
+	return ret;
 }
 
 /* Claim the clusters of RUNS; a cluster claimed twice is only counted
@@ -605,7 +622,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 {
 	const struct ntfs_boot_info *b = &c->vol.boot;
 	uint32_t rs = b->g.mft_record_size;
-	uint8_t *rec = malloc(rs), *bitmap = NULL;
+	uint8_t *rec = malloc(rs), *bitmap = NULL, *copies = NULL;
 	struct ntfs_run *bruns = NULL;
 	long bnruns = 0;
 	uint64_t blen = 0;
@@ -634,10 +651,15 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->record_lost = ntfs_rare_map(c->vol.mft_records);
 	c->nameless = ntfs_rare_map(c->vol.mft_records);
 	c->list_left = ntfs_rare_map(c->vol.mft_records);
-	if (!c->ext_bad || !c->record_lost || !c->nameless || !c->list_left) {
+	copies = ntfs_rare_map(c->vol.mft_records);
+	if (!c->ext_bad || !c->record_lost || !c->nameless || !c->list_left ||
+	    !copies) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	ret = find_misplaced_copies(c, copies);
+	if (ret)
+		goto out;
 	/* pass 0 counted the mirrored records; none without a mirror */
 	if (!c->geo.mirr_ok)
 		c->mirr_records = 0;
@@ -752,7 +774,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 		if (le16toh(m.h.usa_ofs) >= 0x30 &&
 		    le32toh(m.mft_record_number) != (uint32_t)i &&
-		    misplaced_copy(c, i, le32toh(m.mft_record_number), rec)) {
+		    rare_get(copies, i)) {
 			/* the file this slot held is lost, as a corrupt one */
 			rare_set(c->record_lost, i);
 			if (fsf_fix_ask(&c->fix, &PR_RECORD_MISPLACED, obj,
@@ -867,6 +889,7 @@ out:
 	free(rec);
 	free(bitmap);
 	free(bruns);
+	ntfs_rare_map_free(copies);
 #ifdef __GLIBC__
 	/* the $MFT bitmap (an eighth of a byte per record, under glibc's
 	 * mmap threshold up to 1M records) came from the heap: its pages

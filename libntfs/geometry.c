@@ -42,6 +42,22 @@ int ntfs_geom_read_record(struct fsf_dev *dev, const struct ntfs_geometry *g,
 	return NTFS_GEOM_REC_OK;
 }
 
+bool ntfs_geom_record_states(struct fsf_dev *dev, const struct ntfs_geometry *g,
+			     uint64_t off, uint32_t recno, uint8_t *buf)
+{
+	uint32_t rs = g->mft_record_size;
+	struct ntfs_mft_record m;
+	char why[NTFS_WHY];
+
+	if (off > dev->size || rs > dev->size - off ||
+	    fsf_dev_pread(dev, buf, rs, off) ||
+	    ntfs_record_check(buf, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return false;
+	memcpy(&m, buf, sizeof(m));
+	return le16toh(m.h.usa_ofs) >= 0x30 &&
+	       le32toh(m.mft_record_number) == recno;
+}
+
 int ntfs_rec_data_runs(const uint8_t *rec, uint64_t nr_clusters,
 		       struct ntfs_run **runs, long *n, uint64_t *size, char *why)
 {

@@ -22,6 +22,11 @@ enum { NTFS_GEOM_REC_OK = 0, NTFS_GEOM_REC_BAD = -1, NTFS_GEOM_REC_OTHER = -2 };
  * says it is another record: evidence that OFF is the wrong place). */
 int ntfs_geom_read_record(struct fsf_dev *dev, const struct ntfs_geometry *g,
 			  uint64_t off, uint32_t recno, uint8_t *buf, char *why);
+/* Is the record at byte OFF of DEV a valid FILE record, in use or free,
+ * whose self-reference (NTFS 3.1, offset 0x2c) says it is RECNO?  BUF: a
+ * record's scratch. */
+bool ntfs_geom_record_states(struct fsf_dev *dev, const struct ntfs_geometry *g,
+			     uint64_t off, uint32_t recno, uint8_t *buf);
 /* The runs and size of checked record REC's unnamed $DATA (first
  * extent), decoded against NR_CLUSTERS; 0, or -1 with WHY. */
 int ntfs_rec_data_runs(const uint8_t *rec, uint64_t nr_clusters,

@@ -126,6 +126,17 @@ def main():
             n = max(cs, 4 * rs)
             img[mft:mft + n] = img[mft - cs:mft - cs + n]
             assert img[mft:mft + 4] != b"FILE"
+        elif case == "mft-zeroed":
+            # the whole of $MFT's first run zeroed ($MFTMirr intact):
+            # the mirror alone must not rebuild a volume from nothing
+            rec = damage.record(img, mft, rs, 0)
+            off, plain = damage.attr(rec, 0x80)
+            mpo, = struct.unpack_from("<H", plain, off + 0x20)
+            p = off + mpo
+            lb = plain[p] & 15
+            n = int.from_bytes(plain[p + 1:p + 1 + lb], "little") * cs
+            assert n >= 8 * rs and not (mft < mirr < mft + n)
+            img[mft:mft + n] = bytes(n)
         elif case == "truncated":
             del img[len(img) - len(img) // 10:]
             f.truncate(len(img))

@@ -151,6 +151,27 @@ damage_repair() {
 	[[ $repaired == *"MFT record 3: record is unusable"* ]]
 }
 
+# All of $MFT's first run zeroed, $MFTMirr intact: the mirror's records
+# 0-3 are whole, but no record after them is at $MFT either, so nothing
+# confirms that $MFT is there at all.  Rebuilding from the mirror alone
+# would write records 0-3, a new root without children and a bitmap
+# with every user cluster free: exit 4, not a byte written.
+@test "\$MFT's whole first run zeroed, \$MFTMirr intact: refused, exit 4, not a byte written" {
+	cp "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$DAMAGE" mft-zeroed image
+	sum=$(sha256sum < image)
+	run "$FSCK" -n image
+	echo "$output"
+	[ "$status" -eq 4 ] || die "-n exit $status"
+	[[ $output == *"records 1-3 are not at \$MFT cluster"* ]] || die "-n: not refused"
+	[ "$(sha256sum < image)" = "$sum" ] || die "-n wrote"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 4 ] || die "-a exit $status"
+	[[ $output == *"nothing was written"* ]] || die "-a: not refused"
+	[ "$(sha256sum < image)" = "$sum" ] || die "-a wrote"
+}
+
 @test "record 1's \$DATA run moved 3 clusters: record 1 restored, boot sectors untouched" {
 	damage_repair mirr-run-moved
 	[[ $repaired == *"MFT record 1: record is unusable"* ]]

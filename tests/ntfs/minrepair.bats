@@ -350,6 +350,44 @@ asked_case() {
 	diff -u want manifest || die "manifest differs beyond s2"
 }
 
+# The same, of a record with a fault of its own (big's non-resident
+# $DATA with an attribute flag that does not exist): -a repairs big at
+# its slot before it reaches the copy, which must still be taken for one
+# (both slots compared as read), not renumbered into a second big
+# (big.fsck-N, given a copy of its clusters).  -n and -a both report the
+# one copy.
+@test "a record with a fault of its own written also over another's slot: the copy found whatever -a repaired first" {
+	local big s2 n a
+	big=$(cat "$BATS_FILE_TMPDIR/big.rec")
+	s2=$(cat "$BATS_FILE_TMPDIR/s2.rec")
+	[ "$big" -lt "$s2" ] || die "big ($big) comes after s2 ($s2)"
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$big" flag_bit
+	python3 "$HELPER" image "$big" "copy_to:$s2"
+	run "$FSCK" -n image
+	echo "$output"
+	[ "$status" -eq 4 ] || die "-n exit $status"
+	n=$(grep -c "written in the wrong place" <<< "$output")
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $s2: record is a copy of MFT record $big written in the wrong place"* ]] ||
+		die "not taken for a copy"
+	[[ $output != *"record says it is number"* ]] || die "the copy renumbered"
+	a=$(grep -c "written in the wrong place" <<< "$output")
+	[ "$n" -eq 1 ] && [ "$a" -eq 1 ] || die "copies: $n under -n, $a under -a"
+	repair_converged "$FSCK" image -a
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	if grep "\.fsck-" manifest; then die "a renamed duplicate of big"; fi
+	grep -v "  ./s2\$" "$BATS_FILE_TMPDIR/manifest" > want
+	diff -u want manifest || die "manifest differs beyond s2"
+}
+
 @test "bytes in use one bit short, inside an attribute: set back where the end marker is, the file and its name kept" {
 	# m-deep4k-1500009: the record was cleared and its name lost; ntfsck
 	# -a keeps it ("MFT byte-in-use field is corrupted")
