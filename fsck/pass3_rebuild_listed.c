@@ -79,7 +79,8 @@ static void al_make_first(uint8_t *v, uint32_t len, uint32_t type, const char *n
 }
 
 /* The later extent of TYPE and NAME with the lowest VCN in D's list
- * (base record BASE): its record and VCN, or -1. */
+ * (base record BASE): its record's reference (with its sequence number)
+ * and VCN, or -1. */
 static int lowest_later(struct ntfs_check *c, const uint8_t *base, uint32_t type,
 			const char *name, uint64_t *rec, int64_t *vcn)
 {
@@ -102,7 +103,7 @@ static int lowest_later(struct ntfs_check *c, const uint8_t *base, uint32_t type
 		if (e.type == type && e.lowest_vcn > 0 && ntfs_al_entry_named(&e, name) &&
 		    (!*vcn || e.lowest_vcn < *vcn)) {
 			*vcn = e.lowest_vcn;
-			*rec = e.mref & 0xffffffffffffULL;
+			*rec = e.mref;
 		}
 	free(list);
 	free(runs);
@@ -339,7 +340,7 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 			    const struct ntfs_ib_entry *e, long n, char *why)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint64_t at[NTFS_IX_SLOTS], rec_of[NTFS_IX_SLOTS];
+	uint64_t at[NTFS_IX_SLOTS], ref[NTFS_IX_SLOTS], rec_of[NTFS_IX_SLOTS];
 	uint8_t *bufs[NTFS_IX_SLOTS] = { 0 }, *outs[NTFS_IX_SLOTS] = { 0 };
 	uint8_t *srcs[NTFS_IX_SLOTS] = { 0 };	/* the holders without later
 						 * extents (a new allocation) */
@@ -364,6 +365,14 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 	if (ntfs_index_holders(&c->vol, base, name, at, more, why) &&
 	    promote_later(c, base, name, at, more, &avcn, &bvcn))
 		return -1;
+	/* the references as the list names them, read with their sequence
+	 * numbers (a record freed and used again is not the file's); the
+	 * record numbers below */
+	for (int k = 0; k < NTFS_IX_SLOTS; k++) {
+		ref[k] = at[k];
+		if (at[k] != UINT64_MAX)
+			at[k] &= 0xffffffffffffULL;
+	}
 	/* an allocation or bitmap in several extents: both kept */
 	if (more[NTFS_IX_ALLOC] || more[NTFS_IX_BITMAP])
 		keep = 1u << NTFS_IX_ALLOC;
@@ -396,7 +405,7 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 			}
 			if (at[k] == d) {
 				memcpy(bufs[nrec], base, rs);
-			} else if (ntfs_read_listed(c, d, at[k], bufs[nrec], why)) {
+			} else if (ntfs_read_listed(c, d, ref[k], bufs[nrec], why)) {
 				nrec++;
 				snprintf(why, NTFS_WHY, "MFT record %llu holding its index is unusable",
 					 (unsigned long long)at[k]);

@@ -318,7 +318,8 @@ static bool entry_named(const uint8_t *n, uint8_t len, const char *name)
 	return true;
 }
 
-/* Which record holds each attribute of index NAME (UINT64_MAX: none; its
+/* The reference (record and sequence number, as the list names it) of
+ * the record holding each attribute of index NAME (UINT64_MAX: none; its
  * extent at VCN 0); MORE[k]: the later extents of slot k. */
 int ntfs_index_holders(struct ntfs_vol *v, const uint8_t *rec, const char *name,
 		       uint64_t at[NTFS_IX_SLOTS], size_t more[NTFS_IX_SLOTS],
@@ -354,7 +355,7 @@ int ntfs_index_holders(struct ntfs_vol *v, const uint8_t *rec, const char *name,
 			ret = -1;
 			goto out;
 		} else {
-			at[k] = e.mref & 0xffffffffffffULL;
+			at[k] = e.mref;
 		}
 	}
 	if (r < 0) {

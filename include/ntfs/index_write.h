@@ -111,8 +111,10 @@ int ntfs_index_rewrite_holder(const struct ntfs_geometry *g,
 /* The three index attributes, in the order of their types. */
 enum { NTFS_IX_ROOT, NTFS_IX_ALLOC, NTFS_IX_BITMAP, NTFS_IX_SLOTS };
 extern const uint32_t ntfs_ix_slot_types[NTFS_IX_SLOTS];
-/* Which record holds each attribute of index NAME of the file whose
- * checked base record REC has an $ATTRIBUTE_LIST (UINT64_MAX: none; for
+/* The reference (record number and sequence number, as the list names
+ * it: ntfs_vol_read_listed checks both) of the record holding each
+ * attribute of index NAME of the file whose checked base record REC has
+ * an $ATTRIBUTE_LIST (UINT64_MAX: none; for
  * the allocation and the bitmap, their extent at VCN 0); MORE[k]: the
  * later extents of slot k (allocation, bitmap).  0, or -1 with WHY (the
  * list unreadable, lacking index attributes, or naming a root in several
