@@ -25,6 +25,9 @@ DAMAGE:
   overflow  the run rewritten with an 8-byte LCN delta of 2^63 - 1 and
             the array ended after it: the LCN, the one before it plus
             the delta, overflows past 2^63 - 1
+  DAMAGE+alloc  DAMAGE, and the header's allocated size one cluster
+            more than its highest VCN says (it no longer says how many
+            VCNs the runs mapped)
   free      nothing damaged: prints the record's free bytes (its
             allocated minus its used size) and exits
 """
@@ -39,6 +42,7 @@ import damage  # noqa: E402
 def main():
     path, n, stream, what = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
     atype = int(sys.argv[5], 16) if len(sys.argv) > 5 else 0x80
+    what, _, extra = what.partition("+")
     with open(path, "r+b") as f:
         img = bytearray(f.read())
         g = damage.boot(img)
@@ -100,6 +104,9 @@ def main():
         else:
             raise SystemExit("no run can hold the damage " + what)
         damage.set_record_bytes(img, g, n, at, data)
+        if extra == "alloc":
+            alloc, = struct.unpack_from("<q", rec, off + 0x28)
+            damage.set_record_bytes(img, g, n, off + 0x28, struct.pack("<q", alloc + cs))
         f.seek(0)
         f.write(img)
         print(vcn, size, 1 << cu if cu else 1)
