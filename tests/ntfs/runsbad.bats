@@ -13,6 +13,15 @@
 # bytes up to that VCN (a compressed file's down to its compression
 # unit) and zeros after, at its size; ntfsprogs-plus ntfsck -n (sid) is
 # clean; -z's undo file gives the damaged image back byte for byte.
+#
+# Where the hole cannot be made the runs are cut (0x010046, -a too):
+# frag's record filled to its last byte by a resident stream (no room
+# for a sparse header's 8 bytes), and a file's non-resident $EA (written
+# as system.ntfs_ea, in two runs on a volume whose free space is holes
+# of one cluster), and frag's header saying one cluster more allocated
+# than its highest VCN (what the runs mapped is unknown).  The stream
+# then reads its bytes before the bad run's VCN at that size; the $EA
+# keeps its whole entries before it.
 load ../lib/common
 
 FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
@@ -60,6 +69,57 @@ sys.stdout.buffer.write(text[:40000] + noise + text[40000:120000])' > "$d/mixed$
 		manifest "$m" > "$d/manifest$cs"
 		umount "$m"
 	done
+	full_base
+	ea_base
+}
+
+# full4096.img: base4096 with frag's record filled to its last byte by a
+# resident stream user.pad (its value after a 32-byte header)
+full_base() {
+	local d=$BATS_FILE_TMPDIR rec free
+	rec=$(cat "$d/frag4096.rec")
+	cp --sparse=always "$d/base4096.img" "$d/full4096.img"
+	free=$(python3 "$HELPER" "$d/full4096.img" "$rec" "" free)
+	head -c $((free - 32)) /dev/urandom > "$d/pad"
+	ntfs-3g "$d/full4096.img" "$d/mnt"
+	python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.pad", open(sys.argv[2], "rb").read())' \
+		"$d/mnt/frag" "$d/pad"
+	umount "$d/mnt"
+	free=$(python3 "$HELPER" "$d/full4096.img" "$rec" "" free)
+	[ "$free" -eq 0 ] || die "frag's record keeps $free bytes free"
+}
+
+# ea1024.img: a file "ea" whose $EA (two entries, 4532 bytes) is
+# non-resident in two runs: the volume filled, then every other
+# one-cluster file deleted
+ea_base() {
+	local d=$BATS_FILE_TMPDIR m=$BATS_FILE_TMPDIR/mnt i
+	truncate -s 16M "$d/ea1024.img"
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F -c 1024 "$d/ea1024.img"
+	ntfs-3g "$d/ea1024.img" "$m"
+	echo ea > "$m/ea"
+	for i in $(seq 1 40); do
+		head -c 1000 /dev/urandom > "$m/g$i"
+	done
+	dd if=/dev/zero of="$m/fill" bs=64k status=none 2>/dev/null || true
+	for i in $(seq 1 2 40); do
+		rm "$m/g$i"
+	done
+	# FILE_FULL_EA_INFORMATION entries, each's next offset its 4-aligned size
+	python3 -c '
+import random, struct, sys
+r = random.Random(5)
+out = b""
+for name, n in ((b"ALPHA", 1500), (b"BETA", 3000)):
+    val = bytes(r.getrandbits(8) for _ in range(n))
+    e = struct.pack("<BBH", 0, len(name), n) + name + b"\0" + val
+    size = (4 + len(e) + 3) // 4 * 4
+    out += (struct.pack("<I", size) + e).ljust(size, b"\0")
+sys.stdout.buffer.write(out)' > "$d/ea"
+	setfattr -n system.ntfs_ea -v "0x$(od -An -v -tx1 "$d/ea" | tr -d ' \n')" "$m/ea"
+	stat -c %i "$m/ea" > "$d/ea1024.rec"
+	manifest "$m" > "$d/eamanifest1024"
+	umount "$m"
 }
 
 setup() { cd_tmp; }
@@ -145,4 +205,94 @@ print(hashlib.sha256(data[:k] + bytes(len(data) - k)).hexdigest())' "$src" "$kee
 
 @test "1k clusters, a compressed file's array cut short at its second unit: the first unit kept, the rest a hole" {
 	runs_case 1024 mixed "" truncated
+}
+
+# cut_case BASE FILE STREAM DAMAGE TYPE WANT: FILE's attribute TYPE (hex)
+# named STREAM in BASE.img damaged by runsbad.py; -a -z cuts the runs
+# (exit 1) instead of making the hole; the stream, read by ntfs-3g, is
+# the bytes WANT prints (from the stream before the damage and the bad
+# run's first byte); ntfs-3g's manifest, ntfsck -n, a second -n and the
+# undo as in runs_case.
+cut_case() {
+	local base=$1 file=$2 stream=$3 what=$4 type=$5 want=$6 rec vcn size unit cs damaged got
+	local d=$BATS_FILE_TMPDIR
+	rec=$(cat "$d/$file${base//[a-z]/}.rec")
+	cs=${base//[a-z]/}
+	cp --sparse=always "$d/$base.img" image
+	read -r vcn size unit < <(python3 "$HELPER" image "$rec" "$stream" "$what" "$type")
+	echo "bad run from VCN $vcn of $size bytes"
+	[ "$vcn" -gt 0 ] || die "the first run was damaged"
+	damaged=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || { echo "$output"; die "-n on the damage: exit $status"; }
+	[ "$(sha256sum < image)" = "$damaged" ] || die "-n wrote"
+	run "$FSCK" -a -z undo image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $rec: attribute 0x$type has a bad runlist"*"runs before the bad one"*"are kept and the sizes cut to them"*FIXED* ]] ||
+		die "not cut"
+	[[ $output != *"is lost"* ]] || die "-a cleared the record"
+	repair_converged "$FSCK" image -a
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	if [ "$type" = e0 ]; then
+		got=$(getfattr --only-values -n system.ntfs_ea mnt/"$file" | sha256sum)
+	elif [ "$stream" ]; then
+		got=$(getfattr --only-values -n "user.$stream" mnt/"$file" | sha256sum)
+	else
+		got=$(sha256sum < mnt/"$file")
+	fi
+	[ "$base" != full4096 ] || pad=$(getfattr --only-values -n user.pad mnt/"$file" | sha256sum)
+	umount mnt
+	[ "${got%% *}" = "$($want "$((vcn * cs))" | sha256sum | cut -d' ' -f1)" ] ||
+		die "$file does not read what it held before the bad run"
+	if [ "$base" = full4096 ]; then
+		[ "${pad%% *}" = "$(sha256sum < "$d/pad" | cut -d' ' -f1)" ] || die "user.pad changed"
+	fi
+	if [ "$type" = 80 ]; then
+		diff -u <(grep -v "  ./$file\$" "$d/manifest$cs") <(grep -v "  ./$file\$" manifest) ||
+			die "manifest differs beyond $file"
+	else
+		diff -u "$d/eamanifest$cs" manifest || die "manifest differs"
+	fi
+	run "$FSCK" --undo undo image
+	[ "$status" -eq 0 ] || die "--undo exit $status: $output"
+	[ "$(sha256sum < image)" = "$damaged" ] || die "--undo did not restore the damaged image"
+}
+
+# frag's bytes before offset $1, the size cut there
+frag_before() { head -c "$1" "$BATS_FILE_TMPDIR/frag4096"; }
+
+# the $EA entries that end at or before offset $1, whole
+ea_before() {
+	python3 -c 'import struct, sys
+ea = open(sys.argv[1], "rb").read()
+p = 0
+while p < len(ea):
+    nxt, = struct.unpack_from("<I", ea, p)
+    if p + nxt > int(sys.argv[2]):
+        break
+    p += nxt
+sys.stdout.buffer.write(ea[:p])' "$BATS_FILE_TMPDIR/ea" "$1"
+}
+
+@test "4k clusters, an 8-byte LCN delta that overflows past 2^63: the runs before it kept, the rest a hole" {
+	runs_case 4096 frag "" overflow
+}
+
+@test "a record with no room for the sparse header, a run past the end: the runs cut, the size cut to them, the record's other stream kept" {
+	cut_case full4096 frag "" past 80 frag_before
+}
+
+@test "a record with no room for the sparse header, an LCN below 0: the runs cut, the size cut to them" {
+	cut_case full4096 frag "" negative 80 frag_before
+}
+
+@test "4k clusters, a run past the end, the allocated size a cluster more than the runs: the runs cut, the size cut to them" {
+	cut_case base4096 frag "" past+alloc 80 frag_before
+}
+
+@test "1k clusters, a non-resident \$EA cut short at its second run: cut, its whole first entry kept" {
+	cut_case ea1024 ea "" truncated e0 ea_before
 }
