@@ -8,7 +8,10 @@
  * is rebuilt from them.  An extension record the list does not name is
  * taken in when none of its attribute extents is already held elsewhere
  * (the list lost its entries; names may be many), and left out otherwise (a stale copy, freed by
- * ntfs_check_extensions).  A record the list names whose header names
+ * ntfs_check_extensions), or when another base's list (as found, before
+ * any is rebuilt: the order of the bases does not decide) names it with
+ * its sequence number and it holds what that list says: a damaged base
+ * reference, given back to that base below, not a lost entry.  A record the list names whose header names
  * another base (or none) but which holds exactly the attributes the list
  * says, and which its claimed base does not list, gets its base reference
  * back.  Extents lost with their records leave VCNs no extent maps: a
@@ -40,6 +43,9 @@ struct lctx {
 	struct ntfs_ext_ref *by_base;	/* c->exts sorted by base (a copy:
 					 * reclaimed records grow c->exts) */
 	size_t nby;
+	struct ntfs_ext_ref *named;	/* (record, base whose list names it),
+					 * every list as found, by record */
+	size_t nnamed;
 };
 
 static int cmp_base(const void *x, const void *y)
@@ -186,6 +192,116 @@ static bool holds_listed(const uint8_t *v, uint32_t len, uint64_t x,
 	}
 	ntfs_al_build_free(&hb);
 	return ok && n;
+}
+
+static int cmp_recno(const void *x, const void *y)
+{
+	const struct ntfs_ext_ref *a = x, *b = y;
+
+	if (a->recno != b->recno)
+		return a->recno < b->recno ? -1 : 1;
+	return a->base < b->base ? -1 : a->base > b->base;
+}
+
+/* Which records each base's list names, before any list is rebuilt:
+ * l->named, sorted by record.  Without it (no memory) nothing is
+ * known to be named elsewhere. */
+static void collect_named(struct lctx *l)
+{
+	struct ntfs_check *c = l->c;
+	uint8_t *rec = malloc(l->rs);
+	size_t cap = 0;
+
+	for (size_t i = 0; rec && i < c->nlbases; i++) {
+		uint64_t b = c->lbases[i], last = UINT64_MAX;
+		struct ntfs_al_entry e;
+		uint32_t at, len = 0, off = 0;
+		char why[NTFS_WHY];
+		uint8_t *v;
+
+		if (load(l, b, rec) || !ntfs_record_is_base(rec) || !(at = list_attr(rec)) ||
+		    !(v = read_list(c, rec, at, &len, why)))
+			continue;
+		while (ntfs_al_next(v, len, &off, &e, why) == 1) {
+			uint64_t x = e.mref & MASK48;
+
+			if (x == b || x == last)
+				continue;
+			last = x;
+			if (l->nnamed == cap) {
+				struct ntfs_ext_ref *g;
+
+				cap = cap ? cap * 2 : 64;
+				g = realloc(l->named, cap * sizeof(*g));
+				if (!g) {
+					free(v);
+					goto out;
+				}
+				l->named = g;
+			}
+			l->named[l->nnamed].recno = x;
+			l->named[l->nnamed++].base = b;
+		}
+		free(v);
+	}
+	free(rec);
+	if (l->nnamed)
+		qsort(l->named, l->nnamed, sizeof(*l->named), cmp_recno);
+	return;
+out:
+	free(rec);
+	free(l->named);
+	l->named = NULL;
+	l->nnamed = 0;
+}
+
+static bool names_record_past_end(const struct lctx *l, const uint8_t *v, uint32_t len);
+
+/*
+ * Extension record X (XREC), which base B's list does not name, is named
+ * (with its sequence number) by the list of another base that holds what
+ * that list says: it is that base's, whatever its own base reference
+ * says (reclaim gives the reference back there), not B's to take.  Known
+ * from the lists as found, so that the order the bases are checked in
+ * does not decide.
+ */
+static bool listed_elsewhere(struct lctx *l, uint64_t b, uint64_t x,
+			     const uint8_t *xrec)
+{
+	struct ntfs_check *c = l->c;
+	struct ntfs_ext_ref key = { x, 0 };
+	size_t lo = 0, hi = l->nnamed;
+	uint8_t *rec;
+	bool yes = false;
+
+	if (x < NTFS_FILE_FIRST_USER || !l->nnamed)
+		return false;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (cmp_recno(&l->named[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == l->nnamed || l->named[lo].recno != x || !(rec = malloc(l->rs)))
+		return false;
+	for (; !yes && lo < l->nnamed && l->named[lo].recno == x; lo++) {
+		uint64_t o = l->named[lo].base;
+		uint32_t at, len = 0;
+		char why[NTFS_WHY];
+		uint8_t *v;
+
+		if (o == b || !cset_get(&c->record_used, o) || load(l, o, rec) ||
+		    !ntfs_record_is_base(rec) || !(at = list_attr(rec)) ||
+		    !(v = read_list(c, rec, at, &len, why)))
+			continue;
+		yes = len && names_record(v, len, x, seq_of(xrec)) &&
+		      holds_listed(v, len, x, xrec) && !names_record_past_end(l, v, len);
+		free(v);
+	}
+	free(rec);
+	return yes;
 }
 
 static void set_ext_base(struct ntfs_check *c, uint64_t x, uint64_t b)
@@ -826,7 +942,8 @@ static void check_one(struct lctx *l, uint64_t b)
 							    eb.v[k].name_len,
 							    eb.v[k].lowest_vcn);
 				ntfs_al_build_free(&eb);
-				if (stale)
+				/* another base's list names it: that base's */
+				if (stale || listed_elsewhere(l, b, e, l->rec))
 					continue;
 			}
 			if (ntfs_al_add_record(&nb, l->rec, NTFS_MREF(e, seq_of(l->rec))))
@@ -897,12 +1014,14 @@ void ntfs_check_attr_lists(struct ntfs_check *c)
 		if (l.nby)
 			memcpy(l.by_base, c->exts, l.nby * sizeof(*l.by_base));
 		qsort(l.by_base, l.nby, sizeof(*l.by_base), cmp_base);
+		collect_named(&l);
 		for (size_t i = 0; i < c->nlbases; i++)
 			check_one(&l, c->lbases[i]);
 	}
 	free(l.rec);
 	free(l.ext);
 	free(l.by_base);
+	free(l.named);
 }
 
 int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why)

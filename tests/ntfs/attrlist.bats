@@ -151,6 +151,39 @@ judge() {
 	judge ext-base xdir
 }
 
+# xdir's $I30 root lives in an extension record that xdir's list names
+# (sequence matching); its base reference now names "few", whose list
+# does not name it, and xdir's first index block lost its magic.  The
+# record is xdir's (the list naming it is the evidence, its damaged base
+# field is not): its base reference goes back, few keeps its list (few
+# is checked first: it took the record and xdir's index could not be
+# rebuilt, -a exit 5), and the block is rebuilt from the children.
+# The same with the bases checked the other way round
+@test "extension record naming a base whose list does not name it, another base's list does: given back to the list's base, not taken" {
+	local few
+	few=$(python3 -c "
+import sys; sys.path.insert(0, '$FSFORGE_TOP/tests/ntfs')
+import attrlist_lab as L; print(L.Vol('$VOL').base_of('few'))")
+	cp --sparse=always "$VOL" d.img
+	python3 "$LAB" damage d.img root-other xdir || die "damage failed"
+	run "$FSCK" -n d.img
+	[ "$status" -eq 4 ] || die "-n exit $status: $output"
+	[[ "$output" == *"says its base is MFT record $few, but it holds the attributes"* ]] ||
+		die "the record not given back to xdir: $output"
+	judge root-other xdir
+	# every write went through the undo layer
+	cp --sparse=always damaged.img u.img
+	run "$FSCK" -a -z undo u.img
+	[ "$status" -eq 1 ] || die "-a -z exit $status: $output"
+	run "$FSCK" --undo undo u.img
+	[ "$status" -eq 0 ] || die "--undo exit $status: $output"
+	cmp u.img damaged.img || die "--undo did not restore the damaged volume"
+	# the other order: one of few's names records (few is checked
+	# first, and gives it back) names xdir, which took it into its list
+	# too (its link count 6, a second -n not clean)
+	judge ext-xdir few
+}
+
 @test "extension record marked free while its base lists it: put back in use, nothing lost" {
 	judge ext-free streams
 	judge ext-free xdir

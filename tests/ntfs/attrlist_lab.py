@@ -7,7 +7,9 @@ with the lab's own parser (tests/ntfs/lab/ntfsparse.py), not libntfs.
   attrlist_lab.py manifest MNT              JSON manifest of a mounted volume
   attrlist_lab.py damage IMG CASE FILE      damage the list of FILE (a name),
                                             or its names (fn-parent, fn-orphan,
-                                            fn-stray)
+                                            fn-stray; root-other: a
+                                            directory's index root holder
+                                            names "few" as its base)
   attrlist_lab.py names IMG FILE            the names FILE's extension record
                                             that "ext-zero" destroys holds
 
@@ -244,6 +246,23 @@ def damage(path, case, name):
                 vol.store(d, kind, where, buf)
         print(len(had))
         return
+    if case == "root-other":
+        # the extension record holding directory NAME's $I30 root names
+        # "few" (whose list does not name it) as its base, and the
+        # directory's first index block loses its magic
+        import ntfs_patch
+        vol = ntfs_patch.Volume(path)
+        h, _, _, bs, runs = vol.index(b)
+        if h == b:
+            sys.exit("the root of %s is in its base record" % name)
+        f = v.base_of("few")
+        _, xr = v.rec(h)
+        struct.pack_into("<Q", xr, 0x20, f | v.rec(f)[1][0x10] << 48)
+        v.put(h, xr)
+        v.save()
+        vol = ntfs_patch.Volume(path)
+        vol.pwrite(vol.offset(runs, 0), b"XXXX")
+        return
     rec, aoff, value, where = v.list_attr(b)
     value = bytearray(value)
     off, t, x = victim(v, b, value)
@@ -281,6 +300,10 @@ def damage(path, case, name):
             v.img[at:at + 4] = b"BAAD"
         elif case == "ext-base":      # base reference: another directory
             struct.pack_into("<Q", xr, 0x20, 5 | 5 << 48)
+            v.put(x, xr)
+        elif case == "ext-xdir":      # base reference: "xdir", whose
+            d = v.base_of("xdir")     # list does not name it (checked after)
+            struct.pack_into("<Q", xr, 0x20, d | v.rec(d)[1][0x10] << 48)
             v.put(x, xr)
         elif case == "ext-base0":     # base reference lost
             struct.pack_into("<Q", xr, 0x20, 0)
