@@ -134,22 +134,6 @@ static void on_fault(void *arg, enum ntfs_bt_fault f, const struct ntfs_ie_view 
 	w->asked = true;
 }
 
-/* A leaf holding nothing but its end entry (ntfs/btree.h): the index is
- * whole, but ntfs-3g and the Linux driver never leave one; it goes with
- * the rebuild, like the faults. */
-static void on_empty_leaf(void *arg, int64_t vcn, int64_t top, int64_t parent,
-			  uint32_t pos)
-{
-	char why[NTFS_WHY];
-
-	(void)top;
-	(void)parent;
-	(void)pos;
-	snprintf(why, sizeof(why), "index block at VCN %lld is a leaf with no entry",
-		 (long long)vcn);
-	on_fault(arg, NTFS_BT_SHAPE, NULL, NULL, why);
-}
-
 static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 {
 	struct rwalk *w = arg;
@@ -178,7 +162,7 @@ static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 static int walk_r(struct rwalk *w, uint64_t recno, const uint8_t *rec, bool *large)
 {
 	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault,
-				   .empty_leaf = on_empty_leaf };
+				   .empty_leaf_fault = true };
 	struct ntfs_bt t = { .type = 0, .collation = NTFS_COLLATION_NTOFS_ULONGS, .arg = w };
 	struct ntfs_index ix;
 	int r = ntfs_index_open(w->c, recno, rec, "$R", &ix);

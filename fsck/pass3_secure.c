@@ -160,29 +160,13 @@ static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 	return 0;
 }
 
-/* A leaf holding nothing but its end entry (ntfs/btree.h): the index is
- * whole, but ntfs-3g and the Linux driver never leave one; it goes with
- * the rebuild, like the faults. */
-static void on_empty_leaf(void *arg, int64_t vcn, int64_t top, int64_t parent,
-			  uint32_t pos)
-{
-	char why[NTFS_WHY];
-
-	(void)top;
-	(void)parent;
-	(void)pos;
-	snprintf(why, sizeof(why), "index block at VCN %lld is a leaf with no entry",
-		 (long long)vcn);
-	on_fault(arg, NTFS_BT_SHAPE, NULL, NULL, why);
-}
-
 static void check_index(struct secure *s, const uint8_t *rec, const char *name,
 			bool sdh)
 {
 	char obj[32];
 	struct sec_walk w = { .s = s, .obj = obj, .sdh = sdh };
 	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault,
-				   .empty_leaf = on_empty_leaf };
+				   .empty_leaf_fault = true };
 	struct ntfs_bt t = { .type = 0, .arg = &w,
 			     .collation = sdh ? NTFS_COLLATION_NTOFS_SECURITY_HASH :
 						NTFS_COLLATION_NTOFS_ULONG };

@@ -64,21 +64,6 @@ static void on_fault(void *arg, enum ntfs_bt_fault f, const struct ntfs_ie_view 
 		w->bad = fsf_fix_ask(&w->c->fix, &PR_VIEW_INDEX, w->obj, why) ? 1 : 2;
 }
 
-/* A leaf holding nothing but its end entry (ntfs/btree.h): the index is
- * whole, but ntfs-3g and the Linux driver never leave one; it goes with
- * the rebuild, like the faults. */
-static void on_empty_leaf(void *arg, int64_t vcn, int64_t top, int64_t parent,
-			  uint32_t pos)
-{
-	char why[NTFS_WHY];
-
-	(void)top;
-	(void)parent;
-	(void)pos;
-	snprintf(why, sizeof(why), "index block at VCN %lld is a leaf with no entry",
-		 (long long)vcn);
-	on_fault(arg, NTFS_BT_SHAPE, NULL, NULL, why);
-}
 
 /* A view entry's data (offset and length in IE's mref), or NULL when
  * it lies outside the entry or over its key. */
@@ -338,7 +323,7 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 {
 	struct vwalk w = { .c = c, .v = v };
 	struct ntfs_bt_ops ops = { .entry = on_entry, .fault = on_fault,
-				   .empty_leaf = on_empty_leaf };
+				   .empty_leaf_fault = true };
 	struct ntfs_bt t = { .type = 0, .collation = v->collation, .arg = &w };
 	struct ntfs_index ix;
 	int r, ret = 0;

@@ -195,9 +195,19 @@ static int walk_node(struct walk *w, const uint8_t *ents, uint32_t len,
 		w->prev_depth = depth;
 		w->have_prev = true;
 	}
-	if (!node && !own && depth > 0 && !mixed && t->ops->empty_leaf)
-		t->ops->empty_leaf(t->arg, at.vcn, at.top, at.top_parent,
-				   at.top_pos);
+	if (!node && !own && depth > 0 && !mixed) {
+		if (t->ops->empty_leaf) {
+			t->ops->empty_leaf(t->arg, at.vcn, at.top, at.top_parent,
+					   at.top_pos);
+		} else if (t->ops->empty_leaf_fault && t->ops->fault) {
+			char msg[NTFS_WHY];
+
+			snprintf(msg, sizeof(msg),
+				 "index block at VCN %lld is a leaf with no entry",
+				 (long long)at.vcn);
+			t->ops->fault(t->arg, NTFS_BT_SHAPE, NULL, NULL, msg);
+		}
+	}
 	if (!node) {
 		if (w->leaf_depth < 0)
 			w->leaf_depth = depth;

@@ -68,6 +68,11 @@ struct ntfs_bt_ops {
 	 * NULL: not looked for */
 	void (*empty_leaf)(void *arg, int64_t vcn, int64_t top,
 			   int64_t parent, uint32_t pos);
+	/* with no EMPTY_LEAF: true passes such a leaf to FAULT as
+	 * NTFS_BT_SHAPE ("index block at VCN N is a leaf with no entry"),
+	 * for an index that is rebuilt rather than mended in place; it is
+	 * not counted in FAULTS */
+	bool empty_leaf_fault;
 };
 
 struct ntfs_bt {
