@@ -125,6 +125,26 @@ sys.stdout.buffer.write(out)' > "$d/ea"
 setup() { cd_tmp; }
 teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
 
+# damaged_then_repaired: -n on the damaged image exits 4 and writes
+# nothing; -a -z undo exits 1 ($output is its output; DAMAGED the
+# damaged image's digest, for undo_restores)
+damaged_then_repaired() {
+	damaged=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || { echo "$output"; die "-n on the damage: exit $status"; }
+	[ "$(sha256sum < image)" = "$damaged" ] || die "-n wrote"
+	run "$FSCK" -a -z undo image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+}
+
+# undo_restores: --undo gives back the damaged image byte for byte
+undo_restores() {
+	run "$FSCK" --undo undo image
+	[ "$status" -eq 0 ] || die "--undo exit $status: $output"
+	[ "$(sha256sum < image)" = "$damaged" ] || die "--undo did not restore the damaged image"
+}
+
 # runs_case CS FILE STREAM DAMAGE: FILE's $DATA STREAM ("" unnamed) of the
 # CS-byte-cluster volume damaged by runsbad.py; -n finds it and writes
 # nothing; -a -z repairs it (exit 1) and the oracles above hold.
@@ -139,13 +159,7 @@ runs_case() {
 	# frag and mixed keep runs before the bad one (ntfs-3g wrote the
 	# stream in one run)
 	[ "$file" = streamed ] || [ "$vcn" -gt 0 ] || die "the first run was damaged"
-	damaged=$(sha256sum < image)
-	run "$FSCK" -n image
-	[ "$status" -eq 4 ] || { echo "$output"; die "-n on the damage: exit $status"; }
-	[ "$(sha256sum < image)" = "$damaged" ] || die "-n wrote"
-	run "$FSCK" -a -z undo image
-	echo "$output"
-	[ "$status" -eq 1 ] || die "-a exit $status"
+	damaged_then_repaired
 	[[ $output == *"MFT record $rec"*"has a bad runlist"*"runs before the bad one"*"become a hole (zeros) and the size ($size bytes) is kept"*FIXED* ]] ||
 		die "not made a hole"
 	[[ $output != *"is lost"* ]] || die "-a cleared the record"
@@ -174,9 +188,7 @@ print(hashlib.sha256(data[:k] + bytes(len(data) - k)).hexdigest())' "$src" "$kee
 		diff -u <(grep -v "  ./$path\$" "$d/manifest$cs") <(grep -v "  ./$path\$" manifest) ||
 			die "manifest differs beyond $path"
 	fi
-	run "$FSCK" --undo undo image
-	[ "$status" -eq 0 ] || die "--undo exit $status: $output"
-	[ "$(sha256sum < image)" = "$damaged" ] || die "--undo did not restore the damaged image"
+	undo_restores
 }
 
 @test "4k clusters, a run past the end of the volume: the runs before it kept, the rest a hole, the size kept" {
@@ -222,13 +234,7 @@ cut_case() {
 	read -r vcn size unit < <(python3 "$HELPER" image "$rec" "$stream" "$what" "$type")
 	echo "bad run from VCN $vcn of $size bytes"
 	[ "$vcn" -gt 0 ] || die "the first run was damaged"
-	damaged=$(sha256sum < image)
-	run "$FSCK" -n image
-	[ "$status" -eq 4 ] || { echo "$output"; die "-n on the damage: exit $status"; }
-	[ "$(sha256sum < image)" = "$damaged" ] || die "-n wrote"
-	run "$FSCK" -a -z undo image
-	echo "$output"
-	[ "$status" -eq 1 ] || die "-a exit $status"
+	damaged_then_repaired
 	[[ $output == *"MFT record $rec: attribute 0x$type has a bad runlist"*"runs before the bad one"*"are kept and the sizes cut to them"*FIXED* ]] ||
 		die "not cut"
 	[[ $output != *"is lost"* ]] || die "-a cleared the record"
@@ -256,9 +262,7 @@ cut_case() {
 	else
 		diff -u "$d/eamanifest$cs" manifest || die "manifest differs"
 	fi
-	run "$FSCK" --undo undo image
-	[ "$status" -eq 0 ] || die "--undo exit $status: $output"
-	[ "$(sha256sum < image)" = "$damaged" ] || die "--undo did not restore the damaged image"
+	undo_restores
 }
 
 # frag's bytes before offset $1, the size cut there
