@@ -45,6 +45,7 @@ import random
 import struct
 
 import ntfsparse as P
+from adverse import _dirs_with_blocks, _user_records  # the same walk as adverse writes
 
 SUBKINDS = ("rec", "indx", "rec2indx", "indx2rec", "data2rec", "data2indx", "mftbmp", "volbmp")
 MODES = ("w", "l")
@@ -54,23 +55,6 @@ CROSS = ("xindx", "xmft", "xlog", "xbitmap", "xdirs")
 class _Ctx:
     def __init__(self, v, early, rnd, mode):
         self.v, self.g, self.img, self.early, self.rnd, self.mode = v, v.g, v.img, early, rnd, mode
-
-
-def _user_records(v):
-    return [n for n, at, rec in P.records(v.img, v.g) if n == 5 or n >= 16
-            and not struct.unpack_from("<Q", rec, 0x20)[0]]
-
-
-def _dirs_with_blocks(v):
-    out = {}
-    for n in _user_records(v):
-        try:
-            b = v.index_blocks(n)
-        except (KeyError, IndexError, struct.error):
-            continue
-        if b:
-            out[n] = b
-    return out
 
 
 def _data_clusters(v):
