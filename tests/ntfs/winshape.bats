@@ -23,6 +23,10 @@ setup_file() {
 	python3 "$WIN" "$d/win.img" > /dev/null
 }
 
+teardown() {
+	if mountpoint -q "$BATS_TEST_TMPDIR/mnt"; then umount "$BATS_TEST_TMPDIR/mnt"; fi
+}
+
 @test "winshape: ntfsck -n and ntfs-3g accept the Windows-shaped volume" {
 	need_sid
 	run sid_ntfsck "$BATS_FILE_TMPDIR/win.img"
