@@ -14,6 +14,7 @@ import subprocess
 import time
 
 import ntfsparse as P
+import winshape as W
 
 # name: (maker, cluster size, volume size in MiB)
 BASES = {
@@ -47,10 +48,15 @@ BASES = {
     # 8 update-sequence entries
     "s4k": ("ours", 4096, 64),
     "s4kaged": ("ours", 4096, 64),
+    # the rich tree given what Windows' format and a Windows 10/11
+    # installation put on a volume (winshape.py): $Extend/$RmMetadata,
+    # $Deleted, $UsnJrnl, $TXF_DATA streams, System Volume Information,
+    # $Recycle.Bin, Program Files with DOS names
+    "win4k": ("ours", 4096, 64),
 }
 # bases made with a sector size other than 512
 SECTOR = {"s4k": 4096, "s4kaged": 4096}
-RICH = ("rich4k", "rich1k", "aged4k", "s4k", "s4kaged")
+RICH = ("rich4k", "rich1k", "aged4k", "s4k", "s4kaged", "win4k")
 AGED = ("aged4k", "s4kaged")
 DEEP_NAME = "entry-%04d-" + "deep-" * 22 + "name.txt"
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kfixture")
@@ -621,8 +627,12 @@ def make(name, out, mkfs, sid_root, seed):
             populate_rich(m, seed)
         if aged:
             age(m, seed, 1)
+        if name == "win4k":
+            made = W.populate_windows(m, random.Random(seed))
     finally:
         umount(m)
+    if name == "win4k":
+        W.finish(img, made, mount, umount, m)
     if aged:
         shutil.copy(img, os.path.join(d, "early.img"))
         if not mount(img, m, opts="compression"):

@@ -1051,7 +1051,7 @@ def main():
     rp.add_argument("--jobs", type=int, default=2)
     rp.add_argument("--out", default="")
     rp.add_argument("--bases", default="ours4k,ours1k,sid4k,sid64k",
-                    help="also kern4k, rich4k, rich1k, deep4k, aged4k, s4k, s4kaged")
+                    help="also kern4k, rich4k, rich1k, deep4k, aged4k, s4k, s4kaged, win4k")
     rp.add_argument("--random", type=int, default=100, help="random cases per base")
     rp.add_argument("--cuts", type=int, default=40, help="power cuts per base")
     rp.add_argument("--adverse", type=int, default=0,
