@@ -93,7 +93,7 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *ext, *holder;
-	uint64_t len, where;
+	uint64_t len, where, mapped;
 	int ret;
 
 	ret = ntfs_vol_attr_runs(&c->vol, rec0, NTFS_AT_DATA, &len,
@@ -120,7 +120,17 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT", why);
 		return -EUCLEAN;
 	}
-	c->vol.mft_records = len / rs;
+	/* a data size past what the runs map (2^32 records in 64 clusters)
+	 * must not make every pass walk records that are not there: the
+	 * count stops at the runs (pass 1 repairs record 0's sizes) */
+	mapped = 0;
+	for (long i = 0; i < c->vol.nmft_runs; i++) {
+		uint64_t n = c->vol.mft_runs[i].len;
+
+		mapped = n > (UINT64_MAX - mapped) / c->vol.boot.g.cluster_size ?
+			 UINT64_MAX : mapped + n * c->vol.boot.g.cluster_size;
+	}
+	c->vol.mft_records = (len < mapped ? len : mapped) / rs;
 	ext = malloc(rs);
 	if (!ext)
 		return -ENOMEM;

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""hostile.py IMAGE SHAPE DIR [ARGS]: one hostile structure in an NTFS
+volume, valid-looking metadata (fixups written) that a checker must walk
+without hanging, recursing without bound or allocating without bound.
+Independent of libntfs: built on tests/ntfs/ntfs_patch.py's parser.
+DIR is the record number of a directory whose $I30 is a B+tree of depth
+3 or more (bench/ntfs-lab hostile and tests/ntfs/hostile.bats make one
+with 2,000 names); FILE a non-resident file; A, B two directories.
+
+Shapes (B+tree):
+  selfvcn DIR      a node's child VCN names the node's own block
+  ancestor DIR     a grandchild's child VCN names its parent's block
+  shared DIR       a node's first two entries name one child
+  entlen0 DIR      an entry of a leaf block has length 0
+  entlen8 DIR      an entry of a leaf block has length 8
+  nolast DIR       a leaf block's end entry loses its last-entry flag
+  allsame DIR      every entry of the tree names the first entry's record
+  dupnames DIR     every key of the tree says the first key's name
+Shapes (attribute lists; LIST: a record with an attribute list):
+  alzero LIST      every entry of the list has length 0
+  alpast LIST      the first entry's length points past the list's end
+  extself LIST     LIST's first extension record's base reference names
+                   that extension record itself
+Shapes (records and runs):
+  baseself FILE    FILE's base reference names FILE itself
+  ploop A B        A's parent is B, B's parent is A (no path to root)
+  bigsize FILE     FILE's $DATA sizes say 2^62 bytes
+  sparse40 FILE    FILE's runlist gains a sparse run of 2^40 clusters
+  mftsize          $MFT's $DATA sizes claim 2^32 records
+  mftbitmap        every bit of $MFT's $BITMAP set
+"""
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from ntfs_patch import Volume, attrs, runs_of  # noqa: E402
+
+AT_DATA, AT_BITMAP = 0x80, 0xB0
+
+
+def _nodes(vol, d):
+    """The root and every block of D's tree: (kind, where, buf, ih, vcn,
+    depth), parents before children (breadth first, each block once)."""
+    h, rec, v, bs, runs = vol.index(d)
+    out, seen = [("root", h, rec, v + 16, None, 0)], set()
+    i = 0
+    while i < len(out):
+        _, _, buf, ih, _, dp = out[i]
+        i += 1
+        for off, ln, fl, _ in Volume.entries(buf, ih):
+            if fl & 1:
+                vcn, = struct.unpack_from("<q", buf, off + ln - 8)
+                if vcn in seen:
+                    continue
+                seen.add(vcn)
+                at, b = vol.block_at(runs, bs, vcn)
+                out.append(("block", at, b, 0x18, vcn, dp + 1))
+    return out
+
+
+def _child_of(buf, ih, n=0):
+    """offset of the child VCN of the Nth entry of a node with children"""
+    ents = [e for e in Volume.entries(buf, ih) if e[2] & 1]
+    off, ln, _, _ = ents[n]
+    return off + ln - 8
+
+
+def _with_children(nodes):
+    return [n for n in nodes if n[0] == "block" and any(
+        e[2] & 1 for e in Volume.entries(n[2], n[3]))]
+
+
+def _leaf(nodes):
+    return [n for n in nodes if n[0] == "block" and len(
+        Volume.entries(n[2], n[3])) > 3 and not any(
+        e[2] & 1 for e in Volume.entries(n[2], n[3]))][0]
+
+
+def selfvcn(vol, d):
+    kind, at, buf, ih, vcn, _ = _with_children(_nodes(vol, d))[0]
+    struct.pack_into("<q", buf, _child_of(buf, ih), vcn)
+    vol.store(d, kind, at, buf)
+
+
+def ancestor(vol, d):
+    nodes = _nodes(vol, d)
+    parent = _with_children(nodes)[0]
+    pbuf, pih = parent[2], parent[3]
+    child_vcn, = struct.unpack_from("<q", pbuf, _child_of(pbuf, pih))
+    for kind, at, buf, ih, vcn, _ in nodes:
+        if vcn == child_vcn:
+            if not any(e[2] & 1 for e in Volume.entries(buf, ih)):
+                sys.exit("ancestor: the child is a leaf (tree too shallow)")
+            struct.pack_into("<q", buf, _child_of(buf, ih), parent[4])
+            vol.store(d, kind, at, buf)
+            return
+
+
+def shared(vol, d):
+    kind, at, buf, ih, _, _ = [n for n in _nodes(vol, d) if sum(
+        e[2] & 1 for e in Volume.entries(n[2], n[3])) >= 2][0]
+    first, = struct.unpack_from("<q", buf, _child_of(buf, ih, 0))
+    struct.pack_into("<q", buf, _child_of(buf, ih, 1), first)
+    vol.store(d, kind, at, buf)
+
+
+def _entlen(vol, d, ln):
+    kind, at, buf, ih, _, _ = _leaf(_nodes(vol, d))
+    off = Volume.entries(buf, ih)[1][0]
+    struct.pack_into("<H", buf, off + 8, ln)
+    vol.store(d, kind, at, buf)
+
+
+def entlen0(vol, d):
+    _entlen(vol, d, 0)
+
+
+def entlen8(vol, d):
+    _entlen(vol, d, 8)
+
+
+def nolast(vol, d):
+    kind, at, buf, ih, _, _ = _leaf(_nodes(vol, d))
+    off, ln, fl, _ = Volume.entries(buf, ih)[-1]
+    struct.pack_into("<I", buf, off + 12, fl & ~2)
+    vol.store(d, kind, at, buf)
+
+
+def _tree_entries(vol, d):
+    for kind, at, buf, ih, _, _ in _nodes(vol, d):
+        yield kind, at, buf, [e for e in Volume.entries(buf, ih) if not e[2] & 2]
+
+
+def allsame(vol, d):
+    ref = None
+    for kind, at, buf, ents in _tree_entries(vol, d):
+        for off, _, _, _ in ents:
+            if ref is None:
+                ref = buf[off:off + 8]
+            buf[off:off + 8] = ref
+        vol.store(d, kind, at, buf)
+
+
+def dupnames(vol, d):
+    name = None
+    for kind, at, buf, ents in _tree_entries(vol, d):
+        for off, _, _, _ in ents:
+            n = buf[off + 16 + 0x40]
+            key = buf[off + 16 + 0x42:off + 16 + 0x42 + 2 * n]
+            if name is None:
+                name = key
+            if len(key) == len(name):
+                buf[off + 16 + 0x42:off + 16 + 0x42 + 2 * n] = name
+        vol.store(d, kind, at, buf)
+
+
+def _list(vol, r):
+    """(list bytes, store(list bytes)) of R's attribute list"""
+    rec = vol.read(r)
+    for off, t, _ in attrs(rec):
+        if t != 0x20:
+            continue
+        if rec[off + 8]:
+            ln, = struct.unpack_from("<Q", rec, off + 0x30)
+            runs = runs_of(rec, off)
+            lst = bytearray(b"".join(vol.pread(lcn * vol.cs, n * vol.cs)
+                                     for lcn, n in runs)[:ln])
+
+            def put(b):
+                pos = 0
+                for lcn, n in runs:
+                    vol.pwrite(lcn * vol.cs, bytes(b[pos:pos + n * vol.cs]))
+                    pos += n * vol.cs
+            return lst, put
+        v = off + struct.unpack_from("<H", rec, off + 0x14)[0]
+        ln, = struct.unpack_from("<I", rec, off + 0x10)
+
+        def put_res(b):
+            rec[v:v + ln] = b
+            vol.write(r, rec)
+        return bytearray(rec[v:v + ln]), put_res
+    sys.exit("no attribute list")
+
+
+def alzero(vol, r):
+    lst, put = _list(vol, r)
+    p = 0
+    while p + 26 <= len(lst):
+        el, = struct.unpack_from("<H", lst, p + 4)
+        struct.pack_into("<H", lst, p + 4, 0)
+        p += el or 32
+    put(lst)
+
+
+def alpast(vol, r):
+    lst, put = _list(vol, r)
+    struct.pack_into("<H", lst, 4, (len(lst) + 8 + 7) & ~7)
+    put(lst)
+
+
+def extself(vol, r):
+    ext = [h for h in vol.holders(r) if h != r][0]
+    rec = vol.read(ext)
+    struct.pack_into("<Q", rec, 0x20, ext | vol.seq(ext) << 48)
+    vol.write(ext, rec)
+
+
+def baseself(vol, f):
+    rec = vol.read(f)
+    struct.pack_into("<Q", rec, 0x20, f | vol.seq(f) << 48)
+    vol.write(f, rec)
+
+
+def ploop(vol, a, b):
+    vol.parent(a, b)
+    vol.parent(b, a)
+
+
+def _data(rec):
+    for off, t, name in attrs(rec):
+        if t == AT_DATA and not name and rec[off + 8]:
+            return off
+    sys.exit("no non-resident unnamed $DATA")
+
+
+def bigsize(vol, f):
+    rec = vol.read(f)
+    off = _data(rec)
+    struct.pack_into("<QQQ", rec, off + 0x28, 1 << 62, 1 << 62, 1 << 62)
+    vol.write(f, rec)
+
+
+def sparse40(vol, f):
+    """one more run after the last: a sparse run of 2^40 clusters (the
+    mapping pairs header 0x06: six length bytes, no offset), the last VCN
+    and the sizes moved on; the attribute grows by 8 bytes if needed."""
+    rec = vol.read(f)
+    off = _data(rec)
+    alen, = struct.unpack_from("<I", rec, off + 4)
+    mp, = struct.unpack_from("<H", rec, off + 0x20)
+    p = off + mp
+    while rec[p]:
+        h = rec[p]
+        p += 1 + (h & 15) + (h >> 4)
+    if p + 8 > off + alen:  # grow the attribute by 8 bytes
+        used, = struct.unpack_from("<I", rec, 0x18)
+        rec[off + alen + 8:used + 8] = rec[off + alen:used]
+        rec[off + alen:off + alen + 8] = bytes(8)
+        struct.pack_into("<I", rec, off + 4, alen + 8)
+        struct.pack_into("<I", rec, 0x18, used + 8)
+    rec[p:p + 7] = bytes([0x06]) + (1 << 40).to_bytes(6, "little")
+    rec[p + 7] = 0
+    last, = struct.unpack_from("<q", rec, off + 0x18)
+    struct.pack_into("<q", rec, off + 0x18, last + (1 << 40))
+    add = (1 << 40) * vol.cs
+    for o in (0x28, 0x30):
+        v, = struct.unpack_from("<Q", rec, off + o)
+        struct.pack_into("<Q", rec, off + o, v + add)
+    vol.write(f, rec)
+
+
+def mftsize(vol):
+    rec = vol.read(0)
+    off = _data(rec)
+    n = (1 << 32) * vol.rs
+    struct.pack_into("<QQQ", rec, off + 0x28, n, n, n)
+    vol.write(0, rec)
+
+
+def mftbitmap(vol):
+    rec = vol.read(0)
+    for off, t, name in attrs(rec):
+        if t == AT_BITMAP and not name:
+            if rec[off + 8]:
+                ln, = struct.unpack_from("<Q", rec, off + 0x30)
+                pos = 0
+                for lcn, n in runs_of(rec, off):
+                    k = min(ln - pos, n * vol.cs)
+                    if k > 0:
+                        vol.pwrite(lcn * vol.cs, b"\xff" * k)
+                    pos += n * vol.cs
+            else:
+                v = off + struct.unpack_from("<H", rec, off + 0x14)[0]
+                ln, = struct.unpack_from("<I", rec, off + 0x10)
+                rec[v:v + ln] = b"\xff" * ln
+                vol.write(0, rec)
+            return
+
+
+SHAPES = ("selfvcn", "ancestor", "shared", "entlen0", "entlen8", "nolast",
+          "allsame", "dupnames", "alzero", "alpast", "extself",
+          "baseself", "ploop", "bigsize", "sparse40", "mftsize", "mftbitmap")
+
+
+def main():
+    vol = Volume(sys.argv[1])
+    shape, args = sys.argv[2], [int(a) for a in sys.argv[3:]]
+    if shape not in SHAPES:
+        sys.exit("unknown shape " + shape)
+    globals()[shape](vol, *args)
+
+
+if __name__ == "__main__":
+    main()
