@@ -102,6 +102,15 @@ ROW(PR_RECORD_NUMBER, 0x010013, "record_number_wrong",
 ROW(PR_RECORD_MISPLACED, 0x01007d, "record_misplaced_copy",
     "record is a copy of MFT record %u written in the wrong place; the file it held is lost",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+/* the same in a slot the $MFT bitmap marks free: nothing was lost there */
+ROW(PR_RECORD_MISPLACED_FREE, 0x01007f, "record_misplaced_copy_free_slot",
+    "free record is a copy of MFT record %u written in the wrong place",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+/* the write missed its place, which kept its older version: written
+ * back there (the copy is then cleared as one of the two above) */
+ROW(PR_RECORD_NEWER_ELSEWHERE, 0x010080, "record_newer_copy_misplaced",
+    "its own slot holds an older version; the newer one, written to MFT record %llu by mistake, is put back",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_SYSTEM_FILE_MISSING, 0x010020, "system_file_missing",
     "system file is not in use",
     FSF_PROMPT_NONE, FSF_PR_FATAL);
