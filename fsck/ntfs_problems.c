@@ -102,6 +102,15 @@ ROW(PR_RECORD_NUMBER, 0x010013, "record_number_wrong",
 ROW(PR_RECORD_MISPLACED, 0x01007d, "record_misplaced_copy",
     "record is a copy of MFT record %u written in the wrong place; the file it held is lost",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+/* the same in a slot the $MFT bitmap marks free: nothing was lost there */
+ROW(PR_RECORD_MISPLACED_FREE, 0x01007f, "record_misplaced_copy_free_slot",
+    "free record is a copy of MFT record %u written in the wrong place",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+/* the write missed its place, which kept its older version: written
+ * back there (the copy is then cleared as one of the two above) */
+ROW(PR_RECORD_NEWER_ELSEWHERE, 0x010080, "record_newer_copy_misplaced",
+    "its own slot holds an older version; the newer one, written to MFT record %llu by mistake, is put back",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_SYSTEM_FILE_MISSING, 0x010020, "system_file_missing",
     "system file is not in use",
     FSF_PROMPT_NONE, FSF_PR_FATAL);
@@ -174,9 +183,11 @@ ROW(PR_UPCASE_CONTENT, 0x010062, "upcase_table_damaged",
 ROW(PR_ATTRLIST_BAD, 0x010064, "attribute_list_bad",
     "attribute list is wrong (%s); it is rebuilt from the records that point back at the file",
     FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
+/* said of the list rebuild just counted (now left, not fixed): not one
+ * problem more */
 ROW(PR_ATTRLIST_REBUILD_FAILED, 0x010065, "attribute_list_not_rebuilt",
-    "attribute list cannot be rebuilt (%s)",
-    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+    "attribute list cannot be rebuilt (%s): the fix above is left",
+    FSF_PROMPT_NONE, 0);
 ROW(PR_EXTENSION_BASE, 0x010066, "extension_record_base",
     "extension record says its base is MFT record %llu, but it holds the attributes %s lists for it",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
@@ -490,6 +501,10 @@ ROW(PR_INDEX_DUPLICATE, 0x030011, "index_entry_duplicate",
 ROW(PR_NAME_DUPLICATE, 0x030012, "file_name_duplicate",
     "\"%s\" is the name of MFT record %llu and of MFT record %llu; the second becomes \"%s\"",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* said of the rename just counted (now left, not fixed) */
+ROW(PR_NAME_NOT_RENAMED, 0x03006a, "file_name_duplicate_not_renamed",
+    "%s: the fix above is left, the second name stays out of the index",
+    FSF_PROMPT_NONE, 0);
 ROW(PR_NAME_PARENT_SEQ, 0x030013, "file_name_parent_sequence",
     "\"%s\": %s names the directory with sequence number %u, the directory's is %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

@@ -346,14 +346,52 @@ void ntfs_clear_record(uint8_t *rec, uint32_t rs, uint64_t recno)
 }
 
 /*
+ * Is NEW (a record found at another slot, saying it is record X) a newer
+ * version of OLD, what slot X holds?  A misdirected write that missed its
+ * place leaves the place with its earlier version: the file not yet in
+ * use there, an earlier incarnation (an older sequence number), or the
+ * same file before its last change (an older LSN).  OLD not a record at
+ * all (never formatted, or torn) counts as older; so does a free OLD
+ * with NEW's sequence number (a record freed keeps the number it is
+ * reused with).  Anything else (the same LSN, another base) is not
+ * decided here.
+ */
+static bool newer_version(const uint8_t *new, const uint8_t *old, uint64_t x)
+{
+	struct ntfs_mft_record n, o;
+	uint16_t d;
+
+	if (memcmp(old, "FILE", 4))
+		return true;
+	memcpy(&n, new, sizeof(n));
+	memcpy(&o, old, sizeof(o));
+	if (le16toh(o.h.usa_ofs) >= 0x30 && le32toh(o.mft_record_number) != x)
+		return false;	/* slot X holds another record's block */
+	d = (uint16_t)(le16toh(n.sequence_number) - le16toh(o.sequence_number));
+	if (!(le16toh(o.flags) & NTFS_MFT_IN_USE))
+		return d < 0x8000;
+	if (o.base_mft_record != n.base_mft_record)
+		return false;
+	return (d && d < 0x8000) ||
+	       (!d && le64toh(n.h.lsn) > le64toh(o.h.lsn));
+}
+
+/*
  * Mark in COPIES the in-use user records that are a copy of another user
  * record's slot (a misdirected write: the same block at its place and at
  * this one; it says it is that record).  Renumbering one would make a
  * second file with the first one's names and clusters.  Both slots are
  * compared as read, before pass 1 writes anything: once it has repaired
  * the record at its own slot, the copy would no longer match it.
+ *
+ * A copy that is the newer version of the record it says it is, whose
+ * own slot the $MFT bitmap marks in use but holds an older version (the
+ * write missed its place: mode l of the lab's misdirect), is written back
+ * there, and then marked as a copy: the newest data is kept, once.  The
+ * slot it landed in is checked whether the bitmap marks it or not.
  */
-static int find_misplaced_copies(struct ntfs_check *c, uint8_t *copies)
+static int find_misplaced_copies(struct ntfs_check *c, uint8_t *copies,
+				 const uint8_t *bitmap, uint64_t blen)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs), *at = malloc(rs);
@@ -367,6 +405,7 @@ static int find_misplaced_copies(struct ntfs_check *c, uint8_t *copies)
 	for (uint64_t i = NTFS_FILE_FIRST_USER; i < c->vol.mft_records; i++) {
 		struct ntfs_mft_record m;
 		uint32_t other;
+		char obj[48];
 
 		if (ntfs_vol_read_record(&c->vol, i, rec) || memcmp(rec, "FILE", 4))
 			continue;
@@ -375,9 +414,26 @@ static int find_misplaced_copies(struct ntfs_check *c, uint8_t *copies)
 		if (le16toh(m.h.usa_ofs) < 0x30 || other == i ||
 		    !(le16toh(m.flags) & NTFS_MFT_IN_USE) ||
 		    other < NTFS_FILE_FIRST_USER || other >= c->vol.mft_records ||
-		    ntfs_vol_read_record(&c->vol, other, at) || memcmp(at, rec, rs) ||
-		    ntfs_record_check(at, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		    ntfs_vol_read_record(&c->vol, other, at))
 			continue;
+		if (!memcmp(at, rec, rs)) {
+			if (ntfs_record_check(at, rs, NTFS_MAGIC_FILE, why) ==
+			    NTFS_REC_OK)
+				rare_set(copies, i);
+			continue;
+		}
+		if (other / 8 >= blen || !bit_get(bitmap, other) ||
+		    !newer_version(rec, at, other))
+			continue;
+		memcpy(at, rec, rs);
+		if (ntfs_record_check(at, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+		    used_wrong(at))
+			continue;
+		snprintf(obj, sizeof(obj), "MFT record %u", other);
+		if (fsf_fix_ask(&c->fix, &PR_RECORD_NEWER_ELSEWHERE, obj,
+				(unsigned long long)i) &&
+		    ntfs_check_write_record(c, other, at))
+			fsf_fix_failed(&c->fix);
 		rare_set(copies, i);
 	}
 out:
@@ -667,7 +723,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = find_misplaced_copies(c, copies);
+	ret = find_misplaced_copies(c, copies, bitmap, blen);
 	if (ret)
 		goto out;
 	/* pass 0 counted the mirrored records; none without a mirror */
@@ -785,9 +841,12 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		if (le16toh(m.h.usa_ofs) >= 0x30 &&
 		    le32toh(m.mft_record_number) != (uint32_t)i &&
 		    rare_get(copies, i)) {
-			/* the file this slot held is lost, as a corrupt one */
-			rare_set(c->record_lost, i);
-			if (fsf_fix_ask(&c->fix, &PR_RECORD_MISPLACED, obj,
+			/* the file this slot held is lost, as a corrupt one;
+			 * a free slot held none */
+			if (marked)
+				rare_set(c->record_lost, i);
+			if (fsf_fix_ask(&c->fix, marked ? &PR_RECORD_MISPLACED :
+					&PR_RECORD_MISPLACED_FREE, obj,
 					le32toh(m.mft_record_number))) {
 				ntfs_clear_record(rec, rs, i);
 				if (ntfs_check_write_record(c, i, rec))

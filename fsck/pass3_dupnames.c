@@ -171,7 +171,7 @@ int ntfs_rename_duplicate(struct ntfs_check *c, uint64_t d,
 
 		snprintf(w2, sizeof(w2), "\"%.40s\" cannot be renamed: %.60s", old8, why);
 		fsf_fix_failed(&c->fix);
-		fsf_fix_ask(&c->fix, &PR_INDEX_REBUILD_FAILED, obj, w2);
+		fsf_fix_ask(&c->fix, &PR_NAME_NOT_RENAMED, obj, w2);
 		return -1;
 	}
 	return 0;

@@ -388,6 +388,62 @@ asked_case() {
 	diff -u want manifest || die "manifest differs beyond s2"
 }
 
+# Mode l of the lab's misdirect (d-BASE-rec-l-SEED): the record's newer
+# version went to another slot only, its own slot keeps the older one (not
+# in use).  Renumbering the copy or freeing it loses s1 (its entry names
+# the newer sequence number); the copy is written back to s1's slot, then
+# freed where it landed (s2's file, overwritten there, is lost).
+@test "a record's newer version written over another's slot only: put back at its own slot, the copy freed" {
+	local s1 s2
+	s1=$(cat "$BATS_FILE_TMPDIR/s1.rec")
+	s2=$(cat "$BATS_FILE_TMPDIR/s2.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$s1" "move_to:$s2"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $s1: its own slot holds an older version; the newer one, written to MFT record $s2 by mistake, is put back"* ]] ||
+		die "not put back"
+	[[ $output == *"MFT record $s2: record is a copy of MFT record $s1 written in the wrong place"* ]] ||
+		die "the copy not freed"
+	repair_converged "$FSCK" image -a
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	grep -v "  ./s2\$" "$BATS_FILE_TMPDIR/manifest" > want
+	diff -u want manifest || die "manifest differs beyond s2"
+}
+
+# The same into a free slot: nothing was lost there, every file is kept,
+# and the free slot does not become a second, live-looking s1.
+@test "a record's newer version written over a free slot only: put back, the free slot freed, every file kept" {
+	local s1 y
+	s1=$(cat "$BATS_FILE_TMPDIR/s1.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	y=$(python3 "$HELPER" image "$s1" move_to:free)
+	run "$FSCK" -n image
+	echo "$output"
+	[ "$status" -eq 4 ] || die "-n exit $status"
+	[[ $output == *"MFT record $y: free record is a copy of MFT record $s1 written in the wrong place"* ]] ||
+		die "-n: the copy in the free slot not found"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $s1: its own slot holds an older version; the newer one, written to MFT record $y by mistake, is put back"* ]] ||
+		die "not put back"
+	repair_converged "$FSCK" image -a
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	diff -u "$BATS_FILE_TMPDIR/manifest" manifest || die "manifest differs"
+}
+
 @test "bytes in use one bit short, inside an attribute: set back where the end marker is, the file and its name kept" {
 	# m-deep4k-1500009: the record was cleared and its name lost; ntfsck
 	# -a keeps it ("MFT byte-in-use field is corrupted")

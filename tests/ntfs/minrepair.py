@@ -59,6 +59,9 @@ DAMAGE:
                  $MFTMirr copy only there)
   copy_to:OTHER  a misdirected write: the record, valid and unchanged (it
                  says it is RECORD), written over the slot of record OTHER too
+  move_to:OTHER  the same write over OTHER's slot only ("free": the first
+                 free slot, printed): RECORD's own slot keeps its older
+                 version (not in use, its sequence number one lower)
   fn_parent_seq0  the first $FILE_NAME's parent reference: sequence number 0
                  (ntfsck -n: FN_PARENT_SEQNO_ZERO)
   ie_ref_seq0    directory RECORD: the first entry of its first index block
@@ -410,6 +413,23 @@ def main():
             # the slot of record OTHER
             o = int(what[8:])
             img[mft + o * rs:mft + (o + 1) * rs] = img[mft + n * rs:mft + (n + 1) * rs]
+        elif what.startswith("move_to:"):
+            # a misdirected write that missed its place: record RECORD
+            # written over the slot of record OTHER ("free": the first
+            # free user slot, printed), its own slot left with its older
+            # version (the lab's misdirect mode l: the file not yet in
+            # use there, one sequence number before)
+            o = what[8:]
+            if o == "free":
+                o = next(k for k in range(24, 4096)
+                         if not damage.unfix(damage.record(img, mft, rs, k))[0x16] & 1)
+                print(o)
+            o = int(o)
+            img[mft + o * rs:mft + (o + 1) * rs] = img[mft + n * rs:mft + (n + 1) * rs]
+            seq, flags = struct.unpack_from("<H", rec, 0x10)[0], rec[0x16]
+            struct.pack_into("<H", rec, 0x10, seq - 1)
+            rec[0x16] = flags & ~1
+            put_record(img, g, n, rec)
         elif what == "usa_count":
             img[mft + n * rs + 6:mft + n * rs + 8] = struct.pack("<H", 2)
         elif what == "alloc_field":
