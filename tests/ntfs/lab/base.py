@@ -56,6 +56,34 @@ BASES = {
 }
 # bases made with a sector size other than 512
 SECTOR = {"s4k": 4096, "s4kaged": 4096}
+# the geometry matrix (bench/ntfs-lab geometry): the plain tree on every
+# cluster size Windows formats (512 B to 2 MiB; above 64 KiB the boot
+# sector's sectors-per-cluster byte is a negative power of two), 512-byte
+# and 4096-byte sectors (4Kn, clusters of 4 KiB and more), made by both
+# formatters: g + o (ours) or s (sid) + cluster size + 4kn.  1 KiB MFT
+# records and 4 KiB INDX blocks are then smaller than the cluster from
+# 8 KiB up (their VCNs count 512-byte units), larger below 4 KiB
+GEO_CLUSTERS = (512, 1024, 2048, 8192, 16384, 32768, 65536, 131072, 262144, 2097152)
+
+
+def _geo_label(cs):
+    return "%dm" % (cs >> 20) if cs >= 1 << 20 else "%dk" % (cs >> 10) if cs >= 1024 else str(cs)
+
+
+GEOMETRY = []
+for _maker in ("ours", "sid"):
+    for _cs in GEO_CLUSTERS:
+        for _ss in (512, 4096):
+            if _cs < _ss:
+                continue
+            _n = "g%s%s%s" % (_maker[0], _geo_label(_cs), "4kn" if _ss == 4096 else "")
+            # room for the tree: every non-resident stream takes a cluster
+            # (mkntfs wants 512 MiB for 2 MiB clusters)
+            BASES[_n] = (_maker, _cs, 512 if _cs >= 1 << 20 else 256 if _cs >= 131072
+                         else 128 if _cs >= 32768 else 48)
+            if _ss != 512:
+                SECTOR[_n] = _ss
+            GEOMETRY.append(_n)
 RICH = ("rich4k", "rich1k", "aged4k", "s4k", "s4kaged", "win4k")
 AGED = ("aged4k", "s4kaged")
 DEEP_NAME = "entry-%04d-" + "deep-" * 22 + "name.txt"
@@ -598,16 +626,21 @@ def make(name, out, mkfs, sid_root, seed):
         with open(img, "wb") as f:
             sh("xz", "-dc", fixed, stdout=f)
         return describe(d, img, name)
+    # the geometry bases end three sectors short of a whole MiB: a partial
+    # last cluster (from 2 KiB clusters), the backup boot sector in the
+    # last sector, $Bitmap with bits past the last cluster
+    size = "%d" % ((mib << 20) - 3 * SECTOR.get(name, 512)) if name in GEOMETRY else "%dM" % mib
     if maker == "ours":
-        sh("truncate", "-s", "%dM" % mib, img)
+        sh("truncate", "-s", size, img)
         ss = ["-s", str(SECTOR[name])] if name in SECTOR else []
         sh(mkfs, "-q", "-F", "-c", str(cs), *ss, img, stdout=subprocess.DEVNULL)
     else:
         t = os.path.join(sid_root, "tmp", "fsforge-lab-%d-%s" % (os.getpid(), name))
         os.makedirs(t, exist_ok=True)
         try:
-            sh("truncate", "-s", "%dM" % mib, t + "/v.img")
-            sh("chroot", sid_root, "mkntfs", "-q", "-F", "-Q", "-c", str(cs),
+            sh("truncate", "-s", size, t + "/v.img")
+            ss = ["-s", str(SECTOR[name])] if name in SECTOR else []
+            sh("chroot", sid_root, "mkntfs", "-q", "-F", "-Q", "-c", str(cs), *ss,
                "/tmp/%s/v.img" % os.path.basename(t), stdout=subprocess.DEVNULL,
                stderr=subprocess.DEVNULL)
             sh("cp", "--sparse=always", t + "/v.img", img)

@@ -1051,7 +1051,8 @@ def main():
     rp.add_argument("--jobs", type=int, default=2)
     rp.add_argument("--out", default="")
     rp.add_argument("--bases", default="ours4k,ours1k,sid4k,sid64k",
-                    help="also kern4k, rich4k, rich1k, deep4k, aged4k, s4k, s4kaged, win4k")
+                    help="also kern4k, rich4k, rich1k, deep4k, aged4k, s4k, s4kaged, win4k, "
+                    "the geometry matrix's g* bases (geometry: all of them)")
     rp.add_argument("--random", type=int, default=100, help="random cases per base")
     rp.add_argument("--cuts", type=int, default=40, help="power cuts per base")
     rp.add_argument("--adverse", type=int, default=0,
@@ -1099,7 +1100,8 @@ def run_lab(a):
     print("lab: judging %s; ntfsck (sid tree): %s; output in %s" % (
         FSCK, "yes" if sid else "NO (ntfsck oracles and sid bases skipped)", out), flush=True)
     bases = {}
-    for b in a.bases.split(","):
+    names = [n for b in a.bases.split(",") for n in (B.GEOMETRY if b == "geometry" else [b])]
+    for b in names:
         if B.BASES[b][0] == "sid" and not sid:
             continue
         t = time.time()
