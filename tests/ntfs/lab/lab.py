@@ -1116,7 +1116,7 @@ def run_lab(a):
             if b == "kern4k" and not os.path.exists(kl):
                 shutil.copy(os.path.join(B.FIXTURE, "kern4k.klog.xz"), kl)
             elif a.krecord and b in KRECORD:
-                KP.record(bases[b], 1, log=lambda m: print(m, flush=True), sector=B.SECTOR.get(b, 512))
+                KP.record(bases[b], 1, log=lambda m: print(m, flush=True))
             if os.path.exists(kl) and "kpowercut" in kinds:
                 KP.prepare(bases[b])
         if "stale" in kinds and stale_writes(bases[b]):
