@@ -108,7 +108,8 @@ def apply(img, entries, k, torn=0, sector=512):
             img[e.off:e.off + len(e.data)] = e.data
     if torn and k < len(entries) and entries[k].data is not None:
         e = entries[k]
-        n = min(len(e.data), sector * torn)
+        # up to the end of a whole sector (the write need not start on one)
+        n = min(len(e.data), (e.off // sector + torn) * sector - e.off)
         if n < len(e.data):
             img[e.off:e.off + n] = e.data[:n]
 
