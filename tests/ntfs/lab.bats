@@ -201,3 +201,41 @@ PY
 	[ "$status" -eq 0 ]
 	[ "$output" = ok ]
 }
+
+@test "lab: on a 4Kn volume the kernel power cuts tear a write only between 4096-byte sectors" {
+	# a log of a 4Kn disk (log-writes.rst: sector size 4096, sectors
+	# counted in it): a write of three sectors at sector 1; a tear keeps
+	# whole 4096-byte sectors (a 4Kn disk writes one atomically), and
+	# every torn cut the cut planner picks on it is a whole-sector prefix
+	run python3 - "$LAB" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import kpowercut as K
+ss = 4096
+def ent(sector, n, flags):
+    return struct.pack("<QQQQ", sector, n, flags, 0).ljust(ss, b"\0")
+log = struct.pack("<QQQI", 0x6a736677736872, 1, 2, ss).ljust(ss, b"\0")
+log += ent(1, 3, 0) + b"a" * ss + b"b" * ss + b"c" * ss
+log += ent(0, 0, 1)
+es, used = K.parse(log)
+assert used == len(log) and es[0].off == ss and es[0].length == 3 * ss
+img = bytearray(5 * ss)
+K.apply(img, es, 0, 1, sector=ss)
+assert img[ss:2 * ss] == b"a" * ss and img[2 * ss:] == bytes(3 * ss), "torn inside a sector"
+# forty such writes, each to its own three sectors, then a flush
+es = [K.Entry(0, 3 * ss * i, b"d" * 3 * ss, None, 3 * ss) for i in range(40)] + es[1:]
+torn = 0
+for k, t in K.cut_points(es, 30, 7, sector=ss):
+    if t > 0:
+        torn += 1
+        img = bytearray(120 * ss)
+        K.apply(img, es, k, t, sector=ss)
+        n = len(img[3 * ss * k:3 * ss * (k + 1)].rstrip(b"\0"))
+        assert n % ss == 0 and 0 < n < 3 * ss, (k, t, n)
+assert torn, "no torn cut"
+print("ok")
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = ok ]
+}

@@ -10,7 +10,9 @@ must replay on the host to exactly the image the guest left.  It is kept
 xz-compressed as BASE/klog.xz (for the CI base kern4k: kfixture/).
 
 Cuts (deterministic, on the host): the base plus the first K entries of
-the log, entry K torn after S 512-byte sectors (S = 0: not at all).  K is
+the log, entry K torn after S of the volume's sectors (S = 0: not at
+all; a disk writes one logical sector atomically, so on a 4Kn base the
+tear falls on a 4096-byte boundary).  K is
 chosen at flush/FUA boundaries (everything before is durable) and between
 them (a prefix of what the disk's cache took since the last flush).
 
@@ -98,14 +100,16 @@ def describe(e):
     return "%-12s off %10d len %7d" % (fl, e.off, e.length)
 
 
-def apply(img, entries, k, torn=0):
-    """IMG (bytearray) plus the first K entries, entry K torn after TORN sectors."""
+def apply(img, entries, k, torn=0, sector=512):
+    """IMG (bytearray) plus the first K entries, entry K torn after TORN
+    sectors of SECTOR bytes (the disk's logical sector: written whole)."""
     for e in entries[:k]:
         if e.data is not None:
             img[e.off:e.off + len(e.data)] = e.data
     if torn and k < len(entries) and entries[k].data is not None:
         e = entries[k]
-        n = min(len(e.data), 512 * torn)
+        # up to the end of a whole sector (the write need not start on one)
+        n = min(len(e.data), (e.off // sector + torn) * sector - e.off)
         if n < len(e.data):
             img[e.off:e.off + n] = e.data[:n]
 
@@ -134,9 +138,10 @@ def boundaries(entries):
     return sorted({0} | {i + 1 for i, e in enumerate(entries) if e.flags & (FLUSH | FUA)})
 
 
-def cut_points(entries, count, seed):
+def cut_points(entries, count, seed, sector=512):
     """COUNT (k, torn) pairs: about a third at flush/FUA boundaries, the
-    rest between them (torn writes among those), each group spread over
+    rest between them (torn writes among those, after a whole number of
+    SECTOR-byte sectors), each group spread over
     the log.  A negative torn -S means "reordered with seed S"
     (apply_reordered): one in three of the cuts between boundaries."""
     rnd = random.Random(seed)
@@ -159,7 +164,7 @@ def cut_points(entries, count, seed):
         lo = len(writes) * j // nw
         hi = max(lo + 1, len(writes) * (j + 1) // nw)
         k = writes[rnd.randrange(lo, hi)]
-        n = len(entries[k].data) // 512
+        n = len(entries[k].data) // sector
         torn = rnd.choice([t for t in (0, 1, 3, 7) if t < n] or [0])
         if j % 3 == 2:
             torn = -(1 + rnd.randrange(999))
@@ -189,7 +194,12 @@ def module():
 
 
 def record(bdir, seed=1, log=print):
-    """Record the kernel workload on BDIR/image into BDIR/klog.xz (once)."""
+    """Record the kernel workload on BDIR/image into BDIR/klog.xz (once).
+    A 4Kn base is recorded on QEMU's default disk (512-byte logical
+    sectors): on 4Kn disks (vm-run --disk FILE,bs=4096) the 7.2 driver
+    fails its MFT record writes with EIO ("I/O error while writing mft
+    record"), so the recording would hold no workload; the cuts of such a
+    base still tear only between its 4096-byte sectors (apply)."""
     out = os.path.join(bdir, "klog.xz")
     if os.path.exists(out):
         return out
