@@ -211,6 +211,7 @@ static int add_new_attr(struct ntfs_check *c, uint8_t *out, uint64_t ref, uint8_
 	}
 	if (ntfs_index_add_attr(g, out, tmp, p, name, k, &instance, why))
 		goto out;
+	memcpy(out, tmp, rs);	/* first: OUT may be BASE_OUT */
 	la = ntfs_attr_named(base_out, NTFS_AT_ATTRIBUTE_LIST, "");
 	if (!la) {
 		snprintf(why, NTFS_WHY, "it has no attribute list");
@@ -261,7 +262,6 @@ static int add_new_attr(struct ntfs_check *c, uint8_t *out, uint64_t ref, uint8_
 			goto out;
 		}
 	}
-	memcpy(out, tmp, rs);
 	ret = 0;
 out:
 	free(tmp);
