@@ -136,6 +136,140 @@ static int promote_later(struct ntfs_check *c, const uint8_t *base, const char *
 	return 0;
 }
 
+/* The list names no root of index NAME, or no bitmap for its allocation
+ * (their records lost): new ones go to the record with the most room of
+ * the base (its list then grows by an entry each) and the holders of the
+ * index attributes left, as AT[k] for each slot k in *MISSING.  0, or -1
+ * (not that case). */
+static int new_home(struct ntfs_check *c, uint64_t d, const uint8_t *base,
+		    const char *name, uint64_t at[NTFS_IX_SLOTS],
+		    const size_t more[NTFS_IX_SLOTS], unsigned int *missing)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, best = 0, grow;
+	const struct ntfs_mft_record *m = (const void *)base;
+	uint64_t home = d | (uint64_t)le16toh(m->sequence_number) << 48;
+	uint8_t *buf;
+	char why[NTFS_WHY];
+	int nmissing = 0;
+
+	*missing = 0;
+	if (at[NTFS_IX_ALLOC] == UINT64_MAX &&
+	    (at[NTFS_IX_BITMAP] != UINT64_MAX || more[NTFS_IX_ALLOC] || more[NTFS_IX_BITMAP]))
+		return -1;	/* an allocation's first extent lost: not here */
+	for (int k = 0; k < NTFS_IX_SLOTS; k++)
+		if (k != NTFS_IX_ALLOC && at[k] == UINT64_MAX &&
+		    (k == NTFS_IX_ROOT || at[NTFS_IX_ALLOC] != UINT64_MAX)) {
+			*missing |= 1u << k;
+			nmissing++;
+		}
+	if (!*missing)
+		return -1;
+	grow = (uint32_t)nmissing * ntfs_al_entry_size(name);
+	if (le32toh(m->bytes_in_use) + grow < rs)
+		best = rs - le32toh(m->bytes_in_use) - grow;
+	if (!(buf = malloc(rs)))
+		return -1;
+	for (int k = 0; k < NTFS_IX_SLOTS; k++) {
+		const struct ntfs_mft_record *x = (const void *)buf;
+
+		if (at[k] == UINT64_MAX || (at[k] & 0xffffffffffffULL) == d ||
+		    ntfs_read_listed(c, d, at[k], buf, why))
+			continue;
+		if (le32toh(x->bytes_in_use) < rs && rs - le32toh(x->bytes_in_use) > best) {
+			best = rs - le32toh(x->bytes_in_use);
+			home = at[k];
+		}
+	}
+	free(buf);
+	for (int k = 0; k < NTFS_IX_SLOTS; k++)
+		if (*missing & (1u << k))
+			at[k] = home;
+	return 0;
+}
+
+/* The new attribute of slot K of index NAME added to its record (OUT, D's
+ * base record or one of its extension records, REF), and the entry for it
+ * to D's list
+ * (BASE_OUT: the base record as it will be written; a list in clusters
+ * is written there, in the room its allocated size leaves).  0, or -1
+ * with WHY. */
+static int add_new_attr(struct ntfs_check *c, uint8_t *out, uint64_t ref, uint8_t *base_out,
+			const struct index_plan *p, const char *name, int k, char *why)
+{
+	const struct ntfs_geometry *g = &c->vol.boot.g;
+	uint32_t rs = g->mft_record_size, len, grow = ntfs_al_entry_size(name);
+	const struct ntfs_attr_header *la;
+	uint8_t *tmp = malloc(rs), *list = NULL;
+	struct ntfs_run *lruns = NULL;
+	long nlruns = 0;
+	uint16_t instance;
+	int ret = -1;
+
+	if (!tmp) {
+		snprintf(why, NTFS_WHY, "out of memory");
+		return -1;
+	}
+	if (ntfs_index_add_attr(g, out, tmp, p, name, k, &instance, why))
+		goto out;
+	memcpy(out, tmp, rs);	/* first: OUT may be BASE_OUT */
+	la = ntfs_attr_named(base_out, NTFS_AT_ATTRIBUTE_LIST, "");
+	if (!la) {
+		snprintf(why, NTFS_WHY, "it has no attribute list");
+		goto out;
+	}
+	if (la->non_resident) {
+		struct ntfs_attr_nonresident n;
+		uint64_t len64 = 0;
+		size_t at = (size_t)((const uint8_t *)la - base_out);
+
+		memcpy(&n, la, sizeof(n));
+		if (ntfs_vol_read_attr(&c->vol, base_out, NTFS_AT_ATTRIBUTE_LIST,
+				       &list, &len64, &lruns, &nlruns) ||
+		    len64 + grow > (uint64_t)le64toh((uint64_t)n.allocated_size)) {
+			snprintf(why, NTFS_WHY, "its attribute list is unreadable or has no room for the root's entry");
+			goto out;
+		}
+		len = (uint32_t)len64;
+		uint8_t *l2 = realloc(list, len + grow);
+
+		if (!l2) {
+			snprintf(why, NTFS_WHY, "out of memory");
+			goto out;
+		}
+		list = l2;
+		len = ntfs_al_insert_first(list, len, ntfs_ix_slot_types[k], name, ref,
+					   instance);
+		if (ntfs_vol_runs_pwrite(&c->vol, lruns, nlruns, 0, len, list)) {
+			snprintf(why, NTFS_WHY, "writing its attribute list failed");
+			goto out;
+		}
+		n.data_size = (int64_t)htole64(len);
+		n.initialized_size = (int64_t)htole64(len);
+		memcpy(base_out + at, &n, sizeof(n));
+	} else {
+		const uint8_t *val = ntfs_attr_value(la, &len);
+
+		if (!(list = malloc(len + grow))) {
+			snprintf(why, NTFS_WHY, "out of memory");
+			goto out;
+		}
+		memcpy(list, val, len);
+		len = ntfs_al_insert_first(list, len, ntfs_ix_slot_types[k], name, ref,
+					   instance);
+		if (ntfs_rec_set_value(base_out, rs, (uint32_t)((const uint8_t *)la - base_out),
+				       list, len)) {
+			snprintf(why, NTFS_WHY, "its attribute list does not fit");
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	free(tmp);
+	free(list);
+	free(lruns);
+	return ret;
+}
+
 /* The allocation NAME of D lost an extent (its record gone): its later
  * extents, and its bitmap's, are dropped from the records that hold them
  * but no index attribute (a record left with no attribute is freed; the
@@ -357,14 +491,18 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 	uint8_t *bits = NULL;
 	unsigned int keep = 0;
 	bool lost = false, extent_lost = false;
+	unsigned int missing = 0;
 	int64_t avcn = 0, bvcn = 0;
 	struct later_runs later = { .name = name,
 				    .nr_clusters = c->vol.boot.g.nr_clusters };
 
 	memset(&p, 0, sizeof(p));
 	if (ntfs_index_holders(&c->vol, base, name, at, more, why) &&
-	    promote_later(c, base, name, at, more, &avcn, &bvcn))
-		return -1;
+	    promote_later(c, base, name, at, more, &avcn, &bvcn)) {
+		/* no root or bitmap named (their record lost): new ones */
+		if (new_home(c, d, base, name, at, more, &missing))
+			return -1;
+	}
 	/* the references as the list names them, read with their sequence
 	 * numbers (a record freed and used again is not the file's); the
 	 * record numbers below */
@@ -413,6 +551,8 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 			}
 			nrec++;
 		}
+		if (missing & (1u << k))
+			continue;	/* none yet */
 		attr[k] = ntfs_attr_extent(bufs[j], ntfs_ix_slot_types[k], name,
 					   k == NTFS_IX_ALLOC ? avcn :
 					   k == NTFS_IX_BITMAP ? bvcn : 0);
@@ -421,6 +561,24 @@ int ntfs_write_index_listed(struct ntfs_check *c, uint64_t d, const uint8_t *bas
 		    (k == NTFS_IX_BITMAP && more[k] && !attr[k]->non_resident)) {
 			snprintf(why, NTFS_WHY, "its index attributes are not where its list says");
 			goto out;
+		}
+	}
+	if (missing) {
+		/* the base too: its list takes the new attributes' entries */
+		int j;
+
+		for (j = 0; j < nrec && rec_of[j] != d; j++)
+			;
+		if (j == nrec) {
+			rec_of[nrec] = d;
+			bufs[nrec] = malloc(rs);
+			outs[nrec] = malloc(rs);
+			nrec++;
+			if (!bufs[j] || !outs[j]) {
+				snprintf(why, NTFS_WHY, "out of memory");
+				goto out;
+			}
+			memcpy(bufs[j], base, rs);
 		}
 	}
 	if (attr[NTFS_IX_ALLOC]) {
@@ -535,6 +693,9 @@ plan:
 	for (int k = 0; k < NTFS_IX_SLOTS; k++)
 		if (attr[k] && at[k] == at[NTFS_IX_ROOT] && !(keep & (1u << k)))
 			other -= le32toh(attr[k]->length);
+	for (int k = 0; k < NTFS_IX_SLOTS; k++)
+		if ((missing & (1u << k)) && at[NTFS_IX_ROOT] == d)
+			other += ntfs_al_entry_size(name);	/* the list's new entry */
 	if (keep && !(keep & (1u << NTFS_IX_BITMAP)) && at[NTFS_IX_BITMAP] == at[NTFS_IX_ROOT])
 		other += (uint32_t)ntfs_align(RESIDENT_HDR + bitmap_len, 8);
 	sh.large = attr[NTFS_IX_ALLOC] != NULL;
@@ -588,6 +749,18 @@ plan:
 			goto out;
 		}
 		if (drop_later_extents(c, d, name, outs[j], rec_of, nrec, avcn, bvcn, why))
+			goto out;
+	}
+	for (int k = 0; k < NTFS_IX_SLOTS; k++) {
+		int j, b;
+
+		if (!(missing & (1u << k)))
+			continue;
+		for (j = 0; j < nrec && rec_of[j] != at[k]; j++)
+			;
+		for (b = 0; b < nrec && rec_of[b] != d; b++)
+			;
+		if (add_new_attr(c, outs[j], ref[k], outs[b], &p, name, k, why))
 			goto out;
 	}
 	if (ntfs_index_plan_commit(c, &p, old, nold, gone, ngone, why))

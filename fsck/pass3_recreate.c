@@ -82,6 +82,16 @@ int ntfs_recreate_dir(struct ntfs_check *c, uint64_t parent,
 		goto out;
 	if (!fsf_fix_ask(&c->fix, &PR_DIR_RECREATED, obj, name8,
 			 (unsigned long long)recno)) {
+		/* -n goes on as if it were made again (in memory only): its
+		 * files are in it, as -a leaves them, not orphans, and it is
+		 * placed by the name its entry keeps (not on disk) */
+		if (c->fix.mode == FSF_MODE_NO) {
+			cset_set(&c->record_used, recno);
+			if (!rset_set(&c->record_dir, recno))
+				rare_set(unchecked, recno);
+			ntfs_name_given_add(c, recno, ie->key,
+					    (uint32_t)(sizeof(fn) + 2u * fn.name_length));
+		}
 		ret = 1;
 		goto out;
 	}

@@ -391,3 +391,35 @@ uint32_t ntfs_al_drop_later(uint8_t *v, uint32_t len, uint32_t type,
 	}
 	return out;
 }
+
+uint32_t ntfs_al_insert_first(uint8_t *v, uint32_t len, uint32_t type,
+			      const char *name, uint64_t mref, uint16_t instance)
+{
+	uint32_t off = 0, at, size = ntfs_al_entry_size(name);
+	size_t nlen = strlen(name);
+	struct ntfs_al_entry e;
+	char why[NTFS_WHY];
+	uint16_t l16 = htole16((uint16_t)size), i16 = htole16(instance);
+	uint32_t t32 = htole32(type);
+	uint64_t m64 = htole64(mref);
+
+	for (at = off; ntfs_al_next(v, len, &off, &e, why) == 1; at = off)
+		if (e.type > type)
+			break;
+	memmove(v + at + size, v + at, len - at);
+	memset(v + at, 0, size);
+	memcpy(v + at, &t32, 4);
+	memcpy(v + at + 4, &l16, 2);
+	v[at + 6] = (uint8_t)nlen;
+	v[at + 7] = NTFS_AL_HEADER;
+	memcpy(v + at + 0x10, &m64, 8);
+	memcpy(v + at + 0x18, &i16, 2);
+	for (size_t i = 0; i < nlen; i++)
+		v[at + NTFS_AL_HEADER + 2 * i] = (uint8_t)name[i];
+	return len + size;
+}
+
+uint32_t ntfs_al_entry_size(const char *name)
+{
+	return (uint32_t)((NTFS_AL_HEADER + 2 * strlen(name) + 7) & ~(size_t)7);
+}

@@ -431,6 +431,50 @@ int ntfs_index_rewrite_holder(const struct ntfs_geometry *g,
 	return more < 0 ? -1 : 0;
 }
 
+int ntfs_index_add_attr(const struct ntfs_geometry *g, const uint8_t *rec,
+			uint8_t *out, const struct index_plan *p, const char *name,
+			int k, uint16_t *instance, char *why)
+{
+	uint32_t rs = g->mft_record_size, type = ntfs_ix_slot_types[k];
+	struct ntfs_mft_record *m = (struct ntfs_mft_record *)out;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_rec r;
+	bool added = false;
+	uint16_t inst;
+	int more;
+
+	memcpy(out, rec, rs);
+	inst = le16toh(m->next_attr_instance);
+	ntfs_rec_reopen(&r, out, rs);
+	ntfs_attr_cursor_init(&cur, rec);
+	for (;;) {
+		more = ntfs_attr_next(&cur, &a, why);
+		if (more < 0)
+			return -1;
+		if (!added && (!more || le32toh(a->type) > type)) {
+			if (!add_index_attr(g, &r, k, p, name, htole16(inst)))
+				break;
+			added = true;
+		}
+		if (!more)
+			break;
+		if (!ntfs_rec_add_raw(&r, a, le32toh(a->length))) {
+			added = false;
+			break;
+		}
+	}
+	if (!added) {
+		snprintf(why, NTFS_WHY, "a new index attribute 0x%x does not fit MFT record %llu",
+			 (unsigned)type,
+			 (unsigned long long)le32toh(((const struct ntfs_mft_record *)rec)->mft_record_number));
+		return -1;
+	}
+	m->next_attr_instance = htole16((uint16_t)(inst + 1));
+	*instance = inst;
+	return 0;
+}
+
 /* The index of E (N entries) for an allocation in several extents, whose
  * runs (all extents, NOLD of them) are OLD and data size OLD_SIZE: the
  * root as big as the ROOM left in its record, the blocks in the old

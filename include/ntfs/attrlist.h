@@ -79,4 +79,12 @@ int ntfs_rec_set_value(uint8_t *rec, uint32_t size, uint32_t off,
 uint32_t ntfs_al_drop_later(uint8_t *v, uint32_t len, uint32_t type,
 			    const char *name);
 
+/* The bytes of a list entry for an attribute named NAME (ASCII). */
+uint32_t ntfs_al_entry_size(const char *name);
+/* List V (LEN bytes, parsing, with room for ntfs_al_entry_size(NAME)
+ * more) with an entry for the extent at VCN 0 of attribute TYPE NAME
+ * (ASCII), held in record MREF (with its sequence number) as INSTANCE,
+ * put before the first entry of a higher type: its new length. */
+uint32_t ntfs_al_insert_first(uint8_t *v, uint32_t len, uint32_t type,
+			      const char *name, uint64_t mref, uint16_t instance);
 #endif

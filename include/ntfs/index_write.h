@@ -108,6 +108,14 @@ int ntfs_index_rewrite_holder(const struct ntfs_geometry *g,
 			      const struct index_plan *p, const char *name,
 			      unsigned int keep, char *why);
 
+/* Record REC with P's attribute of slot K (NTFS_IX_ROOT or
+ * NTFS_IX_BITMAP, resident) of index NAME added where its type sorts (the
+ * record had none), numbered by the record's next instance (*INSTANCE),
+ * into OUT.  0, or -1 with WHY (it does not fit). */
+int ntfs_index_add_attr(const struct ntfs_geometry *g, const uint8_t *rec,
+			uint8_t *out, const struct index_plan *p, const char *name,
+			int k, uint16_t *instance, char *why);
+
 /* The three index attributes, in the order of their types. */
 enum { NTFS_IX_ROOT, NTFS_IX_ALLOC, NTFS_IX_BITMAP, NTFS_IX_SLOTS };
 extern const uint32_t ntfs_ix_slot_types[NTFS_IX_SLOTS];

@@ -267,6 +267,43 @@ orphan_makes_lost_found() {
 	orphan_makes_lost_found
 }
 
+# The same root, the extension record holding its $INDEX_ROOT zeroed: the
+# base record has room, so one -a puts a new root there and an entry for
+# it in the list (before, the rebuild refused: "its attribute list lacks
+# index attributes", exit 5).  Judged by ntfsck -n, a second -n and
+# ntfs-3g's manifest (names and contents) against the one before.
+@test "the root's \$INDEX_ROOT in an extension record lost: a new root in the base record, all 1,200 names kept" {
+	new_volume 64M -s 4096
+	for i in $(seq -w 1 1200); do echo "$i" > "mnt/file_with_a_longish_name_$i"; done
+	python3 "$FSFORGE_TOP/tests/ntfs/attrlist_lab.py" manifest mnt > manifest.0
+	umount mnt
+	run python3 - "$FSFORGE_TOP/tests/ntfs" "$FSFORGE_TOP/tests/ntfs/lab" image <<-'PY'
+	import sys
+	sys.path.insert(0, sys.argv[1])
+	sys.path.insert(0, sys.argv[2])
+	import splitidx_lab as S
+	import ntfsparse as P
+	v = S.Vol(sys.argv[3])
+	rec = [ref & 0xFFFFFFFFFFFF for t, nm, vcn, ref in P.list_entries(P.list_value(v.img, v.g, v.rec(5)))
+	       if t == 0x90 and nm == "$I30"]
+	if len(rec) != 1 or rec[0] == 5:
+	    sys.exit("the root's index root is not in an extension record: %s" % rec)
+	at = v.g.rec_off(rec[0])
+	v.img[at:at + v.g.rs] = bytes(v.g.rs)
+	v.save()
+	PY
+	[ "$status" -eq 0 ] || die "damage failed: $output"
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || die "-n exit $status: $output"
+	run "$FSCK" -a image
+	[ "$status" -eq 1 ] || die "-a exit $status: $output"
+	repair_converged "$FSCK" image -a
+	ntfs-3g -o ro image mnt
+	python3 "$FSFORGE_TOP/tests/ntfs/attrlist_lab.py" manifest mnt > manifest.1
+	umount mnt
+	cmp -s manifest.0 manifest.1 || die "content differs"
+}
+
 @test "index keys refreshed from the file (parent sequence number, directory flag) once" {
 	new_volume 16M
 	mkdir mnt/d

@@ -326,6 +326,29 @@ asked_case() {
 	[ "$(wc -l < names)" -eq 700 ] || die "dir has $(wc -l < names) names"
 }
 
+# -n on the same damage reports what -a does: the directory made again,
+# not its 700 files as orphans ("file is in no directory" each, that -a
+# never has: they are in it once it is made).  Before, -n reported 700
+# such lines.
+@test "a directory record beyond use: -n reports it made again, not its 700 files as orphans" {
+	local rec before na
+	rec=$(cat "$BATS_FILE_TMPDIR/dir.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	python3 "$HELPER" image "$rec" magic
+	before=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || die "-n exit $status: $output"
+	[ "$(sha256sum < image)" = "$before" ] || die "-n wrote"
+	[[ $output == *"names directory MFT record $rec, which was unusable and cleared; it is made again"* ]] ||
+		die "-n does not report it made again: $output"
+	[[ $output != *"no directory"* ]] || die "-n reports orphans -a never has: $(grep -c "no directory" <<<"$output")"
+	na=$(grep -c "? no$" <<<"$output")
+	run "$FSCK" -a image
+	[ "$status" -eq 1 ] || die "-a exit $status: $output"
+	[ "$na" -le "$(grep -c "\. \(FIXED\|CLEARED\|REBUILT\|RECONNECTED\)\.\?$" <<<"$output")" ] ||
+		die "-n reports $na problems, -a: $output"
+}
+
 @test "a record written also over another's slot (a misdirected write): that slot freed, no second copy of the file" {
 	local s1 s2
 	s1=$(cat "$BATS_FILE_TMPDIR/s1.rec")

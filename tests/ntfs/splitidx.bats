@@ -11,6 +11,8 @@
 #    finds nothing, a second -a changes no byte;
 #  - the record of big/'s middle extent zeroed: one -a rebuilds the index
 #    in new clusters (exit 1), every child kept;
+#  - the record holding big/'s $INDEX_ROOT, or its $BITMAP, zeroed: one -a
+#    gives big/ a new one and its list an entry for it, every child kept;
 #  - an $MFT whose $DATA has 2 extents (record 0's list, the second in
 #    reserved record 15): the records past the first extent are read:
 #    the clean volume checks clean, a damaged record there is found.
@@ -296,4 +298,62 @@ mjudge() {
 	PY
 	[ "$status" -eq 0 ] || die "parse failed: $output"
 	[ "$output" = 0 ] || die "$output sparse index allocation extents"
+}
+
+# The extension record holding big/'s $INDEX_ROOT (or its $BITMAP) zeroed:
+# the names are still known from the children's $FILE_NAMEs.  One -a
+# gives big/ a new attribute in the record of its list with the most room
+# and the list an entry for it, the dead record's entry dropped (exit 1;
+# before, the rebuild refused: "its attribute list lacks index
+# attributes", exit 5).  Judged by ntfs-3g (the manifest, contents
+# included, equals the one before the damage), ntfsck -n, a second -n and
+# a second -a that changes no byte.  (ntfsck -a of the sid tree aborts on
+# the lost root: "realloc(): invalid next size".)
+lost_holder_case() {
+	local type=$1 before
+	cp --sparse=always "$VOL" d.img
+	run python3 - "$FSFORGE_TOP/tests/ntfs" "$FSFORGE_TOP/tests/ntfs/lab" d.img "$type" <<-'PY'
+	import sys
+	sys.path.insert(0, sys.argv[1])
+	sys.path.insert(0, sys.argv[2])
+	import splitidx_lab as S
+	import ntfsparse as P
+	v = S.Vol(sys.argv[3])
+	d = v.lookup_dir("big")
+	rec = [ref & 0xFFFFFFFFFFFF for t, nm, vcn, ref in P.list_entries(P.list_value(v.img, v.g, v.rec(d)))
+	       if t == int(sys.argv[4], 0) and nm == "$I30" and vcn == 0]
+	if len(rec) != 1 or rec[0] == d:
+	    sys.exit("the attribute is not in an extension record: %s" % rec)
+	at = v.g.rec_off(rec[0])
+	v.img[at:at + v.g.rs] = bytes(v.g.rs)
+	v.save()
+	PY
+	[ "$status" -eq 0 ] || die "damage failed: $output"
+	run "$FSCK" -n d.img
+	[ "$status" -eq 4 ] || die "-n exit $status: $output"
+	[[ "$output" == *"(/big): directory index is corrupt"* ]] || die "-n does not name big/: $output"
+	run "$FSCK" -a d.img
+	[ "$status" -eq 1 ] || die "-a exit $status: $output"
+	run "$FSCK" -n d.img
+	[ "$status" -eq 0 ] || die "-n after -a: exit $status: $output"
+	before=$(sha256sum < d.img)
+	"$FSCK" -a d.img > /dev/null || die "second -a exit $?"
+	[ "$(sha256sum < d.img)" = "$before" ] || die "second -a changed the image"
+	if have_sid; then
+		run sid_ntfsck d.img
+		[ "$status" -eq 0 ] || die "ntfsck -n after our -a: exit $status: $(grep -v percent <<<"$output" | tail -5)"
+	fi
+	mkdir -p mnt
+	ntfs-3g -o ro d.img mnt || die "ntfs-3g cannot mount the repaired volume"
+	python3 "$ALLAB" manifest mnt > manifest.1
+	umount mnt
+	cmp -s "$BATS_FILE_TMPDIR/manifest.0" manifest.1 || die "content differs"
+}
+
+@test "split index: the record holding big/'s \$INDEX_ROOT zeroed: a new root, every child kept" {
+	lost_holder_case 0x90
+}
+
+@test "split index: the record holding big/'s \$BITMAP zeroed: a new bitmap, every child kept" {
+	lost_holder_case 0xb0
 }
