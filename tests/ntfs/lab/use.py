@@ -204,6 +204,7 @@ def samename(v, rnd):
         v.edit(n, lambda r: struct.pack_into("<Q", r, P.file_names(r)[0][3], 0x7FFFFF | (1 << 48)))
 
 
+NEEDS = {"extparent": ("alist/linked",)}  # what a bespoke damage needs in the base
 BESPOKE = {"nofname": nofname, "noir": noir, "databig": databig, "iabig": iabig,
            "datasmall": datasmall, "ixalloc": ixalloc, "ielen": ielen, "ibmpsize": ibmpsize,
            "extparent": extparent, "samename": samename}
@@ -220,6 +221,8 @@ def components(v, base, cls, seed, names=None):
     out = []
     for c in CLASSES[cls]:
         if c.startswith("@"):
+            if not all(x in v.man for x in NEEDS.get(c[1:], ())):
+                return None
             out.append("%s:%d" % (c, rnd.randrange(10 ** 6)))
         elif c in AD.SUBKINDS:
             out.append("a-%s-%s-%d" % (base, c, rnd.randrange(10 ** 6)))
