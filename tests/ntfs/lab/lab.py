@@ -43,6 +43,7 @@ import eio as EI  # noqa: E402
 import truncate as TR  # noqa: E402
 import lost as LO  # noqa: E402
 import misdirect as MD  # noqa: E402
+import use as US  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(HERE, "../../.."))
 BUILD = os.environ.get("FSFORGE_BUILDDIR", os.path.join(TOP, "build"))
@@ -236,6 +237,9 @@ def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0, nadverse=0, ncompoun
             out += MD.case_ids(b, seed, nmis or nrandom)
         if "crossmeta" in kinds:
             out += MD.cross_ids(b)
+        if "use" in kinds:
+            v = D.Vol(bytearray(open(d + "/image", "rb").read()), load(d + "/manifest.json"))
+            out += US.case_ids(v, b, seed)
         if "powercut" in kinds and os.path.exists(d + "/writes"):
             w = PC.load(d + "/writes")
             # a different set of cut points for each base
@@ -254,7 +258,7 @@ def pick(ids, n, seed, kinds):
     for i in ids:
         groups.setdefault(i[0], []).append(i)
     share = {k: 0 for k in groups}
-    left, ks = n, sorted(groups, key=lambda k: "tprsoaemuldj".index(k))
+    left, ks = n, sorted(groups, key=lambda k: "tprsoaemuldjg".index(k))
     while left:
         for k in ks:
             if left and share[k] < len(groups[k]):
@@ -323,6 +327,8 @@ def materialize(cid, bases, out):
         save(cdir + "/components", MD.apply(v, early, rest))
     elif kind == "j":
         save(cdir + "/components", MD.apply_cross(v, rest))
+    elif kind == "g":
+        save(cdir + "/components", " ".join(US.apply(img, man, b, rest)))
     elif kind == "i":
         # fsck.ntfs -a killed as it enters its K-th write to the image
         # of the case INNER (README, "interrupted"): the image it leaves
@@ -940,12 +946,12 @@ def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
     kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "adverse", "compound",
-             "interrupted", "eio", "truncated", "lost", "misdirect", "crossmeta", "external")
+             "interrupted", "eio", "truncated", "lost", "misdirect", "crossmeta", "use", "external")
     for r in rs:
         k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
              "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale", "a": "adverse", "i": "interrupted",
              "e": "eio", "m": "compound", "u": "truncated", "l": "lost", "d": "misdirect",
-             "j": "crossmeta"}[r["id"][0]]
+             "j": "crossmeta", "g": "use"}[r["id"][0]]
         for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
             rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
