@@ -93,7 +93,7 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *ext, *holder;
-	uint64_t len, where, mapped;
+	uint64_t len, where, volume;
 	int ret;
 
 	ret = ntfs_vol_attr_runs(&c->vol, rec0, NTFS_AT_DATA, &len,
@@ -120,17 +120,14 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT", why);
 		return -EUCLEAN;
 	}
-	/* a data size past what the runs map (2^32 records in 64 clusters)
-	 * must not make every pass walk records that are not there: the
-	 * count stops at the runs (pass 1 repairs record 0's sizes) */
-	mapped = 0;
-	for (long i = 0; i < c->vol.nmft_runs; i++) {
-		uint64_t n = c->vol.mft_runs[i].len;
-
-		mapped = n > (UINT64_MAX - mapped) / c->vol.boot.g.cluster_size ?
-			 UINT64_MAX : mapped + n * c->vol.boot.g.cluster_size;
-	}
-	c->vol.mft_records = (len < mapped ? len : mapped) / rs;
+	/* a data size past the volume (2^32 records on 16 MiB) must not
+	 * make every pass walk records that cannot be there: the count stops
+	 * at the volume's size (pass 1 repairs record 0's sizes).  Not at
+	 * what the runs map: a later extent a damaged list hides is found
+	 * again when pass 1 rebuilds the list. */
+	volume = c->vol.boot.g.nr_clusters > UINT64_MAX / c->vol.boot.g.cluster_size ?
+		 UINT64_MAX : c->vol.boot.g.nr_clusters * c->vol.boot.g.cluster_size;
+	c->vol.mft_records = (len < volume ? len : volume) / rs;
 	ext = malloc(rs);
 	if (!ext)
 		return -ENOMEM;
