@@ -9,6 +9,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -216,6 +217,53 @@ static int timed(struct erofs_build *b, const char *what,
 	fsf_info(b->log, "%-24s %8.3f s  cpu %8.3f s", what, now_s() - t0,
 		 cpu_s() - c0);
 	return ret;
+}
+
+static int write_flat(struct erofs_build *b)
+{
+	int ret = timed(b, "file data", erofs_write_file_data);
+
+	return ret ? ret : timed(b, "directories, symlinks",
+				 erofs_write_dirs_and_symlinks);
+}
+
+struct flat_thread {
+	struct erofs_build *b;
+	int ret;
+};
+
+static void *flat_run(void *arg)
+{
+	struct flat_thread *t = arg;
+
+	t->ret = write_flat(t->b);
+	return NULL;
+}
+
+/*
+ * The uncompressed file data, the directories and symlinks, then the
+ * compressed files.  With two workers or more, the first two run on a
+ * thread of their own beside the compressed files: all their addresses
+ * were fixed by the layout (compressed data follows every other block),
+ * each pass writes only its own files' blocks and records, so the image
+ * is the same; what is saved is the cores idle at the end of the file
+ * data pass and during the serial directory pass.
+ */
+static int write_data(struct erofs_build *b)
+{
+	struct flat_thread t = { .b = b };
+	pthread_t tid;
+	int ret;
+
+	if (!b->opts->nzcfgs || b->opts->workers < 2 ||
+	    pthread_create(&tid, NULL, flat_run, &t) != 0) {
+		ret = write_flat(b);
+		return ret ? ret : timed(b, "compressed files",
+					 erofs_write_compressed);
+	}
+	ret = timed(b, "compressed files", erofs_write_compressed);
+	pthread_join(tid, NULL);
+	return t.ret ? t.ret : ret;
 }
 
 static int set_size(struct erofs_build *b)
@@ -426,11 +474,7 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 
 	ret = set_size(&b);
 	if (!ret)
-		ret = timed(&b, "file data", erofs_write_file_data);
-	if (!ret)
-		ret = timed(&b, "directories, symlinks", erofs_write_dirs_and_symlinks);
-	if (!ret)
-		ret = timed(&b, "compressed files", erofs_write_compressed);
+		ret = write_data(&b);
 	if (!ret && (b.chunkbits || erofs_tar_index(&b)))
 		ret = timed(&b, "chunked files", erofs_write_chunked);
 	if (!ret)	/* compressed and chunked data made it longer */
