@@ -300,3 +300,49 @@ sys.stdout.buffer.write(ea[:p])' "$BATS_FILE_TMPDIR/ea" "$1"
 @test "1k clusters, a non-resident \$EA cut short at its second run: cut, its whole first entry kept" {
 	cut_case ea1024 ea "" truncated e0 ea_before
 }
+
+# frag's own resident $SECURITY_DESCRIPTOR (ntfs-3g writes one beside a
+# 48-byte $STANDARD_INFORMATION: no security id) rewritten non-resident:
+# a 1-cluster hole, then a run far past the end of the volume (r-win4k-
+# 100009, /alist's).  The cut kept the hole, which no reader takes for a
+# descriptor, and left it (-a exit 5, -n 4 after it): the descriptor
+# becomes the volume's default one, resident; the file and its content
+# are kept.
+@test "4k clusters, a non-resident \$SECURITY_DESCRIPTOR with a bad run and no security id: it becomes the default descriptor, the file kept" {
+	local d=$BATS_FILE_TMPDIR rec
+	rec=$(cat "$d/frag4096.rec")
+	cp --sparse=always "$d/base4096.img" image
+	python3 - image "$rec" <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol, n = P.Volume(sys.argv[1]), int(sys.argv[2])
+rec = bytearray(vol.read(n))
+off = [o for o, t, _ in P.attrs(rec) if t == 0x50][0]
+ln, = struct.unpack_from("<I", rec, off + 4)
+inst, = struct.unpack_from("<H", rec, off + 14)
+si, = struct.unpack_from("<I", rec, P.attrs(rec).__next__()[0] + 16)
+assert si == 48, "frag has a security id"
+runs = bytes([0x01, 0x01, 0x31, 0x01, 0xff, 0xff, 0x7f, 0x00])
+a = bytearray(0x40 + 8)
+struct.pack_into("<IIBBHHH", a, 0, 0x50, len(a), 1, 0, 0x40, 0, inst)
+struct.pack_into("<qqHBxxxxxqqq", a, 16, 0, 1, 0x40, 0, 8192, 0x50, 0x50)
+a[0x40:] = runs
+used, = struct.unpack_from("<I", rec, 0x18)
+rec[off:used + len(a) - ln] = bytes(a) + rec[off + ln:used]
+struct.pack_into("<I", rec, 0x18, used + len(a) - ln)
+vol.write(n, rec)
+PY
+	damaged_then_repaired
+	[[ $output == *"MFT record $rec: its \$SECURITY_DESCRIPTOR (0x50) has a bad runlist"*"default descriptor"*FIXED* ]] ||
+		die "not given the default descriptor"
+	repair_converged "$FSCK" image -a
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	getfattr --only-values -n system.ntfs_acl mnt/frag | head -c 4 | od -An -tx1 > acl
+	umount mnt
+	diff -u "$d/manifest4096" manifest || die "manifest differs"
+	[ "$(tr -d ' \n' < acl)" = 01000480 ] || die "frag's descriptor does not read: $(cat acl)"
+	undo_restores
+}
