@@ -717,6 +717,9 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 				return cut;	/* -1, or removed */
 			if (s->declined)
 				return 0;
+			/* a descriptor made resident: judged again */
+			if (!a[offsetof(struct ntfs_attr_header, non_resident)])
+				break;
 			ntfs_attr_sizes(a, &old);
 			/* on a copy first: the question states the result */
 			{
