@@ -352,6 +352,23 @@ ROW(PR_ATTR_RUNS_HOLE, 0x01007c, "attribute_runs_outside_hole",
 ROW(PR_EXTENT_RUNS_CUT, 0x01006c, "extent_runlist_cut",
     "attribute 0x%x has a bad runlist in a later extent (%s); the %zu runs before the bad one (%llu clusters) are kept",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* A file's own $SECURITY_DESCRIPTOR (non-resident) with a bad runlist:
+ * the runs kept could hold no whole descriptor (a hole or a cut one is
+ * none a reader takes), and its $STANDARD_INFORMATION names a security
+ * id, which is what NTFS 3.x (and ntfs-3g) read; pass 3 makes that id one
+ * $Secure holds.  The attribute goes, the file keeps its security
+ * (r-win4k-100009: the cut kept a one-cluster hole, left unfixed). */
+ROW(PR_SD_RUNS_DROPPED, 0x0100c5, "security_descriptor_runlist_bad",
+    "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s); the file's security is its security id %u: the attribute is removed, the rest of the file kept",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
+/* The same without a security id (the 48-byte $STANDARD_INFORMATION
+ * ntfs-3g writes beside a descriptor of the file's own): the descriptor
+ * is the file's only security, so it becomes a resident one, the one
+ * mkfs.ntfs gives the root (full control to Everyone, SYSTEM and
+ * Administrators, inherited), not a hole no reader takes. */
+ROW(PR_SD_RUNS_DEFAULT, 0x0100c6, "security_descriptor_runlist_default",
+    "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: it becomes the volume's default descriptor (%u bytes, resident)",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_INDEX_RUNS_CUT, 0x01004a, "index_runlist_cut",
     "directory index attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept and the index is rebuilt from its files' names",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

@@ -46,6 +46,7 @@ struct salvage {
 	const char *obj;
 	bool structural;	/* attributes may be removed or cut */
 	bool changed, declined;
+	bool drop_asked;	/* the removal salvage_fields returns was asked */
 	uint8_t *base;		/* an extension's base record, when edited */
 	uint64_t base_recno;
 	/* the base's non-resident $ATTRIBUTE_LIST, when edited: written
@@ -297,9 +298,51 @@ static int runs_bad_hole(struct salvage *s, uint8_t *a, const struct ntfs_run *r
 }
 
 /*
+ * A file's own $SECURITY_DESCRIPTOR (A, in a record in no list) whose
+ * runlist is bad: no runs kept make a descriptor of it.  Beside a
+ * security id (what NTFS 3.x reads) it is removed: 1, S->drop_asked.
+ * Otherwise it is the file's only security and becomes the volume's
+ * default descriptor, resident, in its place: 0.  -1: no room.
+ */
+static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
+{
+	uint32_t rs = s->c->vol.boot.g.mft_record_size, id, at;
+	struct ntfs_secure sec;
+	uint8_t *copy;
+	uint32_t len;
+	int ret = -1;
+
+	if ((id = ntfs_security_id_of(s->rec, &at))) {
+		if (!asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_DROPPED, s->obj,
+					  why, id)))
+			return 0;
+		s->drop_asked = true;
+		return 1;
+	}
+	/* the root's: the last of the defaults */
+	ntfs_secure_build(&sec);
+	len = le32toh(sec.hdr[NTFS_NR_SD - 1].length) - (uint32_t)sizeof(sec.hdr[0]);
+	if (!(copy = malloc(rs)))
+		return -1;
+	memcpy(copy, s->rec, rs);
+	ntfs_rec_remove_attr(copy, rs, (uint32_t)(a - s->rec));
+	if (!ntfs_rec_insert_resident(copy, rs, NTFS_AT_SECURITY_DESCRIPTOR,
+				      sec.sds + le64toh(sec.hdr[NTFS_NR_SD - 1].offset) +
+				      sizeof(sec.hdr[0]), len)) {
+		ret = 0;
+		if (asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_DEFAULT, s->obj,
+					 why, len)))
+			memcpy(s->rec, copy, rs);
+	}
+	free(copy);
+	return ret;
+}
+
+/*
  * The runs of non-resident attribute A (at OFF): cut before the first bad
  * run when allowed (a record in no list, or a later extent in an
- * extension record).  Returns 0 (runs fine or cut), -1 (give up).
+ * extension record).  Returns 0 (runs fine or cut), 1 (it is removed:
+ * S->drop_asked), -1 (give up).
  */
 static int salvage_runs(struct salvage *s, uint8_t *a)
 {
@@ -316,6 +359,9 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	free(runs);
 	if (r >= 0)
 		return 0;
+	if (le32toh(((const struct ntfs_attr_header *)a)->type) ==
+	    NTFS_AT_SECURITY_DESCRIPTOR && s->structural)
+		return descriptor_runs(s, a, why);
 	r = runs_outside_hole(s, a, why);
 	if (r)
 		return r < 0 ? -1 : 0;
@@ -637,6 +683,7 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 		struct ntfs_sizes old, now;
 		uint32_t room, want, vlen;
 		uint16_t flags, now_ofs16;
+		int cut;
 
 		if (s->declined)
 			return 0;
@@ -665,10 +712,14 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 			break;
 		}
 		case NTFS_AF_SIZES:
-			if (salvage_runs(s, a) < 0)
-				return -1;
+			cut = salvage_runs(s, a);
+			if (cut)
+				return cut;	/* -1, or removed */
 			if (s->declined)
 				return 0;
+			/* a descriptor made resident: judged again */
+			if (!a[offsetof(struct ntfs_attr_header, non_resident)])
+				break;
 			ntfs_attr_sizes(a, &old);
 			/* on a copy first: the question states the result */
 			{
@@ -1025,7 +1076,9 @@ static int salvage_walk(struct salvage *s)
 				       (type == NTFS_AT_DATA && !a->name_length) ||
 				       unlist(s, type, inst, false) < 0))
 				return -1;
-			if (!ntfs_type_defined(c, type)) {
+			if (s->drop_asked) {
+				s->drop_asked = false;	/* salvage_runs asked */
+			} else if (!ntfs_type_defined(c, type)) {
 				/* named by its path: the whole file is not
 				 * what goes */
 				char file[1200];

@@ -22,6 +22,9 @@
 # than its highest VCN (what the runs mapped is unknown).  The stream
 # then reads its bytes before the bad run's VCN at that size; the $EA
 # keeps its whole entries before it.
+#
+# A file's own non-resident $SECURITY_DESCRIPTOR with a bad run is not cut
+# to a hole: removed beside a security id, else made the default one.
 load ../lib/common
 
 FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
@@ -299,4 +302,67 @@ sys.stdout.buffer.write(ea[:p])' "$BATS_FILE_TMPDIR/ea" "$1"
 
 @test "1k clusters, a non-resident \$EA cut short at its second run: cut, its whole first entry kept" {
 	cut_case ea1024 ea "" truncated e0 ea_before
+}
+
+# sd_case SECID: frag's own resident $SECURITY_DESCRIPTOR (ntfs-3g writes
+# one beside a 48-byte $STANDARD_INFORMATION: no security id; SECID > 0:
+# the $STANDARD_INFORMATION grown to 72 bytes naming security id SECID,
+# one of mkfs.ntfs's) rewritten non-resident: a 1-cluster hole, then a
+# run far past the end of the volume (r-win4k-100009, /alist's).  The cut
+# kept the hole, which no reader takes for a descriptor, and left it (-a
+# exit 5, -n 4 after it).  -n finds it and writes nothing, -a -z repairs
+# it (exit 1), converges (ntfsck -n clean), ntfs-3g reads the pre-damage
+# manifest and a self-relative descriptor for frag; --undo restores.
+sd_case() {
+	local d=$BATS_FILE_TMPDIR rec
+	rec=$(cat "$d/frag4096.rec")
+	cp --sparse=always "$d/base4096.img" image
+	python3 - image "$rec" "$1" <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol, n, secid = P.Volume(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3], 0)
+rec = bytearray(vol.read(n))
+used, = struct.unpack_from("<I", rec, 0x18)
+si = next(P.attrs(rec))[0]
+assert struct.unpack_from("<I", rec, si + 16)[0] == 48, "frag has a security id"
+if secid:
+    # owner id, security id, quota charged, USN after the 48 bytes
+    ext = struct.pack("<IIQQ", 0, secid, 0, 0)
+    at = si + struct.unpack_from("<I", rec, si + 4)[0]
+    rec[at:used + 24] = ext + rec[at:used]
+    struct.pack_into("<I", rec, si + 4, struct.unpack_from("<I", rec, si + 4)[0] + 24)
+    struct.pack_into("<I", rec, si + 16, 72)
+    used += 24
+off = [o for o, t, _ in P.attrs(rec) if t == 0x50][0]
+ln, = struct.unpack_from("<I", rec, off + 4)
+inst, = struct.unpack_from("<H", rec, off + 14)
+a = bytearray(0x40 + 8)
+struct.pack_into("<IIBBHHH", a, 0, 0x50, len(a), 1, 0, 0x40, 0, inst)
+struct.pack_into("<qqHBxxxxxqqq", a, 16, 0, 1, 0x40, 0, 8192, 0x50, 0x50)
+a[0x40:] = bytes([0x01, 0x01, 0x31, 0x01, 0xff, 0xff, 0x7f, 0x00])
+rec[off:used + len(a) - ln] = bytes(a) + rec[off + ln:used]
+struct.pack_into("<I", rec, 0x18, used + len(a) - ln)
+vol.write(n, rec)
+PY
+	damaged_then_repaired
+	[[ $output == *"MFT record $rec: its \$SECURITY_DESCRIPTOR (0x50) has a bad runlist"*"$2"* ]] ||
+		die "not: $2"
+	repair_converged "$FSCK" image -a
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	getfattr --only-values -n system.ntfs_acl mnt/frag | head -c 4 | od -An -tx1 > acl
+	umount mnt
+	diff -u "$d/manifest4096" manifest || die "manifest differs"
+	[ "$(tr -d ' \n' < acl)" = 01000480 ] || die "frag's descriptor does not read: $(cat acl)"
+	undo_restores
+}
+
+@test "4k clusters, a non-resident \$SECURITY_DESCRIPTOR with a bad run and no security id: it becomes the default descriptor, the file kept" {
+	sd_case 0 "no security id stands for it: it becomes the volume's default descriptor (124 bytes, resident). FIXED"
+}
+
+@test "4k clusters, a non-resident \$SECURITY_DESCRIPTOR with a bad run beside security id 0x101: removed, the file kept" {
+	sd_case 0x101 "the file's security is its security id 257: the attribute is removed, the rest of the file kept. CLEARED"
 }
