@@ -122,9 +122,7 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 	}
 	/* a data size past the volume (2^32 records on 16 MiB) must not
 	 * make every pass walk records that cannot be there: the count stops
-	 * at the volume's size (pass 1 repairs record 0's sizes).  Not at
-	 * what the runs map: a later extent a damaged list hides is found
-	 * again when pass 1 rebuilds the list. */
+	 * at the volume's size (pass 1 repairs record 0's sizes) */
 	volume = c->vol.boot.g.nr_clusters > UINT64_MAX / c->vol.boot.g.cluster_size ?
 		 UINT64_MAX : c->vol.boot.g.nr_clusters * c->vol.boot.g.cluster_size;
 	c->vol.mft_records = (len < volume ? len : volume) / rs;
@@ -144,6 +142,26 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
 	if (ret) {
 		fsf_fix_ask(&c->fix, &PR_MFT_DATA_BAD, "$MFT bitmap", strerror(-ret));
 		return ret;
+	}
+	/* and, when the runs found do not map that size, at what they map
+	 * or what the bitmap covers, the more of the two: a hostile size on
+	 * a big volume is not walked record by record (268 million on
+	 * 256 GiB), and a later extent a damaged list hides keeps its
+	 * records, which the bitmap still covers */
+	{
+		uint64_t mapped = 0, bits;
+
+		for (long i = 0; i < c->vol.nmft_runs; i++) {
+			uint64_t n = c->vol.mft_runs[i].len;
+
+			mapped = n > (UINT64_MAX - mapped) / c->vol.boot.g.cluster_size ?
+				 UINT64_MAX : mapped + n * c->vol.boot.g.cluster_size;
+		}
+		bits = *bitmap_len > UINT64_MAX / 8 / rs ? UINT64_MAX : *bitmap_len * 8 * rs;
+		if (mapped < bits)
+			mapped = bits;
+		if (mapped < len && mapped / rs < c->vol.mft_records)
+			c->vol.mft_records = mapped / rs;
 	}
 	{
 		struct ntfs_run *last = &c->vol.mft_runs[c->vol.nmft_runs - 1];
