@@ -298,11 +298,50 @@ static int runs_bad_hole(struct salvage *s, uint8_t *a, const struct ntfs_run *r
 }
 
 /*
+ * Whether the runs of non-resident A before its first bad one are real
+ * clusters holding all of its data: a cut then keeps the file's own
+ * descriptor whole, and it is cut as any attribute (a bad terminator
+ * after one good run is one bit away from a good runlist).
+ */
+static bool prefix_holds_data(struct salvage *s, const uint8_t *a)
+{
+	const struct ntfs_geometry *g = &s->c->vol.boot.g;
+	struct ntfs_attr_nonresident n;
+	struct ntfs_run *runs;
+	uint32_t len, mpo;
+	size_t max, nruns = 0;
+	uint64_t bytes = 0, size;
+	bool whole = true;
+
+	memcpy(&n, a, sizeof(n));
+	len = le32toh(n.h.length);
+	mpo = le16toh(n.mapping_pairs_offset);
+	size = le64toh((uint64_t)n.data_size);
+	if (mpo >= len || !size)
+		return false;
+	max = (len - mpo) / 2 + 1;
+	if (!(runs = calloc(max, sizeof(*runs))))
+		return false;
+	ntfs_mp_valid_prefix(a + mpo, len - mpo, g->nr_clusters, runs, max, &nruns);
+	for (size_t i = 0; i < nruns && bytes < size; i++) {
+		if (runs[i].lcn < 0) {
+			whole = false;
+			break;
+		}
+		bytes += runs[i].len * g->cluster_size;
+	}
+	free(runs);
+	return whole && bytes >= size;
+}
+
+/*
  * A file's own $SECURITY_DESCRIPTOR (A, in a record in no list) whose
  * runlist is bad: no runs kept make a descriptor of it.  Beside a
  * security id (what NTFS 3.x reads) it is removed: 1, S->drop_asked.
  * Otherwise it is the file's only security and becomes the volume's
- * default descriptor, resident, in its place: 0.  -1: no room.
+ * default descriptor, resident, in its place: 0.  2: no room for it
+ * (the runs are cut as any attribute's: the file and its other
+ * attributes are never given up for a descriptor).  -1: no memory.
  */
 static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 {
@@ -310,7 +349,7 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 	struct ntfs_secure sec;
 	uint8_t *copy;
 	uint32_t len;
-	int ret = -1;
+	int ret = 2;
 
 	if ((id = ntfs_security_id_of(s->rec, &at))) {
 		if (!asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_DROPPED, s->obj,
@@ -360,8 +399,12 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	if (r >= 0)
 		return 0;
 	if (le32toh(((const struct ntfs_attr_header *)a)->type) ==
-	    NTFS_AT_SECURITY_DESCRIPTOR && s->structural)
-		return descriptor_runs(s, a, why);
+	    NTFS_AT_SECURITY_DESCRIPTOR && s->structural &&
+	    !prefix_holds_data(s, a)) {
+		r = descriptor_runs(s, a, why);
+		if (r != 2)
+			return (int)r;
+	}
 	r = runs_outside_hole(s, a, why);
 	if (r)
 		return r < 0 ? -1 : 0;

@@ -304,20 +304,29 @@ sys.stdout.buffer.write(ea[:p])' "$BATS_FILE_TMPDIR/ea" "$1"
 	cut_case ea1024 ea "" truncated e0 ea_before
 }
 
-# sd_case SECID: frag's own resident $SECURITY_DESCRIPTOR (ntfs-3g writes
-# one beside a 48-byte $STANDARD_INFORMATION: no security id; SECID > 0:
-# the $STANDARD_INFORMATION grown to 72 bytes naming security id SECID,
-# one of mkfs.ntfs's) rewritten non-resident: a 1-cluster hole, then a
-# run far past the end of the volume (r-win4k-100009, /alist's).  The cut
+# sd_case SECID EXPECT [IMAGE [whole]]: frag's own resident
+# $SECURITY_DESCRIPTOR (ntfs-3g writes one beside a 48-byte
+# $STANDARD_INFORMATION: no security id; SECID > 0: the
+# $STANDARD_INFORMATION grown to 72 bytes naming security id SECID, one of
+# mkfs.ntfs's) rewritten non-resident: a 1-cluster hole, then a run far
+# past the end of the volume (r-win4k-100009, /alist's); with "whole", a
+# run of one free cluster holding the descriptor's bytes first (a bad
+# terminator after a good run, one bit from a good runlist).  The cut
 # kept the hole, which no reader takes for a descriptor, and left it (-a
-# exit 5, -n 4 after it).  -n finds it and writes nothing, -a -z repairs
-# it (exit 1), converges (ntfsck -n clean), ntfs-3g reads the pre-damage
-# manifest and a self-relative descriptor for frag; --undo restores.
+# exit 5, -n 4 after it).  IMAGE (default base4096.img) is the volume
+# damaged.  -n finds it and writes nothing, -a -z repairs it (exit 1),
+# converges (ntfsck -n clean), ntfs-3g reads the pre-damage manifest and
+# a self-relative descriptor for frag (with "whole": frag's own, byte for
+# byte); --undo restores.
 sd_case() {
 	local d=$BATS_FILE_TMPDIR rec
 	rec=$(cat "$d/frag4096.rec")
-	cp --sparse=always "$d/base4096.img" image
-	python3 - image "$rec" "$1" <<'PY'
+	cp --sparse=always "$d/${3:-base4096.img}" image
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	getfattr --only-values -n system.ntfs_acl mnt/frag > acl.0
+	umount mnt
+	python3 - image "$rec" "$1" "${4:-hole}" <<'PY'
 import os, struct, sys
 sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
 import ntfs_patch as P
@@ -337,25 +346,46 @@ if secid:
 off = [o for o, t, _ in P.attrs(rec) if t == 0x50][0]
 ln, = struct.unpack_from("<I", rec, off + 4)
 inst, = struct.unpack_from("<H", rec, off + 14)
+vo, = struct.unpack_from("<H", rec, off + 20)
+vl, = struct.unpack_from("<I", rec, off + 16)
+sd = bytes(rec[off + vo:off + vo + vl])
 a = bytearray(0x40 + 8)
 struct.pack_into("<IIBBHHH", a, 0, 0x50, len(a), 1, 0, 0x40, 0, inst)
-struct.pack_into("<qqHBxxxxxqqq", a, 16, 0, 1, 0x40, 0, 8192, 0x50, 0x50)
+struct.pack_into("<qqHBxxxxxqqq", a, 16, 0, 1, 0x40, 0, 8192, vl, vl)
 a[0x40:] = bytes([0x01, 0x01, 0x31, 0x01, 0xff, 0xff, 0x7f, 0x00])
+if sys.argv[4] == "whole":
+    # a free cluster of $Bitmap's (record 6), taken, holds the descriptor
+    b6 = vol.read(6)
+    do = [o for o, t, nm in P.attrs(b6) if t == 0x80 and not nm][0]
+    bruns = P.runs_of(b6, do)
+    bm = bytearray(b"".join(vol.pread(l * vol.cs, ln * vol.cs) for l, ln in bruns))
+    lcn = next(i for i in range(len(bm) * 8 - 1, 0, -1)
+               if not bm[i // 8] >> (i % 8) & 1 and
+               vol.pread(i * vol.cs, 1) != b"")
+    bm[lcn // 8] |= 1 << (lcn % 8)
+    vol.pwrite(vol.offset(bruns, lcn // 8), bytes([bm[lcn // 8]]))
+    vol.pwrite(lcn * vol.cs, sd + bytes(vol.cs - len(sd)))
+    a[0x40:] = bytes([0x31, 0x01]) + lcn.to_bytes(3, "little") + bytes([0x31, 0x01, 0xff])
 rec[off:used + len(a) - ln] = bytes(a) + rec[off + ln:used]
 struct.pack_into("<I", rec, 0x18, used + len(a) - ln)
 vol.write(n, rec)
 PY
 	damaged_then_repaired
-	[[ $output == *"MFT record $rec: its \$SECURITY_DESCRIPTOR (0x50) has a bad runlist"*"$2"* ]] ||
-		die "not: $2"
+	local says="its \$SECURITY_DESCRIPTOR (0x50) has a bad runlist"
+	[ "${4:-}" != whole ] || says="attribute 0x50 has a bad runlist"
+	[[ $output == *"MFT record $rec: $says"*"$2"* ]] || die "not: $2"
 	repair_converged "$FSCK" image -a
 	mkdir -p mnt
 	ntfs-3g -o ro image mnt
 	manifest mnt > manifest
-	getfattr --only-values -n system.ntfs_acl mnt/frag | head -c 4 | od -An -tx1 > acl
+	getfattr --only-values -n system.ntfs_acl mnt/frag > acl
 	umount mnt
 	diff -u "$d/manifest4096" manifest || die "manifest differs"
-	[ "$(tr -d ' \n' < acl)" = 01000480 ] || die "frag's descriptor does not read: $(cat acl)"
+	[ "$(head -c 4 acl | od -An -tx1 | tr -d ' \n')" = 01000480 ] ||
+		die "frag's descriptor does not read: $(od -An -tx1 acl | head -2)"
+	if [ "${4:-}" = whole ]; then
+		cmp acl.0 acl || die "frag's own descriptor not kept"
+	fi
 	undo_restores
 }
 
@@ -365,4 +395,12 @@ PY
 
 @test "4k clusters, a non-resident \$SECURITY_DESCRIPTOR with a bad run beside security id 0x101: removed, the file kept" {
 	sd_case 0x101 "the file's security is its security id 257: the attribute is removed, the rest of the file kept. CLEARED"
+}
+
+@test "4k clusters, a non-resident \$SECURITY_DESCRIPTOR whose good first run holds it, then a bad run: cut, frag's own descriptor kept byte for byte" {
+	sd_case 0 "the 1 runs before the bad one (1 clusters) are kept and the sizes cut to them" base4096.img whole
+}
+
+@test "4k clusters, the same with no room for a default descriptor in frag's full record: the runs cut, the file and its streams never cleared" {
+	sd_case 0 "the 1 runs before the bad one (1 clusters) are kept and the sizes cut to them" full4096.img whole
 }
