@@ -161,6 +161,13 @@ struct ntfs_check {
 	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
 	uint8_t *list_left;		/* one bit per record: its attribute
 					 * list found wrong and left (pass 1) */
+	uint8_t *names_lost;		/* one bit per base record: its list
+					 * named $FILE_NAMEs in a record found
+					 * unusable (pass 1); pass 3 gives the
+					 * names back from index entries */
+	struct ntfs_names_lost { uint64_t b; uint32_t n; } *lost_names;
+	size_t nlost_names;		/* how many such names each file lost:
+					 * no more are given back */
 	uint8_t *nameless;		/* one bit per record: a file without
 					 * any $FILE_NAME (pass 1) */
 	/* pass1_summary.c: what pass 1 saw, so later passes read less */
@@ -404,8 +411,11 @@ void ntfs_check_attr_lists(struct ntfs_check *c);
 bool ntfs_list_past_end(const struct ntfs_check *c, const uint8_t *rec);
 /* The list of base record B made again from B and the extension records
  * its list names that still point back at B (after attributes were
- * removed from them).  0, or -1 with WHY. */
-int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why);
+ * removed from them or added to them), and record EXTRA too when it is
+ * one of B's (a new extension record; UINT64_MAX: none).  0, or -1 with
+ * WHY. */
+int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, uint64_t extra,
+			   char *why);
 /* libntfs/attr_split.c: $MFT's $DATA with its later extents joined
  * into C->vol.mft_runs (ntfs_vol_mft_extents). */
 static inline int ntfs_mft_extents(struct ntfs_check *c, const uint8_t *rec0,
@@ -518,6 +528,21 @@ int64_t ntfs_lost_found(struct ntfs_check *c, uint16_t *seq, char *why);
  * directories that held its other names are marked for rebuild.  0, or -1
  * with WHY. */
 int ntfs_move_to_lost_found(struct ntfs_check *c, uint64_t r, char *why);
+/* A record free on disk and in c->record_used (read into BUF), with the
+ * sequence number it takes in *SEQ; c->vol.mft_records if none. */
+uint64_t ntfs_free_record(struct ntfs_check *c, uint8_t *buf, uint16_t *seq);
+/* pass3_lostnames.c: file R (an attribute list) lost $FILE_NAMEs with an
+ * unusable extension record (c->names_lost); index entry IE still holds
+ * one: it is given back, into the base record or an extension record of
+ * the file with room, else a new one; the list and the link count
+ * follow.  *REKEY: the name differs from the key (half of a Win32/DOS
+ * pair made a name of its own, a unit mended), the index must be
+ * rebuilt.  0, or -1 with WHY. */
+int ntfs_name_back_from_entry(struct ntfs_check *c, uint64_t r,
+			      const struct ntfs_ie_view *ie, bool *rekey, char *why);
+/* Whether file R lost a $FILE_NAME so that an index entry may give one
+ * back; counted off when so (no more than were lost come back). */
+bool ntfs_take_lost_name(struct ntfs_check *c, uint64_t r);
 /* File R has no $FILE_NAME left; its entry IE in directory DIR still
  * holds a copy: give it back to the file (the index is marked for the
  * rebuild).  0, or -1 with WHY. */

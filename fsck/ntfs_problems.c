@@ -593,6 +593,11 @@ ROW(PR_USN_LIST_LEFT, 0x030069, "usnjrnl_list_left",
 ROW(PR_NAME_FROM_INDEX, 0x030060, "file_name_from_index",
     "entry \"%s\" names MFT record %llu, which has lost its names: give it this one back",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* pass3_lostnames.c: a file whose list named $FILE_NAMEs in a record
+ * found unusable (pass 1): the entries still naming it give them back */
+ROW(PR_NAME_LOST_RECORD, 0x03006b, "file_name_lost_record",
+    "entry \"%s\" holds a name of MFT record %llu lost with one of its extension records: give it back",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* pass3_strays.c: a name whose parent reference names no directory */
 /* pass3_index.c, pass3_rebuild.c: a name no namespace allows */
 ROW(PR_NAME_UNIT, 0x030067, "file_name_bad_unit",

@@ -874,6 +874,31 @@ static bool names_record_past_end(const struct lctx *l, const uint8_t *v, uint32
 	return false;
 }
 
+/* List V (LEN bytes) of base B names $FILE_NAMEs in records pass 1
+ * found unusable: those names are gone with them, and pass 3 may give
+ * back as many from the index entries that still hold them. */
+static void note_names_lost(struct lctx *l, uint64_t b, const uint8_t *v,
+			    uint32_t len)
+{
+	struct ntfs_check *c = l->c;
+	struct ntfs_names_lost *g;
+	struct ntfs_al_entry e;
+	uint32_t off = 0, n = 0;
+	char why[NTFS_WHY];
+
+	while (ntfs_al_next(v, len, &off, &e, why) == 1) {
+		uint64_t x = e.mref & MASK48;
+
+		n += e.type == NTFS_AT_FILE_NAME && x != b &&
+		     x < c->vol.mft_records && rare_get(c->record_lost, x);
+	}
+	if (!n || !(g = realloc(c->lost_names, (c->nlost_names + 1) * sizeof(*g))))
+		return;
+	c->lost_names = g;
+	g[c->nlost_names++] = (struct ntfs_names_lost){ b, n };
+	rare_set(c->names_lost, b);
+}
+
 static void check_one(struct lctx *l, uint64_t b)
 {
 	struct ntfs_check *c = l->c;
@@ -953,6 +978,8 @@ static void check_one(struct lctx *l, uint64_t b)
 		reclaim(l, b, bseq, v, len, &nb, obj);
 	fill_gaps(l, b, &nb);
 	fill_tail(l, b, &nb);
+	if (v && len)
+		note_names_lost(l, b, v, len);
 	if (ntfs_al_encode(&nb, NULL, &nv, &nlen))
 		goto out;
 	if (cur_ok && ntfs_al_same(v, len, nv, nlen, why))
@@ -1024,7 +1051,8 @@ void ntfs_check_attr_lists(struct ntfs_check *c)
 	free(l.named);
 }
 
-int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why)
+int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, uint64_t extra,
+			   char *why)
 {
 	struct lctx l = { .c = c, .rs = c->vol.boot.g.mft_record_size };
 	struct ntfs_al_build nb = { 0 };
@@ -1057,6 +1085,11 @@ int ntfs_rewrite_attr_list(struct ntfs_check *c, uint64_t b, char *why)
 			goto out;
 next:		;
 	}
+	if (extra < c->vol.mft_records && cset_get(&c->record_used, extra) &&
+	    !load(&l, extra, l.rec) && !ntfs_record_is_base(l.rec) &&
+	    base_of(l.rec) == b &&
+	    ntfs_al_add_record(&nb, l.rec, NTFS_MREF(extra, seq_of(l.rec))))
+		goto out;
 	if (ntfs_al_encode(&nb, NULL, &nv, &nlen))
 		goto out;
 	ret = write_list(&l, b, rec, at, nv, nlen, why);

@@ -732,8 +732,10 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->record_lost = ntfs_rare_map(c->vol.mft_records);
 	c->nameless = ntfs_rare_map(c->vol.mft_records);
 	c->list_left = ntfs_rare_map(c->vol.mft_records);
+	c->names_lost = ntfs_rare_map(c->vol.mft_records);
 	copies = ntfs_rare_map(c->vol.mft_records);
 	if (!c->ext_bad || !c->record_lost || !c->nameless || !c->list_left ||
+	    !c->names_lost ||
 	    !copies) {
 		ret = -ENOMEM;
 		goto out;

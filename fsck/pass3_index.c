@@ -293,6 +293,29 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 			}
 			return;
 		}
+		/* a name lost with an extension record the file's list
+		 * named (pass 1): this entry's key is a copy of it */
+		if (m.names && recno >= NTFS_FILE_FIRST_USER && !w->metadata &&
+		    ie->name_len && ie->key_len >= sizeof(fn) + 2u * ie->name_len &&
+		    ie->parent == (w->dir | (uint64_t)w->dir_seq << 48) &&
+		    ntfs_take_lost_name(c, recno)) {
+			ntfs_name_to_utf8(name, ie->name_len, n8, sizeof(n8));
+			if (fsf_fix_ask(&c->fix, &PR_NAME_LOST_RECORD, wobj(w), n8,
+					(unsigned long long)recno)) {
+				bool rekey = false;
+
+				if (ntfs_name_back_from_entry(c, recno, ie, &rekey, fwhy)) {
+					fsf_warn(c->log, "MFT record %llu: %s",
+						 (unsigned long long)recno, fwhy);
+					fsf_fix_failed(&c->fix);
+				} else if (rekey) {
+					ntfs_rebuild_promise(c, w->dir);
+				}
+				/* else the entry is the name's key: it stays (the
+				 * name was in no digest, the entry is in none) */
+			}
+			return;
+		}
 		snprintf(why, sizeof(why), "has no such name in this directory");
 	} else {
 		const struct ntfs_data_sizes *d = &m.data;

@@ -56,13 +56,34 @@ static int64_t find_lost_found(struct ntfs_check *c, uint8_t *rec,
 	return 0;
 }
 
+uint64_t ntfs_free_record(struct ntfs_check *c, uint8_t *buf, uint16_t *seq)
+{
+	struct ntfs_mft_record m;
+	uint64_t r;
+
+	/* free on disk as well as in our view; 16..23 stay reserved */
+	for (r = 24; r < c->vol.mft_records; r++) {
+		if (cset_get(&c->record_used, r) || ntfs_vol_read_record(&c->vol, r, buf))
+			continue;
+		memcpy(&m, buf, sizeof(m));
+		*seq = 1;
+		if (le32toh(m.h.magic) != NTFS_MAGIC_FILE)
+			break;
+		if (!(le16toh(m.flags) & NTFS_MFT_IN_USE)) {
+			*seq = (uint16_t)(le16toh(m.sequence_number) + 1);
+			*seq = *seq ? *seq : 1;
+			break;
+		}
+	}
+	return r;
+}
+
 /* Make /lost+found in a free record; returns its number or -1 (WHY). */
 static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 			       char *why)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct ntfs_standard_information si;
-	struct ntfs_mft_record m;
 	uint8_t fnv[NTFS_LOST_FOUND_FN];
 	uint16_t seq = 1;
 	uint64_t r;
@@ -76,19 +97,7 @@ static int64_t make_lost_found(struct ntfs_check *c, uint8_t *rec, uint8_t *buf,
 		snprintf(why, NTFS_WHY, "the root directory's record is unusable");
 		return -1;
 	}
-	/* a record free on disk as well as in our view; 16..23 stay reserved */
-	for (r = 24; r < c->vol.mft_records; r++) {
-		if (cset_get(&c->record_used, r) || ntfs_vol_read_record(&c->vol, r, buf))
-			continue;
-		memcpy(&m, buf, sizeof(m));
-		if (le32toh(m.h.magic) != NTFS_MAGIC_FILE)
-			break;
-		if (!(le16toh(m.flags) & NTFS_MFT_IN_USE)) {
-			seq = (uint16_t)(le16toh(m.sequence_number) + 1);
-			seq = seq ? seq : 1;
-			break;
-		}
-	}
+	r = ntfs_free_record(c, buf, &seq);
 	if (r >= c->vol.mft_records) {
 		snprintf(why, NTFS_WHY, "the MFT has no free record for /lost+found");
 		return -1;
@@ -367,7 +376,7 @@ static int reconnect(struct ntfs_check *c, uint64_t o, uint64_t lf,
 	ntfs_rebuild_promise(c, lf);
 	/* names in extension records go too, and the list follows */
 	if (list && (drop_extension_names(c, o, rec, why) ||
-		     ntfs_rewrite_attr_list(c, o, why)))
+		     ntfs_rewrite_attr_list(c, o, UINT64_MAX, why)))
 		return -1;
 	return 0;
 }

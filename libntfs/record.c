@@ -40,6 +40,15 @@ void ntfs_rec_init_free(uint8_t *buf, uint32_t size, uint32_t recno,
 	header(buf, size, recno, seq);
 }
 
+void ntfs_rec_init_extension(struct ntfs_rec *r, uint8_t *buf, uint32_t size,
+			     uint32_t recno, uint16_t seq, uint64_t base_ref)
+{
+	struct ntfs_mft_record *m = (struct ntfs_mft_record *)buf;
+
+	ntfs_rec_init(r, buf, size, recno, seq, NTFS_MFT_IN_USE, 0);
+	m->base_mft_record = htole64(base_ref);
+}
+
 void ntfs_rec_init(struct ntfs_rec *r, uint8_t *buf, uint32_t size,
 		   uint32_t recno, uint16_t seq, uint16_t flags,
 		   uint16_t links)

@@ -62,6 +62,10 @@ struct ntfs_rec {
 void ntfs_rec_init(struct ntfs_rec *r, uint8_t *buf, uint32_t size,
 		   uint32_t recno, uint16_t seq, uint16_t flags,
 		   uint16_t links);
+/* An extension record in use, of base record BASE_REF (its number |
+ * sequence << 48), with no attribute yet. */
+void ntfs_rec_init_extension(struct ntfs_rec *r, uint8_t *buf, uint32_t size,
+			     uint32_t recno, uint16_t seq, uint64_t base_ref);
 /* Returns a pointer to the value in the record, or NULL if it is full. */
 void *ntfs_rec_add_resident(struct ntfs_rec *r, uint32_t type,
 			    const char *name, const void *value, uint32_t len,
