@@ -82,19 +82,42 @@ sys.stdout.buffer.write(text[:40000] + noise + text[40000:120000])' > "$d/mixed$
 }
 
 # rp1024.img: a file "rp" whose $REPARSE_POINT (tag 0x8000000a, 3000
-# bytes of data: more than a 1 KiB record holds) is non-resident
+# bytes of data: more than a 1 KiB record holds) is non-resident, and a
+# file "al" with an attribute list whose non-resident $EA is in an
+# extension record (its number in al1024.rec)
 rp_base() {
-	local d=$BATS_FILE_TMPDIR m=$BATS_FILE_TMPDIR/mnt
+	local d=$BATS_FILE_TMPDIR m=$BATS_FILE_TMPDIR/mnt al
 	truncate -s 16M "$d/rp1024.img"
 	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F -c 1024 "$d/rp1024.img"
 	ntfs-3g "$d/rp1024.img" "$m"
 	echo kept > "$m/s1"
 	touch "$m/rp"
 	stat -c %i "$m/rp" > "$d/rp1024.rec"
+	# al: 30 named streams (an attribute list), then an $EA of 4532
+	# bytes, which ntfs-3g puts non-resident in an extension record
+	echo al > "$m/al"
+	for i in $(seq 1 30); do
+		setfattr -n "user.s$i" -v "0x$(printf '%040d' "$i")" "$m/al"
+	done
+	setfattr -n system.ntfs_ea -v "0x$(od -An -v -tx1 "$d/ea" | tr -d ' \n')" "$m/al"
+	al=$(stat -c %i "$m/al")
 	setfattr -n system.ntfs_reparse_data \
 		-v "0x0a000080b80b0000$(head -c 3000 /dev/zero | tr '\0' 'r' | od -An -v -tx1 | tr -d ' \n')" "$m/rp"
 	manifest "$m" 2>/dev/null | grep -v '  ./rp$' > "$d/rpmanifest1024"
 	umount "$m"
+	python3 - "$d/rp1024.img" "$al" > "$d/al1024.rec" <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol, base = P.Volume(sys.argv[1]), int(sys.argv[2])
+for n in map(int, vol.holders(base)):
+    rec = vol.read(n)
+    if any(t == 0xe0 and rec[o + 8] for o, t, _ in P.attrs(rec)) and n != base:
+        print(n)
+        break
+else:
+    raise SystemExit("no non-resident $EA in an extension record")
+PY
 }
 
 # full4096.img: base4096 with frag's record filled to its last byte by a
@@ -488,3 +511,17 @@ PY
 	undo_restores
 }
 
+@test "1k clusters, a listed file's non-resident \$EA in an extension record, a hole then a bad run: removed with its list entry and \$EA_INFORMATION, the file kept" {
+	holed_case rp1024 al e0 hole
+	[[ $repaired == *"attribute 0xe0 has a bad runlist"*"the attribute is removed"*CLEARED* ]] ||
+		die "not removed"
+	[[ $repaired == *"has \$EA_INFORMATION but no \$EA; it is removed"* ]] || die "\$EA_INFORMATION kept"
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt 2>/dev/null | grep -v '  ./rp$' > manifest
+	run getfattr --only-values -n system.ntfs_ea mnt/al
+	umount mnt
+	[ "$status" -ne 0 ] || [ -z "$output" ] || die "al keeps an \$EA: $output"
+	diff -u "$BATS_FILE_TMPDIR/rpmanifest1024" manifest || die "manifest differs"
+	undo_restores
+}
