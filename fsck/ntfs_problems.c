@@ -369,6 +369,15 @@ ROW(PR_SD_RUNS_DROPPED, 0x0100c5, "security_descriptor_runlist_bad",
 ROW(PR_SD_RUNS_DEFAULT, 0x0100c6, "security_descriptor_runlist_default",
     "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: it becomes the volume's default descriptor (%u bytes, resident)",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* A file's $EA, $LOGGED_UTILITY_STREAM, $REPARSE_POINT or $OBJECT_ID
+ * (non-resident) with a bad runlist and no allocated run before the bad
+ * one or a hole (or in an attribute list, where nothing is cut): no
+ * value is left to keep (a hole is none a reader takes).  The attribute
+ * goes, the file stays; pass 2 keeps $EA_INFORMATION, the reparse flag
+ * and $Extend/$Reparse in step. */
+ROW(PR_META_RUNS_DROPPED, 0x0100c7, "metadata_runlist_bad",
+    "attribute 0x%x has a bad runlist (%s) and %zu readable runs before it or a hole: the attribute is removed, the rest of the file kept",
+    FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
 ROW(PR_INDEX_RUNS_CUT, 0x01004a, "index_runlist_cut",
     "directory index attribute 0x%x has a bad runlist (%s); the %zu runs before the bad one (%llu clusters) are kept and the index is rebuilt from its files' names",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

@@ -377,6 +377,51 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 	return ret;
 }
 
+/* Is A a file's metadata attribute that may be non-resident ($EA,
+ * $LOGGED_UTILITY_STREAM, $REPARSE_POINT, $OBJECT_ID)?  A hole in it
+ * reads as no value any reader takes (pass 2 leaves it). */
+static bool metadata_attr(const uint8_t *a)
+{
+	uint32_t t = le32toh(((const struct ntfs_attr_header *)a)->type);
+
+	return t == NTFS_AT_EA || t == NTFS_AT_LOGGED_UTILITY_STREAM ||
+	       t == NTFS_AT_REPARSE_POINT || t == NTFS_AT_OBJECT_ID;
+}
+
+/*
+ * Metadata attribute A (first extent) whose runs go bad after NRUNS valid
+ * ones: a hole among them is no part of a value, so only the allocated
+ * runs before the first hole are kept (*NRUNS cut to them).  With none
+ * left, or in a list (nothing is cut there), the attribute is removed and
+ * pass 2 keeps what depends on it in step ($EA_INFORMATION, the reparse
+ * flag and $Extend/$Reparse): 1, S->drop_asked.  0: cut at the hole (or
+ * declined), -1: give up.
+ */
+static int unlist(struct salvage *s, uint32_t type, uint16_t inst, bool do_it);
+
+static int metadata_runs(struct salvage *s, uint8_t *a, struct ntfs_run *runs,
+			 size_t *nruns, const char *why)
+{
+	const struct ntfs_attr_header *h = (const void *)a;
+	size_t k = 0;
+
+	while (k < *nruns && runs[k].lcn >= 0)
+		k++;
+	if (k && s->structural) {
+		*nruns = k;
+		return 0;
+	}
+	if (!s->structural &&
+	    (s->recno < NTFS_FILE_FIRST_USER ||
+	     unlist(s, le32toh(h->type), le16toh(h->instance), false) < 0))
+		return -1;
+	if (!asked(s, fsf_fix_ask(&s->c->fix, &PR_META_RUNS_DROPPED, s->obj,
+				  le32toh(h->type), why, k)))
+		return 0;
+	s->drop_asked = true;
+	return 1;
+}
+
 /*
  * The runs of non-resident attribute A (at OFF): cut before the first bad
  * run when allowed (a record in no list, or a later extent in an
@@ -393,6 +438,7 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	size_t max, nruns, stop;
 	long r;
 	uint64_t clusters = 0;
+	bool meta;
 
 	r = ntfs_attr_runs((const void *)a, g->nr_clusters, &runs, why);
 	free(runs);
@@ -409,10 +455,11 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	if (r)
 		return r < 0 ? -1 : 0;
 	memcpy(&n, a, sizeof(n));
+	meta = metadata_attr(a) && !n.lowest_vcn;
 	/* in a list only a later extent is cut: its sizes live elsewhere.
 	 * -a cuts it too (PR_EXTENT_RUNS_CUT): clearing the record instead
 	 * would lose every run -y keeps */
-	if (!s->structural && !later_extent(s, &n))
+	if (!s->structural && !later_extent(s, &n) && !meta)
 		return -1;
 	len = le32toh(n.h.length);
 	max = (len - le16toh(n.mapping_pairs_offset)) / 2 + 1;
@@ -424,9 +471,33 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 				    g->nr_clusters, runs, max, &nruns);
 	/* a later extent keeps at least one run: its VCNs then end early,
 	 * and the list check makes the rest a hole or cuts the sizes */
-	if (!s->structural && !nruns) {
+	if (!s->structural && !nruns && !meta) {
 		free(runs);
 		return -1;
+	}
+	if (meta) {
+		size_t valid = nruns;
+
+		r = metadata_runs(s, a, runs, &nruns, why);
+		if (r || s->declined) {
+			free(runs);
+			return (int)r;
+		}
+		if (nruns < valid) {	/* cut at a hole: re-encoded */
+			for (size_t i = 0; i < nruns; i++)
+				clusters += runs[i].len;
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_ATTR_RUNS_CUT, s->obj,
+						 le32toh(n.h.type), why, nruns,
+						 (unsigned long long)clusters)) &&
+			    ntfs_attr_put_runs(a, runs, nruns, g->cluster_size)) {
+				free(runs);
+				return -1;
+			}
+			free(runs);
+			if (s->declined)
+				return 0;
+			goto check;
+		}
 	}
 	r = runs_bad_hole(s, a, runs, nruns, why);
 	if (r) {

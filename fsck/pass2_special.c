@@ -116,6 +116,39 @@ static int read_value(struct file *f, const struct ntfs_attr_header *a,
 /* Remove attribute TYPE/INSTANCE from record RECNO (and from the base's
  * resident attribute list when it is in an extension record); its
  * clusters become free.  0 or -1. */
+/* Drop the entry of attribute TYPE/INSTANCE of RECNO from the
+ * non-resident $ATTRIBUTE_LIST of BASE (in memory): the list's clusters
+ * rewritten, its sizes in BASE following.  0, or -1 (none such). */
+static int unlist_nonresident(struct ntfs_check *c, uint8_t *base, uint32_t type,
+			      uint16_t instance, uint64_t recno)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *la;
+	struct ntfs_run *runs = NULL;
+	uint8_t *v = NULL;
+	uint64_t len = 0;
+	long nruns = 0;
+	char why[NTFS_WHY];
+	int nv = -1;
+
+	if (ntfs_vol_read_attr(&c->vol, base, NTFS_AT_ATTRIBUTE_LIST, &v, &len,
+			       &runs, &nruns))
+		return -1;
+	if (nruns > 0 && len <= UINT32_MAX)
+		nv = ntfs_list_drop_entry(v, (uint32_t)len, type, instance, recno);
+	if (nv >= 0 && ntfs_vol_write_runs(&c->vol, runs, nruns, v, len))
+		nv = -1;
+	if (nv >= 0) {
+		ntfs_attr_cursor_init(&cur, base);
+		while (ntfs_attr_next(&cur, &la, why) == 1)
+			if (le32toh(la->type) == NTFS_AT_ATTRIBUTE_LIST && la->non_resident)
+				ntfs_attr_set_data_size((uint8_t *)la, (uint64_t)nv);
+	}
+	free(v);
+	free(runs);
+	return nv < 0 ? -1 : 0;
+}
+
 static int remove_attr(struct file *f, uint64_t recno, uint32_t type,
 		       uint16_t instance)
 {
@@ -139,19 +172,19 @@ static int remove_attr(struct file *f, uint64_t recno, uint32_t type,
 			free(runs);
 	}
 	ntfs_rec_remove_attr(f->rec, rs, off);
-	if (ntfs_check_write_record(c, recno, f->rec))
-		return -1;
 	if (recno != f->base) {
-		int shrunk;
-
-		if (ntfs_vol_read_record(&c->vol, f->base, f->rec) ||
+		if (ntfs_check_write_record(c, recno, f->rec) ||
+		    ntfs_vol_read_record(&c->vol, f->base, f->rec) ||
 		    ntfs_record_check(f->rec, rs, NTFS_MAGIC_FILE, f->why) != NTFS_REC_OK)
 			return -1;
-		shrunk = ntfs_rec_unlist_attr(f->rec, rs, type, instance, recno);
-		if (shrunk >= 0 && ntfs_check_write_record(c, f->base, f->rec))
-			return -1;
+		if (ntfs_rec_unlist_attr(f->rec, rs, type, instance, recno) < 0 &&
+		    unlist_nonresident(c, f->rec, type, instance, recno) < 0)
+			return 0;	/* no list names it */
+	} else if (ntfs_rec_unlist_attr(f->rec, rs, type, instance, recno) < 0) {
+		/* the base's own attribute: its entry in the list too */
+		unlist_nonresident(c, f->rec, type, instance, recno);
 	}
-	return 0;
+	return ntfs_check_write_record(c, f->base, f->rec) ? -1 : 0;
 }
 
 /* Replace the value of resident attribute TYPE/INSTANCE of RECNO by VAL

@@ -24,7 +24,11 @@
 # keeps its whole entries before it.
 #
 # A file's own non-resident $SECURITY_DESCRIPTOR with a bad run is not cut
-# to a hole: removed beside a security id, else made the default one.
+# to a hole: removed beside a security id, else made the default one.  Nor
+# is a non-resident $EA or $REPARSE_POINT: the allocated runs before the
+# first hole are kept, or with none the attribute is removed and the
+# structures that depend on it ($EA_INFORMATION, the reparse flag,
+# $Extend/$Reparse) follow.
 load ../lib/common
 
 FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
@@ -74,6 +78,46 @@ sys.stdout.buffer.write(text[:40000] + noise + text[40000:120000])' > "$d/mixed$
 	done
 	full_base
 	ea_base
+	rp_base
+}
+
+# rp1024.img: a file "rp" whose $REPARSE_POINT (tag 0x8000000a, 3000
+# bytes of data: more than a 1 KiB record holds) is non-resident, and a
+# file "al" with an attribute list whose non-resident $EA is in an
+# extension record (its number in al1024.rec)
+rp_base() {
+	local d=$BATS_FILE_TMPDIR m=$BATS_FILE_TMPDIR/mnt al
+	truncate -s 16M "$d/rp1024.img"
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F -c 1024 "$d/rp1024.img"
+	ntfs-3g "$d/rp1024.img" "$m"
+	echo kept > "$m/s1"
+	touch "$m/rp"
+	stat -c %i "$m/rp" > "$d/rp1024.rec"
+	# al: 30 named streams (an attribute list), then an $EA of 4532
+	# bytes, which ntfs-3g puts non-resident in an extension record
+	echo al > "$m/al"
+	for i in $(seq 1 30); do
+		setfattr -n "user.s$i" -v "0x$(printf '%040d' "$i")" "$m/al"
+	done
+	setfattr -n system.ntfs_ea -v "0x$(od -An -v -tx1 "$d/ea" | tr -d ' \n')" "$m/al"
+	al=$(stat -c %i "$m/al")
+	setfattr -n system.ntfs_reparse_data \
+		-v "0x0a000080b80b0000$(head -c 3000 /dev/zero | tr '\0' 'r' | od -An -v -tx1 | tr -d ' \n')" "$m/rp"
+	manifest "$m" 2>/dev/null | grep -v '  ./rp$' > "$d/rpmanifest1024"
+	umount "$m"
+	python3 - "$d/rp1024.img" "$al" > "$d/al1024.rec" <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol, base = P.Volume(sys.argv[1]), int(sys.argv[2])
+for n in map(int, vol.holders(base)):
+    rec = vol.read(n)
+    if any(t == 0xe0 and rec[o + 8] for o, t, _ in P.attrs(rec)) and n != base:
+        print(n)
+        break
+else:
+    raise SystemExit("no non-resident $EA in an extension record")
+PY
 }
 
 # full4096.img: base4096 with frag's record filled to its last byte by a
@@ -403,4 +447,119 @@ PY
 
 @test "4k clusters, the same with no room for a default descriptor in frag's full record: the runs cut, the file and its streams never cleared" {
 	sd_case 0 "the 1 runs before the bad one (1 clusters) are kept and the sizes cut to them" full4096.img whole
+}
+
+# holed_case BASE FILE TYPE FIRST: the mapping pairs of FILE's
+# non-resident attribute TYPE (hex) in BASE.img rewritten in place, the
+# header's VCNs and sizes kept: FIRST=keep keeps its first run, then a
+# one-cluster hole, then a run 32767 clusters on (past the end of the
+# 16 MiB volume) for the rest; FIRST=hole starts with the hole.  The cut kept the hole and pass 2
+# left it (-a exit 5, -n 4 after it): a hole is no part of an $EA or a
+# reparse point.  -n finds it and writes nothing, -a -z repairs it (exit
+# 1), converges (ntfsck -n clean); REPAIRED is -a's output, the
+# file "first" the first run's clusters (0 for FIRST=hole).  The test then
+# reads the volume through ntfs-3g and checks that --undo restores.
+holed_case() {
+	local d=$BATS_FILE_TMPDIR rec
+	rec=$(cat "$d/$2${1//[a-z]/}.rec")
+	cp --sparse=always "$d/$1.img" image
+	python3 - image "$rec" "$3" "$4" <<'PY' > first
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol, n, t, first = P.Volume(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3], 16), sys.argv[4]
+rec = bytearray(vol.read(n))
+off = [o for o, ty, _ in P.attrs(rec) if ty == t][0]
+assert rec[off + 8] == 1, "resident"
+ln, = struct.unpack_from("<I", rec, off + 4)
+mpo, = struct.unpack_from("<H", rec, off + 0x20)
+hi, = struct.unpack_from("<q", rec, off + 0x18)
+mp, keep = bytes(), 0
+if first == "keep":
+    p = off + mpo
+    h = rec[p]
+    mp = bytes(rec[p:p + 1 + (h & 15) + (h >> 4)])
+    keep = int.from_bytes(mp[1:1 + (h & 15)], "little")
+rest = hi + 1 - keep - 1
+assert 0 < rest < 128, rest
+mp += bytes([0x01, 0x01, 0x21, rest, 0xff, 0x7f, 0x00])
+# the attribute grown to hold them (the record's bytes after it moved)
+nl = max(ln, (mpo + len(mp) + 7) // 8 * 8)
+used, alloc = struct.unpack_from("<II", rec, 0x18)
+assert used + nl - ln <= alloc, "no room"
+rec[off + nl:used + nl - ln] = rec[off + ln:used]
+rec[off + mpo:off + nl] = mp + bytes(nl - mpo - len(mp))
+struct.pack_into("<I", rec, off + 4, nl)
+struct.pack_into("<I", rec, 0x18, used + nl - ln)
+vol.write(n, rec)
+print(keep)
+PY
+	damaged_then_repaired
+	repaired=$output
+	[[ $output == *"MFT record $rec: attribute 0x$3 has a bad runlist"* ]] || die "not found"
+	[[ $output != *"is lost"* ]] || die "-a cleared the record"
+	repair_converged "$FSCK" image -a
+}
+
+@test "1k clusters, a non-resident \$EA whose runs are a hole then a bad run: removed with its \$EA_INFORMATION, the file kept" {
+	holed_case ea1024 ea e0 hole
+	[[ $repaired == *"attribute 0xe0 has a bad runlist"*"the attribute is removed"*CLEARED* ]] ||
+		die "not removed"
+	[[ $repaired == *"has \$EA_INFORMATION but no \$EA; it is removed"* ]] || die "\$EA_INFORMATION kept"
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	run getfattr --only-values -n system.ntfs_ea mnt/ea
+	umount mnt
+	[ "$status" -ne 0 ] || [ -z "$output" ] || die "ea keeps an \$EA: $output"
+	diff -u "$BATS_FILE_TMPDIR/eamanifest1024" manifest || die "manifest differs"
+	undo_restores
+}
+
+@test "1k clusters, a non-resident \$EA whose runs are its first, a hole, then a bad run: cut at the hole, its whole first entry kept" {
+	local got
+	holed_case ea1024 ea e0 keep
+	[[ $repaired == *"attribute 0xe0 has a bad runlist"*"the 1 runs before the bad one"*"are kept and the sizes cut to them"*FIXED* ]] ||
+		die "not cut at the hole"
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	got=$(getfattr --only-values -n system.ntfs_ea mnt/ea | sha256sum)
+	umount mnt
+	[ "${got%% *}" = "$(ea_before "$(($(cat first) * 1024))" | sha256sum | cut -d' ' -f1)" ] ||
+		die "ea does not read its entries before the hole"
+	diff -u "$BATS_FILE_TMPDIR/eamanifest1024" manifest || die "manifest differs"
+	undo_restores
+}
+
+@test "1k clusters, a non-resident \$REPARSE_POINT whose runs are a hole then a bad run: removed with the reparse flag and its \$Reparse entry, the file kept" {
+	holed_case rp1024 rp c0 hole
+	[[ $repaired == *"attribute 0xc0 has a bad runlist"*"the attribute is removed"*CLEARED* ]] ||
+		die "not removed"
+	[[ $repaired == *"the reparse-point flag; the file has none. FIXED"*"\$Extend/\$Reparse"*"has an entry"*"for MFT record"* ]] ||
+		die "the reparse flag or \$Reparse entry kept"
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt | grep -v '  ./rp$' > manifest
+	run getfattr --only-values -n system.ntfs_reparse_data mnt/rp
+	[ -f mnt/rp ] || { umount mnt; die "rp is gone"; }
+	umount mnt
+	[ "$status" -ne 0 ] || [ -z "$output" ] || die "rp keeps a reparse point"
+	diff -u "$BATS_FILE_TMPDIR/rpmanifest1024" manifest || die "manifest differs"
+	undo_restores
+}
+
+@test "1k clusters, a listed file's non-resident \$EA in an extension record, a hole then a bad run: removed with its list entry and \$EA_INFORMATION, the file kept" {
+	holed_case rp1024 al e0 hole
+	[[ $repaired == *"attribute 0xe0 has a bad runlist"*"the attribute is removed"*CLEARED* ]] ||
+		die "not removed"
+	[[ $repaired == *"has \$EA_INFORMATION but no \$EA; it is removed"* ]] || die "\$EA_INFORMATION kept"
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt 2>/dev/null | grep -v '  ./rp$' > manifest
+	run getfattr --only-values -n system.ntfs_ea mnt/al
+	umount mnt
+	[ "$status" -ne 0 ] || [ -z "$output" ] || die "al keeps an \$EA: $output"
+	diff -u "$BATS_FILE_TMPDIR/rpmanifest1024" manifest || die "manifest differs"
+	undo_restores
 }
