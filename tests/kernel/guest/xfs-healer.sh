@@ -73,6 +73,17 @@ run() {
 	"$@" /mnt/x > "$R/$name.out" 2> "$R/$name.err" &
 	pid=$!
 	sleep 2
+	# start-up over: its CPU time unchanged over a second (on a loaded
+	# host the guest's start-up can outlast the 2 s; at most 20 s more)
+	t0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+	n=0
+	while [ $n -lt 20 ]; do
+		sleep 1
+		t1=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+		[ "$t1" = "$t0" ] && break
+		t0=$t1 n=$((n+1))
+	done
+	echo "$n" > "$R/$name.settle"
 	# idle CPU (clock ticks) over 5 s with no events, then peak RSS
 	t0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
 	sleep 5
