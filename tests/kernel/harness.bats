@@ -96,3 +96,21 @@ EOF
 	[[ $output == *"giving up after 3 boots"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/share/ran.txt" ]
 }
+
+@test "vm-run: a boot that has not started the test in time is killed and retried, three boots at most" {
+	cat >"$BATS_TEST_TMPDIR/never.sh" <<'EOF'
+echo ran >/host/ran.txt
+EOF
+	mkdir -p "$BATS_TEST_TMPDIR/share"
+	# no boot reaches the test in 2 s under TCG (about 40 s here)
+	FSFORGE_VM_BOOT_TIMEOUT=2 run "$KDIR/vm-run" --share "$BATS_TEST_TMPDIR/share" \
+		--timeout 300 "$BATS_TEST_TMPDIR/never.sh"
+	echo "$output"
+	[ "$status" = 97 ]
+	[ "$(grep -c 'had not started the test after 2 s' <<<"$output")" = 3 ]
+	[[ $output == *"giving up after 3 boots"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/share/ran.txt" ]
+	# every QEMU of the three boots is gone
+	run pgrep -f "path=$BATS_TEST_TMPDIR/share,mount_tag=host"
+	[ "$status" -eq 1 ]
+}

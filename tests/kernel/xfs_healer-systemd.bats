@@ -7,7 +7,7 @@
 # to the journal; unmounting stops it cleanly; xfs_scrub -n is clean.
 # Then, judged by systemd's own state: a filesystem whose autofsck=none
 # leaves the unit inactive, not failed; SIGKILL brings the unit back
-# (Restart=on-failure); SIGTERM (systemctl stop) ends it within a second
+# (Restart=on-failure); SIGTERM (systemctl stop) ends it without waiting
 # while a hook (a drop-in adds --exec) sleeps; the status file is in
 # /run/xfs_healer under the unit's sandbox and --status reads it.
 # One boot: boot+test 622 s with TCG on 2 cores at load 13-16 (689 s in an
@@ -48,7 +48,7 @@ R() { cat "$W/share/result/$1"; }
 
 @test "systemd: the guest ran to the end with a clean xfs log (apart from the deliberate damage)" {
 	grep 'boot+test' "$W/vm.log" | sed 's/^/# /' >&3
-	[ "$(cat "$W/vm.rc")" -eq 0 ] || { grep -v '^\[' "$W/vm.log" | tail -40; false; }
+	[ "$(cat "$W/vm.rc")" -eq 0 ] || { tail -60 "$W/vm.log"; false; }
 }
 
 # the harness's --systemd mode, on this boot (tests/kernel/harness.bats)
@@ -148,7 +148,7 @@ last_run() { tac "$W/share/result/$1" | sed '/^Starting /q' | tac; }
 	grep -qE "^process +$(P kill.after MainPID)\$" "$W/share/result/status.after-restart"
 }
 
-@test "systemd: systemctl stop (SIGTERM) ends the unit within a second while a hook sleeps" {
+@test "systemd: systemctl stop (SIGTERM) ends the unit while a hook sleeps, without waiting for it or a SIGKILL" {
 	R stop.procs; R z.journal-mono; R stop.ms
 	# at the stop, the hook's sleep was in the unit's control group
 	grep -qx 'sleep' "$W/share/result/stop.procs"
@@ -162,8 +162,13 @@ last_run() { tac "$W/share/result/$1" | sed '/^Starting /q' | tac; }
 	ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", (b - a) * 1000 }')
 	echo "# stop: $ms ms by systemd's journal, $(R stop.ms) ms for systemctl stop" >&3
 	[ "$ms" -ge 0 ]
-	[ "$ms" -lt 1000 ]
+	# the hook sleeps 60 s: a daemon that waited for it would stop after
+	# that, or be killed at the unit's stop timeout; the time itself is
+	# only printed (about 1 s under TCG, more on a loaded machine)
+	[ "$ms" -lt 60000 ]
 	last_run z.journal > "$W/z.last"
 	grep -qx 'xfs_healer@mnt-z.service: Deactivated successfully.' "$W/z.last"
+	run grep -E "xfs_healer@mnt-z.service: (State 'stop-sigterm' timed out|Killing process [0-9]+ .* with signal SIGKILL)" "$W/z.last"
+	[ "$status" -eq 1 ]
 	[ "$(R stop.is-failed)" = inactive ]
 }
