@@ -26,8 +26,8 @@
 # A file's own non-resident $SECURITY_DESCRIPTOR with a bad run is not cut
 # to a hole: removed beside a security id, else made the default one, or,
 # with no room for that or in a file with an attribute list, removed and
-# the file given the root's security id.  Nor is a non-resident $EA or
-# $REPARSE_POINT: the allocated runs before the
+# the file given the root's security id.  Nor is a non-resident $EA,
+# $REPARSE_POINT, $LOGGED_UTILITY_STREAM or $OBJECT_ID: the allocated runs before the
 # first hole are kept, or with none the attribute is removed and the
 # structures that depend on it ($EA_INFORMATION, the reparse flag,
 # $Extend/$Reparse) follow.
@@ -555,6 +555,77 @@ PY
 
 @test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in an extension record, a hole then a bad run: removed with its list entry, the record and the file kept" {
 	listed_sd_case ext
+}
+
+# nonres_case TYPE NAME: s1's (record in s1.rec) attribute TYPE (hex)
+# named NAME in image, a copy of base4096.img (its resident one, or a new one when s1 has none) made
+# non-resident, 100 bytes in runs that are a hole then a run past the
+# end (as sd_case's).  Before: the cut kept the hole (-a exit 5).  -n
+# finds it and writes nothing; -a -z removes it (0x0100c7, exit 1),
+# converges (ntfsck -n clean), ntfs-3g reads the pre-damage manifest;
+# --undo restores.  REPAIRED is -a's output.
+nonres_case() {
+	local d=$BATS_FILE_TMPDIR
+	python3 - image "$(cat s1.rec)" "$1" "$2" <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol, n, t, name = P.Volume(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3], 16), sys.argv[4]
+rec = bytearray(vol.read(n))
+used, = struct.unpack_from("<I", rec, 0x18)
+old = [o for o, ty, nm in P.attrs(rec) if ty == t and nm == name]
+if old:
+    off = old[0]
+    ln, = struct.unpack_from("<I", rec, off + 4)
+    inst, = struct.unpack_from("<H", rec, off + 14)
+else:
+    off = next(o for o, ty, _ in P.attrs(rec) if ty > t) if any(ty > t for _, ty, _ in P.attrs(rec)) else used - 8
+    ln = 0
+    inst, = struct.unpack_from("<H", rec, 0x28)
+    struct.pack_into("<H", rec, 0x28, inst + 1)
+nm = name.encode("utf-16-le")
+mpo = (0x40 + len(nm) + 7) // 8 * 8
+a = bytearray(mpo + 8)
+struct.pack_into("<IIBBHHH", a, 0, t, len(a), 1, len(name), 0x40, 0, inst)
+struct.pack_into("<qqHBxxxxxqqq", a, 16, 0, 1, mpo, 0, 2 * vol.cs, 100, 100)
+a[0x40:0x40 + len(nm)] = nm
+a[mpo:] = bytes([0x01, 0x01, 0x31, 0x01, 0xff, 0xff, 0x7f, 0x00])
+rec[off:used + len(a) - ln] = bytes(a) + rec[off + ln:used]
+struct.pack_into("<I", rec, 0x18, used + len(a) - ln)
+vol.write(n, rec)
+PY
+	damaged_then_repaired
+	repaired=$output
+	[[ $output == *"attribute 0x$1 has a bad runlist"*"the attribute is removed, the rest of the file kept. CLEARED"* ]] ||
+		die "not removed"
+	[[ $output != *"is lost"* ]] || die "-a cleared the record"
+	repair_converged "$FSCK" image -a
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	diff -u "$d/manifest4096" manifest || die "manifest differs"
+	undo_restores
+}
+
+@test "4k clusters, a non-resident \$LOGGED_UTILITY_STREAM \$TXF_DATA whose runs are a hole then a bad run: removed, the file kept" {
+	cp --sparse=always "$BATS_FILE_TMPDIR/base4096.img" image
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	stat -c %i mnt/s1 > s1.rec
+	umount mnt
+	nonres_case 100 '$TXF_DATA'
+}
+
+@test "4k clusters, a non-resident \$OBJECT_ID whose runs are a hole then a bad run: removed with its \$ObjId entry, the file kept" {
+	cp --sparse=always "$BATS_FILE_TMPDIR/base4096.img" image
+	mkdir -p mnt
+	ntfs-3g image mnt
+	setfattr -n system.ntfs_object_id -v 0x00112233445566778899aabbccddeeff mnt/s1
+	stat -c %i mnt/s1 > s1.rec
+	umount mnt
+	nonres_case 40 ''
+	[[ $repaired == *"\$ObjId"* ]] || die "the \$ObjId entry not judged"
 }
 
 # holed_case BASE FILE TYPE FIRST: the mapping pairs of FILE's
