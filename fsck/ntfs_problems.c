@@ -369,6 +369,17 @@ ROW(PR_SD_RUNS_DROPPED, 0x0100c5, "security_descriptor_runlist_bad",
 ROW(PR_SD_RUNS_DEFAULT, 0x0100c6, "security_descriptor_runlist_default",
     "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: it becomes the volume's default descriptor (%u bytes, resident)",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* The same where the default descriptor does not fit in the record, or
+ * in a file with an attribute list (whose entry names the attribute): the
+ * attribute goes, and the file's $STANDARD_INFORMATION names the root
+ * directory's security id (the NTFS 1.x form of 48 bytes grown to 3.x's
+ * 72, which the removed header's room always holds): one record changed,
+ * what NTFS 3.x and ntfs-3g read, the id pass 3 gives an unknown one.
+ * A new extension record for the descriptor would change the MFT bitmap,
+ * a second record and the list for the same access. */
+ROW(PR_SD_RUNS_SECID, 0x0100c8, "security_descriptor_runlist_root_id",
+    "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: the attribute is removed and the file given the root directory's security id %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* A file's $EA, $LOGGED_UTILITY_STREAM, $REPARSE_POINT or $OBJECT_ID
  * (non-resident) with a bad runlist and no allocated run before the bad
  * one or a hole (or in an attribute list, where nothing is cut): no

@@ -47,6 +47,7 @@ struct salvage {
 	bool structural;	/* attributes may be removed or cut */
 	bool changed, declined;
 	bool drop_asked;	/* the removal salvage_fields returns was asked */
+	uint32_t secid_to;	/* the security id the file's $SI is to name */
 	uint8_t *base;		/* an extension's base record, when edited */
 	uint64_t base_recno;
 	/* the base's non-resident $ATTRIBUTE_LIST, when edited: written
@@ -334,44 +335,93 @@ static bool prefix_holds_data(struct salvage *s, const uint8_t *a)
 	return whole && bytes >= size;
 }
 
+static int unlist(struct salvage *s, uint32_t type, uint16_t inst, bool do_it);
+
+/* The root directory's security id, the one pass 3 gives a file whose id
+ * $Secure does not hold: 0 when its record does not name one. */
+static uint32_t root_security_id(struct salvage *s)
+{
+	uint32_t rs = s->c->vol.boot.g.mft_record_size, at, id = 0;
+	uint8_t *root = malloc(rs);
+	char why[NTFS_WHY];
+
+	if (root && !ntfs_vol_read_record(&s->c->vol, NTFS_FILE_ROOT, root) &&
+	    ntfs_record_check(root, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK)
+		id = ntfs_security_id_of(root, &at);
+	free(root);
+	return id;
+}
+
 /*
- * A file's own $SECURITY_DESCRIPTOR (A, in a record in no list) whose
- * runlist is bad: no runs kept make a descriptor of it.  Beside a
- * security id (what NTFS 3.x reads) it is removed: 1, S->drop_asked.
- * Otherwise it is the file's only security and becomes the volume's
- * default descriptor, resident, in its place: 0.  2: no room for it
- * (the runs are cut as any attribute's: the file and its other
- * attributes are never given up for a descriptor).  -1: no memory.
+ * A file's own $SECURITY_DESCRIPTOR (A, its only extent) whose runlist is
+ * bad: no runs kept make a descriptor of it.  Beside a security id (what
+ * NTFS 3.x reads) it is removed: 1, S->drop_asked.  Otherwise it is the
+ * file's only security: in a record in no list it becomes the volume's
+ * default descriptor, resident, in its place (0); where that does not fit
+ * (or in a list, where the list names the attribute) it is removed and
+ * the file's $STANDARD_INFORMATION names the root directory's security
+ * id (grown to 72 bytes from 48: the removed header freed more), set
+ * when the walk ends (S->secid_to): 1.  2: none of these (the runs are
+ * cut as any attribute's: the file is never given up for a descriptor).
+ * -1: no memory.
  */
 static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 {
 	uint32_t rs = s->c->vol.boot.g.mft_record_size, id, at;
+	const struct ntfs_attr_header *h = (const void *)a;
+	struct ntfs_mft_record m;
 	struct ntfs_secure sec;
-	uint8_t *copy;
+	uint8_t *copy, *si_rec = s->rec;
 	uint32_t len;
 	int ret = 2;
 
-	if ((id = ntfs_security_id_of(s->rec, &at))) {
+	memcpy(&m, s->rec, sizeof(m));
+	if (!s->structural) {
+		/* removed only with its list entry; the base holds the $SI */
+		if (s->recno < NTFS_FILE_FIRST_USER ||
+		    unlist(s, NTFS_AT_SECURITY_DESCRIPTOR, le16toh(h->instance), false) < 0)
+			return 2;
+		if (m.base_mft_record)
+			si_rec = s->base;
+	}
+	if ((id = ntfs_security_id_of(si_rec, &at))) {
 		if (!asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_DROPPED, s->obj,
 					  why, id)))
 			return 0;
 		s->drop_asked = true;
 		return 1;
 	}
-	/* the root's: the last of the defaults */
-	ntfs_secure_build(&sec);
-	len = le32toh(sec.hdr[NTFS_NR_SD - 1].length) - (uint32_t)sizeof(sec.hdr[0]);
 	if (!(copy = malloc(rs)))
 		return -1;
-	memcpy(copy, s->rec, rs);
-	ntfs_rec_remove_attr(copy, rs, (uint32_t)(a - s->rec));
-	if (!ntfs_rec_insert_resident(copy, rs, NTFS_AT_SECURITY_DESCRIPTOR,
-				      sec.sds + le64toh(sec.hdr[NTFS_NR_SD - 1].offset) +
-				      sizeof(sec.hdr[0]), len)) {
-		ret = 0;
-		if (asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_DEFAULT, s->obj,
-					 why, len)))
-			memcpy(s->rec, copy, rs);
+	if (s->structural) {
+		/* the root's: the last of the defaults */
+		ntfs_secure_build(&sec);
+		len = le32toh(sec.hdr[NTFS_NR_SD - 1].length) - (uint32_t)sizeof(sec.hdr[0]);
+		memcpy(copy, s->rec, rs);
+		ntfs_rec_remove_attr(copy, rs, (uint32_t)(a - s->rec));
+		if (!ntfs_rec_insert_resident(copy, rs, NTFS_AT_SECURITY_DESCRIPTOR,
+					      sec.sds + le64toh(sec.hdr[NTFS_NR_SD - 1].offset) +
+					      sizeof(sec.hdr[0]), len)) {
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_DEFAULT, s->obj,
+						 why, len)))
+				memcpy(s->rec, copy, rs);
+			free(copy);
+			return 0;
+		}
+	}
+	/* the $SI grows where the descriptor was (or in the base) */
+	memcpy(copy, si_rec, rs);
+	if (si_rec == s->rec)
+		ntfs_rec_remove_attr(copy, rs, (uint32_t)(a - s->rec));
+	id = root_security_id(s);
+	if (id && !ntfs_rec_set_security_id(copy, rs, id)) {
+		ret = 1;
+		if (asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_SECID, s->obj, why, id))) {
+			s->secid_to = id;
+			s->drop_asked = true;
+		} else {
+			ret = 0;
+		}
 	}
 	free(copy);
 	return ret;
@@ -397,8 +447,6 @@ static bool metadata_attr(const uint8_t *a)
  * flag and $Extend/$Reparse): 1, S->drop_asked.  0: cut at the hole (or
  * declined), -1: give up.
  */
-static int unlist(struct salvage *s, uint32_t type, uint16_t inst, bool do_it);
-
 static int metadata_runs(struct salvage *s, uint8_t *a, struct ntfs_run *runs,
 			 size_t *nruns, const char *why)
 {
@@ -438,15 +486,19 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	size_t max, nruns, stop;
 	long r;
 	uint64_t clusters = 0;
-	bool meta;
+	bool meta, sd;
 
 	r = ntfs_attr_runs((const void *)a, g->nr_clusters, &runs, why);
 	free(runs);
 	if (r >= 0)
 		return 0;
-	if (le32toh(((const struct ntfs_attr_header *)a)->type) ==
-	    NTFS_AT_SECURITY_DESCRIPTOR && s->structural &&
-	    !prefix_holds_data(s, a)) {
+	memcpy(&n, a, sizeof(n));
+	/* a listed file's own descriptor, its only extent: as in no list */
+	sd = le32toh(n.h.type) == NTFS_AT_SECURITY_DESCRIPTOR && !n.lowest_vcn &&
+	     (s->structural || (s->recno >= NTFS_FILE_FIRST_USER &&
+				unlist(s, NTFS_AT_SECURITY_DESCRIPTOR,
+				       le16toh(n.h.instance), false) >= 0));
+	if (sd && !prefix_holds_data(s, a)) {
 		r = descriptor_runs(s, a, why);
 		if (r != 2)
 			return (int)r;
@@ -454,12 +506,11 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	r = runs_outside_hole(s, a, why);
 	if (r)
 		return r < 0 ? -1 : 0;
-	memcpy(&n, a, sizeof(n));
 	meta = metadata_attr(a) && !n.lowest_vcn;
 	/* in a list only a later extent is cut: its sizes live elsewhere.
 	 * -a cuts it too (PR_EXTENT_RUNS_CUT): clearing the record instead
 	 * would lose every run -y keeps */
-	if (!s->structural && !later_extent(s, &n) && !meta)
+	if (!s->structural && !later_extent(s, &n) && !meta && !sd)
 		return -1;
 	len = le32toh(n.h.length);
 	max = (len - le16toh(n.mapping_pairs_offset)) / 2 + 1;
@@ -471,7 +522,7 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 				    g->nr_clusters, runs, max, &nruns);
 	/* a later extent keeps at least one run: its VCNs then end early,
 	 * and the list check makes the rest a hole or cuts the sizes */
-	if (!s->structural && !nruns && !meta) {
+	if (!s->structural && !nruns && !meta && !sd) {
 		free(runs);
 		return -1;
 	}
@@ -509,7 +560,7 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	for (size_t i = 0; i < nruns; i++)
 		clusters += runs[i].len;
 	if (asked(s, fsf_fix_ask(&s->c->fix, dir_index(s->rec, a) ?
-				 &PR_INDEX_RUNS_CUT : !s->structural ?
+				 &PR_INDEX_RUNS_CUT : !s->structural && !sd ?
 				 &PR_EXTENT_RUNS_CUT : &PR_ATTR_RUNS_CUT, s->obj,
 				 le32toh(n.h.type), why, nruns,
 				 (unsigned long long)clusters)))
@@ -972,20 +1023,20 @@ static int salvage_fields(struct salvage *s, uint32_t off, uint32_t last_type)
 		ntfs_type_defined(s->c, type)) || s->declined ? 0 : 1;
 }
 
-/* The same in the base record's non-resident $ATTRIBUTE_LIST: edited in
- * memory (its sizes follow, allocation kept), written at the end. */
+/* The same in the base record's (S->base, or S->rec when it is the base)
+ * non-resident $ATTRIBUTE_LIST: edited in memory (its sizes follow, allocation kept), written at the end. */
 static int unlist_nonresident(struct salvage *s, uint32_t type, uint16_t inst,
 			      bool do_it)
 {
 	struct ntfs_check *c = s->c;
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *la;
-	uint8_t *buf;
+	uint8_t *buf, *base = s->base ? s->base : s->rec;
 	char why[NTFS_WHY];
 	int nv;
 
 	if (!s->list) {
-		if (ntfs_vol_read_attr(&c->vol, s->base, NTFS_AT_ATTRIBUTE_LIST, &s->list,
+		if (ntfs_vol_read_attr(&c->vol, base, NTFS_AT_ATTRIBUTE_LIST, &s->list,
 				       &s->list_len, &s->list_runs, &s->list_nruns) ||
 		    s->list_nruns <= 0 || s->list_len > UINT32_MAX) {
 			free(s->list);
@@ -1009,7 +1060,7 @@ static int unlist_nonresident(struct salvage *s, uint32_t type, uint16_t inst,
 	if (nv < 0)
 		return -1;
 	s->list_vlen = (uint32_t)nv;
-	ntfs_attr_cursor_init(&cur, s->base);
+	ntfs_attr_cursor_init(&cur, base);
 	while (ntfs_attr_next(&cur, &la, why) == 1)
 		if (le32toh(la->type) == NTFS_AT_ATTRIBUTE_LIST && la->non_resident)
 			ntfs_attr_set_data_size((uint8_t *)la, (uint64_t)nv);
@@ -1038,6 +1089,9 @@ static int unlist(struct salvage *s, uint32_t type, uint16_t inst, bool do_it)
 		memcpy(tmp, s->rec, rs);
 		d = ntfs_rec_unlist_attr(do_it ? s->rec : tmp, rs, type, inst,
 					 s->recno);
+		/* a non-resident list: edited beside the record */
+		if (d < 0)
+			d = unlist_nonresident(s, type, inst, do_it);
 		goto out;
 	}
 	if (!s->base) {
@@ -1240,6 +1294,11 @@ static int salvage_walk(struct salvage *s)
 	 * $DATA is never removed) */
 	if (removed && s->structural && !data && !dir &&
 	    ntfs_rec_add_empty_data(rec, rs))
+		return -1;
+	/* a descriptor removed for the root's security id (descriptor_runs) */
+	if (s->secid_to &&
+	    ntfs_rec_set_security_id(le64toh(m.base_mft_record) ? s->base : rec, rs,
+				     s->secid_to))
 		return -1;
 	return 0;
 }

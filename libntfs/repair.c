@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/file_attrs.h"
 #include "ntfs/read.h"
 #include "ntfs/repair.h"
 #include "le.h"
@@ -724,6 +725,27 @@ void ntfs_rec_set_file_attr(uint8_t *rec, uint32_t flags)
 			ntfs_put32(rec + off + voff + at,
 				   ntfs_get32(rec + off + voff + at) | flags);
 	}
+}
+
+int ntfs_rec_set_security_id(uint8_t *rec, uint32_t size, uint32_t id)
+{
+	const struct ntfs_attr_header *a = ntfs_attr_named(rec, NTFS_AT_STANDARD_INFORMATION, "");
+	uint32_t off, vlen, at = 0;
+
+	if (!a || a->non_resident)
+		return -1;
+	off = (uint32_t)((const uint8_t *)a - rec);
+	ntfs_attr_value(a, &vlen);
+	/* the NTFS 1.x form (48 bytes) grows to 3.x's, its new fields zero */
+	if (vlen < sizeof(struct ntfs_standard_information) &&
+	    ntfs_rec_resize_resident(rec, size, off,
+				     (uint32_t)sizeof(struct ntfs_standard_information)))
+		return -1;
+	ntfs_security_id_of(rec, &at);
+	if (!at || at + 4 > size)
+		return -1;
+	ntfs_put32(rec + at, id);
+	return 0;
 }
 
 int ntfs_rec_clear_volume_flags(uint8_t *rec, uint16_t flags)

@@ -153,6 +153,10 @@ int ntfs_rec_attr_make_sparse(uint8_t *rec, uint32_t size, uint32_t off,
 /* Set the file attribute bits FLAGS in the resident
  * $STANDARD_INFORMATION of REC, when it has one. */
 void ntfs_rec_set_file_attr(uint8_t *rec, uint32_t flags);
+/* The resident $STANDARD_INFORMATION of REC (SIZE bytes) names security
+ * id ID, grown from the NTFS 1.x form (48 bytes) to 3.x's (72) when it is
+ * that (what follows it moves).  -1 if it does not fit or REC has none. */
+int ntfs_rec_set_security_id(uint8_t *rec, uint32_t size, uint32_t id);
 /* Clear the bits FLAGS of the volume flags in the first resident
  * $VOLUME_INFORMATION of checked record REC ($Volume's): 0, or -ENOENT
  * when it has none (or one too short to hold them). */

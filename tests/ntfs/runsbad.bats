@@ -24,8 +24,10 @@
 # keeps its whole entries before it.
 #
 # A file's own non-resident $SECURITY_DESCRIPTOR with a bad run is not cut
-# to a hole: removed beside a security id, else made the default one.  Nor
-# is a non-resident $EA or $REPARSE_POINT: the allocated runs before the
+# to a hole: removed beside a security id, else made the default one, or,
+# with no room for that or in a file with an attribute list, removed and
+# the file given the root's security id.  Nor is a non-resident $EA,
+# $REPARSE_POINT, $LOGGED_UTILITY_STREAM or $OBJECT_ID: the allocated runs before the
 # first hole are kept, or with none the attribute is removed and the
 # structures that depend on it ($EA_INFORMATION, the reparse flag,
 # $Extend/$Reparse) follow.
@@ -101,6 +103,7 @@ rp_base() {
 	done
 	setfattr -n system.ntfs_ea -v "0x$(od -An -v -tx1 "$d/ea" | tr -d ' \n')" "$m/al"
 	al=$(stat -c %i "$m/al")
+	echo "$al" > "$d/albase1024.rec"
 	setfattr -n system.ntfs_reparse_data \
 		-v "0x0a000080b80b0000$(head -c 3000 /dev/zero | tr '\0' 'r' | od -An -v -tx1 | tr -d ' \n')" "$m/rp"
 	manifest "$m" 2>/dev/null | grep -v '  ./rp$' > "$d/rpmanifest1024"
@@ -361,7 +364,7 @@ sys.stdout.buffer.write(ea[:p])' "$BATS_FILE_TMPDIR/ea" "$1"
 # damaged.  -n finds it and writes nothing, -a -z repairs it (exit 1),
 # converges (ntfsck -n clean), ntfs-3g reads the pre-damage manifest and
 # a self-relative descriptor for frag (with "whole": frag's own, byte for
-# byte); --undo restores.
+# byte); --undo restores (the repaired image kept as repaired.img).
 sd_case() {
 	local d=$BATS_FILE_TMPDIR rec
 	rec=$(cat "$d/frag4096.rec")
@@ -419,6 +422,7 @@ PY
 	[ "${4:-}" != whole ] || says="attribute 0x50 has a bad runlist"
 	[[ $output == *"MFT record $rec: $says"*"$2"* ]] || die "not: $2"
 	repair_converged "$FSCK" image -a
+	cp --sparse=always image repaired.img
 	mkdir -p mnt
 	ntfs-3g -o ro image mnt
 	manifest mnt > manifest
@@ -447,6 +451,181 @@ PY
 
 @test "4k clusters, the same with no room for a default descriptor in frag's full record: the runs cut, the file and its streams never cleared" {
 	sd_case 0 "the 1 runs before the bad one (1 clusters) are kept and the sizes cut to them" full4096.img whole
+}
+
+@test "4k clusters, a non-resident \$SECURITY_DESCRIPTOR with a bad run, no security id and no room for the default descriptor: removed, frag given the root's security id" {
+	local id root
+	sd_case 0 "no security id stands for it: the attribute is removed and the file given the root directory's security id" full4096.img
+	# what the root's \$STANDARD_INFORMATION names, frag's now 72 bytes naming it
+	read -r id root < <(python3 - repaired.img "$(cat "$BATS_FILE_TMPDIR/frag4096.rec")" <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol = P.Volume(sys.argv[1])
+def secid(n):
+    rec = vol.read(n)
+    si = next(P.attrs(rec))[0]
+    vo, = struct.unpack_from("<H", rec, si + 20)
+    assert struct.unpack_from("<I", rec, si + 16)[0] == 72, "a 48-byte \$STANDARD_INFORMATION"
+    return struct.unpack_from("<I", rec, si + vo + 52)[0]
+print(secid(int(sys.argv[2])), secid(5))
+PY
+)
+	[ "$id" ] && [ "$id" = "$root" ] || die "frag's security id $id, the root's $root"
+}
+
+# listed_sd_case WHERE: al's (an attribute list, a 48-byte
+# $STANDARD_INFORMATION: no security id) own resident
+# $SECURITY_DESCRIPTOR rewritten non-resident as in sd_case (a hole, then
+# a run past the end) in its base record (WHERE=base) or moved into the
+# extension record holding its $EA, its list entry following (ext).
+# Before, the cut kept the hole (base: -a exit 5) or the extension record
+# was cleared.  As in a base record in no list with no room: removed with
+# its list entry, al given the root's security id; the oracles of sd_case.
+listed_sd_case() {
+	local d=$BATS_FILE_TMPDIR base ext
+	base=$(cat "$d/albase1024.rec")
+	ext=$(cat "$d/al1024.rec")
+	cp --sparse=always "$d/rp1024.img" image
+	python3 - image "$base" "$ext" "$1" <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol, base, ext, where = P.Volume(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+rec = bytearray(vol.read(base))
+si = next(P.attrs(rec))[0]
+assert struct.unpack_from("<I", rec, si + 16)[0] == 48, "al has a security id"
+off = [o for o, t, _ in P.attrs(rec) if t == 0x50][0]
+ln, = struct.unpack_from("<I", rec, off + 4)
+inst, = struct.unpack_from("<H", rec, off + 14)
+# its length (ntfs-3g wrote it non-resident beside the list)
+vl, = struct.unpack_from("<q", rec, off + 0x30) if rec[off + 8] else struct.unpack_from("<I", rec, off + 16)
+a = bytearray(0x40 + 8)
+struct.pack_into("<IIBBHHH", a, 0, 0x50, len(a), 1, 0, 0x40, 0, inst)
+struct.pack_into("<qqHBxxxxxqqq", a, 16, 0, 1, 0x40, 0, 2 * vol.cs, vl, vl)
+a[0x40:] = bytes([0x01, 0x01, 0x31, 0x01, 0xff, 0xff, 0x7f, 0x00])
+used, = struct.unpack_from("<I", rec, 0x18)
+if where == "base":
+    rec[off:used + len(a) - ln] = bytes(a) + rec[off + ln:used]
+    struct.pack_into("<I", rec, 0x18, used + len(a) - ln)
+else:
+    # out of the base, into EXT (before its attributes of higher types)
+    rec[off:used - ln] = rec[off + ln:used]
+    rec[used - ln:used] = bytes(ln)
+    struct.pack_into("<I", rec, 0x18, used - ln)
+    x = bytearray(vol.read(ext))
+    xused, = struct.unpack_from("<I", x, 0x18)
+    xinst, = struct.unpack_from("<H", x, 0x28)
+    struct.pack_into("<H", a, 14, xinst)
+    struct.pack_into("<H", x, 0x28, xinst + 1)
+    at = next(o for o, t, _ in P.attrs(x) if t > 0x50)
+    x[at:xused + len(a)] = bytes(a) + x[at:xused]
+    struct.pack_into("<I", x, 0x18, xused + len(a))
+    vol.write(ext, x)
+    # the list entry: the extension record and the new instance
+    lo = [o for o, t, _ in P.attrs(rec) if t == 0x20][0]
+    assert rec[lo + 8], "a resident list"
+    lruns = P.runs_of(rec, lo)
+    lst = bytearray(b"".join(vol.pread(l * vol.cs, n * vol.cs) for l, n in lruns))
+    p = 0
+    while struct.unpack_from("<I", lst, p)[0] != 0x50:
+        p += struct.unpack_from("<H", lst, p + 4)[0]
+    vol.pwrite(vol.offset(lruns, p + 16), struct.pack("<QH", ext | vol.seq(ext) << 48, xinst))
+vol.write(base, rec)
+PY
+	damaged_then_repaired
+	[[ $output == *"its \$SECURITY_DESCRIPTOR (0x50) has a bad runlist"*"no security id stands for it: the attribute is removed and the file given the root directory's security id"*FIXED* ]] ||
+		die "not removed for the root's id"
+	[[ $output != *"is lost"* ]] || die "-a cleared a record"
+	repair_converged "$FSCK" image -a
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt 2>/dev/null | grep -v '  ./rp$' > manifest
+	getfattr --only-values -n system.ntfs_acl mnt/al > acl
+	umount mnt
+	diff -u "$d/rpmanifest1024" manifest || die "manifest differs"
+	[ "$(head -c 4 acl | od -An -tx1 | tr -d ' \n')" = 01000480 ] ||
+		die "al's descriptor does not read: $(od -An -tx1 acl | head -2)"
+	undo_restores
+}
+
+@test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in its base record, a hole then a bad run: removed with its list entry, the file given the root's security id" {
+	listed_sd_case base
+}
+
+@test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in an extension record, a hole then a bad run: removed with its list entry, the record and the file kept" {
+	listed_sd_case ext
+}
+
+# nonres_case TYPE NAME: s1's (record in s1.rec) attribute TYPE (hex)
+# named NAME in image, a copy of base4096.img (its resident one, or a new one when s1 has none) made
+# non-resident, 100 bytes in runs that are a hole then a run past the
+# end (as sd_case's).  Before: the cut kept the hole (-a exit 5).  -n
+# finds it and writes nothing; -a -z removes it (0x0100c7, exit 1),
+# converges (ntfsck -n clean), ntfs-3g reads the pre-damage manifest;
+# --undo restores.  REPAIRED is -a's output.
+nonres_case() {
+	local d=$BATS_FILE_TMPDIR
+	python3 - image "$(cat s1.rec)" "$1" "$2" <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol, n, t, name = P.Volume(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3], 16), sys.argv[4]
+rec = bytearray(vol.read(n))
+used, = struct.unpack_from("<I", rec, 0x18)
+old = [o for o, ty, nm in P.attrs(rec) if ty == t and nm == name]
+if old:
+    off = old[0]
+    ln, = struct.unpack_from("<I", rec, off + 4)
+    inst, = struct.unpack_from("<H", rec, off + 14)
+else:
+    off = next(o for o, ty, _ in P.attrs(rec) if ty > t) if any(ty > t for _, ty, _ in P.attrs(rec)) else used - 8
+    ln = 0
+    inst, = struct.unpack_from("<H", rec, 0x28)
+    struct.pack_into("<H", rec, 0x28, inst + 1)
+nm = name.encode("utf-16-le")
+mpo = (0x40 + len(nm) + 7) // 8 * 8
+a = bytearray(mpo + 8)
+struct.pack_into("<IIBBHHH", a, 0, t, len(a), 1, len(name), 0x40, 0, inst)
+struct.pack_into("<qqHBxxxxxqqq", a, 16, 0, 1, mpo, 0, 2 * vol.cs, 100, 100)
+a[0x40:0x40 + len(nm)] = nm
+a[mpo:] = bytes([0x01, 0x01, 0x31, 0x01, 0xff, 0xff, 0x7f, 0x00])
+rec[off:used + len(a) - ln] = bytes(a) + rec[off + ln:used]
+struct.pack_into("<I", rec, 0x18, used + len(a) - ln)
+vol.write(n, rec)
+PY
+	damaged_then_repaired
+	repaired=$output
+	[[ $output == *"attribute 0x$1 has a bad runlist"*"the attribute is removed, the rest of the file kept. CLEARED"* ]] ||
+		die "not removed"
+	[[ $output != *"is lost"* ]] || die "-a cleared the record"
+	repair_converged "$FSCK" image -a
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	manifest mnt > manifest
+	umount mnt
+	diff -u "$d/manifest4096" manifest || die "manifest differs"
+	undo_restores
+}
+
+@test "4k clusters, a non-resident \$LOGGED_UTILITY_STREAM \$TXF_DATA whose runs are a hole then a bad run: removed, the file kept" {
+	cp --sparse=always "$BATS_FILE_TMPDIR/base4096.img" image
+	mkdir -p mnt
+	ntfs-3g -o ro image mnt
+	stat -c %i mnt/s1 > s1.rec
+	umount mnt
+	nonres_case 100 '$TXF_DATA'
+}
+
+@test "4k clusters, a non-resident \$OBJECT_ID whose runs are a hole then a bad run: removed with its \$ObjId entry, the file kept" {
+	cp --sparse=always "$BATS_FILE_TMPDIR/base4096.img" image
+	mkdir -p mnt
+	ntfs-3g image mnt
+	setfattr -n system.ntfs_object_id -v 0x00112233445566778899aabbccddeeff mnt/s1
+	stat -c %i mnt/s1 > s1.rec
+	umount mnt
+	nonres_case 40 ''
+	[[ $repaired == *"\$ObjId"* ]] || die "the \$ObjId entry not judged"
 }
 
 # holed_case BASE FILE TYPE FIRST: the mapping pairs of FILE's
