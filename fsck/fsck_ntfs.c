@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fsforge/undo.h"
+#include "ntfs/hiberfile.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
 
@@ -70,7 +71,11 @@ static void usage(FILE *f)
 "the root and orphans (to /lost+found), duplicate names, the cluster and\n"
 "MFT bitmaps, the journal and the dirty flag; see fsck.ntfs(8).  A repair\n"
 "refuses a device or image that is mounted (ntfs-3g included) or open\n"
-"for writing elsewhere; -n checks an image in use, with a warning.\n\n"
+"for writing elsewhere; -n checks an image in use, with a warning.\n"
+"A volume Windows left hibernated (Fast Startup: the root's hiberfil.sys\n"
+"starts with \"hibr\", any case) is checked as with -n in every mode and\n"
+"nothing is written: Windows writes its cached metadata back on resume.\n"
+"Shut Windows down fully (shutdown /s /t 0) and check again.\n\n"
 "Exit status (fsck(8)): 0 clean, 1 errors corrected, 4 errors left,\n"
 "8 operational error, 16 usage error, 32 cancelled; sums combine.\n", f);
 }
@@ -170,6 +175,33 @@ static void check_free(struct ntfs_check *c)
 	fsf_dev_close(&c->dev);
 }
 
+/*
+ * Windows hibernated on the volume (Fast Startup included) writes its
+ * cached view of the metadata back on resume, over any repair made
+ * meanwhile: the volume is then checked as with -n, opened read-only
+ * again before anything could be written.  Returns *FLAGS with
+ * FSF_DEV_DRY_RUN when it was so, and -1 when the read-only open fails.
+ */
+static int hibernation_guard(struct ntfs_check *c, const struct cli *cl,
+			     unsigned int *flags, const struct fsf_log *log)
+{
+	struct ntfs_hiber h;
+
+	if (cl->dirty_only || !ntfs_hibernated(&c->dev, &h))
+		return 0;
+	if (*flags & FSF_DEV_DRY_RUN) {
+		fsf_warn(log, "%s: Windows is hibernated (Fast Startup; hiberfil.sys, record %llu, holds an image): a repair would write nothing until Windows is shut down fully",
+			 cl->device, (unsigned long long)h.recno);
+		return 0;
+	}
+	fsf_err(log, "%s: Windows is hibernated (Fast Startup; hiberfil.sys, record %llu, holds an image): checked only, nothing written; boot Windows and shut it down fully (shutdown /s /t 0, or turn Fast Startup off), then check again",
+		cl->device, (unsigned long long)h.recno);
+	fsf_dev_close(&c->dev);
+	*flags |= FSF_DEV_DRY_RUN;
+	c->fix.mode = FSF_MODE_NO;
+	return fsf_dev_open_check(&c->dev, cl->device, *flags, log) ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cl = { 0 };
@@ -201,6 +233,10 @@ int main(int argc, char **argv)
 	c.vol.dev = &c.dev;
 	c.fix.read_errors = &c.dev.read_errors;
 	if (fsf_dev_open_check(&c.dev, cl.device, flags, &log)) {
+		fsf_fix_free(&c.fix);
+		return FSF_EXIT_ERROR;
+	}
+	if (hibernation_guard(&c, &cl, &flags, &log)) {
 		fsf_fix_free(&c.fix);
 		return FSF_EXIT_ERROR;
 	}

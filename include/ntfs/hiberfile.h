@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libntfs: is Windows hibernated on a volume?  Windows 8 and later shut
+ * down with Fast Startup by default, which hibernates the kernel session:
+ * the root's hiberfil.sys then starts with the signature "HIBR" ("hibr"
+ * before Windows 8), and Windows' cached view of the volume's metadata is
+ * written back on resume, over anything written meanwhile.  After a resume
+ * the header says "wake"/"WAKE" or is zeroed: no image waits.
+ *
+ * The probe reads only what it needs through the fsforge device layer,
+ * from a boot sector's geometry alone (no checker pass has run): $MFT's
+ * record 0 for its runs, the root (record 5), its $I30 index for the name
+ * hiberfil.sys, that file's record and the first 4 bytes of its unnamed
+ * $DATA (resident or not; an $ATTRIBUTE_LIST naming the record that holds
+ * its first extent is followed).  It never writes.  Anything it cannot
+ * read or that does not parse -- no such file, a damaged record or index,
+ * a $DATA shorter than 4 bytes or whose first cluster is a hole -- is "not
+ * hibernated": the state only a whole, readable header can prove.
+ */
+#ifndef NTFS_HIBERFILE_H
+#define NTFS_HIBERFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fsforge/dev.h"
+#include "ntfs/read.h"
+
+enum ntfs_hiber_state {
+	NTFS_HIBER_NO_FILE,	/* no usable hiberfil.sys in the root */
+	NTFS_HIBER_UNREADABLE,	/* found, but its header cannot be read */
+	NTFS_HIBER_CLEAR,	/* header read: no image waits */
+	NTFS_HIBER_HIBERNATED,	/* header "hibr", any case */
+};
+
+struct ntfs_hiber {
+	enum ntfs_hiber_state state;
+	uint64_t recno;		/* hiberfil.sys's record (from NTFS_HIBER_
+				 * UNREADABLE on) */
+	uint8_t head[4];	/* its first bytes (CLEAR, HIBERNATED) */
+};
+
+/* Probe the volume on DEV (DEV->size bytes) from its primary boot sector
+ * and, when that is not valid or its geometry does not lead to
+ * hiberfil.sys, from a backup in the device's last sector (512 or 4096
+ * bytes).  Fills H (the furthest a geometry got); true only for
+ * NTFS_HIBER_HIBERNATED.  Never writes; $MFT's record 0, the root's
+ * record and index, one record and 4 bytes are read. */
+bool ntfs_hibernated(struct fsf_dev *dev, struct ntfs_hiber *h);
+
+#endif

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * libntfs: is Windows hibernated on a volume (ntfs/hiberfile.h)?  The
+ * header of the root's hiberfil.sys, read from the boot sector's geometry
+ * through a private volume view, without writing.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntfs/btree.h"
+#include "ntfs/file_attrs.h"
+#include "ntfs/hiberfile.h"
+#include "ntfs/index_read.h"
+#include "ntfs/volume_io.h"
+
+/* $MFT's runs and record count from its record 0, as the boot sector
+ * places it: 0, or -1 when record 0 or its $DATA is not usable. */
+static int open_mft(struct ntfs_vol *v, uint8_t *rec)
+{
+	uint32_t rs = v->boot.g.mft_record_size, cs = v->boot.g.cluster_size;
+	const struct ntfs_attr_header *a;
+	struct ntfs_attr_nonresident n;
+	uint64_t mapped = 0, size;
+	char why[NTFS_WHY];
+	long nruns;
+
+	if (v->boot.mft_lcn <= 0 ||
+	    fsf_dev_pread(v->dev, rec, rs, (uint64_t)v->boot.mft_lcn * cs) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return -1;
+	a = ntfs_attr_named(rec, NTFS_AT_DATA, "");
+	if (!a || !a->non_resident || le32toh(a->length) < sizeof(n))
+		return -1;
+	memcpy(&n, a, sizeof(n));
+	if (n.lowest_vcn)
+		return -1;
+	nruns = ntfs_attr_runs(a, v->boot.g.nr_clusters, &v->mft_runs, why);
+	if (nruns < 0) {
+		v->mft_runs = NULL;
+		return -1;
+	}
+	v->nmft_runs = nruns;
+	for (long i = 0; i < nruns; i++)
+		mapped += v->mft_runs[i].len;
+	/* the records the first extent's runs map, at most the data size:
+	 * a later extent is not followed (records there read as outside) */
+	mapped = mapped * cs / rs;
+	size = le64toh((uint64_t)n.data_size) / rs;
+	v->mft_records = size < mapped ? size : mapped;
+	return 0;
+}
+
+struct hiber_find {
+	uint64_t mref;
+	bool found;
+};
+
+/* "hiberfil.sys" in any case (Windows names it so; its DOS name is the
+ * same letters in capitals) */
+static int on_entry(void *arg, const struct ntfs_ie_view *ie)
+{
+	static const char want[] = "hiberfil.sys";
+	struct hiber_find *f = arg;
+
+	if (ie->name_len != sizeof(want) - 1)
+		return 0;
+	for (size_t k = 0; k < sizeof(want) - 1; k++) {
+		uint8_t lo = ie->name[2 * k];
+
+		if (ie->name[2 * k + 1])
+			return 0;
+		if (lo >= 'A' && lo <= 'Z')
+			lo += 'a' - 'A';
+		if (lo != (uint8_t)want[k])
+			return 0;
+	}
+	f->mref = ie->mref;
+	f->found = true;
+	return 1;
+}
+
+/* hiberfil.sys's reference in the root's $I30, REC the root's record:
+ * true with *MREF. */
+static bool find_hiberfile(struct ntfs_vol *v, uint8_t *rec, uint64_t *mref)
+{
+	uint32_t rs = v->boot.g.mft_record_size;
+	struct hiber_find f = { 0 };
+	struct ntfs_bt_ops ops = { .entry = on_entry };
+	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
+			     .collation = NTFS_COLLATION_FILE_NAME, .arg = &f };
+	struct ntfs_index ix;
+	char why[NTFS_WHY];
+
+	if (ntfs_vol_read_record(v, NTFS_FILE_ROOT, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		return false;
+	if (!ntfs_vol_index_open(v, NULL, NULL, NTFS_FILE_ROOT, rec, "$I30", &ix)) {
+		ntfs_index_bt(&ix, &t, &ops);
+		ntfs_bt_walk(&t);
+		ntfs_bt_free(&t);
+	}
+	ntfs_index_close(&ix);
+	*mref = f.mref;
+	return f.found;
+}
+
+/* The first 4 bytes of the unnamed $DATA of file RECNO (REC its record,
+ * checked; EXT record-sized scratch): 0, or -1 when they cannot be read. */
+static int read_head(struct ntfs_vol *v, uint8_t *rec, uint64_t recno,
+		     uint8_t *ext, uint8_t head[4])
+{
+	const struct ntfs_attr_header *a;
+	struct ntfs_attr_nonresident n;
+	struct ntfs_run *runs = NULL;
+	uint8_t *holder;
+	uint64_t where;
+	char why[NTFS_WHY];
+	long nruns;
+	int r;
+
+	if (ntfs_vol_attr_holder(v, rec, recno, NTFS_AT_DATA, ext, &holder, &where))
+		return -1;
+	a = ntfs_attr_named(holder, NTFS_AT_DATA, "");
+	if (!a)
+		return -1;
+	if (!a->non_resident) {
+		uint32_t len;
+		const uint8_t *val = ntfs_attr_value(a, &len);
+
+		if (!val || len < 4)
+			return -1;
+		memcpy(head, val, 4);
+		return 0;
+	}
+	if (le32toh(a->length) < sizeof(n) ||
+	    (le16toh(a->flags) & (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_ENCRYPTED)))
+		return -1;
+	memcpy(&n, a, sizeof(n));
+	if (n.lowest_vcn || le64toh((uint64_t)n.data_size) < 4)
+		return -1;
+	if (le64toh((uint64_t)n.initialized_size) < 4) {
+		/* never written there: reads as zeros */
+		memset(head, 0, 4);
+		return 0;
+	}
+	nruns = ntfs_attr_runs(a, v->boot.g.nr_clusters, &runs, why);
+	if (nruns < 0)
+		return -1;
+	r = ntfs_vol_runs_pread(v, runs, nruns, 0, 4, head);
+	free(runs);
+	return r ? -1 : 0;
+}
+
+/* The probe from one boot sector's geometry. */
+static void probe(struct fsf_dev *dev, const struct ntfs_boot_info *boot,
+		  struct ntfs_hiber *h)
+{
+	struct ntfs_vol v = { .dev = dev, .boot = *boot };
+	uint32_t rs = boot->g.mft_record_size;
+	uint8_t *rec = malloc(rs), *ext = malloc(rs);
+	struct ntfs_mft_record m;
+	uint64_t mref, seq;
+	char why[NTFS_WHY];
+
+	memset(h, 0, sizeof(*h));
+	h->state = NTFS_HIBER_NO_FILE;
+	if (!rec || !ext || open_mft(&v, rec) || !find_hiberfile(&v, rec, &mref))
+		goto out;
+	h->recno = mref & 0xffffffffffffULL;
+	seq = mref >> 48;
+	if (h->recno < NTFS_FILE_FIRST_USER ||
+	    ntfs_vol_read_record(&v, h->recno, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+		goto out;
+	memcpy(&m, rec, sizeof(m));
+	if (!(le16toh(m.flags) & NTFS_MFT_IN_USE) ||
+	    (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY) || !ntfs_record_is_base(rec) ||
+	    (seq && le16toh(m.sequence_number) != seq))
+		goto out;
+	h->state = NTFS_HIBER_UNREADABLE;
+	if (read_head(&v, rec, h->recno, ext, h->head))
+		goto out;
+	h->state = NTFS_HIBER_CLEAR;
+	for (int i = 0; i < 4; i++)
+		if ((h->head[i] | 0x20) != (uint8_t)"hibr"[i])
+			goto out;
+	h->state = NTFS_HIBER_HIBERNATED;
+out:
+	free(v.mft_runs);
+	ntfs_vol_cache_free(&v);
+	free(rec);
+	free(ext);
+}
+
+bool ntfs_hibernated(struct fsf_dev *dev, struct ntfs_hiber *h)
+{
+	/* the primary boot sector, then a backup in the device's last
+	 * sector (512 or 4096 bytes), until one's geometry leads to
+	 * hiberfil.sys (a wrong $MFT location leads nowhere) */
+	const uint64_t at[3] = { 0, dev->size - 512, dev->size - 4096 };
+	struct ntfs_hiber one;
+	uint8_t sec[512];
+	char why[NTFS_WHY];
+
+	memset(h, 0, sizeof(*h));
+	for (int i = 0; i < 3; i++) {
+		struct ntfs_boot_info boot;
+
+		if ((i && dev->size < 512 * (i == 1 ? 2u : 9u)) ||
+		    fsf_dev_pread(dev, sec, 512, at[i]) ||
+		    ntfs_boot_check((const void *)sec, 0, &boot, why))
+			continue;
+		probe(dev, &boot, &one);
+		if (one.state > h->state)
+			*h = one;
+		if (one.state >= NTFS_HIBER_UNREADABLE)
+			break;
+	}
+	return h->state == NTFS_HIBER_HIBERNATED;
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# A volume Windows left hibernated (Fast Startup): the root's hiberfil.sys
+# starts with "hibr" (any case).  Windows writes its cached metadata back
+# on resume, so fsck.ntfs -a/-p/-y check it as -n does and write nothing
+# (sha256 before and after), exit 0 when it is clean and 4 when damage is
+# left, and say why; a hiberfil.sys whose header is used up ("wake",
+# zeroed) or too short to hold one is no hibernation and is repaired as
+# usual.  Independent oracle: ntfs-3g refuses a read-write mount of the
+# volumes whose header is "hibr" and mounts the others.
+load ../lib/common
+
+FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
+source "$FSFORGE_TOP/tests/ntfs/ntfs_helpers.bash"
+PATCH=$FSFORGE_TOP/tests/ntfs/ntfs_patch.py
+
+setup() { cd_tmp; need_ntfs3g; }
+teardown() { umount_all; }
+
+MSG="Windows is hibernated (Fast Startup"
+
+# v.img with a root hiberfil.sys of HEAD followed by PAD zero bytes (a few
+# bytes stay resident, 4096 do not) and a file "victim"; DAMAGE=1 removes
+# victim's entry from the root index (an orphan fsck.ntfs -a reconnects)
+mkvol() {
+	local head=$1 pad=$2 m
+	"$MKFS_NTFS" -q -F v.img 32768 > /dev/null
+	m=$(mount_ntfs3g v.img)
+	{ printf '%s' "$head"; head -c "$pad" /dev/zero; } > "$m/hiberfil.sys"
+	echo victim > "$m/victim"
+	umount "$m"
+	if [ "${DAMAGE:-0}" = 1 ]; then python3 "$PATCH" v.img rmentry 5 victim; fi
+}
+
+# ntfs-3g -o rw on a copy of v.img: 0 when it is mounted read-write; 1
+# when the mount fails or ntfs-3g falls back to read-only (2022.10.3 does,
+# exit 0)
+ntfs3g_rw() {
+	local m opts
+	m=$(mktemp -d "$BATS_TEST_TMPDIR/mnt.XXXXXX")
+	cp --sparse=always v.img w.img
+	ntfs-3g -o rw w.img "$m" 2>&1 || return 1
+	opts=$(findmnt -n -o OPTIONS "$m")
+	umount "$m"
+	[[ ,$opts, == *,rw,* ]]
+}
+
+# fsck.ntfs MODE changes no byte, exits WANT and names the hibernation
+refused() {
+	local mode=$1 want=$2 before
+	before=$(sha256sum < v.img)
+	run "$FSCK" "$mode" v.img
+	[ "$status" -eq "$want" ] || { echo "$output"; die "$mode: exit $status, not $want"; }
+	[[ $output == *"v.img: $MSG"* ]] || { echo "$output"; die "$mode: no message"; }
+	[ "$(sha256sum < v.img)" = "$before" ] || die "$mode wrote"
+}
+
+@test "hibernated ('hibr', non-resident), clean: -a, -p, -y write nothing and exit 0" {
+	mkvol hibr 4092
+	run ntfs3g_rw
+	[ "$status" -ne 0 ] || die "ntfs-3g mounted it read-write"
+	[[ $output == *hibernated* ]]
+	refused -a 0
+	refused -p 0
+	refused -y 0
+	run "$FSCK" -n v.img
+	[ "$status" -eq 0 ]
+	[[ $output == *"$MSG"*"a repair would write nothing"* ]]
+}
+
+@test "hibernated ('hibr', non-resident), damaged: -a and -y leave it, exit 4, write nothing" {
+	DAMAGE=1 mkvol hibr 4092
+	# the damage is real for an independent checker (ntfsprogs-plus'
+	# ntfsck, which does not look for hibernation: its -a repairs it)
+	run sid_ntfsck v.img
+	[ "$status" -ne 0 ] || die "ntfsck -n finds no damage"
+	refused -a 4
+	refused -y 4
+	run "$FSCK" -a -z v.undo v.img
+	[ "$status" -eq 4 ]
+	[[ $output == *"no undo file v.undo"* ]]
+}
+
+@test "hibernated ('HIBR', Windows 8 and later), non-resident and resident: -a writes nothing" {
+	mkvol HIBR 4092
+	run ntfs3g_rw
+	[ "$status" -ne 0 ] || die "ntfs-3g mounted it read-write"
+	refused -a 0
+	DAMAGE=1 mkvol HIBR 60
+	run ntfs3g_rw
+	[ "$status" -ne 0 ] || die "ntfs-3g mounted it read-write"
+	refused -a 4
+	refused -y 4
+}
+
+@test "hibernated ('hibr' in a 4-byte resident file), damaged: -a exits 4, writes nothing" {
+	DAMAGE=1 mkvol hibr 0
+	refused -a 4
+	run ntfs3g_rw
+	[ "$status" -ne 0 ] || die "ntfs-3g mounted it read-write"
+}
+
+@test "header used up ('wake', zeroed): not hibernated, damage repaired as usual" {
+	for head in wake WAKE ''; do
+		DAMAGE=1 mkvol "$head" $((4096 - ${#head}))
+		run ntfs3g_rw
+		[ "$status" -eq 0 ] || die "'$head': ntfs-3g refused a read-write mount: $output"
+		run "$FSCK" -a v.img
+		[ "$status" -eq 1 ] || { echo "$output"; die "'$head': -a exit $status"; }
+		[[ $output != *"$MSG"* ]] || die "'$head': called hibernated"
+	done
+	repair_converged "$FSCK" v.img -a
+}
+
+# ntfs-3g also refuses any hiberfil.sys shorter than 4096 bytes (its
+# "hibernated non-system partition"); no image fits in 2 bytes, and a
+# refusal no shutdown of Windows clears would leave the volume unrepairable
+@test "hiberfil.sys too short for a header: not hibernated, repaired" {
+	DAMAGE=1 mkvol hi 0
+	run "$FSCK" -a v.img
+	[ "$status" -eq 1 ] || { echo "$output"; die "-a exit $status"; }
+	[[ $output != *"$MSG"* ]]
+	repair_converged "$FSCK" v.img -a
+}
