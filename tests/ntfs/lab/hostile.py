@@ -21,6 +21,17 @@ Shapes (attribute lists; LIST: a record with an attribute list):
   alpast LIST      the first entry's length points past the list's end
   extself LIST     LIST's first extension record's base reference names
                    that extension record itself
+  extother LIST F  LIST's first extension record's base reference names
+                   F, a record with no list
+  twobase LIST L2  L2's list names LIST's first extension record wherever
+                   it named its own first one: two bases claim one record
+  listbase LIST    every entry of LIST's list names LIST itself
+Shapes (directory chains; TOP..BOTTOM a chain of directories, each the
+only child of the one above; bench/ntfs-lab hostile makes 10,000):
+  idxanc D ANC     D's index entries name ANC, an ancestor, instead of
+                   their child
+  cycle TOP BOT    TOP leaves the root's index for BOT's: a loop of the
+                   whole chain, cut off from the root
 Shapes (records and runs):
   baseself FILE    FILE's base reference names FILE itself
   ploop A B        A's parent is B, B's parent is A (no path to root)
@@ -206,6 +217,55 @@ def extself(vol, r):
     vol.write(ext, rec)
 
 
+def extother(vol, r, f):
+    ext = [h for h in vol.holders(r) if h != r][0]
+    rec = vol.read(ext)
+    struct.pack_into("<Q", rec, 0x20, f | vol.seq(f) << 48)
+    vol.write(ext, rec)
+
+
+def _list_refs(vol, r, to, only=None):
+    """every entry of R's list naming record ONLY (any if None) names TO
+    (with its sequence number)"""
+    lst, put = _list(vol, r)
+    ref, p = to | vol.seq(to) << 48, 0
+    while p + 26 <= len(lst):
+        el, = struct.unpack_from("<H", lst, p + 4)
+        cur = struct.unpack_from("<Q", lst, p + 16)[0] & ((1 << 48) - 1)
+        if only is None or cur == only:
+            struct.pack_into("<Q", lst, p + 16, ref)
+        if el == 0:
+            break
+        p += el
+    put(lst)
+
+
+def twobase(vol, r, r2):
+    ext = [h for h in vol.holders(r) if h != r][0]
+    ext2 = [h for h in vol.holders(r2) if h != r2][0]
+    _list_refs(vol, r2, ext, ext2)
+
+
+def listbase(vol, r):
+    _list_refs(vol, r, r)
+
+
+def idxanc(vol, d, anc):
+    h, rec, v, _, _ = vol.index(d)
+    ref = anc | vol.seq(anc) << 48
+    for off, _, fl, _ in Volume.entries(rec, v + 16):
+        if not fl & 2:
+            struct.pack_into("<Q", rec, off, ref)
+    vol.write(h, rec)
+
+
+def cycle(vol, top, bottom):
+    name = next(vol.file_names(vol.read(top)))[2]
+    vol.rmentry(5, name)
+    vol.parent(top, bottom)
+    vol.addentry(bottom, top)
+
+
 def baseself(vol, f):
     rec = vol.read(f)
     struct.pack_into("<Q", rec, 0x20, f | vol.seq(f) << 48)
@@ -289,7 +349,8 @@ def mftbitmap(vol):
 
 
 SHAPES = ("selfvcn", "ancestor", "shared", "entlen0", "entlen8", "nolast",
-          "allsame", "dupnames", "alzero", "alpast", "extself",
+          "allsame", "dupnames", "alzero", "alpast", "extself", "extother", "twobase", "listbase",
+          "idxanc", "cycle",
           "baseself", "ploop", "bigsize", "sparse40", "mftsize", "mftbitmap")
 
 
