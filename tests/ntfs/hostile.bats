@@ -125,3 +125,16 @@ hostile_repair() {
 	grep -q "MFT record $L: attribute list is wrong" a.log || die "not reported"
 	names_kept
 }
+
+# $Secure's indexes with a duplicate key (an entry copied over the next)
+# and keys out of order (two entries swapped): each index rebuilt from
+# $SDS (bench/ntfs-lab hostile: the same with 100,000 descriptors)
+@test "\$SII with a duplicate key: rebuilt" {
+	hostile_repair siidup
+	grep -q 'SII: security index is inconsistent: two entries have the same key' a.log || die "not reported"
+}
+
+@test "\$SDH with keys out of order: rebuilt" {
+	hostile_repair sdhorder
+	grep -q 'SDH: security index is inconsistent: keys out of order' a.log || die "not reported"
+}

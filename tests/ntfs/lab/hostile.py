@@ -26,6 +26,12 @@ Shapes (attribute lists; LIST: a record with an attribute list):
   twobase LIST L2  L2's list names LIST's first extension record wherever
                    it named its own first one: two bases claim one record
   listbase LIST    every entry of LIST's list names LIST itself
+Shapes ($Secure, record 9; bench/ntfs-lab hostile gives it 100,000
+descriptors, ntfs-3g -o permissions):
+  siidup           the first leaf of $SII with three entries or more: its
+                   second entry becomes a copy of its first (a duplicate key)
+  siiorder         that leaf's second and third entries swap places
+  sdhdup, sdhorder the same in $SDH
 Shapes (directory chains; TOP..BOTTOM a chain of directories, each the
 only child of the one above; bench/ntfs-lab hostile makes 10,000):
   idxanc D ANC     D's index entries name ANC, an ancestor, instead of
@@ -266,6 +272,66 @@ def cycle(vol, top, bottom):
     vol.addentry(bottom, top)
 
 
+def _view_entries(buf, ih):
+    """(offset, length, flags) of a view index node's entries (no names)"""
+    eo, il = struct.unpack_from("<II", buf, ih)
+    off, out = ih + eo, []
+    while off + 16 <= ih + il:
+        ln, _, fl = struct.unpack_from("<HHI", buf, off + 8)
+        out.append((off, ln, fl))
+        if fl & 2 or ln < 16:
+            break
+        off += ln
+    return out
+
+
+def _view_leaf(vol, index):
+    """(kind, where, buf, entries) of the first leaf of $Secure's INDEX
+    with three entries or more, breadth first"""
+    h, rec, v, bs, runs = vol.index(9, index)
+    todo, seen = [("root", h, rec, v + 16)], set()
+    while todo:
+        kind, at, buf, ih = todo.pop(0)
+        ents = _view_entries(buf, ih)
+        kids = [e for e in ents if e[2] & 1]
+        if not kids and len(ents) > 3:
+            return kind, at, buf, ents
+        for off, ln, _ in kids:
+            vcn, = struct.unpack_from("<q", buf, off + ln - 8)
+            if vcn not in seen:
+                seen.add(vcn)
+                at2, b = vol.block_at(runs, bs, vcn)
+                todo.append(("block", at2, b, 0x18))
+    sys.exit(index + ": no leaf of three entries")
+
+
+def _view_edit(vol, index, swap):
+    kind, at, buf, ents = _view_leaf(vol, index)
+    (o0, l0, _), (o1, l1, _), (o2, l2, _) = ents[:3]
+    assert l0 == l1 == l2, "entries of different lengths"
+    if swap:
+        buf[o1:o1 + l1], buf[o2:o2 + l2] = buf[o2:o2 + l2], buf[o1:o1 + l1]
+    else:
+        buf[o1:o1 + l1] = buf[o0:o0 + l0]
+    vol.store(9, kind, at, buf)
+
+
+def siidup(vol):
+    _view_edit(vol, "$SII", False)
+
+
+def siiorder(vol):
+    _view_edit(vol, "$SII", True)
+
+
+def sdhdup(vol):
+    _view_edit(vol, "$SDH", False)
+
+
+def sdhorder(vol):
+    _view_edit(vol, "$SDH", True)
+
+
 def baseself(vol, f):
     rec = vol.read(f)
     struct.pack_into("<Q", rec, 0x20, f | vol.seq(f) << 48)
@@ -350,7 +416,7 @@ def mftbitmap(vol):
 
 SHAPES = ("selfvcn", "ancestor", "shared", "entlen0", "entlen8", "nolast",
           "allsame", "dupnames", "alzero", "alpast", "extself", "extother", "twobase", "listbase",
-          "idxanc", "cycle",
+          "idxanc", "cycle", "siidup", "siiorder", "sdhdup", "sdhorder",
           "baseself", "ploop", "bigsize", "sparse40", "mftsize", "mftbitmap")
 
 
