@@ -150,6 +150,75 @@ static bool names_record(const uint8_t *v, uint32_t len, uint64_t r, uint16_t se
 	return false;
 }
 
+/* The records a list names, sorted (record number, then sequence): a
+ * list of thousands of extents is asked once for each of its extension
+ * records, and walking it each time was quadratic. */
+struct named_set {
+	uint64_t *v;
+	size_t n;
+};
+
+static uint64_t ref_key(uint64_t mref)
+{
+	return (mref & MASK48) << 16 | mref >> 48;
+}
+
+static int cmp_ref(const void *x, const void *y)
+{
+	uint64_t a = ref_key(*(const uint64_t *)x), b = ref_key(*(const uint64_t *)y);
+
+	return a < b ? -1 : a > b;
+}
+
+/* NULL set (no memory): names_in() answers from the list itself */
+static void named_set_of(struct named_set *s, const uint8_t *v, uint32_t len)
+{
+	struct ntfs_al_entry e;
+	uint32_t off = 0;
+	size_t cap = 0;
+	char why[NTFS_WHY];
+
+	s->v = NULL;
+	s->n = 0;
+	while (v && ntfs_al_next(v, len, &off, &e, why) == 1) {
+		if (s->n == cap) {
+			uint64_t *g = realloc(s->v, (cap = cap ? 2 * cap : 64) * sizeof(*g));
+
+			if (!g) {
+				free(s->v);
+				s->v = NULL;
+				return;
+			}
+			s->v = g;
+		}
+		s->v[s->n++] = e.mref;
+	}
+	if (s->v)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_ref);
+}
+
+/* names_record() of the list S was made from */
+static bool names_in(const struct named_set *s, const uint8_t *v, uint32_t len,
+		     uint64_t r, uint16_t seq)
+{
+	size_t lo = 0, hi = s->n;
+
+	if (!s->v)
+		return names_record(v, len, r, seq);
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ref_key(s->v[mid]) < (r << 16))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < s->n && (s->v[lo] & MASK48) == r; lo++)
+		if (!(s->v[lo] >> 48) || s->v[lo] >> 48 == seq)
+			return true;
+	return false;
+}
+
 /* Does base BASE (record number) list record X? */
 static bool base_lists(struct lctx *l, uint64_t base, uint64_t x, uint16_t xseq)
 {
@@ -912,6 +981,7 @@ static void check_one(struct lctx *l, uint64_t b)
 	char why[NTFS_WHY] = "", obj[1200];
 	bool cur_ok;
 	size_t i, first;
+	struct named_set named = { 0 };
 
 	rec = malloc(l->rs);
 	if (!rec || load(l, b, rec) || !ntfs_record_is_base(rec) || !(at = list_attr(rec)))
@@ -928,6 +998,8 @@ static void check_one(struct lctx *l, uint64_t b)
 		goto out;
 	if (ntfs_al_add_record(&nb, rec, NTFS_MREF(b, bseq)))
 		goto out;
+	if (cur_ok)
+		named_set_of(&named, v, len);
 	/* the extension records pointing back: listed ones first */
 	lo = l->by_base;
 	first = 0;
@@ -950,7 +1022,7 @@ static void check_one(struct lctx *l, uint64_t b)
 
 			if (!cset_get(&c->record_used, e) || load(l, e, l->rec))
 				continue;
-			listed = cur_ok && names_record(v, len, e, seq_of(l->rec));
+			listed = cur_ok && names_in(&named, v, len, e, seq_of(l->rec));
 			if (pass == 0 && !listed && cur_ok)
 				continue;
 			if (pass == 1 && (listed || !cur_ok))
@@ -1022,6 +1094,7 @@ links:
 	}
 out:
 	ntfs_al_build_free(&nb);
+	free(named.v);
 	free(v);
 	free(nv);
 	free(rec);

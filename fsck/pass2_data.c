@@ -415,6 +415,12 @@ int ntfs_pass2_data(struct ntfs_check *c)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs);
+	/* the name of the file whose record was named last: its extension
+	 * records follow it, and naming the file walks all its records
+	 * (each of a file's 3,000 extension records naming it was 3,000
+	 * walks of 3,000 records) */
+	uint64_t named = UINT64_MAX;
+	char name[NTFS_WHY + 64];
 
 	if (!rec)
 		return -1;
@@ -424,6 +430,7 @@ int ntfs_pass2_data(struct ntfs_check *c)
 		struct ntfs_mft_record m;
 		char why[NTFS_WHY], obj[NTFS_WHY + 64];
 		bool whole = true, user, doubt = false;
+		uint64_t file;
 
 		if (!cset_get(&c->record_used, r) || ntfs_record_plain(c, r) ||
 		    ntfs_vol_read_record(&c->vol, r, rec) ||
@@ -438,11 +445,15 @@ int ntfs_pass2_data(struct ntfs_check *c)
 		user = !le64toh(m.base_mft_record) && r >= NTFS_FILE_FIRST_USER &&
 		       !(le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY);
 		obj[0] = 0;
+		file = ntfs_record_file(rec, r);
 		ntfs_attr_cursor_init(&cur, rec);
 		while (ntfs_attr_next(&cur, &a, why) == 1) {
+			if (!obj[0] && file != named) {
+				ntfs_object_name(c, "file", file, name, sizeof(name));
+				named = file;
+			}
 			if (!obj[0])
-				ntfs_object_name(c, "file", ntfs_record_file(rec, r),
-						 obj, sizeof(obj));
+				memcpy(obj, name, sizeof(obj));
 			if (check_attr(c, r, rec, a, whole, user, obj) &&
 			    le32toh(a->type) == NTFS_AT_DATA && !a->name_length)
 				doubt = true;

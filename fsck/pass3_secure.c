@@ -38,6 +38,7 @@
 struct sd {
 	struct ntfs_sds_header h;	/* little-endian, as on disk */
 	uint32_t id;
+	size_t at;			/* its place in $SDS, among the valid */
 };
 
 struct secure {
@@ -45,7 +46,7 @@ struct secure {
 	struct ntfs_sds sds;
 	struct sd *v;			/* valid entries, by id */
 	size_t n, cap;
-	bool rebuild;
+	bool rebuild, unsorted;		/* v in $SDS order until sort_sds() */
 };
 
 static int cmp_sd(const void *x, const void *y)
@@ -53,6 +54,32 @@ static int cmp_sd(const void *x, const void *y)
 	const struct sd *a = x, *b = y;
 
 	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int cmp_sd_at(const void *x, const void *y)
+{
+	const struct sd *a = x, *b = y;
+
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* $SDS's entries by id, the first in $SDS of each id kept: sorted once
+ * after the scan (sorting after each of 100,000 entries out of order
+ * never ended) */
+static void sort_sds(struct secure *s)
+{
+	size_t k = 0;
+
+	if (!s->unsorted)
+		return;
+	qsort(s->v, s->n, sizeof(*s->v), cmp_sd_at);
+	for (size_t i = 0; i < s->n; i++)
+		if (!k || s->v[i].id != s->v[k - 1].id)
+			s->v[k++] = s->v[i];
+	s->n = k;
+	s->unsorted = false;
 }
 
 static const struct sd *lookup(const struct secure *s, uint32_t id)
@@ -75,6 +102,7 @@ static int add_sd(struct secure *s, const struct ntfs_sds_header *h)
 	}
 	s->v[s->n].h = *h;
 	s->v[s->n].id = le32toh(h->security_id);
+	s->v[s->n].at = s->n;
 	s->n++;
 	return 0;
 }
@@ -90,14 +118,11 @@ static int on_sds_entry(void *arg, struct ntfs_sds *sds,
 				  le32toh(h->security_id), (unsigned long long)off) &&
 	    ntfs_sds_restore(sds, off, le32toh(h->length)))
 		fsf_fix_failed(&c->fix);
-	if (!lookup(s, le32toh(h->security_id))) {
-		int r = add_sd(s, h);
-
-		if (r)
-			return r;
-		qsort(s->v, s->n, sizeof(*s->v), cmp_sd);
-	}
-	return 0;
+	/* in order: after the last, so no duplicate (as $SDS is written);
+	 * out of order: sorted and the duplicates dropped after the scan */
+	if (s->n && le32toh(h->security_id) <= s->v[s->n - 1].id)
+		s->unsorted = true;
+	return add_sd(s, h);
 }
 
 /* one index walked */
@@ -357,6 +382,7 @@ int ntfs_pass3_secure(struct ntfs_check *c)
 	ret = ntfs_sds_scan(&s.sds, on_sds_entry, &s);
 	if (ret)
 		goto out;
+	sort_sds(&s);
 	if (!s.n && write_defaults(&s))
 		goto out;
 	check_index(&s, rec, "$SII", false);

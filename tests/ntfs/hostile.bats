@@ -12,7 +12,8 @@ FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
 source "$FSFORGE_TOP/tests/ntfs/ntfs_helpers.bash"
 HOSTILE="python3 $FSFORGE_TOP/tests/ntfs/lab/hostile.py"
 
-# base.img: a few files, a directory
+# base.img: a few files, a directory; /h/x and /h/y with 30 hard links
+# each, an attribute list each
 setup_file() {
 	local m=$BATS_FILE_TMPDIR/mnt
 	need_ntfs3g
@@ -23,7 +24,33 @@ setup_file() {
 	ntfs-3g base.img "$m"
 	mkdir "$m/a"
 	for i in $(seq 1 20); do echo "x $i" > "$m/a/f$i"; done
+	mkdir "$m/h"
+	echo hi > "$m/h/x"
+	echo yo > "$m/h/y"
+	python3 -c 'import os, sys
+for f in "xy":
+    for i in range(30): os.link(sys.argv[1] + "/h/" + f, "%s/h/%s%d" % (sys.argv[1], f, i))' "$m"
 	umount "$m"
+}
+
+# record numbers of /a/f2, /h/x, /h/y in base.img
+base_recs() {
+	local m=mnt
+	mkdir -p "$m"
+	ntfs-3g -o ro "$BATS_FILE_TMPDIR/base.img" "$m" || die "mount"
+	F=$(stat -c %i "$m/a/f2") L=$(stat -c %i "$m/h/x") L2=$(stat -c %i "$m/h/y")
+	umount "$m"
+}
+
+# after the repair, every name of /h is there (ntfs-3g), each file whole
+names_kept() {
+	local m=mnt n
+	ntfs-3g -o ro image "$m" || die "mount after"
+	n=$(ls "$m/h" | wc -l)
+	[ "$(cat "$m/h/x" "$m/h/y" "$m/h/x29" "$m/h/y0")" = "$(printf "hi\nyo\nhi\nyo")" ] ||
+		{ umount "$m"; die "contents lost"; }
+	umount "$m"
+	[ "$n" -eq 62 ] || die "$n names in /h, not 62"
 }
 
 setup() { cd_tmp; }
@@ -71,4 +98,43 @@ hostile_repair() {
 	[ "$rc" -eq 1 ] || die "-a exit $rc"
 	run timeout 120 "$FSCK" -n big.img
 	[ "$status" -eq 0 ] || die "-n after -a: exit $status: $output"
+}
+
+# Attribute-list loops: an extension record a list names whose base
+# reference names another file (one with no list); a second base's list
+# naming the first's extension record where it named its own (two bases
+# claim one record); a list naming its own base record for every
+# attribute.  Each ends with every name and both files whole.
+@test "extension record whose base reference names another file: base reference given back, names kept" {
+	base_recs
+	hostile_repair extother "$L" "$F"
+	grep -q "extension record says its base is MFT record $F" a.log || die "not reported"
+	names_kept
+}
+
+@test "two lists claiming one extension record: the second list rebuilt, names kept" {
+	base_recs
+	hostile_repair twobase "$L" "$L2"
+	grep -q "MFT record $L2: attribute list is wrong" a.log || die "not reported"
+	names_kept
+}
+
+@test "a list naming its own base record for every attribute: rebuilt, names kept" {
+	base_recs
+	hostile_repair listbase "$L"
+	grep -q "MFT record $L: attribute list is wrong" a.log || die "not reported"
+	names_kept
+}
+
+# $Secure's indexes with a duplicate key (an entry copied over the next)
+# and keys out of order (two entries swapped): each index rebuilt from
+# $SDS (bench/ntfs-lab hostile: the same with 100,000 descriptors)
+@test "\$SII with a duplicate key: rebuilt" {
+	hostile_repair siidup
+	grep -q 'SII: security index is inconsistent: two entries have the same key' a.log || die "not reported"
+}
+
+@test "\$SDH with keys out of order: rebuilt" {
+	hostile_repair sdhorder
+	grep -q 'SDH: security index is inconsistent: keys out of order' a.log || die "not reported"
 }

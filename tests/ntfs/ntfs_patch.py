@@ -165,16 +165,16 @@ class Volume:
                     p += el
         return out
 
-    def index(self, d):
+    def index(self, d, index="$I30"):
         """(record holding the root, its contents, root value offset,
-        block size, allocation runs)"""
+        block size, allocation runs) of D's index named INDEX"""
         root = runs = None
         for h in self.holders(d):
             rec = self.read(h)
             for off, t, name in attrs(rec):
-                if t == AT_INDEX_ROOT and name == "$I30":
+                if t == AT_INDEX_ROOT and name == index:
                     root = h, rec, off + struct.unpack_from("<H", rec, off + 0x14)[0]
-                if t == AT_INDEX_ALLOCATION and name == "$I30":
+                if t == AT_INDEX_ALLOCATION and name == index:
                     runs = runs_of(rec, off)
         h, rec, v = root
         bs, = struct.unpack_from("<I", rec, v + 8)

@@ -21,6 +21,23 @@ Shapes (attribute lists; LIST: a record with an attribute list):
   alpast LIST      the first entry's length points past the list's end
   extself LIST     LIST's first extension record's base reference names
                    that extension record itself
+  extother LIST F  LIST's first extension record's base reference names
+                   F, a record with no list
+  twobase LIST L2  L2's list names LIST's first extension record wherever
+                   it named its own first one: two bases claim one record
+  listbase LIST    every entry of LIST's list names LIST itself
+Shapes ($Secure, record 9; bench/ntfs-lab hostile gives it 100,000
+descriptors, ntfs-3g -o permissions):
+  siidup           the first leaf of $SII with three entries or more: its
+                   second entry becomes a copy of its first (a duplicate key)
+  siiorder         that leaf's second and third entries swap places
+  sdhdup, sdhorder the same in $SDH
+Shapes (directory chains; TOP..BOTTOM a chain of directories, each the
+only child of the one above; bench/ntfs-lab hostile makes 10,000):
+  idxanc D ANC     D's index entries name ANC, an ancestor, instead of
+                   their child
+  cycle TOP BOT    TOP leaves the root's index for BOT's: a loop of the
+                   whole chain, cut off from the root
 Shapes (records and runs):
   baseself FILE    FILE's base reference names FILE itself
   ploop A B        A's parent is B, B's parent is A (no path to root)
@@ -206,6 +223,115 @@ def extself(vol, r):
     vol.write(ext, rec)
 
 
+def extother(vol, r, f):
+    ext = [h for h in vol.holders(r) if h != r][0]
+    rec = vol.read(ext)
+    struct.pack_into("<Q", rec, 0x20, f | vol.seq(f) << 48)
+    vol.write(ext, rec)
+
+
+def _list_refs(vol, r, to, only=None):
+    """every entry of R's list naming record ONLY (any if None) names TO
+    (with its sequence number)"""
+    lst, put = _list(vol, r)
+    ref, p = to | vol.seq(to) << 48, 0
+    while p + 26 <= len(lst):
+        el, = struct.unpack_from("<H", lst, p + 4)
+        cur = struct.unpack_from("<Q", lst, p + 16)[0] & ((1 << 48) - 1)
+        if only is None or cur == only:
+            struct.pack_into("<Q", lst, p + 16, ref)
+        if el == 0:
+            break
+        p += el
+    put(lst)
+
+
+def twobase(vol, r, r2):
+    ext = [h for h in vol.holders(r) if h != r][0]
+    ext2 = [h for h in vol.holders(r2) if h != r2][0]
+    _list_refs(vol, r2, ext, ext2)
+
+
+def listbase(vol, r):
+    _list_refs(vol, r, r)
+
+
+def idxanc(vol, d, anc):
+    h, rec, v, _, _ = vol.index(d)
+    ref = anc | vol.seq(anc) << 48
+    for off, _, fl, _ in Volume.entries(rec, v + 16):
+        if not fl & 2:
+            struct.pack_into("<Q", rec, off, ref)
+    vol.write(h, rec)
+
+
+def cycle(vol, top, bottom):
+    name = next(vol.file_names(vol.read(top)))[2]
+    vol.rmentry(5, name)
+    vol.parent(top, bottom)
+    vol.addentry(bottom, top)
+
+
+def _view_entries(buf, ih):
+    """(offset, length, flags) of a view index node's entries (no names)"""
+    eo, il = struct.unpack_from("<II", buf, ih)
+    off, out = ih + eo, []
+    while off + 16 <= ih + il:
+        ln, _, fl = struct.unpack_from("<HHI", buf, off + 8)
+        out.append((off, ln, fl))
+        if fl & 2 or ln < 16:
+            break
+        off += ln
+    return out
+
+
+def _view_leaf(vol, index):
+    """(kind, where, buf, entries) of the first leaf of $Secure's INDEX
+    with three entries or more, breadth first"""
+    h, rec, v, bs, runs = vol.index(9, index)
+    todo, seen = [("root", h, rec, v + 16)], set()
+    while todo:
+        kind, at, buf, ih = todo.pop(0)
+        ents = _view_entries(buf, ih)
+        kids = [e for e in ents if e[2] & 1]
+        if not kids and len(ents) > 3:
+            return kind, at, buf, ents
+        for off, ln, _ in kids:
+            vcn, = struct.unpack_from("<q", buf, off + ln - 8)
+            if vcn not in seen:
+                seen.add(vcn)
+                at2, b = vol.block_at(runs, bs, vcn)
+                todo.append(("block", at2, b, 0x18))
+    sys.exit(index + ": no leaf of three entries")
+
+
+def _view_edit(vol, index, swap):
+    kind, at, buf, ents = _view_leaf(vol, index)
+    (o0, l0, _), (o1, l1, _), (o2, l2, _) = ents[:3]
+    assert l0 == l1 == l2, "entries of different lengths"
+    if swap:
+        buf[o1:o1 + l1], buf[o2:o2 + l2] = buf[o2:o2 + l2], buf[o1:o1 + l1]
+    else:
+        buf[o1:o1 + l1] = buf[o0:o0 + l0]
+    vol.store(9, kind, at, buf)
+
+
+def siidup(vol):
+    _view_edit(vol, "$SII", False)
+
+
+def siiorder(vol):
+    _view_edit(vol, "$SII", True)
+
+
+def sdhdup(vol):
+    _view_edit(vol, "$SDH", False)
+
+
+def sdhorder(vol):
+    _view_edit(vol, "$SDH", True)
+
+
 def baseself(vol, f):
     rec = vol.read(f)
     struct.pack_into("<Q", rec, 0x20, f | vol.seq(f) << 48)
@@ -289,7 +415,8 @@ def mftbitmap(vol):
 
 
 SHAPES = ("selfvcn", "ancestor", "shared", "entlen0", "entlen8", "nolast",
-          "allsame", "dupnames", "alzero", "alpast", "extself",
+          "allsame", "dupnames", "alzero", "alpast", "extself", "extother", "twobase", "listbase",
+          "idxanc", "cycle", "siidup", "siiorder", "sdhdup", "sdhorder",
           "baseself", "ploop", "bigsize", "sparse40", "mftsize", "mftbitmap")
 
 
