@@ -549,6 +549,12 @@ asked_case() {
 	repair_case volume usn_bump "\$MFTMirr copy differs from \$MFT"
 }
 
+@test "the 12 MiB file's header claims twice its runs (VCNs and sizes): cut back, -n judges its entry by the cut sizes" {
+	# m-ours4k-1900004: -n declined the cut and judged the file's index
+	# entry against the claimed sizes, a problem -a never has
+	repair_case big extent_double "its runs hold 3072 clusters, its header says VCNs 0-6143"
+}
+
 @test "allocated size of the 12 MiB file's record one byte short: set back, the file kept" {
 	repair_case big alloc_field "allocated size 1023, not 1024"
 }
