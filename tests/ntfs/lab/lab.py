@@ -563,6 +563,11 @@ CONSEQUENCE = {
     ("0x010070", "0x040001"): "the root directory made again (pass1_root.c, an empty "
     "index): the clusters of its old INDX blocks are owned by nobody and pass 4 frees "
     "them; -n declines to make the root and stops there (system_record_corrupt is fatal)",
+    ("0x010028", "0x030004"): "an extension record whose base is not in use cleared: the index "
+    "entries naming it now name a free record (r-rich4k-1900002: the damage is in the base "
+    "reference of a file's own record, which is cleared; see RESULTS, session 19)",
+    ("0x010028", "0x040002"): "an extension record cleared: its bit in the $MFT bitmap is freed",
+    ("0x010028", "0x040001"): "an extension record cleared: the clusters only it mapped are freed",
 }
 
 
