@@ -1302,10 +1302,13 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	memcpy(s.rec, rec, rs);
 	ret = salvage_walk(&s);
 	if (ret >= 0 && s.changed && s.assumed) {
-		/* -n: checked on as repaired, its base record too */
-		memcpy(rec, s.rec, rs);
-		if (ntfs_vol_assume_record(&c->vol, recno, rec) ||
-		    (s.base && ntfs_vol_assume_record(&c->vol, s.base_recno, s.base)))
+		/* -n: checked on as repaired; not when the repair also
+		 * edits the base record's attribute list (pass 1's list
+		 * check has already judged it: left alone, as declined) */
+		if (s.base || (s.list && s.list_vlen != s.list_len))
+			ret = 1;
+		else if (memcpy(rec, s.rec, rs),
+			 ntfs_vol_assume_record(&c->vol, recno, rec))
 			ret = 1;
 	} else if (ret >= 0 && s.changed) {
 		memcpy(rec, s.rec, rs);
