@@ -146,6 +146,7 @@ static void check_free(struct ntfs_check *c)
 	cset_free(&c->record_used);
 	rset_free(&c->record_dir);
 	ntfs_vol_cache_free(&c->vol);
+	ntfs_vol_assumed_free(&c->vol);
 	free(c->fn_pending);
 	free(c->fnp_big);
 	rset_free(&c->early_named);

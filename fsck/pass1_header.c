@@ -35,13 +35,21 @@ static uint32_t used_of(const uint8_t *rec)
 }
 
 /* COPY, the record put back, in place of REC and written when the
- * answer was YES: 0; 1 when it was not. */
+ * answer was YES: 0; 1 when it was not (under -n: 0, REC assumed in
+ * memory as put back). */
 static int put_back(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		    const uint8_t *copy, bool yes)
 {
-	if (!yes)
+	if (!yes && c->fix.mode != FSF_MODE_NO)
 		return 1;
 	memcpy(rec, copy, c->vol.boot.g.mft_record_size);
+	if (!yes) {
+		/* -n goes on with the record as -a puts it back (in memory
+		 * only): checked, and read again later, as -a has it */
+		if (ntfs_vol_assume_record(&c->vol, recno, rec))
+			return 1;
+		return 0;
+	}
 	if (ntfs_check_write_record(c, recno, rec))
 		fsf_fix_failed(&c->fix);
 	return 0;

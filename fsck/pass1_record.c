@@ -245,7 +245,7 @@ void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 		struct ntfs_run *runs;
 		uint64_t clusters = 0, want_alloc;
 		int64_t lvcn, hvcn;
-		bool whole, vcn_bad, alloc_bad;
+		bool whole, vcn_bad, alloc_bad, yes;
 		int64_t want_lvcn;
 		long nr;
 
@@ -277,10 +277,11 @@ void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 			    (uint64_t)le64toh((uint64_t)n.allocated_size) != want_alloc;
 		if (!vcn_bad && !alloc_bad)
 			continue;
-		if (!fsf_fix_ask(&c->fix, &PR_ATTR_EXTENT, obj, le32toh(a->type),
-				 (unsigned long long)clusters, (long long)lvcn,
-				 (long long)hvcn,
-				 (unsigned long long)le64toh((uint64_t)n.allocated_size)))
+		yes = fsf_fix_ask(&c->fix, &PR_ATTR_EXTENT, obj, le32toh(a->type),
+				  (unsigned long long)clusters, (long long)lvcn,
+				  (long long)hvcn,
+				  (unsigned long long)le64toh((uint64_t)n.allocated_size));
+		if (!yes && c->fix.mode != FSF_MODE_NO)
 			continue;
 		n.lowest_vcn = (int64_t)htole64((uint64_t)want_lvcn);
 		n.highest_vcn = (int64_t)htole64((uint64_t)(want_lvcn + (int64_t)clusters - 1));
@@ -297,6 +298,13 @@ void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 			n.initialized_size = (int64_t)htole64(init);
 		}
 		memcpy((uint8_t *)a, &n, sizeof(n));
+		if (!yes) {
+			/* -n goes on with the sizes -a gives (in memory only):
+			 * the file's index entries are judged against them */
+			if (ntfs_vol_assume_record(&c->vol, recno, rec))
+				return;
+			continue;
+		}
 		if (write_back(c, recno, rec))
 			return;
 	}

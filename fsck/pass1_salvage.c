@@ -45,7 +45,7 @@ struct salvage {
 	uint8_t *rec;
 	const char *obj;
 	bool structural;	/* attributes may be removed or cut */
-	bool changed, declined;
+	bool changed, declined, assumed;	/* assumed: -n repaired the copy */
 	bool drop_asked;	/* the removal salvage_fields returns was asked */
 	uint32_t secid_to;	/* the security id the file's $SI is to name */
 	uint8_t *base;		/* an extension's base record, when edited */
@@ -59,8 +59,15 @@ struct salvage {
 	long list_nruns;
 };
 
+/* The answer YES to a repair of the copy.  -n repairs the copy anyway,
+ * to go on with the record as -a leaves it (assumed in memory, never
+ * written: ntfs_salvage_attrs). */
 static bool asked(struct salvage *s, bool yes)
 {
+	if (!yes && s->c->fix.mode == FSF_MODE_NO) {
+		s->assumed = true;
+		yes = true;
+	}
 	if (yes)
 		s->changed = true;
 	else
@@ -1353,7 +1360,16 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		return -1;
 	memcpy(s.rec, rec, rs);
 	ret = salvage_walk(&s);
-	if (ret >= 0 && s.changed) {
+	if (ret >= 0 && s.changed && s.assumed) {
+		/* -n: checked on as repaired; not when the repair also
+		 * edits the base record's attribute list (pass 1's list
+		 * check has already judged it: left alone, as declined) */
+		if (s.base || (s.list && s.list_vlen != s.list_len))
+			ret = 1;
+		else if (memcpy(rec, s.rec, rs),
+			 ntfs_vol_assume_record(&c->vol, recno, rec))
+			ret = 1;
+	} else if (ret >= 0 && s.changed) {
 		memcpy(rec, s.rec, rs);
 		/* the list first: a record never names what it lost */
 		if ((s.list && s.list_vlen != s.list_len &&

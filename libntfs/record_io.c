@@ -86,7 +86,9 @@ int ntfs_vol_read_record(struct ntfs_vol *v, uint64_t recno, uint8_t *buf)
 
 	if (off == UINT64_MAX)
 		return -ERANGE;
-	hit = cached(v, recno);
+	hit = ntfs_vol_assumed(v, recno);
+	if (!hit)
+		hit = cached(v, recno);
 	if (hit)
 		memcpy(buf, hit, rs);
 	else if ((ret = fsf_dev_pread(v->dev, buf, rs, off)))

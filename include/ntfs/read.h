@@ -215,6 +215,13 @@ struct ntfs_rec_cache {
 	uint32_t per_chunk;			/* records per chunk */
 };
 
+/* A record assumed in memory, never written (libntfs/record_assume.c). */
+struct ntfs_assumed {
+	struct ntfs_assumed *next;
+	uint64_t recno;
+	uint8_t raw[];				/* as on disk, fixups applied */
+};
+
 /* A volume opened for checking (its I/O: ntfs/volume_io.h). */
 struct ntfs_vol {
 	struct fsf_dev *dev;
@@ -223,6 +230,7 @@ struct ntfs_vol {
 	long nmft_runs;
 	uint64_t mft_records;		/* records in $MFT's data */
 	struct ntfs_rec_cache cache;	/* zeroed: empty */
+	struct ntfs_assumed *assumed;	/* read in place of the disk's */
 	uint64_t max_lsn;		/* highest LSN of the FILE records
 					 * read so far (a journal reset
 					 * must start above it) */

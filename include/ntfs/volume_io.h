@@ -28,6 +28,16 @@ int ntfs_vol_read_record(struct ntfs_vol *v, uint64_t recno, uint8_t *buf);
 int ntfs_vol_write_record(struct ntfs_vol *v, uint64_t recno, uint8_t *buf,
 			  uint64_t mirrored);
 
+/* record_assume.c: record RECNO from BUF (fixups removed) kept in memory
+ * only, as ntfs_vol_write_record would have written it; every later
+ * ntfs_vol_read_record of RECNO returns it (a read-only check going on as
+ * a declined repair would have left the record).  0 or -ENOMEM.
+ * ntfs_vol_assumed: its raw bytes, or NULL; ntfs_vol_assumed_free: drop
+ * them all. */
+int ntfs_vol_assume_record(struct ntfs_vol *v, uint64_t recno, const uint8_t *buf);
+const uint8_t *ntfs_vol_assumed(const struct ntfs_vol *v, uint64_t recno);
+void ntfs_vol_assumed_free(struct ntfs_vol *v);
+
 /* attr_io.c: the resident or non-resident value of the unnamed attribute
  * TYPE of checked record REC, read whole into a malloc'ed *DATA (*LEN
  * bytes; its runs, if non-resident, in *RUNS).  0, -ENOENT (no such

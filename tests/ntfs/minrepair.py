@@ -54,6 +54,8 @@ DAMAGE:
                  the allocated size and the $MFT bitmap unchanged)
   lowest_vcn     unnamed $DATA: lowest VCN 0 -> 1 (the record has no
                  attribute list: its one extent must start at 0)
+  extent_double  unnamed $DATA: highest VCN, allocated, data and
+                 initialized size as if its runs held twice their clusters
   usn_bump       the update sequence number one higher, its copies at the
                  stride ends too (a valid record that differs from its
                  $MFTMirr copy only there)
@@ -297,6 +299,11 @@ def main():
             off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
             assert rec[off + 8] == 1, "$DATA is resident"
             damage.set_record_bytes(img, g, n, off + 0x10, struct.pack("<q", 1))
+        elif what == "extent_double":
+            off, _ = damage.attr(damage.record(img, mft, rs, n), 0x80)
+            hv, al, ds, ins = struct.unpack_from("<q8xqqq", rec, off + 0x18)
+            damage.set_record_bytes(img, g, n, off + 0x18, struct.pack("<q", 2 * hv + 1))
+            damage.set_record_bytes(img, g, n, off + 0x28, struct.pack("<qqq", 2 * al, 2 * ds, 2 * ins))
         elif what == "usn_bump":
             ofs, = struct.unpack_from("<H", rec, 4)
             usn, = struct.unpack_from("<H", damage.record(img, mft, rs, n), ofs)
