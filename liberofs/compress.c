@@ -1938,8 +1938,8 @@ static enum verdict window_verdict(uint64_t size, uint64_t r, uint64_t c)
 }
 
 /* The probe of N; a file it sends to the exact test (*V == TEST) is left
- * open in *S (PATH its relative path of PSIZE bytes) for the test to read,
- * as the data pass would, from its start. */
+ * open in *SP (PATH, of PSIZE bytes, gets its relative path) for the test
+ * to read from its start, as the data pass would. */
 static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 		 uint8_t *z, int zcap, enum verdict *v, struct erofs_src *sp,
 		 char *path, size_t psize)
