@@ -126,6 +126,11 @@ struct worker {
 	bool digest;		/* the current file is hashed (fingerprint
 				 * or -E dedupe) */
 	size_t plan_outlen;	/* the exact test's bytes in out */
+	/* the exact test: the file as the probe opened it (PATH its
+	 * relative path), taken over by cut_file instead of opening it
+	 * again; NULL when there is none */
+	struct erofs_src *given;
+	const char *given_path;
 	bool at_end;		/* the current file's end is confirmed */
 	uint8_t *frag;		/* the current file's fragment */
 	size_t frag_len, frag_cap;
@@ -1468,6 +1473,10 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 		s = (struct erofs_src){ .fd = b->packed_fd, .shared = true,
 					.len = n->size };
 		snprintf(path, sizeof(path), "%s", n->name);
+	} else if (plan && w->given) {
+		s = *w->given;
+		snprintf(path, sizeof(path), "%s", w->given_path);
+		w->given = NULL;
 	} else {
 		ret = erofs_open_source(b, n, path, sizeof(path), &s);
 	}
@@ -1928,14 +1937,17 @@ static enum verdict window_verdict(uint64_t size, uint64_t r, uint64_t c)
 	return size <= TEST_MAX ? TEST : COMPRESS;
 }
 
+/* The probe of N; a file it sends to the exact test (*V == TEST) is left
+ * open in *SP (PATH, of PSIZE bytes, gets its relative path) for the test
+ * to read from its start, as the data pass would. */
 static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
-		 uint8_t *z, int zcap, enum verdict *v)
+		 uint8_t *z, int zcap, enum verdict *v, struct erofs_src *sp,
+		 char *path, size_t psize)
 {
 	const unsigned int bs = p->b->blksz;
-	char path[PATH_MAX];
 	uint64_t offs[3] = { 0, n->size / 2 / bs * bs, n->size - WINDOW };
 	struct erofs_src s;
-	int ret = erofs_open_source(p->b, n, path, sizeof(path), &s);
+	int ret = erofs_open_source(p->b, n, path, psize, &s);
 
 	*v = FLAT;
 	if (ret)
@@ -1969,7 +1981,10 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 		if (*v == COMPRESS)
 			break;
 	}
-	erofs_src_close(&s);
+	if (!ret && *v == TEST)
+		*sp = s;
+	else
+		erofs_src_close(&s);
 	return ret;
 }
 
@@ -2083,6 +2098,8 @@ static void *plan_run(void *arg)
 	for (;;) {
 		struct erofs_node *n = plan_next(p);
 		enum verdict v;
+		struct erofs_src s;
+		char path[PATH_MAX];
 		int ret;
 
 		if (!n)
@@ -2097,10 +2114,14 @@ static void *plan_run(void *arg)
 			}
 			continue;
 		}
-		ret = probe(p, n, in, z, zcap, &v);
+		ret = probe(p, n, in, z, zcap, &v, &s, path, sizeof(path));
 		n->compressed = v == COMPRESS;
-		if (!ret && v == TEST)
+		if (!ret && v == TEST) {
+			/* the test reads the file the probe opened */
+			w.given = &s;
+			w.given_path = path;
 			ret = plan_blocks(&w, n, &n->compressed);
+		}
 		if (!ret && ztail && n->compressed)
 			ret = ztail_plan(&w, n);
 		if (ret) {

