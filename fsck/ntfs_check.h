@@ -396,6 +396,11 @@ static inline int ntfs_read_split(struct ntfs_check *c, uint64_t base, uint32_t 
 }
 
 /* pass1_record.c */
+/* A user record that claims a base which does not list it, yet holds
+ * $STANDARD_INFORMATION (no extension record does), is a file: its base
+ * reference is set back to 0 (in REC whatever the answer). */
+void ntfs_check_base_reference(struct ntfs_check *c, uint64_t recno,
+			       uint8_t *rec, const char *obj);
 void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 			     uint8_t *rec, const char *obj);
 void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,

@@ -162,6 +162,11 @@ ROW(PR_EXTENSION_ORPHAN, 0x010028, "extension_record_orphan",
 ROW(PR_SYSTEM_BASE, 0x010029, "system_record_extension",
     "system file record claims to extend MFT record %llu",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* a file's record (it holds $STANDARD_INFORMATION) claims a base that
+ * does not list it: the reference is the damage, the file is kept */
+ROW(PR_BASE_REFERENCE, 0x0100e0, "base_record_reference",
+    "holds $STANDARD_INFORMATION as a file's base record does, but claims to extend MFT record %llu, which does not list it",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* pass 1: system records beyond repair made again (pass1_system.c) */
 ROW(PR_SYSTEM_RECORD_REMADE, 0x010060, "system_record_remade",
     "system file record is unusable (%s); make it again as mkfs.ntfs makes it%s",

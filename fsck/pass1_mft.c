@@ -881,6 +881,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 					fsf_fix_failed(&c->fix);
 			}
 		}
+		ntfs_check_base_reference(c, i, rec, obj);
 		if (ntfs_salvage_attrs(c, i, rec, obj) > 0)
 			continue;	/* declined: left alone */
 		ntfs_check_record_flags(c, i, rec, obj);

@@ -4,7 +4,9 @@
  * range and allocated size of each non-resident attribute against its
  * runs, and (after all records are read) every extension record against
  * the base record it claims: the base must be in use and list it in its
- * $ATTRIBUTE_LIST, or the extension is debris and is freed.
+ * $ATTRIBUTE_LIST, or the extension is debris and is freed.  A record
+ * that claims such a base but holds $STANDARD_INFORMATION is a file whose
+ * base reference is the damage: judged before the record is classified.
  */
 #include "config.h"
 
@@ -75,6 +77,60 @@ static void add_standard_information(struct ntfs_check *c, uint64_t recno,
 		fsf_fix_failed(&c->fix);
 	else
 		write_back(c, recno, rec);
+}
+
+/* Does base record REC list extension record EXT in its attribute list? */
+static bool lists(struct ntfs_check *c, const uint8_t *rec, uint64_t ext);
+
+/* Whether MFT record B (from a record's base reference) is a base record
+ * that lists record E in its attribute list. */
+static bool base_lists(struct ntfs_check *c, uint64_t b, uint64_t e)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *base = malloc(rs);
+	struct ntfs_mft_record bm;
+	char why[NTFS_WHY];
+	bool yes;
+
+	if (!base)
+		return true;	/* not known not to: left as it is */
+	yes = b < c->vol.mft_records && !ntfs_vol_read_record(&c->vol, b, base) &&
+	      ntfs_record_check(base, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
+	      (memcpy(&bm, base, sizeof(bm)), le16toh(bm.flags) & NTFS_MFT_IN_USE) &&
+	      !le64toh(bm.base_mft_record) && lists(c, base, e);
+	free(base);
+	return yes;
+}
+
+void ntfs_check_base_reference(struct ntfs_check *c, uint64_t recno,
+			       uint8_t *rec, const char *obj)
+{
+	struct ntfs_mft_record m;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	uint64_t b;
+	bool si = false;
+
+	memcpy(&m, rec, sizeof(m));
+	b = le64toh(m.base_mft_record) & 0xffffffffffffULL;
+	if (recno < NTFS_FILE_FIRST_USER || !m.base_mft_record)
+		return;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (!si && ntfs_attr_next(&cur, &a, why) == 1)
+		si = le32toh(a->type) == NTFS_AT_STANDARD_INFORMATION;
+	/* no extension record holds $STANDARD_INFORMATION: a record that
+	 * does, claimed by no base, is a file whose base reference is the
+	 * damage; one its base lists is left to the list checks */
+	if (!si || base_lists(c, b, recno))
+		return;
+	m.base_mft_record = 0;
+	if (fsf_fix_ask(&c->fix, &PR_BASE_REFERENCE, obj, (unsigned long long)b)) {
+		memcpy(rec, &m, sizeof(m));
+		write_back(c, recno, rec);
+	}
+	/* declined or -n: checked as the file it is all the same */
+	memcpy(rec, &m, sizeof(m));
 }
 
 void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
@@ -310,7 +366,6 @@ void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 	}
 }
 
-/* Does base record REC list extension record EXT in its attribute list? */
 static bool lists(struct ntfs_check *c, const uint8_t *rec, uint64_t ext)
 {
 	struct ntfs_run *runs = NULL;

@@ -157,6 +157,17 @@ repair_case() {
 	[ "$status" -eq 0 ] || die "clean volume: -n exit $status"
 }
 
+# one byte makes a file's base reference 1: the record still holds its
+# $STANDARD_INFORMATION, names and data and its parent's index names it
+# (ntfs-3g reads it whole); ntfsck -a clears it, fsck.ntfs must keep it
+@test "a base record whose base reference is 1 (one byte): the reference set back to 0, the 12 MiB file kept" {
+	repair_case big baseref_plus1 "claims to extend MFT record 1, which does not list it"
+}
+
+@test "a small file's base reference 1 (one byte): set back to 0, the file and its name kept" {
+	repair_case s1 baseref_plus1 "claims to extend MFT record 1, which does not list it"
+}
+
 @test "initialized size > data size: clamped, the 12 MiB file keeps its data" {
 	repair_case big init_gt_data "sizes are inconsistent"
 }

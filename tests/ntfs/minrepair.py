@@ -16,6 +16,8 @@ DAMAGE:
   stream_flag_bit  the first named $DATA: attribute flag 0x0100
                  (both print the stream's name)
   ext_DAMAGE     DAMAGE in the first extension record of file RECORD
+  baseref_plus1  the base record reference 0 -> 1 (one byte: it claims to
+                 extend $MFTMirr, which lists nothing)
   usa_count      the update sequence array's count 2 (one stride too few)
   alloc_field    the record's allocated size one byte short
   used_slack     the record's bytes in use 32 more (zeros after the end
@@ -246,6 +248,10 @@ def main():
             off, _ = damage.attr(damage.record(img, mft, rs, n), 0x30)
             assert rec[off + 0x16] == 1, "resident flags 0x%x" % rec[off + 0x16]
             damage.set_record_bytes(img, g, n, off + 0x16, b"\x03")
+        elif what == "baseref_plus1":
+            # the base reference's low byte: 1 (it claims $MFTMirr)
+            assert not struct.unpack_from("<Q", rec, 0x20)[0], "already an extension"
+            damage.set_record_bytes(img, g, n, 0x20, b"\x01")
         elif what == "fn_parent_seq0":
             off, _ = damage.attr(damage.record(img, mft, rs, n), 0x30)
             vofs, = struct.unpack_from("<H", rec, off + 0x14)
