@@ -482,11 +482,34 @@ PY
 # Before, the cut kept the hole (base: -a exit 5) or the extension record
 # was cleared.  As in a base record in no list with no room: removed with
 # its list entry, al given the root's security id; the oracles of sd_case.
+# ROOT=si48: the root's $STANDARD_INFORMATION made the 48-byte form too
+# (no security id to give): before, the cut kept the hole (-a exit 5, a
+# second run found it again); now al is given the lowest id $Secure holds.
 listed_sd_case() {
 	local d=$BATS_FILE_TMPDIR base ext
 	base=$(cat "$d/albase1024.rec")
 	ext=$(cat "$d/al1024.rec")
 	cp --sparse=always "$d/rp1024.img" image
+	[ "${2:-}" != si48 ] || python3 - image <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol = P.Volume(sys.argv[1])
+rec = bytearray(vol.read(5))
+si, t, _ = next(P.attrs(rec))
+assert t == 0x10 and struct.unpack_from("<I", rec, si + 16)[0] == 72
+ln, = struct.unpack_from("<I", rec, si + 4)
+used, = struct.unpack_from("<I", rec, 0x18)
+voff, = struct.unpack_from("<H", rec, si + 20)
+assert ln == voff + 72
+# value 48 bytes, the attribute 24 shorter, what follows moved down
+rec[si + voff + 48:used - 24] = rec[si + ln:used]
+rec[used - 24:used] = bytes(24)
+struct.pack_into("<I", rec, si + 4, ln - 24)
+struct.pack_into("<I", rec, si + 16, 48)
+struct.pack_into("<I", rec, 0x18, used - 24)
+vol.write(5, rec)
+PY
 	python3 - image "$base" "$ext" "$1" <<'PY'
 import os, struct, sys
 sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
@@ -555,6 +578,14 @@ PY
 
 @test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in an extension record, a hole then a bad run: removed with its list entry, the record and the file kept" {
 	listed_sd_case ext
+}
+
+@test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in its base record, a hole then a bad run, the root with no security id: removed, the file given \$Secure's lowest id" {
+	listed_sd_case base si48
+}
+
+@test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in an extension record, a hole then a bad run, the root with no security id: removed, the file given \$Secure's lowest id" {
+	listed_sd_case ext si48
 }
 
 # nonres_case TYPE NAME: s1's (record in s1.rec) attribute TYPE (hex)
