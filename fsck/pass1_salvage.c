@@ -357,7 +357,9 @@ static uint64_t file_recno(const struct salvage *s)
  * the file's $STANDARD_INFORMATION names the id pass 3 would give it (the
  * root directory's if $Secure holds it, else the lowest $Secure holds;
  * grown to 72 bytes from 48: the removed header freed more), set
- * when the walk ends (S->secid_to): 1.  2: none of these (the runs are
+ * when the walk ends (S->secid_to): 1; with no such id (no usable
+ * $Secure) the default descriptor takes the attribute's place, its
+ * instance kept, list or not (0).  2: none of these (the runs are
  * cut as any attribute's: the file is never given up for a descriptor).
  * -1: no memory.
  */
@@ -417,6 +419,16 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 			s->drop_asked = true;
 		} else {
 			ret = 0;
+		}
+	} else if (!id) {
+		/* no usable $Secure: the default in the attribute's place, its
+		 * instance kept (a list's entry names it) */
+		memcpy(copy, s->rec, rs);
+		if (!ntfs_rec_replace_resident(copy, rs, (uint32_t)(a - s->rec), sd, len)) {
+			ret = 0;
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_DEFAULT, s->obj,
+						 why, len)))
+				memcpy(s->rec, copy, rs);
 		}
 	}
 	free(copy);
