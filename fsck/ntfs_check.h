@@ -506,6 +506,10 @@ int ntfs_pass2_special(struct ntfs_check *c);
 int ntfs_pass2_data(struct ntfs_check *c);
 int ntfs_pass3_indexes(struct ntfs_check *c);
 int ntfs_pass3_secure(struct ntfs_check *c);
+/* secure_fallback.c: the security id pass 3 gives a file whose own one
+ * is unknown (the root's if $Secure holds it, else the lowest it holds),
+ * read from $SDS without writing; 0 when $Secure holds none. */
+uint32_t ntfs_check_fallback_secid(struct ntfs_check *c);
 /* pass3_views.c: $Quota's $O/$Q, $ObjId's $O, $Reparse's $R */
 int ntfs_pass3_views(struct ntfs_check *c);
 /* pass3_usnjrnl.c: $Extend/$UsnJrnl's $Max and the end of its $J */

@@ -370,7 +370,9 @@ ROW(PR_SD_RUNS_DROPPED, 0x0100c5, "security_descriptor_runlist_bad",
  * ntfs-3g writes beside a descriptor of the file's own): the descriptor
  * is the file's only security, so it becomes a resident one, the one
  * mkfs.ntfs gives the root (full control to Everyone, SYSTEM and
- * Administrators, inherited), not a hole no reader takes. */
+ * Administrators, inherited), not a hole no reader takes.  Also where
+ * the file would be given an id (the next row) but $Secure holds none: in
+ * the attribute's place, its instance kept (a list's entry names it). */
 ROW(PR_SD_RUNS_DEFAULT, 0x0100c6, "security_descriptor_runlist_default",
     "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: it becomes the volume's default descriptor (%u bytes, resident)",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
@@ -383,7 +385,7 @@ ROW(PR_SD_RUNS_DEFAULT, 0x0100c6, "security_descriptor_runlist_default",
  * A new extension record for the descriptor would change the MFT bitmap,
  * a second record and the list for the same access. */
 ROW(PR_SD_RUNS_SECID, 0x0100c8, "security_descriptor_runlist_root_id",
-    "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: the attribute is removed and the file given the root directory's security id %u",
+    "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: the attribute is removed and the file given the root directory's security id or, when $Secure does not hold that, the lowest it holds: %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* A file's $EA, $LOGGED_UTILITY_STREAM, $REPARSE_POINT or $OBJECT_ID
  * (non-resident) with a bad runlist and no allocated run before the bad

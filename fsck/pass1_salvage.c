@@ -344,19 +344,14 @@ static bool prefix_holds_data(struct salvage *s, const uint8_t *a)
 
 static int unlist(struct salvage *s, uint32_t type, uint16_t inst, bool do_it);
 
-/* The root directory's security id, the one pass 3 gives a file whose id
- * $Secure does not hold: 0 when its record does not name one. */
-static uint32_t root_security_id(struct salvage *s)
+/* The number of the file's base record (S->rec's own, or its base's):
+ * whether it is a system file is the base's to say. */
+static uint64_t file_recno(const struct salvage *s)
 {
-	uint32_t rs = s->c->vol.boot.g.mft_record_size, at, id = 0;
-	uint8_t *root = malloc(rs);
-	char why[NTFS_WHY];
+	struct ntfs_mft_record m;
 
-	if (root && !ntfs_vol_read_record(&s->c->vol, NTFS_FILE_ROOT, root) &&
-	    ntfs_record_check(root, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK)
-		id = ntfs_security_id_of(root, &at);
-	free(root);
-	return id;
+	memcpy(&m, s->rec, sizeof(m));
+	return m.base_mft_record ? le64toh(m.base_mft_record) & 0xffffffffffffULL : s->recno;
 }
 
 /*
@@ -366,9 +361,12 @@ static uint32_t root_security_id(struct salvage *s)
  * file's only security: in a record in no list it becomes the volume's
  * default descriptor, resident, in its place (0); where that does not fit
  * (or in a list, where the list names the attribute) it is removed and
- * the file's $STANDARD_INFORMATION names the root directory's security
- * id (grown to 72 bytes from 48: the removed header freed more), set
- * when the walk ends (S->secid_to): 1.  2: none of these (the runs are
+ * the file's $STANDARD_INFORMATION names the id pass 3 would give it (the
+ * root directory's if $Secure holds it, else the lowest $Secure holds;
+ * grown to 72 bytes from 48: the removed header freed more), set
+ * when the walk ends (S->secid_to): 1; with no such id (no usable
+ * $Secure) the default descriptor takes the attribute's place, its
+ * instance kept, list or not (0).  2: none of these (the runs are
  * cut as any attribute's: the file is never given up for a descriptor).
  * -1: no memory.
  */
@@ -379,13 +377,14 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 	struct ntfs_mft_record m;
 	struct ntfs_secure sec;
 	uint8_t *copy, *si_rec = s->rec;
+	const uint8_t *sd;
 	uint32_t len;
 	int ret = 2;
 
 	memcpy(&m, s->rec, sizeof(m));
 	if (!s->structural) {
 		/* removed only with its list entry; the base holds the $SI */
-		if (s->recno < NTFS_FILE_FIRST_USER ||
+		if (file_recno(s) < NTFS_FILE_FIRST_USER ||
 		    unlist(s, NTFS_AT_SECURITY_DESCRIPTOR, le16toh(h->instance), false) < 0)
 			return 2;
 		if (m.base_mft_record)
@@ -400,15 +399,14 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 	}
 	if (!(copy = malloc(rs)))
 		return -1;
+	/* the root's: the last of the defaults */
+	ntfs_secure_build(&sec);
+	len = le32toh(sec.hdr[NTFS_NR_SD - 1].length) - (uint32_t)sizeof(sec.hdr[0]);
+	sd = sec.sds + le64toh(sec.hdr[NTFS_NR_SD - 1].offset) + sizeof(sec.hdr[0]);
 	if (s->structural) {
-		/* the root's: the last of the defaults */
-		ntfs_secure_build(&sec);
-		len = le32toh(sec.hdr[NTFS_NR_SD - 1].length) - (uint32_t)sizeof(sec.hdr[0]);
 		memcpy(copy, s->rec, rs);
 		ntfs_rec_remove_attr(copy, rs, (uint32_t)(a - s->rec));
-		if (!ntfs_rec_insert_resident(copy, rs, NTFS_AT_SECURITY_DESCRIPTOR,
-					      sec.sds + le64toh(sec.hdr[NTFS_NR_SD - 1].offset) +
-					      sizeof(sec.hdr[0]), len)) {
+		if (!ntfs_rec_insert_resident(copy, rs, NTFS_AT_SECURITY_DESCRIPTOR, sd, len)) {
 			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_DEFAULT, s->obj,
 						 why, len)))
 				memcpy(s->rec, copy, rs);
@@ -420,7 +418,7 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 	memcpy(copy, si_rec, rs);
 	if (si_rec == s->rec)
 		ntfs_rec_remove_attr(copy, rs, (uint32_t)(a - s->rec));
-	id = root_security_id(s);
+	id = ntfs_check_fallback_secid(s->c);
 	if (id && !ntfs_rec_set_security_id(copy, rs, id)) {
 		ret = 1;
 		if (asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_SECID, s->obj, why, id))) {
@@ -428,6 +426,16 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 			s->drop_asked = true;
 		} else {
 			ret = 0;
+		}
+	} else if (!id) {
+		/* no usable $Secure: the default in the attribute's place, its
+		 * instance kept (a list's entry names it) */
+		memcpy(copy, s->rec, rs);
+		if (!ntfs_rec_replace_resident(copy, rs, (uint32_t)(a - s->rec), sd, len)) {
+			ret = 0;
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_DEFAULT, s->obj,
+						 why, len)))
+				memcpy(s->rec, copy, rs);
 		}
 	}
 	free(copy);
@@ -502,7 +510,7 @@ static int salvage_runs(struct salvage *s, uint8_t *a)
 	memcpy(&n, a, sizeof(n));
 	/* a listed file's own descriptor, its only extent: as in no list */
 	sd = le32toh(n.h.type) == NTFS_AT_SECURITY_DESCRIPTOR && !n.lowest_vcn &&
-	     (s->structural || (s->recno >= NTFS_FILE_FIRST_USER &&
+	     (s->structural || (file_recno(s) >= NTFS_FILE_FIRST_USER &&
 				unlist(s, NTFS_AT_SECURITY_DESCRIPTOR,
 				       le16toh(n.h.instance), false) >= 0));
 	if (sd && !prefix_holds_data(s, a)) {

@@ -592,6 +592,37 @@ int ntfs_rec_insert_resident(uint8_t *rec, uint32_t size, uint32_t type,
 	return 0;
 }
 
+int ntfs_rec_replace_resident(uint8_t *rec, uint32_t size, uint32_t off,
+			      const void *val, uint32_t vlen)
+{
+	uint32_t used = ntfs_get32(rec + offsetof(struct ntfs_mft_record, bytes_in_use));
+	uint32_t old = ntfs_get32(rec + off + offsetof(struct ntfs_attr_header, length));
+	uint32_t len = (uint32_t)ntfs_align(sizeof(struct ntfs_attr_resident) + vlen, 8), le;
+	struct ntfs_attr_resident a;
+
+	memcpy(&a.h, rec + off, sizeof(a.h));
+	if (a.h.name_length || used > size || off > used || old > used - off ||
+	    used - old + len > size)
+		return -1;
+	memmove(rec + off + len, rec + off + old, used - off - old);
+	if (old > len)
+		memset(rec + used - old + len, 0, old - len);
+	memset(rec + off, 0, len);
+	a.h.length = htole32(len);
+	a.h.non_resident = 0;
+	a.h.name_offset = htole16(sizeof(a));
+	a.h.flags = 0;
+	a.value_length = htole32(vlen);
+	a.value_offset = htole16(sizeof(a));
+	a.resident_flags = 0;
+	a.reserved = 0;
+	memcpy(rec + off, &a, sizeof(a));
+	memcpy(rec + off + sizeof(a), val, vlen);
+	le = htole32(used - old + len);
+	memcpy(rec + offsetof(struct ntfs_mft_record, bytes_in_use), &le, 4);
+	return 0;
+}
+
 int ntfs_rec_extent_hole_after(uint8_t *rec, uint32_t size, uint32_t off,
 			       uint64_t n)
 {

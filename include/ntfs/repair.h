@@ -130,6 +130,12 @@ int ntfs_rec_resize_resident(uint8_t *rec, uint32_t size, uint32_t off,
  * or -1 if no room. */
 int ntfs_rec_insert_resident(uint8_t *rec, uint32_t size, uint32_t type,
 			     const void *val, uint32_t vlen);
+/* Unnamed attribute at OFF (framed) of REC (SIZE bytes) replaced by a
+ * resident one of its type and instance number (an attribute list's
+ * entry naming it stays true) with value VAL (VLEN bytes), what follows
+ * it moving.  0, or -1 if it is named or the value does not fit. */
+int ntfs_rec_replace_resident(uint8_t *rec, uint32_t size, uint32_t off,
+			      const void *val, uint32_t vlen);
 /* Extent at OFF (non-resident, lowest VCN >= N) of record REC (SIZE
  * bytes) made to begin N clusters earlier with a hole: a sparse run of N
  * clusters before its runs (the LCNs after it unchanged), the attribute

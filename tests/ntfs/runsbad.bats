@@ -482,11 +482,52 @@ PY
 # Before, the cut kept the hole (base: -a exit 5) or the extension record
 # was cleared.  As in a base record in no list with no room: removed with
 # its list entry, al given the root's security id; the oracles of sd_case.
+# ROOT=si48: the root's $STANDARD_INFORMATION made the 48-byte form too
+# (no security id to give): before, the cut kept the hole (-a exit 5, a
+# second run found it again); now al is given the lowest id $Secure holds.
+# ROOT=nosds: as si48, and $Secure's $SDS zeroed (no id to give at all):
+# the default descriptor takes the attribute's place, resident, its
+# instance kept (the list entry stays true); pass 3 writes $SDS's
+# defaults.  (Base case: no room in al's base record for it; still left.)
 listed_sd_case() {
 	local d=$BATS_FILE_TMPDIR base ext
+	local want="no security id stands for it: the attribute is removed and the file given the root directory's security id"
 	base=$(cat "$d/albase1024.rec")
 	ext=$(cat "$d/al1024.rec")
 	cp --sparse=always "$d/rp1024.img" image
+	[ "${2:-}" != nosds ] || {
+		want="no security id stands for it: it becomes the volume's default descriptor"
+		python3 - image <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol = P.Volume(sys.argv[1])
+rec = bytearray(vol.read(9))
+off = next(o for o, t, n in P.attrs(rec) if t == 0x80 and n == "$SDS")
+for lcn, n in P.runs_of(rec, off):
+    vol.pwrite(lcn * vol.cs, bytes(n * vol.cs))
+PY
+	}
+	[ -z "${2:-}" ] || python3 - image <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol = P.Volume(sys.argv[1])
+rec = bytearray(vol.read(5))
+si, t, _ = next(P.attrs(rec))
+assert t == 0x10 and struct.unpack_from("<I", rec, si + 16)[0] == 72
+ln, = struct.unpack_from("<I", rec, si + 4)
+used, = struct.unpack_from("<I", rec, 0x18)
+voff, = struct.unpack_from("<H", rec, si + 20)
+assert ln == voff + 72
+# value 48 bytes, the attribute 24 shorter, what follows moved down
+rec[si + voff + 48:used - 24] = rec[si + ln:used]
+rec[used - 24:used] = bytes(24)
+struct.pack_into("<I", rec, si + 4, ln - 24)
+struct.pack_into("<I", rec, si + 16, 48)
+struct.pack_into("<I", rec, 0x18, used - 24)
+vol.write(5, rec)
+PY
 	python3 - image "$base" "$ext" "$1" <<'PY'
 import os, struct, sys
 sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
@@ -534,8 +575,8 @@ else:
 vol.write(base, rec)
 PY
 	damaged_then_repaired
-	[[ $output == *"its \$SECURITY_DESCRIPTOR (0x50) has a bad runlist"*"no security id stands for it: the attribute is removed and the file given the root directory's security id"*FIXED* ]] ||
-		die "not removed for the root's id"
+	[[ $output == *"its \$SECURITY_DESCRIPTOR (0x50) has a bad runlist"*"$want"*FIXED* ]] ||
+		die "not repaired as wanted: $want"
 	[[ $output != *"is lost"* ]] || die "-a cleared a record"
 	repair_converged "$FSCK" image -a
 	mkdir -p mnt
@@ -555,6 +596,18 @@ PY
 
 @test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in an extension record, a hole then a bad run: removed with its list entry, the record and the file kept" {
 	listed_sd_case ext
+}
+
+@test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in its base record, a hole then a bad run, the root with no security id: removed, the file given \$Secure's lowest id" {
+	listed_sd_case base si48
+}
+
+@test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in an extension record, a hole then a bad run, the root with no security id: removed, the file given \$Secure's lowest id" {
+	listed_sd_case ext si48
+}
+
+@test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in an extension record, a hole then a bad run, no root security id and \$SDS empty: the default descriptor in its place" {
+	listed_sd_case ext nosds
 }
 
 # nonres_case TYPE NAME: s1's (record in s1.rec) attribute TYPE (hex)
