@@ -184,3 +184,23 @@ secure_many() {
 @test "\$SII and \$SDH of 100,000 descriptors: rebuilt in one 1 KiB record" {
 	secure_many 128M 100000 0
 }
+
+# $SDS's sizes saying 2^40 bytes in its 65 clusters: once skipped
+# silently (above 64 MiB); -n now says $Secure is not checked (pass 1's
+# size problem besides), -a repairs the sizes and judges it
+@test "\$SDS claiming 1 TiB: \$Secure said not checked, sizes repaired" {
+	local rc
+	truncate -s 32M image
+	"$MKFS_NTFS" -q -F image
+	$HOSTILE image sdssize || die "hostile.py sdssize"
+	rc=0; timeout 120 "$FSCK" -n image > n.log 2>&1 || rc=$?
+	cat n.log
+	[ "$rc" -eq 4 ] || die "-n exit $rc"
+	grep -q 'SDS says 1099511627776 bytes, its runs map [0-9]*: \$Secure is not checked' n.log ||
+		die "not said"
+	rc=0; timeout 120 "$FSCK" -a image > a.log 2>&1 || rc=$?
+	cat a.log
+	[ "$rc" -eq 1 ] || die "-a exit $rc"
+	need_sid
+	repair_converged "$FSCK" image -a
+}

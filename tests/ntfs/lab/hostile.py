@@ -39,6 +39,7 @@ descriptors, ntfs-3g -o permissions):
                    left as they are), the old run freed; $SII and $SDH
                    left as they were (they miss the N: a checker
                    rebuilds them from $SDS)
+  sdssize          $SDS's sizes say 2^40 bytes (its runs unchanged)
 Shapes (directory chains; TOP..BOTTOM a chain of directories, each the
 only child of the one above; bench/ntfs-lab hostile makes 10,000):
   idxanc D ANC     D's index entries name ANC, an ancestor, instead of
@@ -457,6 +458,14 @@ def sdsmany(vol, n, mib=0):
     vol.write(9, rec)
 
 
+def sdssize(vol):
+    rec = vol.read(9)
+    for off, t, name in attrs(rec):
+        if t == AT_DATA and name == "$SDS":
+            struct.pack_into("<QQQ", rec, off + 0x28, 1 << 40, 1 << 40, 1 << 40)
+    vol.write(9, rec)
+
+
 def baseself(vol, f):
     rec = vol.read(f)
     struct.pack_into("<Q", rec, 0x20, f | vol.seq(f) << 48)
@@ -541,7 +550,7 @@ def mftbitmap(vol):
 
 SHAPES = ("selfvcn", "ancestor", "shared", "entlen0", "entlen8", "nolast",
           "allsame", "dupnames", "alzero", "alpast", "extself", "extother", "twobase", "listbase",
-          "idxanc", "cycle", "siidup", "siiorder", "sdhdup", "sdhorder", "sdsmany",
+          "idxanc", "cycle", "siidup", "siiorder", "sdhdup", "sdhorder", "sdsmany", "sdssize",
           "baseself", "ploop", "bigsize", "sparse40", "mftsize", "mftbitmap")
 
 
