@@ -190,11 +190,13 @@ int ntfs_index_plan_build(const struct ntfs_geometry *g,
 			ret = 0;
 			goto out;
 		}
-		if (!sh->alone && bitmap_outside(g, src, p, old, nold, other, mplen)) {
+		room = rs > other + RESIDENT_HDR + extra ? rs - other - RESIDENT_HDR - extra : 0;
+		/* no smaller root possible: the bitmap out of the record */
+		if (room < LOW_ROOT && !sh->alone &&
+		    bitmap_outside(g, src, p, old, nold, other, mplen)) {
 			ret = 0;
 			goto out;
 		}
-		room = rs > other + RESIDENT_HDR + extra ? rs - other - RESIDENT_HDR - extra : 0;
 	}
 	snprintf(why, NTFS_WHY, "the index does not fit the directory record");
 out:
