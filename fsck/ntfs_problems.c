@@ -577,6 +577,11 @@ ROW(PR_ROOT_RECREATED, 0x010070, "root_directory_recreated",
 ROW(PR_SECURE_FAILED, 0x030043, "secure_not_repaired",
     "$Secure cannot be repaired (%s)",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* $SDS claiming more bytes than its runs map (or than the volume holds):
+ * not scanned, so nothing of $Secure is judged; said, and counted left */
+ROW(PR_SECURE_UNCHECKED, 0x03006c, "secure_not_checked",
+    "$SDS says %llu bytes, its runs map %llu: $Secure is not checked",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 /* view indexes of $Extend's files ($Quota:$O/$Q, $ObjId:$O, $Reparse:$R):
  * rebuilt from the entries that are still readable */
 ROW(PR_VIEW_INDEX, 0x030044, "view_index_corrupt",

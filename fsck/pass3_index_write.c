@@ -79,6 +79,8 @@ int ntfs_index_plan_commit(struct ntfs_check *c, const struct index_plan *p,
 	}
 	if (p->res.large)
 		set_clusters(c, p->runs, p->nruns, true);
+	if (p->bitmap_nonres)
+		set_clusters(c, &p->bitmap_run, 1, true);
 	return ntfs_index_plan_write(&c->vol, p, why);
 }
 

@@ -19,6 +19,12 @@
  * indexes walked through theirs (an extent lost with its record: the
  * index is corrupt) and rebuilt where they are (pass3_rebuild_listed.c).
  * On a truncated device with $SDS partly past its end nothing is judged.
+ * $SDS is read through two 16 KiB windows whatever its size, so any size
+ * its runs map (at most the volume) is judged: time linear in the size,
+ * memory per valid descriptor 32 bytes (each takes at least 48 of $SDS's
+ * bytes and its mirror as many), about 140 more while the indexes are
+ * rebuilt.  A size beyond what its runs map or beyond the volume is
+ * reported and $Secure left unchecked (exit 4, never "clean").
  */
 #include "config.h"
 
@@ -32,8 +38,6 @@
 #include "ntfs/sds.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
-
-#define SDS_MAX (64u << 20)	/* $SDS judged up to this size */
 
 struct sd {
 	struct ntfs_sds_header h;	/* little-endian, as on disk */
@@ -354,6 +358,22 @@ static void check_ids(struct secure *s, uint8_t *rec)
 	}
 }
 
+/* $SDS's size against the bytes its runs map (holes included), at most
+ * the volume's: false (reported) when it claims more */
+static bool sds_size_mapped(struct ntfs_check *c, const struct ntfs_sds *sds)
+{
+	uint64_t cs = c->vol.boot.g.cluster_size, vcns = 0, most;
+
+	for (long i = 0; i < sds->nruns && vcns < UINT64_MAX / 2; i++)
+		vcns += sds->runs[i].len < UINT64_MAX / 2 ? sds->runs[i].len : UINT64_MAX / 2;
+	most = vcns < c->vol.boot.g.nr_clusters ? vcns : c->vol.boot.g.nr_clusters;
+	if (sds->size <= most * cs)
+		return true;
+	fsf_fix_ask(&c->fix, &PR_SECURE_UNCHECKED, "$Secure:$SDS",
+		    (unsigned long long)sds->size, (unsigned long long)(most * cs));
+	return false;
+}
+
 int ntfs_pass3_secure(struct ntfs_check *c)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
@@ -376,8 +396,8 @@ int ntfs_pass3_secure(struct ntfs_check *c)
 	 * reported), so $Secure is not judged: no entry restored from its
 	 * mirror (a write past the end), no index rebuilt without them, no
 	 * file's security id replaced because its descriptor was not read */
-	if (s.sds.size > SDS_MAX ||
-	    ntfs_runs_past(s.sds.runs, s.sds.nruns, c->geo.dev_clusters))
+	if (ntfs_runs_past(s.sds.runs, s.sds.nruns, c->geo.dev_clusters) ||
+	    !sds_size_mapped(c, &s.sds))
 		goto out;
 	ret = ntfs_sds_scan(&s.sds, on_sds_entry, &s);
 	if (ret)

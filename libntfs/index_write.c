@@ -24,6 +24,11 @@
 #include "ntfs/volume_io.h"
 
 #define MP_MAX 256			/* mapping pairs we are ready to write */
+/* The root of a large view index: only its end entry, over one top block
+ * (as Windows and ntfs-3g leave it).  A view index shares its record with
+ * another ($Secure's $SII and $SDH, $Quota's $O and $Q): a root that took
+ * all the room left would leave none for the other's. */
+#define LOW_ROOT (sizeof(struct ntfs_index_root) + sizeof(struct ntfs_index_entry) + 8)
 
 /* Is A an attribute of index NAME?  A directory has one index, $I30, and
  * $Extend/$Reparse one, $R: every index attribute of its record is
@@ -41,10 +46,11 @@ bool ntfs_index_is_attr(const struct ntfs_attr_header *a, const char *name)
 }
 
 /* Where NBLOCKS blocks go: the old allocation if big enough (and not
- * perhaps another file's too), else one new free run.  Returns the mapping pairs length or -1. */
+ * perhaps another file's too), else one new free run (with RESERVE free
+ * clusters after it).  Returns the mapping pairs length or -1. */
 static int place(const struct ntfs_geometry *g,
 		 const struct ntfs_cluster_source *src, struct index_plan *p,
-		 const struct ntfs_run *old, long nold)
+		 const struct ntfs_run *old, long nold, uint64_t reserve)
 {
 	uint32_t cs = g->cluster_size, bs = g->index_block_size;
 	uint64_t need = ((uint64_t)p->res.nblocks * bs + cs - 1) / cs, have = 0;
@@ -74,7 +80,7 @@ static int place(const struct ntfs_geometry *g,
 		p->clusters = have;
 		return len;
 	}
-	lcn = src->find_free(src->arg, need);
+	lcn = src->find_free(src->arg, need + reserve);
 	p->runs = malloc(sizeof(*p->runs));
 	if (lcn < 0 || !p->runs)
 		return -1;
@@ -84,6 +90,34 @@ static int place(const struct ntfs_geometry *g,
 	p->reuse = false;
 	p->clusters = need;
 	return ntfs_mp_encode(p->runs, 1, mp, sizeof(mp));
+}
+
+/* The bitmap of P in clusters of its own (as Windows and ntfs-3g make a
+ * big one), right after a new allocation or in the first free run: does
+ * the record (OTHER bytes besides) then hold the index?  MPLEN: the
+ * allocation's mapping pairs. */
+static bool bitmap_outside(const struct ntfs_geometry *g,
+			   const struct ntfs_cluster_source *src, struct index_plan *p,
+			   const struct ntfs_run *old, long nold, uint32_t other, int mplen)
+{
+	uint32_t cs = g->cluster_size;
+	uint64_t nb = (p->bitmap_len + cs - 1) / cs;
+	uint8_t mp[MP_MAX];
+	int blen;
+
+	if (!p->reuse && (mplen = place(g, src, p, old, nold, nb)) < 0)
+		return false;
+	p->bitmap_run.len = nb;
+	p->bitmap_run.lcn = p->reuse ? src->find_free(src->arg, nb) :
+				       p->runs[0].lcn + (int64_t)p->runs[0].len;
+	if (p->bitmap_run.lcn < 0 ||
+	    (blen = ntfs_mp_encode(&p->bitmap_run, 1, mp, sizeof(mp))) < 0 ||
+	    other + RESIDENT_HDR + p->res.root_len +
+	    ntfs_align(NONRESIDENT_HDR + (uint32_t)mplen, 8) +
+	    ntfs_align(NONRESIDENT_HDR + (uint32_t)blen, 8) > g->mft_record_size)
+		return false;
+	p->bitmap_nonres = true;
+	return true;
 }
 
 /* The index of SPEC's type and collation from E (N entries, sorted) for a
@@ -112,6 +146,11 @@ int ntfs_index_plan_build(const struct ntfs_geometry *g,
 
 		ntfs_index_build_free(&p->res);
 		spec.root_room = room;
+		if (room < LOW_ROOT) {
+			snprintf(why, NTFS_WHY, "its %u-byte MFT record has no room for the index (%u bytes left)",
+				 rs, room);
+			goto out;
+		}
 		if (ntfs_index_build_spec(&spec, e, (size_t)n, &p->res)) {
 			snprintf(why, NTFS_WHY, "%u-byte index blocks cannot hold the entries in a %u-byte record",
 				 bs, rs);
@@ -125,7 +164,12 @@ int ntfs_index_plan_build(const struct ntfs_geometry *g,
 			snprintf(why, NTFS_WHY, "the index no longer fits its record");
 			goto out;
 		}
-		mplen = place(g, src, p, old, nold);
+		if (type != NTFS_AT_FILE_NAME && room > LOW_ROOT) {
+			room = LOW_ROOT;
+			continue;
+		}
+		p->bitmap_nonres = false;
+		mplen = place(g, src, p, old, nold, 0);
 		if (mplen < 0) {
 			snprintf(why, NTFS_WHY, "no %llu free clusters for the index",
 				 (unsigned long long)(((uint64_t)p->res.nblocks * bs + cs - 1) / cs));
@@ -147,6 +191,12 @@ int ntfs_index_plan_build(const struct ntfs_geometry *g,
 			goto out;
 		}
 		room = rs > other + RESIDENT_HDR + extra ? rs - other - RESIDENT_HDR - extra : 0;
+		/* no smaller root possible: the bitmap out of the record */
+		if (room < LOW_ROOT && !sh->alone &&
+		    bitmap_outside(g, src, p, old, nold, other, mplen)) {
+			ret = 0;
+			goto out;
+		}
 	}
 	snprintf(why, NTFS_WHY, "the index does not fit the directory record");
 out:
@@ -166,6 +216,18 @@ static int name_cmp(const char *name, const struct ntfs_attr_header *a)
 			return x < y ? -1 : 1;
 	}
 	return len == a->name_length ? 0 : (len < a->name_length ? -1 : 1);
+}
+
+/* P's bitmap of index NAME, resident or in its clusters */
+static bool add_bitmap(const struct ntfs_geometry *g, struct ntfs_rec *r,
+		       const struct index_plan *p, const char *name)
+{
+	if (p->bitmap_nonres)
+		return !ntfs_rec_add_nonresident(r, NTFS_AT_BITMAP, name, &p->bitmap_run, 1,
+						 p->bitmap_run.len * g->cluster_size,
+						 p->bitmap_len, p->bitmap_len);
+	return ntfs_rec_add_resident(r, NTFS_AT_BITMAP, name, p->bitmap,
+				     p->bitmap_len, 0) != NULL;
 }
 
 /* Add the next of P's attributes of index NAME (*K: 0 root, 1 allocation,
@@ -192,8 +254,7 @@ static bool add_new(const struct ntfs_geometry *g, struct ntfs_rec *r,
 						       p->runs, (size_t)p->nruns,
 						       p->clusters * cs, data, data);
 		else
-			ok = ntfs_rec_add_resident(r, NTFS_AT_BITMAP, name, p->bitmap,
-						   p->bitmap_len, 0) != NULL;
+			ok = add_bitmap(g, r, p, name);
 	}
 	return ok;
 }
@@ -237,6 +298,21 @@ int ntfs_index_plan_write(struct ntfs_vol *v, const struct index_plan *p,
 				(uint64_t)p->res.nblocks * v->boot.g.index_block_size)) {
 		snprintf(why, NTFS_WHY, "writing the index blocks failed");
 		return -1;
+	}
+	if (p->bitmap_nonres) {
+		uint64_t len = p->bitmap_run.len * v->boot.g.cluster_size;
+		uint8_t *b = calloc(1, len);
+		int r = -1;
+
+		if (b) {
+			memcpy(b, p->bitmap, p->bitmap_len);
+			r = ntfs_vol_write_runs(v, &p->bitmap_run, 1, b, len);
+		}
+		free(b);
+		if (r) {
+			snprintf(why, NTFS_WHY, "writing the index bitmap failed");
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -392,8 +468,7 @@ static bool add_index_attr(const struct ntfs_geometry *g, struct ntfs_rec *r,
 					       p->clusters * g->cluster_size,
 					       data, data);
 	else
-		ok = ntfs_rec_add_resident(r, NTFS_AT_BITMAP, name, p->bitmap,
-					   p->bitmap_len, 0) != NULL;
+		ok = add_bitmap(g, r, p, name);
 	if (ok)
 		memcpy(r->buf + at + offsetof(struct ntfs_attr_header, instance),
 		       &instance, 2);
@@ -490,7 +565,9 @@ int ntfs_index_plan_in_extents(const struct ntfs_geometry *g,
 	uint32_t bs = g->index_block_size, cs = g->cluster_size;
 	struct ntfs_ib_spec spec = { .type = type, .collation = collation,
 				     .block_size = bs, .cluster_size = cs,
-				     .root_room = room, .large = true };
+				     .root_room = type != NTFS_AT_FILE_NAME && room > LOW_ROOT ?
+						  (uint32_t)LOW_ROOT : room,
+				     .large = true };
 	uint64_t blocks = old_size / bs;
 
 	if (ntfs_index_build_spec(&spec, e, (size_t)n, &p->res)) {

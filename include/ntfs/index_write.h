@@ -30,6 +30,8 @@ struct index_plan {
 	uint64_t clusters;
 	uint8_t bitmap[4096];
 	uint32_t bitmap_len;
+	bool bitmap_nonres;		/* the bitmap in BITMAP_RUN's clusters */
+	struct ntfs_run bitmap_run;
 };
 
 /* What the new index must look like: LARGE forces INDX blocks, SMALL

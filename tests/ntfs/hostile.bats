@@ -138,3 +138,69 @@ hostile_repair() {
 	hostile_repair sdhorder
 	grep -q 'SDH: security index is inconsistent: keys out of order' a.log || die "not reported"
 }
+
+# $SDS written directly with many descriptors its indexes miss (hostile.py
+# sdsmany): -n finds them (exit 4, no write), -a rebuilds $SII and $SDH,
+# then converged and ntfsck -n clean; the root's descriptor as ntfs-3g
+# reads it (system.ntfs_acl) is the same before and after
+secure_many() {
+	local m=mnt sum rc acl
+	need_sid
+	truncate -s "$1" image
+	"$MKFS_NTFS" -q -F image
+	$HOSTILE image sdsmany "$2" "$3" || die "hostile.py sdsmany"
+	mkdir -p "$m"
+	ntfs-3g -o ro image "$m" || die "mount"
+	acl=$(getfattr -h -e hex -n system.ntfs_acl "$m" 2>/dev/null | sed -n 2p)
+	umount "$m"
+	[ -n "$acl" ] || die "no descriptor read"
+	sum=$(sha256sum < image)
+	rc=0; timeout 120 "$FSCK" -n image > n.log 2>&1 || rc=$?
+	cat n.log
+	[ "$rc" -eq 4 ] || die "-n exit $rc"
+	[ "$(sha256sum < image)" = "$sum" ] || die "-n wrote"
+	grep -q 'SII: security index is inconsistent: security id [0-9]* of \$SDS has no entry' n.log ||
+		die "missing entries not reported"
+	rc=0; timeout 120 "$FSCK" -a image > a.log 2>&1 || rc=$?
+	cat a.log
+	[ "$rc" -eq 1 ] || die "-a exit $rc"
+	repair_converged "$FSCK" image -a
+	ntfs-3g -o ro image "$m" || die "mount after"
+	[ "$(getfattr -h -e hex -n system.ntfs_acl "$m" 2>/dev/null | sed -n 2p)" = "$acl" ] ||
+		{ umount "$m"; die "the root's descriptor changed"; }
+	umount "$m"
+}
+
+# $SDS of 66 MiB (above the 64 MiB it was once read whole up to): it was
+# skipped silently (-n exit 0 on indexes missing 1,000 descriptors); now
+# judged like any other size
+@test "\$SDS of 66 MiB: judged, \$SII and \$SDH rebuilt" {
+	secure_many 160M 1000 66
+}
+
+# 100,000 descriptors: $SII's blocks took a root of 12 entries, which
+# left its record no room for $SDH's ("cannot hold the entries", -a exit
+# 5); a large view index's root holds only its end entry
+@test "\$SII and \$SDH of 100,000 descriptors: rebuilt in one 1 KiB record" {
+	secure_many 128M 100000 0
+}
+
+# $SDS's sizes saying 2^40 bytes in its 65 clusters: once skipped
+# silently (above 64 MiB); -n now says $Secure is not checked (pass 1's
+# size problem besides), -a repairs the sizes and judges it
+@test "\$SDS claiming 1 TiB: \$Secure said not checked, sizes repaired" {
+	local rc
+	truncate -s 32M image
+	"$MKFS_NTFS" -q -F image
+	$HOSTILE image sdssize || die "hostile.py sdssize"
+	rc=0; timeout 120 "$FSCK" -n image > n.log 2>&1 || rc=$?
+	cat n.log
+	[ "$rc" -eq 4 ] || die "-n exit $rc"
+	grep -q 'SDS says 1099511627776 bytes, its runs map [0-9]*: \$Secure is not checked' n.log ||
+		die "not said"
+	rc=0; timeout 120 "$FSCK" -a image > a.log 2>&1 || rc=$?
+	cat a.log
+	[ "$rc" -eq 1 ] || die "-a exit $rc"
+	need_sid
+	repair_converged "$FSCK" image -a
+}

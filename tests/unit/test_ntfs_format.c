@@ -667,6 +667,45 @@ static void test_index_place(void)
 	}
 }
 
+/* A large view index (its record shared with another index) has a root
+ * of only its end entry; a bitmap that does not fit its record resident
+ * goes to clusters of its own, after the new allocation. */
+static void test_index_low_root(void)
+{
+	enum { N = 40000 };
+	static uint32_t keys[N];
+	static uint8_t data[20];
+	static struct ntfs_ib_entry e[N];
+	const struct ntfs_geometry g = { .cluster_size = 4096, .mft_record_size = 1024,
+					 .index_block_size = 4096, .nr_clusters = 100000 };
+	const struct ntfs_cluster_source src = { .find_free = free_at_500,
+						 .dev_clusters = 100000 };
+	const struct index_shape sh = { false, false, false };
+	struct index_plan p;
+	char why[NTFS_WHY];
+	bool fit;
+
+	for (uint32_t i = 0; i < N; i++) {
+		keys[i] = htole32(i);
+		e[i] = (struct ntfs_ib_entry){ .mref = i, .key = (const uint8_t *)&keys[i],
+					       .key_len = 4, .data = data, .data_len = 20 };
+	}
+	for (int full = 0; full < 2; full++) {
+		memset(&p, 0, sizeof(p));
+		/* 772 bytes taken: a resident bitmap of 56 bytes no longer fits */
+		fit = !ntfs_index_plan_build(&g, &src, &p, 0, NTFS_COLLATION_NTOFS_ULONG, e, N,
+					     full ? 772 : 200, NULL, 0, &sh, why);
+		ok(fit && p.res.large && p.res.depth >= 2 &&
+		   p.res.root_len == sizeof(struct ntfs_index_root) + sizeof(struct ntfs_index_entry) + 8 &&
+		   p.bitmap_len == 56 && p.bitmap_nonres == full &&
+		   (!full || (p.bitmap_run.lcn == 500 + (int64_t)p.runs[0].len &&
+			      p.bitmap_run.len == 1)),
+		   "index plan: %u views in %u blocks, root of its end entry, bitmap %s (%s)",
+		   N, p.res.nblocks, full ? "in a cluster after them" : "resident", fit ? "" : why);
+		ntfs_index_plan_free(&p);
+	}
+}
+
 static void test_btree_walk(void)
 {
 	static uint32_t keys[2000];
@@ -1043,6 +1082,7 @@ int main(int argc, char **argv)
 	test_index_build();
 	test_btree_walk();
 	test_index_place();
+	test_index_low_root();
 	test_logfile();
 	return tap_done();
 }

@@ -32,6 +32,14 @@ descriptors, ntfs-3g -o permissions):
                    second entry becomes a copy of its first (a duplicate key)
   siiorder         that leaf's second and third entries swap places
   sdhdup, sdhorder the same in $SDH
+  sdsmany N [MIB]  $SDS written directly (seconds, not ntfs-3g's minutes)
+                   with N more descriptors (each unique, hashed,
+                   mirrored) after the volume's own, in one new run of
+                   free clusters (at least MIB MiB; past the descriptors
+                   left as they are), the old run freed; $SII and $SDH
+                   left as they were (they miss the N: a checker
+                   rebuilds them from $SDS)
+  sdssize          $SDS's sizes say 2^40 bytes (its runs unchanged)
 Shapes (directory chains; TOP..BOTTOM a chain of directories, each the
 only child of the one above; bench/ntfs-lab hostile makes 10,000):
   idxanc D ANC     D's index entries name ANC, an ancestor, instead of
@@ -332,6 +340,132 @@ def sdhorder(vol):
     _view_edit(vol, "$SDH", True)
 
 
+def _sid(rid):
+    """S-1-5-21-1-2-3-RID"""
+    return struct.pack("<BB6sIIIII", 1, 5, b"\0\0\0\0\0\5", 21, 1, 2, 3, rid)
+
+
+def _sd(i):
+    """a self-relative descriptor: owner user 1000+I, group 513, a DACL
+    granting everyone all"""
+    everyone = struct.pack("<BB6sI", 1, 1, b"\0\0\0\0\0\1", 0)
+    ace = struct.pack("<BBHI", 0, 0, 8 + len(everyone), 0x1F01FF) + everyone
+    acl = struct.pack("<BBHHH", 2, 0, 8 + len(ace), 1, 0) + ace
+    own, grp = _sid(1000 + i), _sid(513)
+    return struct.pack("<BBHIIII", 1, 0, 0x8004, 20, 20 + len(own), 0,
+                       20 + len(own) + len(grp)) + own + grp + acl
+
+
+def _sd_hash(b):
+    h = 0
+    for k in range(0, len(b) - 3, 4):
+        h = (((h >> 29) | (h << 3)) + struct.unpack_from("<I", b, k)[0]) & 0xFFFFFFFF
+    return h
+
+
+def _bitmap_set(vol, lcn, n, val):
+    rec = vol.read(6)
+    for off, t, name in attrs(rec):
+        if t == AT_DATA and not name:
+            runs = runs_of(rec, off)
+    first, last = lcn // 8, (lcn + n - 1) // 8
+    at = vol.offset(runs, first)
+    b = bytearray(vol.pread(at, last - first + 1))
+    for c in range(lcn, lcn + n):
+        if val:
+            b[c // 8 - first] |= 1 << (c % 8)
+        else:
+            b[c // 8 - first] &= ~(1 << (c % 8)) & 0xFF
+    vol.pwrite(at, bytes(b))
+    return runs
+
+
+def _free_run(vol, n):
+    """the first run of N free clusters (by $Bitmap)"""
+    rec = vol.read(6)
+    for off, t, name in attrs(rec):
+        if t == AT_DATA and not name:
+            runs, size = runs_of(rec, off), struct.unpack_from("<Q", rec, off + 0x30)[0]
+    bm = b"".join(vol.pread(lcn * vol.cs, ln * vol.cs) for lcn, ln in runs)[:size]
+    boot = vol.pread(0, 512)
+    total = struct.unpack_from("<Q", boot, 0x28)[0] * struct.unpack_from("<H", boot, 11)[0] // vol.cs
+    run = 0
+    for c in range(total):
+        run = 0 if bm[c // 8] >> (c % 8) & 1 else run + 1
+        if run == n:
+            return c + 1 - n
+    sys.exit("no %d free clusters" % n)
+
+
+def sdsmany(vol, n, mib=0):
+    """N more descriptors in $SDS: blocks of 256 KiB, each followed by
+    its mirror; the volume's own entries kept at their offsets"""
+    blk = 256 << 10
+    rec = vol.read(9)
+    for off, t, name in attrs(rec):
+        if t == AT_DATA and name == "$SDS":
+            sa = off
+    old = runs_of(rec, sa)
+    size, = struct.unpack_from("<Q", rec, sa + 0x30)
+    data = bytearray(b"".join(vol.pread(lcn * vol.cs, ln * vol.cs) for lcn, ln in old)[:size])
+    # the volume's own entries: the last one's id and end
+    pos, last_id = 0, 0
+    while pos + 20 <= min(len(data), blk):
+        _, sid, o, ln = struct.unpack_from("<IIQI", data, pos)
+        if ln < 20 or o != pos:
+            break
+        last_id, pos = max(last_id, sid), (pos + ln + 15) & ~15
+    out = bytearray(data[:blk].ljust(blk, b"\0"))
+    cur = bytearray(out)       # the block being filled
+    base, blocks = 0, []
+    for i in range(n):
+        sd = _sd(i)
+        ln = 20 + len(sd)
+        if pos - base + ln > blk:
+            blocks.append(cur)
+            base += 2 * blk
+            pos, cur = base, bytearray(blk)
+        e = struct.pack("<IIQI", _sd_hash(sd), last_id + 1 + i, pos, ln) + sd
+        cur[pos - base:pos - base + ln] = e
+        pos = (pos + ln + 15) & ~15
+    blocks.append(cur)
+    body = b"".join(bytes(b) + bytes(b) for b in blocks)
+    total = max(len(body), mib << 20)
+    total = (total + 2 * blk - 1) // (2 * blk) * (2 * blk)
+    ncl = total // vol.cs
+    lcn = _free_run(vol, ncl)
+    # past the descriptors: left as they are (a fresh volume's free
+    # clusters, zero in its sparse image; the scan skips what is invalid)
+    vol.pwrite(lcn * vol.cs, body)
+    for l0, ln in old:
+        _bitmap_set(vol, l0, ln, False)
+    _bitmap_set(vol, lcn, ncl, True)
+    # the mapping pairs: one run (lengths and offsets of 4 bytes)
+    mp, = struct.unpack_from("<H", rec, sa + 0x20)
+    alen, = struct.unpack_from("<I", rec, sa + 4)
+    pairs = bytes([0x44]) + ncl.to_bytes(4, "little") + lcn.to_bytes(4, "little") + b"\0"
+    room = alen - mp
+    if len(pairs) > room:
+        grow = (len(pairs) - room + 7) & ~7
+        used, = struct.unpack_from("<I", rec, 0x18)
+        rec[sa + alen + grow:used + grow] = rec[sa + alen:used]
+        struct.pack_into("<I", rec, sa + 4, alen + grow)
+        struct.pack_into("<I", rec, 0x18, used + grow)
+        alen += grow
+    rec[sa + mp:sa + alen] = pairs.ljust(alen - mp, b"\0")
+    struct.pack_into("<qq", rec, sa + 0x10, 0, ncl - 1)
+    struct.pack_into("<QQQ", rec, sa + 0x28, total, total, total)
+    vol.write(9, rec)
+
+
+def sdssize(vol):
+    rec = vol.read(9)
+    for off, t, name in attrs(rec):
+        if t == AT_DATA and name == "$SDS":
+            struct.pack_into("<QQQ", rec, off + 0x28, 1 << 40, 1 << 40, 1 << 40)
+    vol.write(9, rec)
+
+
 def baseself(vol, f):
     rec = vol.read(f)
     struct.pack_into("<Q", rec, 0x20, f | vol.seq(f) << 48)
@@ -416,7 +550,7 @@ def mftbitmap(vol):
 
 SHAPES = ("selfvcn", "ancestor", "shared", "entlen0", "entlen8", "nolast",
           "allsame", "dupnames", "alzero", "alpast", "extself", "extother", "twobase", "listbase",
-          "idxanc", "cycle", "siidup", "siiorder", "sdhdup", "sdhorder",
+          "idxanc", "cycle", "siidup", "siiorder", "sdhdup", "sdhorder", "sdsmany", "sdssize",
           "baseself", "ploop", "bigsize", "sparse40", "mftsize", "mftbitmap")
 
 
