@@ -12,13 +12,58 @@
 
 #include "ntfs/btree.h"
 #include "ntfs/file_attrs.h"
+#include "ntfs/format.h"
 #include "ntfs/hiberfile.h"
 #include "ntfs/index_read.h"
+#include "ntfs/repair.h"
 #include "ntfs/volume_io.h"
 
-/* $MFT's runs and record count from its record 0, as the boot sector
- * places it: 0, or -1 when record 0 or its $DATA is not usable. */
-static int open_mft(struct ntfs_vol *v, uint8_t *rec)
+/* REC, a FILE record just read into the probe's own buffer, made usable as
+ * pass 1 would make it, in this copy only (nothing is written): a torn
+ * stride gets back the bytes its update sequence array saved, an array
+ * out of place is found again where the strides say; then the header must
+ * pass and, after such a repair, every attribute must parse up to the end
+ * marker.  0, or -1 when the record is not usable. */
+static int usable(uint8_t *rec, uint32_t rs)
+{
+	const struct ntfs_attr_header *a;
+	struct ntfs_attr_cursor cur;
+	char why[NTFS_WHY];
+	uint32_t first;
+	int r;
+
+	switch (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why)) {
+	case NTFS_REC_OK:
+		return 0;
+	case NTFS_REC_TORN:
+		if (ntfs_fixup_force(rec, rs, &first) <= 0)
+			return -1;
+		break;
+	case NTFS_REC_BAD_USA:
+		if (ntfs_usa_repair(rec, rs, why))
+			return -1;
+		break;
+	default:
+		return -1;
+	}
+	if (ntfs_file_header_check(rec, rs, why) != NTFS_REC_OK)
+		return -1;
+	ntfs_attr_cursor_init(&cur, rec);
+	while ((r = ntfs_attr_next(&cur, &a, why)) == 1)
+		;
+	return r < 0 ? -1 : 0;
+}
+
+/* Record RECNO of V's $MFT, usable (above): 0, or -1. */
+static int read_usable(struct ntfs_vol *v, uint64_t recno, uint8_t *rec)
+{
+	return ntfs_vol_read_record(v, recno, rec) ||
+	       usable(rec, v->boot.g.mft_record_size) ? -1 : 0;
+}
+
+/* $MFT's runs and record count from the copy of its record 0 at cluster
+ * LCN: 0, or -1 when that record or its $DATA is not usable. */
+static int open_mft_at(struct ntfs_vol *v, uint8_t *rec, int64_t lcn)
 {
 	uint32_t rs = v->boot.g.mft_record_size, cs = v->boot.g.cluster_size;
 	const struct ntfs_attr_header *a;
@@ -27,9 +72,8 @@ static int open_mft(struct ntfs_vol *v, uint8_t *rec)
 	char why[NTFS_WHY];
 	long nruns;
 
-	if (v->boot.mft_lcn <= 0 ||
-	    fsf_dev_pread(v->dev, rec, rs, (uint64_t)v->boot.mft_lcn * cs) ||
-	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+	if (lcn <= 0 || fsf_dev_pread(v->dev, rec, rs, (uint64_t)lcn * cs) ||
+	    usable(rec, rs))
 		return -1;
 	a = ntfs_attr_named(rec, NTFS_AT_DATA, "");
 	if (!a || !a->non_resident || le32toh(a->length) < sizeof(n))
@@ -51,6 +95,17 @@ static int open_mft(struct ntfs_vol *v, uint8_t *rec)
 	size = le64toh((uint64_t)n.data_size) / rs;
 	v->mft_records = size < mapped ? size : mapped;
 	return 0;
+}
+
+/* $MFT's runs from its record 0 as the boot sector places it, and when
+ * that is not usable from $MFTMirr's copy, as pass 1 falls back to it. */
+static int open_mft(struct ntfs_vol *v, uint8_t *rec)
+{
+	if (!open_mft_at(v, rec, v->boot.mft_lcn))
+		return 0;
+	free(v->mft_runs);
+	v->mft_runs = NULL;
+	return open_mft_at(v, rec, v->boot.mftmirr_lcn);
 }
 
 struct hiber_find {
@@ -86,16 +141,13 @@ static int on_entry(void *arg, const struct ntfs_ie_view *ie)
  * true with *MREF. */
 static bool find_hiberfile(struct ntfs_vol *v, uint8_t *rec, uint64_t *mref)
 {
-	uint32_t rs = v->boot.g.mft_record_size;
 	struct hiber_find f = { 0 };
 	struct ntfs_bt_ops ops = { .entry = on_entry };
 	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
 			     .collation = NTFS_COLLATION_FILE_NAME, .arg = &f };
 	struct ntfs_index ix;
-	char why[NTFS_WHY];
 
-	if (ntfs_vol_read_record(v, NTFS_FILE_ROOT, rec) ||
-	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+	if (read_usable(v, NTFS_FILE_ROOT, rec))
 		return false;
 	if (!ntfs_vol_index_open(v, NULL, NULL, NTFS_FILE_ROOT, rec, "$I30", &ix)) {
 		ntfs_index_bt(&ix, &t, &ops);
@@ -163,7 +215,6 @@ static void probe(struct fsf_dev *dev, const struct ntfs_boot_info *boot,
 	uint8_t *rec = malloc(rs), *ext = malloc(rs);
 	struct ntfs_mft_record m;
 	uint64_t mref, seq;
-	char why[NTFS_WHY];
 
 	memset(h, 0, sizeof(*h));
 	h->state = NTFS_HIBER_NO_FILE;
@@ -171,9 +222,7 @@ static void probe(struct fsf_dev *dev, const struct ntfs_boot_info *boot,
 		goto out;
 	h->recno = mref & 0xffffffffffffULL;
 	seq = mref >> 48;
-	if (h->recno < NTFS_FILE_FIRST_USER ||
-	    ntfs_vol_read_record(&v, h->recno, rec) ||
-	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+	if (h->recno < NTFS_FILE_FIRST_USER || read_usable(&v, h->recno, rec))
 		goto out;
 	memcpy(&m, rec, sizeof(m));
 	if (!(le16toh(m.flags) & NTFS_MFT_IN_USE) ||
