@@ -177,3 +177,26 @@ tear() {
 	[[ $output != *"$MSG"* ]]
 	repair_converged "$FSCK" v.img -a
 }
+
+# --undo is what the user asked for: done on a hibernated volume, with a
+# warning.  The undo file comes from a repair while the header said
+# "WAKE"; then the header becomes "hibr" (as Windows' next hibernation
+# leaves it), outside the blocks the repair changed.
+@test "--undo on a hibernated volume: a warning, and the blocks are put back" {
+	local off
+	DAMAGE=1 mkvol WAKE 4092
+	cp v.img damaged.img
+	run "$FSCK" -a -z v.undo v.img
+	[ "$status" -eq 1 ] || { echo "$output"; die "-a exit $status"; }
+	off=$(grep -oba WAKE v.img | head -1 | cut -d: -f1)
+	[ -n "$off" ] || die "no WAKE header"
+	printf hibr | dd of=v.img bs=1 seek="$off" conv=notrunc status=none
+	printf hibr | dd of=damaged.img bs=1 seek="$off" conv=notrunc status=none
+	run "$FSCK" --undo v.undo -n v.img
+	[ "$status" -eq 0 ] || { echo "$output"; die "--undo -n exit $status"; }
+	[[ $output == *"v.img: $MSG"*"over the blocks --undo puts back"* ]] || { echo "$output"; die "--undo -n: no warning"; }
+	run "$FSCK" --undo v.undo v.img
+	[ "$status" -eq 0 ] || { echo "$output"; die "--undo exit $status"; }
+	[[ $output == *"v.img: $MSG"*"restoring them as asked"* ]] || { echo "$output"; die "--undo: no warning"; }
+	cmp v.img damaged.img || die "--undo did not put the damaged volume back"
+}
