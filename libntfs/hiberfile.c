@@ -113,33 +113,43 @@ struct hiber_find {
 	bool found;
 };
 
-/* "hiberfil.sys" in any case (Windows names it so; its DOS name is the
- * same letters in capitals) */
-static int on_entry(void *arg, const struct ntfs_ie_view *ie)
+/* Is the UTF-16LE NAME of LEN units "hiberfil.sys" in any case (Windows
+ * names it so; its DOS name is the same letters in capitals)? */
+static bool is_hiberfil(const uint8_t *name, unsigned int len)
 {
 	static const char want[] = "hiberfil.sys";
-	struct hiber_find *f = arg;
 
-	if (ie->name_len != sizeof(want) - 1)
-		return 0;
+	if (len != sizeof(want) - 1)
+		return false;
 	for (size_t k = 0; k < sizeof(want) - 1; k++) {
-		uint8_t lo = ie->name[2 * k];
+		uint8_t lo = name[2 * k];
 
-		if (ie->name[2 * k + 1])
-			return 0;
+		if (name[2 * k + 1])
+			return false;
 		if (lo >= 'A' && lo <= 'Z')
 			lo += 'a' - 'A';
 		if (lo != (uint8_t)want[k])
-			return 0;
+			return false;
 	}
+	return true;
+}
+
+static int on_entry(void *arg, const struct ntfs_ie_view *ie)
+{
+	struct hiber_find *f = arg;
+
+	if (!is_hiberfil(ie->name, ie->name_len))
+		return 0;
 	f->mref = ie->mref;
 	f->found = true;
 	return 1;
 }
 
 /* hiberfil.sys's reference in the root's $I30, REC the root's record:
- * true with *MREF. */
-static bool find_hiberfile(struct ntfs_vol *v, uint8_t *rec, uint64_t *mref)
+ * true with *MREF; *DAMAGED when the root's record or index could not be
+ * read whole (the name may be there all the same). */
+static bool find_hiberfile(struct ntfs_vol *v, uint8_t *rec, uint64_t *mref,
+			   bool *damaged)
 {
 	struct hiber_find f = { 0 };
 	struct ntfs_bt_ops ops = { .entry = on_entry };
@@ -147,16 +157,55 @@ static bool find_hiberfile(struct ntfs_vol *v, uint8_t *rec, uint64_t *mref)
 			     .collation = NTFS_COLLATION_FILE_NAME, .arg = &f };
 	struct ntfs_index ix;
 
+	*damaged = true;
 	if (read_usable(v, NTFS_FILE_ROOT, rec))
 		return false;
 	if (!ntfs_vol_index_open(v, NULL, NULL, NTFS_FILE_ROOT, rec, "$I30", &ix)) {
 		ntfs_index_bt(&ix, &t, &ops);
-		ntfs_bt_walk(&t);
+		*damaged = ntfs_bt_walk(&t) || t.faults;
 		ntfs_bt_free(&t);
 	}
 	ntfs_index_close(&ix);
 	*mref = f.mref;
 	return f.found;
+}
+
+/* With the root's index damaged, the base record of a file in the root
+ * named hiberfil.sys (a $FILE_NAME whose parent is record 5), found by
+ * reading $MFT from record 16 on, as pass 1 would read each record, up to
+ * the first such record: true with *MREF.  At most one read of each
+ * record (through the chunk cache), on a damaged volume only. */
+static bool scan_hiberfile(struct ntfs_vol *v, uint8_t *rec, uint64_t *mref)
+{
+	for (uint64_t i = NTFS_FILE_FIRST_USER; i < v->mft_records; i++) {
+		const struct ntfs_attr_header *a;
+		struct ntfs_attr_cursor cur;
+		struct ntfs_mft_record m;
+		struct ntfs_file_name fn;
+		const uint8_t *val;
+		char why[NTFS_WHY];
+
+		if (read_usable(v, i, rec))
+			continue;
+		memcpy(&m, rec, sizeof(m));
+		if (!(le16toh(m.flags) & NTFS_MFT_IN_USE) ||
+		    (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY) ||
+		    !ntfs_record_is_base(rec))
+			continue;
+		ntfs_attr_cursor_init(&cur, rec);
+		while (ntfs_attr_next(&cur, &a, why) == 1) {
+			if (le32toh(a->type) != NTFS_AT_FILE_NAME ||
+			    !(val = ntfs_file_name_of(a, &fn)))
+				continue;
+			if ((le64toh(fn.parent_directory) & 0xffffffffffffULL) ==
+			    NTFS_FILE_ROOT &&
+			    is_hiberfil(val + sizeof(fn), fn.name_length)) {
+				*mref = i | (uint64_t)le16toh(m.sequence_number) << 48;
+				return true;
+			}
+		}
+	}
+	return false;
 }
 
 /* The first 4 bytes of the unnamed $DATA of file RECNO (REC its record,
@@ -215,10 +264,14 @@ static void probe(struct fsf_dev *dev, const struct ntfs_boot_info *boot,
 	uint8_t *rec = malloc(rs), *ext = malloc(rs);
 	struct ntfs_mft_record m;
 	uint64_t mref, seq;
+	bool damaged;
 
 	memset(h, 0, sizeof(*h));
 	h->state = NTFS_HIBER_NO_FILE;
-	if (!rec || !ext || open_mft(&v, rec) || !find_hiberfile(&v, rec, &mref))
+	if (!rec || !ext || open_mft(&v, rec))
+		goto out;
+	if (!find_hiberfile(&v, rec, &mref, &damaged) &&
+	    (!damaged || !scan_hiberfile(&v, rec, &mref)))
 		goto out;
 	h->recno = mref & 0xffffffffffffULL;
 	seq = mref >> 48;

@@ -18,10 +18,14 @@
  * array saved, an array out of place is found where the strides say, and
  * $MFT's record 0, when unusable, is taken from $MFTMirr (the boot
  * sector's mirror cluster); one torn record must not hide a hibernation,
- * since a repair would then write.  Anything it cannot still read or that
- * does not parse -- no such file, a record beyond that repair, an index,
- * a $DATA shorter than 4 bytes or whose first cluster is a hole -- is "not
- * hibernated": the state only a whole, readable header can prove.
+ * since a repair would then write.  When the root's record or index
+ * cannot be read whole, $MFT is read from record 16 on for the first base
+ * record named hiberfil.sys (any case) in the root (a cost linear in the
+ * records before it, paid on such a damaged volume only).  Anything it
+ * cannot still read or that does not parse -- no such file, a record
+ * beyond that repair, a $DATA shorter than 4 bytes or whose first cluster
+ * is a hole -- is "not hibernated": the state only a whole, readable
+ * header can prove.
  */
 #ifndef NTFS_HIBERFILE_H
 #define NTFS_HIBERFILE_H
@@ -51,8 +55,9 @@ struct ntfs_hiber {
  * hiberfil.sys, from a backup in the device's last sector (512 or 4096
  * bytes).  Fills H (the furthest a geometry got); true only for
  * NTFS_HIBER_HIBERNATED.  Never writes; $MFT's record 0 (and its
- * $MFTMirr copy when it is unusable), the root's record and index, one
- * record and 4 bytes are read. */
+ * $MFTMirr copy when it is unusable), the root's record and index (with
+ * them damaged, the records up to the first named hiberfil.sys in the
+ * root), one record and 4 bytes are read. */
 bool ntfs_hibernated(struct fsf_dev *dev, struct ntfs_hiber *h);
 
 #endif

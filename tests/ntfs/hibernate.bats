@@ -178,6 +178,16 @@ tear() {
 	repair_converged "$FSCK" v.img -a
 }
 
+@test "hibernated, the root's record beyond use (bad magic): hiberfil.sys found by its name, -a writes nothing" {
+	mkvol hibr 4092
+	printf 'XXXX' | dd of=v.img bs=1 seek="$(rec_off v.img 5)" conv=notrunc status=none
+	run sid_ntfsck v.img
+	[ "$status" -ne 0 ] || [[ $output == *"Couldn't open the root directory"* ]] ||
+		{ echo "$output"; die "ntfsck -n finds no damage"; }
+	refused -a 4
+	refused -y 4
+}
+
 # --undo is what the user asked for: done on a hibernated volume, with a
 # warning.  The undo file comes from a repair while the header said
 # "WAKE"; then the header becomes "hibr" (as Windows' next hibernation
