@@ -55,7 +55,8 @@ static void usage(FILE *f)
 "                         the file UNDO (not on DEVICE); see --undo\n"
 "      --undo UNDO        put back on DEVICE the blocks saved in UNDO;\n"
 "                         refused when DEVICE is not as the run left it\n"
-"                         (with -n: only verify)\n"
+"                         (with -n: only verify); a warning when Windows\n"
+"                         is hibernated on DEVICE\n"
 "      --force            with --undo: restore despite a mismatch\n"
 "  -q, --quiet            no progress and no summary\n"
 "  -v, --verbose          more detail\n"
@@ -203,6 +204,28 @@ static int hibernation_guard(struct ntfs_check *c, const struct cli *cl,
 	return fsf_dev_open_check(&c->dev, cl->device, *flags, log) ? -1 : 0;
 }
 
+/*
+ * --undo on a volume Windows left hibernated: the user asked for it, so it
+ * is done, with a warning (Windows' resume writes its cached metadata
+ * over the restored blocks as over a repair).  The device is opened
+ * read-only for the probe alone and silently: fsf_undo_apply reports why
+ * it cannot be opened.
+ */
+static void undo_hibernation_warn(const struct cli *cl, const struct fsf_log *log)
+{
+	const struct fsf_log silent = { log->prog, -1 };
+	struct fsf_dev dev = { .fd = -1 };
+	struct ntfs_hiber h;
+
+	if (fsf_dev_open_check(&dev, cl->device, FSF_DEV_DRY_RUN, &silent))
+		return;
+	if (ntfs_hibernated(&dev, &h))
+		fsf_warn(log, "%s: Windows is hibernated (Fast Startup; hiberfil.sys, record %llu, holds an image): its resume writes its cached metadata over the blocks --undo puts back%s",
+			 cl->device, (unsigned long long)h.recno,
+			 cl->modes ? "" : "; restoring them as asked");
+	fsf_dev_close(&dev);
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cl = { 0 };
@@ -217,11 +240,13 @@ int main(int argc, char **argv)
 		log.level = FSF_QUIET;
 	else if (cl.verbose)
 		log.level = FSF_VERBOSE;
-	if (cl.undo_apply)
+	if (cl.undo_apply) {
+		undo_hibernation_warn(&cl, &log);
 		return fsf_undo_apply(cl.undo_apply, cl.device,
 				      (cl.force ? FSF_UNDO_FORCE : 0) |
 				      (cl.modes ? FSF_UNDO_DRY_RUN : 0), &log) ?
 		       FSF_EXIT_ERROR : 0;
+	}
 	memset(&c, 0, sizeof(c));
 	c.log = &log;
 	c.verbose = cl.verbose;

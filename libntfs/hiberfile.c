@@ -12,13 +12,58 @@
 
 #include "ntfs/btree.h"
 #include "ntfs/file_attrs.h"
+#include "ntfs/format.h"
 #include "ntfs/hiberfile.h"
 #include "ntfs/index_read.h"
+#include "ntfs/repair.h"
 #include "ntfs/volume_io.h"
 
-/* $MFT's runs and record count from its record 0, as the boot sector
- * places it: 0, or -1 when record 0 or its $DATA is not usable. */
-static int open_mft(struct ntfs_vol *v, uint8_t *rec)
+/* REC, a FILE record just read into the probe's own buffer, made usable as
+ * pass 1 would make it, in this copy only (nothing is written): a torn
+ * stride gets back the bytes its update sequence array saved, an array
+ * out of place is found again where the strides say; then the header must
+ * pass and, after such a repair, every attribute must parse up to the end
+ * marker.  0, or -1 when the record is not usable. */
+static int usable(uint8_t *rec, uint32_t rs)
+{
+	const struct ntfs_attr_header *a;
+	struct ntfs_attr_cursor cur;
+	char why[NTFS_WHY];
+	uint32_t first;
+	int r;
+
+	switch (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why)) {
+	case NTFS_REC_OK:
+		return 0;
+	case NTFS_REC_TORN:
+		if (ntfs_fixup_force(rec, rs, &first) <= 0)
+			return -1;
+		break;
+	case NTFS_REC_BAD_USA:
+		if (ntfs_usa_repair(rec, rs, why))
+			return -1;
+		break;
+	default:
+		return -1;
+	}
+	if (ntfs_file_header_check(rec, rs, why) != NTFS_REC_OK)
+		return -1;
+	ntfs_attr_cursor_init(&cur, rec);
+	while ((r = ntfs_attr_next(&cur, &a, why)) == 1)
+		;
+	return r < 0 ? -1 : 0;
+}
+
+/* Record RECNO of V's $MFT, usable (above): 0, or -1. */
+static int read_usable(struct ntfs_vol *v, uint64_t recno, uint8_t *rec)
+{
+	return ntfs_vol_read_record(v, recno, rec) ||
+	       usable(rec, v->boot.g.mft_record_size) ? -1 : 0;
+}
+
+/* $MFT's runs and record count from the copy of its record 0 at cluster
+ * LCN: 0, or -1 when that record or its $DATA is not usable. */
+static int open_mft_at(struct ntfs_vol *v, uint8_t *rec, int64_t lcn)
 {
 	uint32_t rs = v->boot.g.mft_record_size, cs = v->boot.g.cluster_size;
 	const struct ntfs_attr_header *a;
@@ -27,9 +72,8 @@ static int open_mft(struct ntfs_vol *v, uint8_t *rec)
 	char why[NTFS_WHY];
 	long nruns;
 
-	if (v->boot.mft_lcn <= 0 ||
-	    fsf_dev_pread(v->dev, rec, rs, (uint64_t)v->boot.mft_lcn * cs) ||
-	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+	if (lcn <= 0 || fsf_dev_pread(v->dev, rec, rs, (uint64_t)lcn * cs) ||
+	    usable(rec, rs))
 		return -1;
 	a = ntfs_attr_named(rec, NTFS_AT_DATA, "");
 	if (!a || !a->non_resident || le32toh(a->length) < sizeof(n))
@@ -53,58 +97,115 @@ static int open_mft(struct ntfs_vol *v, uint8_t *rec)
 	return 0;
 }
 
+/* $MFT's runs from its record 0 as the boot sector places it, and when
+ * that is not usable from $MFTMirr's copy, as pass 1 falls back to it. */
+static int open_mft(struct ntfs_vol *v, uint8_t *rec)
+{
+	if (!open_mft_at(v, rec, v->boot.mft_lcn))
+		return 0;
+	free(v->mft_runs);
+	v->mft_runs = NULL;
+	return open_mft_at(v, rec, v->boot.mftmirr_lcn);
+}
+
 struct hiber_find {
 	uint64_t mref;
 	bool found;
 };
 
-/* "hiberfil.sys" in any case (Windows names it so; its DOS name is the
- * same letters in capitals) */
-static int on_entry(void *arg, const struct ntfs_ie_view *ie)
+/* Is the UTF-16LE NAME of LEN units "hiberfil.sys" in any case (Windows
+ * names it so; its DOS name is the same letters in capitals)? */
+static bool is_hiberfil(const uint8_t *name, unsigned int len)
 {
 	static const char want[] = "hiberfil.sys";
-	struct hiber_find *f = arg;
 
-	if (ie->name_len != sizeof(want) - 1)
-		return 0;
+	if (len != sizeof(want) - 1)
+		return false;
 	for (size_t k = 0; k < sizeof(want) - 1; k++) {
-		uint8_t lo = ie->name[2 * k];
+		uint8_t lo = name[2 * k];
 
-		if (ie->name[2 * k + 1])
-			return 0;
+		if (name[2 * k + 1])
+			return false;
 		if (lo >= 'A' && lo <= 'Z')
 			lo += 'a' - 'A';
 		if (lo != (uint8_t)want[k])
-			return 0;
+			return false;
 	}
+	return true;
+}
+
+static int on_entry(void *arg, const struct ntfs_ie_view *ie)
+{
+	struct hiber_find *f = arg;
+
+	if (!is_hiberfil(ie->name, ie->name_len))
+		return 0;
 	f->mref = ie->mref;
 	f->found = true;
 	return 1;
 }
 
 /* hiberfil.sys's reference in the root's $I30, REC the root's record:
- * true with *MREF. */
-static bool find_hiberfile(struct ntfs_vol *v, uint8_t *rec, uint64_t *mref)
+ * true with *MREF; *DAMAGED when the root's record or index could not be
+ * read whole (the name may be there all the same). */
+static bool find_hiberfile(struct ntfs_vol *v, uint8_t *rec, uint64_t *mref,
+			   bool *damaged)
 {
-	uint32_t rs = v->boot.g.mft_record_size;
 	struct hiber_find f = { 0 };
 	struct ntfs_bt_ops ops = { .entry = on_entry };
 	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
 			     .collation = NTFS_COLLATION_FILE_NAME, .arg = &f };
 	struct ntfs_index ix;
-	char why[NTFS_WHY];
 
-	if (ntfs_vol_read_record(v, NTFS_FILE_ROOT, rec) ||
-	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+	*damaged = true;
+	if (read_usable(v, NTFS_FILE_ROOT, rec))
 		return false;
 	if (!ntfs_vol_index_open(v, NULL, NULL, NTFS_FILE_ROOT, rec, "$I30", &ix)) {
 		ntfs_index_bt(&ix, &t, &ops);
-		ntfs_bt_walk(&t);
+		*damaged = ntfs_bt_walk(&t) || t.faults;
 		ntfs_bt_free(&t);
 	}
 	ntfs_index_close(&ix);
 	*mref = f.mref;
 	return f.found;
+}
+
+/* With the root's index damaged, the base record of a file in the root
+ * named hiberfil.sys (a $FILE_NAME whose parent is record 5), found by
+ * reading $MFT from record 16 on, as pass 1 would read each record, up to
+ * the first such record: true with *MREF.  At most one read of each
+ * record (through the chunk cache), on a damaged volume only. */
+static bool scan_hiberfile(struct ntfs_vol *v, uint8_t *rec, uint64_t *mref)
+{
+	for (uint64_t i = NTFS_FILE_FIRST_USER; i < v->mft_records; i++) {
+		const struct ntfs_attr_header *a;
+		struct ntfs_attr_cursor cur;
+		struct ntfs_mft_record m;
+		struct ntfs_file_name fn;
+		const uint8_t *val;
+		char why[NTFS_WHY];
+
+		if (read_usable(v, i, rec))
+			continue;
+		memcpy(&m, rec, sizeof(m));
+		if (!(le16toh(m.flags) & NTFS_MFT_IN_USE) ||
+		    (le16toh(m.flags) & NTFS_MFT_IS_DIRECTORY) ||
+		    !ntfs_record_is_base(rec))
+			continue;
+		ntfs_attr_cursor_init(&cur, rec);
+		while (ntfs_attr_next(&cur, &a, why) == 1) {
+			if (le32toh(a->type) != NTFS_AT_FILE_NAME ||
+			    !(val = ntfs_file_name_of(a, &fn)))
+				continue;
+			if ((le64toh(fn.parent_directory) & 0xffffffffffffULL) ==
+			    NTFS_FILE_ROOT &&
+			    is_hiberfil(val + sizeof(fn), fn.name_length)) {
+				*mref = i | (uint64_t)le16toh(m.sequence_number) << 48;
+				return true;
+			}
+		}
+	}
+	return false;
 }
 
 /* The first 4 bytes of the unnamed $DATA of file RECNO (REC its record,
@@ -163,17 +264,18 @@ static void probe(struct fsf_dev *dev, const struct ntfs_boot_info *boot,
 	uint8_t *rec = malloc(rs), *ext = malloc(rs);
 	struct ntfs_mft_record m;
 	uint64_t mref, seq;
-	char why[NTFS_WHY];
+	bool damaged;
 
 	memset(h, 0, sizeof(*h));
 	h->state = NTFS_HIBER_NO_FILE;
-	if (!rec || !ext || open_mft(&v, rec) || !find_hiberfile(&v, rec, &mref))
+	if (!rec || !ext || open_mft(&v, rec))
+		goto out;
+	if (!find_hiberfile(&v, rec, &mref, &damaged) &&
+	    (!damaged || !scan_hiberfile(&v, rec, &mref)))
 		goto out;
 	h->recno = mref & 0xffffffffffffULL;
 	seq = mref >> 48;
-	if (h->recno < NTFS_FILE_FIRST_USER ||
-	    ntfs_vol_read_record(&v, h->recno, rec) ||
-	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK)
+	if (h->recno < NTFS_FILE_FIRST_USER || read_usable(&v, h->recno, rec))
 		goto out;
 	memcpy(&m, rec, sizeof(m));
 	if (!(le16toh(m.flags) & NTFS_MFT_IN_USE) ||

@@ -27,6 +27,7 @@ mkvol() {
 	m=$(mount_ntfs3g v.img)
 	{ printf '%s' "$head"; head -c "$pad" /dev/zero; } > "$m/hiberfil.sys"
 	echo victim > "$m/victim"
+	HIBREC=$(stat -c %i "$m/hiberfil.sys")	# its MFT record (ntfs-3g)
 	umount "$m"
 	if [ "${DAMAGE:-0}" = 1 ]; then python3 "$PATCH" v.img rmentry 5 victim; fi
 }
@@ -120,4 +121,92 @@ refused() {
 	[ "$status" -eq 1 ] || { echo "$output"; die "-a exit $status"; }
 	[[ $output != *"$MSG"* ]]
 	repair_converged "$FSCK" v.img -a
+}
+
+# Byte offset of MFT record $2 of image $1 ($MFTMirr's copy with $3=mirr),
+# from the boot sector (the fresh volume's $MFT is one run)
+rec_off() {
+	python3 - "$@" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read(512)
+bps, = struct.unpack_from("<H", b, 11)
+cs = bps * b[13]
+mft, mirr = struct.unpack_from("<qq", b, 0x30)
+c = struct.unpack_from("<b", b, 0x40)[0]
+rs = cs * c if c > 0 else 1 << -c
+lcn = mirr if len(sys.argv) > 3 else mft
+print(lcn * cs + int(sys.argv[2]) * rs)
+PY
+}
+
+# Tear record $1 of v.img: its first sector's update sequence slot (bytes
+# 510-511) no longer holds the record's update sequence number, as after a
+# write interrupted between sectors.  ntfsck -n (independent) sees it: it
+# fails, or (the root's record) says so and exits 0 anyway
+tear() {
+	local off
+	off=$(rec_off v.img "$1")
+	printf '\x5a\xa5' | dd of=v.img bs=1 seek=$((off + 510)) conv=notrunc status=none
+}
+
+@test "hibernated, a torn record on the probe's way (\$MFT's 0, the root, hiberfil.sys's): -a and -y write nothing" {
+	for r in 0 5 hib; do
+		mkvol hibr 4092
+		[ "$r" = hib ] && r=$HIBREC
+		tear "$r"
+		run sid_ntfsck v.img
+		[ "$status" -ne 0 ] || [[ $output == *"Incomplete multi-sector transfer"* ]] ||
+			{ echo "$output"; die "record $r: ntfsck -n finds no damage"; }
+		refused -a 4
+		refused -y 4
+		run "$FSCK" -n v.img
+		[ "$status" -eq 4 ] || { echo "$output"; die "record $r: -n exit $status"; }
+		[[ $output == *"$MSG"* ]] || { echo "$output"; die "record $r: -n no message"; }
+	done
+}
+
+@test "hibernated, \$MFT's record 0 unreadable (bad magic): its \$MFTMirr copy leads to hiberfil.sys" {
+	mkvol HIBR 4092
+	printf 'XXXX' | dd of=v.img bs=1 seek="$(rec_off v.img 0)" conv=notrunc status=none
+	refused -a 4
+	# not hibernated: the same damage is repaired from the mirror
+	mkvol WAKE 4092
+	printf 'XXXX' | dd of=v.img bs=1 seek="$(rec_off v.img 0)" conv=notrunc status=none
+	run "$FSCK" -a v.img
+	[ "$status" -eq 1 ] || { echo "$output"; die "-a exit $status"; }
+	[[ $output != *"$MSG"* ]]
+	repair_converged "$FSCK" v.img -a
+}
+
+@test "hibernated, the root's record beyond use (bad magic): hiberfil.sys found by its name, -a writes nothing" {
+	mkvol hibr 4092
+	printf 'XXXX' | dd of=v.img bs=1 seek="$(rec_off v.img 5)" conv=notrunc status=none
+	run sid_ntfsck v.img
+	[ "$status" -ne 0 ] || [[ $output == *"Couldn't open the root directory"* ]] ||
+		{ echo "$output"; die "ntfsck -n finds no damage"; }
+	refused -a 4
+	refused -y 4
+}
+
+# --undo is what the user asked for: done on a hibernated volume, with a
+# warning.  The undo file comes from a repair while the header said
+# "WAKE"; then the header becomes "hibr" (as Windows' next hibernation
+# leaves it), outside the blocks the repair changed.
+@test "--undo on a hibernated volume: a warning, and the blocks are put back" {
+	local off
+	DAMAGE=1 mkvol WAKE 4092
+	cp v.img damaged.img
+	run "$FSCK" -a -z v.undo v.img
+	[ "$status" -eq 1 ] || { echo "$output"; die "-a exit $status"; }
+	off=$(grep -oba WAKE v.img | head -1 | cut -d: -f1)
+	[ -n "$off" ] || die "no WAKE header"
+	printf hibr | dd of=v.img bs=1 seek="$off" conv=notrunc status=none
+	printf hibr | dd of=damaged.img bs=1 seek="$off" conv=notrunc status=none
+	run "$FSCK" --undo v.undo -n v.img
+	[ "$status" -eq 0 ] || { echo "$output"; die "--undo -n exit $status"; }
+	[[ $output == *"v.img: $MSG"*"over the blocks --undo puts back"* ]] || { echo "$output"; die "--undo -n: no warning"; }
+	run "$FSCK" --undo v.undo v.img
+	[ "$status" -eq 0 ] || { echo "$output"; die "--undo exit $status"; }
+	[[ $output == *"v.img: $MSG"*"restoring them as asked"* ]] || { echo "$output"; die "--undo: no warning"; }
+	cmp v.img damaged.img || die "--undo did not put the damaged volume back"
 }
