@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/format.h"
 #include "ntfs/repair.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
@@ -84,20 +85,64 @@ static bool lists(struct ntfs_check *c, const uint8_t *rec, uint64_t ext);
 
 /* Whether MFT record B (from a record's base reference) is a base record
  * that lists record E in its attribute list. */
+/* Base B's record as pass 1 will have it: read, and a torn stride or a
+ * misplaced update sequence array repaired in BASE (a copy, never
+ * written).  1 usable; 0 nothing there to be a base (zeroed, bad magic,
+ * "BAAD"); -1 not known (unreadable, or damage pass 1 may still repair). */
+static int base_as_repaired(struct ntfs_check *c, uint64_t b, uint8_t *base)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size, first;
+	char why[NTFS_WHY];
+
+	if (ntfs_vol_read_record(&c->vol, b, base))
+		return -1;
+	switch (ntfs_record_check(base, rs, NTFS_MAGIC_FILE, why)) {
+	case NTFS_REC_OK:
+		return 1;
+	case NTFS_REC_UNUSED:
+	case NTFS_REC_BAD_MAGIC:
+	case NTFS_REC_BAAD:
+		return 0;
+	case NTFS_REC_TORN:
+		if (ntfs_fixup_force(base, rs, &first) <= 0)
+			return -1;
+		break;
+	case NTFS_REC_BAD_USA:
+		if (ntfs_usa_repair(base, rs, why))
+			return -1;
+		break;
+	default:
+		return -1;
+	}
+	return ntfs_file_header_check(base, rs, why) == NTFS_REC_OK ? 1 : -1;
+}
+
+/* Does B, the base record that record E names, list E?  False only when
+ * it positively does not: B is past the MFT, nothing is there, or B as
+ * pass 1 will have it (a torn base is judged repaired: pass 1 reaches a
+ * base numbered above E only later) is not in use, is an extension
+ * itself, or has no list entry for E.  Anything not known: true. */
 static bool base_lists(struct ntfs_check *c, uint64_t b, uint64_t e)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
-	uint8_t *base = malloc(rs);
+	uint8_t *base;
 	struct ntfs_mft_record bm;
-	char why[NTFS_WHY];
 	bool yes;
+	int st;
 
+	if (b >= c->vol.mft_records)
+		return false;
+	base = malloc(rs);
 	if (!base)
 		return true;	/* not known not to: left as it is */
-	yes = b < c->vol.mft_records && !ntfs_vol_read_record(&c->vol, b, base) &&
-	      ntfs_record_check(base, rs, NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&
-	      (memcpy(&bm, base, sizeof(bm)), le16toh(bm.flags) & NTFS_MFT_IN_USE) &&
-	      !le64toh(bm.base_mft_record) && lists(c, base, e);
+	st = base_as_repaired(c, b, base);
+	if (st <= 0) {
+		free(base);
+		return st < 0;
+	}
+	memcpy(&bm, base, sizeof(bm));
+	yes = (le16toh(bm.flags) & NTFS_MFT_IN_USE) && !le64toh(bm.base_mft_record) &&
+	      lists(c, base, e);
 	free(base);
 	return yes;
 }
@@ -128,9 +173,13 @@ void ntfs_check_base_reference(struct ntfs_check *c, uint64_t recno,
 	if (fsf_fix_ask(&c->fix, &PR_BASE_REFERENCE, obj, (unsigned long long)b)) {
 		memcpy(rec, &m, sizeof(m));
 		write_back(c, recno, rec);
+		return;
 	}
-	/* declined or -n: checked as the file it is all the same */
+	/* declined or -n: checked as the file it is all the same; under -n
+	 * later passes read it so too (in memory only), as -a leaves it */
 	memcpy(rec, &m, sizeof(m));
+	if (c->fix.mode == FSF_MODE_NO)
+		ntfs_vol_assume_record(&c->vol, recno, rec);
 }
 
 void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
