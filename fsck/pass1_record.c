@@ -85,64 +85,57 @@ static bool lists(struct ntfs_check *c, const uint8_t *rec, uint64_t ext);
 
 /* Whether MFT record B (from a record's base reference) is a base record
  * that lists record E in its attribute list. */
-/* Base B's record as pass 1 will have it: read, and a torn stride or a
- * misplaced update sequence array repaired in BASE (a copy, never
- * written).  1 usable; 0 nothing there to be a base (zeroed, bad magic,
- * "BAAD"); -1 not known (unreadable, or damage pass 1 may still repair). */
-static int base_as_repaired(struct ntfs_check *c, uint64_t b, uint8_t *base)
+/* Base B's record as pass 1 will have it, in BASE: read, and a torn
+ * stride or a misplaced update sequence array repaired in the copy
+ * (never written).  True when that gives a record that checks. */
+static bool base_as_repaired(struct ntfs_check *c, uint64_t b, uint8_t *base)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size, first;
 	char why[NTFS_WHY];
 
 	if (ntfs_vol_read_record(&c->vol, b, base))
-		return -1;
+		return false;
 	switch (ntfs_record_check(base, rs, NTFS_MAGIC_FILE, why)) {
 	case NTFS_REC_OK:
-		return 1;
-	case NTFS_REC_UNUSED:
-	case NTFS_REC_BAD_MAGIC:
-	case NTFS_REC_BAAD:
-		return 0;
+		return true;
 	case NTFS_REC_TORN:
 		if (ntfs_fixup_force(base, rs, &first) <= 0)
-			return -1;
+			return false;
 		break;
 	case NTFS_REC_BAD_USA:
 		if (ntfs_usa_repair(base, rs, why))
-			return -1;
+			return false;
 		break;
 	default:
-		return -1;
+		return false;
 	}
-	return ntfs_file_header_check(base, rs, why) == NTFS_REC_OK ? 1 : -1;
+	return ntfs_file_header_check(base, rs, why) == NTFS_REC_OK;
 }
 
 /* Does B, the base record that record E names, list E?  False only when
- * it positively does not: B is past the MFT, nothing is there, or B as
- * pass 1 will have it (a torn base is judged repaired: pass 1 reaches a
- * base numbered above E only later) is not in use, is an extension
- * itself, or has no list entry for E.  Anything not known: true. */
+ * it positively does not: B is past the MFT, or B as pass 1 will have it
+ * (a torn base is judged repaired: pass 1 reaches a base numbered above
+ * E only later) is an in-use extension record itself or an in-use base
+ * with no list entry for E.  A base not in use or unusable is not known:
+ * a stale copy of a file's record left in a free slot names such a base
+ * as well as damage does, and is left to the list checks (true). */
 static bool base_lists(struct ntfs_check *c, uint64_t b, uint64_t e)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *base;
 	struct ntfs_mft_record bm;
-	bool yes;
-	int st;
+	bool yes = true;
 
 	if (b >= c->vol.mft_records)
 		return false;
 	base = malloc(rs);
 	if (!base)
 		return true;	/* not known not to: left as it is */
-	st = base_as_repaired(c, b, base);
-	if (st <= 0) {
-		free(base);
-		return st < 0;
+	if (base_as_repaired(c, b, base)) {
+		memcpy(&bm, base, sizeof(bm));
+		if (le16toh(bm.flags) & NTFS_MFT_IN_USE)
+			yes = !le64toh(bm.base_mft_record) && lists(c, base, e);
 	}
-	memcpy(&bm, base, sizeof(bm));
-	yes = (le16toh(bm.flags) & NTFS_MFT_IN_USE) && !le64toh(bm.base_mft_record) &&
-	      lists(c, base, e);
 	free(base);
 	return yes;
 }
