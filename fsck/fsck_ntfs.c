@@ -315,6 +315,11 @@ int main(int argc, char **argv)
 		(cl.json ? fsf_info : fsf_out)(&log, "%s: %llu blocks saved; undo with: fsck.ntfs --undo %s %s",
 			 cl.device, (unsigned long long)fsf_undo_blocks(&c.dev),
 			 cl.undo_file, cl.device);
+	/* -n: the declined repairs it went on with, past the budget */
+	if (c.vol.assumed.refused)
+		fsf_warn(&log, "-n stopped carrying declined repairs in memory past %zu records (%llu MiB): some problems reported after that may be consequences a repair run would not find",
+			 c.vol.assumed.count,
+			 (unsigned long long)(NTFS_ASSUMED_BUDGET >> 20));
 	code = fsf_fix_exit_code(&c.fix);
 	if (ret == -EINVAL)	/* not an NTFS volume: nothing was checked */
 		code = FSF_EXIT_ERROR;

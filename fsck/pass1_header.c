@@ -42,14 +42,16 @@ static int put_back(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 {
 	if (!yes && c->fix.mode != FSF_MODE_NO)
 		return 1;
-	memcpy(rec, copy, c->vol.boot.g.mft_record_size);
 	if (!yes) {
 		/* -n goes on with the record as -a puts it back (in memory
-		 * only): checked, and read again later, as -a has it */
-		if (ntfs_vol_assume_record(&c->vol, recno, rec))
+		 * only): checked, and read again later, as -a has it; not
+		 * held (past the budget): left as read, as declined */
+		if (ntfs_vol_assume_record(&c->vol, recno, copy))
 			return 1;
+		memcpy(rec, copy, c->vol.boot.g.mft_record_size);
 		return 0;
 	}
+	memcpy(rec, copy, c->vol.boot.g.mft_record_size);
 	if (ntfs_check_write_record(c, recno, rec))
 		fsf_fix_failed(&c->fix);
 	return 0;

@@ -339,7 +339,7 @@ void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 		list |= le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST;
 	ntfs_attr_cursor_init(&cur, rec);
 	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		struct ntfs_attr_nonresident n;
+		struct ntfs_attr_nonresident n, was;
 		struct ntfs_run *runs;
 		uint64_t clusters = 0, want_alloc;
 		int64_t lvcn, hvcn;
@@ -395,12 +395,16 @@ void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 			n.data_size = (int64_t)htole64(size);
 			n.initialized_size = (int64_t)htole64(init);
 		}
+		memcpy(&was, a, sizeof(was));
 		memcpy((uint8_t *)a, &n, sizeof(n));
 		if (!yes) {
 			/* -n goes on with the sizes -a gives (in memory only):
-			 * the file's index entries are judged against them */
-			if (ntfs_vol_assume_record(&c->vol, recno, rec))
+			 * the file's index entries are judged against them;
+			 * not held (past the budget): left as read */
+			if (ntfs_vol_assume_record(&c->vol, recno, rec)) {
+				memcpy((uint8_t *)a, &was, sizeof(was));
 				return;
+			}
 			continue;
 		}
 		if (write_back(c, recno, rec))

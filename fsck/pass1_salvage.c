@@ -1374,9 +1374,10 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		 * check has already judged it: left alone, as declined) */
 		if (s.base || (s.list && s.list_vlen != s.list_len))
 			ret = 1;
-		else if (memcpy(rec, s.rec, rs),
-			 ntfs_vol_assume_record(&c->vol, recno, rec))
-			ret = 1;
+		else if (ntfs_vol_assume_record(&c->vol, recno, s.rec))
+			ret = 1;	/* not held: left as read */
+		else
+			memcpy(rec, s.rec, rs);
 	} else if (ret >= 0 && s.changed) {
 		memcpy(rec, s.rec, rs);
 		/* the list first: a record never names what it lost */

@@ -215,11 +215,22 @@ struct ntfs_rec_cache {
 	uint32_t per_chunk;			/* records per chunk */
 };
 
-/* A record assumed in memory, never written (libntfs/record_assume.c). */
-struct ntfs_assumed {
-	struct ntfs_assumed *next;
+/* Records assumed in memory, never written (libntfs/record_assume.c):
+ * an open-addressing hash by record number (linear probing, never more
+ * than half full), so that a read of a record not assumed costs one
+ * probe, or none while the table is empty. */
+struct ntfs_assumed_slot {
 	uint64_t recno;
-	uint8_t raw[];				/* as on disk, fixups applied */
+	uint8_t *raw;				/* as on disk, fixups applied;
+						 * NULL: an empty slot */
+};
+struct ntfs_assumed {
+	struct ntfs_assumed_slot *slot;		/* cap slots */
+	size_t cap;				/* 0 or a power of two */
+	size_t count;				/* records held */
+	uint64_t bytes;				/* held: records and slots */
+	uint64_t budget;			/* 0: NTFS_ASSUMED_BUDGET */
+	uint64_t refused;			/* records not held for it */
 };
 
 /* A volume opened for checking (its I/O: ntfs/volume_io.h). */
@@ -230,7 +241,7 @@ struct ntfs_vol {
 	long nmft_runs;
 	uint64_t mft_records;		/* records in $MFT's data */
 	struct ntfs_rec_cache cache;	/* zeroed: empty */
-	struct ntfs_assumed *assumed;	/* read in place of the disk's */
+	struct ntfs_assumed assumed;	/* read in place of the disk's */
 	uint64_t max_lsn;		/* highest LSN of the FILE records
 					 * read so far (a journal reset
 					 * must start above it) */

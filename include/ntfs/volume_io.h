@@ -31,9 +31,18 @@ int ntfs_vol_write_record(struct ntfs_vol *v, uint64_t recno, uint8_t *buf,
 /* record_assume.c: record RECNO from BUF (fixups removed) kept in memory
  * only, as ntfs_vol_write_record would have written it; every later
  * ntfs_vol_read_record of RECNO returns it (a read-only check going on as
- * a declined repair would have left the record).  0 or -ENOMEM.
+ * a declined repair would have left the record).  0; -ENOSPC when a new
+ * record would take the table past its budget (V->assumed.budget, 0:
+ * NTFS_ASSUMED_BUDGET; counted in V->assumed.refused; a record already
+ * held is always replaced); -ENOMEM.  On failure nothing is assumed and
+ * the caller leaves the record as a declined repair does.
  * ntfs_vol_assumed: its raw bytes, or NULL; ntfs_vol_assumed_free: drop
  * them all. */
+/* Bytes the assumed records and their table may take: 64 MiB, 63,488
+ * records of 1 KiB (and a table of 131,072 slots).  A read-only check of
+ * a volume whose every record wants a repair would otherwise hold a copy
+ * of its whole $MFT (10 GiB for a 10 GiB MFT). */
+#define NTFS_ASSUMED_BUDGET	(64ULL << 20)
 int ntfs_vol_assume_record(struct ntfs_vol *v, uint64_t recno, const uint8_t *buf);
 const uint8_t *ntfs_vol_assumed(const struct ntfs_vol *v, uint64_t recno);
 void ntfs_vol_assumed_free(struct ntfs_vol *v);
