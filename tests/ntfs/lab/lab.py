@@ -603,6 +603,9 @@ CONSEQUENCE = {
     ("0x010060", "0x040001"): "$Bitmap made again (pass1_system.c): its cluster map is written "
     "empty and filled by the bitmap pass; -n declines the remake and has no $Bitmap to compare "
     "(t-gstiny4kn-runs-bitmap-header-zero)",
+    ("0x010030", "0x040001"): "a cross-link resolved (pass1b_crosslinks.c): the second owner's copy "
+    "goes to clusters pass 4 then marks in $Bitmap; -n declines the copy, and when every shared "
+    "cluster was already marked it has nothing to report (t-go64k4kn-runs-frag-r4-len-plus1)",
 }
 # ... and the housekeeping that follows any repair of the run (cause "*")
 CONSEQUENCE[("*", "0x050002")] = (
