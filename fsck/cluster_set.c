@@ -83,6 +83,28 @@ bool cset_get(const struct ntfs_cset *s, uint64_t l)
 	return i < s->n && s->v[i].start <= l;
 }
 
+bool cset_any(const struct ntfs_cset *s, uint64_t from, uint64_t to)
+{
+	size_t i;
+
+	if (to > s->bits)
+		to = s->bits;
+	if (from >= to)
+		return false;
+	if (s->map) {
+		/* whole zero bytes skipped */
+		for (uint64_t l = from; l < to; l++) {
+			if (!(l % 8) && l + 8 <= to && !s->map[l / 8])
+				l += 7;
+			else if (bit_get(s->map, l))
+				return true;
+		}
+		return false;
+	}
+	i = lookup(s, from);
+	return i < s->n && s->v[i].start < to;
+}
+
 /* the extents turned into the map */
 static int to_map(struct ntfs_cset *s)
 {

@@ -114,6 +114,8 @@ struct ntfs_cset {
 void cset_init(struct ntfs_cset *s, uint64_t bits);
 void cset_free(struct ntfs_cset *s);
 bool cset_get(const struct ntfs_cset *s, uint64_t l);
+/* whether an item of [FROM, TO) is in the set */
+bool cset_any(const struct ntfs_cset *s, uint64_t from, uint64_t to);
 int cset_set(struct ntfs_cset *s, uint64_t l);
 void cset_clear(struct ntfs_cset *s, uint64_t l);
 void cset_reset(struct ntfs_cset *s);

@@ -43,6 +43,28 @@ static bool wanted(const struct bit_rules *r, uint64_t i)
 	       (i >= r->set_from && i < r->set_to);
 }
 
+/*
+ * The N bytes at P, bits FROM on of the bitmap, agree with the rules
+ * because they are all zero and no item of theirs is wanted: known
+ * without asking for each bit (a volume of terabytes mostly free has
+ * hundreds of millions of such bits: 8 s of CPU for 3 TiB, asked one by
+ * one).  False: compare them bit by bit.
+ */
+static bool zero_span_agrees(const uint8_t *p, uint64_t n,
+			     const struct bit_rules *r, uint64_t from)
+{
+	uint64_t to = from + n * 8, end = to < r->count ? to : r->count;
+
+	if (!n || !r->set || (to > r->count && r->tail) ||
+	    (from < r->set_to && to > r->set_from))
+		return false;
+	if (cset_any(r->set, from, end))
+		return false;
+	return !p[0] && !memcmp(p, p + 1, n - 1);
+}
+
+#define SPAN_BYTES 4096u
+
 /* Compare the LEN bytes of DISK with the rules; count both kinds of
  * difference; make DISK right. */
 static bool reconcile(uint8_t *disk, uint64_t len, const struct bit_rules *r,
@@ -50,7 +72,18 @@ static bool reconcile(uint8_t *disk, uint64_t len, const struct bit_rules *r,
 {
 	*missing = *extra = 0;
 	for (uint64_t i = 0; i < len * 8; i++) {
-		bool d = bit_get(disk, i), w = wanted(r, i);
+		bool d, w;
+
+		if (!(i % (8 * SPAN_BYTES))) {
+			uint64_t n = len - i / 8 < SPAN_BYTES ? len - i / 8 : SPAN_BYTES;
+
+			if (zero_span_agrees(disk + i / 8, n, r, i)) {
+				i += 8 * n - 1;
+				continue;
+			}
+		}
+		d = bit_get(disk, i);
+		w = wanted(r, i);
 
 		if (i >= r->skip_from && i < r->skip_to)
 			continue;
@@ -105,6 +138,8 @@ static bool agrees_streamed(struct ntfs_check *c, const uint8_t *holder,
 			same = false;
 			break;
 		}
+		if (zero_span_agrees(w, k, r, at * 8))
+			continue;
 		for (uint64_t i = 0; i < k * 8; i++) {
 			uint64_t bit = at * 8 + i;
 

@@ -5,7 +5,7 @@
  * it: the same marks and clears, in order, at random and in the patterns
  * passes 1 and 1B make (runs marked cluster by cluster, a cluster
  * cleared in the middle of an extent, all cleared), must answer the same
- * for every cluster.
+ * for every cluster, and whether a range holds one (cset_any).
  */
 #include "config.h"
 
@@ -49,6 +49,23 @@ static bool same(struct ntfs_cset *s)
 	return true;
 }
 
+/* cset_any over ranges at random (some empty, some past the end, some
+ * long) answers as a scan of the model does */
+static bool spans(const struct ntfs_cset *s)
+{
+	for (int i = 0; i < 3000; i++) {
+		uint64_t from = (uint64_t)rand() % (BITS + 64);
+		uint64_t to = from + (uint64_t)rand() % (i % 10 ? 70 : 5000);
+		bool want = false;
+
+		for (uint64_t l = from; l < to && l < BITS && !want; l++)
+			want = model[l / 8] >> (l % 8) & 1;
+		if (cset_any(s, from, to) != want)
+			return false;
+	}
+	return true;
+}
+
 /* a sorted, disjoint array of extents with no two adjacent */
 static bool tidy(const struct ntfs_cset *s)
 {
@@ -74,7 +91,7 @@ int main(void)
 	set(&s, 9000);		/* joins two extents */
 	set(&s, 999);		/* grows one down */
 	set(&s, 5000);		/* already in */
-	ok(same(&s) && tidy(&s) && s.n == 2 && !s.map,
+	ok(same(&s) && tidy(&s) && s.n == 2 && !s.map && spans(&s),
 	   "runs marked cluster by cluster are two extents (%zu)", s.n);
 	clear(&s, 4000);	/* splits */
 	clear(&s, 999);		/* first cluster */
@@ -104,7 +121,7 @@ int main(void)
 		else
 			set(&s, l);
 	}
-	ok(same(&s), "the bitmap takes marks and clears at random");
+	ok(same(&s) && spans(&s), "the bitmap takes marks and clears at random; ranges are asked right");
 	cset_free(&s);
 	/* random work on the extents, checked as it goes */
 	cset_init(&s, BITS);
@@ -122,7 +139,7 @@ int main(void)
 					clear(&s, l);
 			}
 		}
-		all = same(&s) && tidy(&s);
+		all = same(&s) && tidy(&s) && spans(&s);
 	}
 	ok(all && !s.nomem, "random runs marked and cleared (%zu extents%s)", s.n,
 	   s.map ? ", now the bitmap" : "");

@@ -6,6 +6,7 @@ read by ntfsparse."""
 import errno
 import hashlib
 import json
+import mmap
 import os
 import random
 import shutil
@@ -84,6 +85,29 @@ for _maker in ("ours", "sid"):
             if _ss != 512:
                 SECTOR[_n] = _ss
             GEOMETRY.append(_n)
+# geometry at the edges (session 20): 4 KiB clusters and 4 KiB records
+# (4Kn) on a 2 MiB volume holding a scaled-down tree (TINY: the same
+# paths, a few clusters each), and a 3 TiB sparse volume (4 KiB clusters:
+# sector numbers above 2^32, byte offsets far above 2^32; its image is
+# read through mmap, BIG)
+TINY = ("gotiny4kn", "gstiny4kn")
+for _n in TINY:
+    BASES[_n] = ("ours" if _n[1] == "o" else "sid", 4096, 2)
+    SECTOR[_n] = 4096
+    GEOMETRY.append(_n)
+BASES["go3t"] = ("ours", 4096, 3 << 20)
+GEOMETRY.append("go3t")
+# an image this large is mapped, never read whole (image())
+BIG = 1 << 32
+
+
+def image(path, write=False):
+    """The bytes of the image at PATH: a bytearray, or for a BIG one an
+    mmap (shared when WRITE: changes go to the file)."""
+    with open(path, "r+b" if write else "rb") as f:
+        if os.fstat(f.fileno()).st_size < BIG:
+            return bytearray(f.read())
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_WRITE if write else mmap.ACCESS_READ)
 RICH = ("rich4k", "rich1k", "aged4k", "s4k", "s4kaged", "win4k")
 AGED = ("aged4k", "s4kaged")
 DEEP_NAME = "entry-%04d-" + "deep-" * 22 + "name.txt"
@@ -114,11 +138,14 @@ def umount(mnt):
     subprocess.run(["umount", "-l", mnt], capture_output=True)
 
 
-def populate(m, seed, lowent=False, bigname="entry-%04d-with-a-fairly-long-name.txt"):
+def populate(m, seed, lowent=False, bigname="entry-%04d-with-a-fairly-long-name.txt", tiny=False):
     """The tree written through ntfs-3g (deterministic from SEED); LOWENT:
     file data is a seeded 32-byte chunk repeated (compresses well);
-    BIGNAME: the names of big/'s entries (% their number)."""
+    BIGNAME: the names of big/'s entries (% their number); TINY: the
+    same paths with small files (a 2 MiB volume: big/ of 60 entries, its
+    index still in INDX blocks)."""
     rnd = random.Random(seed)
+    k = 16 if tiny else 1       # sizes divided by K
 
     def data(n):
         if lowent:
@@ -135,19 +162,19 @@ def populate(m, seed, lowent=False, bigname="entry-%04d-with-a-fairly-long-name.
         d = os.path.join(d, lvl)
         os.makedirs(os.path.join(m, d))
         put(os.path.join(d, "note.txt"), b"level %s\n" % lvl.encode())
-        put(os.path.join(d, "blob.bin"), data(5000 + 700 * len(d)))
+        put(os.path.join(d, "blob.bin"), data((5000 + 700 * len(d)) // k))
     os.makedirs(os.path.join(m, "empty dir"))
     put("Ünïcödé ファイル.txt", "grüße\n".encode())
     put("empty", b"")
     # a big directory: more entries than an index root holds, several levels
     os.makedirs(os.path.join(m, "big"))
-    for i in range(1200):
+    for i in range(60 if tiny else 1200):
         name = bigname % i
         put(os.path.join("big", name),
-            data(6000) if i % 97 == 0 else b"%d\n" % i)
+            data(6000 // k) if i % 97 == 0 else b"%d\n" % i)
     # hard links (one name in another directory too)
     os.makedirs(os.path.join(m, "links"))
-    put("links/target", data(9000))
+    put("links/target", data(9000 if not tiny else 5000))
     os.link(os.path.join(m, "links/target"), os.path.join(m, "links/second"))
     os.link(os.path.join(m, "links/target"), os.path.join(m, "docs/a/third"))
     put("links/small", b"tiny linked\n")
@@ -161,28 +188,28 @@ def populate(m, seed, lowent=False, bigname="entry-%04d-with-a-fairly-long-name.
         put(p, b"has xattrs %d\n" % i)
         os.setxattr(p, "user.small", b"v%d" % i)
         if i % 2:
-            os.setxattr(p, "user.large", data(3000))
+            os.setxattr(p, "user.large", data(3000 // k))
     os.setxattr(os.path.join(m, "docs/a"), "user.dirattr", b"on a directory")
     # fragmented files: appends to several files interleaved
     os.makedirs(os.path.join(m, "frag"))
     fs = [open(os.path.join(m, "frag", "f%d" % i), "wb") for i in range(4)]
-    for _ in range(40):
+    for _ in range(3 if tiny else 40):
         for f in fs:
-            f.write(data(8192))
+            f.write(data(8192 // (2 if tiny else 1)))
             f.flush()
     for f in fs:
         f.close()
     # sparse files
     with open(os.path.join(m, "sparse1"), "wb") as f:
-        f.seek(8 << 20)
+        f.seek((8 << 20) // k)
         f.write(data(4096))
     with open(os.path.join(m, "sparse2"), "wb") as f:
-        f.write(data(100000))
-        f.seek(3 << 20)
-        f.write(data(70000))
-        f.truncate(6 << 20)
+        f.write(data(100000 // k))
+        f.seek((3 << 20) // k)
+        f.write(data(70000 // k))
+        f.truncate((6 << 20) // k)
     # a few MiB
-    put("bigfile", data(3 << 20))
+    put("bigfile", data((3 << 20) // k))
 
 
 def ea_list(pairs):
@@ -540,8 +567,7 @@ def file_map(img_path, man):
     """ino -> {"recs": [[offset, size]...], "clusters": [[lcn, n]...]}
     for every inode of the manifest: the bytes of its base and extension
     records and the clusters of all its non-resident attributes."""
-    with open(img_path, "rb") as f:
-        img = f.read()
+    img = image(img_path)
     g = P.Geometry(img)
     want = {e["ino"] for e in man.values()}
     recs, clus = {}, {}
@@ -655,7 +681,7 @@ def make(name, out, mkfs, sid_root, seed):
         if deep:
             populate(m, seed, bigname=DEEP_NAME)
         else:
-            populate(m, seed, lowent=(name == "kern4k"))
+            populate(m, seed, lowent=(name == "kern4k"), tiny=name in TINY)
         if rich:
             populate_rich(m, seed)
         if aged:

@@ -391,7 +391,7 @@ def random_damage(v, seed):
             span = v.g.rs
         keep_fixups = span != v.g.bps and rnd.random() < 0.6
         base = at
-        buf = P.unfix(v.img[base:base + span]) if keep_fixups else v.img[base:base + span]
+        buf = P.unfix(v.img[base:base + span]) if keep_fixups else bytearray(v.img[base:base + span])
         if keep_fixups:
             hdr = struct.unpack_from("<H", buf, 0x14)[0] if span == v.g.rs else 0x18
             lo = min(hdr, span - 8) if rnd.random() < 0.7 else 0
