@@ -33,7 +33,8 @@ base).  Whole regions, not single blocks or fields:
              gone, the end entry kept);
   quotao     `$Quota`'s `$O` index emptied;
   reparse    `$Extend/$Reparse`'s `$R` index emptied (rich bases);
-  objid      `$Extend/$ObjId`'s `$O` index emptied (rich bases).
+  objid      `$Extend/$ObjId`'s `$O` index emptied (rich bases; its
+             entries in INDX blocks there: the first block zeros).
 
 Not modelled: an erase block of an old generation (kind `stale`'s region
 restore `o-BASE-gK` is one), a defragmenter interrupted (its states are
@@ -96,9 +97,14 @@ def _index_root(v, recname, iname):
         if t == 0x90 and name == iname:
             vo, _ = P.value(rec, off)
             ents = [e for e in P.index_entries(rec, vo + 0x10) if not e[4] & 2]
-            if not ents:
-                raise ValueError("%s:%s is empty" % (recname, iname))
-            return n, vo + 0x10
+            if ents:
+                return n, vo + 0x10
+            for off2, t2, name2, nr2 in P.attrs(rec):
+                if t2 == 0xA0 and name2 == iname and nr2:
+                    blocks = P.index_blocks(v.img, v.g, rec, off2)
+                    if blocks:
+                        return blocks[0]  # the entries are in INDX blocks
+            raise ValueError("%s:%s is empty" % (recname, iname))
     raise KeyError("%s has no %s" % (recname, iname))
 
 
@@ -218,6 +224,10 @@ def apply(v, sub):
     if sub == "volver":
         _volinfo(v, lambda rec, vo: rec.__setitem__(slice(vo + 8, vo + 10), b"\x09\x09"))
         return "volver 9.9"
+    if isinstance(at, int):
+        # the entries are in INDX blocks: the first one trimmed (zeros)
+        img[at:at + g.ibs] = bytes(g.ibs)
+        return "zeroed INDX block @%d" % at
     n, hdr = at
     _empty_root(v, n, hdr)
     return "emptied root of record %d" % n
