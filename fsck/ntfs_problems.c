@@ -180,6 +180,9 @@ ROW(PR_ATTR_VALUE_SHORT, 0x010063, "attribute_value_too_short",
 ROW(PR_UPCASE_CONTENT, 0x010062, "upcase_table_damaged",
     "%u entries of the table are neither the character nor its upper case (the first: U+%04X); write the standard table",
     FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
+ROW(PR_ATTRDEF_CONTENT, 0x010076, "attrdef_table_damaged",
+    "table of %llu bytes does not parse or lacks the attribute types every NTFS defines; write the standard table",
+    FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
 /* pass 1: attribute lists (pass1_attrlist.c).  The list is derived
  * data: the records that hold a file's attributes, and name it as their
  * base, say what it must be, so rebuilding it from them is PREEN_OK.  A

@@ -590,6 +590,39 @@ out:
 	free(std);
 }
 
+/* $AttrDef's table: one that does not parse or lacks the core types (a
+ * cluster of zeros, of 0xff) gets the standard table, zeros after it;
+ * one too small for it is left, its fix failed. */
+static void check_attrdef(struct ntfs_check *c, uint8_t *rec)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_run *runs = NULL;
+	uint8_t *data = NULL;
+	uint64_t len = 0;
+	char why[NTFS_WHY];
+	long n = 0;
+
+	if (!cset_get(&c->record_used, NTFS_FILE_ATTRDEF) ||
+	    ntfs_vol_read_record(&c->vol, NTFS_FILE_ATTRDEF, rec) ||
+	    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+	    ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_DATA, &data, &len, &runs, &n) ||
+	    !n || ntfs_attrdef_usable(data, len))
+		goto out;
+	if (fsf_fix_ask(&c->fix, &PR_ATTRDEF_CONTENT, "$AttrDef", (unsigned long long)len)) {
+		if (len < NTFS_SYSFILE_ATTRDEF_BYTES) {
+			fsf_fix_failed(&c->fix);
+			goto out;
+		}
+		memset(data, 0, len);
+		ntfs_sysfile_attrdef(data);
+		if (ntfs_vol_write_runs(&c->vol, runs, n, data, len))
+			fsf_fix_failed(&c->fix);
+	}
+out:
+	free(data);
+	free(runs);
+}
+
 int ntfs_sysrec_remake(struct ntfs_check *c)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
@@ -612,6 +645,8 @@ int ntfs_sysrec_remake(struct ntfs_check *c)
 	}
 	if (!ret && !(s && s->pending & (1u << NTFS_FILE_UPCASE)))
 		check_upcase(c, rec);
+	if (!ret && !(s && s->pending & (1u << NTFS_FILE_ATTRDEF)))
+		check_attrdef(c, rec);
 	free(rec);
 	return ret;
 }

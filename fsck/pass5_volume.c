@@ -75,8 +75,13 @@ int ntfs_pass5_volume(struct ntfs_check *c)
 
 	if (!c->fix.fatal)
 		inspect_journal(c);
-	if (c->fix.left || c->fix.preen_halted || c->fix.fatal)
+	if (c->fix.left || c->fix.preen_halted || c->fix.fatal) {
+		/* -n: the dirty flag -a clears once the rest is repaired */
+		if (c->fix.mode == FSF_MODE_NO && !c->fix.fatal &&
+		    c->volume_flags & NTFS_VOLUME_IS_DIRTY)
+			fsf_fix_ask(&c->fix, &PR_VOLUME_DIRTY, "$Volume");
 		return 0;
+	}
 	if (c->fix.fixed || (c->volume_flags & NTFS_VOLUME_IS_DIRTY &&
 			     c->fix.mode != FSF_MODE_NO))
 		reset_journal(c);

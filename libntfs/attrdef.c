@@ -95,6 +95,34 @@ size_t ntfs_attrdef_types(const uint8_t *tab, uint64_t len, uint32_t *types,
 	return n;
 }
 
+bool ntfs_attrdef_usable(const uint8_t *tab, uint64_t len)
+{
+	/* the types every NTFS version's table defines */
+	static const uint32_t core[] = {
+		NTFS_AT_STANDARD_INFORMATION, NTFS_AT_FILE_NAME, NTFS_AT_DATA,
+		NTFS_AT_INDEX_ROOT, NTFS_AT_INDEX_ALLOCATION, NTFS_AT_BITMAP,
+	};
+	uint32_t types[NTFS_ATTRDEF_MAX_TYPES], seen = 0;
+	bool damaged;
+
+	ntfs_attrdef_types(tab, len, types, &damaged);
+	if (damaged)
+		return false;
+	for (uint64_t o = 0; o < len; o += sizeof(struct ntfs_attrdef)) {
+		struct ntfs_attrdef d;
+		uint32_t t;
+
+		memcpy(&d, tab + o, sizeof(d));
+		t = le32toh(d.type);
+		if (!t)
+			break;
+		for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++)
+			if (t == core[i])
+				seen |= 1u << i;
+	}
+	return seen == (1u << (sizeof(core) / sizeof(core[0]))) - 1;
+}
+
 bool ntfs_attrdef_has(const uint32_t *types, size_t n, uint32_t type)
 {
 	for (size_t i = 0; i < n; i++)

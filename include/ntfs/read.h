@@ -118,6 +118,11 @@ bool ntfs_attrdef_standard(uint32_t type);
 size_t ntfs_attrdef_types(const uint8_t *tab, uint64_t len, uint32_t *types,
 			  bool *damaged);
 bool ntfs_attrdef_has(const uint32_t *types, size_t n, uint32_t type);
+/* Is the volume's table TAB (LEN bytes) one a driver can use: it parses
+ * and defines the types every NTFS version's table defines
+ * ($STANDARD_INFORMATION, $FILE_NAME, $DATA, $INDEX_ROOT,
+ * $INDEX_ALLOCATION, $BITMAP)?  A table of zeros defines none. */
+bool ntfs_attrdef_usable(const uint8_t *tab, uint64_t len);
 #define NTFS_ATTR_KNOWN_FLAGS 0xc001u	/* compressed (LZNT1), encrypted, sparse */
 enum ntfs_attr_fault ntfs_attr_fault(const struct ntfs_attr_header *a,
 				     uint32_t off, uint32_t last_type,

@@ -182,6 +182,26 @@ PY
 	[ "$status" -eq 1 ] && [[ $output == *dirty* ]]
 }
 
+# Windows marked the volume dirty in $MFT and the power went before the
+# $MFTMirr write (the lab's v-ours4k-voldirty): -a repairs the mirror, then
+# clears the flag; -n reported the mirror only (the lab's "-n and -a agree")
+@test "dirty in \$MFT, not yet in \$MFTMirr: -n reports both what -a fixes" {
+	truncate -s 16M image
+	"$FSFORGE_BUILDDIR/mkfs/mkfs.ntfs" -q -F image
+	python3 "$FSFORGE_TOP/tests/ntfs/lab/realdev.py" image voldirty
+	"$FSCK" -n --json image > n.json || true
+	rc=0; "$FSCK" -a --json image > a.json || rc=$?
+	[ "$rc" -eq 1 ] || die "-a exit $rc"
+	python3 - n.json a.json <<'PY' || die "-n and -a disagree"
+import json, sys
+n, a = (json.load(open(f)) for f in sys.argv[1:])
+told = {p["code"] for p in n["problems"]}
+done = {p["code"] for p in a["problems"] if p["action"] == "fixed"}
+assert done >= {"0x010003", "0x050001"} and done <= told, (told, done)
+PY
+	repair_converged "$FSCK" image -a
+}
+
 @test "--json lists each problem with code, id, object and action" {
 	xz -dc "$CASES/f_cluster_bitmap/image.xz" > image
 	rc=0; "$FSCK" -y --json image > r.json 2> msgs || rc=$?

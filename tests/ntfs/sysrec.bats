@@ -182,6 +182,24 @@ UNUSED="system file is marked not in use but its record is intact; marked in use
 	sysrec_case ours4k upcase "entries of the table are neither the character nor its upper case"
 }
 
+# an SSD's trimmed block over $AttrDef (the lab's v-ours4k-attrdefzero):
+# ntfsck -n, ntfs-3g and -n all passed a volume whose table defines no
+# type.  The table after -a must be the one mkfs.ntfs or mkntfs wrote.
+@test "ours 4k: \$AttrDef's table zeroed: the standard table written over it" {
+	local want
+	want=$(python3 "$DAMAGE" "$BATS_FILE_TMPDIR/ours4k.img" attrdefsum)
+	sysrec_case ours4k attrdef "table of 2560 bytes does not parse"
+	[ "$(python3 "$DAMAGE" image attrdefsum)" = "$want" ] || die "\$AttrDef is not the table mkfs.ntfs wrote"
+}
+
+@test "sid 4k: \$AttrDef's table zeroed: mkntfs's table written back" {
+	local want
+	need_sid
+	want=$(python3 "$DAMAGE" "$BATS_FILE_TMPDIR/sid4k.img" attrdefsum)
+	sysrec_case sid4k attrdef "table of 2560 bytes does not parse"
+	[ "$(python3 "$DAMAGE" image attrdefsum)" = "$want" ] || die "\$AttrDef is not the table mkntfs wrote"
+}
+
 @test "ours 4k: \$Volume's \$FILE_NAME value length 0 in both copies: repaired in place" {
 	sysrec_case ours4k fnvlen-3 "is too short for its content"
 }

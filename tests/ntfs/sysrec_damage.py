@@ -22,6 +22,9 @@ CASE:
                  (no namespace allows it; ntfs-3g cannot list the
                  directory holding it)
   upcase         eight entries of $UpCase's table changed (a -> b ...)
+  attrdef        $AttrDef's first cluster zeroed (the whole table of a
+                 volume of 4 KiB clusters or more: an SSD's trimmed block)
+  attrdefsum     print the sha256 of $AttrDef's data (nothing changed)
   ver30          $Volume's $VOLUME_INFORMATION says NTFS 3.0 (a volume
                  Windows 2000 made; valid)
   volinfo        print $Volume's "MAJOR.MINOR FLAGS LABEL" (record 3 in
@@ -131,6 +134,18 @@ def main():
         base = runs[0][0] * g.cs
         for k, ch in enumerate("abcdefgh"):
             struct.pack_into("<H", img, base + 2 * ord(ch), ord("b") + k)
+    elif what in ("attrdef", "attrdefsum"):
+        import hashlib
+        at = g.rec_off(4)
+        rec = P.unfix(img[at:at + g.rs])
+        a = attr(rec, 0x80)
+        base = P.runlist(rec, a)[0][0] * g.cs
+        if what == "attrdef":
+            img[base:base + g.cs] = bytes(g.cs)
+        else:
+            size, = struct.unpack_from("<q", rec, a + 0x30)
+            print(hashlib.sha256(bytes(img[base:base + size])).hexdigest())
+            return
     else:
         sys.exit("unknown case " + case)
     with open(path, "r+b") as f:
