@@ -508,8 +508,10 @@ int ntfs_pass3_indexes(struct ntfs_check *c);
 int ntfs_pass3_secure(struct ntfs_check *c);
 /* secure_fallback.c: the security id pass 3 gives a file whose own one
  * is unknown (the root's if $Secure holds it, else the lowest it holds),
- * read from $SDS without writing; 0 when $Secure holds none. */
-uint32_t ntfs_check_fallback_secid(struct ntfs_check *c);
+ * read from $SDS without writing; when $SDS holds none but has room for
+ * the default descriptors pass 3 then writes, the root directory's among
+ * those (*PENDING true); 0 when there is neither. */
+uint32_t ntfs_check_fallback_secid(struct ntfs_check *c, bool *pending);
 /* pass3_views.c: $Quota's $O/$Q, $ObjId's $O, $Reparse's $R */
 int ntfs_pass3_views(struct ntfs_check *c);
 /* pass3_usnjrnl.c: $Extend/$UsnJrnl's $Max and the end of its $J */

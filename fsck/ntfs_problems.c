@@ -387,6 +387,15 @@ ROW(PR_SD_RUNS_DEFAULT, 0x0100c6, "security_descriptor_runlist_default",
 ROW(PR_SD_RUNS_SECID, 0x0100c8, "security_descriptor_runlist_root_id",
     "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: the attribute is removed and the file given the root directory's security id or, when $Secure does not hold that, the lowest it holds: %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* The same where $SDS holds no descriptor (pass 3 writes the default
+ * ones: 0x030042) and the default descriptor does not fit in the
+ * attribute's place (a full base record with an attribute list): the
+ * attribute goes and the file is given the id of the root directory's
+ * default descriptor, the one that would have taken the attribute's
+ * place, not left a hole no reader takes (-a exit 5 before). */
+ROW(PR_SD_RUNS_NEWID, 0x0100c9, "security_descriptor_runlist_default_id",
+    "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s), no security id stands for it, $SDS holds no descriptor and the default one does not fit: the attribute is removed and the file given security id %u, of the default descriptors written to $SDS",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* A file's $EA, $LOGGED_UTILITY_STREAM, $REPARSE_POINT or $OBJECT_ID
  * (non-resident) with a bad runlist and no allocated run before the bad
  * one or a hole (or in an attribute list, where nothing is cut): no

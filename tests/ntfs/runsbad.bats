@@ -488,7 +488,9 @@ PY
 # ROOT=nosds: as si48, and $Secure's $SDS zeroed (no id to give at all):
 # the default descriptor takes the attribute's place, resident, its
 # instance kept (the list entry stays true); pass 3 writes $SDS's
-# defaults.  (Base case: no room in al's base record for it; still left.)
+# defaults.  In the base case al's base record has no room for it: before,
+# the cut kept the hole (-a exit 5); now the attribute is removed and al
+# given the root's default descriptor's id, 258, the same descriptor (0x0100c9).
 listed_sd_case() {
 	local d=$BATS_FILE_TMPDIR base ext
 	local want="no security id stands for it: the attribute is removed and the file given the root directory's security id"
@@ -497,6 +499,8 @@ listed_sd_case() {
 	cp --sparse=always "$d/rp1024.img" image
 	[ "${2:-}" != nosds ] || {
 		want="no security id stands for it: it becomes the volume's default descriptor"
+		[ "$1" = ext ] ||
+			want="\$SDS holds no descriptor and the default one does not fit: the attribute is removed and the file given security id 258"
 		python3 - image <<'PY'
 import os, struct, sys
 sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
@@ -608,6 +612,10 @@ PY
 
 @test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in an extension record, a hole then a bad run, no root security id and \$SDS empty: the default descriptor in its place" {
 	listed_sd_case ext nosds
+}
+
+@test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in its full base record, a hole then a bad run, no root security id and \$SDS empty: removed, the file given the default root descriptor's id" {
+	listed_sd_case base nosds
 }
 
 # nonres_case TYPE NAME: s1's (record in s1.rec) attribute TYPE (hex)
