@@ -388,7 +388,7 @@ ROW(PR_SD_RUNS_SECID, 0x0100c8, "security_descriptor_runlist_root_id",
     "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: the attribute is removed and the file given the root directory's security id or, when $Secure does not hold that, the lowest it holds: %u",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* The same where $SDS holds no descriptor (pass 3 writes the default
- * ones: 0x030042) and the default descriptor does not fit in the
+ * ones, secure_no_descriptor) and the default descriptor does not fit in the
  * attribute's place (a full base record with an attribute list): the
  * attribute goes and the file is given the id of the root directory's
  * default descriptor, the one that would have taken the attribute's
