@@ -155,7 +155,7 @@ struct ntfs_check {
 	 * (fnp_get/fnp_set): its $FILE_NAMEs less the index entries found
 	 * for it; FNP_MANY: too many to count, not judged */
 	uint8_t *fn_pending;
-	struct ntfs_fnp_big { uint64_t r; uint8_t n; } *fnp_big;
+	struct ntfs_fnp_big { uint64_t r; uint16_t n; } *fnp_big;
 	size_t nfnp_big, cap_fnp_big;
 	uint8_t *ext_bad;		/* one bit per record: orphan extension */
 	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
@@ -289,8 +289,9 @@ bool names_bucket_entry(struct ntfs_check *c, uint64_t dir, uint16_t dseq,
 bool names_bucket_good(const struct ntfs_check *c, uint64_t dir);
 int names_count_all(struct ntfs_check *c, uint8_t *buf);
 
-#define FNP_MANY 255u
-/* name_counts.c: the names pending per record (0..254, FNP_MANY: too
+/* above NTFS's 1,024 hard links (and their DOS names) */
+#define FNP_MANY 65535u
+/* name_counts.c: the names pending per record (0..65534, FNP_MANY: too
  * many to count), 3 bits each; 7 and more in a small sorted side table */
 #define FNP_MAP_BYTES(records) ((records) * 3 / 8 + 2)
 unsigned int fnp_get(const struct ntfs_check *c, uint64_t r);
