@@ -371,8 +371,10 @@ ROW(PR_SD_RUNS_DROPPED, 0x0100c5, "security_descriptor_runlist_bad",
  * is the file's only security, so it becomes a resident one, the one
  * mkfs.ntfs gives the root (full control to Everyone, SYSTEM and
  * Administrators, inherited), not a hole no reader takes.  Also where
- * the file would be given an id (the next row) but $Secure holds none: in
- * the attribute's place, its instance kept (a list's entry names it). */
+ * the file would be given an id (the next row) but $Secure holds none, or
+ * its base record has no room for one (a full base, the descriptor in an
+ * extension record): in the attribute's place, its instance kept (a
+ * list's entry names it). */
 ROW(PR_SD_RUNS_DEFAULT, 0x0100c6, "security_descriptor_runlist_default",
     "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: it becomes the volume's default descriptor (%u bytes, resident)",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);

@@ -379,8 +379,9 @@ static bool id_fits(const struct salvage *s, uint8_t *copy, const uint8_t *si_re
  * root directory's if $Secure holds it, else the lowest $Secure holds;
  * grown to 72 bytes from 48: the removed header freed more), set
  * when the walk ends (S->secid_to): 1; with no such id (no usable
- * $Secure) the default descriptor takes the attribute's place, its
- * instance kept, list or not (0); where that does not fit either but
+ * $Secure), or no room for it in the record of the $SI, the default
+ * descriptor takes the attribute's place, its instance kept, list or
+ * not (0); where that does not fit either but
  * pass 3 writes the default descriptors to an $SDS holding none, the
  * file is given the root directory's id among them, as above (1).  2: none
  * of these (the runs are cut as any attribute's: the file is never given
@@ -441,9 +442,11 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 		} else {
 			ret = 0;
 		}
-	} else if (!id || pending) {
-		/* no id $Secure holds: the default in the attribute's place,
-		 * its instance kept (a list's entry names it) */
+	} else {
+		/* no id $Secure holds, or no room for one in the $SI's
+		 * record (a full base, the descriptor in an extension
+		 * record): the default in the attribute's place, its
+		 * instance kept (a list's entry names it) */
 		memcpy(copy, s->rec, rs);
 		if (!ntfs_rec_replace_resident(copy, rs, (uint32_t)(a - s->rec), sd, len)) {
 			ret = 0;
