@@ -19,7 +19,8 @@
  * by a second walk of the indexes): 3 bits per record, which
  * is enough for almost every file (a name, its DOS twin, a few hard
  * links); a count of 7 or more is kept in a small table sorted by record
- * (a file with many hard links).  The 3 bits of record R are bits 3R to
+ * (a file with many hard links, up to the 1,024 NTFS allows: a cap of
+ * 255 once left a file of 300 links unjudged, a lost entry unreported).  The 3 bits of record R are bits 3R to
  * 3R+2 of the map, least significant first, and may straddle two bytes
  * (the map has one byte to spare: FNP_MAP_BYTES).  Counts
  * stop at FNP_MANY ("too many to count, not judged"), also when the table
@@ -116,7 +117,7 @@ void fnp_set(struct ntfs_check *c, uint64_t r, unsigned int v)
 		c->nfnp_big++;
 		c->fnp_big[i].r = r;
 	}
-	c->fnp_big[i].n = (uint8_t)v;
+	c->fnp_big[i].n = (uint16_t)v;
 }
 
 void names_digest_init(struct ntfs_check *c)

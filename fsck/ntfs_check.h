@@ -157,7 +157,7 @@ struct ntfs_check {
 	 * (fnp_get/fnp_set): its $FILE_NAMEs less the index entries found
 	 * for it; FNP_MANY: too many to count, not judged */
 	uint8_t *fn_pending;
-	struct ntfs_fnp_big { uint64_t r; uint8_t n; } *fnp_big;
+	struct ntfs_fnp_big { uint64_t r; uint16_t n; } *fnp_big;
 	size_t nfnp_big, cap_fnp_big;
 	uint8_t *ext_bad;		/* one bit per record: orphan extension */
 	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
@@ -291,8 +291,9 @@ bool names_bucket_entry(struct ntfs_check *c, uint64_t dir, uint16_t dseq,
 bool names_bucket_good(const struct ntfs_check *c, uint64_t dir);
 int names_count_all(struct ntfs_check *c, uint8_t *buf);
 
-#define FNP_MANY 255u
-/* name_counts.c: the names pending per record (0..254, FNP_MANY: too
+/* above NTFS's 1,024 hard links (and their DOS names) */
+#define FNP_MANY 65535u
+/* name_counts.c: the names pending per record (0..65534, FNP_MANY: too
  * many to count), 3 bits each; 7 and more in a small sorted side table */
 #define FNP_MAP_BYTES(records) ((records) * 3 / 8 + 2)
 unsigned int fnp_get(const struct ntfs_check *c, uint64_t r);
@@ -510,8 +511,10 @@ int ntfs_pass3_indexes(struct ntfs_check *c);
 int ntfs_pass3_secure(struct ntfs_check *c);
 /* secure_fallback.c: the security id pass 3 gives a file whose own one
  * is unknown (the root's if $Secure holds it, else the lowest it holds),
- * read from $SDS without writing; 0 when $Secure holds none. */
-uint32_t ntfs_check_fallback_secid(struct ntfs_check *c);
+ * read from $SDS without writing; when $SDS holds none but has room for
+ * the default descriptors pass 3 then writes, the root directory's among
+ * those (*PENDING true); 0 when there is neither. */
+uint32_t ntfs_check_fallback_secid(struct ntfs_check *c, bool *pending);
 /* pass3_views.c: $Quota's $O/$Q, $ObjId's $O, $Reparse's $R */
 int ntfs_pass3_views(struct ntfs_check *c);
 /* pass3_usnjrnl.c: $Extend/$UsnJrnl's $Max and the end of its $J */

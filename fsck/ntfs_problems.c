@@ -374,8 +374,10 @@ ROW(PR_SD_RUNS_DROPPED, 0x0100c5, "security_descriptor_runlist_bad",
  * is the file's only security, so it becomes a resident one, the one
  * mkfs.ntfs gives the root (full control to Everyone, SYSTEM and
  * Administrators, inherited), not a hole no reader takes.  Also where
- * the file would be given an id (the next row) but $Secure holds none: in
- * the attribute's place, its instance kept (a list's entry names it). */
+ * the file would be given an id (the next row) but $Secure holds none, or
+ * its base record has no room for one (a full base, the descriptor in an
+ * extension record): in the attribute's place, its instance kept (a
+ * list's entry names it). */
 ROW(PR_SD_RUNS_DEFAULT, 0x0100c6, "security_descriptor_runlist_default",
     "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: it becomes the volume's default descriptor (%u bytes, resident)",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
@@ -389,6 +391,15 @@ ROW(PR_SD_RUNS_DEFAULT, 0x0100c6, "security_descriptor_runlist_default",
  * a second record and the list for the same access. */
 ROW(PR_SD_RUNS_SECID, 0x0100c8, "security_descriptor_runlist_root_id",
     "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s) and no security id stands for it: the attribute is removed and the file given the root directory's security id or, when $Secure does not hold that, the lowest it holds: %u",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* The same where $SDS holds no descriptor (pass 3 writes the default
+ * ones, secure_no_descriptor) and the default descriptor does not fit in the
+ * attribute's place (a full base record with an attribute list): the
+ * attribute goes and the file is given the id of the root directory's
+ * default descriptor, the one that would have taken the attribute's
+ * place, not left a hole no reader takes (-a exit 5 before). */
+ROW(PR_SD_RUNS_NEWID, 0x0100c9, "security_descriptor_runlist_default_id",
+    "its $SECURITY_DESCRIPTOR (0x50) has a bad runlist (%s), no security id stands for it, $SDS holds no descriptor and the default one does not fit: the attribute is removed and the file given security id %u, of the default descriptors written to $SDS",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 /* A file's $EA, $LOGGED_UTILITY_STREAM, $REPARSE_POINT or $OBJECT_ID
  * (non-resident) with a bad runlist and no allocated run before the bad

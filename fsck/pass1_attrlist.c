@@ -812,7 +812,11 @@ static struct ntfs_al_entry *last_extent(struct ntfs_al_build *nb,
  * VCNs no extent maps become a hole after the last extent when holes are
  * allowed and its record has room (the size kept, PR_ATTR_TAIL_HOLE);
  * otherwise the sizes are cut to what the extents map, every mapped
- * cluster kept (PR_ATTR_TAIL_CUT). */
+ * cluster kept (PR_ATTR_TAIL_CUT).  A $DATA (not $MFT's) whose first
+ * extent is its only one is judged so too: its later extents lost with
+ * their records, or sizes beyond its runs, which a record in a list is
+ * not judged by alone ($Secure's $SDS there: it was left unchecked,
+ * secure_not_checked). */
 static uint64_t mft_clusters(const struct ntfs_check *c)
 {
 	uint64_t n = 0;
@@ -837,7 +841,10 @@ static void fill_tail(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 		uint32_t at, pat;
 		int64_t hi;
 
-		if (e->lowest_vcn || (p = last_extent(nb, e)) == e || !p->lowest_vcn ||
+		/* a $DATA left with its first extent alone (the list named
+		 * a later one, lost with its record): as after a later one */
+		if (e->lowest_vcn || !(p = last_extent(nb, e)) ||
+		    (p == e ? e->type != NTFS_AT_DATA || b == NTFS_FILE_MFT : !p->lowest_vcn) ||
 		    load(l, e->mref & MASK48, l->ext) ||
 		    !(at = extent_in(l->ext, e->type, e->name, e->name_len, 0)))
 			continue;

@@ -354,6 +354,20 @@ static uint64_t file_recno(const struct salvage *s)
 	return m.base_mft_record ? le64toh(m.base_mft_record) & 0xffffffffffffULL : s->recno;
 }
 
+/* Does the $STANDARD_INFORMATION of SI_REC (S->rec or its base) grow to
+ * name security id ID, with descriptor A removed when it is in the same
+ * record?  Tried in COPY only. */
+static bool id_fits(const struct salvage *s, uint8_t *copy, const uint8_t *si_rec,
+		    const uint8_t *a, uint32_t id)
+{
+	uint32_t rs = s->c->vol.boot.g.mft_record_size;
+
+	memcpy(copy, si_rec, rs);
+	if (si_rec == s->rec)
+		ntfs_rec_remove_attr(copy, rs, (uint32_t)(a - s->rec));
+	return !ntfs_rec_set_security_id(copy, rs, id);
+}
+
 /*
  * A file's own $SECURITY_DESCRIPTOR (A, its only extent) whose runlist is
  * bad: no runs kept make a descriptor of it.  Beside a security id (what
@@ -365,9 +379,13 @@ static uint64_t file_recno(const struct salvage *s)
  * root directory's if $Secure holds it, else the lowest $Secure holds;
  * grown to 72 bytes from 48: the removed header freed more), set
  * when the walk ends (S->secid_to): 1; with no such id (no usable
- * $Secure) the default descriptor takes the attribute's place, its
- * instance kept, list or not (0).  2: none of these (the runs are
- * cut as any attribute's: the file is never given up for a descriptor).
+ * $Secure), or no room for it in the record of the $SI, the default
+ * descriptor takes the attribute's place, its instance kept, list or
+ * not (0); where that does not fit either but
+ * pass 3 writes the default descriptors to an $SDS holding none, the
+ * file is given the root directory's id among them, as above (1).  2: none
+ * of these (the runs are cut as any attribute's: the file is never given
+ * up for a descriptor).
  * -1: no memory.
  */
 static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
@@ -379,6 +397,7 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 	uint8_t *copy, *si_rec = s->rec;
 	const uint8_t *sd;
 	uint32_t len;
+	bool pending;
 	int ret = 2;
 
 	memcpy(&m, s->rec, sizeof(m));
@@ -414,12 +433,8 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 			return 0;
 		}
 	}
-	/* the $SI grows where the descriptor was (or in the base) */
-	memcpy(copy, si_rec, rs);
-	if (si_rec == s->rec)
-		ntfs_rec_remove_attr(copy, rs, (uint32_t)(a - s->rec));
-	id = ntfs_check_fallback_secid(s->c);
-	if (id && !ntfs_rec_set_security_id(copy, rs, id)) {
+	id = ntfs_check_fallback_secid(s->c, &pending);
+	if (id && !pending && id_fits(s, copy, si_rec, a, id)) {
 		ret = 1;
 		if (asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_SECID, s->obj, why, id))) {
 			s->secid_to = id;
@@ -427,8 +442,10 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 		} else {
 			ret = 0;
 		}
-	} else if (!id) {
-		/* no usable $Secure: the default in the attribute's place, its
+	} else {
+		/* no id $Secure holds, or no room for one in the $SI's
+		 * record (a full base, the descriptor in an extension
+		 * record): the default in the attribute's place, its
 		 * instance kept (a list's entry names it) */
 		memcpy(copy, s->rec, rs);
 		if (!ntfs_rec_replace_resident(copy, rs, (uint32_t)(a - s->rec), sd, len)) {
@@ -436,6 +453,17 @@ static int descriptor_runs(struct salvage *s, uint8_t *a, const char *why)
 			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_DEFAULT, s->obj,
 						 why, len)))
 				memcpy(s->rec, copy, rs);
+		} else if (pending && id_fits(s, copy, si_rec, a, id)) {
+			/* where it does not fit: the id of that descriptor
+			 * among the defaults pass 3 writes to the empty $SDS */
+			ret = 1;
+			if (asked(s, fsf_fix_ask(&s->c->fix, &PR_SD_RUNS_NEWID, s->obj,
+						 why, id))) {
+				s->secid_to = id;
+				s->drop_asked = true;
+			} else {
+				ret = 0;
+			}
 		}
 	}
 	free(copy);

@@ -5,13 +5,17 @@
  * holds it, otherwise the lowest one $Secure holds.  "Holds" is a valid
  * entry of $SDS, what pass 3 judges ids by and rebuilds $SII from.  Read
  * only: a damaged entry whose mirror is valid counts, and pass 3 restores
- * it.
+ * it.  When $SDS holds no valid entry but has room for the default
+ * descriptors, pass 3 writes those (0x030042): the id is then the root
+ * directory's default one (the descriptor pass 1 otherwise copies into
+ * a file's record), said to be one still to be written.
  */
 #include "config.h"
 
 #include <endian.h>
 #include <stdlib.h>
 
+#include "ntfs/format.h"
 #include "ntfs/sds.h"
 #include "ntfs_check.h"
 
@@ -35,14 +39,27 @@ static int on_entry(void *arg, struct ntfs_sds *sds, const struct ntfs_sds_heade
 	return 0;
 }
 
-uint32_t ntfs_check_fallback_secid(struct ntfs_check *c)
+/* the bytes $SDS's runs map, holes included */
+static uint64_t mapped_bytes(const struct ntfs_check *c, const struct ntfs_sds *sds)
+{
+	uint64_t most = c->vol.boot.g.nr_clusters, vcns = 0;
+
+	for (long i = 0; i < sds->nruns && vcns < most; i++)
+		vcns = sds->runs[i].len < most - vcns ? vcns + sds->runs[i].len : most;
+	return vcns * c->vol.boot.g.cluster_size;
+}
+
+uint32_t ntfs_check_fallback_secid(struct ntfs_check *c, bool *pending)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size, at;
 	uint8_t *rec = malloc(rs);
 	struct ntfs_sds sds = { 0 };
+	struct ntfs_secure def;
 	struct pick p = { 0 };
 	char why[NTFS_WHY];
+	bool scanned = false;
 
+	*pending = false;
 	if (!rec)
 		return 0;
 	if (!ntfs_vol_read_record(&c->vol, NTFS_FILE_ROOT, rec) &&
@@ -53,7 +70,16 @@ uint32_t ntfs_check_fallback_secid(struct ntfs_check *c)
 	    ntfs_sds_open(&c->vol, ntfs_check_in_use, c, NTFS_FILE_SECURE, rec, &sds) > 0 &&
 	    sds.size <= (64u << 20) &&	/* as pass 3 judges it */
 	    !ntfs_runs_past(sds.runs, sds.nruns, c->geo.dev_clusters))
-		ntfs_sds_scan(&sds, on_entry, &p);
+		scanned = !ntfs_sds_scan(&sds, on_entry, &p);
+	/* none held: the defaults, when pass 3 has room to write them (and
+	 * judges $SDS: a size its runs map) */
+	ntfs_secure_build(&def);
+	if (scanned && !p.low && sds.size >= NTFS_SDS_BLOCK + def.sds_len &&
+	    sds.size <= mapped_bytes(c, &sds)) {
+		*pending = true;
+		p.low = le32toh(def.hdr[NTFS_NR_SD - 1].security_id);
+		p.root_held = false;
+	}
 	ntfs_sds_close(&sds);
 	free(rec);
 	return p.root_held ? p.root : p.low;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ntfs/attrlist.h"
 #include "ntfs/btree.h"
 #include "ntfs/file_attrs.h"
 #include "ntfs/format.h"
@@ -208,23 +209,81 @@ static bool scan_hiberfile(struct ntfs_vol *v, uint8_t *rec, uint64_t *mref)
 	return false;
 }
 
+/* The first extent (VCN 0) of the unnamed $DATA in usable record REC,
+ * or NULL. */
+static const struct ntfs_attr_header *data_at_zero(const uint8_t *rec)
+{
+	const struct ntfs_attr_header *a;
+	struct ntfs_attr_nonresident n;
+	struct ntfs_attr_cursor cur;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		if (le32toh(a->type) != NTFS_AT_DATA || a->name_length)
+			continue;
+		if (!a->non_resident)
+			return a;
+		if (le32toh(a->length) < sizeof(n))
+			continue;
+		memcpy(&n, a, sizeof(n));
+		if (!n.lowest_vcn)
+			return a;
+	}
+	return NULL;
+}
+
+/* The first extent of the unnamed $DATA of file RECNO, REC its usable
+ * base record: in REC, or in the extension record its attribute list
+ * names for VCN 0 (read into EXT and made usable as the others: a torn
+ * one too); the later extents (a large hiberfil.sys is fragmented) are
+ * not needed for the header.  NULL when there is none such. */
+static const struct ntfs_attr_header *first_data(struct ntfs_vol *v, uint8_t *rec,
+						 uint64_t recno, uint8_t *ext)
+{
+	const struct ntfs_attr_header *a = data_at_zero(rec);
+	struct ntfs_run *runs = NULL;
+	struct ntfs_mft_record m;
+	struct ntfs_al_entry e;
+	uint8_t *list = NULL;
+	uint64_t len, x = 0;
+	uint32_t off = 0;
+	char why[NTFS_WHY];
+	long nruns;
+
+	if (a || !ntfs_attr_named(rec, NTFS_AT_ATTRIBUTE_LIST, ""))
+		return a;
+	if (ntfs_vol_read_attr(v, rec, NTFS_AT_ATTRIBUTE_LIST, &list, &len, &runs,
+			       &nruns) || len > UINT32_MAX)
+		goto out;
+	while (!x && ntfs_al_next(list, (uint32_t)len, &off, &e, why) == 1)
+		if (e.type == NTFS_AT_DATA && !e.name_len && !e.lowest_vcn)
+			x = e.mref & 0xffffffffffffULL;
+	if (!x || x == recno || x >= v->mft_records || read_usable(v, x, ext))
+		goto out;
+	memcpy(&m, ext, sizeof(m));
+	if ((le16toh(m.flags) & NTFS_MFT_IN_USE) &&
+	    (le64toh(m.base_mft_record) & 0xffffffffffffULL) == recno)
+		a = data_at_zero(ext);
+out:
+	free(list);
+	free(runs);
+	return a;
+}
+
 /* The first 4 bytes of the unnamed $DATA of file RECNO (REC its record,
- * checked; EXT record-sized scratch): 0, or -1 when they cannot be read. */
+ * usable; EXT record-sized scratch): 0, or -1 when they cannot be read. */
 static int read_head(struct ntfs_vol *v, uint8_t *rec, uint64_t recno,
 		     uint8_t *ext, uint8_t head[4])
 {
 	const struct ntfs_attr_header *a;
 	struct ntfs_attr_nonresident n;
 	struct ntfs_run *runs = NULL;
-	uint8_t *holder;
-	uint64_t where;
 	char why[NTFS_WHY];
 	long nruns;
 	int r;
 
-	if (ntfs_vol_attr_holder(v, rec, recno, NTFS_AT_DATA, ext, &holder, &where))
-		return -1;
-	a = ntfs_attr_named(holder, NTFS_AT_DATA, "");
+	a = first_data(v, rec, recno, ext);
 	if (!a)
 		return -1;
 	if (!a->non_resident) {
@@ -240,7 +299,7 @@ static int read_head(struct ntfs_vol *v, uint8_t *rec, uint64_t recno,
 	    (le16toh(a->flags) & (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_ENCRYPTED)))
 		return -1;
 	memcpy(&n, a, sizeof(n));
-	if (n.lowest_vcn || le64toh((uint64_t)n.data_size) < 4)
+	if (le64toh((uint64_t)n.data_size) < 4)
 		return -1;
 	if (le64toh((uint64_t)n.initialized_size) < 4) {
 		/* never written there: reads as zeros */

@@ -12,7 +12,8 @@
  * record 0 for its runs, the root (record 5), its $I30 index for the name
  * hiberfil.sys, that file's record and the first 4 bytes of its unnamed
  * $DATA (resident or not; an $ATTRIBUTE_LIST naming the record that holds
- * its first extent is followed).  It never writes.  Those records are
+ * its first extent is followed, whatever extents follow it: a large
+ * hiberfil.sys is fragmented).  It never writes.  Those records are
  * read as the checker's pass 1 reads them, repaired in the probe's own
  * buffers only: a torn stride gets back the bytes its update sequence
  * array saved, an array out of place is found where the strides say, and

@@ -360,3 +360,55 @@ import attrlist_lab as L; print(L.Vol('$VOL').base_of('few'))")
 	EOF
 	[ "$status" -eq 0 ] || die "$output"
 }
+
+# A file of 300 hard links made by ntfs-3g (301 names: its list
+# non-resident, the names in some 30 extension records), one link's index
+# entry removed and its link count made 45 (301 cut to 8 bits).  Before,
+# a file of more than 254 names was "too many to count": the lost entry
+# was never reported (-n exit 0; ntfsck -n finds neither).  Now both are
+# found (-n exit 4, no write), -a fixes them (exit 1), a second -n is
+# clean, ntfsck -n clean, and ntfs-3g lists all 301 names, the file's
+# count 301 and its content through the lost name.
+@test "a file of 300 hard links (non-resident list), one entry lost and its link count wrong: found and repaired" {
+	local m rec dir sum
+	truncate -s 32M v.img
+	"$MKFS_NTFS" -q -F v.img > /dev/null
+	m=$(mount_ntfs3g v.img) || die "mount"
+	mkdir "$m/d"
+	echo data > "$m/d/x"
+	python3 -c 'import os, sys
+for i in range(300): os.link(sys.argv[1] + "/d/x", sys.argv[1] + "/d/link%03d" % i)' "$m"
+	rec=$(stat -c %i "$m/d/x") dir=$(stat -c %i "$m/d")
+	umount "$m"
+	python3 "$FSFORGE_TOP/tests/ntfs/ntfs_patch.py" v.img rmentry "$dir" link150 ||
+		die "rmentry"
+	python3 - v.img "$rec" <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+from ntfs_patch import Volume, attrs
+v, n = Volume(sys.argv[1]), int(sys.argv[2])
+r = bytearray(v.read(n))
+assert any(t == 0x20 and r[o + 8] for o, t, _ in attrs(r)), "a resident list"
+assert struct.unpack_from("<H", r, 0x12)[0] == 301
+struct.pack_into("<H", r, 0x12, 45)
+v.write(n, r)
+PY
+	sum=$(sha256sum < v.img)
+	run "$FSCK" -n v.img
+	echo "$output"
+	[ "$status" -eq 4 ] || die "-n exit $status"
+	[ "$(sha256sum < v.img)" = "$sum" ] || die "-n wrote"
+	[[ $output == *"\"link150\" (MFT record $rec) has no entry in its directory's index"* ]] ||
+		die "the lost entry not found"
+	[[ $output == *"MFT record $rec: link count is 45, the record has 301 names"* ]] ||
+		die "the link count not judged"
+	run "$FSCK" -a v.img
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	repair_converged "$FSCK" v.img -a
+	m=$(mount_ntfs3g v.img) || die "mount after"
+	[ "$(ls "$m/d" | wc -l)" -eq 301 ] || { umount "$m"; die "not 301 names"; }
+	[ "$(stat -c %h "$m/d/x")" -eq 301 ] || { umount "$m"; die "link count $(stat -c %h "$m/d/x")"; }
+	[ "$(cat "$m/d/link150")" = data ] || { umount "$m"; die "link150 unread"; }
+	umount "$m"
+}

@@ -188,6 +188,27 @@ tear() {
 	refused -y 4
 }
 
+# hiberfil.sys's $DATA moved out of its record into extension records
+# its new $ATTRIBUTE_LIST names (tests/ntfs/lab/hostile.py datasplit):
+# in one extension record, torn (k=1t), or in two extents in two (a large
+# hiberfil.sys is fragmented; k=2).  Before, the probe followed the
+# list only to an attribute in one extent, in a record passing its check:
+# the fragmented and the torn cases were "not hibernated" and -a wrote.
+# ntfs-3g (independent) refuses each read-write.
+@test "hibernated, hiberfil.sys's \$DATA in extension records (one, torn; two extents): -a and -y write nothing" {
+	local k x1
+	for k in 1t 2; do
+		DAMAGE=1 mkvol hibr 12284
+		read -r x1 _ < <(python3 "$FSFORGE_TOP/tests/ntfs/lab/hostile.py" v.img datasplit "$HIBREC" "${k%t}") ||
+			die "$k: datasplit"
+		[ "$k" = "${k%t}" ] || tear "$x1"
+		run ntfs3g_rw
+		[ "$status" -ne 0 ] || die "$k: ntfs-3g mounted it read-write"
+		refused -a 4
+		refused -y 4
+	done
+}
+
 # --undo is what the user asked for: done on a hibernated volume, with a
 # warning.  The undo file comes from a repair while the header said
 # "WAKE"; then the header becomes "hibr" (as Windows' next hibernation

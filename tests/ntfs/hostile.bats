@@ -57,10 +57,15 @@ setup() { cd_tmp; }
 
 # -n (exit 4, no write), -a (exit 1), then converged and ntfsck -n clean
 hostile_repair() {
-	local sum rc
 	need_sid
 	cp "$BATS_FILE_TMPDIR/base.img" image
 	$HOSTILE image "$@" || die "hostile.py $*"
+	hostile_repair_in_place
+}
+
+# the same on an image already made (./image)
+hostile_repair_in_place() {
+	local sum rc
 	sum=$(sha256sum < image)
 	rc=0; timeout 120 "$FSCK" -n image > n.log 2>&1 || rc=$?
 	cat n.log
@@ -241,4 +246,58 @@ secure_many() {
 	[ "$rc" -eq 1 ] || die "-a exit $rc"
 	need_sid
 	repair_converged "$FSCK" image -a
+}
+
+# $SDS in two extents, each in an extension record its new
+# $ATTRIBUTE_LIST names (hostile.py sdssplit): the clean shape checks
+# clean (ntfsck -n agrees); with the first extent's sizes saying 2^40
+# bytes: -n says so (pass 1's cut, or $Secure not checked), -a cuts them
+split_sds() {
+	need_sid
+	cp "$BATS_FILE_TMPDIR/base.img" image
+	read -r X1 X2 < <($HOSTILE image sdssplit "$@") || die "hostile.py sdssplit"
+}
+
+@test "\$SDS in two extents in extension records: checked clean" {
+	split_sds
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n exit $status"; }
+	run sid_ntfsck image
+	[ "$status" -eq 0 ] || { echo "$output"; die "ntfsck -n: exit $status"; }
+}
+
+@test "\$SDS in two extents, the first's sizes claiming 1 TiB: said, sizes repaired" {
+	split_sds 1
+	hostile_repair_in_place
+	grep -q -e 'SDS says 1099511627776 bytes, its runs map [0-9]*: \$Secure is not checked' \
+		-e 'MFT record 9 (/\$Secure): attribute 0x80: its extents map 65 clusters, its sizes say' n.log ||
+		die "not said"
+}
+
+# the second extent's record zeroed: before, the list was rebuilt but the
+# first extent's sizes still said 65 clusters (-a exit 5, "$Secure is not
+# checked" again and again); now cut to the 32 its runs map, as ntfsck
+# would, every descriptor kept (ntfs-3g reads /a/f1's as before)
+@test "\$SDS in two extents, the second's record zeroed: sizes cut to the first, \$Secure checked" {
+	local acl m=mnt
+	split_sds
+	mkdir -p "$m"
+	ntfs-3g -o ro image "$m" || die "mount"
+	acl=$(getfattr -h -e hex -n system.ntfs_acl "$m/a/f1" 2>/dev/null | sed -n 2p)
+	umount "$m"
+	[ -n "$acl" ] || die "no descriptor read"
+	python3 - image "$X2" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+from ntfs_patch import Volume
+v = Volume(sys.argv[1])
+v.pwrite(v.offset(v.mft_runs, int(sys.argv[2]) * v.rs), bytes(v.rs))
+PY
+	hostile_repair_in_place
+	grep -q 'MFT record 9 (/\$Secure): attribute 0x80: its extents map [0-9]* clusters, its sizes say [0-9]* (an extent lost); the sizes are cut' a.log ||
+		die "sizes not cut"
+	ntfs-3g -o ro image "$m" || die "mount after"
+	[ "$(getfattr -h -e hex -n system.ntfs_acl "$m/a/f1" 2>/dev/null | sed -n 2p)" = "$acl" ] ||
+		{ umount "$m"; die "/a/f1's descriptor changed"; }
+	umount "$m"
 }

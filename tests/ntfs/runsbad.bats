@@ -488,7 +488,14 @@ PY
 # ROOT=nosds: as si48, and $Secure's $SDS zeroed (no id to give at all):
 # the default descriptor takes the attribute's place, resident, its
 # instance kept (the list entry stays true); pass 3 writes $SDS's
-# defaults.  (Base case: no room in al's base record for it; still left.)
+# defaults.  In the base case al's base record has no room for it: before,
+# the cut kept the hole (-a exit 5); now the attribute is removed and al
+# given the root's default descriptor's id, 258, the same descriptor (0x0100c9).
+# FULL=full (third argument): a resident named stream of al's base record
+# grown until fewer than 24 bytes are free (no room for a security id in
+# its $STANDARD_INFORMATION): before, -a exit 5 (the cut kept the hole);
+# now the default descriptor takes the attribute's place in the extension
+# record, as when $Secure holds no id.
 listed_sd_case() {
 	local d=$BATS_FILE_TMPDIR base ext
 	local want="no security id stands for it: the attribute is removed and the file given the root directory's security id"
@@ -497,6 +504,8 @@ listed_sd_case() {
 	cp --sparse=always "$d/rp1024.img" image
 	[ "${2:-}" != nosds ] || {
 		want="no security id stands for it: it becomes the volume's default descriptor"
+		[ "$1" = ext ] ||
+			want="\$SDS holds no descriptor and the default one does not fit: the attribute is removed and the file given security id 258"
 		python3 - image <<'PY'
 import os, struct, sys
 sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
@@ -574,6 +583,29 @@ else:
     vol.pwrite(vol.offset(lruns, p + 16), struct.pack("<QH", ext | vol.seq(ext) << 48, xinst))
 vol.write(base, rec)
 PY
+	[ "${3:-}" != full ] || {
+		want="no security id stands for it: it becomes the volume's default descriptor"
+		python3 - image "$base" <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol, base = P.Volume(sys.argv[1]), int(sys.argv[2])
+rec = bytearray(vol.read(base))
+# a resident named stream of the base grown (zeros appended) until fewer
+# than 24 bytes are free: no room for a security id
+off = next(o for o, t, n in P.attrs(rec) if t == 0x80 and n and not rec[o + 8])
+ln, = struct.unpack_from("<I", rec, off + 4)
+vl, = struct.unpack_from("<I", rec, off + 16)
+used, alloc = struct.unpack_from("<II", rec, 0x18)
+grow = (alloc - used - 16) & ~7
+rec[off + ln + grow:used + grow] = rec[off + ln:used]
+rec[off + ln:off + ln + grow] = bytes(grow)
+struct.pack_into("<I", rec, off + 4, ln + grow)
+struct.pack_into("<I", rec, off + 16, vl + grow)
+struct.pack_into("<I", rec, 0x18, used + grow)
+vol.write(base, rec)
+PY
+	}
 	damaged_then_repaired
 	[[ $output == *"its \$SECURITY_DESCRIPTOR (0x50) has a bad runlist"*"$want"*FIXED* ]] ||
 		die "not repaired as wanted: $want"
@@ -608,6 +640,14 @@ PY
 
 @test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in an extension record, a hole then a bad run, no root security id and \$SDS empty: the default descriptor in its place" {
 	listed_sd_case ext nosds
+}
+
+@test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in an extension record, its base record full (no room for a security id): the default descriptor in its place" {
+	listed_sd_case ext "" full
+}
+
+@test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in its full base record, a hole then a bad run, no root security id and \$SDS empty: removed, the file given the default root descriptor's id" {
+	listed_sd_case base nosds
 }
 
 # nonres_case TYPE NAME: s1's (record in s1.rec) attribute TYPE (hex)

@@ -40,6 +40,12 @@ descriptors, ntfs-3g -o permissions):
                    left as they were (they miss the N: a checker
                    rebuilds them from $SDS)
   sdssize          $SDS's sizes say 2^40 bytes (its runs unchanged)
+  sdssplit [TIB]   $SDS in two extents, each in a new extension record
+                   named by a new $ATTRIBUTE_LIST (resident, after
+                   $STANDARD_INFORMATION) in record 9; TIB=1: the first
+                   extent's sizes say 2^40 bytes too
+  datasplit FILE [K]  the same for FILE's unnamed $DATA, in K (1 or 2,
+                   the default) extents
 Shapes (directory chains; TOP..BOTTOM a chain of directories, each the
 only child of the one above; bench/ntfs-lab hostile makes 10,000):
   idxanc D ANC     D's index entries name ANC, an ancestor, instead of
@@ -466,6 +472,77 @@ def sdssize(vol):
     vol.write(9, rec)
 
 
+def sdssplit(vol, tib=0):
+    _split(vol, 9, "$SDS", 2, tib)
+
+
+def datasplit(vol, f, k=2):
+    _split(vol, f, "", k)
+
+
+def _split(vol, d, name, k, tib=0):
+    """D's non-resident $DATA NAME moved out of D into K (1 or 2) extents,
+    each in a new extension record, named by a new resident list"""
+    from viewsplit_lab import (aligned, bitmap_of, cut_runs, ext_record,
+                               list_entry, nonresident, put_bitmap)
+    rec = vol.read(d)
+    seq, = struct.unpack_from("<H", rec, 0x10)
+    so = next(o for o, t, n in attrs(rec) if t == AT_DATA and n == name and rec[o + 8])
+    if any(t == 0x20 for _, t, _ in attrs(rec)):
+        sys.exit("a list already")
+    runs = runs_of(rec, so)
+    sizes = struct.unpack_from("<qqq", rec, so + 0x28)
+    nclus = sum(n for _, n in runs)
+    cut = nclus // 2 if k == 2 else nclus
+    if not cut:
+        sys.exit("too short to split")
+    first, rest = cut_runs(runs, cut)
+    if tib:
+        sizes = (1 << 40,) * 3
+    # K free records from 24 on, marked in use
+    mruns, mbits = bitmap_of(vol, 0)
+    nrec = sum(n for _, n in vol.mft_runs) * vol.cs // vol.rs
+    x = [n for n in range(24, min(nrec, len(mbits) * 8)) if not mbits[n // 8] >> (n % 8) & 1][:k]
+    if len(x) < k:
+        sys.exit("no free records")
+    base_ref = d | seq << 48
+    xr = [ext_record(vol, x[0], base_ref, [nonresident(AT_DATA, name, 0, cut - 1, first, sizes, 0)])]
+    if k == 2:
+        xr.append(ext_record(vol, x[1], base_ref, [nonresident(AT_DATA, name, cut, nclus - 1, rest, (0, 0, 0), 0)]))
+    kept, entries = [], []
+    for off, t, n in attrs(rec):
+        if off == so:
+            continue
+        ln, = struct.unpack_from("<I", rec, off + 4)
+        kept.append((t, rec[off:off + ln]))
+        entries.append((t, n, 0, base_ref, struct.unpack_from("<H", rec, off + 0x0E)[0]))
+    entries += [(AT_DATA, name, (0, cut)[i], x[i] | xr[i][1] << 48, 0) for i in range(k)]
+    entries.sort(key=lambda e: (e[0], e[1], e[2]))
+    value = b"".join(list_entry(*e) for e in entries)
+    instance, = struct.unpack_from("<H", rec, 0x28)
+    al = bytearray(aligned(0x18 + len(value)))
+    struct.pack_into("<IIBBHHHIHBB", al, 0, 0x20, len(al), 0, 0, 0x18, 0, instance,
+                     len(value), 0x18, 0, 0)
+    al[0x18:0x18 + len(value)] = value
+    out = b"".join(bytes(a) + (bytes(al) if t == 0x10 else b"") for t, a in kept)
+    f0, = struct.unpack_from("<H", rec, 0x14)
+    if f0 + len(out) + 8 > vol.rs:
+        sys.exit("the list does not fit")
+    new = bytearray(rec)
+    new[f0:] = bytes(vol.rs - f0)
+    new[f0:f0 + len(out)] = out
+    struct.pack_into("<II", new, f0 + len(out), 0xFFFFFFFF, 0)
+    struct.pack_into("<I", new, 0x18, f0 + len(out) + 8)
+    struct.pack_into("<H", new, 0x28, instance + 1)
+    for n in x:
+        mbits[n // 8] |= 1 << (n % 8)
+    put_bitmap(vol, mruns, mbits)
+    for i in range(k):
+        vol.write(x[i], xr[i][0])
+    vol.write(d, new)
+    print(*x)
+
+
 def baseself(vol, f):
     rec = vol.read(f)
     struct.pack_into("<Q", rec, 0x20, f | vol.seq(f) << 48)
@@ -551,6 +628,7 @@ def mftbitmap(vol):
 SHAPES = ("selfvcn", "ancestor", "shared", "entlen0", "entlen8", "nolast",
           "allsame", "dupnames", "alzero", "alpast", "extself", "extother", "twobase", "listbase",
           "idxanc", "cycle", "siidup", "siiorder", "sdhdup", "sdhorder", "sdsmany", "sdssize",
+          "sdssplit", "datasplit",
           "baseself", "ploop", "bigsize", "sparse40", "mftsize", "mftbitmap")
 
 
