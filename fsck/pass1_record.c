@@ -83,35 +83,6 @@ static void add_standard_information(struct ntfs_check *c, uint64_t recno,
 /* Does base record REC list extension record EXT in its attribute list? */
 static bool lists(struct ntfs_check *c, const uint8_t *rec, uint64_t ext);
 
-/* Whether MFT record B (from a record's base reference) is a base record
- * that lists record E in its attribute list. */
-/* Base B's record as pass 1 will have it, in BASE: read, and a torn
- * stride or a misplaced update sequence array repaired in the copy
- * (never written).  True when that gives a record that checks. */
-static bool base_as_repaired(struct ntfs_check *c, uint64_t b, uint8_t *base)
-{
-	uint32_t rs = c->vol.boot.g.mft_record_size, first;
-	char why[NTFS_WHY];
-
-	if (ntfs_vol_read_record(&c->vol, b, base))
-		return false;
-	switch (ntfs_record_check(base, rs, NTFS_MAGIC_FILE, why)) {
-	case NTFS_REC_OK:
-		return true;
-	case NTFS_REC_TORN:
-		if (ntfs_fixup_force(base, rs, &first) <= 0)
-			return false;
-		break;
-	case NTFS_REC_BAD_USA:
-		if (ntfs_usa_repair(base, rs, why))
-			return false;
-		break;
-	default:
-		return false;
-	}
-	return ntfs_file_header_check(base, rs, why) == NTFS_REC_OK;
-}
-
 /* Does B, the base record that record E names, list E?  False only when
  * it positively does not: B is past the MFT, or B as pass 1 will have it
  * (a torn base is judged repaired: pass 1 reaches a base numbered above
@@ -131,7 +102,9 @@ static bool base_lists(struct ntfs_check *c, uint64_t b, uint64_t e)
 	base = malloc(rs);
 	if (!base)
 		return true;	/* not known not to: left as it is */
-	if (base_as_repaired(c, b, base)) {
+	/* B as pass 1 will have it (mended in this copy, never written) */
+	if (!ntfs_vol_read_record(&c->vol, b, base) &&
+	    !ntfs_record_usable(base, rs)) {
 		memcpy(&bm, base, sizeof(bm));
 		if (le16toh(bm.flags) & NTFS_MFT_IN_USE)
 			yes = !le64toh(bm.base_mft_record) && lists(c, base, e);
