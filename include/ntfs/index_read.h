@@ -47,4 +47,11 @@ void ntfs_index_close(struct ntfs_index *ix);
 void ntfs_index_bt(struct ntfs_index *ix, struct ntfs_bt *t,
 		   struct ntfs_bt_ops *ops);
 
+/* dir_entry_find.c: does directory DIR's $I30 hold an entry for MREF
+ * (record number and sequence number, which must not be 0)?  DIR's
+ * record as ntfs_record_usable() has it, an in-use base directory; its
+ * index walked (faults skipped) until the entry is met.  False also when
+ * it cannot be told. */
+bool ntfs_vol_dir_has_entry(struct ntfs_vol *v, uint64_t dir, uint64_t mref);
+
 #endif
