@@ -937,6 +937,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 	}
 	fsf_progress_done(&prog);
+	/* the entries held for the base-reference checks: later passes
+	 * change indexes */
+	ntfs_dir_refs_free(&c->dir_refs);
 	/* $MFT's clusters as pass 1 read them: a lost tail it took (with
 	 * -n record 0 still maps less) is in use */
 	for (long k = 0; !ret && k < c->vol.nmft_runs; k++)

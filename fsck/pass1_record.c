@@ -152,7 +152,7 @@ static bool own_entry(struct ntfs_check *c, uint64_t recno, const uint8_t *rec)
 		if (n == sizeof(tried) / sizeof(tried[0]))
 			break;
 		tried[n++] = dir;
-		if (ntfs_vol_dir_has_entry(&c->vol, dir, mref))
+		if (ntfs_vol_dir_has_entry(&c->vol, &c->dir_refs, dir, mref))
 			return true;
 	}
 	return false;

@@ -3,7 +3,9 @@
  * libntfs: does a directory's $I30 hold an entry for a given file (record
  * number and sequence number)?  The directory's record as a checker's
  * pass 1 will have it (mended in a private copy, never written), its
- * index walked until the entry is met.
+ * index walked once; the references of its entries are kept, sorted, for
+ * the caller's next question about the same directory (many files of one
+ * directory asked about cost one walk, not one each).
  */
 #include "config.h"
 
@@ -17,35 +19,49 @@
 #include "ntfs/repair.h"
 #include "ntfs/volume_io.h"
 
-struct entry_find {
-	uint64_t mref;
-	bool found;
-};
-
 static int on_entry(void *arg, const struct ntfs_ie_view *ie)
 {
-	struct entry_find *f = arg;
+	struct ntfs_dir_refs *r = arg;
 
-	if (ie->mref != f->mref)
-		return 0;
-	f->found = true;
-	return 1;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		uint64_t *more = realloc(r->refs, cap * sizeof(*more));
+
+		if (!more)
+			return -1;	/* stops the walk; not held */
+		r->refs = more;
+		r->cap = cap;
+	}
+	r->refs[r->n++] = ie->mref;
+	return 0;
 }
 
-bool ntfs_vol_dir_has_entry(struct ntfs_vol *v, uint64_t dir, uint64_t mref)
+static int cmp_ref(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* R holds the entries of DIR (none when they cannot be read) */
+static void hold(struct ntfs_vol *v, struct ntfs_dir_refs *r, uint64_t dir)
 {
 	uint32_t rs = v->boot.g.mft_record_size;
-	struct entry_find f = { .mref = mref };
 	struct ntfs_bt_ops ops = { .entry = on_entry };
 	struct ntfs_bt t = { .type = NTFS_AT_FILE_NAME,
-			     .collation = NTFS_COLLATION_FILE_NAME, .arg = &f };
+			     .collation = NTFS_COLLATION_FILE_NAME, .arg = r };
 	struct ntfs_mft_record m;
 	struct ntfs_index ix;
-	uint8_t *rec;
+	uint8_t *rec = malloc(rs);
 
-	if (!(mref >> 48) || dir >= v->mft_records || !(rec = malloc(rs)))
-		return false;
-	if (ntfs_vol_read_record(v, dir, rec) || ntfs_record_usable(rec, rs))
+	r->n = 0;
+	r->held = false;
+	if (!rec)
+		return;
+	r->dir = dir;
+	r->held = true;
+	if (dir >= v->mft_records || ntfs_vol_read_record(v, dir, rec) ||
+	    ntfs_record_usable(rec, rs))
 		goto out;
 	memcpy(&m, rec, sizeof(m));
 	if (!(le16toh(m.flags) & NTFS_MFT_IN_USE) ||
@@ -54,10 +70,29 @@ bool ntfs_vol_dir_has_entry(struct ntfs_vol *v, uint64_t dir, uint64_t mref)
 	if (!ntfs_vol_index_open(v, NULL, NULL, dir, rec, "$I30", &ix)) {
 		ntfs_index_bt(&ix, &t, &ops);
 		ntfs_bt_walk(&t);
+		r->held = !t.stopped;	/* out of memory: asked again */
 		ntfs_bt_free(&t);
 	}
 	ntfs_index_close(&ix);
+	if (r->n > 1)
+		qsort(r->refs, r->n, sizeof(*r->refs), cmp_ref);
 out:
 	free(rec);
-	return f.found;
+}
+
+bool ntfs_vol_dir_has_entry(struct ntfs_vol *v, struct ntfs_dir_refs *r,
+			    uint64_t dir, uint64_t mref)
+{
+	if (!(mref >> 48))
+		return false;
+	if (!r->held || r->dir != dir)
+		hold(v, r, dir);
+	return r->held && r->n &&
+	       bsearch(&mref, r->refs, r->n, sizeof(*r->refs), cmp_ref);
+}
+
+void ntfs_dir_refs_free(struct ntfs_dir_refs *r)
+{
+	free(r->refs);
+	memset(r, 0, sizeof(*r));
 }
