@@ -155,6 +155,7 @@ static void check_free(struct ntfs_check *c)
 	rset_free(&c->uncounted);
 	rset_free(&c->size_told);
 	ntfs_rare_map_free(c->ext_bad);
+	ntfs_dir_refs_free(&c->dir_refs);
 	ntfs_rare_map_free(c->record_lost);
 	ntfs_rare_map_free(c->nameless);
 	ntfs_rare_map_free(c->list_left);

@@ -160,6 +160,8 @@ struct ntfs_check {
 	struct ntfs_fnp_big { uint64_t r; uint16_t n; } *fnp_big;
 	size_t nfnp_big, cap_fnp_big;
 	uint8_t *ext_bad;		/* one bit per record: orphan extension */
+	struct ntfs_dir_refs dir_refs;	/* pass 1: the last directory whose
+					 * entries a base reference asked */
 	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
 	uint8_t *list_left;		/* one bit per record: its attribute
 					 * list found wrong and left (pass 1) */

@@ -299,20 +299,6 @@ static int locate_mft(struct ntfs_check *c, uint8_t *rec0,
  * *DOS gets the number of DOS-only names, since some writers leave them
  * out of the count and either count is accepted.
  */
-/* Is REC's bytes in use, though it passes the header check, not where
- * its attribute frames end: they break before it (it cuts an attribute),
- * or the end marker comes before its last 8 bytes? */
-static bool used_wrong(const uint8_t *rec)
-{
-	struct ntfs_mft_record m;
-	uint32_t end;
-	char why[NTFS_WHY];
-
-	memcpy(&m, rec, sizeof(m));
-	return ntfs_attr_frames_end(rec, le32toh(m.bytes_in_use), &end, why) < 0 ||
-	       end + 8 < le32toh(m.bytes_in_use);
-}
-
 static int count_links(const uint8_t *rec, bool *has_list, int *dos)
 {
 	struct ntfs_attr_cursor cur;
@@ -442,7 +428,7 @@ static int find_misplaced_copies(struct ntfs_check *c, uint8_t *copies,
 			continue;
 		memcpy(at, rec, rs);
 		if (ntfs_record_check(at, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-		    used_wrong(at))
+		    ntfs_record_used_wrong(at))
 			continue;
 		snprintf(obj, sizeof(obj), "MFT record %u", other);
 		if (fsf_fix_ask(&c->fix, &PR_RECORD_NEWER_ELSEWHERE, obj,
@@ -792,7 +778,7 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 				continue;	/* declined: left alone */
 		}
 		if ((st == NTFS_REC_BAD_USA || st == NTFS_REC_BAD_HEADER ||
-		     (st == NTFS_REC_OK && used_wrong(rec))) &&
+		     (st == NTFS_REC_OK && ntfs_record_used_wrong(rec))) &&
 		    (marked || i < NTFS_FILE_FIRST_USER)) {
 			int s = ntfs_salvage_header(c, i, rec, st, obj);
 
@@ -951,6 +937,9 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 		}
 	}
 	fsf_progress_done(&prog);
+	/* the entries held for the base-reference checks: later passes
+	 * change indexes */
+	ntfs_dir_refs_free(&c->dir_refs);
 	/* $MFT's clusters as pass 1 read them: a lost tail it took (with
 	 * -n record 0 still maps less) is in use */
 	for (long k = 0; !ret && k < c->vol.nmft_runs; k++)

@@ -6,7 +6,9 @@
  * the base record it claims: the base must be in use and list it in its
  * $ATTRIBUTE_LIST, or the extension is debris and is freed.  A record
  * that claims such a base but holds $STANDARD_INFORMATION is a file whose
- * base reference is the damage: judged before the record is classified.
+ * base reference is the damage: judged before the record is classified
+ * (a free or unusable base says nothing: then only an entry of its
+ * directory's index naming the record says it is the file).
  */
 #include "config.h"
 
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "ntfs/format.h"
+#include "ntfs/index_read.h"
 #include "ntfs/repair.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
@@ -83,61 +86,76 @@ static void add_standard_information(struct ntfs_check *c, uint64_t recno,
 /* Does base record REC list extension record EXT in its attribute list? */
 static bool lists(struct ntfs_check *c, const uint8_t *rec, uint64_t ext);
 
-/* Whether MFT record B (from a record's base reference) is a base record
- * that lists record E in its attribute list. */
-/* Base B's record as pass 1 will have it, in BASE: read, and a torn
- * stride or a misplaced update sequence array repaired in the copy
- * (never written).  True when that gives a record that checks. */
-static bool base_as_repaired(struct ntfs_check *c, uint64_t b, uint8_t *base)
-{
-	uint32_t rs = c->vol.boot.g.mft_record_size, first;
-	char why[NTFS_WHY];
+enum base_says { BASE_LISTS, BASE_DOES_NOT, BASE_NOT_KNOWN };
 
-	if (ntfs_vol_read_record(&c->vol, b, base))
-		return false;
-	switch (ntfs_record_check(base, rs, NTFS_MAGIC_FILE, why)) {
-	case NTFS_REC_OK:
-		return true;
-	case NTFS_REC_TORN:
-		if (ntfs_fixup_force(base, rs, &first) <= 0)
-			return false;
-		break;
-	case NTFS_REC_BAD_USA:
-		if (ntfs_usa_repair(base, rs, why))
-			return false;
-		break;
-	default:
-		return false;
-	}
-	return ntfs_file_header_check(base, rs, why) == NTFS_REC_OK;
-}
-
-/* Does B, the base record that record E names, list E?  False only when
- * it positively does not: B is past the MFT, or B as pass 1 will have it
- * (a torn base is judged repaired: pass 1 reaches a base numbered above
- * E only later) is an in-use extension record itself or an in-use base
- * with no list entry for E.  A base not in use or unusable is not known:
- * a stale copy of a file's record left in a free slot names such a base
- * as well as damage does, and is left to the list checks (true). */
-static bool base_lists(struct ntfs_check *c, uint64_t b, uint64_t e)
+/* Does B, the base record that record E names, list E?  It positively
+ * does not when B is past the MFT, or B as pass 1 will have it (a torn
+ * base is judged repaired: pass 1 reaches a base numbered above E only
+ * later) is an in-use extension record itself or an in-use base with no
+ * list entry for E.  A base not in use or unusable is not known: a stale
+ * copy of a file's record left in a free slot names such a base as well
+ * as damage does. */
+static enum base_says base_lists(struct ntfs_check *c, uint64_t b, uint64_t e)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *base;
 	struct ntfs_mft_record bm;
-	bool yes = true;
+	enum base_says says = BASE_NOT_KNOWN;
 
 	if (b >= c->vol.mft_records)
-		return false;
+		return BASE_DOES_NOT;
 	base = malloc(rs);
 	if (!base)
-		return true;	/* not known not to: left as it is */
-	if (base_as_repaired(c, b, base)) {
+		return BASE_LISTS;	/* not known not to: left as it is */
+	/* B as pass 1 will have it (mended in this copy, never written) */
+	if (!ntfs_vol_read_record(&c->vol, b, base) &&
+	    !ntfs_record_usable(base, rs)) {
 		memcpy(&bm, base, sizeof(bm));
 		if (le16toh(bm.flags) & NTFS_MFT_IN_USE)
-			yes = !le64toh(bm.base_mft_record) && lists(c, base, e);
+			says = !le64toh(bm.base_mft_record) && lists(c, base, e) ?
+			       BASE_LISTS : BASE_DOES_NOT;
 	}
 	free(base);
-	return yes;
+	return says;
+}
+
+/* Is record RECNO (REC) named, with its sequence number, by an entry of
+ * the index of a directory one of its $FILE_NAMEs names as parent?  Then
+ * it is that file's own base record, not a stale copy of one (whose
+ * directory entry names the file's record, not this slot). */
+static bool own_entry(struct ntfs_check *c, uint64_t recno, const uint8_t *rec)
+{
+	struct ntfs_mft_record m;
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	char why[NTFS_WHY];
+	uint64_t mref, tried[4];
+	unsigned int n = 0;
+
+	memcpy(&m, rec, sizeof(m));
+	mref = recno | (uint64_t)le16toh(m.sequence_number) << 48;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		struct ntfs_file_name fn;
+		uint64_t dir;
+		bool seen = false;
+
+		if (le32toh(a->type) != NTFS_AT_FILE_NAME || !ntfs_file_name_of(a, &fn))
+			continue;
+		dir = le64toh(fn.parent_directory) & 0xffffffffffffULL;
+		/* a name pair (Win32 and DOS) names one directory: walked once;
+		 * a handful of directories at most */
+		for (unsigned int k = 0; k < n; k++)
+			seen |= tried[k] == dir;
+		if (seen || dir == recno)
+			continue;
+		if (n == sizeof(tried) / sizeof(tried[0]))
+			break;
+		tried[n++] = dir;
+		if (ntfs_vol_dir_has_entry(&c->vol, &c->dir_refs, dir, mref))
+			return true;
+	}
+	return false;
 }
 
 void ntfs_check_base_reference(struct ntfs_check *c, uint64_t recno,
@@ -159,9 +177,21 @@ void ntfs_check_base_reference(struct ntfs_check *c, uint64_t recno,
 		si = le32toh(a->type) == NTFS_AT_STANDARD_INFORMATION;
 	/* no extension record holds $STANDARD_INFORMATION: a record that
 	 * does, claimed by no base, is a file whose base reference is the
-	 * damage; one its base lists is left to the list checks */
-	if (!si || base_lists(c, b, recno))
+	 * damage; one its base lists is left to the list checks.  One whose
+	 * base is free or unusable is that file only when its directory's
+	 * index names it (else the list checks free it, as before) */
+	if (!si)
 		return;
+	switch (base_lists(c, b, recno)) {
+	case BASE_LISTS:
+		return;
+	case BASE_NOT_KNOWN:
+		if (!own_entry(c, recno, rec))
+			return;
+		break;
+	case BASE_DOES_NOT:
+		break;
+	}
 	m.base_mft_record = 0;
 	if (fsf_fix_ask(&c->fix, &PR_BASE_REFERENCE, obj, (unsigned long long)b)) {
 		memcpy(rec, &m, sizeof(m));

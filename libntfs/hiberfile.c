@@ -19,47 +19,12 @@
 #include "ntfs/repair.h"
 #include "ntfs/volume_io.h"
 
-/* REC, a FILE record just read into the probe's own buffer, made usable as
- * pass 1 would make it, in this copy only (nothing is written): a torn
- * stride gets back the bytes its update sequence array saved, an array
- * out of place is found again where the strides say; then the header must
- * pass and, after such a repair, every attribute must parse up to the end
- * marker.  0, or -1 when the record is not usable. */
-static int usable(uint8_t *rec, uint32_t rs)
-{
-	const struct ntfs_attr_header *a;
-	struct ntfs_attr_cursor cur;
-	char why[NTFS_WHY];
-	uint32_t first;
-	int r;
-
-	switch (ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why)) {
-	case NTFS_REC_OK:
-		return 0;
-	case NTFS_REC_TORN:
-		if (ntfs_fixup_force(rec, rs, &first) <= 0)
-			return -1;
-		break;
-	case NTFS_REC_BAD_USA:
-		if (ntfs_usa_repair(rec, rs, why))
-			return -1;
-		break;
-	default:
-		return -1;
-	}
-	if (ntfs_file_header_check(rec, rs, why) != NTFS_REC_OK)
-		return -1;
-	ntfs_attr_cursor_init(&cur, rec);
-	while ((r = ntfs_attr_next(&cur, &a, why)) == 1)
-		;
-	return r < 0 ? -1 : 0;
-}
-
-/* Record RECNO of V's $MFT, usable (above): 0, or -1. */
+/* Record RECNO of V's $MFT made usable as pass 1 would make it, in the
+ * probe's own buffer REC only (ntfs_record_usable): 0, or -1. */
 static int read_usable(struct ntfs_vol *v, uint64_t recno, uint8_t *rec)
 {
 	return ntfs_vol_read_record(v, recno, rec) ||
-	       usable(rec, v->boot.g.mft_record_size) ? -1 : 0;
+	       ntfs_record_usable(rec, v->boot.g.mft_record_size) ? -1 : 0;
 }
 
 /* $MFT's runs and record count from the copy of its record 0 at cluster
@@ -74,7 +39,7 @@ static int open_mft_at(struct ntfs_vol *v, uint8_t *rec, int64_t lcn)
 	long nruns;
 
 	if (lcn <= 0 || fsf_dev_pread(v->dev, rec, rs, (uint64_t)lcn * cs) ||
-	    usable(rec, rs))
+	    ntfs_record_usable(rec, rs))
 		return -1;
 	a = ntfs_attr_named(rec, NTFS_AT_DATA, "");
 	if (!a || !a->non_resident || le32toh(a->length) < sizeof(n))

@@ -47,4 +47,21 @@ void ntfs_index_close(struct ntfs_index *ix);
 void ntfs_index_bt(struct ntfs_index *ix, struct ntfs_bt *t,
 		   struct ntfs_bt_ops *ops);
 
+/* dir_entry_find.c: does directory DIR's $I30 hold an entry for MREF
+ * (record number and sequence number, which must not be 0)?  DIR's
+ * record as ntfs_record_usable() has it, an in-use base directory; its
+ * index walked once (faults skipped), the references of its entries kept
+ * sorted in R for the next question about DIR (R zeroed at first; freed
+ * with ntfs_dir_refs_free; the caller drops it when the index may have
+ * changed).  False also when it cannot be told. */
+struct ntfs_dir_refs {
+	uint64_t dir;
+	bool held;		/* REFS are DIR's */
+	uint64_t *refs;
+	size_t n, cap;
+};
+bool ntfs_vol_dir_has_entry(struct ntfs_vol *v, struct ntfs_dir_refs *r,
+			    uint64_t dir, uint64_t mref);
+void ntfs_dir_refs_free(struct ntfs_dir_refs *r);
+
 #endif

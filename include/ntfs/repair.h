@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "ntfs/format.h"
+#include "ntfs/read.h"
 
 struct ntfs_sizes {
 	uint64_t alloc, data, init;
@@ -167,4 +168,35 @@ int ntfs_rec_set_security_id(uint8_t *rec, uint32_t size, uint32_t id);
  * $VOLUME_INFORMATION of checked record REC ($Volume's): 0, or -ENOENT
  * when it has none (or one too short to hold them). */
 int ntfs_rec_clear_volume_flags(uint8_t *rec, uint16_t flags);
+/* record_mend.c: a FILE record made usable as a checker's pass 1 makes
+ * it, from its own bytes.  How it was mended: */
+struct ntfs_rec_mend {
+	bool torn;		/* a torn stride's saved ends put back */
+	uint32_t first_torn;	/* torn: the first stride that was */
+	bool torn_in_attrs;	/* torn: that stride holds attribute bytes */
+	char usa[NTFS_WHY];	/* where the update sequence array went ("": kept) */
+	char hdr[NTFS_WHY];	/* which header fields were set ("": none) */
+};
+/* REC (SIZE bytes) as ntfs_record_check() left it in state ST, mended in
+ * place: a torn stride gets back the bytes the array saved (believed when
+ * the header then checks and, the stride holding attribute bytes, every
+ * attribute parses; else when the frames reach the end marker); an array
+ * out of place is put where the strides say and wrong allocated size,
+ * attribute offset or bytes in use are set to what the frames say
+ * (believed when every frame leads to an end marker after an attribute;
+ * for fields that passed their check, bytes in use short of or past the
+ * end marker, only when every attribute then parses).  1: mended (fixups
+ * removed, HOW says how); 0: usable as it is (ST NTFS_REC_OK; also when
+ * its bytes in use could not be set, REC unchanged); -1: not usable this
+ * way (REC unchanged). */
+int ntfs_record_mend(uint8_t *rec, uint32_t size, enum ntfs_rec_state st,
+		     struct ntfs_rec_mend *how);
+/* Do the bytes in use of checked record REC miss its end marker (the
+ * frames break first, or more than its 8 bytes follow it)? */
+bool ntfs_record_used_wrong(const uint8_t *rec);
+/* REC (SIZE bytes) as read from disk, checked and mended as above (a
+ * torn record put back then has its bytes in use mended too), in this
+ * buffer only: the record as a checker's pass 1 will have it, nothing
+ * written.  0 (fixups removed), or -1 when it is not usable. */
+int ntfs_record_usable(uint8_t *rec, uint32_t size);
 #endif

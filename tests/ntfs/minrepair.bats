@@ -168,6 +168,56 @@ repair_case() {
 	repair_case s1 baseref_plus1 "claims to extend MFT record 1, which does not list it"
 }
 
+# one byte makes a file's base reference name a free record (the first
+# free slot, below 256): a free record lists nothing, and neither does the
+# base a stale copy of a file's record names (the control below); the
+# file's directory entry names this record with its sequence number, so
+# it is the file and keeps it (ntfsck -a clears it, and so did we)
+@test "a 12 MiB file's base reference naming a free record (one byte): set back to 0, the file kept" {
+	repair_case big baseref_free "claims to extend MFT record"
+}
+
+@test "a small file's base reference naming a free record: -n and -a name that record, the file and its name kept" {
+	local s1 free
+	s1=$(cat "$BATS_FILE_TMPDIR/s1.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	free=$(python3 "$HELPER" image "$s1" baseref_free)
+	run "$FSCK" -n image
+	echo "$output"
+	[ "$status" -eq 4 ] || die "-n exit $status"
+	[[ $output == *"MFT record $s1: "*"claims to extend MFT record $free, which does not list it"* ]] ||
+		die "-n did not report the base reference"
+	[[ $output == *"problems: 1 found, 0 fixed, 1 left"* ]] || die "-n reports more than the reference"
+	run "$FSCK" -a image
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ $output == *"MFT record $s1: "*"claims to extend MFT record $free, which does not list it"* ]] ||
+		die "-a did not set the reference back"
+	[[ $output == *"problems: 1 found, 1 fixed, 0 left"* ]] || die "-a did more than that"
+	repaired_oracles
+}
+
+# The control: a stale copy of s1's record in a free slot (in use, saying
+# it is that slot, holding s1's $STANDARD_INFORMATION and name) claiming
+# another free slot as its base.  s1's directory entry names s1's record,
+# not the copy: the copy is debris and is freed as before, s1 is kept.
+@test "a stale copy of a file's record in a free slot claiming a free base: still freed, the file kept" {
+	local s1 out slot base
+	s1=$(cat "$BATS_FILE_TMPDIR/s1.rec")
+	cp --sparse=always "$BATS_FILE_TMPDIR/base.img" image
+	out=$(python3 "$HELPER" image "$s1" stale_free_base)
+	read -r slot base <<<"$out"
+	for mode in -n -a; do
+		run "$FSCK" "$mode" image
+		echo "$output"
+		[ "$status" -eq "$([ $mode = -n ] && echo 4 || echo 1)" ] || die "$mode exit $status"
+		[[ $output == *"MFT record $slot: extension record of MFT record $base, which is not in use"* ]] ||
+			die "$mode: the copy not freed"
+		[[ $output != *"claims to extend"* ]] || die "$mode: the copy made a file"
+	done
+	repaired_oracles
+}
+
 # the second reader's case: an extension record numbered below its base
 # that looks like a base (its first attribute's type made 0x10), and the
 # base torn (pass 1 reaches it later and repairs it): the base must be

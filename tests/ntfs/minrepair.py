@@ -18,6 +18,13 @@ DAMAGE:
   ext_DAMAGE     DAMAGE in the first extension record of file RECORD
   baseref_plus1  the base record reference 0 -> 1 (one byte: it claims to
                  extend $MFTMirr, which lists nothing)
+  baseref_free   the base record reference's low byte: the first free user
+                 slot (one byte: it claims a record not in use; printed)
+  stale_free_base  a stale copy of the record in the first free user slot
+                 (in use, saying it is that slot), its base reference the
+                 second free slot: an extension record of a record not in
+                 use that its directory's entry does not name (the entry
+                 names RECORD); prints "SLOT BASE"
   usa_count      the update sequence array's count 2 (one stride too few)
   alloc_field    the record's allocated size one byte short
   used_slack     the record's bytes in use 32 more (zeros after the end
@@ -189,6 +196,12 @@ def data_runs(rec):
     return runs_of(rec, off)
 
 
+def free_slots(img, mft, rs):
+    """The user slots (from 24) whose record is not in use, in order."""
+    return (k for k in range(24, 4096)
+            if not damage.unfix(damage.record(img, mft, rs, k))[0x16] & 1)
+
+
 def bitmap_at(img, g):
     """Byte offset of $Bitmap's content (one run: the small test volumes)."""
     bps, cs, rs, sectors, mft, mirr = g
@@ -252,6 +265,19 @@ def main():
             # the base reference's low byte: 1 (it claims $MFTMirr)
             assert not struct.unpack_from("<Q", rec, 0x20)[0], "already an extension"
             damage.set_record_bytes(img, g, n, 0x20, b"\x01")
+        elif what == "baseref_free":
+            assert not struct.unpack_from("<Q", rec, 0x20)[0], "already an extension"
+            o = next(free_slots(img, mft, rs))
+            assert o < 256, "first free slot %d is past one byte" % o
+            damage.set_record_bytes(img, g, n, 0x20, bytes([o]))
+            print(o)
+        elif what == "stale_free_base":
+            slots = free_slots(img, mft, rs)
+            o, b = next(slots), next(slots)
+            img[mft + o * rs:mft + (o + 1) * rs] = img[mft + n * rs:mft + (n + 1) * rs]
+            damage.set_record_bytes(img, g, o, 0x2C, struct.pack("<I", o))
+            damage.set_record_bytes(img, g, o, 0x20, struct.pack("<Q", b))
+            print(o, b)
         elif what == "fn_parent_seq0":
             off, _ = damage.attr(damage.record(img, mft, rs, n), 0x30)
             vofs, = struct.unpack_from("<H", rec, off + 0x14)
