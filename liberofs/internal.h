@@ -425,9 +425,8 @@ int erofs_write_dirs_and_symlinks(struct erofs_build *b);
 
 /* metadata.c: the inodes, shared xattrs and superblock, after all data;
  * with -z and 2+ workers the chunks few compressed records live in can be
- * written while the compressed files are (prepare before the data
- * passes, write early after the file data and directories) */
-int erofs_meta_prepare(struct erofs_build *b);
+ * written while the compressed files are (write early: once the file
+ * data and directories are written, beside the compressed files) */
 int erofs_meta_write_early(struct erofs_build *b);
 int erofs_write_metadata(struct erofs_build *b);
 void erofs_meta_free(struct erofs_build *b);

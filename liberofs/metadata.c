@@ -88,10 +88,10 @@ void erofs_meta_free(struct erofs_build *b)
 /*
  * Which chunks erofs_meta_write_early may write (none where some other
  * pass writes into the area after the data passes: -E fragments' headers,
- * chunk maps; nor where a record crosses a chunk end).  Called before the
- * data passes, from the thread that starts them.
+ * chunk maps; nor where a record crosses a chunk end).  Record sizes and
+ * nids are fixed by the layout, read only since.
  */
-int erofs_meta_prepare(struct erofs_build *b)
+static int meta_prepare(struct erofs_build *b)
 {
 	const struct erofs_mkfs_opts *o = b->opts;
 	struct meta_plan *m;
@@ -179,13 +179,14 @@ static int write_early_chunk(struct erofs_build *b, uint8_t *chunk, size_t c,
 
 int erofs_meta_write_early(struct erofs_build *b)
 {
-	struct meta_plan *m = b->meta;
+	struct meta_plan *m;
 	uint8_t *chunk;
-	size_t next = 0;
-	int ret = 0;
+	size_t next = 0, nearly = 0;
+	int ret = meta_prepare(b);
 
-	if (!m)
-		return 0;
+	m = b->meta;
+	if (ret || !m)
+		return ret;
 	chunk = malloc(META_CHUNK);
 	if (!chunk)
 		return -ENOMEM;
@@ -194,12 +195,15 @@ int erofs_meta_write_early(struct erofs_build *b)
 
 		if (m->early[c]) {
 			ret = write_early_chunk(b, chunk, c, &next);
+			nearly++;
 			continue;
 		}
 		while (next < m->n && m->by_nid[next]->nid * EROFS_SLOT_SIZE < end)
 			next++;
 	}
 	free(chunk);
+	fsf_info(b->log, "metadata: %zu of %zu chunks written early", nearly,
+		 m->nchunks);
 	return ret;
 }
 

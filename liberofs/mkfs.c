@@ -87,7 +87,7 @@ static void *flat_run(void *arg)
 	struct flat_thread *t = arg;
 
 	t->ret = write_flat(t->b);
-	if (!t->ret && t->b->meta)
+	if (!t->ret)
 		t->ret = timed(t->b, "metadata, early chunks",
 			       erofs_meta_write_early);
 	return NULL;
@@ -110,14 +110,8 @@ static int write_data(struct erofs_build *b)
 	pthread_t tid;
 	int ret;
 
-	if (b->opts->nzcfgs && b->opts->workers >= 2) {
-		ret = erofs_meta_prepare(b);
-		if (ret)
-			return ret;
-	}
 	if (!b->opts->nzcfgs || b->opts->workers < 2 ||
 	    pthread_create(&tid, NULL, flat_run, &t) != 0) {
-		erofs_meta_free(b);	/* all at the end */
 		ret = write_flat(b);
 		return ret ? ret : timed(b, "compressed files",
 					 erofs_write_compressed);
