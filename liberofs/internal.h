@@ -182,6 +182,9 @@ struct erofs_build {
 	/* the compression plan's threads while the scan runs (compress.c) */
 	struct plan *early;
 	atomic_size_t zkept_bytes;	/* held in nodes' zkept */
+	/* the metadata chunks written before the compressed files end
+	 * (metadata.c) */
+	struct meta_plan *meta;
 };
 
 /* scan.c: read the source tree into b->root and b->order */
@@ -419,6 +422,14 @@ int erofs_tail_load(struct erofs_build *b, const struct erofs_node *n,
 		    uint8_t *buf);
 /* dir.c: directory and symlink contents */
 int erofs_write_dirs_and_symlinks(struct erofs_build *b);
+
+/* metadata.c: the inodes, shared xattrs and superblock, after all data;
+ * with -z and 2+ workers the chunks few compressed records live in can be
+ * written while the compressed files are (write early: once the file
+ * data and directories are written, beside the compressed files) */
+int erofs_meta_write_early(struct erofs_build *b);
+int erofs_write_metadata(struct erofs_build *b);
+void erofs_meta_free(struct erofs_build *b);
 uint64_t erofs_node_dir_size(const struct erofs_build *b,
 			     const struct erofs_node *n);
 /* inode.c: inode records into the metadata buffer */

@@ -38,156 +38,6 @@ void erofs_mkfs_opts_init(struct erofs_mkfs_opts *o)
 	o->workers = cpus > 0 ? (unsigned int)cpus : 1;
 }
 
-#define META_CHUNK (4u << 20)
-
-static int cmp_nid(const void *x, const void *y)
-{
-	const struct erofs_node *a = *(struct erofs_node *const *)x;
-	const struct erofs_node *c = *(struct erofs_node *const *)y;
-
-	return a->nid < c->nid ? -1 : a->nid > c->nid;
-}
-
-static size_t record_size(const struct erofs_build *b,
-			  const struct erofs_node *n)
-{
-	uint32_t head = (n->extended ? 64u : 32u) + n->xattr_isize;
-
-	if (n->compressed)
-		return head + erofs_zindex_size(b, n, head) + n->inline_size;
-	if (n->chunked)
-		return head + erofs_chunkmap_size(b, n, head);
-	return head + n->inline_size;
-}
-
-/*
- * Metadata: the inode area is assembled in memory chunk by chunk (inodes in
- * nid order, each with its xattrs) and written in large writes.  The record
- * parts the data passes placed already (inline tails, compressed indexes,
- * record.c) are read back with the chunk; every other byte is written,
- * gaps as zeroes.  The first chunk holds the superblock and the prefix
- * table and is written last, so an interrupted run never leaves a valid
- * superblock over incomplete data.
- */
-static int write_metadata(struct erofs_build *b)
-{
-	struct erofs_node **by_nid = malloc(b->ninodes * sizeof(*by_nid));
-	uint8_t *chunk = malloc(META_CHUNK), *first = NULL;
-	uint64_t first_len = 0;
-	size_t n = 0, next = 0;
-	uint64_t carried = 0;	/* next chunk's bytes a record crossing
-				 * into it wrote already */
-	int ret = 0;
-
-	if (!by_nid || !chunk) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < b->count; i++)
-		if (!b->order[i]->master)
-			by_nid[n++] = b->order[i];
-	qsort(by_nid, n, sizeof(*by_nid), cmp_nid);
-
-	for (uint64_t base = 0; base < b->meta_end && !ret; base += META_CHUNK) {
-		uint64_t len = b->meta_end - base < META_CHUNK ?
-			       b->meta_end - base : META_CHUNK;
-		uint64_t zeroed = carried < len ? carried : len;
-		/* chunk bytes before ZEROED are set */
-
-		carried = 0;
-		ret = fsf_dev_pread(&b->dev, chunk, len, base);
-		for (; next < n && !ret; next++) {
-			struct erofs_node *x = by_nid[next];
-			uint64_t at = x->nid * EROFS_SLOT_SIZE, rel = at - base;
-			size_t sz = record_size(b, x);
-			/* the bytes encoded here: all but the placed ones */
-			size_t own = x->placed ? erofs_record_head(x) : sz;
-
-			if (at >= base + len)
-				break;
-			if (rel > zeroed)
-				memset(chunk + zeroed, 0, rel - zeroed);
-			if (at + sz <= base + len) {
-				memset(chunk + rel, 0, own);
-				erofs_inode_encode(b, x, chunk + rel);
-				zeroed = rel + sz;
-				continue;
-			}
-			/* a record crossing the chunk end (huge xattrs) */
-			{
-				uint8_t *rec = calloc(1, sz);
-
-				if (!rec) {
-					ret = -ENOMEM;
-					break;
-				}
-				if (own < sz)
-					ret = fsf_dev_pread(&b->dev, rec + own,
-							    sz - own, at + own);
-				erofs_inode_encode(b, x, rec);
-				memcpy(chunk + rel, rec, base + len - at);
-				if (!ret)
-					ret = fsf_dev_pwrite(&b->dev, rec + (base + len - at),
-							     sz - (base + len - at), base + len);
-				free(rec);
-				zeroed = len;
-				carried = at + sz - (base + len);
-				if (ret)
-					break;
-			}
-		}
-		if (ret)
-			break;
-		if (len > zeroed)
-			memset(chunk + zeroed, 0, len - zeroed);
-		if (base == 0) {
-			/* kept for last: superblock, compression
-			 * settings, prefix table */
-			erofs_compr_cfgs_encode(b, chunk + EROFS_SUPER_OFFSET + 128);
-			erofs_prefix_table_encode(b->prefixes, b->nprefixes,
-						  chunk + b->prefix_start);
-			first = chunk;
-			first_len = len;
-			chunk = malloc(META_CHUNK);
-			if (!chunk)
-				ret = -ENOMEM;
-			continue;
-		}
-		ret = fsf_dev_pwrite(&b->dev, chunk, len, base);
-	}
-	if (!ret && b->shared_size) {
-		uint64_t len = erofs_round_up(b->shared_size, b->blksz);
-		uint8_t *s = calloc(1, len);
-
-		if (!s) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		erofs_shared_xattrs_encode(b, s);
-		ret = fsf_dev_pwrite(&b->dev, s, len, b->xattr_blkaddr * b->blksz);
-		free(s);
-	}
-	if (!ret && first && b->devt_off) {
-		struct erofs_deviceslot d = {
-			.blocks_lo = htole32((uint32_t)b->dev_blocks),
-			.uniaddr_lo = htole32((uint32_t)b->total_blocks),
-			.blocks_hi = htole32((uint32_t)(b->dev_blocks >> 32)),
-		};
-
-		memcpy(first + b->devt_off, &d, sizeof(d));
-	}
-	if (!ret && first) {
-		erofs_super_encode(b, first + EROFS_SUPER_OFFSET);
-		erofs_sb_set_checksum(first + EROFS_SUPER_OFFSET, b->blksz);
-		ret = fsf_dev_pwrite(&b->dev, first, first_len, 0);
-	}
-out:
-	free(first);
-	free(chunk);
-	free(by_nid);
-	return ret;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -237,6 +87,9 @@ static void *flat_run(void *arg)
 	struct flat_thread *t = arg;
 
 	t->ret = write_flat(t->b);
+	if (!t->ret)
+		t->ret = timed(t->b, "metadata, early chunks",
+			       erofs_meta_write_early);
 	return NULL;
 }
 
@@ -247,7 +100,9 @@ static void *flat_run(void *arg)
  * were fixed by the layout (compressed data follows every other block),
  * each pass writes only its own files' blocks and records, so the image
  * is the same; what is saved is the cores idle at the end of the file
- * data pass and during the serial directory pass.
+ * data pass and during the serial directory pass.  That thread then
+ * writes the metadata chunks that hold few compressed records
+ * (metadata.c), which takes most of the metadata pass off the end.
  */
 static int write_data(struct erofs_build *b)
 {
@@ -276,6 +131,11 @@ static int set_size(struct erofs_build *b)
 			return ret;
 	}
 	return fsf_dev_set_size(&b->dev, b->total_blocks * b->blksz);
+}
+
+static int commit(struct erofs_build *b)
+{
+	return fsf_dev_commit(&b->dev);
 }
 
 /* --ungzip=FILE: the tar reader's decoded stream written to FILE, which
@@ -484,9 +344,9 @@ int erofs_mkfs(const struct erofs_mkfs_opts *o, const struct fsf_log *log,
 	if (!ret && o->blobdev)	/* the device before the image naming it */
 		ret = fsf_dev_commit(&b.blob);
 	if (!ret)
-		ret = timed(&b, "metadata, superblock", write_metadata);
+		ret = timed(&b, "metadata, superblock", erofs_write_metadata);
 	if (!ret)
-		ret = fsf_dev_commit(&b.dev);
+		ret = timed(&b, "sync, rename", commit);
 	if ((ret == -ENOSPC || ret == -EDQUOT) && b.dev.tmp_path)
 		fsf_err(log, "%s is left untouched; free %llu bytes beside it or use --in-place to overwrite it directly",
 			o->image, (unsigned long long)b.total_blocks * b.blksz);
@@ -514,6 +374,7 @@ out:
 	if (b.dump.fd >= 0)
 		fsf_dev_close(&b.dump);
 	fsf_dev_close(&b.dev);
+	erofs_meta_free(&b);
 	erofs_frag_tables_free(&b);
 	erofs_tail_spool_close(&b);
 	erofs_seg_free(&b);

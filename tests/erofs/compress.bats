@@ -471,6 +471,29 @@ big_xattrs() {
 	done
 }
 
+@test "-zlz4hc, a metadata area of several 4 MiB chunks: the chunks written beside the compressed files (2 workers) give the image 1 worker writes at the end; fsck.erofs 1.9 extracts it" {
+	need_sid_erofs
+	src=$BATS_TEST_TMPDIR/meta
+	mkdir -p "$src/r" "$src/t"
+	# 1,600 incompressible files of 3,500 bytes, their tails inline (a
+	# metadata area of about 6 MB), and 290 compressible ones whose
+	# compressed records lie among them
+	head -c 5600000 /dev/urandom | (cd "$src/r" && split -b 3500 -a 4 -)
+	seq 1 400000 | (cd "$src/t" && split -b 10000 -a 3 -)
+	sums "$src" > meta.sha256
+	run "$MKFS_EROFS" --quiet -zlz4hc -T 0 -U clear --workers=1 --xattr-inode-digest w1.img "$src"
+	[ "$status" -eq 0 ] || die "1 worker: $output"
+	run "$MKFS_EROFS" -d 9 -zlz4hc -T 0 -U clear --workers=2 --xattr-inode-digest w2.img "$src"
+	[ "$status" -eq 0 ] || die "2 workers: $output"
+	[[ "$output" =~ metadata:\ [1-9][0-9]*\ of\ [0-9]+\ chunks\ written\ early ]] ||
+		die "no chunk written early: $output"
+	cmp w1.img w2.img || die "1 and 2 workers differ"
+	cp w2.img "$SIDTMP/w2.img"
+	run chroot "$SID_ROOT" fsck.erofs --xattr-inode-digest --extract="$SIDREL/x" "$SIDREL/w2.img"
+	[ "$status" -eq 0 ] || die "fsck.erofs: $output"
+	sums "$SIDTMP/x" | diff meta.sha256 - || die "extracted content differs"
+}
+
 @test "a flipped byte in compressed data is caught by fsck.erofs 1.9 (digests)" {
 	need_sid_erofs
 	"$MKFS_EROFS" --quiet -zlz4hc --xattr-inode-digest=trusted.erofs.fingerprint "$SIDTMP/ok.img" "$SRC/z/code"
