@@ -149,6 +149,7 @@ stale_back() {
 # did not see the bitmap.  -n must report what -a repairs, code for code.
 @test "a stale record 0 and \$MFT bitmap in \$MFT only: -n reports what -a repairs (the copy taken, the bitmap), not the mirror differing" {
 	local d=$BATS_FILE_TMPDIR/far img=$BATS_TEST_TMPDIR/v.img
+	cd "$BATS_TEST_TMPDIR"
 	cp "$d/v.img" "$img"
 	rec0 restore-bm "$img" "$d/old0"
 	run "$FSCK" -n --json "$img"
