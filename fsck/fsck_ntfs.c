@@ -161,6 +161,7 @@ static void check_free(struct ntfs_check *c)
 	ntfs_rare_map_free(c->list_left);
 	ntfs_rare_map_free(c->names_lost);
 	free(c->lost_names);
+	free(c->unlisted);
 	rset_free(&c->not_plain);
 	rset_free(&c->has_objid);
 	free(c->secids);

@@ -169,6 +169,15 @@ struct ntfs_check {
 					 * named $FILE_NAMEs in a record found
 					 * unusable (pass 1); pass 3 gives the
 					 * names back from index entries */
+	/* -n: the entries of a base's non-resident attribute list that a
+	 * declined salvage removes with their attributes (pass1_salvage.c;
+	 * the list check judges the list without them, as -a leaves it) */
+	struct ntfs_unlisted {
+		uint64_t base, rec;
+		uint32_t type;
+		uint16_t inst;
+	} *unlisted;
+	size_t nunlisted;
 	struct ntfs_names_lost { uint64_t b; uint32_t n; } *lost_names;
 	size_t nlost_names;		/* how many such names each file lost:
 					 * no more are given back */

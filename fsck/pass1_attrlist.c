@@ -996,6 +996,15 @@ static void check_one(struct lctx *l, uint64_t b)
 	bseq = seq_of(rec);
 	snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)b);
 	v = read_list(c, rec, at, &len, why);
+	/* -n: without the entries a declined salvage removes */
+	for (i = 0; v && i < c->nunlisted; i++) {
+		const struct ntfs_unlisted *u = &c->unlisted[i];
+		int nv2;
+
+		if (u->base == b &&
+		    (nv2 = ntfs_list_drop_entry(v, len, u->type, u->inst, u->rec)) >= 0)
+			len = (uint32_t)nv2;
+	}
 	cur_ok = v && !ntfs_al_check(v, len, why);
 	/* an extent or name in a record the truncated device lost is
 	 * unknown, not missing: the list, the sizes and the link count

@@ -59,9 +59,15 @@ static int load_record0(struct ntfs_check *c, uint8_t *rec)
 		    !ntfs_mft_mirror_newer(&c->vol, rec, mir, why))
 			goto out;
 		memcpy(rec, mir, rs);
-		if (fsf_fix_ask(&c->fix, &PR_MFT_MIRROR_NEWER, "$MFT record 0", why) &&
-		    ntfs_vol_write_record0(&c->vol, raw))
-			fsf_fix_failed(&c->fix);
+		if (fsf_fix_ask(&c->fix, &PR_MFT_MIRROR_NEWER, "$MFT record 0", why)) {
+			if (ntfs_vol_write_record0(&c->vol, raw))
+				fsf_fix_failed(&c->fix);
+		} else if (c->fix.mode == FSF_MODE_NO) {
+			/* -n: every later read of record 0 (the mirror's
+			 * comparison, pass 4) returns the copy's bytes, as
+			 * -a writes them */
+			ntfs_vol_assume_record_raw(&c->vol, 0, raw);
+		}
 		goto out;
 	}
 	if (c->geo.mirr_ok && !ntfs_vol_read_mirror(&c->vol, 0, mir)) {
@@ -79,6 +85,9 @@ static int load_record0(struct ntfs_check *c, uint8_t *rec)
 			fsf_fix_failed(&c->fix);
 		else
 			c->geo.mft_bad &= (uint8_t)~1u;	/* it is the mirror's now */
+	} else if (c->fix.mode == FSF_MODE_NO) {
+		/* -n: later reads return the copy, as -a writes it */
+		ntfs_vol_assume_record_raw(&c->vol, 0, raw);
 	}
 out:
 	free(raw);
@@ -661,9 +670,13 @@ static void check_mirror(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 			 (unsigned long long)ntfs_rec_self_ref(rec, recno));
 	}
 	if (*state != NTFS_REC_OK && ms == NTFS_REC_OK) {
-		if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, obj, why) &&
-		    ntfs_vol_write_record_raw(&c->vol, recno, raw))
-			fsf_fix_failed(&c->fix);
+		if (fsf_fix_ask(&c->fix, &PR_MFT_FROM_MIRROR, obj, why)) {
+			if (ntfs_vol_write_record_raw(&c->vol, recno, raw))
+				fsf_fix_failed(&c->fix);
+		} else if (c->fix.mode == FSF_MODE_NO) {
+			/* -n: later reads return the copy, as -a writes it */
+			ntfs_vol_assume_record_raw(&c->vol, recno, raw);
+		}
 		ntfs_vol_cache_drop(&c->vol);
 		memcpy(rec, mir, rs);
 		*state = NTFS_REC_OK;

@@ -38,11 +38,70 @@ static int write_back(struct ntfs_check *c, uint64_t recno, uint8_t *rec)
 	return 0;
 }
 
-/* REC (base record RECNO) without $STANDARD_INFORMATION gets one: the
- * times and file attributes of its first $FILE_NAME, the root's security
- * id (a file made in it inherits that), no owner, quota or USN. */
-static void add_standard_information(struct ntfs_check *c, uint64_t recno,
-				     uint8_t *rec)
+/* M, REC's header as a repair leaves it (record RECNO): into REC and
+ * written when the repair was taken (YES); under -n into REC all the same
+ * and assumed in memory, so that the rest of the check and every later
+ * read see the record as -a leaves it.  Whether REC holds M; when not
+ * (declined, or past the budget of assumed records) M is REC's again. */
+static bool take_header(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+			struct ntfs_mft_record *m, bool yes)
+{
+	struct ntfs_mft_record was;
+
+	memcpy(&was, rec, sizeof(was));
+	if (yes || c->fix.mode == FSF_MODE_NO) {
+		memcpy(rec, m, sizeof(*m));
+		if (yes) {
+			write_back(c, recno, rec);
+			return true;
+		}
+		if (!ntfs_vol_assume_record(&c->vol, recno, rec))
+			return true;
+		memcpy(rec, &was, sizeof(was));
+	}
+	memcpy(m, &was, sizeof(*m));
+	return false;
+}
+
+static int add_standard_information(struct ntfs_check *c, uint8_t *rec);
+
+static int add_empty_data(struct ntfs_check *c, uint8_t *rec)
+{
+	return ntfs_rec_add_empty_data(rec, c->vol.boot.g.mft_record_size);
+}
+
+/* REC (record RECNO) edited by EDIT: written when the repair was taken
+ * (YES); under -n assumed in memory (as take_header); an edit that fails
+ * when taken is a failed fix.  Unless taken or assumed, REC as read. */
+static void edit_record(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+			int (*edit)(struct ntfs_check *, uint8_t *), bool yes)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint8_t *was = malloc(rs);
+
+	if (!was) {
+		if (yes)
+			fsf_fix_failed(&c->fix);
+		return;
+	}
+	memcpy(was, rec, rs);
+	if (edit(c, rec)) {
+		if (yes)
+			fsf_fix_failed(&c->fix);
+		memcpy(rec, was, rs);
+	} else if (yes) {
+		write_back(c, recno, rec);
+	} else if (ntfs_vol_assume_record(&c->vol, recno, rec)) {
+		memcpy(rec, was, rs);
+	}
+	free(was);
+}
+
+/* REC, a base record without $STANDARD_INFORMATION, gets one (in
+ * memory): the times and file attributes of its first $FILE_NAME, the
+ * root's security id (a file made in it inherits that), no owner, quota
+ * or USN.  0, or -1 (no room). */
+static int add_standard_information(struct ntfs_check *c, uint8_t *rec)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size, len;
 	struct ntfs_standard_information si;
@@ -77,10 +136,7 @@ static void add_standard_information(struct ntfs_check *c, uint64_t recno,
 			       v + offsetof(struct ntfs_standard_information, security_id), 4);
 	}
 	free(root);
-	if (ntfs_rec_insert_resident(rec, rs, NTFS_AT_STANDARD_INFORMATION, &si, sizeof(si)))
-		fsf_fix_failed(&c->fix);
-	else
-		write_back(c, recno, rec);
+	return ntfs_rec_insert_resident(rec, rs, NTFS_AT_STANDARD_INFORMATION, &si, sizeof(si));
 }
 
 /* Does base record REC list extension record EXT in its attribute list? */
@@ -224,12 +280,13 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 	 * 12-15 may extend $MFT (record 0), as ntfs-3g makes them when
 	 * $MFT's runs overflow record 0 */
 	if (recno < NTFS_FILE_FIRST_USER && m.base_mft_record &&
-	    (recno <= NTFS_FILE_EXTEND || le64toh(m.base_mft_record) & 0xffffffffffffULL) &&
-	    fsf_fix_ask(&c->fix, &PR_SYSTEM_BASE, obj,
-			(unsigned long long)(le64toh(m.base_mft_record) & 0xffffffffffffULL))) {
+	    (recno <= NTFS_FILE_EXTEND || le64toh(m.base_mft_record) & 0xffffffffffffULL)) {
+		bool yes = fsf_fix_ask(&c->fix, &PR_SYSTEM_BASE, obj,
+				       (unsigned long long)(le64toh(m.base_mft_record) &
+							    0xffffffffffffULL));
+
 		m.base_mft_record = 0;
-		memcpy(rec, &m, sizeof(m));
-		write_back(c, recno, rec);
+		take_header(c, recno, rec, &m, yes);
 	}
 	ntfs_attr_cursor_init(&cur, rec);
 	while ((walk = ntfs_attr_next(&cur, &a, why)) == 1) {
@@ -259,12 +316,12 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 			}
 		}
 	}
-	if (flags & ~known &&
-	    fsf_fix_ask(&c->fix, &PR_RECORD_FLAGS, obj, flags)) {
-		flags &= known;
-		m.flags = htole16(flags);
-		memcpy(rec, &m, sizeof(m));
-		write_back(c, recno, rec);
+	if (flags & ~known) {
+		bool yes = fsf_fix_ask(&c->fix, &PR_RECORD_FLAGS, obj, flags);
+
+		m.flags = htole16(flags & known);
+		if (take_header(c, recno, rec, &m, yes))
+			flags &= known;
 	}
 	/* a walk that breaks says nothing of what the record lacks (the
 	 * attribute checks judge it) */
@@ -281,38 +338,40 @@ void ntfs_check_record_flags(struct ntfs_check *c, uint64_t recno,
 	bool whole = !list && le16toh(m.link_count);
 
 	if (whole && !(flags & NTFS_MFT_IS_DIRECTORY) && root && !data) {
+		bool yes;
+
 		ntfs_object_name(c, "directory", recno, named, sizeof(named));
-		if (fsf_fix_ask(&c->fix, &PR_RECORD_IS_DIRECTORY, named)) {
+		yes = fsf_fix_ask(&c->fix, &PR_RECORD_IS_DIRECTORY, named);
+		m.flags = htole16(flags | NTFS_MFT_IS_DIRECTORY);
+		if (take_header(c, recno, rec, &m, yes))
 			flags |= NTFS_MFT_IS_DIRECTORY;
-			m.flags = htole16(flags);
-			memcpy(rec, &m, sizeof(m));
-			write_back(c, recno, rec);
-		}
 	}
 	if (whole && !si) {
+		bool yes;
+
 		ntfs_object_name(c, "file", recno, named, sizeof(named));
-		if (fsf_fix_ask(&c->fix, &PR_RECORD_SI_MISSING, named))
-			add_standard_information(c, recno, rec);
+		yes = fsf_fix_ask(&c->fix, &PR_RECORD_SI_MISSING, named);
+		if (yes || c->fix.mode == FSF_MODE_NO)
+			edit_record(c, recno, rec, add_standard_information, yes);
 	}
 	if (whole && !(flags & (NTFS_MFT_IS_DIRECTORY | NTFS_MFT_IS_4 |
 				NTFS_MFT_IS_VIEW_INDEX)) &&
 	    !root && !view_root && !data) {
+		bool yes;
+
 		ntfs_object_name(c, "file", recno, named, sizeof(named));
-		if (!fsf_fix_ask(&c->fix, &PR_RECORD_DATA_MISSING, named))
-			;
-		else if (ntfs_rec_add_empty_data(rec, c->vol.boot.g.mft_record_size))
-			fsf_fix_failed(&c->fix);
-		else
-			write_back(c, recno, rec);
+		yes = fsf_fix_ask(&c->fix, &PR_RECORD_DATA_MISSING, named);
+		if (yes || c->fix.mode == FSF_MODE_NO)
+			edit_record(c, recno, rec, add_empty_data, yes);
 	}
 	if (!(flags & NTFS_MFT_IS_DIRECTORY))
 		return;
 	/* no index, and its names say "file": the flag is the damage */
-	if (!list && !root && !fn_dir &&
-	    fsf_fix_ask(&c->fix, &PR_RECORD_NOT_DIRECTORY, obj)) {
+	if (!list && !root && !fn_dir) {
+		bool yes = fsf_fix_ask(&c->fix, &PR_RECORD_NOT_DIRECTORY, obj);
+
 		m.flags = htole16(flags & ~NTFS_MFT_IS_DIRECTORY);
-		memcpy(rec, &m, sizeof(m));
-		write_back(c, recno, rec);
+		take_header(c, recno, rec, &m, yes);
 	}
 }
 

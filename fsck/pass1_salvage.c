@@ -57,6 +57,9 @@ struct salvage {
 	uint32_t list_vlen;	/* as edited */
 	struct ntfs_run *list_runs;
 	long list_nruns;
+	/* the entries dropped from it: (type, instance) of this record */
+	struct salvage_drop { uint32_t type; uint16_t inst; } drop[8];
+	unsigned int ndrop;	/* more than 8: not noted (-n) */
 };
 
 /* The answer YES to a repair of the copy.  -n repairs the copy anyway,
@@ -1102,6 +1105,9 @@ static int unlist_nonresident(struct salvage *s, uint32_t type, uint16_t inst,
 	}
 	if (nv < 0)
 		return -1;
+	if (s->ndrop < 8)
+		s->drop[s->ndrop] = (struct salvage_drop){ type, inst };
+	s->ndrop++;
 	s->list_vlen = (uint32_t)nv;
 	ntfs_attr_cursor_init(&cur, base);
 	while (ntfs_attr_next(&cur, &la, why) == 1)
@@ -1380,6 +1386,25 @@ static bool record_sound(const struct ntfs_check *c, const uint8_t *rec)
 	return r == 0;
 }
 
+/* -n: the list entries S dropped, noted for the list check; 0, or -1
+ * (not the list of another record, more than 8, no memory: the salvage
+ * is left as declined) */
+static int note_unlisted(struct ntfs_check *c, const struct salvage *s)
+{
+	struct ntfs_unlisted *u;
+
+	if (!s->base || !s->ndrop || s->ndrop > 8)
+		return -1;
+	u = realloc(c->unlisted, (c->nunlisted + s->ndrop) * sizeof(*u));
+	if (!u)
+		return -1;
+	c->unlisted = u;
+	for (unsigned int i = 0; i < s->ndrop; i++)
+		u[c->nunlisted++] = (struct ntfs_unlisted){
+			s->base_recno, s->recno, s->drop[i].type, s->drop[i].inst };
+	return 0;
+}
+
 int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 		       const char *obj)
 {
@@ -1397,10 +1422,14 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	memcpy(s.rec, rec, rs);
 	ret = salvage_walk(&s);
 	if (ret >= 0 && s.changed && s.assumed) {
-		/* -n: checked on as repaired; not when the repair also
-		 * edits the base record's attribute list (pass 1's list
-		 * check has already judged it: left alone, as declined) */
-		if (s.base || (s.list && s.list_vlen != s.list_len))
+		/* -n: checked on as repaired; the entries of a non-resident
+		 * list removed with the attributes are noted for the list
+		 * check (the base record's edit is only the list's size).
+		 * Not when the repair edits a base record otherwise: left
+		 * alone, as declined */
+		bool nlist = s.list && s.list_vlen != s.list_len;
+
+		if ((s.base && !nlist) || (nlist && note_unlisted(c, &s)))
 			ret = 1;
 		else if (ntfs_vol_assume_record(&c->vol, recno, s.rec))
 			ret = 1;	/* not held: left as read */

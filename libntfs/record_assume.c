@@ -49,14 +49,14 @@ static int grow(struct ntfs_assumed *t, size_t cap)
 	return 0;
 }
 
-int ntfs_vol_assume_record(struct ntfs_vol *v, uint64_t recno, const uint8_t *buf)
+/* RECNO's copy in the table, a new one when not held: its bytes, or NULL
+ * (*ERR: -ENOSPC past the budget, -ENOMEM) */
+static uint8_t *slot_for(struct ntfs_vol *v, uint64_t recno, int *err)
 {
 	struct ntfs_assumed *t = &v->assumed;
 	uint64_t budget = t->budget ? t->budget : NTFS_ASSUMED_BUDGET;
 	uint32_t rs = v->boot.g.mft_record_size;
 	struct ntfs_assumed_slot *s = NULL;
-	struct ntfs_record_header h;
-	uint16_t usn;
 	uint8_t *raw;
 
 	if (t->cap)
@@ -72,14 +72,16 @@ int ntfs_vol_assume_record(struct ntfs_vol *v, uint64_t recno, const uint8_t *bu
 		}
 		if (t->bytes + more > budget) {
 			t->refused++;
-			return -ENOSPC;
+			*err = -ENOSPC;
+			return NULL;
 		}
+		*err = -ENOMEM;
 		raw = malloc(rs);
 		if (!raw)
-			return -ENOMEM;
+			return NULL;
 		if (cap != t->cap && grow(t, cap)) {
 			free(raw);
-			return -ENOMEM;
+			return NULL;
 		}
 		s = find(t, recno);
 		s->recno = recno;
@@ -87,12 +89,35 @@ int ntfs_vol_assume_record(struct ntfs_vol *v, uint64_t recno, const uint8_t *bu
 		t->count++;
 		t->bytes += rs;
 	}
+	return s->raw;
+}
+
+int ntfs_vol_assume_record(struct ntfs_vol *v, uint64_t recno, const uint8_t *buf)
+{
+	uint32_t rs = v->boot.g.mft_record_size;
+	struct ntfs_record_header h;
+	uint16_t usn;
+	int err;
+	uint8_t *raw = slot_for(v, recno, &err);
+
+	if (!raw)
+		return err;
 	/* as on disk, as ntfs_vol_write_record would put it there */
-	raw = s->raw;
 	memcpy(raw, buf, rs);
 	memcpy(&h, raw, sizeof(h));
 	memcpy(&usn, raw + le16toh(h.usa_ofs), 2);
 	ntfs_fixup_apply(raw, rs, (uint16_t)(le16toh(usn) + 1));
+	return 0;
+}
+
+int ntfs_vol_assume_record_raw(struct ntfs_vol *v, uint64_t recno, const uint8_t *raw)
+{
+	int err;
+	uint8_t *held = slot_for(v, recno, &err);
+
+	if (!held)
+		return err;
+	memcpy(held, raw, v->boot.g.mft_record_size);
 	return 0;
 }
 

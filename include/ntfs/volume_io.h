@@ -36,6 +36,9 @@ int ntfs_vol_write_record(struct ntfs_vol *v, uint64_t recno, uint8_t *buf,
  * NTFS_ASSUMED_BUDGET; counted in V->assumed.refused; a record already
  * held is always replaced); -ENOMEM.  On failure nothing is assumed and
  * the caller leaves the record as a declined repair does.
+ * ntfs_vol_assume_record_raw: the same from RAW, a record as on disk
+ * (fixups applied), kept byte for byte (as ntfs_vol_write_record_raw or
+ * ntfs_vol_write_record0 would write it).
  * ntfs_vol_assumed: its raw bytes, or NULL; ntfs_vol_assumed_free: drop
  * them all. */
 /* Bytes the assumed records and their table may take: 64 MiB, 63,488
@@ -44,6 +47,7 @@ int ntfs_vol_write_record(struct ntfs_vol *v, uint64_t recno, uint8_t *buf,
  * of its whole $MFT (10 GiB for a 10 GiB MFT). */
 #define NTFS_ASSUMED_BUDGET	(64ULL << 20)
 int ntfs_vol_assume_record(struct ntfs_vol *v, uint64_t recno, const uint8_t *buf);
+int ntfs_vol_assume_record_raw(struct ntfs_vol *v, uint64_t recno, const uint8_t *raw);
 const uint8_t *ntfs_vol_assumed(const struct ntfs_vol *v, uint64_t recno);
 void ntfs_vol_assumed_free(struct ntfs_vol *v);
 

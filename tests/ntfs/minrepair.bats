@@ -308,8 +308,9 @@ PY
 }
 
 @test "attribute list: a corrupt stream in an extension record goes with its list entry, 39 streams kept" {
-	repair_case listed ext_stream_header "name outside the attribute); it is removed" \
-		"-n also reports the list entry -a removes with the stream (left: bench/RESULTS-ntfs-lab.md, session 19)"
+	# -n reported the list entry -a removes with the stream and the
+	# record's bit in the \$MFT bitmap (sessions 19-20): the one now
+	repair_case listed ext_stream_header "name outside the attribute); it is removed"
 	# exactly the damaged stream is gone, every other one reads as before
 	grep -v "^user.$(cat damaged)=" "$BATS_FILE_TMPDIR/listed.xattrs" > want
 	[ "$(grep -c '^user.attr' want)" -eq 39 ]
@@ -352,15 +353,13 @@ asked_case() {
 @test "an index root's allocated size past its value (bit 20): the index rebuilt, all 700 names kept" {
 	# r-sid64k-910100010: -n saw nothing, ntfsck -n "corrupt index root",
 	# ntfs-3g could not list the directory
-	repair_case dir iroot_alloc "directory index is corrupt (index root allocated size" \
-		"-n, declining the rebuild, reports the 700 names as in no directory (left: bench/RESULTS-ntfs-lab.md, session 19)"
+	repair_case dir iroot_alloc "directory index is corrupt (index root allocated size"
 }
 
 @test "an INDX block whose header allocates 8 bytes less than the block: the index rebuilt, all 700 names kept" {
 	# r-rich1k-910100002: -n saw nothing, ntfs-3g and ntfsck refuse the
 	# block ("size (4088) differing from the index specified size")
-	repair_case dir indx_alloc "directory index is corrupt (index block allocated size" \
-		"-n, declining the rebuild, reports the 700 names as in no directory (left: bench/RESULTS-ntfs-lab.md, session 19)"
+	repair_case dir indx_alloc "directory index is corrupt (index block allocated size"
 }
 
 # -a stopped here (exit 4, the volume left).  The one run of /big lies
@@ -716,8 +715,8 @@ asked_case() {
 }
 
 @test "a compressed file's compressed size one cluster too large: recomputed from its runs" {
-	repair_case mixed csize_grow "attribute 0x80: compressed size" \
-		"-n also judges the index entry by the declined compressed size (left: bench/RESULTS-ntfs-lab.md, session 19)"
+	# -n judged the index entry by the declined size (session 19)
+	repair_case mixed csize_grow "attribute 0x80: compressed size"
 }
 
 @test "a compression unit on the plain 12 MiB file: cleared" {
@@ -779,8 +778,9 @@ seen_damage() {
 	# directory and send its 700 files to /lost+found
 	local rec
 	seen_damage dir dir_flag_off
-	repair_case dir dir_flag_off "(/dir): record is not marked as a directory but holds a file-name index and no unnamed data; it is marked as one" \
-		"-n, declining the flag, reports the entry and the 700 names in no directory (left: bench/RESULTS-ntfs-lab.md, session 19)"
+	# -n, declining the flag, reported the entry and the 700 names in
+	# no directory (session 19): the one flag now
+	repair_case dir dir_flag_off "(/dir): record is not marked as a directory but holds a file-name index and no unnamed data; it is marked as one"
 }
 
 @test "a file's record without \$STANDARD_INFORMATION: one made from its \$FILE_NAME, the file kept" {

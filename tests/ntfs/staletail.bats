@@ -17,9 +17,11 @@ FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
 LAB=$FSFORGE_TOP/tests/ntfs/lab
 
 # rec0 CMD IMG [FILE]: info (records $MFT's $DATA allocates, bits of its
-# $BITMAP), save record 0's raw bytes to FILE, or restore them from FILE
-# (restore: $MFT's copy only, the mirror keeps the newer one; restore-both:
-# $MFT's and $MFTMirr's, an old copy of both written back)
+# $BITMAP), save record 0's raw bytes to FILE (and the first cluster of
+# its $BITMAP to FILE.bm), or restore them from FILE (restore: $MFT's copy
+# only, the mirror keeps the newer one; restore-both: $MFT's and
+# $MFTMirr's, an old copy of both written back; restore-bm: $MFT's copy
+# and the $MFT bitmap's cluster, a region of both restored from a backup)
 rec0() {
 	python3 - "$LAB" "$@" <<'PY'
 import struct, sys
@@ -29,17 +31,21 @@ cmd, path = sys.argv[2], sys.argv[3]
 img = bytearray(open(path, "rb").read())
 g = P.Geometry(img)
 at = g.mft_lcn * g.cs
+rec = P.unfix(img[at:at + g.rs])
+bm = [P.runlist(rec, o)[0][0] * g.cs for o, t, name, nr in P.attrs(rec) if nr and t == 0xB0][0]
 if cmd == "save":
     open(sys.argv[4], "wb").write(img[at:at + g.rs])
-elif cmd in ("restore", "restore-both"):
+    open(sys.argv[4] + ".bm", "wb").write(img[bm:bm + g.cs])
+elif cmd in ("restore", "restore-both", "restore-bm"):
     old = open(sys.argv[4], "rb").read()
     img[at:at + g.rs] = old
+    if cmd == "restore-bm":
+        img[bm:bm + g.cs] = open(sys.argv[4] + ".bm", "rb").read()
     if cmd == "restore-both":
         mat = g.mirr_lcn * g.cs
         img[mat:mat + g.rs] = old
     open(path, "r+b").write(img)
 else:
-    rec = P.unfix(img[at:at + g.rs])
     sz = {t: struct.unpack_from("<QQ", rec, o + 0x28)
           for o, t, name, nr in P.attrs(rec) if nr and t in (0x80, 0xB0) and name == ""}
     print(sz[0x80][0] // g.rs, sz[0xB0][1] * 8)
@@ -66,6 +72,15 @@ make_vol() {
 	(cd "$m" && find . -type f | sort | xargs sha256sum) > "$d/sums"
 	umount "$m"
 	rec0 info "$d/v.img" > "$d/new.info"
+}
+
+# codes JSON [ACTION]: the problem codes of a --json report, one a line
+# in order, only those with ACTION when given
+codes() {
+	python3 -c 'import json, sys
+for p in json.loads(sys.argv[1])["problems"]:
+    if len(sys.argv) < 3 or p["action"] == sys.argv[2]:
+        print(p["code"])' "$@"
 }
 
 setup_file() {
@@ -125,6 +140,29 @@ stale_back() {
 
 @test "a stale record 0 in \$MFT only: the newer \$MFTMirr copy is taken, no file lost" {
 	stale_back far restore "older than its \$MFTMirr copy"
+}
+
+# o-rich4k-g0: record 0 and the $MFT bitmap restored from an older backup
+# ($MFTMirr keeps the newer record 0).  -a takes the copy, then finds the
+# newer records marked free; -n, declining the copy, went on comparing the
+# old record 0 with it ("$MFTMirr copy differs", which -a never has) and
+# did not see the bitmap.  -n must report what -a repairs, code for code.
+@test "a stale record 0 and \$MFT bitmap in \$MFT only: -n reports what -a repairs (the copy taken, the bitmap), not the mirror differing" {
+	local d=$BATS_FILE_TMPDIR/far img=$BATS_TEST_TMPDIR/v.img
+	cd "$BATS_TEST_TMPDIR"
+	cp "$d/v.img" "$img"
+	rec0 restore-bm "$img" "$d/old0"
+	run "$FSCK" -n --json "$img"
+	[ "$status" -eq 4 ] || die "-n exit $status"
+	codes "$(grep '^{"device"' <<< "$output")" > n.codes
+	run "$FSCK" -a --json "$img"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	codes "$(grep '^{"device"' <<< "$output")" fixed > a.codes
+	cat n.codes
+	diff -u a.codes n.codes || die "-n and -a tell different stories"
+	grep -qx 0x040002 a.codes || die "-a did not fix the \$MFT bitmap"
+	run "$FSCK" -n "$img"
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
 }
 
 # Not a tail: a volume formatted again (quickly) over an older one with
