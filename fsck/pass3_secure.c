@@ -277,6 +277,11 @@ static int write_defaults(struct secure *s)
 			    "$SDS is too small for the default descriptors");
 		return -1;
 	}
+	if (!ntfs_sds_entries_fit(&s->sds, def.sds_len)) {
+		fsf_fix_ask(&s->c->fix, &PR_SECURE_FAILED, "$Secure",
+			    "$SDS has a hole where the default descriptors go");
+		return -1;
+	}
 	if (!fsf_fix_ask(&s->c->fix, &PR_SECURE_DEFAULTS, "$Secure:$SDS"))
 		return -1;
 	if (ntfs_sds_write_entries(&s->sds, def.sds, def.sds_len)) {

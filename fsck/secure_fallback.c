@@ -6,7 +6,7 @@
  * entry of $SDS, what pass 3 judges ids by and rebuilds $SII from.  Read
  * only: a damaged entry whose mirror is valid counts, and pass 3 restores
  * it.  When $SDS holds no valid entry but has room for the default
- * descriptors, pass 3 writes those (0x030042): the id is then the root
+ * descriptors (both pages on clusters, not holes), pass 3 writes those (0x030042): the id is then the root
  * directory's default one (the descriptor pass 1 otherwise copies into
  * a file's record), said to be one still to be written.
  */
@@ -74,7 +74,7 @@ uint32_t ntfs_check_fallback_secid(struct ntfs_check *c, bool *pending)
 	/* none held: the defaults, when pass 3 has room to write them (and
 	 * judges $SDS: a size its runs map) */
 	ntfs_secure_build(&def);
-	if (scanned && !p.low && sds.size >= NTFS_SDS_BLOCK + def.sds_len &&
+	if (scanned && !p.low && ntfs_sds_entries_fit(&sds, def.sds_len) &&
 	    sds.size <= mapped_bytes(c, &sds)) {
 		*pending = true;
 		p.low = le32toh(def.hdr[NTFS_NR_SD - 1].security_id);

@@ -131,6 +131,28 @@ uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
 	return UINT64_MAX;
 }
 
+bool ntfs_runs_mapped(const struct ntfs_run *runs, long n, uint32_t cs,
+		      uint64_t byte, uint64_t len)
+{
+	uint64_t pos = 0;
+
+	for (long i = 0; i < n && len; i++) {
+		uint64_t run = runs[i].len * cs, part;
+
+		if (byte >= pos + run) {
+			pos += run;
+			continue;
+		}
+		if (runs[i].lcn < 0)
+			return false;
+		part = pos + run - byte < len ? pos + run - byte : len;
+		byte += part;
+		len -= part;
+		pos += run;
+	}
+	return !len;
+}
+
 /* LEN bytes at BYTE of the stream RUNS (N of them), read or written */
 static int runs_io(struct ntfs_vol *v, const struct ntfs_run *runs, long n,
 		   uint64_t byte, uint64_t len, void *buf, bool write)

@@ -163,6 +163,18 @@ int ntfs_sds_restore(struct ntfs_sds *s, uint64_t off, uint32_t len)
 	return ntfs_vol_runs_pwrite(s->v, s->runs, s->nruns, off, len, m) ? -1 : 0;
 }
 
+bool ntfs_sds_entries_fit(const struct ntfs_sds *s, size_t sds_len)
+{
+	uint32_t cs = s->v->boot.g.cluster_size;
+	uint64_t mlen;
+
+	if (s->size < NTFS_SDS_BLOCK + sds_len || sds_len > 4096)
+		return false;
+	mlen = s->size - NTFS_SDS_BLOCK < 4096 ? s->size - NTFS_SDS_BLOCK : 4096;
+	return ntfs_runs_mapped(s->runs, s->nruns, cs, 0, 4096) &&
+	       ntfs_runs_mapped(s->runs, s->nruns, cs, NTFS_SDS_BLOCK, mlen);
+}
+
 int ntfs_sds_write_entries(struct ntfs_sds *s, const uint8_t *sds, size_t sds_len)
 {
 	uint8_t page[4096];

@@ -70,6 +70,10 @@ int ntfs_sds_scan(struct ntfs_sds *s, ntfs_sds_entry_fn fn, void *arg);
 /* During the scan's call for a MIRROR entry: its copy written over the
  * LEN bytes at OFF.  0 or -1 (a write error). */
 int ntfs_sds_restore(struct ntfs_sds *s, uint64_t off, uint32_t len);
+/* Can ntfs_sds_write_entries write SDS_LEN bytes of entries: is $SDS
+ * big enough, and are both pages it writes (at 0 and at the mirror
+ * block) on clusters, not holes? */
+bool ntfs_sds_entries_fit(const struct ntfs_sds *s, size_t sds_len);
 /* The SDS_LEN bytes of entries SDS (the default descriptors of
  * ntfs_secure_build) written at the start of $SDS and of its mirror
  * block, each in a 4 KiB page padded with zeros.  0, -ENOSPC when $SDS

@@ -71,6 +71,11 @@ int ntfs_vol_write_runs(struct ntfs_vol *v, const struct ntfs_run *runs,
  * one run; UINT64_MAX otherwise. */
 uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
 			  uint64_t byte, uint64_t len);
+/* Do RUNS (N of them) map every byte of BYTE..BYTE+LEN to clusters (no
+ * hole, nothing past the runs), so that ntfs_vol_runs_pwrite can write
+ * them? */
+bool ntfs_runs_mapped(const struct ntfs_run *runs, long n, uint32_t cs,
+		      uint64_t byte, uint64_t len);
 /* Read LEN bytes at BYTE of a non-resident stream, across as many runs as
  * they span: 0, or -1 for a hole, bytes past the runs or an I/O error. */
 int ntfs_vol_runs_pread(struct ntfs_vol *v, const struct ntfs_run *runs,

@@ -606,6 +606,37 @@ struct.pack_into("<I", rec, 0x18, used + grow)
 vol.write(base, rec)
 PY
 	}
+	[ -z "${SDS_HOLE:-}" ] || {
+		# $SDS's runs made one hole of its length: pass 3 cannot write
+		# the defaults there, so no file may be given their id
+		python3 - image <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import ntfs_patch as P
+vol = P.Volume(sys.argv[1])
+rec = bytearray(vol.read(9))
+off = next(o for o, t, n in P.attrs(rec) if t == 0x80 and n == "$SDS")
+total = sum(n for _, n in P.runs_of(rec, off))
+mp, = struct.unpack_from("<H", rec, off + 0x20)
+ln, = struct.unpack_from("<I", rec, off + 4)
+rl = bytes([0x02]) + struct.pack("<H", total) + b"\0"
+assert mp + len(rl) <= ln
+rec[off + mp:off + ln] = rl + bytes(ln - mp - len(rl))
+vol.write(9, rec)
+PY
+		run "$FSCK" -a image
+		echo "$output"
+		[ "$status" -ne 8 ] && [ "$status" -lt 16 ] || die "-a exit $status"
+		[[ $output != *"security id 258"* ]] || die "given an id \$SDS cannot hold"
+		[[ $output != *"default descriptors are written"* ]] ||
+			die "claimed the defaults written into a hole"
+		local sum
+		sum=$(sha256sum < image)
+		run "$FSCK" -a image
+		echo "$output"
+		[ "$(sha256sum < image)" = "$sum" ] || die "a second -a wrote"
+		return 0
+	}
 	damaged_then_repaired
 	[[ $output == *"its \$SECURITY_DESCRIPTOR (0x50) has a bad runlist"*"$want"*FIXED* ]] ||
 		die "not repaired as wanted: $want"
@@ -620,6 +651,10 @@ PY
 	[ "$(head -c 4 acl | od -An -tx1 | tr -d ' \n')" = 01000480 ] ||
 		die "al's descriptor does not read: $(od -An -tx1 acl | head -2)"
 	undo_restores
+}
+
+@test "1k clusters, the same in a full base record with \$SDS one hole: no file given the defaults' id, which cannot be written; a second -a writes nothing" {
+	SDS_HOLE=1 listed_sd_case base nosds
 }
 
 @test "1k clusters, a listed file's non-resident \$SECURITY_DESCRIPTOR in its base record, a hole then a bad run: removed with its list entry, the file given the root's security id" {
