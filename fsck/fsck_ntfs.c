@@ -292,6 +292,8 @@ int main(int argc, char **argv)
 	if (!ret)
 		ret = ntfs_pass1b_crosslinks(&c);
 	if (!ret)
+		ntfs_check_system_tables(&c);
+	if (!ret)
 		ret = ntfs_pass2_data(&c);
 	if (!ret)
 		ret = ntfs_pass2_special(&c);

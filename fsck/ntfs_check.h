@@ -224,6 +224,7 @@ struct ntfs_check {
 	bool volume_flags_found;
 	/* system records pass 1 makes again (pass1_system.c) */
 	struct ntfs_sysrec *sysrec;
+	bool tables_unchecked;	/* pass 1 done: $UpCase, $AttrDef after pass 1B */
 	/* the attribute types the volume defines: its $AttrDef's, or the
 	 * standard table's when that is damaged (pass1_system.c) */
 	uint32_t attr_types[NTFS_ATTRDEF_MAX_TYPES];
@@ -475,14 +476,18 @@ bool ntfs_record_no_objid(const struct ntfs_check *c, uint64_t recno);
  * ntfs_sysrec_check: does checked, in-use record REC fit its role (0, or
  * -1 with WHY)?  ntfs_sysrec_lost: asks to make record RECNO (REC: its
  * bytes, as read or checked) again, keeping what is readable of it; 0
- * when it will be (after the records are scanned, by ntfs_sysrec_remake,
- * which also checks $UpCase's table), -1 when declined.  */
+ * when it will be (after the records are scanned, by ntfs_sysrec_remake),
+ * -1 when declined.  ntfs_check_system_tables: $UpCase's and $AttrDef's
+ * tables judged and rewritten, after pass 1B (a table's run that reaches
+ * another file's clusters must not overwrite them before that file has
+ * its copy). */
 struct ntfs_sysrec;
 int ntfs_sysrec_check(struct ntfs_check *c, uint64_t recno, const uint8_t *rec,
 		      char *why);
 int ntfs_sysrec_lost(struct ntfs_check *c, uint64_t recno, const uint8_t *rec,
 		     const char *obj, const char *why);
 int ntfs_sysrec_remake(struct ntfs_check *c);
+void ntfs_check_system_tables(struct ntfs_check *c);
 /* System record RECNO (checked, fixups removed) says it is not in use
  * though it still holds its file ($STANDARD_INFORMATION and a $FILE_NAME
  * in the root): its in-use flag is set back (asked; the directory flag

@@ -183,6 +183,11 @@ ROW(PR_UPCASE_CONTENT, 0x010062, "upcase_table_damaged",
 ROW(PR_ATTRDEF_CONTENT, 0x010076, "attrdef_table_damaged",
     "table of %llu bytes does not parse or lacks the attribute types every NTFS defines; write the standard table",
     FSF_PROMPT_REPAIR, FSF_PR_PREEN_OK);
+/* the same table with nowhere to write the standard one: smaller than
+ * it, or its data a hole (reads as zeros, a write would skip it) */
+ROW(PR_ATTRDEF_UNWRITABLE, 0x010077, "attrdef_table_unwritable",
+    "table of %llu bytes does not parse or lacks the attribute types every NTFS defines, and the standard table cannot be written over it (%s); left as it is",
+    FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 /* pass 1: attribute lists (pass1_attrlist.c).  The list is derived
  * data: the records that hold a file's attributes, and name it as their
  * base, say what it must be, so rebuilding it from them is PREEN_OK.  A

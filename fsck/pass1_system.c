@@ -22,7 +22,11 @@
  * versions upcase fewer characters, never others), as is an ASCII letter
  * left lower case; the standard table is then written over it.  A table
  * with $UpCase:$Info (Windows 8 and later, whose tables may know newer
- * Unicode versions) is judged on its ASCII half only.
+ * Unicode versions) is judged on its ASCII half only.  $AttrDef's table
+ * too: one that does not parse or lacks the core types gets the standard
+ * one.  Both tables are judged after pass 1B: a table whose run reaches
+ * another file's clusters is then alone on them (that file has its copy),
+ * and a table in a hole is left, never "written" into nothing.
  */
 #include "config.h"
 
@@ -581,8 +585,10 @@ static void check_upcase(struct ntfs_check *c, uint8_t *rec)
 		fsf_fix_failed(&c->fix);
 		goto out;
 	}
+	/* a table in a hole reads as zeros and cannot be written there */
 	if (bad && fsf_fix_ask(&c->fix, &PR_UPCASE_CONTENT, "$UpCase", bad, first) &&
-	    (!(std = upcase_le()) || ntfs_vol_write_runs(&c->vol, runs, n, std, len)))
+	    (!ntfs_runs_mapped(runs, n, c->vol.boot.g.cluster_size, 0, len) ||
+	     !(std = upcase_le()) || ntfs_vol_write_runs(&c->vol, runs, n, std, len)))
 		fsf_fix_failed(&c->fix);
 out:
 	free(data);
@@ -592,7 +598,7 @@ out:
 
 /* $AttrDef's table: one that does not parse or lacks the core types (a
  * cluster of zeros, of 0xff) gets the standard table, zeros after it;
- * one too small for it is left, its fix failed. */
+ * one too small for it, or in a hole, is left, its fix failed. */
 static void check_attrdef(struct ntfs_check *c, uint8_t *rec)
 {
 	uint32_t rs = c->vol.boot.g.mft_record_size;
@@ -608,11 +614,14 @@ static void check_attrdef(struct ntfs_check *c, uint8_t *rec)
 	    ntfs_vol_read_attr(&c->vol, rec, NTFS_AT_DATA, &data, &len, &runs, &n) ||
 	    !n || ntfs_attrdef_usable(data, len))
 		goto out;
+	if (len < NTFS_SYSFILE_ATTRDEF_BYTES ||
+	    !ntfs_runs_mapped(runs, n, c->vol.boot.g.cluster_size, 0, len)) {
+		fsf_fix_ask(&c->fix, &PR_ATTRDEF_UNWRITABLE, "$AttrDef", (unsigned long long)len,
+			    len < NTFS_SYSFILE_ATTRDEF_BYTES ? "too small for it" :
+			    "its data is a hole");
+		goto out;
+	}
 	if (fsf_fix_ask(&c->fix, &PR_ATTRDEF_CONTENT, "$AttrDef", (unsigned long long)len)) {
-		if (len < NTFS_SYSFILE_ATTRDEF_BYTES) {
-			fsf_fix_failed(&c->fix);
-			goto out;
-		}
 		memset(data, 0, len);
 		ntfs_sysfile_attrdef(data);
 		if (ntfs_vol_write_runs(&c->vol, runs, n, data, len))
@@ -643,12 +652,24 @@ int ntfs_sysrec_remake(struct ntfs_check *c)
 			ret = -EUCLEAN;
 		}
 	}
-	if (!ret && !(s && s->pending & (1u << NTFS_FILE_UPCASE)))
-		check_upcase(c, rec);
-	if (!ret && !(s && s->pending & (1u << NTFS_FILE_ATTRDEF)))
-		check_attrdef(c, rec);
+	c->tables_unchecked = !ret;
 	free(rec);
 	return ret;
+}
+
+void ntfs_check_system_tables(struct ntfs_check *c)
+{
+	struct ntfs_sysrec *s = c->sysrec;
+	uint8_t *rec;
+
+	if (!c->tables_unchecked || !(rec = malloc(c->vol.boot.g.mft_record_size)))
+		return;
+	c->tables_unchecked = false;
+	if (!(s && s->pending & (1u << NTFS_FILE_UPCASE)))
+		check_upcase(c, rec);
+	if (!(s && s->pending & (1u << NTFS_FILE_ATTRDEF)))
+		check_attrdef(c, rec);
+	free(rec);
 }
 
 void ntfs_sysrec_free(struct ntfs_check *c)

@@ -192,6 +192,36 @@ UNUSED="system file is marked not in use but its record is intact; marked in use
 	[ "$(python3 "$DAMAGE" image attrdefsum)" = "$want" ] || die "\$AttrDef is not the table mkfs.ntfs wrote"
 }
 
+# a misdirected run: $AttrDef's table read from a user file's cluster
+# (random data: no table).  The standard table must go to $AttrDef's own
+# cluster after pass 1B has given the file its copy, never over the
+# file's data (before: written in pass 1, the file's first 4 KiB lost).
+@test "ours 4k: \$AttrDef's run on a user file's cluster: the file keeps its data, the table rewritten on its own cluster" {
+	sysrec_case ours4k attrdefxlink-@blob "table of 2560 bytes does not parse"
+	[ "$(python3 "$DAMAGE" image attrdefsum)" = "$(python3 "$DAMAGE" "$BATS_FILE_TMPDIR/ours4k.img" attrdefsum)" ] ||
+		die "\$AttrDef is not the table mkfs.ntfs wrote"
+}
+
+# $AttrDef's data one hole: read as zeros, the table cannot be written
+# there.  Left, said so (before: "fixed" by a write that skipped the hole,
+# the same again on every run).
+@test "ours 4k: \$AttrDef's data one hole: left, not claimed repaired; a second -a writes nothing" {
+	local sum
+	cp --sparse=always "$BATS_FILE_TMPDIR/ours4k.img" image
+	python3 "$DAMAGE" image attrdefhole
+	run "$FSCK" -a image
+	echo "$output"
+	[ $((status & 4)) -eq 4 ] || die "-a exit $status: the table is not repaired"
+	[ "$status" -lt 8 ] || die "-a exit $status"
+	[[ $output == *"standard table cannot be written over it (its data is a hole); left"* ]] ||
+		die "-a does not say the table is left"
+	sum=$(sha256sum < image)
+	run "$FSCK" -a image
+	echo "$output"
+	[ $((status & 4)) -eq 4 ] && [ "$status" -lt 8 ] || die "second -a exit $status"
+	[ "$(sha256sum < image)" = "$sum" ] || die "a second -a wrote"
+}
+
 @test "sid 4k: \$AttrDef's table zeroed: mkntfs's table written back" {
 	local want
 	need_sid

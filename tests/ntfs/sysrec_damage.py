@@ -25,6 +25,8 @@ CASE:
   attrdef        $AttrDef's first cluster zeroed (the whole table of a
                  volume of 4 KiB clusters or more: an SSD's trimmed block)
   attrdefsum     print the sha256 of $AttrDef's data (nothing changed)
+  attrdefxlink-N $AttrDef's run moved onto record N's first data cluster
+  attrdefhole    $AttrDef's runs made one sparse hole
   ver30          $Volume's $VOLUME_INFORMATION says NTFS 3.0 (a volume
                  Windows 2000 made; valid)
   volinfo        print $Volume's "MAJOR.MINOR FLAGS LABEL" (record 3 in
@@ -146,6 +148,34 @@ def main():
             size, = struct.unpack_from("<q", rec, a + 0x30)
             print(hashlib.sha256(bytes(img[base:base + size])).hexdigest())
             return
+    elif what == "attrdefxlink":
+        # $AttrDef's first run moved onto the first cluster of record N's
+        # unnamed $DATA (both copies of record 4): a cross-link whose
+        # other owner holds a user's data
+        at = g.rec_off(n)
+        rec = P.unfix(img[at:at + g.rs])
+        lcn = P.runlist(rec, attr(rec, 0x80))[0][0]
+
+        def relink(r):
+            a = attr(r, 0x80)
+            p = a + struct.unpack_from("<H", r, a + 0x20)[0]
+            ls, os_ = r[p] & 15, r[p] >> 4
+            assert -(1 << (8 * os_ - 1)) <= lcn < 1 << (8 * os_ - 1), "LCN %d does not fit" % lcn
+            r[p + 1 + ls:p + 1 + ls + os_] = lcn.to_bytes(os_, "little", signed=True)
+        n = 4
+        edit(4, relink)
+    elif what == "attrdefhole":
+        # $AttrDef's runs one hole of the same length (the sparse flag
+        # set): the table reads as zeros and has nowhere to be written
+        def hole(r):
+            a = attr(r, 0x80)
+            p = a + struct.unpack_from("<H", r, a + 0x20)[0]
+            ln, = struct.unpack_from("<I", r, a + 4)
+            clusters = sum(c for _, c in P.runlist(r, a))
+            assert clusters < 256
+            r[p:a + ln] = bytes([0x01, clusters]) + bytes(a + ln - p - 2)
+            struct.pack_into("<H", r, a + 0x0c, struct.unpack_from("<H", r, a + 0x0c)[0] | 0x8000)
+        edit(4, hole)
     else:
         sys.exit("unknown case " + case)
     with open(path, "r+b") as f:
