@@ -613,6 +613,40 @@ static uint8_t *edit_rec(struct lctx *l, struct edit_set *s, uint64_t r)
 	return s->buf[s->n++];
 }
 
+/* The data size of base record REC's $FILE_NAME when it lies in the last
+ * cluster of ALLOC bytes (CS each), else ALLOC: the size of a $DATA whose
+ * first extent, which held its sizes, was lost. */
+static uint64_t head_data_size(const uint8_t *rec, uint64_t alloc, uint32_t cs)
+{
+	struct ntfs_attr_cursor cur;
+	const struct ntfs_attr_header *a;
+	struct ntfs_file_name fn;
+	char why[NTFS_WHY];
+
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1) {
+		uint64_t d;
+
+		if (!ntfs_file_name_of(a, &fn))
+			continue;
+		d = le64toh((uint64_t)fn.data_size);
+		if (d <= alloc && d + cs > alloc)
+			return d;
+	}
+	return alloc;
+}
+
+/* The extent at AT of REC made the first: it holds the sizes. */
+static void head_sizes(uint8_t *rec, uint32_t at, uint64_t alloc, uint64_t data)
+{
+	struct ntfs_attr_nonresident x;
+
+	memcpy(&x, rec + at, sizeof(x));
+	x.allocated_size = (int64_t)htole64(alloc);
+	x.data_size = x.initialized_size = (int64_t)htole64(data);
+	memcpy(rec + at, &x, sizeof(x));
+}
+
 /*
  * The attribute of E (in NB, base B), neither sparse nor compressed, has
  * a gap of N clusters before extent E (its lowest VCN; a user file's
@@ -620,6 +654,10 @@ static uint8_t *edit_rec(struct lctx *l, struct edit_set *s, uint64_t r)
  * where every record of it has room (each extent's header grows by the
  * 8-byte compressed size, as writers lay out sparse extents; the base's
  * $STANDARD_INFORMATION says sparse when it is the unnamed $DATA), and the gap a hole at E's head.
+ * When the gap starts at VCN 0 (the first extent lost with its record),
+ * E becomes the first extent and takes the sizes the lost one held: the
+ * clusters up to the last extent's end, the data size the base's
+ * $FILE_NAME says when it is within the last of them.
  * Edited in memory; written when asked (PR_ATTR_HOLE_SPARSE).  0 done or
  * declined, -1 no room (nothing written).
  */
@@ -629,7 +667,8 @@ static int gap_sparse(struct lctx *l, uint64_t b, struct ntfs_al_build *nb,
 	struct ntfs_check *c = l->c;
 	uint32_t cs = c->vol.boot.g.cluster_size;
 	struct edit_set s = { .n = 0 };
-	uint64_t mapped = 0;
+	uint64_t mapped = 0, end = 0;
+	bool head = e->lowest_vcn == (int64_t)n;
 	uint8_t *rec;
 	uint32_t at;
 	int ret = -1;
@@ -646,7 +685,11 @@ static int gap_sparse(struct lctx *l, uint64_t b, struct ntfs_al_build *nb,
 		memcpy(&x, rec + at, sizeof(x));
 		mapped += (uint64_t)(le64toh((uint64_t)x.highest_vcn) -
 				     le64toh((uint64_t)x.lowest_vcn) + 1);
+		if (le64toh((uint64_t)x.highest_vcn) + 1 > end)
+			end = le64toh((uint64_t)x.highest_vcn) + 1;
 	}
+	if (head && !(rec = edit_rec(l, &s, b)))
+		goto out;
 	for (size_t k = 0; k < nb->n; k++) {
 		struct ntfs_al_entry *q = &nb->v[k];
 
@@ -655,9 +698,13 @@ static int gap_sparse(struct lctx *l, uint64_t b, struct ntfs_al_build *nb,
 		rec = edit_rec(l, &s, q->mref & MASK48);
 		at = extent_in(rec, q->type, q->name, q->name_len, q->lowest_vcn);
 		if (ntfs_rec_attr_make_sparse(rec, l->rs, at,
-					      q->lowest_vcn ? 0 : mapped * cs) ||
+					      q->lowest_vcn && !(head && q == e) ?
+					      0 : mapped * cs) ||
 		    (q == e && ntfs_rec_extent_hole_before(rec, l->rs, at, n)))
 			goto out;
+		if (head && q == e)
+			head_sizes(rec, at, end * cs,
+				   head_data_size(edit_rec(l, &s, b), end * cs, cs));
 	}
 	if (!(rec = edit_rec(l, &s, b)))
 		goto out;
@@ -744,13 +791,22 @@ static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 			    (!p || q->lowest_vcn > p->lowest_vcn))
 				p = q;
 		}
-		if (!p || load(l, p->mref & MASK48, l->rec) ||
-		    !(at = extent_in(l->rec, p->type, p->name, p->name_len, p->lowest_vcn)))
-			continue;
-		memcpy(&n, l->rec + at, sizeof(n));
-		hi = (int64_t)le64toh((uint64_t)n.highest_vcn);
-		if (hi + 1 >= e->lowest_vcn || hi < p->lowest_vcn - 1)
-			continue;
+		/* none: the first extent was lost with its record, a hole
+		 * from VCN 0 in a user file's $DATA (which may be sparse) */
+		if (!p) {
+			if (e->type != NTFS_AT_DATA || b < NTFS_FILE_FIRST_USER)
+				continue;
+			hi = -1;
+		} else {
+			if (load(l, p->mref & MASK48, l->rec) ||
+			    !(at = extent_in(l->rec, p->type, p->name, p->name_len,
+					     p->lowest_vcn)))
+				continue;
+			memcpy(&n, l->rec + at, sizeof(n));
+			hi = (int64_t)le64toh((uint64_t)n.highest_vcn);
+			if (hi + 1 >= e->lowest_vcn || hi < p->lowest_vcn - 1)
+				continue;
+		}
 		/* the extent after the gap takes it, if its record has room */
 		if (load(l, e->mref & MASK48, l->rec) ||
 		    !(at = extent_in(l->rec, e->type, e->name, e->name_len, e->lowest_vcn)))
@@ -777,6 +833,10 @@ static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 					    (unsigned long long)(e->lowest_vcn - 1));
 			continue;
 		}
+		/* an already sparse one's lost head held its sizes and
+		 * compressed size: not known here, left as before */
+		if (!p)
+			continue;
 		if (ntfs_rec_extent_hole_before(l->rec, l->rs, at,
 						(uint64_t)(e->lowest_vcn - hi - 1)))
 			continue;

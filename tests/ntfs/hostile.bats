@@ -301,3 +301,47 @@ PY
 		{ umount "$m"; die "/a/f1's descriptor changed"; }
 	umount "$m"
 }
+
+# A user file's $DATA in two extents (hostile.py datasplit), the record
+# of the first (VCN 0) zeroed: before, the list was rebuilt without it and
+# the base kept no unnamed $DATA at all (ntfs-3g read 0 bytes, the later
+# extent's clusters left in use, ntfsck -n: 2 errors); now, as for a lost
+# middle extent, the attribute is made sparse with a hole from VCN 0 and
+# the later extent's bytes read at their offsets
+@test "user \$DATA in two extents, the first's record zeroed: a hole from VCN 0, the rest kept" {
+	local m=mnt f x1 cut size
+	need_sid
+	mkdir -p "$m"
+	truncate -s 16M image
+	"$MKFS_NTFS" -q -F image
+	head -c 200000 /dev/urandom > big.ref
+	ntfs-3g image "$m" || die "mount"
+	cp big.ref "$m/big"
+	f=$(stat -c %i "$m/big")
+	umount "$m"
+	read -r x1 _ < <($HOSTILE image datasplit "$f" 2) || die "hostile.py datasplit"
+	cut=$(python3 - image "$x1" <<'PY'
+import os, struct, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+from ntfs_patch import Volume
+v = Volume(sys.argv[1])
+off = v.offset(v.mft_runs, int(sys.argv[2]) * v.rs)
+rec = v.pread(off, v.rs)
+a, = struct.unpack_from("<H", rec, 0x14)
+while struct.unpack_from("<I", rec, a)[0] != 0x80:
+    a += struct.unpack_from("<I", rec, a + 4)[0]
+print((struct.unpack_from("<q", rec, a + 0x18)[0] + 1) * v.cs)
+v.pwrite(off, bytes(v.rs))
+PY
+) || die "zeroing the first extent's record"
+	hostile_repair_in_place
+	grep -q "file MFT record $f (/big): attribute 0x80: clusters 0-[0-9]* (VCNs) were in a lost extent; the attribute is made sparse" a.log ||
+		die "no hole made"
+	ntfs-3g -o ro image "$m" || die "mount after"
+	size=$(stat -c %s "$m/big")
+	[ "$size" -ge 200000 ] || { umount "$m"; die "/big reads $size bytes"; }
+	[ "$(tail -c +$((cut + 1)) "$m/big" | head -c $((200000 - cut)) | sha256sum)" = \
+	  "$(tail -c +$((cut + 1)) big.ref | sha256sum)" ] ||
+		{ umount "$m"; die "the bytes from $cut differ"; }
+	umount "$m"
+}
