@@ -159,6 +159,7 @@ static void check_free(struct ntfs_check *c)
 	ntfs_rare_map_free(c->record_lost);
 	ntfs_rare_map_free(c->nameless);
 	ntfs_rare_map_free(c->list_left);
+	ntfs_rare_map_free(c->salvage_left);
 	ntfs_rare_map_free(c->names_lost);
 	free(c->lost_names);
 	free(c->unlisted);

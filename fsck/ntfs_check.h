@@ -165,6 +165,9 @@ struct ntfs_check {
 	uint8_t *record_lost;		/* one bit per record: unusable (pass 1) */
 	uint8_t *list_left;		/* one bit per record: its attribute
 					 * list found wrong and left (pass 1) */
+	uint8_t *salvage_left;		/* one bit per record: its salvage
+					 * declined, left as read (pass 1);
+					 * its extension records are left too */
 	uint8_t *names_lost;		/* one bit per base record: its list
 					 * named $FILE_NAMEs in a record found
 					 * unusable (pass 1); pass 3 gives the

@@ -731,10 +731,11 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 	c->record_lost = ntfs_rare_map(c->vol.mft_records);
 	c->nameless = ntfs_rare_map(c->vol.mft_records);
 	c->list_left = ntfs_rare_map(c->vol.mft_records);
+	c->salvage_left = ntfs_rare_map(c->vol.mft_records);
 	c->names_lost = ntfs_rare_map(c->vol.mft_records);
 	copies = ntfs_rare_map(c->vol.mft_records);
 	if (!c->ext_bad || !c->record_lost || !c->nameless || !c->list_left ||
-	    !c->names_lost ||
+	    !c->salvage_left || !c->names_lost ||
 	    !copies) {
 		ret = -ENOMEM;
 		goto out;
@@ -881,8 +882,10 @@ int ntfs_pass1_mft(struct ntfs_check *c)
 			}
 		}
 		ntfs_check_base_reference(c, i, rec, obj);
-		if (ntfs_salvage_attrs(c, i, rec, obj) > 0)
+		if (ntfs_salvage_attrs(c, i, rec, obj) > 0) {
+			rare_set(c->salvage_left, i);
 			continue;	/* declined: left alone */
+		}
 		ntfs_check_record_flags(c, i, rec, obj);
 		ntfs_check_attr_extents(c, i, rec, obj);
 		if (ntfs_sysfile_buildable((uint32_t)i) &&

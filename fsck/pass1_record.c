@@ -539,6 +539,10 @@ void ntfs_check_extensions(struct ntfs_check *c)
 
 		if (e < NTFS_FILE_FIRST_USER)
 			continue;	/* a system record: pass 1 made it a base */
+		/* a base whose repair was declined is left as read, and so
+		 * are the records of its file: never cleared for that */
+		if (b < c->vol.mft_records && rare_get(c->salvage_left, b))
+			continue;
 		if (b >= c->vol.mft_records || !cset_get(&c->record_used, b))
 			what = "is not in use";
 		else if (ntfs_vol_read_record(&c->vol, b, base) ||

@@ -1391,9 +1391,11 @@ static bool record_sound(const struct ntfs_check *c, const uint8_t *rec)
  * is left as declined) */
 static int note_unlisted(struct ntfs_check *c, const struct salvage *s)
 {
+	/* S->list is read from S->base, or from S->rec when it is the base */
+	uint64_t base = s->base ? s->base_recno : s->recno;
 	struct ntfs_unlisted *u;
 
-	if (!s->base || !s->ndrop || s->ndrop > 8)
+	if (!s->list || !s->ndrop || s->ndrop > 8)
 		return -1;
 	u = realloc(c->unlisted, (c->nunlisted + s->ndrop) * sizeof(*u));
 	if (!u)
@@ -1401,8 +1403,36 @@ static int note_unlisted(struct ntfs_check *c, const struct salvage *s)
 	c->unlisted = u;
 	for (unsigned int i = 0; i < s->ndrop; i++)
 		u[c->nunlisted++] = (struct ntfs_unlisted){
-			s->base_recno, s->recno, s->drop[i].type, s->drop[i].inst };
+			base, s->recno, s->drop[i].type, s->drop[i].inst };
 	return 0;
+}
+
+/* -n: the sizes of base record REC's non-resident $ATTRIBUTE_LIST put
+ * back to those of READ (the record as read): the list's clusters are
+ * not rewritten, the entries dropped are noted instead (note_unlisted).
+ * 0, or -1 (either has no such list) */
+static int list_sizes_as_read(uint8_t *rec, const uint8_t *read)
+{
+	const struct ntfs_attr_header *a, *ra = NULL;
+	struct ntfs_attr_cursor cur;
+	char why[NTFS_WHY];
+	size_t d = offsetof(struct ntfs_attr_nonresident, data_size),
+	       i = offsetof(struct ntfs_attr_nonresident, initialized_size);
+
+	ntfs_attr_cursor_init(&cur, read);
+	while (!ra && ntfs_attr_next(&cur, &a, why) == 1)
+		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST && a->non_resident)
+			ra = a;
+	if (!ra)
+		return -1;
+	ntfs_attr_cursor_init(&cur, rec);
+	while (ntfs_attr_next(&cur, &a, why) == 1)
+		if (le32toh(a->type) == NTFS_AT_ATTRIBUTE_LIST && a->non_resident) {
+			memcpy((uint8_t *)a + d, (const uint8_t *)ra + d, 8);
+			memcpy((uint8_t *)a + i, (const uint8_t *)ra + i, 8);
+			return 0;
+		}
+	return -1;
 }
 
 int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
@@ -1424,16 +1454,22 @@ int ntfs_salvage_attrs(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	if (ret >= 0 && s.changed && s.assumed) {
 		/* -n: checked on as repaired; the entries of a non-resident
 		 * list removed with the attributes are noted for the list
-		 * check (the base record's edit is only the list's size).
-		 * Not when the repair edits a base record otherwise: left
+		 * check, the list's sizes left as read (the base record's
+		 * edit is only the list's size; a base record salvaged
+		 * itself is assumed with its other edits).  Not when the
+		 * repair edits an extension's base record otherwise: left
 		 * alone, as declined */
 		bool nlist = s.list && s.list_vlen != s.list_len;
+		size_t noted = c->nunlisted;
 
-		if ((s.base && !nlist) || (nlist && note_unlisted(c, &s)))
+		if ((s.base && !nlist) ||
+		    (nlist && ((!s.base && list_sizes_as_read(s.rec, rec)) ||
+			       note_unlisted(c, &s))))
 			ret = 1;
-		else if (ntfs_vol_assume_record(&c->vol, recno, s.rec))
+		else if (ntfs_vol_assume_record(&c->vol, recno, s.rec)) {
+			c->nunlisted = noted;
 			ret = 1;	/* not held: left as read */
-		else
+		} else
 			memcpy(rec, s.rec, rs);
 	} else if (ret >= 0 && s.changed) {
 		memcpy(rec, s.rec, rs);

@@ -176,11 +176,12 @@ setup() { cd_tmp; }
 teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
 
 # damaged_then_repaired: -n on the damaged image exits 4 and writes
-# nothing; -a -z undo exits 1 ($output is its output; DAMAGED the
-# damaged image's digest, for undo_restores)
+# nothing; -a -z undo exits 1 ($output is its output, NOUTPUT -n's;
+# DAMAGED the damaged image's digest, for undo_restores)
 damaged_then_repaired() {
 	damaged=$(sha256sum < image)
 	run "$FSCK" -n image
+	noutput=$output
 	[ "$status" -eq 4 ] || { echo "$output"; die "-n on the damage: exit $status"; }
 	[ "$(sha256sum < image)" = "$damaged" ] || die "-n wrote"
 	run "$FSCK" -a -z undo image
@@ -474,6 +475,13 @@ PY
 	[ "$id" ] && [ "$id" = "$root" ] || die "frag's security id $id, the root's $root"
 }
 
+# problems_of: the problems a report (stdin) holds, -n's questions
+# ("...  Fix? no") and -a's repairs ("image: ... FIXED.") alike
+problems_of() {
+	sed -nE -e 's/^image: (.*) FIXED\.$/\1/p' \
+		-e 's/^(.*)  [A-Z][a-z]+\? no$/\1/p'
+}
+
 # listed_sd_case WHERE: al's (an attribute list, a 48-byte
 # $STANDARD_INFORMATION: no security id) own resident
 # $SECURITY_DESCRIPTOR rewritten non-resident as in sd_case (a hole, then
@@ -637,10 +645,30 @@ PY
 		[ "$(sha256sum < image)" = "$sum" ] || die "a second -a wrote"
 		return 0
 	}
+	if [ "$1" = base ]; then
+		# -r, every question answered no: the base record declined is
+		# left as read, and so are its file's extension records (before:
+		# 19 offered to be cleared, the file's data with them)
+		cp --sparse=always image r.img
+		run bash -c 'yes n | head -200 | "$0" -r r.img' "$FSCK"
+		echo "$output"
+		[[ $output != *"extension record of MFT record"* ]] ||
+			die "-r offered to clear the file's extension records"
+		cmp -s image r.img || die "-r answered no wrote"
+	fi
 	damaged_then_repaired
 	[[ $output == *"its \$SECURITY_DESCRIPTOR (0x50) has a bad runlist"*"$want"*FIXED* ]] ||
 		die "not repaired as wanted: $want"
 	[[ $output != *"is lost"* ]] || die "-a cleared a record"
+	# in the base record, -n tells what -a does: the same problems,
+	# none that only the declined repair implies (before: the file's
+	# 19 extension records, its index entry and the $MFT bitmap)
+	if [ "$1" = base ]; then
+		problems_of <<< "$noutput" > n.problems
+		problems_of <<< "$output" > a.problems
+		[ -s a.problems ] || die "no problem read from -a's report"
+		diff -u a.problems n.problems || die "-n reports other problems than -a fixes"
+	fi
 	repair_converged "$FSCK" image -a
 	mkdir -p mnt
 	ntfs-3g -o ro image mnt
