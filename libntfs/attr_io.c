@@ -131,33 +131,12 @@ uint64_t ntfs_runs_offset(const struct ntfs_run *runs, long n, uint32_t cs,
 	return UINT64_MAX;
 }
 
-bool ntfs_runs_mapped(const struct ntfs_run *runs, long n, uint32_t cs,
-		      uint64_t byte, uint64_t len)
+/* LEN bytes at BYTE of the stream RUNS (N of them, clusters of CS
+ * bytes), read or written; with no volume V, only whether they are all
+ * on clusters (no hole, nothing past the runs) */
+static int runs_io(struct ntfs_vol *v, uint32_t cs, const struct ntfs_run *runs,
+		   long n, uint64_t byte, uint64_t len, void *buf, bool write)
 {
-	uint64_t pos = 0;
-
-	for (long i = 0; i < n && len; i++) {
-		uint64_t run = runs[i].len * cs, part;
-
-		if (byte >= pos + run) {
-			pos += run;
-			continue;
-		}
-		if (runs[i].lcn < 0)
-			return false;
-		part = pos + run - byte < len ? pos + run - byte : len;
-		byte += part;
-		len -= part;
-		pos += run;
-	}
-	return !len;
-}
-
-/* LEN bytes at BYTE of the stream RUNS (N of them), read or written */
-static int runs_io(struct ntfs_vol *v, const struct ntfs_run *runs, long n,
-		   uint64_t byte, uint64_t len, void *buf, bool write)
-{
-	uint32_t cs = v->boot.g.cluster_size;
 	uint8_t *out = buf;
 	uint64_t pos = 0;
 
@@ -171,12 +150,13 @@ static int runs_io(struct ntfs_vol *v, const struct ntfs_run *runs, long n,
 		if (runs[i].lcn < 0)
 			return -1;
 		part = pos + run - byte < len ? pos + run - byte : len;
-		if (write ? fsf_dev_pwrite(v->dev, out, part,
-					   (uint64_t)runs[i].lcn * cs + (byte - pos)) :
-		    fsf_dev_pread(v->dev, out, part,
-				  (uint64_t)runs[i].lcn * cs + (byte - pos)))
+		if (v && (write ? fsf_dev_pwrite(v->dev, out, part,
+						 (uint64_t)runs[i].lcn * cs + (byte - pos)) :
+			  fsf_dev_pread(v->dev, out, part,
+					(uint64_t)runs[i].lcn * cs + (byte - pos))))
 			return -1;
-		out += part;
+		if (v)
+			out += part;
 		byte += part;
 		len -= part;
 		pos += run;
@@ -184,15 +164,21 @@ static int runs_io(struct ntfs_vol *v, const struct ntfs_run *runs, long n,
 	return len ? -1 : 0;
 }
 
+bool ntfs_runs_mapped(const struct ntfs_run *runs, long n, uint32_t cs,
+		      uint64_t byte, uint64_t len)
+{
+	return !runs_io(NULL, cs, runs, n, byte, len, NULL, false);
+}
+
 int ntfs_vol_runs_pread(struct ntfs_vol *v, const struct ntfs_run *runs,
 			long n, uint64_t byte, uint64_t len, void *buf)
 {
-	return runs_io(v, runs, n, byte, len, buf, false);
+	return runs_io(v, v->boot.g.cluster_size, runs, n, byte, len, buf, false);
 }
 
 int ntfs_vol_runs_pwrite(struct ntfs_vol *v, const struct ntfs_run *runs,
 			 long n, uint64_t byte, uint64_t len, const void *buf)
 {
 	ntfs_vol_cache_drop(v);	/* whatever the clusters were */
-	return runs_io(v, runs, n, byte, len, (void *)buf, true);
+	return runs_io(v, v->boot.g.cluster_size, runs, n, byte, len, (void *)buf, true);
 }
