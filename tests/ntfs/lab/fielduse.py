@@ -17,9 +17,11 @@
              the wrong order (a buggy driver's insert: out of collation
              order, every byte of each entry valid);
   swaproot   the same in the root's first INDX block;
-  si48       20 user records' `$STANDARD_INFORMATION` in the 48-byte form
-             of NTFS 1.2 (no owner, security id, quota or USN), as files
-             of an NT4 volume upgraded in place keep it;
+  si48       up to 20 user records' `$STANDARD_INFORMATION` in the 48-byte
+             form of NTFS 1.2 (no owner, security id, quota or USN), as
+             files of an NT4 volume upgraded in place keep it (ntfs-3g
+             writes that form on files it gives no security id: the
+             others are shrunk, those of the rich bases' ACLs);
   ntfs30     `si48` on a `$Volume` of version 3.0 (Windows 2000).
 
 `$Bad` is rewritten as holes around the listed clusters (its runlist
@@ -78,6 +80,11 @@ def _free(v, n):
     return out
 
 
+def _si_len(rec):
+    off, t, _, _ = next(P.attrs(rec))
+    return struct.unpack_from("<I", rec, off + 0x10)[0] if t == 0x10 else 0
+
+
 def _block_lcn(v, n):
     return _runs(v, n, 0xA0, "$I30")[0][0]
 
@@ -101,10 +108,13 @@ def _target(v, sub):
     if sub == "swaproot":
         return v.index_blocks(ROOT)[0]
     if sub in ("si48", "ntfs30"):
+        # ntfs-3g writes the 48-byte form already on the files it gives
+        # no security id: only the others are shrunk
         recs = [n for n, _, rec in P.records(v.img, v.g)
-                if n >= 24 and all(p != 11 and not nm.startswith("$") for p, _, nm, _ in P.file_names(rec))]
-        if len(recs) < 20:
-            raise ValueError("too few user records")
+                if n >= 24 and _si_len(rec) == 72 and
+                all(p != 11 and not nm.startswith("$") for p, _, nm, _ in P.file_names(rec))]
+        if sub == "si48" and not recs:
+            raise ValueError("no user record with a 72-byte $STANDARD_INFORMATION")
         return recs[:20]
     raise KeyError(sub)
 
