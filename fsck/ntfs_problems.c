@@ -430,6 +430,12 @@ ROW(PR_CROSSLINK, 0x010030, "clusters_crosslinked",
 ROW(PR_CROSSLINK_KEPT, 0x010031, "clusters_crosslinked_system",
     "attribute 0x%x shares %llu clusters (%llu-%llu) with %s; this system file's clusters cannot move",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
+/* a bad cluster under $MFT, $MFTMirr, $Boot or another system file that
+ * keeps its place: the file keeps it, $Bad lists it no longer (a copy
+ * of a bad cluster elsewhere would list a good one as bad) */
+ROW(PR_BADCLUS_SHARED, 0x010033, "bad_clusters_held",
+    "$Bad lists %llu clusters (%llu-%llu) that system files hold (the first: %s); they are no longer listed as bad",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_CROSSLINK_FAILED, 0x010032, "clusters_crosslinked_not_copied",
     "shared clusters cannot be copied: %s",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);

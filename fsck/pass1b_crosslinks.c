@@ -349,6 +349,68 @@ static bool unmovable(uint64_t recno)
 	       recno == NTFS_FILE_BOOT || recno == NTFS_FILE_BADCLUS;
 }
 
+/*
+ * $BadClus:$Bad lists COUNT clusters (extent indexes NEED) that an earlier
+ * owner keeps: a system file whose place is fixed ($MFT, $MFTMirr, $Boot)
+ * or that comes before $BadClus.  A copy of a bad cluster would list a
+ * good one as bad and leave the file on the bad one, so the file keeps
+ * them and $Bad maps them no longer (holes again, as on a volume never
+ * scanned); no data is moved.
+ */
+static void unlist_bad(struct pass1b *p, uint64_t recno, uint8_t *rec,
+		       uint32_t aoff, const struct ntfs_run *runs, long n,
+		       const uint64_t *need, size_t count, const char *obj,
+		       const char *owner)
+{
+	struct ntfs_check *c = p->c;
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	struct ntfs_run *out = NULL;
+	long nout = 0, cap = 0;
+	uint8_t *mp = malloc(rs), *nrec = malloc(rs);
+	uint64_t j = 0, first = UINT64_MAX, last = 0;
+	size_t q = 0;
+	int len = -1;
+
+	for (long i = 0; mp && nrec && i < n; i++)
+		for (uint64_t k = 0; k < runs[i].len; k++, j++) {
+			int64_t to = runs[i].lcn < 0 ? -1 : runs[i].lcn + (int64_t)k;
+
+			if (q < count && need[q] == j) {
+				if (first == UINT64_MAX)
+					first = (uint64_t)to;
+				last = (uint64_t)to;
+				to = -1;
+				q++;
+			}
+			if (push(&out, &nout, &cap, to))
+				goto failed;
+		}
+	if (mp && nrec) {
+		memcpy(nrec, rec, rs);
+		len = ntfs_mp_encode(out, (size_t)nout, mp, rs);
+	}
+	if (len < 0 || ntfs_rec_set_pairs(nrec, rs, aoff, mp, (uint32_t)len))
+		goto failed;
+	if (fsf_fix_ask(&c->fix, &PR_BADCLUS_SHARED, obj, (unsigned long long)count,
+			(unsigned long long)first, (unsigned long long)last,
+			owner)) {
+		memcpy(rec, nrec, rs);
+		if (ntfs_check_write_record(c, recno, rec))
+			fsf_fix_failed(&c->fix);
+	} else {
+		p->left += count;
+	}
+	goto out;
+failed:
+	fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj,
+		    "$Bad's runlist could not be rewritten");
+	p->left += count;
+out:
+	free(out);
+	free(mp);
+	free(nrec);
+}
+
 /* Give extent A of record RECNO private copies of the shared clusters
  * that an earlier owner (lower record, or earlier in this one) keeps. */
 static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
@@ -403,6 +465,11 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 		ntfs_object_name(c, "file", other, owner, sizeof(owner));
 	else
 		snprintf(owner, sizeof(owner), "another file");
+	if (file_of(recno, rec) == NTFS_FILE_BADCLUS) {
+		unlist_bad(p, recno, rec, aoff, runs, n, need, count, obj,
+			   owner);
+		goto out;
+	}
 	if (unmovable(file_of(recno, rec))) {
 		fsf_fix_ask(&c->fix, &PR_CROSSLINK_KEPT, obj, le32toh(a->type),
 			    (unsigned long long)count, (unsigned long long)first,

@@ -45,6 +45,7 @@ import lost as LO  # noqa: E402
 import misdirect as MD  # noqa: E402
 import use as US  # noqa: E402
 import realdev as RD  # noqa: E402
+import fielduse as FU  # noqa: E402
 
 TOP = os.path.abspath(os.path.join(HERE, "../../.."))
 BUILD = os.environ.get("FSFORGE_BUILDDIR", os.path.join(TOP, "build"))
@@ -244,6 +245,9 @@ def case_list(bases, kinds, seed, nrandom, ncuts, nstale=0, nadverse=0, ncompoun
         if "realdev" in kinds:
             v = D.Vol(bytearray(open(d + "/image", "rb").read()), load(d + "/manifest.json"))
             out += RD.case_ids(v, b)
+        if "field" in kinds:
+            v = D.Vol(bytearray(open(d + "/image", "rb").read()), load(d + "/manifest.json"))
+            out += FU.case_ids(v, b)
         if "powercut" in kinds and os.path.exists(d + "/writes"):
             w = PC.load(d + "/writes")
             # a different set of cut points for each base
@@ -262,7 +266,7 @@ def pick(ids, n, seed, kinds):
     for i in ids:
         groups.setdefault(i[0], []).append(i)
     share = {k: 0 for k in groups}
-    left, ks = n, sorted(groups, key=lambda k: "tprsoaemuldjgv".index(k))
+    left, ks = n, sorted(groups, key=lambda k: "tprsoaemuldjgvf".index(k))
     while left:
         for k in ks:
             if left and share[k] < len(groups[k]):
@@ -347,6 +351,8 @@ def materialize(cid, bases, out):
         save(cdir + "/components", " ".join(US.apply(img, man, b, rest)))
     elif kind == "v":
         save(cdir + "/components", RD.apply(v, rest))
+    elif kind == "f":
+        save(cdir + "/components", FU.apply(v, rest))
     elif kind == "i":
         # fsck.ntfs -a killed as it enters its K-th write to the image
         # of the case INNER (README, "interrupted"): the image it leaves
@@ -695,7 +701,7 @@ def judge(cid, bases, out, sid):
     safe = untouched(man, fmap, secs)
     nfiles = sum(1 for e in man.values() if e["t"] in "fl")
     r = {"id": cid, "changed_sectors": len(secs), "files": nfiles, "untouched": len(safe)}
-    if kind in "mldjv":
+    if kind in "mldjvf":
         r["components"] = open(cdir + "/components").read().split()
     if kind == "i":
         # -9: killed; anything else: the repair had fewer than K writes
@@ -1062,12 +1068,12 @@ def table(out, fh=sys.stdout, by_base=True):
     rs = [r for r in results(out) if not r.get("noop")]
     rows = {}
     kinds = ("control", "targeted", "random", "sectors", "powercut", "kpowercut", "stale", "adverse", "compound",
-             "interrupted", "eio", "truncated", "lost", "misdirect", "crossmeta", "use", "realdev", "external")
+             "interrupted", "eio", "truncated", "lost", "misdirect", "crossmeta", "use", "realdev", "field", "external")
     for r in rs:
         k = {"c": "control", "t": "targeted", "r": "random", "p": "powercut",
              "k": "kpowercut", "x": "external", "s": "sectors", "o": "stale", "a": "adverse", "i": "interrupted",
              "e": "eio", "m": "compound", "u": "truncated", "l": "lost", "d": "misdirect",
-             "j": "crossmeta", "g": "use", "v": "realdev"}[r["id"][0]]
+             "j": "crossmeta", "g": "use", "v": "realdev", "f": "field"}[r["id"][0]]
         for g in ("all", k, "%s/%s" % (k, r["id"].split("-")[1])):
             rows.setdefault(g, []).append(r)
     p = lambda *a: print(*a, file=fh)  # noqa: E731
