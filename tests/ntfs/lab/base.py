@@ -582,8 +582,32 @@ def file_map(img_path, man):
                 for lcn, ln in P.runlist(rec, off):
                     if lcn is not None:
                         clus.setdefault(owner, []).append([lcn, ln])
-    return {str(i): {"recs": recs.get(i, []), "clusters": clus.get(i, [])}
+    deps = birth_id_deps(img, g, want)
+    return {str(i): {"recs": recs.get(i, []), "clusters": clus.get(i, []), "deps": deps.get(i, [])}
             for i in want}, {"cs": g.cs, "rs": g.rs}
+
+
+def birth_id_deps(img, g, want):
+    """ino -> [[offset, size]]: bytes outside a file's own records and
+    clusters that its manifest reads.  An object id's birth volume,
+    object and domain ids live only in its $ObjId:$O entry (the file's
+    $OBJECT_ID holds the 16-byte id; ntfs-3g's system.ntfs_object_id reads
+    the other 48 bytes from the index), so such a file depends on the
+    record or INDX block holding its entry."""
+    try:
+        n = P.named_record(img, g, "$ObjId")
+    except KeyError:
+        return {}
+    out = {}
+    for where, p, buf in P.index_all(img, g, n, "$O"):
+        doff, dlen = struct.unpack_from("<HH", buf, p)
+        data = bytes(buf[p + doff:p + doff + dlen])
+        if len(data) < 56 or not any(data[8:56]):
+            continue
+        ino = struct.unpack_from("<Q", data, 0)[0] & 0xFFFFFFFFFFFF
+        if ino in want:
+            out.setdefault(ino, []).append([g.rec_off(n), g.rs] if where == "root" else [where, g.ibs])
+    return out
 
 
 def bitmap_bits(img, g):

@@ -433,7 +433,8 @@ def changed_sectors(a_path, b_path):
 
 def untouched(man, fmap, secs):
     """Paths of files (not directories) none of whose MFT records and data
-    clusters contain a changed sector; a relative symbolic link also needs
+    clusters (nor the index entries their manifest reads: the map's
+    "deps", an object id's birth ids) contain a changed sector; a relative symbolic link also needs
     its target untouched (ntfs-3g shows a Windows symlink whose target is
     gone as "unsupported reparse tag", its reparse data unchanged)."""
     cs = fmap["geo"]["cs"]
@@ -452,6 +453,8 @@ def untouched(man, fmap, secs):
         if any(hit(at, at + n) for at, n in f["recs"]):
             continue
         if any(hit(lcn * cs, (lcn + n) * cs) for lcn, n in f["clusters"]):
+            continue
+        if any(hit(at, at + n) for at, n in f.get("deps", [])):
             continue
         out.append(p)
     safe = set(out)
