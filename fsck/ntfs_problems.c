@@ -156,6 +156,12 @@ ROW(PR_ATTR_EXTENT, 0x010027, "attribute_extent_sizes",
 ROW(PR_ATTR_HOLE_LONG, 0x010073, "attribute_hole_too_long",
     "attribute 0x%x: its runs hold %llu clusters, its header says VCNs %lld-%lld; the hole of run %ld runs %llu cluster(s) past its compression unit",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* a file's runs longer than its header, whose allocation and data size
+ * need none of the clusters past its highest VCN: the last run is cut
+ * back (a run length one too big, often onto another file's clusters) */
+ROW(PR_ATTR_RUN_LONG, 0x010078, "attribute_run_too_long",
+    "attribute 0x%x: its runs hold %llu clusters, its header says VCNs %lld-%lld and %llu bytes allocated, %llu of data; its last run is cut back by %llu cluster(s)",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_EXTENSION_ORPHAN, 0x010028, "extension_record_orphan",
     "extension record of MFT record %llu, which %s",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
