@@ -433,6 +433,11 @@ ROW(PR_ATTR_CHAIN_CUT, 0x010048, "attributes_cut",
 ROW(PR_CROSSLINK, 0x010030, "clusters_crosslinked",
     "attribute 0x%x shares %llu clusters (%llu-%llu) with %s; it gets a copy of them",
     FSF_PROMPT_RELOCATE, FSF_PR_PREEN_OK);
+/* shared clusters at the end of a user file's runs, past what its data
+ * size needs: the run is cut back (the other owner keeps them, no copy) */
+ROW(PR_CROSSLINK_TAIL, 0x010033, "clusters_crosslinked_past_data",
+    "attribute 0x%x shares its last %llu clusters (%llu-%llu), past its %llu bytes of data, with another file; its last run is cut back",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_CROSSLINK_KEPT, 0x010031, "clusters_crosslinked_system",
     "attribute 0x%x shares %llu clusters (%llu-%llu) with %s; this system file's clusters cannot move",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
