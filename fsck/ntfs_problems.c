@@ -156,6 +156,12 @@ ROW(PR_ATTR_EXTENT, 0x010027, "attribute_extent_sizes",
 ROW(PR_ATTR_HOLE_LONG, 0x010073, "attribute_hole_too_long",
     "attribute 0x%x: its runs hold %llu clusters, its header says VCNs %lld-%lld; the hole of run %ld runs %llu cluster(s) past its compression unit",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+/* a file's runs longer than its header, whose allocation and data size
+ * need none of the clusters past its highest VCN: the last run is cut
+ * back (a run length one too big, often onto another file's clusters) */
+ROW(PR_ATTR_RUN_LONG, 0x010078, "attribute_run_too_long",
+    "attribute 0x%x: its runs hold %llu clusters, its header says VCNs %lld-%lld and %llu bytes allocated, %llu of data; its last run is cut back by %llu cluster(s)",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_EXTENSION_ORPHAN, 0x010028, "extension_record_orphan",
     "extension record of MFT record %llu, which %s",
     FSF_PROMPT_CLEAR, FSF_PR_PREEN_OK);
@@ -427,13 +433,18 @@ ROW(PR_ATTR_CHAIN_CUT, 0x010048, "attributes_cut",
 ROW(PR_CROSSLINK, 0x010030, "clusters_crosslinked",
     "attribute 0x%x shares %llu clusters (%llu-%llu) with %s; it gets a copy of them",
     FSF_PROMPT_RELOCATE, FSF_PR_PREEN_OK);
+/* shared clusters at the end of a user file's runs, past what its data
+ * size needs: the run is cut back (the other owner keeps them, no copy) */
+ROW(PR_CROSSLINK_TAIL, 0x010033, "clusters_crosslinked_past_data",
+    "attribute 0x%x shares its last %llu clusters (%llu-%llu), past its %llu bytes of data, with another file; its last run is cut back",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_CROSSLINK_KEPT, 0x010031, "clusters_crosslinked_system",
     "attribute 0x%x shares %llu clusters (%llu-%llu) with %s; this system file's clusters cannot move",
     FSF_PROMPT_NONE, FSF_PR_NO_FIX);
 /* a bad cluster under $MFT, $MFTMirr, $Boot or another system file that
  * keeps its place: the file keeps it, $Bad lists it no longer (a copy
  * of a bad cluster elsewhere would list a good one as bad) */
-ROW(PR_BADCLUS_SHARED, 0x010033, "bad_clusters_held",
+ROW(PR_BADCLUS_SHARED, 0x010034, "bad_clusters_held",
     "$Bad lists %llu clusters (%llu-%llu) that system files hold (the first: %s); they are no longer listed as bad",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_CROSSLINK_FAILED, 0x010032, "clusters_crosslinked_not_copied",

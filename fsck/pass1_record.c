@@ -412,6 +412,57 @@ static bool long_hole(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	return true;
 }
 
+/* A user file's attribute (not compressed) whose RUNS (NR, CLUSTERS in
+ * all) run past its header, and whose header is whole: VCNs from 0, its
+ * allocation exactly its VCNs, its data size within them.  The clusters
+ * past its highest VCN hold nothing the file needs (a run length one too
+ * big, often onto the next file's first cluster): its last run is cut
+ * back, the header stays, and the other file keeps its clusters (taking
+ * the runs would grow the file and make a cross-link to copy).  Under -n
+ * the cut is assumed in memory, so that the cluster claims see it.
+ * Whether it was that. */
+static bool long_tail(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
+		      const struct ntfs_attr_header *a, const struct ntfs_run *runs,
+		      long nr, uint64_t clusters, const char *obj)
+{
+	uint32_t cs = c->vol.boot.g.cluster_size;
+	struct ntfs_attr_nonresident n;
+	uint64_t alloc, size, over;
+	int64_t hvcn;
+	bool yes;
+
+	memcpy(&n, a, sizeof(n));
+	hvcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
+	alloc = le64toh((uint64_t)n.allocated_size);
+	size = le64toh((uint64_t)n.data_size);
+	if (recno < NTFS_FILE_FIRST_USER || nr < 1 || n.lowest_vcn || hvcn < 0 ||
+	    (le16toh(n.h.flags) & NTFS_ATTR_COMPRESSION_MASK) ||
+	    clusters <= (uint64_t)hvcn + 1 ||
+	    alloc != ((uint64_t)hvcn + 1) * cs || size > alloc ||
+	    le64toh((uint64_t)n.initialized_size) > size)
+		return false;
+	over = clusters - ((uint64_t)hvcn + 1);
+	if (runs[nr - 1].len <= over)
+		return false;	/* more than the last run: not a length off */
+	yes = fsf_fix_ask(&c->fix, &PR_ATTR_RUN_LONG, obj, le32toh(a->type),
+			  (unsigned long long)clusters, 0LL, (long long)hvcn,
+			  (unsigned long long)alloc, (unsigned long long)size,
+			  (unsigned long long)over);
+	if (!yes && c->fix.mode != FSF_MODE_NO)
+		return true;
+	if (ntfs_attr_set_run_length((uint8_t *)a, nr - 1, runs[nr - 1].len - over)) {
+		if (yes)
+			fsf_fix_failed(&c->fix);
+		return true;
+	}
+	if (yes)
+		write_back(c, recno, rec);
+	else if (ntfs_vol_assume_record(&c->vol, recno, rec))
+		/* past the budget of assumed records: left as read */
+		ntfs_attr_set_run_length((uint8_t *)a, nr - 1, runs[nr - 1].len);
+	return true;
+}
+
 void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 			     uint8_t *rec, const char *obj)
 {
@@ -447,7 +498,8 @@ void ntfs_check_attr_extents(struct ntfs_check *c, uint64_t recno,
 		lvcn = (int64_t)le64toh((uint64_t)n.lowest_vcn);
 		hvcn = (int64_t)le64toh((uint64_t)n.highest_vcn);
 		if (!list && !le64toh(m.base_mft_record) &&
-		    long_hole(c, recno, rec, a, runs, nr, clusters, obj)) {
+		    (long_hole(c, recno, rec, a, runs, nr, clusters, obj) ||
+		     long_tail(c, recno, rec, a, runs, nr, clusters, obj))) {
 			free(runs);
 			continue;
 		}

@@ -43,6 +43,8 @@ struct pass1b {
 	struct ntfs_check *c;
 	uint8_t *dup;			/* clusters claimed twice or more */
 	uint8_t *claimed;		/* shared clusters given to an owner */
+	uint8_t *given;			/* shared clusters a cut tail gave up */
+	bool cut;			/* a tail was cut: claims made again */
 	struct keeper *keepers;
 	size_t nkeepers, cap_keepers;
 	uint64_t next_free;		/* allocation cursor */
@@ -249,6 +251,76 @@ static uint64_t keeper_of(const struct pass1b *p, uint64_t lcn)
 			return k->recno;
 	}
 	return UINT64_MAX;
+}
+
+/*
+ * A user file's attribute, whole in its base record (VCN 0 to the end of
+ * its runs, allocation exactly them, not compressed or sparse), whose
+ * last clusters are shared and lie past what its data size needs: a run
+ * length too big (the header grown with it) onto another file's first
+ * clusters.  The file needs none of them: its last run is cut back and
+ * the other owner keeps them, nothing copied.  Only the shared clusters
+ * at the very end, and never all of a shared cluster's owners (the
+ * first cut marks its clusters given; a second owner keeps them).
+ */
+static void cut_tail(struct pass1b *p, uint64_t recno, uint8_t *rec,
+		     const struct ntfs_attr_header *a,
+		     const struct ntfs_run *runs, long n)
+{
+	struct ntfs_check *c = p->c;
+	uint32_t cs = c->vol.boot.g.cluster_size;
+	struct ntfs_attr_nonresident nr, was;
+	uint64_t clusters = 0, size, need, cut = 0, end;
+	char obj[1100];
+	bool yes;
+
+	memcpy(&nr, a, sizeof(nr));
+	for (long i = 0; i < n; i++)
+		clusters += runs[i].len;
+	size = le64toh((uint64_t)nr.data_size);
+	if (file_of(recno, rec) < NTFS_FILE_FIRST_USER || !ntfs_record_is_base(rec) ||
+	    ntfs_attr_find(rec, NTFS_AT_ATTRIBUTE_LIST) || nr.lowest_vcn ||
+	    (le16toh(nr.h.flags) & (NTFS_ATTR_COMPRESSION_MASK | NTFS_ATTR_SPARSE |
+				    NTFS_ATTR_ENCRYPTED)) ||
+	    runs[n - 1].lcn < 0 ||
+	    (uint64_t)le64toh((uint64_t)nr.highest_vcn) + 1 != clusters ||
+	    (uint64_t)le64toh((uint64_t)nr.allocated_size) != clusters * cs ||
+	    size > clusters * cs)
+		return;
+	need = (size + cs - 1) / cs;
+	end = (uint64_t)runs[n - 1].lcn + runs[n - 1].len;
+	while (cut < clusters - need && cut + 1 < runs[n - 1].len &&
+	       bit_get(p->dup, end - cut - 1) && !bit_get(p->given, end - cut - 1))
+		cut++;
+	if (!cut)
+		return;
+	ntfs_object_name(c, "file", recno, obj, sizeof(obj));
+	yes = fsf_fix_ask(&c->fix, &PR_CROSSLINK_TAIL, obj, le32toh(a->type),
+			  (unsigned long long)cut, (unsigned long long)(end - cut),
+			  (unsigned long long)(end - 1), (unsigned long long)size);
+	if (!yes && c->fix.mode != FSF_MODE_NO)
+		return;
+	memcpy(&was, a, sizeof(was));
+	if (ntfs_attr_set_run_length((uint8_t *)a, n - 1, runs[n - 1].len - cut)) {
+		if (yes)
+			fsf_fix_failed(&c->fix);
+		return;
+	}
+	nr.highest_vcn = (int64_t)htole64(clusters - cut - 1);
+	nr.allocated_size = (int64_t)htole64((clusters - cut) * cs);
+	memcpy((uint8_t *)a, &nr, sizeof(nr));
+	if (yes ? ntfs_check_write_record(c, recno, rec) :
+		  ntfs_vol_assume_record(&c->vol, recno, rec)) {
+		/* not written, or past the budget of assumed records */
+		if (yes)
+			fsf_fix_failed(&c->fix);
+		memcpy((uint8_t *)a, &was, sizeof(was));
+		ntfs_attr_set_run_length((uint8_t *)a, n - 1, runs[n - 1].len);
+		return;
+	}
+	for (uint64_t k = 1; k <= cut; k++)
+		bit_set(p->given, end - k);
+	p->cut = true;
 }
 
 /* The first owner of each shared cluster keeps it. */
@@ -575,6 +647,20 @@ int ntfs_pass1b_crosslinks(struct ntfs_check *c)
 		ret = -ENOMEM;
 	if (ret || !p.shared)
 		goto out;
+	/* tails past their data size given up first; then the claims are
+	 * made again without them */
+	p.given = calloc(1, bytes);
+	ret = p.given ? for_each_extent(&p, cut_tail) : -ENOMEM;
+	if (!ret && p.cut) {
+		cset_reset(&c->cluster_used);
+		memset(p.dup, 0, bytes);
+		p.shared = 0;
+		ret = for_each_extent(&p, claim);
+		if (!ret && c->cluster_used.nomem)
+			ret = -ENOMEM;
+	}
+	if (ret || !p.shared)
+		goto out;
 	ret = for_each_extent(&p, note_keepers);
 	if (ret)
 		goto out;
@@ -589,6 +675,7 @@ out:
 	c->crosslinked = p.left;
 	free(p.dup);
 	free(p.claimed);
+	free(p.given);
 	free(p.keepers);
 	free(p.base);
 	free(p.copy);

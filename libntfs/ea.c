@@ -106,6 +106,17 @@ uint32_t ntfs_ea_mend(uint8_t *v, uint32_t len, uint32_t *newlen)
 	while (o < len) {
 		uint32_t min = entry_at(v, len, o, &e, why), need, next;
 
+		if (!min && (next = ntfs_get32(v + o)) >= 8 && !(next % 4) &&
+		    next < len - o && entry_at(v, len, o + next, &f, why) &&
+		    !named_before(v, len - next, &f)) {
+			/* an entry that cannot be read whose link still
+			 * leads to one that can: only it is dropped (its
+			 * bytes taken out), the entries after it are kept */
+			memmove(v + o, v + o + next, len - o - next);
+			memset(v + len - next, 0, next);
+			len -= next;
+			continue;
+		}
 		if (!min || named_before(v, len, &e))
 			break;	/* the chain is cut before this entry */
 		kept++;

@@ -91,7 +91,9 @@ int ntfs_ea_sum(const uint8_t *v, uint32_t len, struct ntfs_ea_sum *s,
 		char *why);
 /* Mend the chain of V in place: every entry that is whole (header, name,
  * value, a name no entry before has) is kept, up to the first that is
- * not; a next-entry offset that does not hold is set to where its entry
+ * not; an entry that is not whole but whose next-entry offset leads to
+ * one that is is taken out (the value shrinks by it) and the walk goes
+ * on there; a next-entry offset that does not hold is set to where its entry
  * ends when an entry is there, else to 0 (the last).  The entries kept;
  * *NEWLEN: the bytes they take (the value is to be cut there). */
 uint32_t ntfs_ea_mend(uint8_t *v, uint32_t len, uint32_t *newlen);

@@ -83,6 +83,74 @@ converged() {
 	done
 }
 
+# A small volume: /A, /B, /C, then /d/f1..f8 of 5..40 KB, each where
+# ntfs-3g's allocator puts it (some right after another file's last
+# cluster, some before free space)
+small_files() {
+	truncate -s 48M image
+	"$MKFS_NTFS" -q -F -c 4096 image
+	mkdir -p mnt
+	ntfs-3g image mnt
+	head -c 65536 /dev/urandom > mnt/A
+	head -c 200000 /dev/urandom > mnt/B
+	head -c 100000 /dev/urandom > mnt/C
+	mkdir mnt/d
+	for i in $(seq 1 8); do head -c $((i * 5000)) /dev/urandom > "mnt/d/f$i"; done
+	manifest > manifest.0
+	umount mnt
+}
+
+# the first of files $2... whose last run, one cluster longer, would
+# end on a file's first cluster ($1 = file) or on free space ($1 = free)
+overhang_target() {
+	local want=$1 f o
+	shift
+	for f in "$@"; do
+		cp image probe
+		o=$(python3 "$DAMAGE" owner probe "$(python3 "$DAMAGE" overhang probe "$f")")
+		rm -f probe
+		if [ "$want" = free ] && [ "$o" = free ]; then echo "$f"; return; fi
+		if [ "$want" = file ] && [ "$o" != free ] && [ "$o" != "?" ]; then echo "$f"; return; fi
+	done
+	return 1
+}
+
+@test "a last run one cluster too long, onto the next file or free space, is cut back: nothing copied, every file kept" {
+	# file:header = its highest VCN and allocated size grown with it
+	# (pass 1B's cut: the shared cluster is past the file's data size)
+	for want in file free file:header; do
+		small_files
+		f=$(overhang_target "${want%:*}" A B C f1 f2 f3 f4 f5 f6 f7 f8) ||
+			die "no file is followed by ${want%:*} (the allocator changed)"
+		hdr=()
+		[ "$want" = file:header ] && hdr=(header)
+		lcn=$(python3 "$DAMAGE" overhang image "$f" "${hdr[@]}")
+		owner=$(python3 "$DAMAGE" owner image "$lcn")
+		case="$want: $f onto $lcn ($owner)"
+		before=$(sha256sum < image)
+		run "$FSCK" -n image
+		[ "$status" -eq 4 ] || die "$case: -n before: exit $status: $output"
+		if [ "$want" = file:header ]; then
+			[[ $output == *"shares its last 1 clusters ($lcn-$lcn), past its"*"its last run is cut back"* ]] || die "$case: $output"
+			[[ $output != *"gets a copy"* ]] || die "$case: a copy under -n: $output"
+		else
+			[[ $output == *"its last run is cut back by 1 cluster(s)"* ]] || die "$case: $output"
+			[[ $output != *shares* ]] || die "$case: a cross-link under -n: $output"
+		fi
+		[ "$(sha256sum < image)" = "$before" ] || die "$case: -n wrote"
+		run "$FSCK" -a image
+		[ "$status" -eq 1 ] || die "$case: -a: exit $status: $output"
+		[[ $output != *"gets a copy"* ]] || die "$case: a copy was made: $output"
+		converged || return 1
+		# the other file still starts on that cluster, nothing moved
+		[ "$(python3 "$DAMAGE" owner image "$lcn")" = "$owner" ] || die "$case: $lcn changed hands"
+		ntfs-3g -o ro image mnt
+		manifest > manifest.1
+		umount mnt
+		diff manifest.0 manifest.1 || die "$case: files differ"
+	done
+}
+
 @test "cross-links: -n reports, writes nothing; clean populated volumes have none" {
 	populate 4096
 	run "$FSCK" -n image

@@ -16,6 +16,13 @@ documentation).
                       bits FROM..TO-1 set to VALUE; FROM/TO may be "end"
                       (the last cluster or record + 1) or "len" (the
                       bitmap's last bit + 1)
+  overhang IMAGE A [header]
+                      the last run of A's $DATA one cluster longer (with
+                      "header", its highest VCN and allocated size too);
+                      prints the LCN of the extra cluster
+  owner IMAGE LCN     the name of the file whose $DATA holds cluster LCN
+                      (first run of a file in the root), or "free" when
+                      $Bitmap says it is free
 A and B are file names (a $FILE_NAME) in the root or anywhere."""
 import random
 import struct
@@ -191,6 +198,49 @@ def share(v, a, b):
     print(la, k, v.cs)
 
 
+def overhang(v, a, header):
+    ra = v.find(a)
+    rec, off, mpo, runs = v.data_runs(ra)
+    lcn, ln = runs[-1]
+    runs[-1] = (lcn, ln + 1)
+    if header:
+        hi, = struct.unpack_from("<q", rec, off + 0x18)
+        alloc, = struct.unpack_from("<q", rec, off + 0x28)
+        struct.pack_into("<q", rec, off + 0x18, hi + 1)
+        struct.pack_into("<q", rec, off + 0x28, alloc + v.cs)
+    v.set_runs(ra, rec, off, mpo, runs)
+    print(lcn + ln)
+
+
+def owner(v, lcn):
+    res, runs, _, _ = bitmap_of(v, "bitmap")
+    byte, vcn = lcn // 8, 0
+    for l, ln in runs:
+        if byte < (vcn + ln) * v.cs:
+            v.f.seek(l * v.cs + byte - vcn * v.cs)
+            break
+        vcn += ln
+    if not v.f.read(1)[0] & (1 << (lcn % 8)):
+        print("free")
+        return
+    nrec = sum(ln for _, ln in v.mft_runs) * v.cs // v.rs
+    for n in range(27, nrec):
+        rec = v.read_record(n)
+        if rec[:4] != b"FILE" or not struct.unpack_from("<H", rec, 0x16)[0] & 1:
+            continue
+        try:
+            _, _, _, rs = v.data_runs(n, rec)
+            off = v.attr(rec, 0x30)
+        except (KeyError, AssertionError):
+            continue
+        if rs and rs[0][0] == lcn:
+            val = off + struct.unpack_from("<H", rec, off + 0x14)[0]
+            fl = rec[val + 0x40]
+            print(rec[val + 0x42:val + 0x42 + 2 * fl].decode("utf-16-le"))
+            return
+    print("?")
+
+
 def bitmap_of(v, what):
     """(resident (record, offset) or None, runs, length in bytes, items)"""
     if what == "bitmap":
@@ -273,6 +323,10 @@ def main():
         flip(v, sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif op == "ghost":
         ghost(v, sys.argv[3])
+    elif op == "overhang":
+        overhang(v, sys.argv[3], sys.argv[4:] == ["header"])
+    elif op == "owner":
+        owner(v, int(sys.argv[3]))
     elif op == "setbits":
         setbits(v, sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
     else:

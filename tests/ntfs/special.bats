@@ -261,6 +261,24 @@ damage() {
 	[ "$output" = "$(cat "$W/f4096.view")" ]
 }
 
+@test "repair: the first \$EA entry unreadable (name length 0xff), its link good: only it is dropped, the others kept" {
+	need_ntfs3g
+	local m ino names
+	m=$(mktemp -d "$W/mnt.XXXXXX")
+	ntfs-3g -o ro "$W/f4096.img" "$m"
+	ino=$(stat -c %i "$m/chr")
+	umount "$m"
+	names=$(python3 "$DAMAGE" "$W/f4096.img" eanames "$ino")
+	[ "$(echo "$names" | wc -l)" -ge 2 ] || die "chr has too few EAs: $names"
+	damage eafirst chr ea_chain
+	# read back by the damage script's own parser: every name but the first
+	run python3 "$DAMAGE" "$W/d.img" eanames "$ino"
+	[ "$output" = "$(echo "$names" | tail -n +2)" ] || die "EAs after the repair: $output (before: $names)"
+	# every other file as before
+	run view "$W/d.img"
+	diff <(grep -v '^./chr ' "$W/f4096.view") <(echo "$output" | grep -v '^./chr ')
+}
+
 @test "repair: an \$EA without \$EA_INFORMATION gets one made from its entries" {
 	need_ntfs3g
 	damage eanoinfo sock ea_information_missing

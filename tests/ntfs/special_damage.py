@@ -14,6 +14,8 @@ Commands:
   eachain REC     the second $EA entry's next-entry offset becomes 3
   eanext REC      the first $EA entry's next-entry offset points 64 bytes
                   past the value (its name and value intact)
+  eafirst REC     the first $EA entry's name length 0xff (its next-entry
+                  offset kept): that entry cannot be read
   eanames REC     print the names of the $EA entries, one a line, as the
                   chain links them (nothing changed; "BROKEN" where a link
                   leaves the value)
@@ -80,6 +82,9 @@ def main():
     elif cmd == "eanext":
         v, vlen = value_at(rec, find(rec, AT_EA))
         struct.pack_into("<I", rec, v, vlen + 64)
+    elif cmd == "eafirst":
+        v, vlen = value_at(rec, find(rec, AT_EA))
+        rec[v + 5] = 0xff
     elif cmd == "eanames":
         v, vlen = value_at(rec, find(rec, AT_EA))
         o = 0

@@ -166,10 +166,31 @@ static void test_ea_mend(void)
 	memcpy(v, good, n);
 	memcpy(v + 28, "$LXMOD", 6);
 	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 1 && len == 20, "a name used twice: cut before it");
-	/* the first entry's flags unknown: nothing kept */
+	/* the first entry's flags unknown, its link to the second good:
+	 * the first taken out, the second kept, moved to offset 0 */
 	memcpy(v, good, n);
 	v[4] = 0x81;
-	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 0 && len == 0, "first entry not whole: nothing kept");
+	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 1 && len == 24 &&
+	   !memcmp(v, good + 20, 24) && !ntfs_ea_sum(v, len, &s, why) && s.count == 1,
+	   "first entry not whole, its link good: dropped alone, the second kept");
+	/* the first entry's name length past the value (lab case
+	 * m-win4k-2100016): the same */
+	memcpy(v, good, n);
+	v[5] = 0xff;
+	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 1 && len == 24 && !memcmp(v, good + 20, 24),
+	   "first entry's name length 0xff, its link good: the second kept");
+	/* the first entry not whole and its link not to a whole entry:
+	 * nothing kept */
+	memcpy(v, good, n);
+	v[4] = 0x81;
+	v[0] = 8;
+	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 0 && len == 0,
+	   "first entry not whole, its link to no entry: nothing kept");
+	memcpy(v, good, n);
+	v[4] = 0x81;
+	v[0] = 0;
+	ok(ntfs_ea_mend(v, (uint32_t)n, &len) == 0 && len == 0,
+	   "first entry not whole, its link 0: nothing kept");
 }
 
 static void test_resident(void)
