@@ -140,6 +140,9 @@ struct ntfs_check {
 	 * index entries that name them (pass 3), and its key */
 	uint64_t names_sum[2], entries_sum[2], name_key[2];
 	bool names_inexact;		/* a repair moved names: count them */
+	bool upcase_assumed;		/* -n: $UpCase's rewrite with the
+					 * standard table declined; pass 3
+					 * collates by that table, as -a's */
 	/* the same per bucket of directories (names_bucket), with what
 	 * pass 3 checks of an entry against its file: sequence number,
 	 * parent reference, directory or not, data sizes; a bucket whose

@@ -630,6 +630,14 @@ ROW(PR_VIEW_INDEX_FAILED, 0x030045, "view_index_not_rebuilt",
 ROW(PR_VIEW_NOT_REBUILT, 0x030068, "view_index_rebuild_failed_fixes_left",
     "index cannot be rebuilt (%s): the fixes above that it was to make are left",
     FSF_PROMPT_NONE, 0);
+/* $Quota's views, each sound, lack what the other holds or what every
+ * volume's $Q has: an owner's SID -> id in $O for a $Q entry naming it
+ * (or the reverse), or $Q's default entry (owner id 1, the volume's
+ * default limits; an emptied $Q); rebuilt as for a corrupt one
+ * (quota_fill), the new $Q entries out of date (Windows counts them) */
+ROW(PR_QUOTA_VIEW_SHORT, 0x03006d, "quota_view_entries_missing",
+    "index is missing %llu of its entries (%s)",
+    FSF_PROMPT_REBUILD, FSF_PR_PREEN_OK);
 /* $ObjId:$O against the files' $OBJECT_ID (pass3_objid.c): the file's
  * attribute is the truth; the index follows it, an entry's birth ids kept
  * where the attribute has none */

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "ntfs/attrlist.h"
+#include "ntfs/index_read.h"
 #include "ntfs/repair.h"
 #include "ntfs_check.h"
 #include "ntfs_problems.h"
@@ -46,6 +47,9 @@ struct lctx {
 	struct ntfs_ext_ref *named;	/* (record, base whose list names it),
 					 * every list as found, by record */
 	size_t nnamed;
+	bool assume_list;		/* -n: the file's records assumed as
+					 * a declined hole leaves them; its
+					 * rebuilt list is assumed too */
 };
 
 static int cmp_base(const void *x, const void *y)
@@ -613,27 +617,50 @@ static uint8_t *edit_rec(struct lctx *l, struct edit_set *s, uint64_t r)
 	return s->buf[s->n++];
 }
 
-/* The data size of base record REC's $FILE_NAME when it lies in the last
- * cluster of ALLOC bytes (CS each), else ALLOC: the size of a $DATA whose
- * first extent, which held its sizes, was lost. */
-static uint64_t head_data_size(const uint8_t *rec, uint64_t alloc, uint32_t cs)
+/* The data size of a $DATA whose first extent, which held its sizes, was
+ * lost, ALLOC bytes now mapped (the last extent's end, UNIT bytes a
+ * cluster or compression unit): the best evidence that lies in the last
+ * unit of them (a size past them, or a unit short, would say bytes the
+ * runs no longer map, or cut mapped ones): the size the parent
+ * directory's index entry naming the file says (the fresher: writers
+ * update it with the file, not the record's own $FILE_NAME), then the
+ * base record REC's (number B) $FILE_NAME, else ALLOC. */
+static uint64_t head_data_size(struct ntfs_vol *v, const uint8_t *rec,
+			       uint64_t b, uint64_t alloc, uint32_t unit)
 {
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
+	struct ntfs_mft_record m;
 	struct ntfs_file_name fn;
 	char why[NTFS_WHY];
+	uint64_t d, mref;
 
-	ntfs_attr_cursor_init(&cur, rec);
-	while (ntfs_attr_next(&cur, &a, why) == 1) {
-		uint64_t d;
-
-		if (!ntfs_file_name_of(a, &fn))
-			continue;
-		d = le64toh((uint64_t)fn.data_size);
-		if (d <= alloc && d + cs > alloc)
-			return d;
+	memcpy(&m, rec, sizeof(m));
+	mref = b | (uint64_t)le16toh(m.sequence_number) << 48;
+	for (int pass = 0; pass < 2; pass++) {
+		ntfs_attr_cursor_init(&cur, rec);
+		while (ntfs_attr_next(&cur, &a, why) == 1) {
+			if (!ntfs_file_name_of(a, &fn))
+				continue;
+			d = le64toh((uint64_t)fn.data_size);
+			if (!pass && ntfs_vol_dir_entry_size(v, le64toh(fn.parent_directory) & MASK48,
+							     mref, &d))
+				continue;
+			if (d <= alloc && d + unit > alloc)
+				return d;
+		}
 	}
 	return alloc;
+}
+
+/* -n: every record of S assumed (true), or none changed past the
+ * first refused (false: the budget) */
+static bool assume_set(struct ntfs_check *c, const struct edit_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (ntfs_vol_assume_record(&c->vol, s->no[i], s->buf[i]))
+			return false;
+	return true;
 }
 
 /* The extent at AT of REC made the first: it holds the sizes. */
@@ -704,7 +731,8 @@ static int gap_sparse(struct lctx *l, uint64_t b, struct ntfs_al_build *nb,
 			goto out;
 		if (head && q == e)
 			head_sizes(rec, at, end * cs,
-				   head_data_size(edit_rec(l, &s, b), end * cs, cs));
+				   head_data_size(&c->vol, edit_rec(l, &s, b), b,
+						  end * cs, cs));
 	}
 	if (!(rec = edit_rec(l, &s, b)))
 		goto out;
@@ -714,8 +742,16 @@ static int gap_sparse(struct lctx *l, uint64_t b, struct ntfs_al_build *nb,
 	ret = 0;
 	if (!fsf_fix_ask(&c->fix, &PR_ATTR_HOLE_SPARSE, file, e->type,
 			 (unsigned long long)(e->lowest_vcn - (int64_t)n),
-			 (unsigned long long)(e->lowest_vcn - 1)))
+			 (unsigned long long)(e->lowest_vcn - 1))) {
+		/* -n: the rest of the check (the list, the file's index
+		 * entries in pass 3) sees the records as -a leaves them, in
+		 * memory (past the budget: as read) */
+		if (c->fix.mode == FSF_MODE_NO && assume_set(c, &s)) {
+			e->lowest_vcn -= (int64_t)n;
+			l->assume_list = true;
+		}
 		goto out;
+	}
 	for (size_t i = 0; i < s.n; i++)
 		if (ntfs_check_write_record(c, s.no[i], s.buf[i]))
 			fsf_fix_failed(&c->fix);
@@ -724,6 +760,87 @@ out:
 	for (size_t i = 0; i < s.n; i++)
 		free(s.buf[i]);
 	return ret;
+}
+
+/*
+ * The attribute of E (in NB, base B), already sparse or compressed, lost
+ * its first extent (VCN 0) with its record: a hole from VCN 0 at E's
+ * head, E the first extent, with the sizes the lost one held (as
+ * gap_sparse: the clusters up to the last extent's end, the data size
+ * the evidence puts in the last cluster or compression unit of them) and
+ * the compressed size, the clusters the extents' runs still allocate.  A
+ * compressed one only when E starts a compression unit (a unit whose
+ * head was lost cannot be decoded: left as before), and only when E's
+ * header holds the compressed size field.  Edited in memory; written
+ * when asked (PR_ATTR_HOLE); with -n assumed.
+ */
+static void head_hole(struct lctx *l, uint64_t b, struct ntfs_al_build *nb,
+		      struct ntfs_al_entry *e, const char *file)
+{
+	struct ntfs_check *c = l->c;
+	uint32_t cs = c->vol.boot.g.cluster_size, unit = cs;
+	struct edit_set s = { .n = 0 };
+	struct ntfs_attr_nonresident x;
+	uint64_t held = 0, end = 0, csize, n = (uint64_t)e->lowest_vcn;
+	uint8_t *rec, *tmp = malloc(l->rs);
+	uint32_t at;
+	char why[NTFS_WHY];
+
+	for (size_t k = 0; tmp && k < nb->n; k++) {
+		struct ntfs_al_entry *q = &nb->v[k];
+		struct ntfs_run *runs = NULL;
+		long nr;
+
+		if (!same_attr(q, e))
+			continue;
+		rec = tmp;
+		if (load(l, q->mref & MASK48, rec) ||
+		    !(at = extent_in(rec, q->type, q->name, q->name_len, q->lowest_vcn)))
+			goto out;
+		memcpy(&x, rec + at, sizeof(x));
+		if (le64toh((uint64_t)x.highest_vcn) + 1 > end)
+			end = le64toh((uint64_t)x.highest_vcn) + 1;
+		nr = ntfs_attr_runs((const void *)(rec + at), c->vol.boot.g.nr_clusters,
+				    &runs, why);
+		if (nr < 0)
+			goto out;
+		for (long i = 0; i < nr; i++)
+			if (runs[i].lcn >= 0)
+				held += (uint64_t)runs[i].len;
+		free(runs);
+	}
+	if (!tmp || load(l, b, tmp) || !(rec = edit_rec(l, &s, e->mref & MASK48)) ||
+	    !(at = extent_in(rec, e->type, e->name, e->name_len, e->lowest_vcn)))
+		goto out;
+	memcpy(&x, rec + at, sizeof(x));
+	if (le16toh(x.h.flags) & NTFS_ATTR_COMPRESSION_MASK) {
+		unit = cs << x.compression_unit;
+		if (!x.compression_unit || n % (1u << x.compression_unit))
+			goto out;
+	}
+	if (le16toh(x.mapping_pairs_offset) < 0x48 ||
+	    (x.h.name_length && le16toh(x.h.name_offset) < 0x48) ||
+	    ntfs_rec_extent_hole_before(rec, l->rs, at, n))
+		goto out;
+	head_sizes(rec, at, end * cs, head_data_size(&c->vol, tmp, b, end * cs, unit));
+	csize = htole64(held * cs);
+	memcpy(rec + at + 0x40, &csize, 8);
+	if (!fsf_fix_ask(&c->fix, &PR_ATTR_HOLE, file, e->type, 0ULL,
+			 (unsigned long long)(n - 1))) {
+		if (c->fix.mode == FSF_MODE_NO && assume_set(c, &s)) {
+			e->lowest_vcn = 0;
+			l->assume_list = true;
+		}
+		goto out;
+	}
+	for (size_t i = 0; i < s.n; i++)
+		if (ntfs_check_write_record(c, s.no[i], s.buf[i]))
+			fsf_fix_failed(&c->fix);
+	e->lowest_vcn = 0;
+out:
+	for (size_t i = 0; i < s.n; i++)
+		free(s.buf[i]);
+	free(tmp);
 }
 
 /* Is E (of file B) an index allocation that pass 3 rebuilds from a
@@ -833,10 +950,12 @@ static void fill_gaps(struct lctx *l, uint64_t b, struct ntfs_al_build *nb)
 					    (unsigned long long)(e->lowest_vcn - 1));
 			continue;
 		}
-		/* an already sparse one's lost head held its sizes and
-		 * compressed size: not known here, left as before */
-		if (!p)
+		/* an already sparse or compressed one's lost head: the
+		 * sizes from the extents left and the evidence */
+		if (!p) {
+			head_hole(l, b, nb, e, file);
 			continue;
+		}
 		if (ntfs_rec_extent_hole_before(l->rec, l->rs, at,
 						(uint64_t)(e->lowest_vcn - hi - 1)))
 			continue;
@@ -1054,6 +1173,7 @@ static void check_one(struct lctx *l, uint64_t b)
 	if (!rec || load(l, b, rec) || !ntfs_record_is_base(rec) || !(at = list_attr(rec)))
 		goto out;
 	bseq = seq_of(rec);
+	l->assume_list = false;
 	snprintf(obj, sizeof(obj), "MFT record %llu", (unsigned long long)b);
 	v = read_list(c, rec, at, &len, why);
 	/* -n: without the entries a declined salvage removes */
@@ -1135,6 +1255,11 @@ static void check_one(struct lctx *l, uint64_t b)
 	if (!fsf_fix_ask(&c->fix, &PR_ATTRLIST_BAD, obj, why)) {
 		if (c->list_left)
 			rare_set(c->list_left, b);
+		/* -n after an assumed hole: the list -a writes (resident) */
+		if (l->assume_list && !load(l, b, rec) && (at = list_attr(rec)) &&
+		    !((struct ntfs_attr_header *)(rec + at))->non_resident &&
+		    !ntfs_rec_set_value(rec, l->rs, at, nv, nlen))
+			ntfs_vol_assume_record(&c->vol, b, rec);
 		goto links;
 	}
 	if (load(l, b, rec) || write_list(l, b, rec, at, nv, nlen, why)) {

@@ -586,10 +586,16 @@ static void check_upcase(struct ntfs_check *c, uint8_t *rec)
 		goto out;
 	}
 	/* a table in a hole reads as zeros and cannot be written there */
-	if (bad && fsf_fix_ask(&c->fix, &PR_UPCASE_CONTENT, "$UpCase", bad, first) &&
-	    (!ntfs_runs_mapped(runs, n, c->vol.boot.g.cluster_size, 0, len) ||
-	     !(std = upcase_le()) || ntfs_vol_write_runs(&c->vol, runs, n, std, len)))
-		fsf_fix_failed(&c->fix);
+	if (bad && fsf_fix_ask(&c->fix, &PR_UPCASE_CONTENT, "$UpCase", bad, first)) {
+		if (!ntfs_runs_mapped(runs, n, c->vol.boot.g.cluster_size, 0, len) ||
+		    !(std = upcase_le()) || ntfs_vol_write_runs(&c->vol, runs, n, std, len))
+			fsf_fix_failed(&c->fix);
+	} else if (bad && c->fix.mode == FSF_MODE_NO &&
+		   ntfs_runs_mapped(runs, n, c->vol.boot.g.cluster_size, 0, len)) {
+		/* -n: the rest of the check collates names as -a leaves
+		 * the table (the standard one), not by the damaged one */
+		c->upcase_assumed = true;
+	}
 out:
 	free(data);
 	free(runs);

@@ -614,6 +614,11 @@ static uint16_t *load_upcase(struct ntfs_check *c, uint8_t *rec)
 	char why[NTFS_WHY] = "cannot be read";
 	long nruns;
 
+	/* -n: the standard table its declined rewrite writes */
+	if (c->upcase_assumed && (up = malloc(2u * NTFS_UPCASE_LEN))) {
+		ntfs_upcase_build(up);
+		return up;
+	}
 	if (!ntfs_vol_read_record(&c->vol, NTFS_FILE_UPCASE, rec) &&
 	    ntfs_record_check(rec, c->vol.boot.g.mft_record_size,
 			      NTFS_MAGIC_FILE, why) == NTFS_REC_OK &&

@@ -43,7 +43,8 @@ struct vwalk {
 	struct ntfs_check *c;
 	const struct view *v;
 	char obj[64];
-	int bad;			/* 1: rebuild, 2: declined */
+	int bad;			/* 1: rebuild, 2: declined, 3: rebuild
+					 * (filled from the other view) */
 	struct ntfs_view_entry *k;
 	size_t n, cap;
 	bool nomem;
@@ -369,6 +370,20 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 	 * judged */
 	if (r != 2)
 		ntfs_index_close(&ix);
+	/* a sound $Quota view: what the other holds and the default
+	 * entry, taken now; asked when any was missing (rebuilt: 3) */
+	if (!w.nomem && r == 0 && !w.bad && quota) {
+		size_t had = w.n;
+
+		if (quota_fill(&w, recno, rec))
+			w.nomem = true;
+		else if (w.n > had)
+			w.bad = fsf_fix_ask(&c->fix, &PR_QUOTA_VIEW_SHORT, w.obj,
+					    (unsigned long long)(w.n - had),
+					    strcmp(v->index, "$Q") ?
+					    "owners $Q names" :
+					    "owners $O names or the default entry, owner id 1") ? 3 : 2;
+	}
 	if (!w.nomem && (r == 0 || w.bad == 1) && objid && w.bad != 2 &&
 	    object_ids(&w, rec, &again))
 		ret = -ENOMEM;
@@ -379,7 +394,7 @@ static int check_view(struct ntfs_check *c, const struct view *v, uint64_t recno
 	else if ((w.bad == 1 || again) && reparse && c->rp_keys &&
 		 from_files(&w, c->rp_keys, c->rp_nkeys))
 		ret = -ENOMEM;
-	else if (w.bad == 1 || again)
+	else if (w.bad == 1 || w.bad == 3 || again)
 		rebuild(&w, recno);
 	for (size_t i = 0; i < w.n; i++)
 		free(w.k[i].mem);

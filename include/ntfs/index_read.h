@@ -63,5 +63,10 @@ struct ntfs_dir_refs {
 bool ntfs_vol_dir_has_entry(struct ntfs_vol *v, struct ntfs_dir_refs *r,
 			    uint64_t dir, uint64_t mref);
 void ntfs_dir_refs_free(struct ntfs_dir_refs *r);
+/* The data size DIR's $I30 entry for MREF (as above) says, the
+ * $FILE_NAME its key repeats, in *SIZE: 0, or -1 no such entry (or it
+ * cannot be read). */
+int ntfs_vol_dir_entry_size(struct ntfs_vol *v, uint64_t dir, uint64_t mref,
+			    uint64_t *size);
 
 #endif

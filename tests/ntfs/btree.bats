@@ -292,6 +292,71 @@ same_as_base() {
 	[[ $output == *0x1102030405060708090a0b0c0d0e0f10* ]]
 }
 
+# $Quota's views of a fresh volume (mkntfs of the sid tree, independent
+# of ours, and our mkfs.ntfs): $Q's keys (owner ids) with the SID that
+# ends each entry's data, $O's keys (SIDs) with their owner ids, from the
+# roots (tests/ntfs/lab/ntfsparse.py, not libntfs)
+quota_views() {
+	python3 - "$1" <<'PY'
+import struct, sys
+sys.path.insert(0, __import__("os").environ["FSFORGE_TOP"] + "/tests/ntfs/lab")
+import ntfsparse as P
+img = open(sys.argv[1], "rb").read()
+g = P.Geometry(img)
+rec = P.unfix(P.read_record(img, g, P.named_record(img, g, "$Quota"))[1])
+for off, t, name, nr in P.attrs(rec):
+    if t != 0x90:
+        continue
+    vo, _ = P.value(rec, off)
+    for p, ref, ln, kl, fl in P.index_entries(rec, vo + 0x10):
+        if fl & 2:
+            continue
+        do, dl = ref & 0xffff, ref >> 16 & 0xffff
+        key, data = rec[p + 16:p + 16 + kl], rec[p + do:p + do + dl]
+        print(name, key.hex(), (data[48:] if name == "$Q" else data).hex())
+PY
+}
+
+# lab realdev's quotaq and quotao ($Q or $O emptied, the end entry kept)
+# went unnoticed (ours, ntfsck -n, ntfs-3g): every volume's $Q holds the
+# default entry (owner id 1) and each owner $O names, $O each owner $Q
+# names with a SID.  -n finds it (exit 4, no write), -a rebuilds the
+# view from the other (0x03006d), converged, ntfsck -n clean, and both
+# views hold again what the fresh volume's did
+@test "\$Extend: an emptied \$Quota:\$Q or \$O gets back the entries a fresh volume holds" {
+	local t mk sub
+	need_sid
+	t=$(mktemp -d "$SID_ROOT/tmp/fsforge-quota.XXXXXX")
+	truncate -s 16M "$t/v.img"
+	chroot "$SID_ROOT" mkntfs -q -F -f "/tmp/${t##*/}/v.img" > /dev/null 2>&1 ||
+		{ rm -rf "$t"; die "mkntfs"; }
+	mv "$t/v.img" sid.img
+	rm -rf "$t"
+	truncate -s 16M ours.img
+	"$MKFS_NTFS" -q -F ours.img
+	for mk in sid ours; do
+		quota_views $mk.img > fresh.txt || die "reading $mk.img's views"
+		grep -q '^\$Q 01000000 $' fresh.txt || die "$mk: no default entry: $(cat fresh.txt)"
+		for sub in quotaq quotao; do
+			cp $mk.img image
+			python3 "$FSFORGE_TOP/tests/ntfs/lab/realdev.py" image $sub > /dev/null ||
+				die "realdev.py $sub"
+			run "$FSCK" -n image
+			[ "$status" -eq 4 ] || { echo "$output"; die "$mk $sub: -n exit $status"; }
+			[[ $output == *'index is missing'* ]] || die "$mk $sub: $output"
+			run "$FSCK" -a image
+			[ "$status" -eq 1 ] || { echo "$output"; die "$mk $sub: -a exit $status"; }
+			repair_converged "$FSCK" image -a
+			[ "$(quota_views image | cut -d' ' -f1,2 | sort)" = \
+			  "$(cut -d' ' -f1,2 fresh.txt | sort)" ] ||
+				die "$mk $sub: keys $(quota_views image) against $(cat fresh.txt)"
+			[ "$(quota_views image | grep -v '^\$Q 01000000' | sort)" = \
+			  "$(grep -v '^\$Q 01000000' fresh.txt | sort)" ] ||
+				die "$mk $sub: owners $(quota_views image) against $(cat fresh.txt)"
+		done
+	done
+}
+
 @test "\$Reparse:\$R: a root of the wrong type or collation is rewritten as a view index" {
 	# the root's header itself was kept by the rewrite before: -a never
 	# converged.  Expected bytes: type 0, NTOFS_ULONGS (0x13), the

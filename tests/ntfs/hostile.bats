@@ -302,25 +302,49 @@ PY
 	umount "$m"
 }
 
-# A user file's $DATA in two extents (hostile.py datasplit), the record
-# of the first (VCN 0) zeroed: before, the list was rebuilt without it and
-# the base kept no unnamed $DATA at all (ntfs-3g read 0 bytes, the later
-# extent's clusters left in use, ntfsck -n: 2 errors); now, as for a lost
-# middle extent, the attribute is made sparse with a hole from VCN 0 and
-# the later extent's bytes read at their offsets
-@test "user \$DATA in two extents, the first's record zeroed: a hole from VCN 0, the rest kept" {
-	local m=mnt f x1 cut size
+# /big (200,000 bytes of big.ref, written as SHAPE: plain, sparse, 16 KiB
+# written every 32 KiB, or compressed, in a compressed directory) split
+# in two extents (hostile.py datasplit), the record of the first (VCN 0)
+# zeroed, then repaired in place (-n exit 4 writing nothing, -a exit 1,
+# converged, ntfsck -n clean); CUT: where the kept extent starts (bytes).
+# -n and -a must find as many problems (-n assumes the hole and the list
+# -a writes), /big must read 200,000 bytes: zeros up to CUT, then big.ref's.
+lost_head() {
+	local shape=$1 m=mnt f x1 size
 	need_sid
 	mkdir -p "$m"
 	truncate -s 16M image
 	"$MKFS_NTFS" -q -F image
-	head -c 200000 /dev/urandom > big.ref
-	ntfs-3g image "$m" || die "mount"
-	cp big.ref "$m/big"
+	python3 - "$shape" <<'PY' || die "big.ref"
+import os, sys
+if sys.argv[1] == "compressed":	# compressible: 1 KiB random in each 4 KiB
+    d = b"".join(os.urandom(1024) + bytes(3072) for _ in range(49))[:200000]
+else:
+    d = os.urandom(200000)
+with open("big.ref", "wb") as f:
+    for o in range(0, len(d), 32768 if sys.argv[1] == "sparse" else len(d)):
+        f.seek(o)
+        f.write(d[o:o + (16384 if sys.argv[1] == "sparse" else len(d))])
+    f.truncate(len(d))
+PY
+	ntfs-3g -o compression image "$m" || die "mount"
+	case $shape in
+	sparse) python3 -c 'import sys
+with open(sys.argv[1], "rb") as s, open(sys.argv[2], "wb") as d:
+    b = s.read()
+    for o in range(0, len(b), 32768):
+        d.seek(o); d.write(b[o:o + 16384])
+    d.truncate(len(b))' big.ref "$m/big" ;;
+	compressed) mkdir "$m/c"
+		setfattr -n system.ntfs_attrib_be -v 0x00000810 "$m/c"
+		cp big.ref "$m/c/big"
+		mv "$m/c/big" "$m/big" ;;
+	*) cp big.ref "$m/big" ;;
+	esac
 	f=$(stat -c %i "$m/big")
 	umount "$m"
 	read -r x1 _ < <($HOSTILE image datasplit "$f" 2) || die "hostile.py datasplit"
-	cut=$(python3 - image "$x1" <<'PY'
+	CUT=$(python3 - image "$x1" <<'PY'
 import os, struct, sys
 sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
 from ntfs_patch import Volume
@@ -335,13 +359,51 @@ v.pwrite(off, bytes(v.rs))
 PY
 ) || die "zeroing the first extent's record"
 	hostile_repair_in_place
-	grep -q "file MFT record $f (/big): attribute 0x80: clusters 0-[0-9]* (VCNs) were in a lost extent; the attribute is made sparse" a.log ||
-		die "no hole made"
+	[ "$(grep -o "problems: [0-9]* found" n.log)" = "$(grep -o "problems: [0-9]* found" a.log)" ] ||
+		die "-n and -a found different problems"
 	ntfs-3g -o ro image "$m" || die "mount after"
 	size=$(stat -c %s "$m/big")
-	[ "$size" -ge 200000 ] || { umount "$m"; die "/big reads $size bytes"; }
-	[ "$(tail -c +$((cut + 1)) "$m/big" | head -c $((200000 - cut)) | sha256sum)" = \
-	  "$(tail -c +$((cut + 1)) big.ref | sha256sum)" ] ||
-		{ umount "$m"; die "the bytes from $cut differ"; }
+	[ "$size" -eq 200000 ] || { umount "$m"; die "/big reads $size bytes"; }
+	[ "$(tail -c +$((CUT + 1)) "$m/big" | sha256sum)" = \
+	  "$(tail -c +$((CUT + 1)) big.ref | sha256sum)" ] ||
+		{ umount "$m"; die "the bytes from $CUT differ"; }
+	[ "$(head -c "$CUT" "$m/big" | tr -d '\0' | wc -c)" -eq 0 ] ||
+		{ umount "$m"; die "the hole does not read zeros"; }
+	FLAGS=$(getfattr -e hex -n system.ntfs_attrib_be "$m/big" 2>/dev/null |
+		sed -n 's/^system.ntfs_attrib_be=//p')
 	umount "$m"
+}
+
+# A user file's $DATA in two extents (hostile.py datasplit), the record
+# of the first (VCN 0) zeroed: before, the list was rebuilt without it and
+# the base kept no unnamed $DATA at all (ntfs-3g read 0 bytes, the later
+# extent's clusters left in use, ntfsck -n: 2 errors); now, as for a lost
+# middle extent, the attribute is made sparse with a hole from VCN 0 and
+# the later extent's bytes read at their offsets.  The size is the one
+# the parent's index entry says (ntfs-3g leaves the base's $FILE_NAME at
+# 0: the allocation was taken before, 200,704 bytes), and -n, assuming
+# the hole and the list -a writes, reports the index entry -a rebuilds
+# (5 problems against 6 before)
+@test "user \$DATA in two extents, the first's record zeroed: a hole from VCN 0, the rest kept" {
+	lost_head plain
+	grep -q "file MFT record [0-9]* (/big): attribute 0x80: clusters 0-[0-9]* (VCNs) were in a lost extent; the attribute is made sparse" a.log ||
+		die "no hole made"
+}
+
+# The same for a sparse and a compressed /big: the lost head's sizes and
+# compressed size were left unknown and the list rebuilt without it
+# (ntfs-3g read 0 bytes); now a hole from VCN 0 (a compression unit's
+# start: hostile.py cuts a compressed one between units), the sizes from
+# the extents left and the index entry, the compressed flag kept
+@test "sparse \$DATA in two extents, the first's record zeroed: a hole from VCN 0, the rest kept" {
+	lost_head sparse
+	grep -q "attribute 0x80: clusters 0-[0-9]* (VCNs) were in a lost extent; they become a hole" a.log ||
+		die "no hole made"
+}
+
+@test "compressed \$DATA in two extents, the first's record zeroed: a hole from VCN 0, still compressed" {
+	lost_head compressed
+	grep -q "attribute 0x80: clusters 0-[0-9]* (VCNs) were in a lost extent; they become a hole" a.log ||
+		die "no hole made"
+	[ $((FLAGS & 0x800)) -ne 0 ] || die "/big no longer compressed ($FLAGS)"
 }

@@ -182,6 +182,29 @@ UNUSED="system file is marked not in use but its record is intact; marked in use
 	sysrec_case ours4k upcase "entries of the table are neither the character nor its upper case"
 }
 
+# lab realdev's upcasezero ($UpCase's first cluster zeros: an SSD's
+# trimmed block): -n judged every directory index by the damaged table
+# it declines to replace (54 problems on a 450-name volume, -a 1: the
+# table, then clean), now it collates by the standard table -a writes:
+# both report the same problems, and -a's repair converges (ntfsck -n)
+@test "ours 4k: \$UpCase's first cluster zeroed: -n assumes the standard table, as many problems as -a" {
+	local n sum
+	need_sid
+	cp --sparse=always "$BATS_FILE_TMPDIR/ours4k.img" image
+	python3 "$FSFORGE_TOP/tests/ntfs/lab/realdev.py" image upcasezero > /dev/null ||
+		die "realdev.py upcasezero"
+	sum=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 4 ] || { echo "$output"; die "-n exit $status"; }
+	[ "$(sha256sum < image)" = "$sum" ] || die "-n wrote"
+	n=$(grep -o "problems: [0-9]* found" <<< "$output")
+	run "$FSCK" -a image
+	[ "$status" -eq 1 ] || { echo "$output"; die "-a exit $status"; }
+	[ "$(grep -o "problems: [0-9]* found" <<< "$output")" = "$n" ] ||
+		{ echo "$output"; die "-n: $n"; }
+	repair_converged "$FSCK" image -a
+}
+
 # an SSD's trimmed block over $AttrDef (the lab's v-ours4k-attrdefzero):
 # ntfsck -n, ntfs-3g and -n all passed a volume whose table defines no
 # type.  The table after -a must be the one mkfs.ntfs or mkntfs wrote.

@@ -186,16 +186,21 @@ def named_record(v, parent_no, name):
     sys.exit("no " + name)
 
 
-def nonresident(t, name, lo, hi, runs, sizes, instance):
+def nonresident(t, name, lo, hi, runs, sizes, instance, flags=0, cu=0, csize=None):
+    """CSIZE given (a sparse or compressed attribute, FLAGS, compression
+    unit CU): the 0x48-byte header with the compressed size"""
     nm = name.encode("utf-16-le")
-    mpo = aligned(0x40 + len(nm))
+    ho = 0x40 if csize is None else 0x48
+    mpo = aligned(ho + len(nm))
     mp = encode(runs)
     ln = aligned(mpo + len(mp))
     a = bytearray(ln)
-    struct.pack_into("<IIBBHHH", a, 0, t, ln, 1, len(name), 0x40, 0, instance)
-    struct.pack_into("<qqH", a, 0x10, lo, hi, mpo)
+    struct.pack_into("<IIBBHHH", a, 0, t, ln, 1, len(name), ho, flags, instance)
+    struct.pack_into("<qqHB", a, 0x10, lo, hi, mpo, cu)
     struct.pack_into("<qqq", a, 0x28, *sizes)
-    a[0x40:0x40 + len(nm)] = nm
+    if csize is not None:
+        struct.pack_into("<q", a, 0x40, csize)
+    a[ho:ho + len(nm)] = nm
     a[mpo:mpo + len(mp)] = mp
     return bytes(a)
 
@@ -239,7 +244,7 @@ def cut_runs(runs, cut):
             rest.append((l, n))
         else:
             first.append((l, cut - pos))
-            rest.append((l + cut - pos, n - (cut - pos)))
+            rest.append((None if l is None else l + cut - pos, n - (cut - pos)))
         pos += n
     return first, rest
 

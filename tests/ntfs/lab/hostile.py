@@ -45,7 +45,9 @@ descriptors, ntfs-3g -o permissions):
                    $STANDARD_INFORMATION) in record 9; TIB=1: the first
                    extent's sizes say 2^40 bytes too
   datasplit FILE [K]  the same for FILE's unnamed $DATA, in K (1 or 2,
-                   the default) extents
+                   the default) extents (a sparse or compressed one
+                   keeps its flags; a compressed one is cut between
+                   compression units)
 Shapes (directory chains; TOP..BOTTOM a chain of directories, each the
 only child of the one above; bench/ntfs-lab hostile makes 10,000):
   idxanc D ANC     D's index entries name ANC, an ancestor, instead of
@@ -494,6 +496,9 @@ def _split(vol, d, name, k, tib=0):
     sizes = struct.unpack_from("<qqq", rec, so + 0x28)
     nclus = sum(n for _, n in runs)
     cut = nclus // 2 if k == 2 else nclus
+    # a compressed one is cut between compression units
+    if rec[so + 0x0C] & 0xFF and k == 2:
+        cut -= cut % (1 << rec[so + 0x22])
     if not cut:
         sys.exit("too short to split")
     first, rest = cut_runs(runs, cut)
@@ -506,9 +511,16 @@ def _split(vol, d, name, k, tib=0):
     if len(x) < k:
         sys.exit("no free records")
     base_ref = d | seq << 48
-    xr = [ext_record(vol, x[0], base_ref, [nonresident(AT_DATA, name, 0, cut - 1, first, sizes, 0)])]
+    # a sparse or compressed one keeps its flags, unit and compressed size
+    flags, cu = struct.unpack_from("<HB", rec, so + 0x0C)[0], rec[so + 0x22]
+    cz = {}
+    if flags & 0x8001:
+        cz = dict(flags=flags, cu=cu, csize=struct.unpack_from("<q", rec, so + 0x40)[0])
+    xr = [ext_record(vol, x[0], base_ref, [nonresident(AT_DATA, name, 0, cut - 1, first, sizes, 0, **cz)])]
     if k == 2:
-        xr.append(ext_record(vol, x[1], base_ref, [nonresident(AT_DATA, name, cut, nclus - 1, rest, (0, 0, 0), 0)]))
+        if cz:
+            cz["csize"] = 0
+        xr.append(ext_record(vol, x[1], base_ref, [nonresident(AT_DATA, name, cut, nclus - 1, rest, (0, 0, 0), 0, **cz)]))
     kept, entries = [], []
     for off, t, n in attrs(rec):
         if off == so:
