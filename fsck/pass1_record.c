@@ -441,6 +441,11 @@ static bool long_tail(struct ntfs_check *c, uint64_t recno, uint8_t *rec,
 	    alloc != ((uint64_t)hvcn + 1) * cs || size > alloc ||
 	    le64toh((uint64_t)n.initialized_size) > size)
 		return false;
+	/* one run only: with several, the length off by one may be any
+	 * run's (every later VCN shifted), and cutting the last would free
+	 * the file's real last clusters; those are left to the claims */
+	if (nr != 1)
+		return false;
 	over = clusters - ((uint64_t)hvcn + 1);
 	if (runs[nr - 1].len <= over)
 		return false;	/* more than the last run: not a length off */

@@ -20,6 +20,11 @@ documentation).
                       the last run of A's $DATA one cluster longer (with
                       "header", its highest VCN and allocated size too);
                       prints the LCN of the extra cluster
+  overhang_first IMAGE A
+                      A's one run split in two (the second half moved to
+                      free clusters), then the first run one cluster
+                      longer (the header as it was); prints the LCN of
+                      A's last cluster
   owner IMAGE LCN     the name of the file whose $DATA holds cluster LCN
                       (first run of a file in the root), or "free" when
                       $Bitmap says it is free
@@ -212,6 +217,42 @@ def overhang(v, a, header):
     print(lcn + ln)
 
 
+def is_free(v, lcn):
+    res, runs, _, _ = bitmap_of(v, "bitmap")
+    byte, vcn = lcn // 8, 0
+    for l, ln in runs:
+        if byte < (vcn + ln) * v.cs:
+            v.f.seek(l * v.cs + byte - vcn * v.cs)
+            break
+        vcn += ln
+    return not v.f.read(1)[0] & (1 << (lcn % 8))
+
+
+def overhang_first(v, a):
+    """A's one run split in two (its second half moved to free clusters
+    near the volume's end, $Bitmap kept right), then the FIRST run one
+    cluster longer, onto the cluster the move freed (header as it was);
+    prints the LCN of A's last cluster"""
+    ra = v.find(a)
+    rec, off, mpo, runs = v.data_runs(ra)
+    assert len(runs) == 1 and runs[0][1] >= 2, "%s: want one run of 2+" % a
+    lcn, ln = runs[0]
+    k = ln // 2
+    n = ln - k
+    to = v.nr - n - 16
+    while not all(is_free(v, to + i) for i in range(n)):
+        to -= 1
+    v.f.seek((lcn + k) * v.cs)
+    data = v.f.read(n * v.cs)
+    v.f.seek(to * v.cs)
+    v.f.write(data)
+    set_bits(v, "bitmap", range(to, to + n), 1)
+    set_bits(v, "bitmap", range(lcn + k, lcn + ln), 0)
+    runs = [(lcn, k + 1), (to, n)]
+    v.set_runs(ra, rec, off, mpo, runs)
+    print(to + n - 1)
+
+
 def owner(v, lcn):
     res, runs, _, _ = bitmap_of(v, "bitmap")
     byte, vcn = lcn // 8, 0
@@ -325,6 +366,8 @@ def main():
         ghost(v, sys.argv[3])
     elif op == "overhang":
         overhang(v, sys.argv[3], sys.argv[4:] == ["header"])
+    elif op == "overhang_first":
+        overhang_first(v, sys.argv[3])
     elif op == "owner":
         owner(v, int(sys.argv[3]))
     elif op == "setbits":
