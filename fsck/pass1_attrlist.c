@@ -624,10 +624,17 @@ static uint8_t *edit_rec(struct lctx *l, struct edit_set *s, uint64_t r)
  * runs no longer map, or cut mapped ones): the size the parent
  * directory's index entry naming the file says (the fresher: writers
  * update it with the file, not the record's own $FILE_NAME), then the
- * base record REC's (number B) $FILE_NAME, else ALLOC. */
+ * base record REC's (number B) $FILE_NAME, else ALLOC.  The largest of
+ * a kind wins (Windows updates only the entry of the link opened: a
+ * smaller one may be stale, a larger one never cuts what was written).
+ * A NAMED stream takes ALLOC: index entries and $FILE_NAME hold the
+ * size of the unnamed $DATA. */
 static uint64_t head_data_size(struct ntfs_vol *v, const uint8_t *rec,
-			       uint64_t b, uint64_t alloc, uint32_t unit)
+			       uint64_t b, uint64_t alloc, uint32_t unit,
+			       bool named)
 {
+	uint64_t best = 0;
+	bool found = false;
 	struct ntfs_attr_cursor cur;
 	const struct ntfs_attr_header *a;
 	struct ntfs_mft_record m;
@@ -637,7 +644,7 @@ static uint64_t head_data_size(struct ntfs_vol *v, const uint8_t *rec,
 
 	memcpy(&m, rec, sizeof(m));
 	mref = b | (uint64_t)le16toh(m.sequence_number) << 48;
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; !named && pass < 2; pass++) {
 		ntfs_attr_cursor_init(&cur, rec);
 		while (ntfs_attr_next(&cur, &a, why) == 1) {
 			if (!ntfs_file_name_of(a, &fn))
@@ -646,9 +653,13 @@ static uint64_t head_data_size(struct ntfs_vol *v, const uint8_t *rec,
 			if (!pass && ntfs_vol_dir_entry_size(v, le64toh(fn.parent_directory) & MASK48,
 							     mref, &d))
 				continue;
-			if (d <= alloc && d + unit > alloc)
-				return d;
+			if (d <= alloc && d + unit > alloc && (!found || d > best)) {
+				best = d;
+				found = true;
+			}
 		}
+		if (found)
+			return best;
 	}
 	return alloc;
 }
@@ -732,7 +743,7 @@ static int gap_sparse(struct lctx *l, uint64_t b, struct ntfs_al_build *nb,
 		if (head && q == e)
 			head_sizes(rec, at, end * cs,
 				   head_data_size(&c->vol, edit_rec(l, &s, b), b,
-						  end * cs, cs));
+						  end * cs, cs, e->name_len));
 	}
 	if (!(rec = edit_rec(l, &s, b)))
 		goto out;
@@ -814,15 +825,16 @@ static void head_hole(struct lctx *l, uint64_t b, struct ntfs_al_build *nb,
 		goto out;
 	memcpy(&x, rec + at, sizeof(x));
 	if (le16toh(x.h.flags) & NTFS_ATTR_COMPRESSION_MASK) {
-		unit = cs << x.compression_unit;
-		if (!x.compression_unit || n % (1u << x.compression_unit))
+		if (!x.compression_unit || x.compression_unit > 8 ||
+		    n % (1u << x.compression_unit))
 			goto out;
+		unit = cs << x.compression_unit;
 	}
 	if (le16toh(x.mapping_pairs_offset) < 0x48 ||
 	    (x.h.name_length && le16toh(x.h.name_offset) < 0x48) ||
 	    ntfs_rec_extent_hole_before(rec, l->rs, at, n))
 		goto out;
-	head_sizes(rec, at, end * cs, head_data_size(&c->vol, tmp, b, end * cs, unit));
+	head_sizes(rec, at, end * cs, head_data_size(&c->vol, tmp, b, end * cs, unit, e->name_len));
 	csize = htole64(held * cs);
 	memcpy(rec + at + 0x40, &csize, 8);
 	if (!fsf_fix_ask(&c->fix, &PR_ATTR_HOLE, file, e->type, 0ULL,
