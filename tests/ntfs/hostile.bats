@@ -309,25 +309,34 @@ PY
 # converged, ntfsck -n clean); CUT: where the kept extent starts (bytes).
 # -n and -a must find as many problems (-n assumes the hole and the list
 # -a writes), /big must read 200,000 bytes: zeros up to CUT, then big.ref's.
+# Three more shapes: stream, /big keeps 200,000 bytes (main.ref) and its
+# stream big:s (200,600 bytes of big.ref) is the one split; links, /a/big
+# of 200,600 bytes with a second name /b/big2 and /a's index entry saying
+# 200,100 (a stale size of a link not opened); unit32, compressed with
+# the kept extent's compression unit 32 (2^32 clusters).  SIZE: the size
+# the file (or stream) must read; FILE: its path under the mount.
 lost_head() {
-	local shape=$1 m=mnt f x1 size
+	local shape=$1 m=mnt f x1 x2 size len=200000
 	need_sid
 	mkdir -p "$m"
 	truncate -s 16M image
 	"$MKFS_NTFS" -q -F image
-	python3 - "$shape" <<'PY' || die "big.ref"
+	case $shape in stream|links) len=200600 ;; esac
+	python3 - "$shape" "$len" <<'PY' || die "big.ref"
 import os, sys
-if sys.argv[1] == "compressed":	# compressible: 1 KiB random in each 4 KiB
-    d = b"".join(os.urandom(1024) + bytes(3072) for _ in range(49))[:200000]
+n = int(sys.argv[2])
+if sys.argv[1] in ("compressed", "unit32"):	# compressible: 1 KiB random in each 4 KiB
+    d = b"".join(os.urandom(1024) + bytes(3072) for _ in range(49))[:n]
 else:
-    d = os.urandom(200000)
+    d = os.urandom(n)
 with open("big.ref", "wb") as f:
     for o in range(0, len(d), 32768 if sys.argv[1] == "sparse" else len(d)):
         f.seek(o)
         f.write(d[o:o + (16384 if sys.argv[1] == "sparse" else len(d))])
     f.truncate(len(d))
 PY
-	ntfs-3g -o compression image "$m" || die "mount"
+	ntfs-3g -o compression,streams_interface=windows image "$m" || die "mount"
+	FILE=big SIZE=$len
 	case $shape in
 	sparse) python3 -c 'import sys
 with open(sys.argv[1], "rb") as s, open(sys.argv[2], "wb") as d:
@@ -335,41 +344,78 @@ with open(sys.argv[1], "rb") as s, open(sys.argv[2], "wb") as d:
     for o in range(0, len(b), 32768):
         d.seek(o); d.write(b[o:o + 16384])
     d.truncate(len(b))' big.ref "$m/big" ;;
-	compressed) mkdir "$m/c"
+	compressed|unit32) mkdir "$m/c"
 		setfattr -n system.ntfs_attrib_be -v 0x00000810 "$m/c"
 		cp big.ref "$m/c/big"
 		mv "$m/c/big" "$m/big" ;;
+	stream) head -c 200000 /dev/urandom > main.ref
+		cp main.ref "$m/big"
+		cp big.ref "$m/big:s"
+		FILE=big:s SIZE=200704 ;;
+	links) mkdir "$m/a" "$m/b"
+		cp big.ref "$m/a/big"
+		ln "$m/a/big" "$m/b/big2"
+		A=$(stat -c %i "$m/a")
+		FILE=a/big ;;
 	*) cp big.ref "$m/big" ;;
 	esac
-	f=$(stat -c %i "$m/big")
+	f=$(stat -c %i "$m/$FILE")
 	umount "$m"
-	read -r x1 _ < <($HOSTILE image datasplit "$f" 2) || die "hostile.py datasplit"
-	CUT=$(python3 - image "$x1" <<'PY'
+	if [ "$shape" = stream ]; then
+		read -r x1 x2 < <(python3 - image "$f" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs/lab")
+import hostile
+hostile._split(hostile.Volume(sys.argv[1]), int(sys.argv[2]), "s", 2)
+PY
+) || die "splitting big:s"
+	else
+		read -r x1 x2 < <($HOSTILE image datasplit "$f" 2) || die "hostile.py datasplit"
+	fi
+	CUT=$(python3 - image "$x1" "$x2" "$shape" "${A:-0}" <<'PY'
 import os, struct, sys
 sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
 from ntfs_patch import Volume
 v = Volume(sys.argv[1])
-off = v.offset(v.mft_runs, int(sys.argv[2]) * v.rs)
-rec = v.pread(off, v.rs)
-a, = struct.unpack_from("<H", rec, 0x14)
-while struct.unpack_from("<I", rec, a)[0] != 0x80:
-    a += struct.unpack_from("<I", rec, a + 4)[0]
+def data(r):
+    rec = v.read(r)
+    a, = struct.unpack_from("<H", rec, 0x14)
+    while struct.unpack_from("<I", rec, a)[0] != 0x80:
+        a += struct.unpack_from("<I", rec, a + 4)[0]
+    return rec, a
+rec, a = data(int(sys.argv[2]))
 print((struct.unpack_from("<q", rec, a + 0x18)[0] + 1) * v.cs)
-v.pwrite(off, bytes(v.rs))
+v.pwrite(v.offset(v.mft_runs, int(sys.argv[2]) * v.rs), bytes(v.rs))
+if sys.argv[4] == "unit32":	# the kept extent's compression unit
+    rec, a = data(int(sys.argv[3]))
+    rec[a + 0x22] = 32
+    v.write(int(sys.argv[3]), rec)
+if sys.argv[4] == "links":	# /a's entry for big says 200,100 bytes
+    kind, where, buf, ih, off = v.find_leaf(int(sys.argv[5]), "big", "entry")
+    assert kind == "root"
+    struct.pack_into("<Q", buf, off + 16 + 0x30, 200100)
+    v.store(int(sys.argv[5]), kind, where, buf)
 PY
 ) || die "zeroing the first extent's record"
+	if [ "$shape" = unit32 ]; then
+		unit32_repair
+		return
+	fi
 	hostile_repair_in_place
 	[ "$(grep -o "problems: [0-9]* found" n.log)" = "$(grep -o "problems: [0-9]* found" a.log)" ] ||
 		die "-n and -a found different problems"
-	ntfs-3g -o ro image "$m" || die "mount after"
-	size=$(stat -c %s "$m/big")
-	[ "$size" -eq 200000 ] || { umount "$m"; die "/big reads $size bytes"; }
-	[ "$(tail -c +$((CUT + 1)) "$m/big" | sha256sum)" = \
+	ntfs-3g -o ro,streams_interface=windows image "$m" || die "mount after"
+	size=$(stat -c %s "$m/$FILE")
+	[ "$size" -eq "$SIZE" ] || { umount "$m"; die "/$FILE reads $size bytes, not $SIZE"; }
+	[ "$(tail -c +$((CUT + 1)) "$m/$FILE" | head -c $((len - CUT)) | sha256sum)" = \
 	  "$(tail -c +$((CUT + 1)) big.ref | sha256sum)" ] ||
 		{ umount "$m"; die "the bytes from $CUT differ"; }
-	[ "$(head -c "$CUT" "$m/big" | tr -d '\0' | wc -c)" -eq 0 ] ||
+	[ "$(head -c "$CUT" "$m/$FILE" | tr -d '\0' | wc -c)" -eq 0 ] ||
 		{ umount "$m"; die "the hole does not read zeros"; }
-	FLAGS=$(getfattr -e hex -n system.ntfs_attrib_be "$m/big" 2>/dev/null |
+	if [ "$shape" = stream ]; then
+		cmp main.ref "$m/big" || { umount "$m"; die "/big's main data changed"; }
+	fi
+	FLAGS=$(getfattr -e hex -n system.ntfs_attrib_be "$m/$FILE" 2>/dev/null |
 		sed -n 's/^system.ntfs_attrib_be=//p')
 	umount "$m"
 }
@@ -406,4 +452,51 @@ PY
 	grep -q "attribute 0x80: clusters 0-[0-9]* (VCNs) were in a lost extent; they become a hole" a.log ||
 		die "no hole made"
 	[ $((FLAGS & 0x800)) -ne 0 ] || die "/big no longer compressed ($FLAGS)"
+}
+
+# A named stream's lost head: the index entry and $FILE_NAME hold the
+# unnamed $DATA's size (200,000 bytes), not the stream's; it was cut to
+# that, dropping 600 bytes the kept extent maps.  A named stream takes
+# its allocation (200,704 bytes: the 104 past the written end read as
+# whatever the last cluster holds), /big's main data untouched
+@test "named stream in two extents, the first's record zeroed: the stream keeps its allocation, not the main data's size" {
+	lost_head stream
+	grep -q "file MFT record [0-9]* (/big): attribute 0x80: clusters 0-[0-9]* (VCNs) were in a lost extent; the attribute is made sparse" a.log ||
+		die "no hole made"
+}
+
+# Two links, /a/big and /b/big2 (200,600 bytes): /a's entry says 200,100
+# (Windows updates only the entry of the link opened).  The first size
+# in the last cluster won and cut 500 mapped bytes; now the largest
+@test "hard-linked \$DATA in two extents, the first's record zeroed, one entry stale: the largest size wins" {
+	lost_head links
+}
+
+# The kept extent's compression unit says 32: shifted unchecked (UBSan
+# abort under ASan; the plain build's -a exit 5, no convergence); now
+# refused as pass 1 refuses it: -n exit 4 writing nothing, -a exit 1,
+# then -n clean and a second -a changes no byte.  Not asked yet: ntfsck
+# -n clean after (it still counts 2 errors: the kept extent's clusters
+# and the index entry's allocated size; what -a should make of such an
+# extent is left open), nor what ntfs-3g reads
+unit32_repair() {
+	local sum rc
+	sum=$(sha256sum < image)
+	rc=0; timeout 120 "$FSCK" -n image > n.log 2>&1 || rc=$?
+	cat n.log
+	[ "$rc" -eq 4 ] || die "-n exit $rc"
+	[ "$(sha256sum < image)" = "$sum" ] || die "-n wrote"
+	rc=0; timeout 120 "$FSCK" -a image > a.log 2>&1 || rc=$?
+	cat a.log
+	[ "$rc" -eq 1 ] || die "-a exit $rc"
+	sum=$(sha256sum < image)
+	run "$FSCK" -n image
+	[ "$status" -eq 0 ] || { echo "$output"; die "-n after -a: exit $status"; }
+	run "$FSCK" -a image
+	[ "$status" -eq 0 ] || { echo "$output"; die "second -a: exit $status"; }
+	[ "$(sha256sum < image)" = "$sum" ] || die "second -a changed the image"
+}
+
+@test "compressed \$DATA in two extents, the first's record zeroed, the kept one's compression unit 32: refused, converged" {
+	lost_head unit32
 }
