@@ -1393,21 +1393,16 @@ static void zkept_keep(struct worker *w, struct erofs_node *n, size_t outlen)
 	n->zkept = k;
 }
 
-/* The data pass for file I, whose bytes the test kept: as the end of
- * cut_file, with the kept buffers handed over. */
-static int write_kept(struct worker *w, size_t i, struct erofs_node *n)
+/* The data pass for file I, whose compressed bytes and extents H are
+ * known (the exact test's, or a file's of the same content): as the end
+ * of cut_file, with H's buffers handed over. */
+static int write_given(struct worker *w, size_t i, struct held h)
 {
 	struct cpass *cp = w->cp;
-	struct erofs_zkept *k = n->zkept;
-	struct held h = { .i = i, .out = k->out, .outlen = k->outlen,
-			  .ext = k->ext, .n_ext = k->n_ext };
 	uint64_t base;
 	bool ready;
 	int ret;
 
-	n->zkept = NULL;
-	free(k);
-	atomic_fetch_sub(&cp->b->zkept_bytes, h.outlen);
 	pthread_mutex_lock(&cp->lock);
 	ready = cp->turn == i;
 	base = cp->cursor;
@@ -1429,6 +1424,39 @@ static int write_kept(struct worker *w, size_t i, struct erofs_node *n)
 	free(h.out);
 	free(h.ext);
 	return ret;
+}
+
+/* The data pass for file I, whose bytes the test kept. */
+static int write_kept(struct worker *w, size_t i, struct erofs_node *n)
+{
+	struct erofs_zkept *k = n->zkept;
+	struct held h = { .i = i, .out = k->out, .outlen = k->outlen,
+			  .ext = k->ext, .n_ext = k->n_ext };
+
+	n->zkept = NULL;
+	free(k);
+	atomic_fetch_sub(&w->cp->b->zkept_bytes, h.outlen);
+	return write_given(w, i, h);
+}
+
+/* A file of a group (zreuse.c) read whole into w->in (its digest taken,
+ * the reading confirmed at its end): the bytes of an earlier file of the
+ * same content, written as file I's, when there are (*TOOK). */
+static int write_reused(struct worker *w, size_t i, struct erofs_node *n,
+			bool *took)
+{
+	struct held h = { .i = i };
+	size_t ext_bytes;
+	void *ext;
+
+	*took = erofs_zreuse_take(w->cp->b, n, &h.out, &h.outlen, &ext,
+				  &ext_bytes);
+	if (!*took)
+		return 0;
+	erofs_zreuse_done(w->cp->b, n, NULL, 0, NULL, 0);
+	h.ext = ext;
+	h.n_ext = ext_bytes / sizeof(*h.ext);
+	return write_given(w, i, h);
 }
 
 /*
@@ -1492,7 +1520,7 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 	/* the exact test takes the digest too, for its kept bytes (see
 	 * zkept_keep) */
 	w->digest = plan ? mode == CUT_COUNT && b->opts->digest_name :
-		    (n->has_digest ||
+		    (n->has_digest || n->zgroup ||
 		     ((b->opts->dedupe || b->opts->fragments) && n != b->packed));
 	if (w->digest)
 		EVP_DigestInit_ex(w->md, EVP_sha256(), NULL);
@@ -1505,6 +1533,27 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 	if (seg) {
 		ret = take_turn(w, i, &base);
 		turn = !ret;
+	}
+	if (!plan && n->zgroup) {
+		/* its content may be an earlier file's (zreuse.c): read
+		 * whole (it fits w->in) for the digest that tells */
+		ret = refill(w, &s, path, &off, &avail, end);
+		read_to = avail;
+		if (!ret && w->at_end) {
+			bool took;
+
+			EVP_DigestFinal_ex(w->md, n->digest, NULL);
+			w->digest = false;
+			ret = write_reused(w, i, n, &took);
+			if (took) {
+				erofs_src_close(&s);
+				return ret;
+			}
+		}
+		if (ret) {
+			erofs_src_close(&s);
+			return fail(cp, ret);
+		}
 	}
 	while (pos < end && !ret) {
 		uint64_t left = end - pos;
@@ -1713,6 +1762,9 @@ static int cut_file(struct worker *w, size_t i, struct erofs_node *n,
 		return fail(cp, ret);
 	if (w->digest)
 		EVP_DigestFinal_ex(w->md, n->digest, NULL);
+	if (n->zgroup)	/* its bytes for the files after it */
+		erofs_zreuse_done(b, n, written ? NULL : w->out, outlen,
+				  w->ext, w->next_ext * sizeof(*w->ext));
 	if (!turn) {
 		bool ready;
 
@@ -1964,6 +2016,9 @@ static int probe(struct plan *p, struct erofs_node *n, uint8_t *in,
 			break;
 		}
 		/* a file that shrank is reported by the data pass */
+		if (!k)		/* see zreuse.c */
+			n->zhead = erofs_zreuse_head(in, (size_t)r < bs ?
+						     (size_t)r : bs);
 		c = lz4_sample(in, (uint32_t)r, z, zcap);
 		if (n->size <= PROBE && !p->b->opts->fragments &&
 		    !p->b->opts->ztailpacking) {
@@ -2363,7 +2418,15 @@ int erofs_write_compressed(struct erofs_build *b)
 	for (size_t i = 0; i < b->count; i++)
 		if (b->order[i]->compressed && !b->order[i]->master)
 			files[n++] = b->order[i];
-	ret = erofs_compress_files(b, files, n);
+	ret = erofs_zreuse_group(b, files, n, OUT_FLUSH);
+	if (!ret)
+		ret = erofs_compress_files(b, files, n);
+	if (b->zreuse) {
+		uint64_t later = 0, reused = erofs_zreuse_free(b, &later);
+
+		fsf_info(b->log, "compressed files: %llu of the same content as an earlier one, not compressed again (%llu after another of their size and first block)",
+			 (unsigned long long)reused, (unsigned long long)later);
+	}
 	free(files);
 	if (!ret && b->opts->fragments)
 		ret = erofs_write_packed(b);

@@ -83,6 +83,10 @@ struct erofs_node {
 					 * (0 unless a compress hint says) */
 	uint32_t zpcl;			/* compressed: its pcluster blocks
 					 * (0: the default, -C) */
+	uint64_t zhead;			/* the probe's hash of its first
+					 * block (zreuse.c) */
+	struct erofs_zgroup *zgroup;	/* the data pass's files that may
+					 * have its content (zreuse.c) */
 	uint32_t zblocks;		/* compressed: pcluster blocks */
 	uint8_t *zindex;		/* compressed: lcluster indexes */
 	bool whole_frag;		/* compressed: all of it in the packed
@@ -182,6 +186,7 @@ struct erofs_build {
 	/* the compression plan's threads while the scan runs (compress.c) */
 	struct plan *early;
 	atomic_size_t zkept_bytes;	/* held in nodes' zkept */
+	struct erofs_zreuse *zreuse;	/* the data pass's groups (zreuse.c) */
 	/* the metadata chunks written before the compressed files end
 	 * (metadata.c) */
 	struct meta_plan *meta;
@@ -267,6 +272,25 @@ struct erofs_zkept {
 	size_t n_ext;
 };
 void erofs_zkept_free(struct erofs_node *n);
+/* zreuse.c: files of the same content compressed once (without -E
+ * dedupe, fragments, ztailpacking).  _group sets the zgroup of FILES
+ * (up to MAX_SIZE bytes) that share size, first-block hash, -z
+ * configuration and pcluster size (FSFORGE_EROFS_ZREUSE=0: none, for the
+ * tests); _take gives a copy of the bytes and extents (EXT_BYTES of them)
+ * a member left, when its digest is N's; _done ends N's part, leaving
+ * OUT (OUTLEN bytes, NULL: none) and EXT for the members after it; _free
+ * returns the count of files that took bytes, and in *LATER that of the
+ * members after the first of each group. */
+uint64_t erofs_zreuse_head(const uint8_t *p, size_t len);
+int erofs_zreuse_group(struct erofs_build *b, struct erofs_node **files,
+		       size_t nfiles, uint64_t max_size);
+bool erofs_zreuse_take(struct erofs_build *b, struct erofs_node *n,
+		       uint8_t **out, size_t *outlen, void **ext,
+		       size_t *ext_bytes);
+void erofs_zreuse_done(struct erofs_build *b, struct erofs_node *n,
+		       const uint8_t *out, size_t outlen, const void *ext,
+		       size_t ext_bytes);
+uint64_t erofs_zreuse_free(struct erofs_build *b, uint64_t *later);
 int erofs_write_compressed(struct erofs_build *b);
 /* bytes of a compressed inode's map header and index after its xattrs
  * (HEAD is inode + xattr bytes) */

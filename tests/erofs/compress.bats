@@ -843,3 +843,39 @@ open(sys.argv[1], "w").write("".join(out)[:17300])' "$SIDTMP/src/w"
 	[[ $output == *"cannot open compress hints missing"* ]]
 	[ ! -e x.img ]
 }
+
+@test "-zlz4hc: files of the same content are compressed once, the image as with each compressed (1, 2, 4 workers); fsck.erofs 1.9 extracts it" {
+	need_sid_erofs
+	dup=$BATS_TEST_TMPDIR/dup
+	mkdir -p "$dup/a" "$dup/b" "$dup/c/d"
+	seq 1 120000 > "$dup/a/numbers"
+	yes "a line of text" | head -c 20000 > "$dup/a/text"
+	for d in b c c/d; do
+		cp "$dup/a/numbers" "$dup/$d/numbers"
+		cp "$dup/a/text" "$dup/$d/text.copy"
+	done
+	# same size and first block, other content: compressed on its own
+	{ head -c 4096 "$dup/a/numbers"; seq 5 200000 | head -c $(($(stat -c %s "$dup/a/numbers") - 4096)); } > "$dup/c/decoy"
+	# same content, another pcluster size (a hint): compressed on its own
+	cp "$dup/a/numbers" "$dup/c/d/numbers.big"
+	echo "16384 numbers\.big\$" > "$BATS_TEST_TMPDIR/hints"
+	(cd "$dup" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) > dup.sha256
+	opts=(-zlz4hc --compress-hints="$BATS_TEST_TMPDIR/hints" -T 0 -U clear --xattr-inode-digest=trusted.erofs.fingerprint)
+	FSFORGE_EROFS_ZREUSE=0 "$MKFS_EROFS" --quiet "${opts[@]}" --workers=1 each.img "$dup"
+	for w in 1 2 4; do
+		run "$MKFS_EROFS" -d 6 "${opts[@]}" --workers=$w "w$w.img" "$dup"
+		[ "$status" -eq 0 ] || die "$w workers: $output"
+		cmp each.img "w$w.img" || die "$w workers: not the image with each file compressed"
+		if [ "$w" -eq 1 ]; then
+			# one worker: every copy after the first of each
+			# content (3 + 3), not the decoy nor the hinted one
+			[[ "$output" == *"compressed files: 6 of the same content as an earlier one"* ]] ||
+				die "1 worker: $output"
+		fi
+	done
+	cp w1.img "$SIDTMP/w1.img"
+	run chroot "$SID_ROOT" fsck.erofs --xattr-inode-digest --extract="$SIDREL/x" "$SIDREL/w1.img"
+	[ "$status" -eq 0 ] || die "fsck.erofs: $output"
+	(cd "$SIDTMP/x" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | diff dup.sha256 - ||
+		die "extracted content differs"
+}
