@@ -104,9 +104,11 @@ int erofs_zreuse_group(struct erofs_build *b, struct erofs_node **files,
 	if (o->dedupe || o->fragments || o->ztailpacking || b->from_tar ||
 	    (off && !strcmp(off, "0")))
 		return 0;
+	/* the reuse only saves time: without memory for it, every file is
+	 * compressed as it would be anyway */
 	k = malloc(nfiles * sizeof(*k) + 1);
 	if (!k)
-		return -ENOMEM;
+		return 0;
 	for (size_t i = 0; i < nfiles; i++) {
 		const struct erofs_node *n = files[i];
 
@@ -128,7 +130,7 @@ int erofs_zreuse_group(struct erofs_build *b, struct erofs_node **files,
 	if (!r || (ng && !r->g)) {
 		free(r);
 		free(k);
-		return -ENOMEM;
+		return 0;
 	}
 	pthread_mutex_init(&r->lock, NULL);
 	for (size_t i = 0, j; i < nk; i = j) {
