@@ -2,7 +2,7 @@
 /*
  * bench/lz4-destsize's driver: DUMP [ATTEMPTS [ROUNDS [WHICH]]]
  * Runs lz4hc level 9 (fast reset + continue_destSize, as liberofs's
- * squeeze() does) and the candidate encoder on every input of DUMP
+ * squeeze() did before) and liberofs/lz4_destsize.c's encoder on every input of DUMP
  * (records of shim.c), ROUNDS times each, interleaved; prints process
  * CPU time of each and the bytes each took and wrote (every call is one
  * 4 KiB pcluster, so more bytes taken is the smaller image).  WHICH:
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "lz4_encode.h"
+#include "lz4_destsize.h"
 
 struct rec {
 	uint32_t cap, len;
@@ -36,7 +36,7 @@ static double cpu(void)
 int main(int argc, char **argv)
 {
 	FILE *f = argc > 1 ? fopen(argv[1], "rb") : NULL;
-	int attempts = argc > 2 ? atoi(argv[2]) : 256;
+	int attempts = argc > 2 ? atoi(argv[2]) : EROFS_LZ4ENC_ATTEMPTS;
 	int rounds = argc > 3 ? atoi(argv[3]) : 1;
 	int which = argc > 4 ? atoi(argv[4]) : 7;
 	size_t n = 0, room = 0, better = 0, worse = 0, i;
