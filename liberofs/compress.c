@@ -44,6 +44,7 @@
 
 #include "erofs/erofs_fs.h"
 #include "internal.h"
+#include "lz4_destsize.h"
 
 /* Largest decompressed extent: bounds the input window of a worker.  An
  * extent also spans fewer than 2048 lclusters, so that no lookback
@@ -106,7 +107,8 @@ struct worker {
 	struct cpass *cp;
 	uint8_t *in, *out, *z;
 	size_t in_cap, out_cap;
-	void *hc;		/* lz4hc state */
+	void *hc;		/* lz4hc state (levels other than 9) */
+	struct erofs_lz4enc *lz4enc;	/* lz4hc level 9: lz4_destsize.c */
 	struct erofs_grams grams;	/* lz4hc: extents of literals only */
 	lzma_stream lz;		/* lzma */
 	/* the compressors of each -z configuration */
@@ -743,6 +745,14 @@ static int squeeze_lzma(struct worker *w, const uint8_t *src, uint32_t len,
 	return w->lz.total_in ? (int)w->lz.total_out : 0;
 }
 
+/* lz4hc's default level (9, or given as 9) is lz4_destsize.c's encoder:
+ * as many bytes per pcluster as liblz4's level 9 for 0.9x its work (bench/
+ * RESULTS-erofs-compress.md, session 21); the other levels are liblz4's */
+static bool lz4hc_own(const struct erofs_zcfg *z)
+{
+	return z->level < 0 || z->level == 9;
+}
+
 /* Compress as much of SRC (LEN bytes) as fits CAP bytes: returns the
  * compressed size (0: nothing fit, or a negative errno) and the bytes
  * taken in *TAKEN. */
@@ -773,7 +783,12 @@ static int squeeze(struct worker *w, const uint8_t *src, uint32_t len,
 		 * block); the bytes out are the same as from a cleared
 		 * state.
 		 */
-		LZ4_resetStreamHC_fast(w->hc, z->level < 0 ? 9 : z->level);
+		if (lz4hc_own(z)) {
+			r = erofs_lz4enc_destsize(w->lz4enc, src, len, w->z,
+						  cap, taken);
+			return *taken ? r : 0;
+		}
+		LZ4_resetStreamHC_fast(w->hc, z->level);
 		r = LZ4_compress_HC_continue_destSize(w->hc, (const char *)src,
 						      (char *)w->z, &in,
 						      (int)cap);
@@ -1835,15 +1850,24 @@ static int zctx_init(struct worker *w, unsigned int i)
 		    ZSTD_isError(ZSTD_CCtx_setParameter(x->zc, ZSTD_c_checksumFlag, 0)))
 			return -ENOMEM;
 		cap = ZSTD_compressBound(w->max_extent);
-	} else if (z->compr == EROFS_COMPR_LZ4HC && !w->hc) {
-		w->hc = malloc((size_t)LZ4_sizeofStateHC());
-		if (!w->hc)
-			return -ENOMEM;
-		/* once in full: later pclusters reset it cheaply (squeeze) */
-		LZ4_initStreamHC(w->hc, LZ4_sizeofStateHC());
-		/* pclusters above 64 KiB are left to lz4hc (the check
-		 * would rarely pass over so many bytes) */
-		if (erofs_grams_init(&w->grams, b->pclusterblks * b->blksz <
+	} else if (z->compr == EROFS_COMPR_LZ4HC) {
+		if (lz4hc_own(z) && !w->lz4enc) {
+			/* its tables are never cleared (squeeze) */
+			w->lz4enc = erofs_lz4enc_new(EROFS_LZ4ENC_ATTEMPTS);
+			if (!w->lz4enc)
+				return -ENOMEM;
+		} else if (!lz4hc_own(z) && !w->hc) {
+			w->hc = malloc((size_t)LZ4_sizeofStateHC());
+			if (!w->hc)
+				return -ENOMEM;
+			/* once in full: later pclusters reset it cheaply
+			 * (squeeze) */
+			LZ4_initStreamHC(w->hc, LZ4_sizeofStateHC());
+		}
+		/* pclusters above 64 KiB are left to the compressor (the
+		 * check would rarely pass over so many bytes) */
+		if (!w->grams.val &&
+		    erofs_grams_init(&w->grams, b->pclusterblks * b->blksz <
 					       (64u << 10) ?
 					       b->pclusterblks * b->blksz :
 					       64u << 10))
@@ -1891,6 +1915,7 @@ static void worker_free(struct worker *w)
 	free(w->out);
 	free(w->z);
 	free(w->hc);
+	erofs_lz4enc_free(w->lz4enc);
 	erofs_grams_free(&w->grams);
 	lzma_end(&w->lz);
 	for (unsigned int i = 0; i < EROFS_MKFS_MAX_ZCFGS; i++) {

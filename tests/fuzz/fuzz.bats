@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
-# The libntfs parsers, liberofs' image reader and tar reader, and the JSON parser under libFuzzer with
+# The libntfs parsers, liberofs' image reader, tar reader and LZ4 encoder, and the JSON parser under libFuzzer with
 # ASan+UBSan, briefly (FSFORGE_FUZZ_SECONDS, default 20 per target; the
 # targets run side by side, one per core: scripts/fuzz).
 
-@test "fuzz: NTFS boot sector, record, attribute and runlist parsers, the EROFS image reader, the tar reader and the JSON parser survive" {
+@test "fuzz: NTFS boot sector, record, attribute and runlist parsers, the EROFS image reader, the tar reader, the JSON parser and the LZ4 encoder survive" {
 	run "$FSFORGE_TOP/scripts/fuzz" "${FSFORGE_FUZZ_SECONDS:-20}"
 	echo "$output"
 	[ "$status" -eq 0 ]

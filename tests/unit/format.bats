@@ -61,3 +61,13 @@ PY
 	run grep -c '^not ok' <<<"$output"
 	[ "$output" -eq 0 ]
 }
+
+@test "liberofs: lz4_destsize.c's blocks decode through liblz4, keep the closing rules, take what fits, as much as lz4hc 9" {
+	run "$FSFORGE_BUILDDIR/tests/unit/test_lz4_destsize"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"ok 2 - 3000 of 3000 blocks decoded by liblz4"* ]]
+	[[ $output == *"1..8"* ]]
+	run grep -c '^not ok' <<<"$output"
+	[ "$output" -eq 0 ]
+}
