@@ -12,14 +12,14 @@
  *      is also all of $BadClus:$Bad but its bad clusters).  The clusters
  *      claimed twice or more are the real cross-links, and the claims make
  *      the cluster map pass 4 writes to $Bitmap.
- *   2. the owners of each shared cluster, in record order (the records
- *      of system files first, their extension records included): the
+ *   2. the owners of each shared cluster, in phases (below): the
  *      first owner keeps the clusters;
  *      every other owner gets a private copy in newly allocated free space
  *      (data copied first, then its runlist re-encoded and its record
  *      written).  A runlist that no longer fits in its record is reported
  *      and left alone.  Records whose clusters have a meaning of their own
- *      ($MFT, $MFTMirr, $Boot, $BadClus) are never moved.
+ *      ($MFT, $MFTMirr, $Boot, $BadClus) are never moved; $Bad gives up
+ *      only what $MFT, $MFTMirr or $Boot hold.
  */
 #include "config.h"
 
@@ -53,6 +53,8 @@ struct pass1b {
 	uint64_t left;			/* shared clusters not resolved */
 	uint8_t *base;			/* scratch record */
 	uint8_t *copy;			/* one cluster of data */
+	uint64_t *order;		/* in-use records, in phase order */
+	size_t norder;
 };
 
 /* Does base record BASE list the extent (TYPE, NAME, LOWEST) in record
@@ -103,14 +105,25 @@ static uint64_t file_of(uint64_t recno, const uint8_t *rec)
 }
 
 /*
- * The walks go over the system files' records first (their extension
- * records may be anywhere in the MFT), then every other record, each in
- * record order: the first owner met keeps a shared cluster, so a system
- * file always keeps, and among the others the lowest record.
+ * The walks go over the records in four phases, each in record order
+ * (a file's extension records may be anywhere in the MFT, and go with
+ * their file): 0, the files whose place is fixed ($MFT, $MFTMirr,
+ * $Boot); 1, $BadClus; 2, the other system files; 3, the user files.
+ * The first owner met keeps a shared cluster: a fixed file always keeps
+ * (and $Bad then lists the cluster no longer: nothing else can be done);
+ * $Bad keeps a bad cluster from every file that can move (which gets a
+ * copy); among the others the lowest record keeps.
  */
-static bool in_phase(int phase, uint64_t recno, const uint8_t *rec)
+enum { PHASES = 4 };
+
+static int phase_of(uint64_t file)
 {
-	return (file_of(recno, rec) < NTFS_FILE_FIRST_USER) == (phase == 0);
+	if (file == NTFS_FILE_MFT || file == NTFS_FILE_MFTMIRR ||
+	    file == NTFS_FILE_BOOT)
+		return 0;
+	if (file == NTFS_FILE_BADCLUS)
+		return 1;
+	return file < NTFS_FILE_FIRST_USER ? 2 : 3;
 }
 
 /* Can the extents of in-use record RECNO own clusters? */
@@ -155,7 +168,49 @@ typedef void (*extent_fn)(struct pass1b *p, uint64_t recno, uint8_t *rec,
 			  const struct ntfs_run *runs, long n);
 
 /*
- * Every owning extent of every in-use record, in record order.  A callback
+ * The in-use records, sorted once into phase order (one read of each):
+ * the walks then read each record once, in that order.
+ */
+static int order_records(struct pass1b *p)
+{
+	struct ntfs_check *c = p->c;
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint64_t nrec = c->vol.mft_records;
+	uint8_t *rec = malloc(rs), *phase = malloc(nrec ? nrec : 1);
+	size_t at[PHASES + 1] = { 0 };
+	char why[NTFS_WHY];
+	int ret = -ENOMEM;
+
+	if (!rec || !phase)
+		goto out;
+	for (uint64_t i = 0; i < nrec; i++) {
+		phase[i] = PHASES;		/* not walked */
+		if (!cset_get(&c->record_used, i) || rare_get(c->ext_bad, i) ||
+		    ntfs_vol_read_record(&c->vol, i, rec) ||
+		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
+		    !record_owns(c, i, rec))
+			continue;
+		phase[i] = (uint8_t)phase_of(file_of(i, rec));
+		at[phase[i] + 1]++;
+	}
+	for (int k = 1; k <= PHASES; k++)
+		at[k] += at[k - 1];
+	p->norder = at[PHASES];
+	p->order = malloc((p->norder ? p->norder : 1) * sizeof(*p->order));
+	if (!p->order)
+		goto out;
+	for (uint64_t i = 0; i < nrec; i++)
+		if (phase[i] < PHASES)
+			p->order[at[phase[i]]++] = i;
+	ret = 0;
+out:
+	free(rec);
+	free(phase);
+	return ret;
+}
+
+/*
+ * Every owning extent of every in-use record, in phase order.  A callback
  * may rewrite the record it is given (relocation grows one extent): each
  * record is read afresh, and the cursor goes on from the changed
  * attribute's end, so the other extents' shifted offsets are followed.
@@ -169,16 +224,14 @@ static int for_each_extent(struct pass1b *p, extent_fn fn)
 
 	if (!rec)
 		return -ENOMEM;
-	for (uint64_t j = 0; j < 2 * c->vol.mft_records; j++) {
-		uint64_t i = j % c->vol.mft_records;
+	for (size_t j = 0; j < p->norder; j++) {
+		uint64_t i = p->order[j];
 		struct ntfs_attr_cursor cur;
 		const struct ntfs_attr_header *a;
 
-		if (!cset_get(&c->record_used, i) || rare_get(c->ext_bad, i) ||
-		    ntfs_vol_read_record(&c->vol, i, rec) ||
+		if (ntfs_vol_read_record(&c->vol, i, rec) ||
 		    ntfs_record_check(rec, rs, NTFS_MAGIC_FILE, why) != NTFS_REC_OK ||
-		    !record_owns(c, i, rec) ||
-		    !in_phase(j >= c->vol.mft_records, i, rec))
+		    !record_owns(c, i, rec))
 			continue;
 		ntfs_attr_cursor_init(&cur, rec);
 		while (ntfs_attr_next(&cur, &a, why) == 1) {
@@ -378,14 +431,18 @@ static uint64_t alloc_cluster(struct pass1b *p)
 	return UINT64_MAX;
 }
 
-/* Append cluster LCN (or a hole, LCN < 0) to the run list being built. */
-static int push(struct ntfs_run **out, long *n, long *cap, int64_t lcn)
+/* Append LEN clusters from LCN (or a hole, LCN < 0) to the run list
+ * being built. */
+static int push(struct ntfs_run **out, long *n, long *cap, int64_t lcn,
+		uint64_t len)
 {
 	struct ntfs_run *r = *n ? &(*out)[*n - 1] : NULL;
 
+	if (!len)
+		return 0;
 	if (r && ((lcn < 0 && r->lcn < 0) ||
 		  (lcn >= 0 && r->lcn >= 0 && r->lcn + (int64_t)r->len == lcn))) {
-		r->len++;
+		r->len += len;
 		return 0;
 	}
 	if (*n == *cap) {
@@ -398,16 +455,62 @@ static int push(struct ntfs_run **out, long *n, long *cap, int64_t lcn)
 		*cap = c2;
 	}
 	(*out)[*n].lcn = lcn;
-	(*out)[(*n)++].len = 1;
+	(*out)[(*n)++].len = len;
 	return 0;
 }
 
-/* Copy cluster FROM to cluster TO. */
-static int copy_cluster(struct pass1b *p, uint64_t from, uint64_t to)
+/*
+ * RUNS (N of them) with the clusters at extent indexes NEED (COUNT of
+ * them, ascending, none in a hole) replaced by TO (holes when TO is
+ * NULL), into *OUT.  Run by run: a hole or a stretch between two needed
+ * clusters goes in whole, so a sparse extent of any size costs its runs.
+ */
+static int remap(const struct ntfs_run *runs, long n, const uint64_t *need,
+		 size_t count, const uint64_t *to, struct ntfs_run **out,
+		 long *nout)
+{
+	long cap = 0;
+	uint64_t j = 0;
+	size_t q = 0;
+
+	*out = NULL;
+	*nout = 0;
+	for (long i = 0; i < n; j += runs[i++].len) {
+		uint64_t at = 0;	/* clusters of run I pushed */
+
+		if (runs[i].lcn < 0) {
+			if (push(out, nout, &cap, -1, runs[i].len))
+				return -1;
+			continue;
+		}
+		for (; q < count && need[q] < j + runs[i].len; q++) {
+			uint64_t k = need[q] - j;
+
+			if (push(out, nout, &cap, runs[i].lcn + (int64_t)at, k - at) ||
+			    push(out, nout, &cap, to ? (int64_t)to[q] : -1, 1))
+				return -1;
+			at = k + 1;
+		}
+		if (push(out, nout, &cap, runs[i].lcn + (int64_t)at,
+			 runs[i].len - at))
+			return -1;
+	}
+	return 0;
+}
+
+/* Copy cluster FROM to cluster TO; one that cannot be read is zeros
+ * when ZERO_OK (a file whose content is rebuilt anyway), an error
+ * otherwise. */
+static int copy_cluster(struct pass1b *p, uint64_t from, uint64_t to,
+			bool zero_ok)
 {
 	uint32_t cs = p->c->vol.boot.g.cluster_size;
 	int ret = fsf_dev_pread(&p->c->dev, p->copy, cs, from * cs);
 
+	if (ret && zero_ok) {
+		memset(p->copy, 0, cs);
+		ret = 0;
+	}
 	if (!ret)
 		ret = fsf_dev_pwrite(&p->c->dev, p->copy, cs, to * cs);
 	return ret;
@@ -422,45 +525,30 @@ static bool unmovable(uint64_t recno)
 }
 
 /*
- * $BadClus:$Bad lists COUNT clusters (extent indexes NEED) that an earlier
- * owner keeps: a system file whose place is fixed ($MFT, $MFTMirr, $Boot)
- * or that comes before $BadClus.  A copy of a bad cluster would list a
- * good one as bad and leave the file on the bad one, so the file keeps
- * them and $Bad maps them no longer (holes again, as on a volume never
+ * $BadClus:$Bad lists COUNT clusters (extent indexes NEED, the first at
+ * FIRST, the last at LAST) that an earlier owner keeps: a file whose
+ * place is fixed ($MFT, $MFTMirr, $Boot; the phases put every file that
+ * can move after $BadClus).  A copy of a bad cluster would list a good
+ * one as bad and leave the file on the bad one, so the file keeps them
+ * and $Bad maps them no longer (holes again, as on a volume never
  * scanned); no data is moved.
  */
 static void unlist_bad(struct pass1b *p, uint64_t recno, uint8_t *rec,
 		       uint32_t aoff, const struct ntfs_run *runs, long n,
-		       const uint64_t *need, size_t count, const char *obj,
-		       const char *owner)
+		       const uint64_t *need, size_t count, uint64_t first,
+		       uint64_t last, const char *obj, const char *owner)
 {
 	struct ntfs_check *c = p->c;
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	struct ntfs_run *out = NULL;
-	long nout = 0, cap = 0;
+	long nout = 0;
 	uint8_t *mp = malloc(rs), *nrec = malloc(rs);
-	uint64_t j = 0, first = UINT64_MAX, last = 0;
-	size_t q = 0;
 	int len = -1;
 
-	for (long i = 0; mp && nrec && i < n; i++)
-		for (uint64_t k = 0; k < runs[i].len; k++, j++) {
-			int64_t to = runs[i].lcn < 0 ? -1 : runs[i].lcn + (int64_t)k;
-
-			if (q < count && need[q] == j) {
-				if (first == UINT64_MAX)
-					first = (uint64_t)to;
-				last = (uint64_t)to;
-				to = -1;
-				q++;
-			}
-			if (push(&out, &nout, &cap, to))
-				goto failed;
-		}
-	if (mp && nrec) {
-		memcpy(nrec, rec, rs);
-		len = ntfs_mp_encode(out, (size_t)nout, mp, rs);
-	}
+	if (!mp || !nrec || remap(runs, n, need, count, NULL, &out, &nout))
+		goto failed;
+	memcpy(nrec, rec, rs);
+	len = ntfs_mp_encode(out, (size_t)nout, mp, rs);
 	if (len < 0 || ntfs_rec_set_pairs(nrec, rs, aoff, mp, (uint32_t)len))
 		goto failed;
 	if (fsf_fix_ask(&c->fix, &PR_BADCLUS_SHARED, obj, (unsigned long long)count,
@@ -496,17 +584,20 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 	uint64_t *need = NULL, *fresh = NULL;
 	size_t count = 0, cap_need = 0, nfresh = 0;
 	struct ntfs_run *out = NULL;
-	long nout = 0, cap = 0;
+	long nout = 0;
 	uint8_t *mp = NULL, *nrec = NULL;
 	char obj[1100], owner[1100];
+	bool zero_ok = file_of(recno, rec) == NTFS_FILE_LOGFILE ||
+		       file_of(recno, rec) == NTFS_FILE_BITMAP;
 	int len;
 
-	/* which of its clusters an earlier owner keeps (by extent index) */
-	for (long i = 0; i < n; i++)
-		for (uint64_t k = 0; k < runs[i].len; k++, j++) {
+	/* which of its clusters an earlier owner keeps (by extent index;
+	 * a hole, as most of $Bad, skipped whole) */
+	for (long i = 0; i < n; j += runs[i++].len)
+		for (uint64_t k = 0; runs[i].lcn >= 0 && k < runs[i].len; k++) {
 			uint64_t l = (uint64_t)runs[i].lcn + k;
 
-			if (runs[i].lcn < 0 || !bit_get(p->dup, l))
+			if (!bit_get(p->dup, l))
 				continue;
 			if (!bit_get(p->claimed, l)) {
 				bit_set(p->claimed, l);	/* ours to keep */
@@ -523,7 +614,7 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 				need = g;
 				cap_need = c2;
 			}
-			need[count++] = j;
+			need[count++] = j + k;
 			if (other == UINT64_MAX)
 				other = keeper_of(p, l);
 			if (first == UINT64_MAX)
@@ -538,8 +629,8 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 	else
 		snprintf(owner, sizeof(owner), "another file");
 	if (file_of(recno, rec) == NTFS_FILE_BADCLUS) {
-		unlist_bad(p, recno, rec, aoff, runs, n, need, count, obj,
-			   owner);
+		unlist_bad(p, recno, rec, aoff, runs, n, need, count, first,
+			   last, obj, owner);
 		goto out;
 	}
 	if (unmovable(file_of(recno, rec))) {
@@ -573,19 +664,10 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 		}
 	}
 	/* the new runlist: those clusters replaced by the new ones */
-	j = 0;
-	for (long i = 0, q = 0; i < n; i++)
-		for (uint64_t k = 0; k < runs[i].len; k++, j++) {
-			int64_t to = runs[i].lcn < 0 ? -1 : runs[i].lcn + (int64_t)k;
-
-			if ((size_t)q < count && need[q] == j)
-				to = (int64_t)fresh[q++];
-			if (push(&out, &nout, &cap, to)) {
-				fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj,
-					    "out of memory");
-				goto undo;
-			}
-		}
+	if (remap(runs, n, need, count, fresh, &out, &nout)) {
+		fsf_fix_ask(&c->fix, &PR_CROSSLINK_FAILED, obj, "out of memory");
+		goto undo;
+	}
 	memcpy(nrec, rec, rs);
 	len = ntfs_mp_encode(out, (size_t)nout, mp, rs);
 	if (len < 0 || ntfs_rec_set_pairs(nrec, rs, aoff, mp, (uint32_t)len)) {
@@ -597,12 +679,14 @@ static void relocate(struct pass1b *p, uint64_t recno, uint8_t *rec,
 			 (unsigned long long)count, (unsigned long long)first,
 			 (unsigned long long)last, owner))
 		goto undo;
-	/* the data first, then the record that points to it */
+	/* the data first, then the record that points to it; $LogFile's
+	 * and $Bitmap's content is rebuilt anyway: a cluster of theirs that
+	 * cannot be read (a bad one) is copied as zeros */
 	j = 0;
-	for (long i = 0, q = 0; i < n && (size_t)q < count; i++)
-		for (uint64_t k = 0; k < runs[i].len && (size_t)q < count; k++, j++)
-			if (need[q] == j &&
-			    copy_cluster(p, (uint64_t)runs[i].lcn + k, fresh[q++])) {
+	for (long i = 0, q = 0; i < n && (size_t)q < count; j += runs[i++].len)
+		for (; (size_t)q < count && need[q] < j + runs[i].len; q++)
+			if (copy_cluster(p, (uint64_t)runs[i].lcn + (need[q] - j),
+					 fresh[q], zero_ok)) {
 				fsf_fix_failed(&c->fix);
 				goto undo;
 			}
@@ -638,6 +722,9 @@ int ntfs_pass1b_crosslinks(struct ntfs_check *c)
 	p.base = malloc(c->vol.boot.g.mft_record_size);
 	p.copy = malloc(c->vol.boot.g.cluster_size);
 	if (!p.dup || !p.claimed || !p.base || !p.copy)
+		goto out;
+	ret = order_records(&p);
+	if (ret)
 		goto out;
 	/* what is really in use, claimed again from scratch */
 	cset_reset(&c->cluster_used);
@@ -679,5 +766,6 @@ out:
 	free(p.keepers);
 	free(p.base);
 	free(p.copy);
+	free(p.order);
 	return ret;
 }

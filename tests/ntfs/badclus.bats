@@ -4,11 +4,13 @@
 # `field`, writes them from the format documentation, independently of
 # libntfs).  In free space they are no problem.  Under a user file (a
 # chkdsk /r interrupted before its copy) the file gets a copy and $Bad
-# keeps them.  Under a system file that keeps its place ($MFT, $MFTMirr,
-# the root's index, $LogFile) fsck.ntfs used to leave the cross-link
-# ("cannot move", exit 4 at every boot): the file keeps them and $Bad
-# lists them no longer.  Oracles: ntfsck -n of the sid tree, $Bad's runs
-# read back by ntfsparse, the files' contents through ntfs-3g.
+# keeps them.  Under a system file whose place is fixed ($MFT, $MFTMirr,
+# $Boot) fsck.ntfs used to leave the cross-link ("cannot move", exit 4 at
+# every boot): the file keeps them and $Bad lists them no longer.  Every
+# other system file ($LogFile, the root's index, $Bitmap, $UpCase...) gets
+# a copy like a user file and $Bad keeps them.  Oracles: ntfsck -n of the
+# sid tree, $Bad's runs read back by ntfsparse, the files' contents
+# through ntfs-3g.
 load ../lib/common
 
 FSCK=$FSFORGE_BUILDDIR/fsck/fsck.ntfs
@@ -45,6 +47,31 @@ for off, t, name, nr in P.attrs(rec):
     if t == 0x80 and name == "$Bad":
         print(" ".join("%d+%d" % r for r in P.runlist(rec, off) if r[0] is not None))
 EOF
+}
+
+# the first cluster of each system file named (LOGFILE, BITMAP, UPCASE,
+# ROOT for its first INDX block, MFT2 for $MFT's second cluster), by
+# fielduse.py's reading of the format; one a line
+sys_lcns() {
+	python3 - "$@" <<'EOF'
+import os, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs/lab")
+import damages as D
+import fielduse as F
+v = D.Vol(bytearray(open("image", "rb").read()), {})
+for name in sys.argv[1:]:
+    if name == "ROOT":
+        print(F._block_lcn(v, F.ROOT))
+    elif name == "MFT2":
+        print(v.g.mft_runs[0][0] + 1)
+    else:
+        print(F._runs(v, {"LOGFILE": 2, "BITMAP": 6, "UPCASE": 10}[name])[0][0])
+EOF
+}
+
+# "L+1 L+1 ..." for the clusters given, in order
+runs_of() {
+	printf '%s\n' "$@" | sort -n | sed 's/$/+1/' | paste -sd' '
 }
 
 files_intact() {
@@ -86,13 +113,39 @@ files_intact() {
 	files_intact
 }
 
-@test "badclus: bad clusters under \$MFT, the root's index and \$LogFile: unlisted, every file kept" {
+@test "badclus: bad clusters under \$MFT, the root's index and \$LogFile: \$MFT's unlisted, the others copied and kept in \$Bad, every file kept" {
+	local mft root log
 	volume
-	python3 "$FIELD" image badmft
-	python3 "$FIELD" image badsys
+	read -r mft root log <<< "$(sys_lcns MFT2 ROOT LOGFILE | paste -sd' ')"
+	python3 "$FIELD" image bad "$mft,$root,$log"
 	run "$FSCK" -a image
 	[ "$status" -eq 1 ] || { echo "$output"; false; }
-	[ "$(bad_lcns image)" = "" ]
+	[[ "$output" == *"\$Bad lists 1 clusters ($mft-$mft) that system files hold (the first: file MFT record 0 (/\$MFT))"* ]]
+	[[ "$output" == *"(/\$LogFile): attribute 0x80 shares 1 clusters ($log-$log) with file MFT record 8 (/\$BadClus); it gets a copy"* ]]
+	[[ "$output" == *"MFT record 5 (/): attribute 0xa0 shares 1 clusters ($root-$root) with file MFT record 8 (/\$BadClus); it gets a copy"* ]]
+	[ "$(bad_lcns image)" = "$(runs_of "$root" "$log")" ]
+	need_sid
+	repair_converged "$FSCK" image -a
+	files_intact
+}
+
+# The second reader's case: $LogFile, $Bitmap and $UpCase each on a
+# cluster $Bad lists.  $LogFile and $Bitmap (records below $BadClus's)
+# were left on them and the clusters unlisted; now all three get copies
+# and $Bad keeps all three.
+@test "badclus: bad clusters under \$LogFile, \$Bitmap and \$UpCase: each file copied, \$Bad keeps all three" {
+	local log bmp up
+	volume
+	read -r log bmp up <<< "$(sys_lcns LOGFILE BITMAP UPCASE | paste -sd' ')"
+	python3 "$FIELD" image bad "$log,$bmp,$up"
+	run "$FSCK" -a image
+	[ "$status" -eq 1 ] || { echo "$output"; false; }
+	[[ "$output" != *"no longer listed"* ]]
+	for f in LogFile Bitmap UpCase; do
+		[[ "$output" == *"(/\$$f): attribute 0x80 shares 1 clusters"*"with file MFT record 8 (/\$BadClus); it gets a copy"* ]] ||
+			{ echo "$output"; false; }
+	done
+	[ "$(bad_lcns image)" = "$(runs_of "$log" "$bmp" "$up")" ]
 	need_sid
 	repair_converged "$FSCK" image -a
 	files_intact

@@ -105,6 +105,37 @@ teardown() { mountpoint -q mnt 2>/dev/null && umount mnt; return 0; }
 	cmp "$BATS_FILE_TMPDIR/manifest.0" manifest.1 || die "content differs"
 }
 
+# A bad cluster ($BadClus:$Bad lists it, tests/ntfs/lab/fielduse.py) under
+# $MFT's second extent, whose runs an extension record (number > 8) holds:
+# pass 1B met $Bad before that record, $Bad kept the cluster and $MFT
+# "cannot move" (exit 4 at every boot).  The fixed-place files' records
+# come first now: $MFT keeps it and $Bad lists it no longer.
+@test "MFT list: a bad cluster under \$MFT's extent held in an extension record: unlisted from \$Bad, exit 1, no file lost" {
+	need_sid
+	cp --sparse=always "$VOL" d.img
+	run python3 - <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs/lab")
+sys.path.insert(0, os.environ["FSFORGE_TOP"] + "/tests/ntfs")
+import splitidx_lab as S
+_, rec, runs = S.mft_extents(S.Vol("d.img"))[1]
+print(rec, runs[0][0])
+PY
+	read -r holder lcn <<< "$output"
+	[ "$holder" -gt 8 ] || die "\$MFT's second extent in record $holder: $output"
+	python3 "$FSFORGE_TOP/tests/ntfs/lab/fielduse.py" d.img bad "$lcn" > /dev/null || die "marking $lcn bad"
+	run "$FSCK" -a d.img
+	echo "$output"
+	[ "$status" -eq 1 ] || die "-a exit $status"
+	[[ "$output" == *"\$Bad lists 1 clusters ($lcn-$lcn) that system files hold (the first: file MFT record $holder"* ]] || die "not unlisted"
+	repair_converged "$FSCK" d.img -a
+	mkdir -p mnt
+	ntfs-3g -o ro d.img mnt || die "ntfs-3g cannot mount the repaired volume"
+	python3 "$ALLAB" manifest mnt > manifest.1
+	umount mnt
+	cmp "$BATS_FILE_TMPDIR/manifest.0" manifest.1 || die "content differs"
+}
+
 # CASE: which saved record is written back; WANT: what -n must say;
 # [SRC MANIFEST]: the volume (default $VOL) and its manifest; PREP: a lab command
 # run on the copy before the damage
