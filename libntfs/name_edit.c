@@ -148,6 +148,29 @@ bool ntfs_name_units_allowed(const uint8_t *u, unsigned int n)
 	return true;
 }
 
+bool ntfs_name_is_8dot3(const uint8_t *u, unsigned int n)
+{
+	unsigned int base = 0, ext = 0;
+	bool dot = false;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint16_t x = (uint16_t)(u[2 * i] | u[2 * i + 1] << 8);
+
+		if (x == '.') {
+			if (dot || !base)
+				return false;
+			dot = true;
+			continue;
+		}
+		if (x <= ' ' || x == 0x7f || (x >= 'a' && x <= 'z') ||
+		    (x < 0x80 && strchr("\"*+,/:;<=>?[\\]|", (int)x)))
+			return false;
+		if (dot ? ++ext > 3 : ++base > 8)
+			return false;
+	}
+	return base && (!dot || ext);
+}
+
 unsigned int ntfs_name_units_mend(uint8_t *u, unsigned int n)
 {
 	unsigned int k = 0;
