@@ -8,7 +8,10 @@
  *    (libntfs: ntfs_name_is_8dot3); one that is not goes back to the
  *    namespace its entry says when that is Win32 or POSIX, else to Win32
  *    (also when the file has a DOS name of its own in that directory:
- *    the long name of a pair is the Win32 half);
+ *    the long name of a pair is the Win32 half).  A DOS name whose entry
+ *    says DOS too, beside the file's Win32 name, is left: all the
+ *    evidence says DOS (ntfs-3g writes a DOS name it is given cut to 12
+ *    units, not checked), and as Win32 it would show as a second name;
  *  - the record and the entry disagree on the byte only: the record is
  *    the evidence when its namespace fits the file's other names in the
  *    directory, else the entry when its namespace does; a DOS claim that
@@ -114,6 +117,16 @@ bool ntfs_check_namespace(struct ntfs_check *c, const char *dirobj,
 		return false;
 	short83 = ntfs_name_is_8dot3(fn + sizeof(h), h.name_length);
 	want = h.name_type;
+	/* a DOS name too long or of other characters, its entry DOS too,
+	 * the short half of a pair (ntfs-3g stores what
+	 * system.ntfs_dos_name is given, cut to 12 units): all the
+	 * evidence says DOS, only the shape does not; made Win32 it would
+	 * show as a second name, so it stays */
+	if (h.name_type == NTFS_NS_DOS && !short83 &&
+	    (ent_ns == NTFS_NS_DOS || ent_ns > NTFS_NS_WIN32_AND_DOS) &&
+	    other[NTFS_NS_WIN32] && !other[NTFS_NS_DOS] &&
+	    !other[NTFS_NS_WIN32_AND_DOS])
+		short83 = true;
 	if (dos_class(h.name_type) && !short83)
 		want = other[NTFS_NS_DOS] || ent_ns > NTFS_NS_WIN32 ? NTFS_NS_WIN32 : ent_ns;
 	else if (ent_ns <= NTFS_NS_WIN32_AND_DOS && ent_ns != h.name_type &&

@@ -205,3 +205,18 @@ setup_file() {
 @test "the DOS name's index entry marked POSIX is set back from the record (lab: dos-ientry-ns)" {
 	namespace_repaired 2 0 entryns
 }
+
+@test "a DOS name ntfs-3g stored too long (LONGFI~55.DO), its entry DOS too, beside its Win32 name is left alone" {
+	local img=$BATS_TEST_TMPDIR/v.img m
+	cp "$BATS_FILE_TMPDIR/base.img" "$img"
+	m=$(mount_ntfs3g "$img")
+	setfattr -n system.ntfs_dos_name -v "LONGFI~55.DOC" "$m/Long File Name 5.document"
+	umount "$m"
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	need_sid
+	run sid_ntfsck "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
