@@ -134,7 +134,8 @@ bool ntfs_check_namespace(struct ntfs_check *c, const char *dirobj,
 		 (!fits(h.name_type, short83, other) ||
 		  (dos_class(ent_ns) && !dos_class(h.name_type))))
 		want = ent_ns;
-	if (want == h.name_type && want == ent_ns)
+	/* no key to read the byte from: the index is judged otherwise */
+	if (want == h.name_type && (want == ent_ns || ent_ns > NTFS_NS_WIN32_AND_DOS))
 		return false;
 	for (unsigned int i = 0; i < h.name_length; i++)
 		u[i] = (uint16_t)(fn[sizeof(h) + 2 * i] | fn[sizeof(h) + 2 * i + 1] << 8);
