@@ -184,6 +184,19 @@ bool ntfs_name_is_8dot3(const uint8_t *u, unsigned int n)
 	return base && (!dot || ext);
 }
 
+bool ntfs_name_may_be_dos(const uint8_t *u, unsigned int n)
+{
+	if (!n || n > 12)
+		return false;
+	for (unsigned int i = 0; i < n; i++) {
+		uint16_t x = (uint16_t)(u[2 * i] | u[2 * i + 1] << 8);
+
+		if (x < 0x20 || (x < 0x80 && strchr("\"*/:<>?\\|", x)))
+			return false;
+	}
+	return true;
+}
+
 unsigned int ntfs_name_units_mend(uint8_t *u, unsigned int n)
 {
 	unsigned int k = 0;

@@ -132,6 +132,43 @@ static void test_name_8dot3(void)
 	   wrong);
 }
 
+/* a file's one DOS-type name may be whatever some writer stores: the
+ * names ntfs-3g marks Win32&DOS when given their upper-case twin, and
+ * Windows' lower-case 8.3 names; not over 12 units, nor a unit Win32
+ * refuses in any name */
+static bool may_be_dos(const char *a)
+{
+	uint8_t u[2 * 64];
+	size_t n = strlen(a);
+
+	for (size_t i = 0; i < n; i++) {
+		u[2 * i] = (uint8_t)a[i];
+		u[2 * i + 1] = 0;
+	}
+	return ntfs_name_may_be_dos(u, (unsigned int)n);
+}
+
+static void test_name_may_be_dos(void)
+{
+	static const char *const good[] = { "readme.txt", "Readme3.txt", "noext",
+					     "abcdefghij", "a+b.txt", "c d.txt",
+					     "x[1].txt", "e=f", "g;h", ".profile",
+					     "notepad.exe", "desktop.ini",
+					     "LONGFI~55.DO", "LONGFI~4.DOC" };
+	static const char *const bad[] = { "Long File Name 3.document",
+					   "LONGFI~55.DOC", "", "a?b", "a*b", "a:b",
+					   "a<b", "a>b", "a|b", "a\\b", "a/b",
+					   "a\"b", "a\tb" };
+	int wrong = 0;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++)
+		wrong += !may_be_dos(good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		wrong += may_be_dos(bad[i]);
+	ok(wrong == 0, "one DOS-type name: %d of 27 judged wrong (12 units, Win32-refused units)",
+	   wrong);
+}
+
 static void test_fixups(void)
 {
 	uint8_t rec[1024], copy[1024];
@@ -1100,6 +1137,7 @@ int main(int argc, char **argv)
 	test_fixups();
 	test_name_units();
 	test_name_8dot3();
+	test_name_may_be_dos();
 	test_repair();
 	test_header_repair();
 	test_record();
