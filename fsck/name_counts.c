@@ -273,7 +273,10 @@ void names_bucket_attr(struct ntfs_check *c, uint64_t owner,
 	if (sizeof(fn) + 2u * fn.name_length > len)
 		return;
 	b = &c->nbuckets[names_bucket(le64toh(fn.parent_directory) & 0xffffffffffffULL)];
-	/* a name marked DOS that is no 8.3 name (pass3_namespace.c) */
+	/* a name marked DOS that is no 8.3 name: stricter than
+	 * pass3_namespace.c's verdict on purpose (a bad bucket only sends
+	 * its entries to that check, which lets a file's one DOS-type name
+	 * be any a writer stores) */
 	if (o->poison || (!o->dir && !o->data.known) ||
 	    (owner >= NTFS_FILE_FIRST_USER &&
 	     (fn.name_type == NTFS_NS_DOS || fn.name_type == NTFS_NS_WIN32_AND_DOS) &&

@@ -4,19 +4,21 @@
  * file's names (pass3_index.c) has the namespace byte of that
  * $FILE_NAME in its key.  Two things are judged:
  *
- *  - a name marked DOS or WIN32_AND_DOS must be a valid 8.3 name
- *    (libntfs: ntfs_name_is_8dot3); one that is not goes back to the
- *    namespace its entry says when that is Win32 or POSIX, else to Win32
- *    (also when the file has a DOS name of its own in that directory:
- *    the long name of a pair is the Win32 half).  A DOS name whose entry
- *    says DOS too, beside the file's Win32 name, is left: all the
- *    evidence says DOS (ntfs-3g writes a DOS name it is given cut to 12
- *    units, not checked), and as Win32 it would show as a second name;
+ *  - a name marked DOS or WIN32_AND_DOS must be one that may stand
+ *    there.  The file's only DOS-type name in the directory may be
+ *    anything some writer stores (libntfs: ntfs_name_may_be_dos, 1 to
+ *    12 units none of which Win32 refuses: ntfs-3g stores what
+ *    system.ntfs_dos_name is given, marking the long name Win32&DOS when
+ *    they differ in case only; Windows keeps lower-case 8.3 names as
+ *    Win32&DOS); beside another DOS-type name, only an 8.3 name
+ *    (ntfs_name_is_8dot3) may, the long half of the pair is Win32.  One
+ *    that may not goes back to the namespace its entry says when that is
+ *    Win32 or POSIX, else to Win32;
  *  - the record and the entry disagree on the byte only: the record is
  *    the evidence when its namespace fits the file's other names in the
  *    directory, else the entry when its namespace does; a DOS claim that
- *    fits (an 8.3 name, the only DOS name there, beside a Win32 one)
- *    beats a Win32 or POSIX one.
+ *    fits (a name that may be DOS-type, the only DOS-type name there,
+ *    beside a Win32 one for DOS) beats a Win32 or POSIX one.
  *
  * One problem code; the name is edited in whichever of the file's
  * records holds it (libntfs), the index follows through the rebuild
@@ -43,16 +45,17 @@ static bool dos_class(uint8_t ns)
 	return ns == NTFS_NS_DOS || ns == NTFS_NS_WIN32_AND_DOS;
 }
 
-/* Does namespace NS fit the name (8.3 or not) beside the file's other
- * names in the directory (OTHER: how many of each namespace)? */
-static bool fits(uint8_t ns, bool short83, const unsigned int other[4])
+/* Does namespace NS fit the name (DOSFIT: may it be DOS-type) beside the
+ * file's other names in the directory (OTHER: how many of each
+ * namespace)? */
+static bool fits(uint8_t ns, bool dosfit, const unsigned int other[4])
 {
 	bool no_dos = !other[NTFS_NS_DOS] && !other[NTFS_NS_WIN32_AND_DOS];
 
 	if (ns == NTFS_NS_DOS)
-		return short83 && no_dos && other[NTFS_NS_WIN32];
+		return dosfit && no_dos && other[NTFS_NS_WIN32];
 	if (ns == NTFS_NS_WIN32_AND_DOS)
-		return short83 && no_dos;
+		return dosfit && no_dos;
 	return ns <= NTFS_NS_WIN32;
 }
 
@@ -106,7 +109,7 @@ bool ntfs_check_namespace(struct ntfs_check *c, const char *dirobj,
 {
 	struct ntfs_file_name h;
 	uint8_t want;
-	bool short83;
+	bool dosfit;
 	char n8[1024], why[NTFS_WHY];
 	uint16_t u[255];
 
@@ -115,23 +118,22 @@ bool ntfs_check_namespace(struct ntfs_check *c, const char *dirobj,
 	memcpy(&h, fn, sizeof(h));
 	if (h.name_type > NTFS_NS_WIN32_AND_DOS || sizeof(h) + 2u * h.name_length > len)
 		return false;
-	short83 = ntfs_name_is_8dot3(fn + sizeof(h), h.name_length);
+	/* may the name stand in the DOS namespace?  The file's only
+	 * DOS-type name there: unless no writer makes it (ntfs-3g stores what
+	 * system.ntfs_dos_name is given, Windows keeps lower-case 8.3 names as
+	 * Win32&DOS).  Beside another DOS-type name: only an 8.3 name, so that
+	 * the long half of a pair goes back to Win32 */
+	if (!other[NTFS_NS_DOS] && !other[NTFS_NS_WIN32_AND_DOS])
+		dosfit = ntfs_name_may_be_dos(fn + sizeof(h), h.name_length);
+	else
+		dosfit = ntfs_name_is_8dot3(fn + sizeof(h), h.name_length);
 	want = h.name_type;
-	/* a DOS name too long or of other characters, its entry DOS too,
-	 * the short half of a pair (ntfs-3g stores what
-	 * system.ntfs_dos_name is given, cut to 12 units): all the
-	 * evidence says DOS, only the shape does not; made Win32 it would
-	 * show as a second name, so it stays */
-	if (h.name_type == NTFS_NS_DOS && !short83 &&
-	    (ent_ns == NTFS_NS_DOS || ent_ns > NTFS_NS_WIN32_AND_DOS) &&
-	    other[NTFS_NS_WIN32] && !other[NTFS_NS_DOS] &&
-	    !other[NTFS_NS_WIN32_AND_DOS])
-		short83 = true;
-	if (dos_class(h.name_type) && !short83)
-		want = other[NTFS_NS_DOS] || ent_ns > NTFS_NS_WIN32 ? NTFS_NS_WIN32 : ent_ns;
+	if (dos_class(h.name_type) && !dosfit)
+		want = other[NTFS_NS_DOS] || ent_ns > NTFS_NS_WIN32 ?
+			NTFS_NS_WIN32 : ent_ns;
 	else if (ent_ns <= NTFS_NS_WIN32_AND_DOS && ent_ns != h.name_type &&
-		 fits(ent_ns, short83, other) &&
-		 (!fits(h.name_type, short83, other) ||
+		 fits(ent_ns, dosfit, other) &&
+		 (!fits(h.name_type, dosfit, other) ||
 		  (dos_class(ent_ns) && !dos_class(h.name_type))))
 		want = ent_ns;
 	/* no key to read the byte from: the index is judged otherwise */

@@ -139,13 +139,34 @@ setup_file() {
 }
 
 @test "DOS names from ntfs-3g: two names, link count 2, and fsck.ntfs -n finds nothing" {
-	local img=$BATS_TEST_TMPDIR/v.img
+	local img=$BATS_TEST_TMPDIR/v.img m i sum
 	cp "$BATS_FILE_TMPDIR/base.img" "$img"
+	# DOS names equal to the long name but for case: ntfs-3g marks the
+	# long name Win32&DOS in its own case, whatever its shape (lower case,
+	# + , ; = [ ], spaces, a leading dot, no dot and over 8, non-ASCII)
+	m=$(mount_ntfs3g "$img")
+	for i in readme.txt/README.TXT Readme3.txt/readme3.txt noext/NOEXT \
+		 abcdefghij/ABCDEFGHIJ a+b.txt/A+B.TXT "c d.txt/C D.TXT" \
+		 "x[1].txt/X[1].TXT" e=f/E=F "g;h/G;H" .profile/.PROFILE \
+		 été.txt/ÉTÉ.TXT; do
+		echo "$i" > "$m/${i%/*}"
+		setfattr -n system.ntfs_dos_name -v "${i#*/}" "$m/${i%/*}"
+	done
+	run getfattr --absolute-names --only-values -n system.ntfs_dos_name "$m/readme.txt"
+	umount "$m"
+	[ "$output" = "README.TXT" ]
 	run links "$img" "$(cat "$BATS_FILE_TMPDIR/ino")"
 	[ "$output" = "2 1,2" ]
 	run "$FSCK" -n "$img"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	run md5sum <"$img"
+	sum=$output
+	run "$FSCK" -a "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run md5sum <"$img"
+	[ "$output" = "$sum" ]	# -a changed no byte
 	need_sid
 	run sid_ntfsck "$img"
 	echo "$output"
@@ -215,6 +236,38 @@ setup_file() {
 	run "$FSCK" -n "$img"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	need_sid
+	run sid_ntfsck "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "ntfs-3g's Win32&DOS \"readme.txt\" whose index entry says Win32 keeps its DOS name: the entry is set back" {
+	local img=$BATS_TEST_TMPDIR/v.img m ino dos
+	cp "$BATS_FILE_TMPDIR/base.img" "$img"
+	m=$(mount_ntfs3g "$img")
+	echo readme > "$m/readme.txt"
+	setfattr -n system.ntfs_dos_name -v README.TXT "$m/readme.txt"
+	ino=$(stat -c %i "$m/readme.txt")
+	umount "$m"
+	run entryns "$img" "$ino" 3 1
+	[ "$status" -eq 0 ]
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	run "$FSCK" -a "$img"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	run "$FSCK" -n "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	m=$(mount_ntfs3g "$img")
+	run getfattr --absolute-names --only-values -n system.ntfs_dos_name "$m/readme.txt"
+	dos=$output
+	run cat "$m/readme.txt"
+	umount "$m"
+	[ "$output" = readme ]
+	[ "$dos" = README.TXT ]
 	need_sid
 	run sid_ntfsck "$img"
 	echo "$output"
