@@ -35,6 +35,7 @@
 #include <sys/random.h>
 
 #include "ntfs_check.h"
+#include "ntfs/name_edit.h"
 
 #define NIBBLE_BIG 7u
 
@@ -231,7 +232,9 @@ int names_count_all(struct ntfs_check *c, uint8_t *buf)
  * repeat: 0 for a directory) to its parent's bucket; each entry (pass 3,
  * read from the index alone) adds (indexed record, the reference's
  * sequence number, the directory with its sequence number, the key's
- * name, the key's directory bit, the key's sizes).  Equal sums, and no
+ * name, the key's directory bit, the key's sizes); both add the
+ * namespace byte, and a name marked DOS that is no 8.3 name marks its
+ * bucket bad (pass3_namespace.c judges both).  Equal sums, and no
  * name in the bucket that pass 3 would judge otherwise (POISON, unknown
  * sizes), prove that every entry there names a file in use that has that
  * name, with the sequence numbers, type and sizes check_entry wants.
@@ -243,7 +246,7 @@ unsigned int names_bucket(uint64_t dir)
 
 static void bucket_add(const struct ntfs_check *c, uint64_t sum[2],
 		       uint64_t file, uint16_t seq, uint64_t parent, bool dir,
-		       uint64_t size, uint64_t alloc, unsigned int len,
+		       uint64_t size, uint64_t alloc, uint8_t ns, unsigned int len,
 		       const uint8_t *name)
 {
 	uint64_t t[2] = { 0, 0 };
@@ -251,7 +254,8 @@ static void bucket_add(const struct ntfs_check *c, uint64_t sum[2],
 	names_digest_add(c, t, file ^ (uint64_t)seq << 48, parent, len, name);
 	for (int lane = 0; lane < 2; lane++)
 		sum[lane] += mix(t[lane] ^ mix(size + c->name_key[lane]) ^
-				 mix(alloc ^ (dir ? 0x5bd1e995ULL : 0)));
+				 mix(alloc ^ (dir ? 0x5bd1e995ULL : 0)) ^
+				 mix(ns ^ c->name_key[lane] ^ 0x2545f4914f6cdd1dULL));
 }
 
 void names_bucket_attr(struct ntfs_check *c, uint64_t owner,
@@ -269,13 +273,20 @@ void names_bucket_attr(struct ntfs_check *c, uint64_t owner,
 	if (sizeof(fn) + 2u * fn.name_length > len)
 		return;
 	b = &c->nbuckets[names_bucket(le64toh(fn.parent_directory) & 0xffffffffffffULL)];
-	if (o->poison || (!o->dir && !o->data.known)) {
+	/* a name marked DOS that is no 8.3 name: stricter than
+	 * pass3_namespace.c's verdict on purpose (a bad bucket only sends
+	 * its entries to that check, which lets a file's one DOS-type name
+	 * be any a writer stores) */
+	if (o->poison || (!o->dir && !o->data.known) ||
+	    (owner >= NTFS_FILE_FIRST_USER &&
+	     (fn.name_type == NTFS_NS_DOS || fn.name_type == NTFS_NS_WIN32_AND_DOS) &&
+	     !ntfs_name_is_8dot3(v + sizeof(fn), fn.name_length))) {
 		b->bad = true;
 		return;
 	}
 	bucket_add(c, b->names, owner, o->seq, le64toh(fn.parent_directory),
 		   o->dir, o->dir ? 0 : o->data.size, o->dir ? 0 : o->data.alloc,
-		   fn.name_length, v + sizeof(fn));
+		   fn.name_type, fn.name_length, v + sizeof(fn));
 }
 
 bool names_bucket_entry(struct ntfs_check *c, uint64_t dir, uint16_t dseq,
@@ -300,7 +311,7 @@ bool names_bucket_entry(struct ntfs_check *c, uint64_t dir, uint16_t dseq,
 	    recno < NTFS_FILE_FIRST_USER)
 		return false;
 	bucket_add(c, b->entries, recno, (uint16_t)(ie->mref >> 48), self,
-		   isdir, size, alloc, ie->name_len, ie->name);
+		   isdir, size, alloc, fn.name_type, ie->name_len, ie->name);
 	names_digest_add(c, b->entry_names, recno, dir, ie->name_len, ie->name);
 	return true;
 }

@@ -607,6 +607,15 @@ void ntfs_name_given_free(struct ntfs_check *c);
 int ntfs_name_set_parent(struct ntfs_check *c, uint64_t r, const uint8_t *old,
 			 uint32_t old_len, uint64_t parent, bool posix,
 			 char *why);
+/* pass3_namespace.c: the name of value FN (LEN bytes) of file RECNO,
+ * named by an entry of directory DIROBJ whose key says namespace ENT_NS;
+ * OTHER: the file's other names in that directory by namespace.  A name
+ * marked DOS that is no 8.3 name, or a namespace byte the record and the
+ * entry disagree on, is set right (asked); true when the directory's
+ * index must then be rebuilt. */
+bool ntfs_check_namespace(struct ntfs_check *c, const char *dirobj,
+			  uint64_t recno, const uint8_t *fn, uint32_t len,
+			  uint8_t ent_ns, const unsigned int other[4]);
 /* The N stray names V of file R, which no index holds while R has a name
  * in a directory: each reconnected to /lost+found (asked). */
 void ntfs_reconnect_stray_names(struct ntfs_check *c, uint64_t r,

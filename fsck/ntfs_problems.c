@@ -682,6 +682,9 @@ ROW(PR_NAME_UNIT, 0x030067, "file_name_bad_unit",
 ROW(PR_NAME_PARENT_FROM_INDEX, 0x030061, "file_name_parent_from_index",
     "entry \"%s\" names MFT record %llu, whose name of that spelling names %s as its parent: it takes this directory back",
     FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
+ROW(PR_NAME_NAMESPACE, 0x03006e, "file_name_namespace",
+    "name \"%s\" (MFT record %llu) is marked %s, its index entry %s: both become %s",
+    FSF_PROMPT_FIX, FSF_PR_PREEN_OK);
 ROW(PR_NAME_PARENT_STRAY, 0x030062, "file_name_parent_stray",
     "name \"%s\" names MFT record %llu, which is no directory, as its parent, and no index holds it: reconnected to /lost+found",
     FSF_PROMPT_RECONNECT, FSF_PR_PREEN_OK);

@@ -118,6 +118,11 @@ struct entry_match {
 	uint8_t ns;
 	uint32_t stray_len;
 	uint8_t stray[0x42 + 2 * 255];
+	/* the matching name's value, and the file's other names in this
+	 * directory by namespace (pass3_namespace.c) */
+	uint32_t mine_len;
+	uint8_t mine[0x42 + 2 * 255];
+	unsigned int other[4];
 };
 
 static int match_name(const struct ntfs_attr_header *a, void *arg)
@@ -148,7 +153,16 @@ static int match_name(const struct ntfs_attr_header *a, void *arg)
 	    !memcmp(v + sizeof(fn), m->name, 2u * m->len) && !m->found) {
 		m->found = true;
 		m->parent = le64toh(fn.parent_directory);
-	} else if (m->c && !m->stray_len && fn.name_length == m->len &&
+		if (len <= sizeof(m->mine)) {
+			memcpy(m->mine, v, len);
+			m->mine_len = len;
+		}
+		return 0;
+	}
+	if ((le64toh(fn.parent_directory) & 0xffffffffffffULL) == m->dir &&
+	    fn.name_type <= NTFS_NS_WIN32_AND_DOS)
+		m->other[fn.name_type]++;
+	if (m->c && !m->stray_len && fn.name_length == m->len &&
 		   fn.name_type == m->ns && len <= sizeof(m->stray) &&
 		   sizeof(fn) + 2u * m->len <= len &&
 		   !memcmp(v + sizeof(fn), m->name, 2u * m->len) &&
@@ -342,6 +356,13 @@ static void check_entry(struct dir_walk *w, const struct ntfs_ie_view *ie,
 						    le64toh(fn.parent_directory)) >> 48),
 					(unsigned)w->dir_seq))
 				ntfs_rebuild_promise(c, w->dir);
+			return;
+		}
+		/* the name's namespace, and the key's (pass3_namespace.c) */
+		if (user && m.mine_len &&
+		    ntfs_check_namespace(c, wobj(w), recno, m.mine, m.mine_len,
+					 m.ns, m.other)) {
+			ntfs_rebuild_promise(c, w->dir);
 			return;
 		}
 		/* a key says whether it names a directory */

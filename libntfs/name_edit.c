@@ -148,6 +148,55 @@ bool ntfs_name_units_allowed(const uint8_t *u, unsigned int n)
 	return true;
 }
 
+/* the ASCII units no 8.3 name holds, a bit each: controls, space, DEL,
+ * lower case and " * + , / : ; < = > ? [ \ ] | ('.' is judged apart) */
+static bool dos_refused(uint16_t x)
+{
+	static const uint32_t map[4] = {
+		0xffffffffu,			/* 0x00-0x1f */
+		0xfc009c05u,			/* ' ' '"' '*' '+' ',' '/' ':'-'?' */
+		0x38000000u,			/* '[' backslash ']' */
+		0x97fffffeu,			/* 'a'-'z' '|' DEL */
+	};
+
+	return x < 0x80 && (map[x >> 5] >> (x & 31) & 1);
+}
+
+bool ntfs_name_is_8dot3(const uint8_t *u, unsigned int n)
+{
+	unsigned int base = 0, ext = 0;
+	bool dot = false;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint16_t x = (uint16_t)(u[2 * i] | u[2 * i + 1] << 8);
+
+		if (x == '.') {
+			if (dot || !base)
+				return false;
+			dot = true;
+			continue;
+		}
+		if (dos_refused(x))
+			return false;
+		if (dot ? ++ext > 3 : ++base > 8)
+			return false;
+	}
+	return base && (!dot || ext);
+}
+
+bool ntfs_name_may_be_dos(const uint8_t *u, unsigned int n)
+{
+	if (!n || n > 12)
+		return false;
+	for (unsigned int i = 0; i < n; i++) {
+		uint16_t x = (uint16_t)(u[2 * i] | u[2 * i + 1] << 8);
+
+		if (x < 0x20 || (x < 0x80 && strchr("\"*/:<>?\\|", x)))
+			return false;
+	}
+	return true;
+}
+
 unsigned int ntfs_name_units_mend(uint8_t *u, unsigned int n)
 {
 	unsigned int k = 0;

@@ -46,6 +46,21 @@ size_t ntfs_rec_drop_names(uint8_t *rec, uint32_t size,
  * little-endian UTF-16 units at U is either. */
 bool ntfs_name_units_allowed(const uint8_t *u, unsigned int n);
 
+/* Can a name of the N little-endian UTF-16 units at U stand in the DOS
+ * namespace (DOS or WIN32_AND_DOS)?  An 8.3 name: 1 to 8 units, then
+ * optionally a '.' and 1 to 3 more, no second '.'; no lower-case letter,
+ * no space, no control unit, none of " * + , / : ; < = > ? [ \ ] |
+ * (Windows gives a name outside these rules a DOS twin instead). */
+bool ntfs_name_is_8dot3(const uint8_t *u, unsigned int n);
+
+/* Could some writer have stored the N little-endian UTF-16 units at U as
+ * a file's one DOS-type name?  1 to 12 units, no control unit and none of
+ * " * / : < > ? \ | (Win32 refuses those in any name).  Looser than
+ * ntfs_name_is_8dot3: ntfs-3g stores what system.ntfs_dos_name is given
+ * (lower case, spaces, + , ; = [ ], no dot) and Windows keeps lower-case
+ * 8.3 names as Win32&DOS. */
+bool ntfs_name_may_be_dos(const uint8_t *u, unsigned int n);
+
 /* Each NUL or '/' of the N little-endian UTF-16 units at U made '_'
  * (e2fsck makes them '.'; Windows drops a name's trailing dots, so '_');
  * returns how many were. */

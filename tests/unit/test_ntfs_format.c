@@ -100,6 +100,75 @@ static void test_name_units(void)
 	   "name units: mended, each NUL or '/' made '_' and nothing else");
 }
 
+/* a name in the DOS namespace is an 8.3 name: Windows' short names are,
+ * the long names campaign21 found marked DOS or Win32&DOS are not */
+static bool is_8dot3(const char *a)
+{
+	uint8_t u[2 * 64];
+	size_t n = strlen(a);
+
+	for (size_t i = 0; i < n; i++) {
+		u[2 * i] = (uint8_t)a[i];
+		u[2 * i + 1] = 0;
+	}
+	return ntfs_name_is_8dot3(u, (unsigned int)n);
+}
+
+static void test_name_8dot3(void)
+{
+	static const char *const good[] = { "LONGFI~4.DOC", "PROGRA~1", "A",
+					     "ABCDEFGH.TXT", "$RECYC~1.BIN", "X.Y" };
+	static const char *const bad[] = { "Long File Name Number 03.document",
+					   "longfi~1.doc", "ABCDEFGHI", "A.TXTX",
+					   "A.B.C", ".A", "A.", "A B.TXT", "A+B",
+					   "A[1]", "" };
+	int wrong = 0;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++)
+		wrong += !is_8dot3(good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		wrong += is_8dot3(bad[i]);
+	ok(wrong == 0, "8.3 names: %d of 17 judged wrong (length, dots, case, space, DOS-forbidden characters)",
+	   wrong);
+}
+
+/* a file's one DOS-type name may be whatever some writer stores: the
+ * names ntfs-3g marks Win32&DOS when given their upper-case twin, and
+ * Windows' lower-case 8.3 names; not over 12 units, nor a unit Win32
+ * refuses in any name */
+static bool may_be_dos(const char *a)
+{
+	uint8_t u[2 * 64];
+	size_t n = strlen(a);
+
+	for (size_t i = 0; i < n; i++) {
+		u[2 * i] = (uint8_t)a[i];
+		u[2 * i + 1] = 0;
+	}
+	return ntfs_name_may_be_dos(u, (unsigned int)n);
+}
+
+static void test_name_may_be_dos(void)
+{
+	static const char *const good[] = { "readme.txt", "Readme3.txt", "noext",
+					     "abcdefghij", "a+b.txt", "c d.txt",
+					     "x[1].txt", "e=f", "g;h", ".profile",
+					     "notepad.exe", "desktop.ini",
+					     "LONGFI~55.DO", "LONGFI~4.DOC" };
+	static const char *const bad[] = { "Long File Name 3.document",
+					   "LONGFI~55.DOC", "", "a?b", "a*b", "a:b",
+					   "a<b", "a>b", "a|b", "a\\b", "a/b",
+					   "a\"b", "a\tb" };
+	int wrong = 0;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++)
+		wrong += !may_be_dos(good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		wrong += may_be_dos(bad[i]);
+	ok(wrong == 0, "one DOS-type name: %d of 27 judged wrong (12 units, Win32-refused units)",
+	   wrong);
+}
+
 static void test_fixups(void)
 {
 	uint8_t rec[1024], copy[1024];
@@ -1067,6 +1136,8 @@ int main(int argc, char **argv)
 	test_upcase(argc > 1 ? argv[1] : NULL);
 	test_fixups();
 	test_name_units();
+	test_name_8dot3();
+	test_name_may_be_dos();
 	test_repair();
 	test_header_repair();
 	test_record();
