@@ -774,6 +774,12 @@ static int squeeze(struct worker *w, const uint8_t *src, uint32_t len,
 		if (len > cap &&
 		    erofs_lz4_literals_only(&w->grams, src, len, cap))
 			return 0;
+		/* level 9: our own encoder (lz4_destsize.c) */
+		if (lz4hc_own(z)) {
+			r = erofs_lz4enc_destsize(w->lz4enc, src, len, w->z,
+						  cap, taken);
+			return *taken ? r : 0;
+		}
 		/*
 		 * LZ4_compress_HC_destSize would clear the whole state
 		 * (256 KiB of tables) for every pcluster.  The fast reset
@@ -783,11 +789,6 @@ static int squeeze(struct worker *w, const uint8_t *src, uint32_t len,
 		 * block); the bytes out are the same as from a cleared
 		 * state.
 		 */
-		if (lz4hc_own(z)) {
-			r = erofs_lz4enc_destsize(w->lz4enc, src, len, w->z,
-						  cap, taken);
-			return *taken ? r : 0;
-		}
 		LZ4_resetStreamHC_fast(w->hc, z->level);
 		r = LZ4_compress_HC_continue_destSize(w->hc, (const char *)src,
 						      (char *)w->z, &in,
