@@ -600,6 +600,13 @@ bool ntfs_name_given(const struct ntfs_check *c, uint64_t recno,
  * directory is then taken as placed by the walk up the parents. */
 bool ntfs_name_given_unwritten(const struct ntfs_check *c, uint64_t recno);
 void ntfs_name_given_free(struct ntfs_check *c);
+/* File R's $FILE_NAME of value OLD (LEN bytes) replaced by NEW (as long)
+ * in whichever of its records holds it and written (REC: that record as
+ * read, OUT: as written), *WAS_DOS whether OLD was half of a Win32/DOS
+ * pair.  0, or -1 with WHY. */
+int ntfs_name_rewrite(struct ntfs_check *c, uint64_t r, const uint8_t *old,
+		      const uint8_t *new, uint32_t len, uint8_t *rec,
+		      uint8_t *out, bool *was_dos, char *why);
 /* File R's $FILE_NAME of value OLD (OLD_LEN bytes), in whichever of its
  * records holds it, given the parent reference PARENT; with POSIX, half
  * of a Win32/DOS pair becomes a POSIX name of its own (a DOS one counts

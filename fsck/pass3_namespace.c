@@ -67,35 +67,16 @@ static int set_namespace(struct ntfs_check *c, uint64_t r, const uint8_t *old,
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs), *out = malloc(rs);
 	uint8_t fnv[sizeof(struct ntfs_file_name) + 2 * 255];
-	uint64_t where;
 	bool was_dos;
-	int ret = -1, h;
+	int ret = -1;
 
 	snprintf(why, NTFS_WHY, "out of memory");
 	if (!rec || !out)
 		goto out;
 	memcpy(fnv, old, len);
 	fnv[offsetof(struct ntfs_file_name, name_type)] = ns;
-	h = ntfs_vol_name_holder(&c->vol, ntfs_check_in_use, c, r, old, len,
-				 rec, &where);
-	if (h) {
-		snprintf(why, NTFS_WHY, h < 0 ? "the record is unreadable" :
-			 "the name is in none of the file's records");
+	if (ntfs_name_rewrite(c, r, old, fnv, len, rec, out, &was_dos, why))
 		goto out;
-	}
-	h = ntfs_rec_replace_file_name(rec, rs, out, old, len, fnv, len,
-				       &was_dos, why);
-	if (h) {
-		if (h > 0)
-			snprintf(why, NTFS_WHY, "the name left MFT record %llu",
-				 (unsigned long long)where);
-		goto out;
-	}
-	if (ntfs_check_write_record(c, where, out)) {
-		snprintf(why, NTFS_WHY, "writing MFT record %llu failed",
-			 (unsigned long long)where);
-		goto out;
-	}
 	ret = 0;
 out:
 	free(rec);

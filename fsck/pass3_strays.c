@@ -106,6 +106,40 @@ static int add_link(struct ntfs_check *c, uint64_t r, uint8_t *rec, char *why)
 	return 0;
 }
 
+/* The name of value OLD (LEN bytes) of file R replaced by NEW (as long)
+ * in the record that holds it (REC: that record as read, OUT: as
+ * written; RS bytes each), *WAS_DOS whether OLD was half of a Win32/DOS
+ * pair: 0, or -1 with WHY. */
+int ntfs_name_rewrite(struct ntfs_check *c, uint64_t r, const uint8_t *old,
+		      const uint8_t *new, uint32_t len, uint8_t *rec,
+		      uint8_t *out, bool *was_dos, char *why)
+{
+	uint32_t rs = c->vol.boot.g.mft_record_size;
+	uint64_t where;
+	int h = ntfs_vol_name_holder(&c->vol, ntfs_check_in_use, c, r, old,
+				     len, rec, &where);
+
+	if (h) {
+		snprintf(why, NTFS_WHY, h < 0 ? "the record is unreadable" :
+			 "the name is in none of the file's records");
+		return -1;
+	}
+	h = ntfs_rec_replace_file_name(rec, rs, out, old, len, new, len,
+				       was_dos, why);
+	if (h) {
+		if (h > 0)
+			snprintf(why, NTFS_WHY, "the name left MFT record %llu",
+				 (unsigned long long)where);
+		return -1;
+	}
+	if (ntfs_check_write_record(c, where, out)) {
+		snprintf(why, NTFS_WHY, "writing MFT record %llu failed",
+			 (unsigned long long)where);
+		return -1;
+	}
+	return 0;
+}
+
 int ntfs_name_set_parent(struct ntfs_check *c, uint64_t r, const uint8_t *old,
 			 uint32_t old_len, uint64_t parent, bool posix,
 			 char *why)
@@ -113,9 +147,8 @@ int ntfs_name_set_parent(struct ntfs_check *c, uint64_t r, const uint8_t *old,
 	uint32_t rs = c->vol.boot.g.mft_record_size;
 	uint8_t *rec = malloc(rs), *out = malloc(rs), fnv[sizeof(struct ntfs_file_name) + 2 * 255];
 	struct ntfs_file_name fn;
-	uint64_t where;
 	bool was_dos = false;
-	int ret = -1, h;
+	int ret = -1;
 
 	snprintf(why, NTFS_WHY, !rec || !out ? "out of memory" :
 		 "its value is %u bytes", old_len);
@@ -129,26 +162,8 @@ int ntfs_name_set_parent(struct ntfs_check *c, uint64_t r, const uint8_t *old,
 	if (posix && (fn.name_type == NTFS_NS_WIN32 || fn.name_type == NTFS_NS_DOS))
 		fn.name_type = NTFS_NS_POSIX;
 	memcpy(fnv, &fn, sizeof(fn));
-	h = ntfs_vol_name_holder(&c->vol, ntfs_check_in_use, c, r, old, old_len,
-				 rec, &where);
-	if (h) {
-		snprintf(why, NTFS_WHY, h < 0 ? "the record is unreadable" :
-			 "the name is in none of the file's records");
+	if (ntfs_name_rewrite(c, r, old, fnv, old_len, rec, out, &was_dos, why))
 		goto out;
-	}
-	h = ntfs_rec_replace_file_name(rec, rs, out, old, old_len, fnv, old_len,
-				       &was_dos, why);
-	if (h) {
-		if (h > 0)
-			snprintf(why, NTFS_WHY, "the name left MFT record %llu",
-				 (unsigned long long)where);
-		goto out;
-	}
-	if (ntfs_check_write_record(c, where, out)) {
-		snprintf(why, NTFS_WHY, "writing MFT record %llu failed",
-			 (unsigned long long)where);
-		goto out;
-	}
 	if (was_dos && fn.name_type == NTFS_NS_POSIX && add_link(c, r, rec, why))
 		goto out;
 	ret = 0;
